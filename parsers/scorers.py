@@ -1,0 +1,3 @@
+"""Built-in K-trial response scorers (being written)."""
+
+SCORERS: list = []

@@ -1,0 +1,3 @@
+"""UMBRELA-style judge output parsers (being written)."""
+
+PARSERS: list = []

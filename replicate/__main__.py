@@ -1,0 +1,3 @@
+from replicate.cli.app import main
+
+main()

@@ -1,0 +1,60 @@
+"""Counted warnings: nothing read from a file is dropped without a trace.
+
+Loaders report every skipped or suspicious line to a :class:`Diagnostics`
+collector. Commands print the counts, JSON output carries them, and
+``--strict`` turns the first warning into a :class:`~replicate.errors.BadInput`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from replicate.errors import BadInput
+
+
+@dataclass(frozen=True, slots=True)
+class Warning_:
+    """One warning: what kind (a short code), where, and what is wrong."""
+
+    code: str
+    message: str
+    path: str | None = None
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = f"{self.path}:{self.line}: " if self.line is not None else f"{self.path}: "
+        return f"{where}{self.message} [{self.code}]"
+
+    def to_json(self) -> dict:
+        return {"code": self.code, "message": self.message, "path": self.path, "line": self.line}
+
+
+@dataclass
+class Diagnostics:
+    """Collects warnings. With ``strict=True`` the first warning raises instead."""
+
+    strict: bool = False
+    warnings: list[Warning_] = field(default_factory=list)
+
+    def warn(self, code: str, message: str, *, path: object = None, line: int | None = None) -> None:
+        p = None if path is None else str(path)
+        if self.strict:
+            raise BadInput(f"{message} [{code}; --strict]", path=p, line=line)
+        self.warnings.append(Warning_(code, message, p, line))
+
+    def counts(self) -> dict[str, int]:
+        return dict(Counter(w.code for w in self.warnings))
+
+    def __len__(self) -> int:
+        return len(self.warnings)
+
+    def to_json(self, *, limit: int = 50) -> dict:
+        """Counts by code plus the first ``limit`` warnings in full."""
+        return {
+            "count": len(self.warnings),
+            "by_code": self.counts(),
+            "first": [w.to_json() for w in self.warnings[:limit]],
+        }

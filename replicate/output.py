@@ -1,0 +1,57 @@
+"""Rendering helpers shared by every command: JSON, plain tables, markdown.
+
+Pure functions from values to text. JSON carries rates as fractions (0-1);
+tables and markdown show them as percentages.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from typing import Any, Sequence
+
+import orjson
+
+
+class Format(str, enum.Enum):
+    table = "table"
+    markdown = "markdown"
+    json = "json"
+
+
+_JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+
+
+def _default(obj: Any) -> Any:
+    to_json = getattr(obj, "to_json", None)
+    if callable(to_json):
+        return to_json()
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj)
+    raise TypeError(f"cannot serialise {type(obj).__name__}")
+
+
+def dumps_json(obj: Any) -> str:
+    """Indented JSON text; objects with ``to_json()`` serialise themselves, NaN -> null."""
+    return orjson.dumps(obj, default=_default, option=_JSON_OPTS).decode() + "\n"
+
+
+def pct(x: float | None, digits: int = 2) -> str:
+    """A fraction as a percentage string; ``-`` for undefined."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{100 * x:.{digits}f}%"
+
+
+def num(x: float | None, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.{digits}f}"
+
+
+def table(rows: Sequence[Sequence[Any]], headers: Sequence[str], fmt: Format | str) -> str:
+    """A plain-text (``simple``) or GitHub-markdown (``github``) table."""
+    from tabulate import tabulate
+
+    style = "github" if Format(fmt) is Format.markdown else "simple"
+    return tabulate(rows, headers=headers, tablefmt=style, disable_numparse=True) + "\n"

@@ -1,0 +1,86 @@
+"""Parsers: one raw judge output text in, one integer label (or unparsed) out.
+
+A parser is a :class:`Parser` registered under a canonical versioned name such
+as ``umbrela-strict@1`` in the ``replicate.parsers`` entry-point group. The
+built-in ones live in the top-level ``parsers/`` folder (import name
+``replicate_parsers``) and ship through the same entry points third parties use;
+``docs/writing-a-parser.md`` shows a complete plugin package.
+
+Parsing is pure: no I/O, no state, and a released version never changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import numpy as np
+
+from replicate.registry import Registry, VersionedName
+
+#: The value used for "unparsed" inside label arrays (labels are small ints >= 0).
+UNPARSED = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Parser:
+    """A named, versioned reading of raw output text into an integer label.
+
+    ``read`` returns the label or ``None`` when the text holds no label the
+    parser accepts. ``details`` is the full rule text shown in the catalogue.
+    """
+
+    name: str
+    description: str
+    read: Callable[[str], int | None]
+    details: str = ""
+    labels: tuple[int, ...] = (0, 1, 2, 3)
+
+    def __post_init__(self) -> None:
+        VersionedName.parse(self.name)  # raises ValueError on a bad name
+        if "\n" in self.description:
+            raise ValueError(f"parser {self.name}: description must be one line")
+
+    @property
+    def version(self) -> VersionedName:
+        return VersionedName.parse(self.name)
+
+    def __call__(self, text: str | None) -> int | None:
+        if text is None:
+            return None
+        return self.read(text)
+
+    def parse_many(self, texts: Iterable[str | None]) -> np.ndarray:
+        """Labels for many outputs as an ``int8`` array, :data:`UNPARSED` where unparsed.
+
+        Identical texts are read once (released outputs repeat heavily).
+        """
+        cache: dict[str | None, int] = {}
+        out: list[int] = []
+        append = out.append
+        for text in texts:
+            label = cache.get(text)
+            if label is None:
+                value = self(text)
+                label = UNPARSED if value is None else value
+                cache[text] = label
+            append(label)
+        return np.asarray(out, dtype=np.int8)
+
+
+def parser(
+    name: str, description: str, *, labels: tuple[int, ...] = (0, 1, 2, 3)
+) -> Callable[[Callable[[str], int | None]], Parser]:
+    """Decorator turning ``def read(text) -> int | None`` into a :class:`Parser`.
+
+    The function's docstring becomes the parser's catalogue entry.
+    """
+
+    def wrap(func: Callable[[str], int | None]) -> Parser:
+        return Parser(name, description, func, (func.__doc__ or "").strip(), labels)
+
+    return wrap
+
+
+#: Every parser installed, discovered through the ``replicate.parsers`` entry points.
+PARSERS: Registry[Parser] = Registry("replicate.parsers", "parser")

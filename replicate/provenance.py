@@ -1,0 +1,118 @@
+"""Where every input came from: path, size, sha256 and, for fetched files, the release.
+
+Every command that reads files records a :class:`FileProvenance` for each one.
+When a file lies inside a directory written by ``replicate fetch`` (one holding
+``replicate-manifest.json``), the record also names the repository, the pinned
+commit, the file's path in the repository and the licence status, and says
+whether the bytes read still match the manifest's hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import orjson
+
+MANIFEST_NAME = "replicate-manifest.json"
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseRef:
+    """The fetched release a file belongs to (from its manifest)."""
+
+    manifest: str
+    source: str
+    commit: str
+    repo_path: str
+    licence: str | None  # SPDX id; None = the host says there is none; "unknown" = no host metadata
+    manifest_sha256: str | None
+
+    def to_json(self) -> dict:
+        return {
+            "manifest": self.manifest,
+            "source": self.source,
+            "commit": self.commit,
+            "repo_path": self.repo_path,
+            "licence": self.licence,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FileProvenance:
+    path: str
+    size: int
+    sha256: str
+    release: ReleaseRef | None = None
+
+    @property
+    def matches_manifest(self) -> bool | None:
+        if self.release is None or self.release.manifest_sha256 is None:
+            return None
+        return self.release.manifest_sha256 == self.sha256
+
+    def to_json(self) -> dict:
+        out: dict = {"path": self.path, "size": self.size, "sha256": self.sha256}
+        if self.release is not None:
+            out["release"] = self.release.to_json()
+            out["matches_manifest"] = self.matches_manifest
+        return out
+
+
+def sha256_file(path: str | os.PathLike[str], *, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=256)
+def _load_manifest(path: str) -> dict | None:
+    try:
+        data = orjson.loads(Path(path).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _licence_of(manifest: dict) -> str | None:
+    repo = manifest.get("repository") or {}
+    lic = repo.get("licence", repo.get("license", "unknown"))
+    if isinstance(lic, dict):
+        return lic.get("spdx_id", "unknown")
+    return lic
+
+
+def find_release(path: str | os.PathLike[str]) -> ReleaseRef | None:
+    """The manifest entry of ``path`` if it lies inside a fetched release directory."""
+    p = Path(path).resolve()
+    for parent in p.parents:
+        candidate = parent / MANIFEST_NAME
+        if candidate.is_file():
+            manifest = _load_manifest(str(candidate))
+            if manifest is None:
+                return None
+            rel = p.relative_to(parent).as_posix()
+            entry = next((f for f in manifest.get("files", []) if f.get("path") == rel), None)
+            return ReleaseRef(
+                manifest=str(candidate),
+                source=str(manifest.get("source", "")),
+                commit=str(manifest.get("commit", "")),
+                repo_path=rel,
+                licence=_licence_of(manifest),
+                manifest_sha256=None if entry is None else entry.get("sha256"),
+            )
+    return None
+
+
+def file_provenance(
+    path: str | os.PathLike[str], *, data: bytes | None = None
+) -> FileProvenance:
+    """Provenance of one file. Pass ``data`` when the raw bytes were already read."""
+    digest = hashlib.sha256(data).hexdigest() if data is not None else sha256_file(path)
+    size = len(data) if data is not None else os.path.getsize(path)
+    return FileProvenance(str(path), size, digest, find_release(path))
