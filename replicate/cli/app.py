@@ -15,6 +15,7 @@ import typer
 COMMAND_MODULES = (
     "replicate.cli.judge_cmds",
     "replicate.cli.parsers_cmds",
+    "replicate.cli.floor_cmds",
     "replicate.cli.fetch_cmds",
     "replicate.cli.trials_cmds",
     "replicate.cli.collect_cmds",
