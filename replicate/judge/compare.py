@@ -1,0 +1,103 @@
+"""Edges between runs: the compare object every command and the note share (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from replicate.judge.align import Aligned, align
+from replicate.judge.figures import FourCell, PairCounts, Policy, pair_counts
+from replicate.judge.model import LabelledRun, RunFile
+
+
+@dataclass(frozen=True)
+class RunSide:
+    """One side of an edge: the run's name, its files and how many items it had/left unparsed."""
+
+    name: str
+    items: int
+    unparsed: int
+    unparsed_shared: int
+    files: tuple[RunFile, ...]
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "items": self.items,
+            "unparsed": self.unparsed,
+            "unparsed_shared": self.unparsed_shared,
+            "files": [f.to_json() for f in self.files],
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """An edge old -> new: its four cells plus label changes, unparsed counts and provenance."""
+
+    old: RunSide
+    new: RunSide
+    cells: FourCell
+    changed: int
+    shared_items: int
+    parser: str
+    unparsed_policy: str
+
+    @property
+    def change_rate(self) -> float | None:
+        return None if self.cells.n == 0 else self.changed / self.cells.n
+
+    @property
+    def label_agreement(self) -> float | None:
+        rate = self.change_rate
+        return None if rate is None else 1.0 - rate
+
+    def to_json(self) -> dict:
+        out = {"old": self.old.to_json(), "new": self.new.to_json()}
+        out.update(self.cells.figures())
+        out.update(
+            change_rate=self.change_rate,
+            changed=self.changed,
+            unparsed={"old": self.old.unparsed, "new": self.new.unparsed},
+            shared_items=self.shared_items,
+            parser=self.parser,
+            unparsed_policy=self.unparsed_policy,
+        )
+        return out
+
+
+def _side(aligned: Aligned, i: int) -> RunSide:
+    run = aligned.runs[i]
+    return RunSide(run.name, len(run), run.unparsed, int(aligned.unparsed_aligned[i]), run.files)
+
+
+def comparison_of(aligned: Aligned, counts: PairCounts, i: int, j: int) -> Comparison:
+    """The edge from run i to run j of an aligned set, from its pre-computed pair counts."""
+    parser = " + ".join(dict.fromkeys((aligned.runs[i].parser, aligned.runs[j].parser)))
+    return Comparison(
+        old=_side(aligned, i),
+        new=_side(aligned, j),
+        cells=counts.cells(i, j),
+        changed=int(counts.changed[i, j]),
+        shared_items=aligned.n_items,
+        parser=parser,
+        unparsed_policy=counts.policy,
+    )
+
+
+def edges(
+    aligned: Aligned, pairs: Iterable[tuple[int, int]], *, policy: Policy = "intersect"
+) -> list[Comparison]:
+    """Comparisons for the given (old, new) index pairs, computed in one pass."""
+    counts = pair_counts(aligned, policy=policy)
+    return [comparison_of(aligned, counts, i, j) for i, j in pairs]
+
+
+def compare(old: LabelledRun, new: LabelledRun, *, policy: Policy = "intersect") -> Comparison:
+    """The edge old -> new over the items both runs have."""
+    return edges(align([old, new]), [(0, 1)], policy=policy)[0]
+
+
+def chain(runs: Sequence[LabelledRun], *, policy: Policy = "intersect") -> list[Comparison]:
+    """Every adjacent edge of a version line, over the items all runs share."""
+    aligned = align(runs)
+    return edges(aligned, [(i, i + 1) for i in range(len(runs) - 1)], policy=policy)

@@ -1,0 +1,104 @@
+"""In-memory values of single-label judge runs (pure data, no I/O)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from replicate.parsing import UNPARSED, Parser
+from replicate.provenance import FileProvenance
+
+#: Separator joining the key fields of an item into one string key.
+KEY_SEP = "\x1f"
+
+
+def readonly(arr: np.ndarray) -> np.ndarray:
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """What was read from one released file."""
+
+    provenance: FileProvenance
+    format: str  # "jsonl" | "exam"
+    lines: int  # physical lines read (including skipped ones)
+    records: int  # items taken from the file
+    output_field: str | None  # which field held the raw output (flat JSONL)
+    rewritten: int = 0  # records carrying an ``original_output`` (rewritten by a retry script)
+    skipped: int = 0  # lines skipped with a warning (counted, never silent)
+
+    def to_json(self) -> dict:
+        out = self.provenance.to_json()
+        out.update(
+            format=self.format,
+            lines=self.lines,
+            records=self.records,
+            output_field=self.output_field,
+            rewritten=self.rewritten,
+            skipped=self.skipped,
+        )
+        return out
+
+
+@dataclass(frozen=True)
+class Run:
+    """One model version's outputs over a set of items (one file or several pooled).
+
+    ``keys`` are item keys (key fields joined by :data:`KEY_SEP`, compared as
+    strings), ``gold`` integer reference labels, ``outputs`` the raw texts
+    (``None`` where a record had no output), ``labels`` a pre-computed label
+    array for formats whose labels are not parsed from text (EXAM), else None.
+    """
+
+    name: str
+    keys: np.ndarray  # object array of str, shape (n,)
+    gold: np.ndarray  # int16, shape (n,)
+    outputs: tuple[str | None, ...]
+    files: tuple[RunFile, ...]
+    labels: np.ndarray | None = None  # int8 with UNPARSED, for pre-labelled formats
+    splits: np.ndarray | None = None  # object array: split name per item, or None
+
+    def __post_init__(self) -> None:
+        n = len(self.keys)
+        if len(self.gold) != n or len(self.outputs) != n:
+            raise ValueError(f"run {self.name!r}: keys, gold and outputs differ in length")
+        if self.labels is not None and len(self.labels) != n:
+            raise ValueError(f"run {self.name!r}: labels and keys differ in length")
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def label_with(self, parser: Parser | None) -> "LabelledRun":
+        """Apply a parser (or take the file's own labels) to get a :class:`LabelledRun`."""
+        if self.labels is not None:
+            labels, parser_name = self.labels, "exam-grades"
+        else:
+            if parser is None:
+                raise ValueError(f"run {self.name!r} holds raw outputs: a parser is needed")
+            labels, parser_name = parser.parse_many(self.outputs), parser.name
+        return LabelledRun(self.name, self.keys, self.gold, readonly(np.asarray(labels, np.int8)), parser_name, self.files)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "items": len(self), "files": [f.to_json() for f in self.files]}
+
+
+@dataclass(frozen=True)
+class LabelledRun:
+    """A run whose outputs have been read into labels by one parser version."""
+
+    name: str
+    keys: np.ndarray
+    gold: np.ndarray
+    labels: np.ndarray  # int8, UNPARSED where the parser found no label
+    parser: str
+    files: tuple[RunFile, ...] = field(default=())
+
+    @property
+    def unparsed(self) -> int:
+        return int(np.count_nonzero(self.labels == UNPARSED))
+
+    def __len__(self) -> int:
+        return len(self.keys)
