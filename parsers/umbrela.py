@@ -77,48 +77,51 @@ def _strict(text: str) -> int | None:
 
 
 _strict.__doc__ = """\
-The reading of the released all-pairs analysis script (the one behind the
-all-pairs regression tables), quirks included. The text is trimmed; matching
-is case-insensitive. "ws" is optional whitespace, "stars" is optional
-asterisks, "number" is a digit 0-3 optionally followed by a dot and digits
-(as many as there are). Rules, in order:
+The reading of the released all-pairs analysis script, quirks included.
+The text is trimmed; matching is case-insensitive. "ws" is optional
+whitespace, "stars" is optional asterisks, "number" is a digit 0-3 optionally
+followed by a dot and digits (as many as there are). Rules, in order:
 
-1. The first place where this whole pattern matches: "final", ws, "score",
-   ws, optionally ("for", whitespace, "this", whitespace, "passage", ws),
-   optionally ("is", ws), an optional colon, ws, stars, number, stars.
+1. The first place where this whole pattern matches: `final`, ws, `score`,
+   ws, optionally (`for`, whitespace, `this`, whitespace, `passage`, ws),
+   optionally (`is`, ws), an optional colon, ws, stars, number, stars.
    If found, that number decides and no later rule is tried: a whole number
-   (2, 2.0, 2.00) is the label, a fractional one (2.5) makes the output
-   unparsed.
-2. Otherwise the first match of: "overall", optionally (ws, "score"), ws,
-   optionally "(O)", ws, ":" or "=", ws, stars, number, stars. Same
+   (`2`, `2.0`, `2.00`) is the label, a fractional one (`2.5`) makes the
+   output unparsed.
+2. Otherwise the first match of: `overall`, optionally (ws, `score`), ws,
+   optionally `(O)`, ws, `:` or `=`, ws, stars, number, stars. Same
    whole-number rule.
 3. Otherwise the last match that starts at the start of the text or right
-   after a newline: ws, zero to six "#", ws, the letter O, ws, optionally
-   "(Final Score)" (whitespace allowed inside the parentheses, at least one
-   between the words), ws, ":" or "=", ws, stars, number, stars. Same
+   after a newline: ws, zero to six `#`, ws, the letter `O`, ws, optionally
+   `(Final Score)` (whitespace allowed inside the parentheses, at least one
+   between the words), ws, `:` or `=`, ws, stars, number, stars. Same
    whole-number rule.
 4. Otherwise unparsed.
 
 Readings worth knowing (all pinned by golden tests):
 
-- Nothing is required after the number: "final score: 10" reads as 1 and
-  "final score: 3/3" as 3. "3." is the number 3 followed by a full stop.
-- A pattern that fails at one place is looked for further on: in "final
-  score is high ... final score: 2" rule 1 matches at the second phrase (2).
-  A "final score" that gives no 0-3 digit ("final score: 4", "final score =
-  2", "**Final Score**: 2") does not stop the search and does not count as
-  found.
-- "ws" crosses line ends, so "final score:\\n2" reads as 2 and the O of rule
-  3 may sit on a later line than the line start that anchors it.
-- More than six "#" before O never match rule 3 ("####### O: 2").
-- Case-insensitive means Python's re.IGNORECASE: the dotted and dotless
-  capital/small i (U+0130, U+0131) match "i" and the long s (U+017F) matches
-  "s". Whitespace is any Unicode whitespace (no-break space included); a line
-  starts only after "\\n" (CRLF works, a lone "\\r" does not start a line).
-- The digits after the dot may be any Unicode decimal digits; the number is
-  read as a double, so "2.0" written with Arabic-Indic zero is 2 and a
-  fraction that rounds to a whole double (1.99999999999999999) counts as that
-  whole number.
+- Nothing is required after the number: `final score: 10` reads as 1 and
+  `final score: 3/3` as 3; `Final Score: 02` reads as 0. `3.` is the number
+  3 followed by a full stop.
+- A pattern that fails at one place is looked for further on: in
+  `final score is high ... Final score: 2` rule 1 matches at the second
+  phrase (2). A "final score" that gives no 0-3 digit where the pattern
+  wants it (`final score: 4`, `Final score = 2`, `**Final Score**: 2`,
+  `final score: ** 2`) is not a match, so it neither decides nor stops the
+  search.
+- "ws" crosses line ends, so `final score:` followed by `2` on the next line
+  reads as 2, and the O of rule 3 may sit on a later line than the line
+  start that anchors it. Rule 3 allows `#` but not `*` before the O
+  (`**O:** 2` is unparsed), and at most six `#`.
+- Case-insensitive means Python's `re.IGNORECASE`: the dotted capital I and
+  the dotless small i (U+0130, U+0131) match `i`, the long s (U+017F) matches
+  `s`. Whitespace is any Unicode whitespace (no-break space included). A line
+  starts only after a line feed: CRLF works, a lone carriage return does not
+  start a line.
+- The digits after the dot may be decimal digits of any script, and the
+  number is read as a double: `2.` followed by an Arabic-Indic zero is 2, and
+  a fraction that rounds to a whole double (`1.99999999999999999`, 17 nines)
+  counts as that whole number.
 """
 
 
@@ -141,33 +144,33 @@ def _fallback(text: str) -> int | None:
 
 
 _fallback.__doc__ = """\
-The reading of the released regression and stability scripts (the reading the
-paper's Table 1 matches), quirks included. The text is trimmed; matching is
-case-insensitive. "ws" is optional whitespace, "stars" optional asterisks.
+The reading of the released regression and stability scripts (the reading
+the paper's Table 1 matches), quirks included. The text is trimmed; matching
+is case-insensitive. "ws" is optional whitespace, "stars" optional asterisks.
 Rules, in order:
 
-1. The first place where this matches: "final", ws, "score", an optional
-   colon directly after "score", ws, stars, then one digit 0-3. That digit
-   is the label, whatever follows it: "final score: 10" reads as 1,
-   "final score: 2.5" as 2, "final score: 3/3" as 3.
+1. The first place where this matches: `final`, ws, `score`, an optional
+   colon directly after `score`, ws, stars, then one digit 0-3. That digit
+   is the label, whatever follows it: `final score: 10` reads as 1,
+   `final score: 2.5` as 2, `final score: 3/3` as 3.
 2. Otherwise the last digit 0-3 that stands alone as a word: no letter,
-   digit or underscore directly before or after it (letters and digits in
-   the Unicode sense of Python's \\w, so "é2" and "2²" do not stand alone,
-   while "-1", "(2)", "2.0" and "2/3" have standalone digits).
+   digit or underscore directly before or after it. Letters and digits are
+   meant in the Unicode sense of Python's `\\w`, so the 2 of `é2` does not
+   stand alone, while `-1`, `(2)`, `2.0` and `2/3` have standalone digits.
 3. Otherwise unparsed.
 
 Readings worth knowing (all pinned by golden tests):
 
-- Rule 2 reads any number anywhere: a bare "1" is 1, "1\\n2\\n2" is 2, "2.0"
-  is 0 (the last standalone digit is the 0 after the dot), "Final score:
-  -1" is 1, "score 4" is unparsed (4 is outside 0-3).
-- Rule 1 needs the digit right after "score", the colon and the stars:
-  "Final Score for this passage is: 2", "final score = 2" and
-  "**Final Score**: 2" fall through to rule 2 (and read 2 there unless a
-  later standalone 0-3 digit follows).
+- Rule 2 reads any number anywhere: a bare `1` is 1, three lines `1`, `2`,
+  `2` give 2, `2.0` gives 0 (the last standalone digit is the 0 after the
+  dot), `Final score: -1` gives 1, `score 4` is unparsed (4 is outside 0-3),
+  and `Final score : 2 (scale 0-3)` gives 3.
+- Rule 1 needs the digit right after `score`, the colon and the stars:
+  `Final Score for this passage is: 2`, `Final score = 2`, `Final score : 2`
+  and `**Final Score**: 2` all fall through to rule 2.
 - Several final scores: the first one wins.
-- Case-insensitive means Python's re.IGNORECASE (U+0130 and U+0131 match
-  "i", U+017F matches "s"); whitespace is any Unicode whitespace. Only the
+- Case-insensitive means Python's `re.IGNORECASE` (U+0130 and U+0131 match
+  `i`, U+017F matches `s`); whitespace is any Unicode whitespace. Only the
   ASCII digits 0-3 are labels.
 """
 
@@ -211,51 +214,51 @@ def _checked(text: str) -> int | None:
 
 
 _checked.__doc__ = """\
-A corrected reading of the same outputs, new in this project (not a released
-script's). Matching is case-insensitive; "ws" is optional whitespace, "stars"
-optional asterisks, "sep" is any run of whitespace and asterisks with at most
-one ":" or "=" in it. A "value" is a whole number token: ASCII digits,
-optionally a dot and digits, with no digit or ".digit" of any script
-directly after it (so "10" is ten, never 1, and "2.5" written with an
-Arabic-Indic 5 is no value at all). The first statement kind that occurs decides:
+A corrected reading of the same outputs, new in this project (no released
+script reads this way). Matching is case-insensitive; "ws" is optional
+whitespace, "stars" optional asterisks, "sep" is any run of whitespace and
+asterisks with at most one `:` or `=` in it. A "value" is a whole number
+token: ASCII digits, optionally a dot and digits, with no digit (of any
+script) and no dot-digit directly after it, so `10` is ten, never 1. The
+first statement kind that occurs decides:
 
-1. final-score statements: "final" (not preceded by a letter), ws, "score",
-   optionally (whitespace, "for", whitespace, "this", whitespace,
-   "passage"), optionally (ws, "is"), sep, value. This accepts "Final score:
-   2", "**Final Score:** 2", "**Final Score**: 2", "final score = 2", "Final
-   Score for this passage is: 2" and "1final score: 0".
-2. otherwise overall statements: "overall" (not preceded by a letter),
-   optionally (ws, "score"), ws, optionally "(O)", stars and whitespace, ":"
-   or "=", stars and whitespace, value.
+1. final-score statements: `final` (not preceded by a letter), ws, `score`,
+   optionally (whitespace, `for`, whitespace, `this`, whitespace, `passage`),
+   optionally (ws, `is`), sep, value. This accepts `Final score: 2`,
+   `**Final Score:** 2`, `**Final Score**: 2`, `Final score = 2`,
+   `Final Score for this passage is: 2` and `1final score: 0`.
+2. otherwise overall statements: `overall` (not preceded by a letter),
+   optionally (ws, `score`), ws, optionally `(O)`, stars and whitespace, `:`
+   or `=`, stars and whitespace, value.
 3. otherwise O lines: a line that starts with optional spaces, optionally one
-   to six "#" and spaces, the letter O (optionally in asterisks), spaces,
-   optionally "(Final Score)", then stars and whitespace, ":" or "=", stars
+   to six `#` and spaces, the letter `O` (optionally in asterisks), spaces,
+   optionally `(Final Score)`, then stars and whitespace, `:` or `=`, stars
    and whitespace, value.
 4. otherwise unparsed.
 
 Every statement of the deciding kind must give the same whole number 0-3
-(2, 2.0 and 02 are 2). A fractional value (2.5), a value out of range (4,
-10) or two statements that disagree ("final score: 1 ... final score: 2")
-make the output unparsed rather than read as some digit. Bare numbers ("1",
-"1: 2") are unparsed, as under umbrela-strict@1.
+(`2`, `2.0` and `02` are 2). A fractional value (`2.5`), a value out of range
+(`4`, `10`) or two statements that disagree (`final score: 1` then
+`final score: 2`) make the output unparsed rather than read as some digit.
+Bare numbers (`1`, `1: 2`) are unparsed, as under umbrela-strict@1.
 """
 
 
 STRICT = Parser(
     "umbrela-strict@1",
-    "UMBRELA grade 0-3 as the released all-pairs analysis script read it (final score, then overall, then O line).",
+    "UMBRELA grade as the released all-pairs script read it: final score, overall, O line.",
     _strict,
     _strict.__doc__.strip(),
 )
 FALLBACK = Parser(
     "umbrela-fallback@1",
-    "UMBRELA grade 0-3 as the released regression scripts read it (first final score, else last standalone 0-3 digit).",
+    "UMBRELA grade as the released regression scripts read it: final score, else last 0-3.",
     _fallback,
     _fallback.__doc__.strip(),
 )
 CHECKED = Parser(
     "umbrela-checked@1",
-    "UMBRELA grade 0-3, corrected: whole-number statements only; out-of-range, fractional or conflicting scores unparsed.",
+    "UMBRELA grade, corrected: whole numbers only; out-of-range or conflicting scores unparsed.",
     _checked,
     _checked.__doc__.strip(),
 )

@@ -1,0 +1,90 @@
+"""`replicate parsers ...`: the installed judge-output parsers (built-ins and plugins).
+
+``parsers_app`` is the sub-application; other command modules add verbs to it
+(e.g. ``replicate parsers audit``) by importing it from here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from replicate.cli.base import FormatOpt, app, echo, make_app
+from replicate.output import Format, dumps_json, table
+
+parsers_app = make_app(
+    "parsers",
+    "List the installed judge-output parsers and show their exact rules.",
+)
+app.add_typer(parsers_app, name="parsers")
+
+
+def _entry(parser: Any, origin: str) -> dict[str, Any]:
+    return {
+        "name": parser.name,
+        "description": parser.description,
+        "origin": origin,
+        "labels": list(getattr(parser, "labels", ())),
+    }
+
+
+def catalogue() -> dict[str, Any]:
+    """Every registered parser and every plugin that failed to load, as plain values."""
+    from replicate.parsing import PARSERS
+
+    return {
+        "parsers": [_entry(p, PARSERS.origin(p.name)) for p in PARSERS],
+        "broken": [
+            {"entry_point": b.entry_point, "value": b.value, "distribution": b.distribution, "error": b.error}
+            for b in PARSERS.broken
+        ],
+    }
+
+
+def render_catalogue(cat: dict[str, Any], fmt: Format) -> str:
+    if fmt is Format.json:
+        return dumps_json(cat)
+    rows = [[p["name"], p["description"], p["origin"]] for p in cat["parsers"]]
+    text = table(rows, ["name", "description", "origin"], fmt)
+    if cat["broken"]:
+        broken = [[b["entry_point"], b["value"], b["distribution"] or "-", b["error"]] for b in cat["broken"]]
+        title = "Plugins that failed to load:" if fmt is Format.table else "### Plugins that failed to load"
+        text += "\n" + title + "\n\n"
+        text += table(broken, ["entry point", "value", "distribution", "error"], fmt)
+    return text
+
+
+def render_parser(entry: dict[str, Any], details: str, fmt: Format) -> str:
+    if fmt is Format.json:
+        return dumps_json({**entry, "details": details})
+    labels = ", ".join(str(x) for x in entry["labels"])
+    if fmt is Format.markdown:
+        head = [f"## `{entry['name']}`", "", entry["description"], ""]
+        head += [f"- origin: {entry['origin']}", f"- labels: {labels}", ""]
+    else:
+        head = [entry["name"], entry["description"], "", f"origin: {entry['origin']}", f"labels: {labels}", ""]
+    return "\n".join(head + [details or "(no rule text given)"]) + "\n"
+
+
+@parsers_app.command("list")
+def list_parsers(fmt: FormatOpt = Format.table) -> None:
+    """List every installed parser: name, one-line description, origin distribution.
+
+    Built-in parsers and third-party plugins are found through the
+    'replicate.parsers' entry points. A plugin that fails to load is listed
+    with its error after the parsers; it does not make the command fail.
+    """
+    echo(render_catalogue(catalogue(), fmt))
+
+
+@parsers_app.command("show")
+def show_parser(
+    name: Annotated[str, typer.Argument(help="Versioned parser name, e.g. umbrela-strict@1.")],
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Show one parser's full rule text: exactly how it reads an output."""
+    from replicate.parsing import PARSERS
+
+    parser = PARSERS.get(name)
+    echo(render_parser(_entry(parser, PARSERS.origin(name)), parser.details, fmt))

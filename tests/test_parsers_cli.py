@@ -1,0 +1,129 @@
+"""`replicate parsers list|show`, in process with CliRunner."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from replicate.cli.app import app
+from replicate.cli.parsers_cmds import render_catalogue, render_parser
+from replicate.output import Format
+from replicate.parsing import PARSERS
+
+runner = CliRunner()
+BUILTINS = ["umbrela-checked@1", "umbrela-fallback@1", "umbrela-strict@1"]
+
+
+def test_list_json_lists_builtins_with_origin_and_labels():
+    result = runner.invoke(app, ["parsers", "list", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    by_name = {p["name"]: p for p in data["parsers"]}
+    for name in BUILTINS:
+        assert by_name[name]["origin"] == "replicate-audit"
+        assert by_name[name]["labels"] == [0, 1, 2, 3]
+        assert by_name[name]["description"] == PARSERS.get(name).description
+    assert data["broken"] == []
+    assert set(data) == {"parsers", "broken"}
+
+
+def test_list_table_has_one_row_per_parser_in_name_order():
+    result = runner.invoke(app, ["parsers", "list"])
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["name", "description", "origin"]
+    assert set(lines[1]) <= {"-", " "}
+    names = [line.split()[0] for line in lines[2:]]
+    assert names == PARSERS.names()
+    assert all(line.rstrip().endswith(PARSERS.origin(line.split()[0])) for line in lines[2:])
+
+
+def test_list_markdown_is_a_github_table():
+    result = runner.invoke(app, ["parsers", "list", "-f", "markdown"])
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("| name ") and lines[1].startswith("|---")
+    assert "| umbrela-strict@1 " in result.stdout
+
+
+def test_descriptions_are_short_single_lines():
+    for p in PARSERS:
+        if PARSERS.origin(p.name) == "replicate-audit":
+            assert "\n" not in p.description and len(p.description) <= 100, p.name
+
+
+def test_show_prints_header_then_the_full_rule_text():
+    result = runner.invoke(app, ["parsers", "show", "umbrela-strict@1"])
+    assert result.exit_code == 0
+    p = PARSERS.get("umbrela-strict@1")
+    assert result.stdout == (
+        "umbrela-strict@1\n"
+        f"{p.description}\n"
+        "\n"
+        "origin: replicate-audit\n"
+        "labels: 0, 1, 2, 3\n"
+        "\n"
+        f"{p.details}\n"
+    )
+    # the rule text is the real thing, not a stub
+    for rule in ("1. The first place", "2. Otherwise the first match", "3. Otherwise the last match", "4. Otherwise unparsed"):
+        assert rule in result.stdout
+
+
+def test_show_json_and_markdown():
+    result = runner.invoke(app, ["parsers", "show", "umbrela-fallback@1", "--format", "json"])
+    data = json.loads(result.stdout)
+    assert data["name"] == "umbrela-fallback@1" and data["details"] == PARSERS.get("umbrela-fallback@1").details
+    md = runner.invoke(app, ["parsers", "show", "umbrela-checked@1", "-f", "markdown"]).stdout
+    assert md.startswith("## `umbrela-checked@1`\n\n")
+    assert "- origin: replicate-audit\n- labels: 0, 1, 2, 3\n" in md
+
+
+def test_show_unknown_names_exit_2_with_a_hint():
+    result = runner.invoke(app, ["parsers", "show", "umbrela-strict"])
+    assert result.exit_code == 2
+    assert result.stderr == "Error: unknown parser 'umbrela-strict': name its version, one of umbrela-strict@1\n"
+    result = runner.invoke(app, ["parsers", "show", "umbrela-strickt@1"])
+    assert result.exit_code == 2
+    assert "did you mean umbrela-strict@1" in result.stderr
+
+
+def test_every_builtin_has_a_rule_text_listing_its_rules():
+    for name in BUILTINS:
+        details = PARSERS.get(name).details
+        assert details.count("\n") > 10, name
+        assert "1. " in details and "unparsed" in details
+
+
+# pure renderers: exact text on a hand-made catalogue ------------------------------
+CAT = {
+    "parsers": [{"name": "toy-a@1", "description": "first digit", "origin": "toy-dist", "labels": [0, 1]}],
+    "broken": [{"entry_point": "bad", "value": "bad_mod:P", "distribution": None, "error": "ImportError: nope"}],
+}
+
+
+def test_render_catalogue_table_lists_broken_plugins_after_the_parsers():
+    assert render_catalogue(CAT, Format.table) == (
+        "name     description    origin\n"
+        "-------  -------------  --------\n"
+        "toy-a@1  first digit    toy-dist\n"
+        "\n"
+        "Plugins that failed to load:\n"
+        "\n"
+        "entry point    value      distribution    error\n"
+        "-------------  ---------  --------------  -----------------\n"
+        "bad            bad_mod:P  -               ImportError: nope\n"
+    )
+
+
+def test_render_catalogue_markdown_and_json():
+    md = render_catalogue(CAT, Format.markdown)
+    assert "\n### Plugins that failed to load\n\n| entry point " in md
+    assert "| bad           | bad_mod:P | -              | ImportError: nope |" in md
+    assert json.loads(render_catalogue(CAT, Format.json)) == CAT
+
+
+def test_render_parser_without_rule_text():
+    text = render_parser(CAT["parsers"][0], "", Format.table)
+    assert text == "toy-a@1\nfirst digit\n\norigin: toy-dist\nlabels: 0, 1\n\n(no rule text given)\n"
