@@ -1,0 +1,480 @@
+"""Rerun floors: the churn between repeats of one model (pure).
+
+A *floor* is what an upgrade edge must exceed before it says anything about the
+new version. For repeats R1..Rm of one model and configuration this module
+computes, over the items every repeat has:
+
+- the four cells, regression_rate and change_rate of every ordered pair of
+  repeats, and the min-max range of each rate (:class:`Span`);
+- each repeat's EM against gold, with the mean and the *sample* standard
+  deviation (ddof=1) across repeats;
+- the Jaccard overlap of the regression sets (the items each ordered pair
+  regressed on) between pairs of repeat pairs;
+- optionally an edge old -> new set against the regression range
+  (:func:`place`: below / inside / above, with the margin), and a main-results
+  run set against the change range (:class:`MainCheck`).
+
+Range bounds are compared exactly (as fractions of the integer counts): a rate
+equal to the floor's min or max is *inside*.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from itertools import combinations
+from typing import Sequence
+
+import numpy as np
+
+from replicate.errors import UsageError
+from replicate.judge.align import Aligned, align
+from replicate.judge.compare import Comparison, compare
+from replicate.judge.figures import FourCell, POLICIES, Policy, pair_counts
+from replicate.judge.model import LabelledRun
+from replicate.parsing import UNPARSED
+
+VERDICTS = ("below", "inside", "above")
+MAIN_VERDICTS = ("below", "inside", "above", "far_beyond")
+#: The rule behind ``far_beyond`` in words (shown in outputs and docs).
+FAR_BEYOND_RULE = (
+    "far_beyond: even the repeat closest to MAIN differs from it on more than twice "
+    "the largest repeat-to-repeat change rate"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A closed min-max range of rates, kept as exact fractions of counts."""
+
+    lo: Fraction
+    hi: Fraction
+
+    @property
+    def min(self) -> float:
+        return float(self.lo)
+
+    @property
+    def max(self) -> float:
+        return float(self.hi)
+
+    @property
+    def width(self) -> float:
+        return float(self.hi - self.lo)
+
+    @classmethod
+    def of(cls, rates: Sequence[Fraction | None]) -> "Span | None":
+        defined = [r for r in rates if r is not None]
+        return cls(min(defined), max(defined)) if defined else None
+
+    def to_json(self) -> dict:
+        return {"min": self.min, "max": self.max, "width": self.width}
+
+
+def _frac(num: int, den: int) -> Fraction | None:
+    return None if den == 0 else Fraction(int(num), int(den))
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a rate lies against a floor range.
+
+    ``margin`` is a non-negative distance in rate units: how far outside the
+    range for ``below``/``above``, how far from the nearer bound for ``inside``.
+    ``to_min`` = rate - min and ``to_max`` = rate - max keep the signs.
+    """
+
+    verdict: str
+    exact: Fraction  # the rate as an exact fraction of counts
+    margin: float
+    to_min: float
+    to_max: float
+
+    @property
+    def rate(self) -> float:
+        return float(self.exact)
+
+    def to_json(self) -> dict:
+        return {
+            "verdict": self.verdict,
+            "rate": self.rate,
+            "margin": self.margin,
+            "to_min": self.to_min,
+            "to_max": self.to_max,
+        }
+
+
+def place(rate: Fraction, span: Span) -> Placement:
+    """Below, inside (bounds included) or above a floor range, with the margin."""
+    rate = Fraction(rate)
+    if rate < span.lo:
+        verdict, margin = "below", span.lo - rate
+    elif rate > span.hi:
+        verdict, margin = "above", rate - span.hi
+    else:
+        verdict, margin = "inside", min(rate - span.lo, span.hi - rate)
+    return Placement(verdict, rate, float(margin), float(rate - span.lo), float(rate - span.hi))
+
+
+@dataclass(frozen=True, slots=True)
+class FloorPair:
+    """One ordered pair of repeats: its cells and label changes."""
+
+    old: str
+    new: str
+    cells: FourCell
+    changed: int
+
+    @property
+    def n(self) -> int:
+        return self.cells.n
+
+    @property
+    def regression(self) -> Fraction | None:
+        return _frac(self.cells.only_old, self.n)
+
+    @property
+    def change(self) -> Fraction | None:
+        return _frac(self.changed, self.n)
+
+    @property
+    def regression_rate(self) -> float | None:
+        return self.cells.regression_rate
+
+    @property
+    def change_rate(self) -> float | None:
+        return None if self.n == 0 else self.changed / self.n
+
+    def to_json(self) -> dict:
+        return {
+            "old": self.old,
+            "new": self.new,
+            "n": self.n,
+            "cells": self.cells.figures()["cells"],
+            "regression_rate": self.regression_rate,
+            "change_rate": self.change_rate,
+            "changed": self.changed,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Overlap:
+    """Jaccard overlap of the regression sets of two ordered repeat pairs."""
+
+    first: tuple[str, str]
+    second: tuple[str, str]
+    intersection: int
+    union: int
+
+    @property
+    def jaccard(self) -> float | None:
+        return None if self.union == 0 else self.intersection / self.union
+
+    def to_json(self) -> dict:
+        return {
+            "first": list(self.first),
+            "second": list(self.second),
+            "intersection": self.intersection,
+            "union": self.union,
+            "jaccard": self.jaccard,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatInfo:
+    """One repeat: its items before alignment, what alignment dropped, its EM on shared items."""
+
+    name: str
+    items: int
+    dropped: int
+    unparsed: int  # on the shared items
+    n: int  # items entering EM under the policy
+    correct: int
+
+    @property
+    def em(self) -> float | None:
+        return None if self.n == 0 else self.correct / self.n
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "items": self.items,
+            "dropped": self.dropped,
+            "unparsed": self.unparsed,
+            "n": self.n,
+            "correct": self.correct,
+            "em": self.em,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeCheck:
+    """An upgrade edge set against the floor of its target model."""
+
+    comparison: Comparison
+    regression: Placement | None  # None when the edge has no items
+    change: Placement | None
+
+    @property
+    def verdict(self) -> str | None:
+        return None if self.regression is None else self.regression.verdict
+
+    def to_json(self) -> dict:
+        out = self.comparison.to_json()
+        out["verdict"] = self.verdict
+        out["margin"] = None if self.regression is None else self.regression.margin
+        out["placement"] = {
+            "regression_rate": None if self.regression is None else self.regression.to_json(),
+            "change_rate": None if self.change is None else self.change.to_json(),
+        }
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class MainCheck:
+    """A main-results run set against the repeat-to-repeat change range.
+
+    ``against`` holds MAIN's comparison with each repeat (MAIN as old). The
+    verdict places the *smallest* of those change rates (the most charitable
+    reading: MAIN resembles at least its closest repeat) against the range;
+    ``far_beyond`` follows :data:`FAR_BEYOND_RULE`.
+    """
+
+    name: str
+    against: tuple[Comparison, ...]
+    floor: Span
+    closest: Placement | None
+
+    @property
+    def verdict(self) -> str | None:
+        if self.closest is None:
+            return None
+        if self.closest.verdict == "above" and self.closest.exact > 2 * self.floor.hi:
+            return "far_beyond"
+        return self.closest.verdict
+
+    @property
+    def far_beyond(self) -> bool:
+        return self.verdict == "far_beyond"
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "against": [
+                {
+                    "repeat": c.new.name,
+                    "n": c.cells.n,
+                    "changed": c.changed,
+                    "change_rate": c.change_rate,
+                    "regression_rate": c.cells.regression_rate,
+                }
+                for c in self.against
+            ],
+            "change_rate": {
+                "min": min((c.change_rate for c in self.against if c.change_rate is not None), default=None),
+                "max": max((c.change_rate for c in self.against if c.change_rate is not None), default=None),
+            },
+            "floor": self.floor.to_json(),
+            "closest": None if self.closest is None else self.closest.to_json(),
+            "verdict": self.verdict,
+            "far_beyond": self.far_beyond,
+            "rule": FAR_BEYOND_RULE,
+        }
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The rerun floor of a set of repeats, plus optional edge and main checks."""
+
+    repeats: tuple[RepeatInfo, ...]
+    pairs: tuple[FloorPair, ...]
+    overlaps: tuple[Overlap, ...]
+    shared_items: int
+    parser: str
+    unparsed_policy: str
+    edge: EdgeCheck | None = None
+    main: MainCheck | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(r.name for r in self.repeats)
+
+    @property
+    def regression_span(self) -> Span | None:
+        return Span.of([p.regression for p in self.pairs])
+
+    @property
+    def change_span(self) -> Span | None:
+        return Span.of([p.change for p in self.pairs])
+
+    @property
+    def em_mean(self) -> float | None:
+        ems = [r.em for r in self.repeats if r.em is not None]
+        return math.fsum(ems) / len(ems) if ems else None
+
+    @property
+    def em_sd(self) -> float | None:
+        """Sample standard deviation (ddof=1): repeats are a sample of possible reruns."""
+        ems = [r.em for r in self.repeats if r.em is not None]
+        if len(ems) < 2:
+            return None
+        return float(np.std(np.array(ems), ddof=1))
+
+    @property
+    def jaccard_span(self) -> tuple[float, float, float] | None:
+        """(min, mean, max) of the defined Jaccard overlaps."""
+        values = [o.jaccard for o in self.overlaps if o.jaccard is not None]
+        if not values:
+            return None
+        return min(values), math.fsum(values) / len(values), max(values)
+
+    @property
+    def items_differ(self) -> bool:
+        return any(r.dropped for r in self.repeats)
+
+    def to_json(self) -> dict:
+        def span(s: Span | None) -> dict:
+            return {"min": None, "max": None, "width": None} if s is None else s.to_json()
+
+        js = self.jaccard_span
+        out = {
+            "repeats": [r.to_json() for r in self.repeats],
+            "shared_items": self.shared_items,
+            "items_differ": self.items_differ,
+            "parser": self.parser,
+            "unparsed_policy": self.unparsed_policy,
+            "pairs": [p.to_json() for p in self.pairs],
+            "regression_rate": span(self.regression_span),
+            "change_rate": span(self.change_span),
+            "em": {"mean": self.em_mean, "sd": self.em_sd, "sd_ddof": 1},
+            "jaccard": {
+                "min": None if js is None else js[0],
+                "mean": None if js is None else js[1],
+                "max": None if js is None else js[2],
+                "overlaps": [o.to_json() for o in self.overlaps],
+            },
+        }
+        if self.edge is not None:
+            out["edge"] = self.edge.to_json()
+        if self.main is not None:
+            out["main"] = self.main.to_json()
+        return out
+
+
+def _valid(aligned: Aligned, policy: str) -> tuple[np.ndarray, np.ndarray]:
+    correct = aligned.labels == aligned.gold[None, :]
+    valid = aligned.labels != UNPARSED if policy == "intersect" else np.ones_like(correct)
+    return correct, valid
+
+
+def regression_sets(aligned: Aligned, pairs: Sequence[tuple[int, int]], *, policy: Policy = "intersect") -> np.ndarray:
+    """Boolean matrix (len(pairs), n_items): the items each ordered pair regressed on.
+
+    Item i is in the regression set of (a, b) when run a is right on it and run
+    b is wrong (under ``intersect`` both must be parsed; under ``wrong`` an
+    unparsed label counts as wrong).
+    """
+    correct, valid = _valid(aligned, policy)
+    wrong = valid & ~correct
+    return np.stack([correct[a] & valid[a] & wrong[b] for a, b in pairs]) if pairs else np.zeros((0, aligned.n_items), bool)
+
+
+def overlaps(aligned: Aligned, pairs: Sequence[tuple[int, int]], *, policy: Policy = "intersect") -> tuple[Overlap, ...]:
+    """Jaccard overlaps between the regression sets of ordered pairs.
+
+    Pairs whose regression sets are disjoint by construction are skipped: when
+    the old run of one is the new run of the other, an item cannot be right
+    and wrong in that run at once, so the overlap is always 0.
+    """
+    sets = regression_sets(aligned, pairs, policy=policy)
+    f = sets.astype(np.float64)
+    inter = np.rint(f @ f.T).astype(np.int64)
+    sizes = sets.sum(axis=1)
+    names = aligned.names
+    out = []
+    for p, q in combinations(range(len(pairs)), 2):
+        (a, b), (c, d) = pairs[p], pairs[q]
+        if a == d or b == c:
+            continue
+        union = int(sizes[p] + sizes[q] - inter[p, q])
+        out.append(Overlap((names[a], names[b]), (names[c], names[d]), int(inter[p, q]), union))
+    return tuple(out)
+
+
+def _check_policy(policy: str) -> None:
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {policy!r}")
+
+
+def floor(
+    repeats: Sequence[LabelledRun],
+    *,
+    policy: Policy = "intersect",
+    edge: tuple[LabelledRun, LabelledRun] | None = None,
+    main: LabelledRun | None = None,
+) -> Floor:
+    """The rerun floor of ``repeats`` (at least two), with optional edge and main checks.
+
+    Repeats are compared on the items all of them have; each repeat's
+    ``dropped`` count says how many of its items others lacked. The edge is
+    compared on the items its two runs share and placed against the
+    regression-rate range; MAIN is compared with each repeat on the items
+    they share and placed against the change-rate range.
+    """
+    _check_policy(policy)
+    repeats = tuple(repeats)
+    if len(repeats) < 2:
+        raise UsageError(f"a floor needs at least two repeats of one model; got {len(repeats)}")
+    aligned = align(repeats)
+    counts = pair_counts(aligned, policy=policy)
+    r = len(repeats)
+    ordered = [(i, j) for i in range(r) for j in range(r) if i != j]
+    pairs = tuple(
+        FloorPair(aligned.names[i], aligned.names[j], counts.cells(i, j), int(counts.changed[i, j])) for i, j in ordered
+    )
+    correct, valid = _valid(aligned, policy)
+    unparsed = aligned.unparsed_aligned
+    infos = tuple(
+        RepeatInfo(
+            run.name,
+            len(run),
+            aligned.dropped[k],
+            int(unparsed[k]),
+            int(valid[k].sum()),
+            int((correct[k] & valid[k]).sum()),
+        )
+        for k, run in enumerate(repeats)
+    )
+    result = Floor(
+        repeats=infos,
+        pairs=pairs,
+        overlaps=overlaps(aligned, ordered, policy=policy),
+        shared_items=aligned.n_items,
+        parser=" + ".join(aligned.parsers),
+        unparsed_policy=policy,
+    )
+    edge_check = main_check = None
+    if edge is not None:
+        old, new = edge
+        cmp = compare(old, new, policy=policy)
+        span_r, span_c = result.regression_span, result.change_span
+        reg = _frac(cmp.cells.only_old, cmp.cells.n)
+        chg = _frac(cmp.changed, cmp.cells.n)
+        edge_check = EdgeCheck(
+            cmp,
+            None if reg is None or span_r is None else place(reg, span_r),
+            None if chg is None or span_c is None else place(chg, span_c),
+        )
+    if main is not None:
+        if main.name in result.names:
+            raise UsageError(f"--main {main.name!r} is also one of the repeats; name a different run")
+        against = tuple(compare(main, rep, policy=policy) for rep in repeats)
+        rates = [_frac(c.changed, c.cells.n) for c in against]
+        defined = [x for x in rates if x is not None]
+        span_c = result.change_span
+        closest = None if not defined or span_c is None else place(min(defined), span_c)
+        main_check = MainCheck(main.name, against, span_c or Span(Fraction(0), Fraction(0)), closest)
+    if edge_check is None and main_check is None:
+        return result
+    return replace(result, edge=edge_check, main=main_check)
