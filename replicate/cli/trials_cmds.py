@@ -1,0 +1,92 @@
+"""``replicate items`` and ``replicate screen``: the item-level engine for K-trial studies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from replicate.cli.base import FormatOpt, StrictOpt, app, echo, warn
+from replicate.output import Format
+
+_TRIALS_HELP = "Trials table: JSONL (.jsonl, .jsonl.gz) or CSV (.csv), one row per trial."
+
+
+@app.command("items")
+def items(
+    trials: Annotated[Path, typer.Argument(help=_TRIALS_HELP, show_default=False)],
+    edge: Annotated[
+        list[str],
+        typer.Option("--edge", "-e", help="An edge SOURCE:TARGET (old model -> new model); repeatable."),
+    ],
+    by: Annotated[str, typer.Option("--by", help="One cell per edge and benchmark ('benchmark') or benchmarks pooled ('none').")] = "benchmark",
+    eps: Annotated[str, typer.Option("--eps", help="Practical threshold on the per-item difference, decided exactly (0.2 = 1/5).")] = "0.2",
+    alpha: Annotated[float, typer.Option("--alpha", help="BH level: an item is significant when q <= alpha.")] = 0.05,
+    ci: Annotated[str, typer.Option("--ci", help="Interval for equivalence: newcombe (hybrid score), wald or agresti-caffo.")] = "newcombe",
+    null: Annotated[int, typer.Option("--null", help="Permutation replications (0 = off).")] = 1000,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of every random draw (default 12345); always recorded.")] = None,
+    per_item: Annotated[Optional[Path], typer.Option("--per-item", help="Write one JSON row per item and edge to this file.")] = None,
+    sensitivity: Annotated[Optional[str], typer.Option("--sensitivity", help="Also report the shares for each of these eps, e.g. 0.10,0.15,0.20,0.25.")] = None,
+    single_draw: Annotated[bool, typer.Option("--single-draw", help="Also show the flips one random trial per item per model would show.")] = False,
+    strata: Annotated[Optional[str], typer.Option("--strata", help="Break the shares down by this item metadata column, e.g. difficulty.")] = None,
+    fmt: FormatOpt = Format.table,
+    strict: StrictOpt = False,
+) -> None:
+    """Which items changed reliably between model versions, beyond rerun noise.
+
+    Per edge and benchmark: Fisher's exact test per item (two-sided), Benjamini-Hochberg
+    across the cell's items, an exact practical threshold eps, an equivalence interval, and
+    a permutation null (95th percentile of P+, P-, Pchg, shown in brackets).
+    """
+    from replicate.diagnostics import Diagnostics
+    from replicate.trials.engine import analyse_items, parse_edge, per_item_rows
+    from replicate.trials.render import render_items
+    from replicate.trials.table import read_trials
+
+    diag = Diagnostics(strict=strict)
+    table = read_trials(trials, diagnostics=diag)
+    edges = [parse_edge(e, table.models) for e in edge]
+    result = analyse_items(
+        table, edges, by=by, eps=eps, alpha=alpha, ci=ci, n_null=null, seed=seed,
+        sensitivity=sensitivity, single_draw=single_draw, strata=strata, diagnostics=diag,
+    )
+    if per_item is not None:
+        _write_jsonl(per_item, per_item_rows(result))
+    echo(render_items(result, fmt))
+    for w in diag.warnings[:20]:
+        warn(f"warning: {w}")
+
+
+@app.command("screen")
+def screen_cmd(
+    trials: Annotated[Path, typer.Argument(help=_TRIALS_HELP, show_default=False)],
+    low: Annotated[str, typer.Option("--low", help="Lower end of the informative accuracy range (inclusive).")] = "0.1",
+    high: Annotated[str, typer.Option("--high", help="Upper end of the informative accuracy range (inclusive).")] = "0.9",
+    threshold: Annotated[str, typer.Option("--threshold", help="A benchmark passes when at least this share of its items is informative.")] = "0.35",
+    fmt: FormatOpt = Format.table,
+    strict: StrictOpt = False,
+) -> None:
+    """Screen benchmarks: share of items where at least one model's accuracy lies in [low, high]."""
+    from replicate.diagnostics import Diagnostics
+    from replicate.trials.screen import render_screen, screen
+    from replicate.trials.table import read_trials
+
+    diag = Diagnostics(strict=strict)
+    result = screen(read_trials(trials, diagnostics=diag), low=low, high=high, threshold=threshold)
+    echo(render_screen(result, fmt))
+    for w in diag.warnings[:20]:
+        warn(f"warning: {w}")
+
+
+def _write_jsonl(path: Path, rows) -> None:
+    import orjson
+
+    from replicate.errors import UsageError
+
+    try:
+        with open(path, "wb") as fh:
+            for r in rows:
+                fh.write(orjson.dumps(r) + b"\n")
+    except OSError as exc:
+        raise UsageError(f"cannot write --per-item file {path}: {exc.strerror or exc}") from None

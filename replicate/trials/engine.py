@@ -1,0 +1,411 @@
+"""``analyse_items``: the item-level engine for K-trial studies (pure: a table in, a result out).
+
+Per edge s -> t and cell (one benchmark, or all pooled): the items with at least
+one non-error trial on both sides; Fisher's exact test per item, BH across the
+cell, the exact practical threshold, the difference interval, the shares, and
+the permutation null's 95th percentiles. Items missing on a side, or with only
+API errors on a side, are left out of the cell and counted in ``excluded``
+(and reported as a warning).
+
+Random streams are derived from ``seed`` and the cell's names (source, target,
+benchmark), so a cell's null draws do not change when other edges are added.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from fractions import Fraction
+from typing import Any, Sequence
+
+import numpy as np
+
+from replicate.diagnostics import Diagnostics
+from replicate.errors import UsageError
+from replicate.trials.classify import CLASSES, classify, parse_eps, parse_eps_list
+from replicate.trials.counts import Counts, aggregate, unit_metadata
+from replicate.trials.fisher import PValueTables
+from replicate.trials.intervals import DIFF_METHODS, MEAN_INTERVAL, mean_interval, diff_interval
+from replicate.trials.null import permutation_null
+from replicate.trials.results import (
+    CellResult,
+    ItemRows,
+    ItemsResult,
+    Looseness,
+    ModelAccuracy,
+    SensitivityRow,
+    Shares,
+    SideSummary,
+    SingleDraw,
+    Stratum,
+)
+from replicate.trials.stats import cell_tests
+from replicate.trials.table import CATEGORIES, TrialsTable
+
+DEFAULT_SEED = 12345
+BY_CHOICES = ("benchmark", "none")
+MISSING_STRATUM = "(missing)"
+
+
+def parse_edge(text: str, models: Sequence[str] | None = None) -> tuple[str, str]:
+    """``"SRC:TGT"`` -> ``("SRC", "TGT")``.
+
+    Model names may contain ':' themselves; with ``models`` given, the split whose two
+    sides are both known models wins. Otherwise the text is split at its first ':'.
+    """
+    splits = [(text[:i], text[i + 1 :]) for i, ch in enumerate(text) if ch == ":"]
+    splits = [(s, t) for s, t in splits if s and t]
+    if not splits:
+        raise UsageError(f"--edge must look like SOURCE:TARGET, got {text!r}")
+    if models is not None:
+        known = [(s, t) for s, t in splits if s in models and t in models]
+        if len(known) == 1:
+            return known[0]
+    return splits[0]
+
+
+def _stratum_key(v: Any) -> tuple:
+    if v == MISSING_STRATUM:
+        return (2, "")
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return (0, v)
+    return (1, str(v))
+
+
+def _cell_rng(seed: int, *names: Any) -> np.random.Generator:
+    digest = hashlib.sha256("\x00".join(str(n) for n in names).encode()).digest()
+    words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
+    return np.random.default_rng(np.random.SeedSequence([seed, *words]))
+
+
+def _validate(
+    counts: Counts,
+    edges: Sequence[tuple[str, str]],
+    by: str,
+    alpha: float,
+    ci: str,
+    n_null: int,
+    seed: int,
+) -> None:
+    if not edges:
+        raise UsageError("give at least one --edge SOURCE:TARGET")
+    unknown = sorted({m for e in edges for m in e if m not in counts.models})
+    if unknown:
+        raise UsageError(
+            f"unknown model(s) in --edge: {', '.join(unknown)}; "
+            f"models in the table: {', '.join(counts.models)}"
+        )
+    same = [f"{s}:{t}" for s, t in edges if s == t]
+    if same:
+        raise UsageError(f"an edge needs two different models, got {', '.join(same)}")
+    if by not in BY_CHOICES:
+        raise UsageError(f"--by must be one of {', '.join(BY_CHOICES)}; got {by!r}")
+    if not 0 < alpha < 1:
+        raise UsageError(f"--alpha must lie in (0, 1), got {alpha}")
+    if ci not in DIFF_METHODS:
+        raise UsageError(f"--ci must be one of {', '.join(DIFF_METHODS)}; got {ci!r}")
+    if n_null < 0:
+        raise UsageError(f"--null must be >= 0 (0 = off), got {n_null}")
+    if seed < 0:
+        raise UsageError(f"--seed must be >= 0, got {seed}")
+
+
+def analyse_items(
+    table: TrialsTable,
+    edges: Sequence[tuple[str, str]],
+    *,
+    by: str = "benchmark",
+    eps: str | float | Fraction = "0.2",
+    alpha: float = 0.05,
+    ci: str = "newcombe",
+    n_null: int = 1000,
+    seed: int | None = None,
+    sensitivity: Sequence[str | float | Fraction] | str | None = None,
+    single_draw: bool = False,
+    strata: str | None = None,
+    diagnostics: Diagnostics | None = None,
+) -> ItemsResult:
+    """Classify every item of every edge x benchmark cell; see the module docstring."""
+    diag = diagnostics if diagnostics is not None else Diagnostics()
+    seed = DEFAULT_SEED if seed is None else int(seed)
+    try:
+        eps_f = parse_eps(eps, name="--eps")
+        if isinstance(sensitivity, str):
+            sens = parse_eps_list(sensitivity)
+        else:
+            sens = [parse_eps(e, name="--sensitivity") for e in (sensitivity or ())]
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    counts, row_unit = aggregate(table)
+    _validate(counts, edges, by, alpha, ci, n_null, seed)
+    eps_list = [eps_f] + [e for e in sens]
+    stratum_of_unit = (
+        unit_metadata(table, row_unit, counts.n_units, strata) if strata is not None else None
+    )
+    draws = _single_draws(counts, seed) if single_draw else None
+    tables = PValueTables()
+
+    groups: list[tuple[str | None, np.ndarray]]
+    if by == "benchmark":
+        groups = [
+            (name, np.flatnonzero(counts.unit_benchmark == k))
+            for k, name in enumerate(counts.benchmarks)
+        ]
+    else:
+        groups = [(None, np.arange(counts.n_units))]
+
+    cells = []
+    for src, tgt in edges:
+        s, t = counts.models.index(src), counts.models.index(tgt)
+        for bench, units in groups:
+            cells.append(
+                _cell(
+                    counts, s, t, bench, units,
+                    eps_list=eps_list, alpha=alpha, ci=ci, n_null=n_null, seed=seed,
+                    tables=tables, n_sens=len(sens), stratum_of_unit=stratum_of_unit,
+                    draws=draws, diag=diag, path=table.path,
+                )
+            )
+    return ItemsResult(
+        cells=tuple(cells),
+        accuracy=accuracy_table(counts),
+        eps=_eps_text(eps_f),
+        alpha=float(alpha),
+        ci=ci,
+        n_null=int(n_null),
+        seed=seed,
+        by=by,
+        strata_column=strata,
+        single_draw=single_draw,
+        input={
+            "file": table.provenance.to_json() if table.provenance else {"path": table.path},
+            "rows": table.n_rows,
+            "models": list(table.models),
+            "benchmarks": list(table.benchmarks),
+            "scorers": list(table.scorers),
+        },
+        diagnostics=diag.to_json(),
+    )
+
+
+def _eps_text(e: Fraction) -> str:
+    from decimal import Decimal
+
+    d = Decimal(e.numerator) / Decimal(e.denominator)
+    return format(d.normalize(), "f") if Fraction(d) == e else f"{e.numerator}/{e.denominator}"
+
+
+def _single_draws(counts: Counts, seed: int) -> np.ndarray:
+    """Per (model, unit): whether one uniformly drawn non-error trial is correct."""
+    rng = _cell_rng(seed, "single-draw")
+    valid = counts.valid
+    pick = rng.integers(0, np.maximum(valid, 1))
+    return pick < counts.correct
+
+
+def _side(counts: Counts, m: int, units: np.ndarray, n: np.ndarray, acc: float | None) -> SideSummary:
+    return SideSummary(
+        model=counts.models[m],
+        k_min=int(n.min()) if n.size else 0,
+        k_max=int(n.max()) if n.size else 0,
+        k_mean=float(n.mean()) if n.size else None,
+        trials=int(counts.trials[m, units].sum()),
+        api_errors=int(counts.api_errors[m, units].sum()),
+        accuracy=acc,
+    )
+
+
+def _cell(
+    counts: Counts,
+    s: int,
+    t: int,
+    bench: str | None,
+    units: np.ndarray,
+    *,
+    eps_list: list[Fraction],
+    alpha: float,
+    ci: str,
+    n_null: int,
+    seed: int,
+    tables: PValueTables,
+    n_sens: int,
+    stratum_of_unit: list[Any] | None,
+    draws: np.ndarray | None,
+    diag: Diagnostics,
+    path: str,
+) -> CellResult:
+    src, tgt = counts.models[s], counts.models[t]
+    tr_s, tr_t = counts.trials[s, units], counts.trials[t, units]
+    v_s, v_t = counts.valid[s, units], counts.valid[t, units]
+    excluded = {
+        "missing_source": int(((tr_s == 0) & (tr_t > 0)).sum()),
+        "missing_target": int(((tr_t == 0) & (tr_s > 0)).sum()),
+        "no_valid_trials": int(((tr_s > 0) & (tr_t > 0) & ((v_s == 0) | (v_t == 0))).sum()),
+    }
+    where = f"{src} -> {tgt}" + ("" if bench is None else f", benchmark {bench}")
+    if any(excluded.values()):
+        diag.warn(
+            "items-excluded",
+            f"{where}: left out {excluded['missing_source']} item(s) missing on the source, "
+            f"{excluded['missing_target']} missing on the target, {excluded['no_valid_trials']} "
+            "with only API errors on a side",
+            path=path,
+        )
+    keep = units[(v_s > 0) & (v_t > 0)]
+    if keep.size == 0:
+        diag.warn("empty-cell", f"{where}: no item has non-error trials on both sides", path=path)
+    a, n1 = counts.correct[s, keep].astype(np.int64), counts.valid[s, keep].astype(np.int64)
+    b, n2 = counts.correct[t, keep].astype(np.int64), counts.valid[t, keep].astype(np.int64)
+    tests = cell_tests(a, n1, b, n2, tables=tables, alpha=alpha, eps_list=eps_list)
+    lo, hi = diff_interval(a, n1, b, n2, method=ci)
+    cls = classify(tests.significant, tests.up[0], tests.down[0], lo, hi, eps_list[0])
+    ps, pt = (a / n1, b / n2) if keep.size else (np.zeros(0), np.zeros(0))
+    acc_s = float(ps.mean()) if keep.size else None
+    acc_t = float(pt.mean()) if keep.size else None
+
+    # Strata (a metadata value per item), in sorted order of their text.
+    if stratum_of_unit is not None:
+        vals = [stratum_of_unit[u] for u in keep.tolist()]
+        vals = [MISSING_STRATUM if v is None else v for v in vals]
+        labels = sorted(set(vals), key=_stratum_key)
+        index = {v: i for i, v in enumerate(labels)}
+        g = np.asarray([index[v] for v in vals], dtype=np.int64)
+    else:
+        labels, g = [None], np.zeros(keep.size, dtype=np.int64)
+    sizes = np.bincount(g, minlength=len(labels))
+
+    rng = _cell_rng(seed, "null", src, tgt, "" if bench is None else bench)
+    null = permutation_null(
+        a, n1, b, n2, tables=tables, alpha=alpha, eps_list=eps_list, n_resamples=n_null,
+        rng=rng, groups=g, n_groups=len(labels),
+    )
+    off = n_null == 0
+
+    def p95(k: int = 0, group: int | None = None) -> dict:
+        if off:
+            return {"p_plus": None, "p_minus": None, "p_chg": None}
+        return null.shares_p95(sizes, eps_index=k, group=group)
+
+    sensitivity = []
+    for k in range(1, 1 + n_sens):
+        ck = classify(tests.significant, tests.up[k], tests.down[k], lo, hi, eps_list[k])
+        sensitivity.append(SensitivityRow(_eps_text(eps_list[k]), Shares.of(ck), p95(k)))
+
+    strata_rows = ()
+    if stratum_of_unit is not None:
+        strata_rows = tuple(
+            Stratum(
+                value=lab,
+                shares=Shares.of(cls[g == i]),
+                delta=float((pt[g == i] - ps[g == i]).mean()) if sizes[i] else None,
+                null_p95=p95(0, i),
+            )
+            for i, lab in enumerate(labels)
+        )
+
+    single = None
+    if draws is not None:
+        ds, dt = draws[s, keep], draws[t, keep]
+        single = SingleDraw(int(keep.size), int((ds & ~dt).sum()), int((~ds & dt).sum()))
+
+    loose = None
+    ln_s, ln_t = counts.loose_n[s, keep], counts.loose_n[t, keep]
+    both = (ln_s > 0) & (ln_t > 0)
+    if both.any():
+        def r_of(m: int, ln: np.ndarray) -> float:
+            u = keep[both]
+            lr = counts.loose_correct[m, u] / ln[both]
+            sr = counts.correct[m, u] / counts.valid[m, u]
+            return float(lr.mean() - sr.mean())
+
+        loose = Looseness(int(both.sum()), r_of(s, ln_s), r_of(t, ln_t))
+
+    rows = ItemRows(
+        items=tuple(counts.unit_item[u] for u in keep.tolist()),
+        benchmarks=tuple(counts.benchmarks[int(counts.unit_benchmark[u])] for u in keep.tolist()),
+        a=a, n1=n1, api1=counts.api_errors[s, keep], b=b, n2=n2, api2=counts.api_errors[t, keep],
+        p=tests.p, q=tests.q, lo=lo, hi=hi, cls=cls,
+    )
+    for arr in (rows.a, rows.n1, rows.b, rows.n2, rows.p, rows.q, rows.lo, rows.hi, rows.cls):
+        arr.flags.writeable = False
+    return CellResult(
+        source=src,
+        target=tgt,
+        benchmark=bench,
+        source_side=_side(counts, s, keep, n1, acc_s),
+        target_side=_side(counts, t, keep, n2, acc_t),
+        shares=Shares.of(cls),
+        null_p95=p95(),
+        seed=seed,
+        excluded=excluded,
+        sensitivity=tuple(sensitivity),
+        single_draw=single,
+        loose=loose,
+        strata=strata_rows,
+        rows=rows,
+    )
+
+
+def accuracy_table(counts: Counts) -> tuple[ModelAccuracy, ...]:
+    """Per model and benchmark: mean over items of p̂ with a normal-over-items 95% interval."""
+    out = []
+    for m, model in enumerate(counts.models):
+        for k, bench in enumerate(counts.benchmarks):
+            units = np.flatnonzero((counts.unit_benchmark == k) & (counts.trials[m] > 0))
+            if units.size == 0:
+                continue
+            valid = counts.valid[m, units]
+            ok = units[valid > 0]
+            rates = counts.correct[m, ok] / counts.valid[m, ok]
+            lo, hi = mean_interval(rates)
+            cats = counts.categories[m, units].sum(axis=0)
+            lo_units = ok[counts.loose_n[m, ok] > 0]
+            strict = loose = None
+            if lo_units.size:
+                strict = float((counts.correct[m, lo_units] / counts.valid[m, lo_units]).mean())
+                loose = float((counts.loose_correct[m, lo_units] / counts.loose_n[m, lo_units]).mean())
+            out.append(
+                ModelAccuracy(
+                    model=model,
+                    benchmark=bench,
+                    n_items=int(ok.size),
+                    items_without_valid_trials=int(units.size - ok.size),
+                    trials=int(counts.trials[m, units].sum()),
+                    categories={c: int(cats[i]) for i, c in enumerate(CATEGORIES)},
+                    accuracy=float(rates.mean()) if rates.size else None,
+                    ci_low=lo,
+                    ci_high=hi,
+                    interval=MEAN_INTERVAL,
+                    strict=strict,
+                    loose=loose,
+                    loose_items=int(lo_units.size),
+                )
+            )
+    return tuple(out)
+
+
+def per_item_rows(result: ItemsResult):
+    """One JSON-ready row per item and edge (for ``--per-item``)."""
+    for c in result.cells:
+        r = c.rows
+        if r is None:
+            continue
+        d = r.b / np.maximum(r.n2, 1) - r.a / np.maximum(r.n1, 1)
+        for i in range(len(r.items)):
+            yield {
+                "source": c.source,
+                "target": c.target,
+                "benchmark": r.benchmarks[i],
+                "item": r.items[i],
+                "correct_source": int(r.a[i]),
+                "trials_source": int(r.n1[i]),
+                "api_errors_source": int(r.api1[i]),
+                "correct_target": int(r.b[i]),
+                "trials_target": int(r.n2[i]),
+                "api_errors_target": int(r.api2[i]),
+                "p": float(r.p[i]),
+                "q": float(r.q[i]),
+                "d": float(d[i]),
+                "ci_low": float(r.lo[i]),
+                "ci_high": float(r.hi[i]),
+                "class": CLASSES[int(r.cls[i])],
+            }

@@ -1,0 +1,333 @@
+"""Result objects of the item-level engine (frozen; arrays inside are read-only).
+
+Every ``to_json()`` carries rates as fractions (0-1); ``None`` where a figure is
+undefined (e.g. a share over zero items).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from replicate.trials.classify import CLASSES
+
+
+def _f(x: Any) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return None if np.isnan(x) else x
+
+
+@dataclass(frozen=True)
+class Shares:
+    """Shares of a cell's (or stratum's) items in each class, with counts."""
+
+    n_items: int
+    improved: int
+    regressed: int
+    equivalent: int
+    inconclusive: int
+
+    def _share(self, k: int) -> float | None:
+        return None if self.n_items == 0 else k / self.n_items
+
+    @property
+    def p_plus(self) -> float | None:
+        return self._share(self.improved)
+
+    @property
+    def p_minus(self) -> float | None:
+        return self._share(self.regressed)
+
+    @property
+    def p_chg(self) -> float | None:
+        return self._share(self.improved + self.regressed)
+
+    @property
+    def equivalent_share(self) -> float | None:
+        return self._share(self.equivalent)
+
+    @property
+    def inconclusive_share(self) -> float | None:
+        return self._share(self.inconclusive)
+
+    @classmethod
+    def of(cls, codes: np.ndarray) -> "Shares":
+        k = np.bincount(codes, minlength=len(CLASSES))
+        return cls(int(codes.shape[0]), int(k[0]), int(k[1]), int(k[2]), int(k[3]))
+
+    def to_json(self) -> dict:
+        return {
+            "p_plus": self.p_plus,
+            "p_minus": self.p_minus,
+            "p_chg": self.p_chg,
+            "equivalent": self.equivalent_share,
+            "inconclusive": self.inconclusive_share,
+            "counts": {
+                "improved": self.improved,
+                "regressed": self.regressed,
+                "equivalent": self.equivalent,
+                "inconclusive": self.inconclusive,
+            },
+        }
+
+
+@dataclass(frozen=True)
+class SideSummary:
+    """One side of a cell: trials per item (non-error, i.e. K), API errors, mean accuracy."""
+
+    model: str
+    k_min: int
+    k_max: int
+    k_mean: float | None
+    trials: int
+    api_errors: int
+    accuracy: float | None  # mean over the cell's items of p̂(m, i)
+
+    def to_json(self) -> dict:
+        return {
+            "model": self.model,
+            "k": {"min": self.k_min, "max": self.k_max, "mean": _f(self.k_mean)},
+            "trials": self.trials,
+            "api_errors": self.api_errors,
+            "accuracy": _f(self.accuracy),
+        }
+
+
+@dataclass(frozen=True)
+class Stratum:
+    value: Any
+    shares: Shares
+    delta: float | None
+    null_p95: dict | None
+
+    def to_json(self) -> dict:
+        return {
+            "value": self.value,
+            "n_items": self.shares.n_items,
+            "delta": _f(self.delta),
+            **self.shares.to_json(),
+            "null_p95": self.null_p95,
+        }
+
+
+@dataclass(frozen=True)
+class SensitivityRow:
+    eps: str
+    shares: Shares
+    null_p95: dict | None
+
+    def to_json(self) -> dict:
+        return {"eps": float(self.eps), "eps_text": self.eps, **self.shares.to_json(), "null_p95": self.null_p95}
+
+
+@dataclass(frozen=True)
+class SingleDraw:
+    """One trial per item per model (seeded): the flips a one-shot comparison would show."""
+
+    n_items: int
+    correct_to_incorrect: int
+    incorrect_to_correct: int
+
+    def to_json(self) -> dict:
+        n = self.n_items
+        return {
+            "n_items": n,
+            "correct_to_incorrect": None if n == 0 else self.correct_to_incorrect / n,
+            "incorrect_to_correct": None if n == 0 else self.incorrect_to_correct / n,
+            "changed": None if n == 0 else (self.correct_to_incorrect + self.incorrect_to_correct) / n,
+            "counts": {
+                "correct_to_incorrect": self.correct_to_incorrect,
+                "incorrect_to_correct": self.incorrect_to_correct,
+            },
+        }
+
+
+@dataclass(frozen=True)
+class Looseness:
+    """Strict vs loose over the cell's items that carry a loose reading on both sides."""
+
+    n_items: int
+    r_source: float | None
+    r_target: float | None
+
+    @property
+    def delta_r(self) -> float | None:
+        if self.r_source is None or self.r_target is None:
+            return None
+        return self.r_target - self.r_source
+
+    def to_json(self) -> dict:
+        return {
+            "n_items": self.n_items,
+            "r_source": _f(self.r_source),
+            "r_target": _f(self.r_target),
+            "delta_r": _f(self.delta_r),
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class ItemRows:
+    """Per-item arrays of one cell (read-only), in the order of ``items``."""
+
+    items: tuple[str, ...]
+    benchmarks: tuple[str, ...]
+    a: np.ndarray
+    n1: np.ndarray
+    api1: np.ndarray
+    b: np.ndarray
+    n2: np.ndarray
+    api2: np.ndarray
+    p: np.ndarray
+    q: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    cls: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class CellResult:
+    """One edge x benchmark cell (``benchmark`` is None when benchmarks are pooled)."""
+
+    source: str
+    target: str
+    benchmark: str | None
+    source_side: SideSummary
+    target_side: SideSummary
+    shares: Shares
+    null_p95: dict
+    seed: int
+    excluded: dict[str, int]
+    sensitivity: tuple[SensitivityRow, ...] = ()
+    single_draw: SingleDraw | None = None
+    loose: Looseness | None = None
+    strata: tuple[Stratum, ...] = ()
+    rows: ItemRows | None = field(default=None, repr=False)
+
+    @property
+    def n_items(self) -> int:
+        return self.shares.n_items
+
+    @property
+    def delta(self) -> float | None:
+        s, t = self.source_side.accuracy, self.target_side.accuracy
+        return None if s is None or t is None else t - s
+
+    def to_json(self) -> dict:
+        sh = self.shares
+        out = {
+            "source": self.source,
+            "target": self.target,
+            "benchmark": self.benchmark,
+            "n_items": sh.n_items,
+            "delta": _f(self.delta),
+            "p_plus": sh.p_plus,
+            "p_minus": sh.p_minus,
+            "p_chg": sh.p_chg,
+            "equivalent": sh.equivalent_share,
+            "inconclusive": sh.inconclusive_share,
+            "null_p95": self.null_p95,
+            "seed": self.seed,
+            "counts": sh.to_json()["counts"],
+            "source_side": self.source_side.to_json(),
+            "target_side": self.target_side.to_json(),
+            "excluded": dict(self.excluded),
+        }
+        if self.sensitivity:
+            out["sensitivity"] = [r.to_json() for r in self.sensitivity]
+        if self.single_draw is not None:
+            out["single_draw"] = self.single_draw.to_json()
+        if self.loose is not None:
+            out["loose"] = self.loose.to_json()
+        if self.strata:
+            out["strata"] = [s.to_json() for s in self.strata]
+        return out
+
+
+@dataclass(frozen=True)
+class ModelAccuracy:
+    """Accuracy of one model on one benchmark: mean over items of p̂(m, i), with an interval."""
+
+    model: str
+    benchmark: str
+    n_items: int
+    items_without_valid_trials: int
+    trials: int
+    categories: dict[str, int]
+    accuracy: float | None
+    ci_low: float | None
+    ci_high: float | None
+    interval: str
+    strict: float | None = None  # over items with a loose reading
+    loose: float | None = None
+    loose_items: int = 0
+
+    @property
+    def r(self) -> float | None:
+        if self.strict is None or self.loose is None:
+            return None
+        return self.loose - self.strict
+
+    def to_json(self) -> dict:
+        out = {
+            "model": self.model,
+            "benchmark": self.benchmark,
+            "n_items": self.n_items,
+            "items_without_valid_trials": self.items_without_valid_trials,
+            "trials": self.trials,
+            "categories": dict(self.categories),
+            "accuracy": _f(self.accuracy),
+            "ci": {"low": _f(self.ci_low), "high": _f(self.ci_high), "method": self.interval, "level": 0.95},
+        }
+        if self.loose_items:
+            out["strict_loose"] = {
+                "n_items": self.loose_items,
+                "strict": _f(self.strict),
+                "loose": _f(self.loose),
+                "r": _f(self.r),
+            }
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class ItemsResult:
+    """Everything ``replicate items`` computes."""
+
+    cells: tuple[CellResult, ...]
+    accuracy: tuple[ModelAccuracy, ...]
+    eps: str
+    alpha: float
+    ci: str
+    n_null: int
+    seed: int
+    by: str
+    strata_column: str | None
+    single_draw: bool
+    input: dict
+    diagnostics: dict
+
+    def to_json(self) -> dict:
+        return {
+            "cells": [c.to_json() for c in self.cells],
+            "accuracy": [a.to_json() for a in self.accuracy],
+            "settings": {
+                "eps": float(self.eps),
+                "eps_text": self.eps,
+                "alpha": self.alpha,
+                "ci": self.ci,
+                "confidence_level": 0.95,
+                "null": self.n_null,
+                "null_quantile": "0.95 (numpy.quantile, method 'linear')",
+                "seed": self.seed,
+                "by": self.by,
+                "strata": self.strata_column,
+                "single_draw": self.single_draw,
+                "fisher": "two-sided, as scipy.stats.fisher_exact",
+                "multiple_testing": "Benjamini-Hochberg per cell, as scipy.stats.false_discovery_control",
+            },
+            "input": self.input,
+            "diagnostics": self.diagnostics,
+        }

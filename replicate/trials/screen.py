@@ -1,0 +1,141 @@
+"""Benchmark screening: the share of items on which at least one model's accuracy lies in [low, high].
+
+Used before a main collection to pick benchmarks whose items are neither
+saturated nor hopeless for the models at hand. Bounds, threshold and the
+comparisons are exact (rational): an item at 5/50 with ``low = 0.1`` counts.
+A model with no non-error trial on an item says nothing about it; an item with
+no non-error trial from any model is left out and counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+
+import numpy as np
+
+from replicate.errors import UsageError
+from replicate.output import Format, dumps_json, pct, table
+from replicate.trials.counts import aggregate
+from replicate.trials.table import TrialsTable
+
+
+def _frac(value: str | float | Fraction, name: str) -> Fraction:
+    try:
+        f = value if isinstance(value, Fraction) else Fraction(Decimal(repr(value) if isinstance(value, float) else str(value)))
+    except (InvalidOperation, ValueError):
+        raise UsageError(f"{name} must be a number in [0, 1], got {value!r}") from None
+    if not 0 <= f <= 1:
+        raise UsageError(f"{name} must lie in [0, 1], got {value}")
+    return f
+
+
+@dataclass(frozen=True)
+class ScreenRow:
+    benchmark: str
+    n_items: int
+    informative: int
+    excluded_items: int
+    per_model: dict[str, int]  # items where that model's accuracy lies in [low, high]
+    passes: bool
+
+    @property
+    def share(self) -> float | None:
+        return None if self.n_items == 0 else self.informative / self.n_items
+
+    def to_json(self) -> dict:
+        return {
+            "benchmark": self.benchmark,
+            "n_items": self.n_items,
+            "informative_items": self.informative,
+            "share": self.share,
+            "passes": self.passes,
+            "excluded_items": self.excluded_items,
+            "per_model_share": {
+                m: (None if self.n_items == 0 else k / self.n_items) for m, k in self.per_model.items()
+            },
+        }
+
+
+@dataclass(frozen=True)
+class ScreenResult:
+    rows: tuple[ScreenRow, ...]
+    low: str
+    high: str
+    threshold: str
+    models: tuple[str, ...]
+    input: dict
+
+    def to_json(self) -> dict:
+        return {
+            "benchmarks": [r.to_json() for r in self.rows],
+            "settings": {"low": float(self.low), "high": float(self.high), "threshold": float(self.threshold)},
+            "models": list(self.models),
+            "input": self.input,
+        }
+
+
+def screen(
+    table_: TrialsTable,
+    *,
+    low: str | float | Fraction = "0.1",
+    high: str | float | Fraction = "0.9",
+    threshold: str | float | Fraction = "0.35",
+) -> ScreenResult:
+    lo, hi, th = _frac(low, "--low"), _frac(high, "--high"), _frac(threshold, "--threshold")
+    if lo > hi:
+        raise UsageError(f"--low must not exceed --high, got low={low}, high={high}")
+    counts, _ = aggregate(table_)
+    valid = counts.valid.astype(np.int64)
+    correct = counts.correct.astype(np.int64)
+    has = valid > 0
+    inside = (
+        has
+        & (correct * lo.denominator >= lo.numerator * valid)
+        & (correct * hi.denominator <= hi.numerator * valid)
+    )
+    rows = []
+    for k, bench in enumerate(counts.benchmarks):
+        units = counts.unit_benchmark == k
+        usable = units & has.any(axis=0)
+        n = int(usable.sum())
+        informative = int((inside[:, usable].any(axis=0)).sum())
+        rows.append(
+            ScreenRow(
+                benchmark=bench,
+                n_items=n,
+                informative=informative,
+                excluded_items=int(units.sum()) - n,
+                per_model={m: int(inside[i, usable].sum()) for i, m in enumerate(counts.models)},
+                passes=n > 0 and informative * th.denominator >= th.numerator * n,
+            )
+        )
+    return ScreenResult(
+        rows=tuple(rows),
+        low=str(low),
+        high=str(high),
+        threshold=str(threshold),
+        models=counts.models,
+        input={
+            "file": table_.provenance.to_json() if table_.provenance else {"path": table_.path},
+            "rows": table_.n_rows,
+        },
+    )
+
+
+def render_screen(result: ScreenResult, fmt: Format | str) -> str:
+    fmt = Format(fmt)
+    if fmt is Format.json:
+        return dumps_json(result.to_json())
+    rows = [
+        [r.benchmark, r.n_items, r.informative, pct(r.share, 1), "yes" if r.passes else "no", r.excluded_items]
+        for r in result.rows
+    ]
+    head = (
+        f"Share of items where at least one of {len(result.models)} model(s) scores in "
+        f"[{result.low}, {result.high}]; passes at >= {result.threshold}\n"
+    )
+    if fmt is Format.markdown:
+        head = "## " + head
+    return head + table(rows, ["benchmark", "items", "informative", "share", "passes", "left out"], fmt)

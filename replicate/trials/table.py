@@ -1,0 +1,416 @@
+"""Reading and validating a trials table (JSONL, JSONL.gz or CSV): the I/O side of the engine.
+
+One row per trial (see ``docs/items.md`` and the trials-table contract):
+``model``, ``item``, ``trial`` (int >= 0), ``benchmark``, ``category`` (one of
+:data:`CATEGORIES`), optional ``correct_loose`` (true/false/null) and ``scorer``;
+any other column is passed through as item metadata.
+
+The reader is columnar: rows are parsed with orjson in one call where possible,
+strings are interned into integer codes, and validation looks at the few
+distinct values of each column rather than at every row; a bad value is then
+located to its line. Every error is a :class:`~replicate.errors.BadInput` that
+names the file and the line.
+
+Item identity is (benchmark, item): the same item id may appear in two
+benchmarks without clashing. A duplicate (model, benchmark, item, trial) is bad
+input and the error names both lines.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import orjson
+
+from replicate.diagnostics import Diagnostics
+from replicate.errors import BadInput
+from replicate.provenance import FileProvenance, file_provenance
+
+CATEGORIES: tuple[str, ...] = (
+    "correct",
+    "wrong",
+    "format_failure",
+    "refusal",
+    "truncation",
+    "api_error",
+)
+CORRECT = CATEGORIES.index("correct")
+API_ERROR = CATEGORIES.index("api_error")
+REQUIRED: tuple[str, ...] = ("model", "item", "trial", "benchmark", "category")
+KNOWN: frozenset[str] = frozenset(REQUIRED + ("correct_loose", "scorer"))
+
+_MISSING = object()
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class TrialsTable:
+    """A validated trials table held as columns of integer codes (arrays read-only).
+
+    ``model[r]``, ``benchmark[r]`` and ``item[r]`` index into :attr:`models`,
+    :attr:`benchmarks` and :attr:`items`; ``category[r]`` into :data:`CATEGORIES`;
+    ``loose[r]`` is 1/0 for a loose reading true/false and -1 where there is none;
+    ``line[r]`` is the row's line in the file (1-based).
+    """
+
+    path: str
+    models: tuple[str, ...]
+    benchmarks: tuple[str, ...]
+    items: tuple[str, ...]
+    model: np.ndarray
+    benchmark: np.ndarray
+    item: np.ndarray
+    trial: np.ndarray
+    category: np.ndarray
+    loose: np.ndarray
+    line: np.ndarray
+    scorers: tuple[str, ...] = ()
+    metadata_columns: tuple[str, ...] = ()
+    provenance: FileProvenance | None = None
+    _rows: Sequence[dict] = field(default=(), repr=False)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.model.shape[0])
+
+    @property
+    def has_loose(self) -> bool:
+        return bool((self.loose >= 0).any())
+
+    def column(self, name: str) -> list[Any]:
+        """The raw values of a pass-through column, one per row (None where absent)."""
+        if name not in self.metadata_columns:
+            allowed = ", ".join(self.metadata_columns) or "(none)"
+            raise BadInput(
+                f"no column {name!r} in the trials table; metadata columns: {allowed}",
+                path=self.path,
+            )
+        return [r.get(name) for r in self._rows]
+
+
+# --------------------------------------------------------------------------------------
+# Entry point
+
+
+def read_trials(
+    path: str | os.PathLike[str], *, diagnostics: Diagnostics | None = None
+) -> TrialsTable:
+    """Read and validate a trials table. ``.csv`` is CSV; anything else is JSONL (``.gz`` ok)."""
+    diag = diagnostics if diagnostics is not None else Diagnostics()
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise BadInput(f"cannot read the trials table: {exc.strerror or exc}", path=p) from None
+    prov = file_provenance(p, data=raw)
+    data = raw
+    name = p.name.lower()
+    if name.endswith(".gz"):
+        try:
+            data = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise BadInput(f"not a readable gzip file ({exc})", path=p) from None
+        name = name[:-3]
+    if name.endswith(".csv"):
+        rows, lines = _rows_csv(data, p)
+    else:
+        rows, lines = _rows_jsonl(data, p, diag)
+    return _build(rows, lines, p, prov)
+
+
+# --------------------------------------------------------------------------------------
+# Row sources
+
+
+def _rows_jsonl(data: bytes, path: Path, diag: Diagnostics) -> tuple[list[dict], np.ndarray]:
+    parts = data.split(b"\n")
+    ends_with_newline = parts[-1] == b""
+    if ends_with_newline:
+        parts.pop()
+    keep = [i for i, s in enumerate(parts) if s.strip()]
+    for i in range(len(parts)):
+        if not parts[i].strip():
+            diag.warn("blank-line", "blank line skipped", path=path, line=i + 1)
+    body = [parts[i] for i in keep]
+    try:
+        rows = orjson.loads(b"[" + b",".join(body) + b"]")
+    except orjson.JSONDecodeError:
+        rows = None
+    if rows is None or len(rows) != len(body):
+        # Locate the bad line (also catches a line holding two values joined by a comma).
+        rows = []
+        for j, i in enumerate(keep):
+            try:
+                rows.append(orjson.loads(parts[i]))
+            except orjson.JSONDecodeError as exc:
+                last = j == len(keep) - 1 and not ends_with_newline
+                hint = " (torn last line: the file ends in the middle of a row)" if last else ""
+                raise BadInput(f"invalid JSON{hint}: {exc}", path=path, line=i + 1) from None
+    for j, r in enumerate(rows):
+        if type(r) is not dict:
+            raise BadInput(
+                f"expected a JSON object per line, got {type(r).__name__}",
+                path=path,
+                line=keep[j] + 1,
+            )
+    return rows, np.asarray(keep, dtype=np.int64) + 1
+
+
+def _rows_csv(data: bytes, path: Path) -> tuple[list[dict], np.ndarray]:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=path) from None
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise BadInput("empty CSV file: no header row", path=path, line=1) from None
+    except csv.Error as exc:
+        raise BadInput(f"bad CSV: {exc}", path=path, line=reader.line_num) from None
+    header = [h.strip() for h in header]
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise BadInput(f"CSV header repeats column(s): {', '.join(dup)}", path=path, line=1)
+    width = len(header)
+    rows: list[dict] = []
+    lines: list[int] = []
+    while True:
+        try:
+            rec = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise BadInput(f"bad CSV: {exc}", path=path, line=reader.line_num) from None
+        if not rec or (len(rec) == 1 and not rec[0].strip()):
+            continue  # csv yields [] for a blank line
+        if len(rec) != width:
+            raise BadInput(
+                f"bad CSV: expected {width} fields (as in the header), got {len(rec)}",
+                path=path,
+                line=reader.line_num,
+            )
+        rows.append(
+            {h: _csv_value(h, v) for h, v in zip(header, rec) if v != "" or h in KNOWN}
+        )
+        lines.append(reader.line_num)
+    return rows, np.asarray(lines, dtype=np.int64)
+
+
+_CSV_BOOL = {"true": True, "false": False, "1": True, "0": False, "": None, "null": None}
+
+
+def _csv_value(column: str, value: str) -> Any:
+    if column == "trial":
+        try:
+            return int(value)
+        except ValueError:
+            return value  # reported by the validator with its line
+    if column == "correct_loose":
+        return _CSV_BOOL.get(value.strip().lower(), value)
+    return value
+
+
+# --------------------------------------------------------------------------------------
+# Columnar validation
+
+
+def _first_row(col: list[Any], bad: set[Any] | None = None, pred=None) -> int:
+    for r, v in enumerate(col):
+        if (bad is not None and _hashable(v) and v in bad) or (pred is not None and pred(v)):
+            return r
+    raise AssertionError("no offending row found")  # pragma: no cover
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _intern(
+    col: list[Any], name: str, path: Path, lines: np.ndarray, *, allow_int: bool = False
+) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Integer codes for a required string column, validating each distinct value once."""
+    codes: dict[Any, int] = {}
+    try:
+        idx = [codes.setdefault(v, len(codes)) for v in col]
+    except TypeError:  # a list or object as the value
+        r = _first_row(col, pred=lambda v: not _hashable(v))
+        raise BadInput(
+            f"column {name!r} must be a string, got {type(col[r]).__name__}",
+            path=path,
+            line=int(lines[r]),
+        ) from None
+    for v in codes:
+        ok = type(v) is str or (allow_int and type(v) is int)
+        if v is _MISSING or v is None or not ok or (type(v) is str and not v.strip()):
+            r = _first_row(col, bad={v})
+            what = "missing" if v is _MISSING else ("empty" if v in (None, "") else f"not a string: {v!r}")
+            raise BadInput(f"column {name!r} is {what}", path=path, line=int(lines[r]))
+    # Item ids compare as strings: 7 and "7" are the same item.
+    names = [str(v) for v in codes]
+    uniq: dict[str, int] = {}
+    remap = np.asarray([uniq.setdefault(s, len(uniq)) for s in names], dtype=np.int32)
+    return remap[np.asarray(idx, dtype=np.int64)], tuple(uniq)
+
+
+def _build(rows: list[dict], lines: np.ndarray, path: Path, prov: FileProvenance) -> TrialsTable:
+    if not rows:
+        raise BadInput("the trials table has no rows", path=path)
+    present = set().union(*(r.keys() for r in rows)) if len(rows) < 50_000 else _keys(rows)
+    missing = [c for c in REQUIRED if c not in present]
+    if missing:
+        raise BadInput(
+            f"missing required column(s): {', '.join(missing)} "
+            f"(required: {', '.join(REQUIRED)})",
+            path=path,
+            line=int(lines[0]),
+        )
+    cols = {c: [r.get(c, _MISSING) for r in rows] for c in KNOWN}
+    model, models = _intern(cols["model"], "model", path, lines)
+    bench, benchmarks = _intern(cols["benchmark"], "benchmark", path, lines)
+    item, items = _intern(cols["item"], "item", path, lines, allow_int=True)
+    category = _categories(cols["category"], path, lines)
+    trial = _trials(cols["trial"], path, lines)
+    loose = _loose(cols["correct_loose"], path, lines)
+    scorers = sorted(
+        {v for v in cols["scorer"] if v is not _MISSING and v is not None and _hashable(v)},
+        key=str,
+    )
+    _check_duplicates(model, bench, item, trial, lines, models, benchmarks, items, path)
+    meta = tuple(sorted(c for c in present if c not in KNOWN))
+    return TrialsTable(
+        path=str(path),
+        models=models,
+        benchmarks=benchmarks,
+        items=items,
+        model=_readonly(model),
+        benchmark=_readonly(bench),
+        item=_readonly(item),
+        trial=_readonly(trial),
+        category=_readonly(category),
+        loose=_readonly(loose),
+        line=_readonly(lines),
+        scorers=tuple(str(s) for s in scorers),
+        metadata_columns=meta,
+        provenance=prov,
+        _rows=rows,
+    )
+
+
+def _keys(rows: list[dict]) -> set[str]:
+    seen: set[frozenset] = set()
+    out: set[str] = set()
+    for r in rows:
+        k = r.keys()
+        if len(k) and frozenset(k) not in seen:
+            fk = frozenset(k)
+            seen.add(fk)
+            out |= fk
+    return out
+
+
+def _categories(col: list[Any], path: Path, lines: np.ndarray) -> np.ndarray:
+    lookup = {c: i for i, c in enumerate(CATEGORIES)}
+    codes: dict[Any, int] = {}
+    try:
+        idx = [codes.setdefault(v, len(codes)) for v in col]
+    except TypeError:
+        r = _first_row(col, pred=lambda v: not _hashable(v))
+        bad = col[r]
+        raise BadInput(
+            f"unknown category {bad!r}; allowed: {', '.join(CATEGORIES)}",
+            path=path,
+            line=int(lines[r]),
+        ) from None
+    table = np.empty(len(codes), dtype=np.int8)
+    for v, j in codes.items():
+        if v not in lookup:
+            r = _first_row(col, bad={v})
+            shown = "missing" if v is _MISSING else repr(v)
+            raise BadInput(
+                f"unknown category {shown}; allowed: {', '.join(CATEGORIES)}",
+                path=path,
+                line=int(lines[r]),
+            )
+        table[j] = lookup[v]
+    return table[np.asarray(idx, dtype=np.int64)]
+
+
+def _trials(col: list[Any], path: Path, lines: np.ndarray) -> np.ndarray:
+    arr = None
+    if all(type(v) is int for v in col):
+        try:
+            arr = np.asarray(col, dtype=np.int64)
+        except OverflowError:
+            arr = None
+    if arr is None:
+        r = _first_row(col, pred=lambda v: type(v) is not int or not -(2**62) < v < 2**62)
+        v = col[r]
+        shown = "missing" if v is _MISSING else f"not an integer: {v!r}"
+        raise BadInput(f"column 'trial' is {shown}", path=path, line=int(lines[r]))
+    neg = np.flatnonzero(arr < 0)
+    if neg.size:
+        r = int(neg[0])
+        raise BadInput(f"column 'trial' must be >= 0, got {arr[r]}", path=path, line=int(lines[r]))
+    return arr
+
+
+def _loose(col: list[Any], path: Path, lines: np.ndarray) -> np.ndarray:
+    out = np.full(len(col), -1, dtype=np.int8)
+    for r, v in enumerate(col):
+        if v is True:
+            out[r] = 1
+        elif v is False:
+            out[r] = 0
+        elif v is None or v is _MISSING:
+            continue
+        else:
+            raise BadInput(
+                f"column 'correct_loose' must be true, false or null, got {v!r}",
+                path=path,
+                line=int(lines[r]),
+            )
+    return out
+
+
+def _check_duplicates(
+    model: np.ndarray,
+    bench: np.ndarray,
+    item: np.ndarray,
+    trial: np.ndarray,
+    lines: np.ndarray,
+    models: tuple[str, ...],
+    benchmarks: tuple[str, ...],
+    items: tuple[str, ...],
+    path: Path,
+) -> None:
+    unit = (model.astype(np.int64) * len(benchmarks) + bench) * len(items) + item
+    order = np.lexsort((lines, trial, unit))
+    su, st = unit[order], trial[order]
+    same = np.flatnonzero((su[1:] == su[:-1]) & (st[1:] == st[:-1]))
+    if same.size == 0:
+        return
+    later = lines[order[same + 1]]
+    k = int(same[np.argmin(later)])
+    r1, r2 = int(order[k]), int(order[k + 1])
+    raise BadInput(
+        f"duplicate trial: model={models[model[r2]]!r}, benchmark={benchmarks[bench[r2]]!r}, "
+        f"item={items[item[r2]]!r}, trial={int(trial[r2])} also at line {int(lines[r1])}",
+        path=path,
+        line=int(lines[r2]),
+    )
