@@ -1,0 +1,115 @@
+"""`replicate collect`, `replicate score` and `replicate sim-server`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from replicate.cli.base import FormatOpt, StrictOpt, app, echo, warn
+from replicate.output import Format
+
+
+@app.command("collect")
+def collect_cmd(
+    config: Annotated[Path, typer.Argument(help="Collection config (TOML): [endpoint], [collection], [params].")],
+    items: Annotated[Path, typer.Option("--items", help="Items file (JSONL): id, benchmark, messages or prompt, reference, scorer, metadata.")],
+    archive: Annotated[Path, typer.Option("--archive", help="Archive (JSONL) to create or resume; append-only.")],
+    models: Annotated[Optional[str], typer.Option("--models", help="Override [collection] models: comma-separated, in phase order.")] = None,
+    k: Annotated[Optional[int], typer.Option("--k", help="Override [collection] k (trials per model and item).")] = None,
+    concurrency: Annotated[Optional[int], typer.Option("--concurrency", help="Override [collection] concurrency (requests in flight).")] = None,
+    base_url: Annotated[Optional[str], typer.Option("--base-url", help="Override [endpoint] base_url.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan (requests per phase, estimated tokens) and send nothing.")] = False,
+    progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show progress on stderr (default: on).")] = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Ask every item K times per model over an OpenAI-compatible API, into a crash-safe archive.
+
+    Models are asked in phases, in the config's order; within a phase every
+    (item, trial) is sent in a seeded random order. The API key is read from the
+    environment variable named by api_key_env. Transient faults (408, 409, 429,
+    5xx, timeouts, dropped connections, invalid JSON) are retried with backoff;
+    401/403/404 or an unknown model stop the run (rerun the same command after
+    the fix to resume). Rerunning resumes the missing trials only; a changed
+    config (models, k, params, items) is refused.
+    """
+    from replicate.collect import load_config, load_items
+    from replicate.collect.archive import read_archive
+    from replicate.collect.plan import make_plan, render_plan
+    from replicate.collect.runner import CollectionStopped, Progress, collect, render_summary
+
+    overrides = dict(k=k, concurrency=concurrency, base_url=base_url,
+                     models=None if models is None else [m.strip() for m in models.split(",") if m.strip()])
+    cfg = load_config(config).with_overrides(**overrides)
+    its = load_items(items)
+    if dry_run:
+        done = read_archive(archive).done if archive.exists() and archive.stat().st_size else set()
+        echo(render_plan(make_plan(cfg, its, done=done), fmt))
+        return
+    prog = Progress() if progress is not False else None
+    try:
+        summary = collect(cfg, its, archive, progress=prog)
+    except CollectionStopped as exc:
+        warn(render_summary(exc.summary, Format.table).rstrip("\n"))
+        raise
+    echo(render_summary(summary, fmt))
+
+
+@app.command("score")
+def score_cmd(
+    archive: Annotated[Path, typer.Argument(help="Archive written by 'replicate collect'.")],
+    items: Annotated[Path, typer.Option("--items", help="The items file the archive was collected from.")],
+    out: Annotated[Path, typer.Option("--out", help="Trials table to write: .jsonl, .jsonl.gz or .csv.")],
+    scorer: Annotated[Optional[str], typer.Option("--scorer", help="Use this scorer (name@N) for every item instead of each item's own.")] = None,
+    ifbench_strict: Annotated[Optional[list[Path]], typer.Option("--ifbench-strict", help="IFBench verifier strict results (eval_results_strict.jsonl); repeatable.")] = None,
+    ifbench_loose: Annotated[Optional[list[Path]], typer.Option("--ifbench-loose", help="IFBench verifier loose results (eval_results_loose.jsonl); repeatable.")] = None,
+    refusal_detector: Annotated[str, typer.Option("--refusal-detector", help="Versioned refusal detector for answers without an answer line, or 'none'.")] = "refusal-phrases@1",
+    strict: StrictOpt = False,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Score an archive into the trials table (one row per trial, six categories).
+
+    Category precedence: api_error, truncation (finish reason 'length'),
+    refusal (the API's refusal field, or the refusal detector when no answer is
+    found), format_failure (no answer found), else correct or wrong. Each row
+    names its scorer (name@N); correct_loose is filled where the scorer has a
+    loose reading (ifbench@1). Prints counts per model and category.
+    """
+    from replicate.scoring.pipeline import render_report, score_archive_to_file
+
+    report = score_archive_to_file(
+        archive, items, out, scorer=scorer, ifbench_strict=ifbench_strict or [], ifbench_loose=ifbench_loose or [],
+        refusal_detector=None if refusal_detector == "none" else refusal_detector, strict=strict,
+    )
+    echo(render_report(report, fmt))
+
+
+@app.command("sim-server")
+def sim_server_cmd(
+    config: Annotated[Optional[Path], typer.Option("--config", help="Sim config (TOML): models and pass probabilities, faults, seed.")] = None,
+    port: Annotated[int, typer.Option("--port", help="Port to listen on; 0 picks a free one.")] = 0,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+) -> None:
+    """Serve a simulated OpenAI-compatible chat-completions endpoint (for demos and tests).
+
+    Prints the base URL to put in a collection config, then serves until
+    interrupted. Without --config: models sim-a (p=0.5) and sim-b (p=0.8), no
+    faults, any API key accepted.
+    """
+    import os
+
+    from replicate.collect.simserver import DEFAULT_SIM, load_sim_config, sim_items_note, start_sim_server
+
+    sim = DEFAULT_SIM if config is None else load_sim_config(config)
+    key = os.environ.get(sim.api_key_env) if sim.api_key_env else None
+    server = start_sim_server(sim, host=host, port=port, api_key=key or None)
+    auth = f"key from ${sim.api_key_env}" if key else "any API key accepted"
+    echo(f"{server.url}")
+    warn(f"simulated endpoint: models {', '.join(sim.models)}; {sim_items_note(sim.items)}; {auth}; Ctrl-C to stop")
+    try:
+        server._thread.join()  # type: ignore[union-attr]
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()

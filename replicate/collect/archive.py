@@ -1,0 +1,286 @@
+"""The append-only JSONL archive of a K-trial collection.
+
+Line 1 is a header record (``"type": "header"``): the config minus secrets,
+the seed, the schema version, the request parameters' hash and a short hash
+of every item's messages. Every further line is one finished trial
+(``"type": "trial"``). A record is written in one ``write``, flushed and
+``fsync``-ed before it counts, so after a crash the file holds whole records
+plus at most one torn last line (no trailing newline), which the next run
+detects, reports and cuts off. A lock file (``ARCHIVE.lock``, ``fcntl.flock``)
+keeps a second collector away; the kernel drops the lock when its holder dies,
+even by ``kill -9``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import orjson
+
+from replicate.collect.config import CollectConfig, Item
+from replicate.errors import BadInput, UsageError
+
+ARCHIVE_SCHEMA = "replicate.archive/1"
+
+
+def lock_path(archive: Path) -> Path:
+    return archive.with_name(archive.name + ".lock")
+
+
+class ArchiveLock:
+    """An exclusive, non-blocking ``flock`` on ``ARCHIVE.lock`` (context manager)."""
+
+    def __init__(self, archive: str | Path) -> None:
+        self.path = lock_path(Path(archive))
+        self._fd: int | None = None
+
+    def acquire(self) -> "ArchiveLock":
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise UsageError(
+                f"another collector is writing {self.path.with_suffix('').name} "
+                f"(it holds the lock {self.path}); wait for it to finish or stop it first"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> "ArchiveLock":
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+# -- header --------------------------------------------------------------------------
+
+
+def make_header(config: CollectConfig, items: Sequence[Item]) -> dict[str, Any]:
+    return {
+        "type": "header",
+        "schema": ARCHIVE_SCHEMA,
+        "config": config.public(),
+        "seed": config.seed,
+        "params_hash": config.params_hash,
+        "items": {it.id: it.request_hash for it in items},
+    }
+
+
+def _list(names: Iterable[str], limit: int = 5) -> str:
+    names = sorted(names)
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def header_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """What differs between an archive's header and the current run, in words.
+
+    Only what changes the data is compared: models (and their order), K,
+    request parameters and items. Endpoint, concurrency, seed, timeouts and
+    retry policy may change between runs.
+    """
+    out: list[str] = []
+    oc, nc = old["config"], new["config"]
+    if oc["collection"]["models"] != nc["collection"]["models"]:
+        out.append(f"models: {oc['collection']['models']} -> {nc['collection']['models']}")
+    if oc["collection"]["k"] != nc["collection"]["k"]:
+        out.append(f"k: {oc['collection']['k']} -> {nc['collection']['k']}")
+    if old["params_hash"] != new["params_hash"]:
+        op, np_ = oc["params"], nc["params"]
+        diffs = []
+        for key in sorted(set(op) | set(np_)):
+            if key not in np_:
+                diffs.append(f"{key} removed (was {op[key]!r})")
+            elif key not in op:
+                diffs.append(f"{key} added ({np_[key]!r})")
+            elif op[key] != np_[key]:
+                diffs.append(f"{key}: {op[key]!r} -> {np_[key]!r}")
+        out.append("params: " + ("; ".join(diffs) or "changed"))
+    oi, ni = old["items"], new["items"]
+    if oi != ni:
+        parts = []
+        added, removed = set(ni) - set(oi), set(oi) - set(ni)
+        changed = {i for i in set(oi) & set(ni) if oi[i] != ni[i]}
+        if added:
+            parts.append(f"{len(added)} added ({_list(added)})")
+        if removed:
+            parts.append(f"{len(removed)} removed ({_list(removed)})")
+        if changed:
+            parts.append(f"{len(changed)} with other messages ({_list(changed)})")
+        out.append("items: " + "; ".join(parts))
+    return out
+
+
+# -- reading -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveContents:
+    """What an archive file holds: its header, its trial records (with line numbers)."""
+
+    path: Path
+    header: dict[str, Any] | None
+    records: tuple[tuple[int, dict[str, Any]], ...]
+    torn_bytes: int = 0  # size of a torn last line (0 if none)
+    valid_size: int = 0  # bytes up to and including the last complete line
+
+    @property
+    def done(self) -> set[tuple[str, str, int]]:
+        return {(r["model"], r["item"], r["trial"]) for _, r in self.records}
+
+
+def read_archive(path: str | Path) -> ArchiveContents:
+    """Read an archive. A torn last line is reported in ``torn_bytes``, not raised.
+
+    A malformed complete line, a trial before the header or a duplicate
+    (model, item, trial) is bad input naming the line.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise BadInput("archive not found", path=path) from None
+    end = data.rfind(b"\n") + 1
+    torn = len(data) - end
+    header: dict[str, Any] | None = None
+    records: list[tuple[int, dict[str, Any]]] = []
+    seen: dict[tuple[str, str, int], int] = {}
+    for lineno, line in enumerate(data[:end].splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise BadInput(f"archive record is not valid JSON: {exc}", path=path, line=lineno) from None
+        kind = obj.get("type") if isinstance(obj, dict) else None
+        if kind == "header":
+            if header is not None:
+                raise BadInput("a second header record", path=path, line=lineno)
+            if obj.get("schema") != ARCHIVE_SCHEMA:
+                raise BadInput(
+                    f"unknown archive schema {obj.get('schema')!r}; this version reads {ARCHIVE_SCHEMA}",
+                    path=path, line=lineno,
+                )
+            header = obj
+        elif kind == "trial":
+            if header is None:
+                raise BadInput("a trial record before the header", path=path, line=lineno)
+            try:
+                key = (str(obj["model"]), str(obj["item"]), int(obj["trial"]))
+            except (KeyError, TypeError, ValueError):
+                raise BadInput("a trial record needs model, item and trial", path=path, line=lineno) from None
+            if key in seen:
+                raise BadInput(
+                    f"duplicate trial {key} (also on line {seen[key]})", path=path, line=lineno
+                )
+            seen[key] = lineno
+            records.append((lineno, obj))
+        else:
+            raise BadInput(f"unknown record type {kind!r}; expected 'header' or 'trial'", path=path, line=lineno)
+    return ArchiveContents(path, header, tuple(records), torn, end)
+
+
+# -- writing -------------------------------------------------------------------------
+
+
+def _line(record: Mapping[str, Any]) -> bytes:
+    return orjson.dumps(record) + b"\n"
+
+
+@dataclass
+class ArchiveWriter:
+    """Appends records; :meth:`append_many` writes, flushes and fsyncs before returning."""
+
+    path: Path
+    _fh: Any = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self._fh = open(self.path, "ab", buffering=0)
+
+    def append_many(self, records: Iterable[Mapping[str, Any]]) -> int:
+        blob = b"".join(_line(r) for r in records)
+        if not blob:
+            return 0
+        view = memoryview(blob)
+        while view:
+            n = self._fh.write(view)
+            view = view[n:]
+        os.fsync(self._fh.fileno())
+        return blob.count(b"\n")
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        self.append_many([record])
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedArchive:
+    writer: ArchiveWriter
+    done: frozenset[tuple[str, str, int]]
+    torn_bytes: int
+    resumed: bool
+
+
+def open_for_collection(path: str | Path, config: CollectConfig, items: Sequence[Item]) -> OpenedArchive:
+    """Prepare an archive for appending: create it with a header, or check and resume it.
+
+    Call with the lock held. A torn last line is cut off (and its size
+    returned); a header that disagrees with the current config is refused with
+    the list of what changed; records of trials the current config does not
+    ask for are bad input.
+    """
+    path = Path(path)
+    new_header = make_header(config, items)
+    if not path.exists() or path.stat().st_size == 0:
+        writer = ArchiveWriter(path)
+        writer.append(new_header)
+        _fsync_dir(path)
+        return OpenedArchive(writer, frozenset(), 0, False)
+    contents = read_archive(path)
+    if contents.torn_bytes:
+        with open(path, "r+b") as fh:
+            fh.truncate(contents.valid_size)
+            os.fsync(fh.fileno())
+    if contents.header is None:  # only a torn header was written
+        writer = ArchiveWriter(path)
+        writer.append(new_header)
+        return OpenedArchive(writer, frozenset(), contents.torn_bytes, False)
+    changes = header_changes(contents.header, new_header)
+    if changes:
+        raise UsageError(
+            f"{path} was collected with another configuration; refusing to resume.\n"
+            + "\n".join(f"changed {c}" for c in changes)
+            + "\nRestore the original settings, or collect into a new archive."
+        )
+    return OpenedArchive(ArchiveWriter(path), frozenset(contents.done), contents.torn_bytes, True)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,250 @@
+"""An OpenAI-compatible chat-completions client with the collection's retry policy.
+
+One :class:`requests.Session` is shared by every worker thread; its
+``HTTPAdapter`` keeps a connection pool the size of the concurrency. The API
+key is read from the named environment variable at each request, placed in the
+``Authorization`` header only, and scrubbed from every message this module
+produces (a provider may echo a key in an error body).
+
+Fault classes:
+
+- transient (retried with backoff + jitter, honouring Retry-After): HTTP 408,
+  409, 429, 5xx, timeouts, connection errors, a 200 whose body is not valid
+  JSON or lacks a choice;
+- permanent for the whole collection (:class:`PermanentFault`): 401, 403, 404,
+  a 400 naming an unknown model, a missing API key variable, other statuses;
+- request-specific (recorded as the trial's ``api_error``): any other 4xx,
+  e.g. a 400 "input too long"; also a transient fault that hit the retry cap.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import random
+import re
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import orjson
+import requests
+from requests.adapters import HTTPAdapter
+
+from replicate.collect.config import CollectConfig, RetryPolicy
+from replicate.errors import ReplicateError
+
+_TRANSIENT_STATUS = {408, 409, 429}
+_PERMANENT_STATUS = {401, 403, 404}
+_MODEL_MISSING = re.compile(r"model.{0,80}(does not exist|not found|unknown|not exist)|unknown model", re.I | re.S)
+_MAX_MESSAGE = 500
+
+
+class PermanentFault(ReplicateError):
+    """A fault no retry can mend for this collection (bad key, unknown model, ...)."""
+
+    exit_code = 2
+
+    def __init__(self, kind: str, message: str) -> None:
+        self.kind = kind
+        super().__init__(message)
+
+
+class Aborted(Exception):
+    """The collection is stopping; this request was given up and records nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One finished trial: a response or a request-specific API error."""
+
+    text: str | None
+    finish_reason: str | None
+    refusal: str | None
+    usage: Mapping[str, int | None]
+    latency_s: float
+    attempts: int
+    retries: Mapping[str, int]
+    error_kind: str | None = None
+    error_message: str | None = None
+
+
+@dataclass
+class _Fault:
+    kind: str  # "transient", "request", "permanent"
+    label: str  # e.g. "http_429", "timeout"
+    message: str
+    retry_after: float | None = None
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds from a Retry-After header: delta-seconds (fractions accepted) or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        secs = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when is None:
+            return None
+        secs = when.timestamp() - (time.time() if now is None else now)
+    return max(0.0, secs)
+
+
+def _usage(body: Mapping[str, Any]) -> dict[str, int | None]:
+    u = body.get("usage") or {}
+    details = u.get("completion_tokens_details") or {}
+    return {
+        "prompt_tokens": u.get("prompt_tokens"),
+        "completion_tokens": u.get("completion_tokens"),
+        "reasoning_tokens": details.get("reasoning_tokens") if isinstance(details, dict) else None,
+    }
+
+
+@dataclass
+class ChatClient:
+    """Sends one chat-completions request per trial, retrying transient faults."""
+
+    base_url: str
+    api_key_env: str
+    pool_size: int = 8
+    timeout: float = 600.0
+    connect_timeout: float = 10.0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    stop: threading.Event = field(default_factory=threading.Event)
+    session: requests.Session = field(init=False, repr=False)
+
+    @classmethod
+    def from_config(cls, config: CollectConfig, *, stop: threading.Event | None = None) -> "ChatClient":
+        return cls(
+            config.base_url,
+            config.api_key_env,
+            pool_size=config.concurrency,
+            timeout=config.timeout,
+            connect_timeout=config.connect_timeout,
+            retry=config.retry,
+            stop=stop or threading.Event(),
+        )
+
+    def __post_init__(self) -> None:
+        self.url = self.base_url.rstrip("/") + "/chat/completions"
+        self.session = requests.Session()
+        adapter = HTTPAdapter(pool_connections=1, pool_maxsize=self.pool_size, max_retries=0, pool_block=True)
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
+        self.session.trust_env = False  # no proxies or netrc credentials picked up behind the user's back
+        self._rng = random.Random()
+        self._rng_lock = threading.Lock()
+
+    def close(self) -> None:
+        self.session.close()
+
+    # -- secrets -------------------------------------------------------------------
+    def _key(self) -> str:
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise PermanentFault(
+                "no_api_key", f"the environment variable {self.api_key_env} (api_key_env) is not set or empty"
+            )
+        return key
+
+    def _scrub(self, text: str) -> str:
+        key = os.environ.get(self.api_key_env)
+        if key:
+            text = text.replace(key, "[API key]")
+        return text[:_MAX_MESSAGE]
+
+    # -- one attempt ---------------------------------------------------------------
+    def _attempt(self, body: bytes, model: str) -> tuple[dict | None, _Fault | None, float]:
+        headers = {"Authorization": f"Bearer {self._key()}", "Content-Type": "application/json"}
+        t0 = time.perf_counter()
+        try:
+            resp = self.session.post(self.url, data=body, headers=headers, timeout=(self.connect_timeout, self.timeout))
+            content = resp.content
+        except requests.Timeout:
+            return None, _Fault("transient", "timeout", f"no answer within {self.timeout:g} s"), time.perf_counter() - t0
+        except requests.ConnectionError as exc:
+            return None, _Fault("transient", "connection", self._scrub(f"connection error: {type(exc).__name__}")), time.perf_counter() - t0
+        except requests.RequestException as exc:  # e.g. ChunkedEncodingError
+            return None, _Fault("transient", "connection", self._scrub(f"{type(exc).__name__}")), time.perf_counter() - t0
+        latency = time.perf_counter() - t0
+        status = resp.status_code
+        if status == 200:
+            try:
+                data = orjson.loads(content)
+                choice = data["choices"][0]
+                choice["message"]
+            except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
+                return None, _Fault("transient", "invalid_json", "the 200 response body is not a valid completion"), latency
+            return data, None, latency
+        message = self._error_message(content, status)
+        if status in _TRANSIENT_STATUS or 500 <= status < 600:
+            ra = parse_retry_after(resp.headers.get("Retry-After"))
+            return None, _Fault("transient", f"http_{status}", message, ra), latency
+        if status in _PERMANENT_STATUS:
+            return None, _Fault("permanent", f"http_{status}", message), latency
+        if status == 400 and ("model_not_found" in message or _MODEL_MISSING.search(message)):
+            return None, _Fault("permanent", "unknown_model", message), latency
+        if 400 <= status < 500:
+            return None, _Fault("request", f"http_{status}", message), latency
+        return None, _Fault("permanent", f"http_{status}", message), latency
+
+    def _error_message(self, content: bytes, status: int) -> str:
+        text = ""
+        try:
+            data = orjson.loads(content)
+            err = data.get("error") if isinstance(data, dict) else None
+            if isinstance(err, dict):
+                code = err.get("code")
+                text = str(err.get("message", "")) + (f" [{code}]" if code else "")
+            elif isinstance(err, str):
+                text = err
+        except orjson.JSONDecodeError:
+            text = content[:200].decode("utf-8", "replace")
+        return self._scrub(f"HTTP {status}: {text}".strip())
+
+    # -- one trial -----------------------------------------------------------------
+    def complete(self, model: str, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> Outcome:
+        """Run one trial to its end. Raises :class:`PermanentFault` or :class:`Aborted`."""
+        body = orjson.dumps({"model": model, "messages": [dict(m) for m in messages], **params})
+        retries: Counter[str] = Counter()
+        attempts = 0
+        while True:
+            if self.stop.is_set():
+                raise Aborted()
+            attempts += 1
+            data, fault, latency = self._attempt(body, model)
+            if fault is None:
+                assert data is not None
+                choice = data["choices"][0]
+                msg = choice.get("message") or {}
+                return Outcome(
+                    text=msg.get("content"),
+                    finish_reason=choice.get("finish_reason"),
+                    refusal=msg.get("refusal"),
+                    usage=_usage(data),
+                    latency_s=round(latency, 4),
+                    attempts=attempts,
+                    retries=dict(retries),
+                )
+            if fault.kind == "permanent":
+                raise PermanentFault(fault.label, f"{fault.message} (model {model}, {self.url})")
+            if fault.kind == "request":
+                return Outcome(None, None, None, {}, round(latency, 4), attempts, dict(retries),
+                               fault.label, fault.message)
+            retries[fault.label] += 1
+            n = sum(retries.values())
+            if self.retry.max_retries and n > self.retry.max_retries:
+                return Outcome(None, None, None, {}, round(latency, 4), attempts, dict(retries), fault.label,
+                               f"gave up after {attempts} attempts (max_retries={self.retry.max_retries}); "
+                               f"last: {fault.message}")
+            with self._rng_lock:
+                jitter = self._rng.random()
+            if self.stop.wait(self.retry.delay(n, retry_after=fault.retry_after, jitter=jitter)):
+                raise Aborted()

@@ -1,0 +1,320 @@
+"""Collection config (TOML) and items file (JSONL): loading and validation.
+
+The API key never appears here: the config names the environment variable
+that holds it (``api_key_env``) and the client reads that variable at request
+time. A config that carries a key itself is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+import orjson
+
+from replicate.errors import BadInput, UsageError
+from replicate.registry import VersionedName
+
+_ENDPOINT_KEYS = {"base_url", "api_key_env"}
+_COLLECTION_KEYS = {
+    "models",
+    "k",
+    "concurrency",
+    "seed",
+    "timeout",
+    "connect_timeout",
+    "max_retries",
+    "backoff_base",
+    "backoff_max",
+}
+_SECRET_HINTS = ("api_key", "key", "token", "secret", "password", "authorization")
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Retries of transient faults: exponential backoff with jitter, honouring Retry-After.
+
+    ``max_retries`` caps the retries of one request (0 = retry until success);
+    the n-th retry waits ``min(backoff_max, backoff_base * 2**(n-1))`` scaled by a
+    jitter factor in [0.5, 1], or the server's Retry-After if that is longer.
+    """
+
+    max_retries: int = 0
+    backoff_base: float = 1.0
+    backoff_max: float = 60.0
+
+    def delay(self, retry: int, *, retry_after: float | None, jitter: float) -> float:
+        """Seconds to wait before retry number ``retry`` (1-based); ``jitter`` in [0, 1)."""
+        base = min(self.backoff_max, self.backoff_base * 2 ** (retry - 1))
+        wait = base * (0.5 + 0.5 * jitter)
+        if retry_after is not None:
+            wait = max(wait, retry_after)
+        return wait
+
+
+@dataclass(frozen=True, slots=True)
+class CollectConfig:
+    """Everything a collection needs except the items and the secret."""
+
+    base_url: str
+    api_key_env: str
+    models: tuple[str, ...]
+    k: int
+    concurrency: int = 8
+    seed: int = 0
+    timeout: float = 600.0
+    connect_timeout: float = 10.0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    def with_overrides(self, **changes: Any) -> "CollectConfig":
+        """A copy with command-line overrides applied (``None`` values are ignored)."""
+        changes = {k: v for k, v in changes.items() if v is not None}
+        if "models" in changes:
+            changes["models"] = tuple(changes["models"])
+        return replace(self, **changes)
+
+    @property
+    def params_hash(self) -> str:
+        """sha256 of the request parameters as canonical JSON (sorted keys)."""
+        return "sha256:" + hashlib.sha256(_canonical(dict(self.params))).hexdigest()
+
+    def public(self) -> dict[str, Any]:
+        """The config as written to the archive header: no secrets (only the variable's name)."""
+        return {
+            "endpoint": {"base_url": self.base_url, "api_key_env": self.api_key_env},
+            "collection": {
+                "models": list(self.models),
+                "k": self.k,
+                "concurrency": self.concurrency,
+                "seed": self.seed,
+                "timeout": self.timeout,
+                "connect_timeout": self.connect_timeout,
+                "max_retries": self.retry.max_retries,
+                "backoff_base": self.retry.backoff_base,
+                "backoff_max": self.retry.backoff_max,
+            },
+            "params": dict(self.params),
+        }
+
+
+def _validate(c: CollectConfig) -> None:
+    if not isinstance(c.base_url, str) or not c.base_url.startswith(("http://", "https://")):
+        raise UsageError(f"base_url must start with http:// or https://, got {c.base_url!r}")
+    if not isinstance(c.api_key_env, str) or not c.api_key_env:
+        raise UsageError("api_key_env must name the environment variable that holds the API key")
+    if not c.models or not all(isinstance(m, str) and m for m in c.models):
+        raise UsageError("models must be a non-empty list of model ids")
+    dupes = sorted({m for m in c.models if c.models.count(m) > 1})
+    if dupes:
+        raise UsageError(f"models lists {', '.join(dupes)} more than once")
+    if not isinstance(c.k, int) or isinstance(c.k, bool) or c.k < 1:
+        raise UsageError(f"k must be an integer >= 1, got {c.k!r}")
+    if not isinstance(c.concurrency, int) or isinstance(c.concurrency, bool) or c.concurrency < 1:
+        raise UsageError(f"concurrency must be an integer >= 1, got {c.concurrency!r}")
+    if not isinstance(c.seed, int) or isinstance(c.seed, bool):
+        raise UsageError(f"seed must be an integer, got {c.seed!r}")
+    for name in ("timeout", "connect_timeout"):
+        v = getattr(c, name)
+        if not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+            raise UsageError(f"{name} must be a number of seconds > 0, got {v!r}")
+    r = c.retry
+    if not isinstance(r.max_retries, int) or r.max_retries < 0:
+        raise UsageError(f"max_retries must be an integer >= 0 (0 = until success), got {r.max_retries!r}")
+    for name in ("backoff_base", "backoff_max"):
+        v = getattr(r, name)
+        if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            raise UsageError(f"{name} must be a number of seconds >= 0, got {v!r}")
+    reserved = {"model", "messages", "stream", "n"} & set(c.params)
+    if reserved:
+        raise UsageError(
+            f"[params] may not set {', '.join(sorted(reserved))}: the collector sets model and "
+            "messages itself and needs one non-streamed choice per request"
+        )
+
+
+def _canonical(obj: Any) -> bytes:
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+
+
+def load_config(path: str | Path) -> CollectConfig:
+    """Read a collection config TOML. Unknown keys and inline secrets are bad input."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadInput("config file not found", path=path) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInput(f"not valid TOML: {exc}", path=path) from None
+    unknown_tables = set(data) - {"endpoint", "collection", "params"}
+    if unknown_tables:
+        raise BadInput(
+            f"unknown table(s) {', '.join(sorted(unknown_tables))}; allowed: [endpoint], [collection], [params]",
+            path=path,
+        )
+    endpoint = dict(data.get("endpoint", {}))
+    coll = dict(data.get("collection", {}))
+    params = dict(data.get("params", {}))
+    secretish = [k for k in endpoint if k not in _ENDPOINT_KEYS and any(h in k.lower() for h in _SECRET_HINTS)]
+    if secretish:
+        # never echo the value: only the key's name
+        raise BadInput(
+            f"[endpoint] {secretish[0]}: the API key must not be written in the config; "
+            "put it in an environment variable and name that variable with api_key_env",
+            path=path,
+        )
+    for table, keys, allowed in (("endpoint", endpoint, _ENDPOINT_KEYS), ("collection", coll, _COLLECTION_KEYS)):
+        unknown = set(keys) - allowed
+        if unknown:
+            raise BadInput(
+                f"[{table}] unknown key(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(allowed))}",
+                path=path,
+            )
+    for table, keys in (("endpoint", ("base_url", "api_key_env")), ("collection", ("models", "k"))):
+        src = endpoint if table == "endpoint" else coll
+        for key in keys:
+            if key not in src:
+                raise BadInput(f"[{table}] {key} is required", path=path)
+    try:
+        return CollectConfig(
+            base_url=endpoint["base_url"],
+            api_key_env=endpoint["api_key_env"],
+            models=tuple(coll["models"]) if isinstance(coll["models"], list) else coll["models"],
+            k=coll["k"],
+            concurrency=coll.get("concurrency", 8),
+            seed=coll.get("seed", 0),
+            timeout=coll.get("timeout", 600.0),
+            connect_timeout=coll.get("connect_timeout", 10.0),
+            retry=RetryPolicy(
+                max_retries=coll.get("max_retries", 0),
+                backoff_base=coll.get("backoff_base", 1.0),
+                backoff_max=coll.get("backoff_max", 60.0),
+            ),
+            params=MappingProxyType(params),
+        )
+    except UsageError as exc:
+        raise BadInput(str(exc), path=path) from None
+
+
+# -- items ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One benchmark question: what is sent (messages) and how it is scored."""
+
+    id: str
+    benchmark: str
+    messages: tuple[Mapping[str, Any], ...]
+    reference: Any
+    scorer: str
+    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    prompt: str | None = None  # the item's prompt text when given as `prompt`
+
+    @property
+    def request_hash(self) -> str:
+        """Short hash of what is sent for this item (its messages)."""
+        return hashlib.sha256(_canonical([dict(m) for m in self.messages])).hexdigest()[:16]
+
+    @property
+    def prompt_text(self) -> str:
+        """The text of the last user message (used to join verifier results by prompt)."""
+        if self.prompt is not None:
+            return self.prompt
+        for m in reversed(self.messages):
+            if m.get("role") == "user" and isinstance(m.get("content"), str):
+                return m["content"]
+        return ""
+
+
+_ITEM_KEYS = {"id", "benchmark", "messages", "prompt", "reference", "scorer", "metadata"}
+
+
+def _item_from(obj: Any, path: Path, line: int) -> Item:
+    if not isinstance(obj, dict):
+        raise BadInput("an item must be a JSON object", path=path, line=line)
+    unknown = set(obj) - _ITEM_KEYS
+    if unknown:
+        raise BadInput(
+            f"unknown item field(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(_ITEM_KEYS))}",
+            path=path,
+            line=line,
+        )
+    for key in ("id", "benchmark", "scorer"):
+        if key not in obj:
+            raise BadInput(f"item has no {key!r}", path=path, line=line)
+    iid = obj["id"]
+    if isinstance(iid, bool) or not isinstance(iid, (str, int)) or str(iid) == "":
+        raise BadInput(f"item id must be a non-empty string or integer, got {iid!r}", path=path, line=line)
+    if not isinstance(obj["benchmark"], str) or not obj["benchmark"]:
+        raise BadInput("benchmark must be a non-empty string", path=path, line=line)
+    try:
+        VersionedName.parse(obj["scorer"]) if isinstance(obj["scorer"], str) else VersionedName.parse("")
+    except ValueError:
+        raise BadInput(f"scorer must be a versioned name like 'final-answer-line@1', got {obj['scorer']!r}",
+                       path=path, line=line) from None
+    has_m, has_p = "messages" in obj, "prompt" in obj
+    if has_m == has_p:
+        raise BadInput("an item needs exactly one of 'messages' or 'prompt'", path=path, line=line)
+    prompt = None
+    if has_p:
+        if not isinstance(obj["prompt"], str) or not obj["prompt"]:
+            raise BadInput("prompt must be a non-empty string", path=path, line=line)
+        prompt = obj["prompt"]
+        messages: tuple = (MappingProxyType({"role": "user", "content": prompt}),)
+    else:
+        msgs = obj["messages"]
+        if not isinstance(msgs, list) or not msgs:
+            raise BadInput("messages must be a non-empty list of chat messages", path=path, line=line)
+        for j, m in enumerate(msgs):
+            if not isinstance(m, dict) or not isinstance(m.get("role"), str) or "content" not in m:
+                raise BadInput(f"messages[{j}] must be an object with 'role' and 'content'", path=path, line=line)
+        messages = tuple(MappingProxyType(dict(m)) for m in msgs)
+    if "reference" not in obj and not obj["scorer"].startswith("ifbench"):
+        raise BadInput("item has no 'reference'", path=path, line=line)
+    meta = obj.get("metadata", {})
+    if not isinstance(meta, dict):
+        raise BadInput("metadata must be an object", path=path, line=line)
+    return Item(
+        id=str(iid),
+        benchmark=obj["benchmark"],
+        messages=messages,
+        reference=obj.get("reference"),
+        scorer=obj["scorer"],
+        metadata=MappingProxyType(meta),
+        prompt=prompt,
+    )
+
+
+def load_items(path: str | Path) -> tuple[Item, ...]:
+    """Read an items JSONL file; blank lines are allowed, duplicate ids are bad input."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise BadInput("items file not found", path=path) from None
+    items: list[Item] = []
+    seen: dict[str, int] = {}
+    for lineno, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise BadInput(f"not valid JSON: {exc}", path=path, line=lineno) from None
+        item = _item_from(obj, path, lineno)
+        if item.id in seen:
+            raise BadInput(f"duplicate item id {item.id!r} (first on line {seen[item.id]})", path=path, line=lineno)
+        seen[item.id] = lineno
+        items.append(item)
+    if not items:
+        raise BadInput("no items", path=path)
+    return tuple(items)

@@ -1,0 +1,137 @@
+"""Pure, seeded request ordering and the dry-run plan.
+
+Within a model's phase every (item, trial) pair is visited in a random order
+drawn from ``(seed, model)``; the full order is drawn first and then the pairs
+already in the archive are removed, so a resumed run keeps the original order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from replicate.collect.config import CollectConfig, Item
+from replicate.output import Format, dumps_json, table
+
+Triple = tuple[str, str, int]  # (model, item id, trial)
+
+
+def phase_seed(seed: int, model: str) -> int:
+    """The integer seed of one model's phase, derived from the collection seed."""
+    digest = hashlib.sha256(f"{seed}\0{model}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def phase_order(items: Sequence[Item], model: str, *, k: int, seed: int) -> list[tuple[str, int]]:
+    """Every (item id, trial) of one phase in its seeded random order."""
+    pairs = [(it.id, t) for it in items for t in range(k)]
+    random.Random(phase_seed(seed, model)).shuffle(pairs)
+    return pairs
+
+
+def pending(
+    items: Sequence[Item], model: str, *, k: int, seed: int, done: Iterable[Triple] | set[Triple] = ()
+) -> list[tuple[str, int]]:
+    """The phase's pairs still missing from the archive, in seeded order."""
+    done_set = done if isinstance(done, (set, frozenset)) else set(done)
+    return [(i, t) for i, t in phase_order(items, model, k=k, seed=seed) if (model, i, t) not in done_set]
+
+
+def estimate_prompt_tokens(item: Item) -> int:
+    """A rough prompt size: characters / 4 over the message contents, plus 4 per message."""
+    chars = 0
+    for m in item.messages:
+        c = m.get("content")
+        chars += len(c) if isinstance(c, str) else len(str(c))
+    return chars // 4 + 4 * len(item.messages)
+
+
+@dataclass(frozen=True, slots=True)
+class PhasePlan:
+    model: str
+    requests: int  # still to send
+    already_done: int
+    est_prompt_tokens: int
+    max_completion_tokens: int | None  # requests x output cap, when the params set one
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What ``collect`` would send: per phase, in order."""
+
+    phases: tuple[PhasePlan, ...]
+    items: int
+    k: int
+    seed: int
+    concurrency: int
+    params_hash: str
+
+    @property
+    def requests(self) -> int:
+        return sum(p.requests for p in self.phases)
+
+    def to_json(self) -> dict:
+        return {
+            "items": self.items,
+            "k": self.k,
+            "seed": self.seed,
+            "concurrency": self.concurrency,
+            "params_hash": self.params_hash,
+            "requests": self.requests,
+            "phases": [
+                {
+                    "model": p.model,
+                    "requests": p.requests,
+                    "already_done": p.already_done,
+                    "est_prompt_tokens": p.est_prompt_tokens,
+                    "max_completion_tokens": p.max_completion_tokens,
+                }
+                for p in self.phases
+            ],
+        }
+
+
+_CAP_PARAMS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
+
+
+def make_plan(config: CollectConfig, items: Sequence[Item], *, done: set[Triple] = frozenset()) -> Plan:
+    """The dry-run plan: requests per phase and estimated tokens. Pure."""
+    per_item = {it.id: estimate_prompt_tokens(it) for it in items}
+    cap = next((config.params[p] for p in _CAP_PARAMS if isinstance(config.params.get(p), int)), None)
+    phases = []
+    for model in config.models:
+        todo = pending(items, model, k=config.k, seed=config.seed, done=done)
+        phases.append(
+            PhasePlan(
+                model=model,
+                requests=len(todo),
+                already_done=len(items) * config.k - len(todo),
+                est_prompt_tokens=sum(per_item[i] for i, _ in todo),
+                max_completion_tokens=None if cap is None else cap * len(todo),
+            )
+        )
+    return Plan(tuple(phases), len(items), config.k, config.seed, config.concurrency, config.params_hash)
+
+
+def render_plan(plan: Plan, fmt: Format) -> str:
+    if fmt is Format.json:
+        return dumps_json(plan)
+    rows = [
+        [
+            n,
+            p.model,
+            p.requests,
+            p.already_done,
+            f"~{p.est_prompt_tokens}",
+            "no cap set" if p.max_completion_tokens is None else f"<= {p.max_completion_tokens}",
+        ]
+        for n, p in enumerate(plan.phases, 1)
+    ]
+    head = (
+        f"Plan (dry run, nothing sent): {plan.items} items x K={plan.k} per model, "
+        f"seed {plan.seed}, concurrency {plan.concurrency}, params {plan.params_hash[:19]}\n"
+    )
+    body = table(rows, ["phase", "model", "requests", "already done", "prompt tokens", "completion tokens"], fmt)
+    return head + body + f"total requests: {plan.requests}\n"

@@ -1,0 +1,292 @@
+"""The collector: per-model phases, a fixed number of requests in flight, crash-safe records.
+
+The main thread owns the archive: workers only send requests and return
+outcomes; the main thread writes every finished batch in one write + fsync and
+only then counts it. A permanent fault stops new submissions, aborts requests
+waiting to retry, writes what finished, and raises :class:`CollectionStopped`.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Sequence, TextIO
+
+from replicate.collect.archive import ArchiveLock, open_for_collection
+from replicate.collect.client import Aborted, ChatClient, Outcome, PermanentFault
+from replicate.collect.config import CollectConfig, Item
+from replicate.collect.plan import pending
+from replicate.errors import ReplicateError
+from replicate.output import Format, dumps_json, table
+
+
+@dataclass(frozen=True, slots=True)
+class CollectSummary:
+    """What one ``collect`` run did."""
+
+    archive: str
+    trials_recorded: int
+    already_done: int
+    requests_sent: int
+    api_errors: int
+    retries: dict[str, int]
+    tokens: dict[str, dict[str, int]]  # model -> prompt/completion/reasoning totals
+    wall_time_s: float
+    torn_bytes_discarded: int
+    resumed: bool
+    stopped: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "archive": self.archive,
+            "trials_recorded": self.trials_recorded,
+            "already_done": self.already_done,
+            "requests_sent": self.requests_sent,
+            "api_errors": self.api_errors,
+            "retries": dict(sorted(self.retries.items())),
+            "retries_total": sum(self.retries.values()),
+            "tokens": self.tokens,
+            "wall_time_s": round(self.wall_time_s, 3),
+            "torn_bytes_discarded": self.torn_bytes_discarded,
+            "resumed": self.resumed,
+            "stopped": self.stopped,
+        }
+
+
+class CollectionStopped(ReplicateError):
+    """A permanent fault stopped the collection; ``summary`` says what was recorded."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, summary: CollectSummary) -> None:
+        self.summary = summary
+        super().__init__(message)
+
+
+def render_summary(s: CollectSummary, fmt: Format) -> str:
+    if fmt is Format.json:
+        return dumps_json(s)
+    retries = ", ".join(f"{k} {v}" for k, v in sorted(s.retries.items())) or "none"
+    lines = [
+        f"archive: {s.archive}" + (" (resumed)" if s.resumed else ""),
+        f"trials recorded: {s.trials_recorded} (already in archive: {s.already_done}); "
+        f"api errors: {s.api_errors}",
+        f"requests sent: {s.requests_sent}; retries: {sum(s.retries.values())} ({retries})",
+        f"wall time: {s.wall_time_s:.1f} s",
+    ]
+    if s.torn_bytes_discarded:
+        lines.append(f"discarded a torn last line ({s.torn_bytes_discarded} bytes) left by an interrupted run")
+    rows = [[m, t["prompt_tokens"], t["completion_tokens"], t["reasoning_tokens"]] for m, t in s.tokens.items()]
+    out = "\n".join(lines) + "\n"
+    if rows:
+        out += table(rows, ["model", "prompt tokens", "completion tokens", "reasoning tokens"], fmt)
+    return out
+
+
+# -- progress ------------------------------------------------------------------------
+
+
+class Progress:
+    """A bar on a terminal, a plain line every ``interval`` seconds otherwise."""
+
+    def __init__(self, stream: TextIO | None = None, *, tty: bool | None = None, interval: float = 10.0) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.interval = interval
+        self._last = 0.0
+
+    def start_phase(self, model: str, total: int, done: int) -> None:
+        self.model, self.total, self.t0, self._last = model, total, time.monotonic(), 0.0
+        self.stream.write(f"phase {model}: {total} requests to send ({done} already in the archive)\n")
+        self.stream.flush()
+
+    def update(self, done: int, retries: int, errors: int, *, final: bool = False) -> None:
+        now = time.monotonic()
+        if not final and now - self._last < (0.2 if self.tty else self.interval):
+            return
+        self._last = now
+        elapsed = max(now - self.t0, 1e-9)
+        rate = done / elapsed
+        eta = (self.total - done) / rate if rate > 0 else float("inf")
+        eta_s = "-" if eta == float("inf") else _clock(eta)
+        stats = f"{done}/{self.total} {rate:.1f} req/s ETA {eta_s} retries {retries} errors {errors}"
+        if self.tty:
+            width = 24
+            filled = int(width * done / self.total) if self.total else width
+            self.stream.write(f"\r{self.model} [{'#' * filled}{'.' * (width - filled)}] {stats}\x1b[K")
+            if final:
+                self.stream.write("\n")
+        else:
+            self.stream.write(f"{self.model}: {stats}\n")
+        self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(seconds)
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+# -- the collector -------------------------------------------------------------------
+
+
+def _record(model: str, item: str, trial: int, params_hash: str, o: Outcome) -> dict[str, Any]:
+    return {
+        "type": "trial",
+        "model": model,
+        "item": item,
+        "trial": trial,
+        "params_hash": params_hash,
+        "text": o.text,
+        "finish_reason": o.finish_reason,
+        "refusal": o.refusal,
+        "usage": dict(o.usage),
+        "latency_s": o.latency_s,
+        "attempts": o.attempts,
+        "retries": dict(o.retries),
+        "error_kind": o.error_kind,
+        "error_message": o.error_message,
+        "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+    }
+
+
+@dataclass
+class _Tally:
+    recorded: int = 0
+    sent: int = 0
+    errors: int = 0
+    retries: Counter = field(default_factory=Counter)
+    tokens: dict = field(default_factory=dict)
+
+    def add(self, model: str, o: Outcome) -> None:
+        self.recorded += 1
+        self.sent += o.attempts
+        self.retries.update(o.retries)
+        if o.error_kind is not None:
+            self.errors += 1
+        t = self.tokens.setdefault(model, {"prompt_tokens": 0, "completion_tokens": 0, "reasoning_tokens": 0})
+        for key in t:
+            t[key] += o.usage.get(key) or 0
+
+
+def collect(
+    config: CollectConfig,
+    items: Sequence[Item],
+    archive: str | Path,
+    *,
+    progress: Progress | None = None,
+    client_factory: Callable[[CollectConfig, threading.Event], ChatClient] | None = None,
+) -> CollectSummary:
+    """Collect every missing (model, item, trial) of ``config`` into ``archive``.
+
+    Holds the archive's lock for the whole run. Returns a summary; raises
+    :class:`CollectionStopped` (carrying the summary) after a permanent fault.
+    """
+    archive = Path(archive)
+    t_start = time.monotonic()
+    by_id = {it.id: it for it in items}
+    params = dict(config.params)
+    stop = threading.Event()
+    tally = _Tally()
+    with ArchiveLock(archive):
+        opened = open_for_collection(archive, config, items)
+        if opened.torn_bytes and progress is not None:
+            progress.stream.write(
+                f"discarded a torn last line ({opened.torn_bytes} bytes) left by an interrupted run\n"
+            )
+        client = (client_factory or (lambda c, s: ChatClient.from_config(c, stop=s)))(config, stop)
+        failure: PermanentFault | None = None
+
+        def summary() -> CollectSummary:
+            return CollectSummary(
+                archive=str(archive),
+                trials_recorded=tally.recorded,
+                already_done=len(opened.done),
+                requests_sent=tally.sent,
+                api_errors=tally.errors,
+                retries=dict(tally.retries),
+                tokens=tally.tokens,
+                wall_time_s=time.monotonic() - t_start,
+                torn_bytes_discarded=opened.torn_bytes,
+                resumed=opened.resumed,
+                stopped=None if failure is None else str(failure),
+            )
+
+        try:
+            with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="collect") as pool:
+                try:
+                    for model in config.models:
+                        todo = pending(items, model, k=config.k, seed=config.seed, done=opened.done)
+                        if progress is not None:
+                            progress.start_phase(model, len(todo), len(items) * config.k - len(todo))
+                        failure = _run_phase(model, todo, by_id, params, config, client, pool, opened, tally,
+                                             stop, progress)
+                        if failure is not None:
+                            break
+                except BaseException:  # Ctrl-C: give up waiting requests; records written so far stay
+                    stop.set()
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
+        finally:
+            client.close()
+            opened.writer.close()
+    if failure is not None:
+        s = summary()
+        raise CollectionStopped(
+            f"collection stopped: {failure} — nothing was recorded for that request; "
+            f"{s.trials_recorded} trials recorded in this run; fix the cause and rerun the same command to resume",
+            s,
+        )
+    return summary()
+
+
+def _run_phase(model, todo, by_id, params, config, client, pool, opened, tally, stop, progress):
+    queue = iter(todo)
+    inflight: dict[Future, tuple[str, int]] = {}
+    failure: PermanentFault | None = None
+    done_in_phase = 0
+    limit = config.concurrency * 2
+
+    def submit_more() -> None:
+        while not stop.is_set() and len(inflight) < limit:
+            nxt = next(queue, None)
+            if nxt is None:
+                return
+            item_id, trial = nxt
+            fut = pool.submit(client.complete, model, by_id[item_id].messages, params)
+            inflight[fut] = nxt
+
+    submit_more()
+    while inflight:
+        finished, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+        records = []
+        for fut in finished:
+            item_id, trial = inflight.pop(fut)
+            try:
+                outcome = fut.result()
+            except PermanentFault as exc:
+                if failure is None:
+                    failure = exc
+                stop.set()
+                continue
+            except Aborted:
+                continue
+            records.append((outcome, _record(model, item_id, trial, config.params_hash, outcome)))
+        if records:
+            opened.writer.append_many([r for _, r in records])  # flushed and fsynced
+            for outcome, _ in records:
+                tally.add(model, outcome)
+            done_in_phase += len(records)
+        if progress is not None:
+            progress.update(done_in_phase, sum(tally.retries.values()), tally.errors)
+        submit_more()
+    if progress is not None:
+        progress.update(done_in_phase, sum(tally.retries.values()), tally.errors, final=True)
+    return failure

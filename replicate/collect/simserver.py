@@ -1,0 +1,353 @@
+"""A simulated OpenAI-compatible chat-completions endpoint for demos, dry runs and tests.
+
+``POST /v1/chat/completions`` answers in the final-answer-line convention
+(``Final answer: X``), correct with a per-model, per-item pass probability;
+``GET /v1/models`` lists the models. Unknown model -> 404, wrong key -> 401,
+an item listed in ``too_long`` -> 400 ``context_length_exceeded``, like a real
+provider. Faults are injected at configured rates: 429 with Retry-After, 500,
+hangs past the client's timeout, dropped connections, malformed JSON,
+truncated outputs (``finish_reason: "length"``), refusals (the ``refusal``
+field) and answers without an answer line.
+
+Deterministic given the seed: the n-th request the server sees for a given
+(model, prompt) draws its fault from ``(seed, model, prompt, "fault", n)``, and
+the j-th fault-free answer draws correctness from ``(seed, model, prompt,
+"answer", j)``. So the multiset of outcomes per (model, item) does not depend
+on concurrency or timing.
+
+Start it in-process with :func:`start_sim_server` (returns the server, whose
+``port`` and ``url`` say where it listens) or as ``replicate sim-server``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import socket
+import threading
+import time
+import tomllib
+from collections import Counter
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping, Sequence
+
+import orjson
+
+from replicate.collect.config import Item, load_items
+from replicate.errors import BadInput
+
+FAULTS = ("rate_429", "rate_500", "rate_hang", "rate_drop", "rate_malformed", "rate_truncate",
+          "rate_refusal", "rate_no_answer")
+
+
+@dataclass(frozen=True, slots=True)
+class SimModel:
+    name: str
+    p: float = 0.5  # pass probability for items without their own
+    items: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    reasoning_tokens: int = 0
+
+    def p_for(self, item_id: str | None) -> float:
+        return self.items.get(item_id, self.p) if item_id is not None else self.p
+
+
+@dataclass(frozen=True, slots=True)
+class SimConfig:
+    """The simulated provider: models, fault rates, seed."""
+
+    models: Mapping[str, SimModel]
+    seed: int = 0
+    latency: float = 0.0
+    faults: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    retry_after: float = 1.0  # seconds sent in Retry-After with a 429
+    hang_seconds: float = 30.0  # how long a hang lasts (set it past the client's timeout)
+    too_long: frozenset[str] = frozenset()
+    items: tuple[Item, ...] = ()
+    api_key_env: str | None = None
+
+    def __post_init__(self) -> None:
+        for name, rate in self.faults.items():
+            if name not in FAULTS:
+                raise ValueError(f"unknown fault {name!r}; allowed: {', '.join(FAULTS)}")
+            if not 0 <= rate <= 1:
+                raise ValueError(f"fault rate {name} must lie in [0, 1], got {rate}")
+        if sum(self.faults.values()) > 1:
+            raise ValueError("fault rates must sum to at most 1")
+
+
+DEFAULT_SIM = SimConfig(models=MappingProxyType({"sim-a": SimModel("sim-a", 0.5), "sim-b": SimModel("sim-b", 0.8)}))
+
+
+def load_sim_config(path: str | Path) -> SimConfig:
+    """Read a sim-server TOML (see ``fixtures/collect/sim.toml``)."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadInput("sim config not found", path=path) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInput(f"not valid TOML: {exc}", path=path) from None
+    allowed = {"seed", "latency", "items", "too_long", "api_key_env", "models", "faults"}
+    unknown = set(data) - allowed
+    if unknown:
+        raise BadInput(f"unknown key(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(allowed))}", path=path)
+    models = {}
+    for name, spec in (data.get("models") or {}).items():
+        if not isinstance(spec, dict):
+            raise BadInput(f"[models.{name}] must be a table", path=path)
+        models[name] = SimModel(
+            name,
+            float(spec.get("p", 0.5)),
+            MappingProxyType({str(k): float(v) for k, v in (spec.get("items") or {}).items()}),
+            int(spec.get("reasoning_tokens", 0)),
+        )
+    if not models:
+        raise BadInput("no [models.NAME] tables", path=path)
+    faults = dict(data.get("faults") or {})
+    retry_after = float(faults.pop("retry_after", 1.0))
+    hang_seconds = float(faults.pop("hang_seconds", 30.0))
+    items: tuple[Item, ...] = ()
+    if "items" in data:
+        items = load_items(path.parent / data["items"])
+    try:
+        return SimConfig(
+            models=MappingProxyType(models),
+            seed=int(data.get("seed", 0)),
+            latency=float(data.get("latency", 0.0)),
+            faults=MappingProxyType({k: float(v) for k, v in faults.items()}),
+            retry_after=retry_after,
+            hang_seconds=hang_seconds,
+            too_long=frozenset(str(x) for x in data.get("too_long", [])),
+            items=items,
+            api_key_env=data.get("api_key_env"),
+        )
+    except ValueError as exc:
+        raise BadInput(str(exc), path=path) from None
+
+
+def _u(*parts: object) -> float:
+    """A uniform [0, 1) draw determined by its parts."""
+    h = hashlib.blake2b("\0".join(map(str, parts)).encode(), digest_size=8).digest()
+    return int.from_bytes(h, "big") / 2**64
+
+
+def wrong_answer(reference: Any) -> str:
+    """A plausible wrong answer: the next letter, the next integer, or a negation."""
+    ref = str(reference).strip()
+    if len(ref) == 1 and "A" <= ref.upper() <= "J":
+        return "B" if ref.upper() == "A" else "A"
+    try:
+        return str(int(ref) + 1)
+    except ValueError:
+        return f"not {ref}" if ref else "unknown"
+
+
+class SimServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 256
+
+    def __init__(self, addr: tuple[str, int], config: SimConfig, api_key: str | None) -> None:
+        super().__init__(addr, _Handler)
+        self.config = config
+        self.api_key = api_key
+        self.by_hash = {it.request_hash: it for it in config.items}
+        self.counts: Counter = Counter()  # (model, prompt hash, stream) -> draws so far
+        self.stats: Counter = Counter()  # outcome -> times served
+        self.lock = threading.Lock()
+        self.closing = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.server_address[0]}:{self.port}/v1"
+
+    def next_draw(self, model: str, key: str, stream: str) -> float:
+        with self.lock:
+            n = self.counts[(model, key, stream)]
+            self.counts[(model, key, stream)] = n + 1
+        return _u(self.config.seed, model, key, stream, n)
+
+    def count(self, outcome: str) -> None:
+        with self.lock:
+            self.stats[outcome] += 1
+
+    def stop(self) -> None:
+        """Shut down (releases hanging requests) and close the socket."""
+        self.closing.set()
+        self.shutdown()
+        self.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> "SimServer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_sim_server(
+    config: SimConfig = DEFAULT_SIM, *, host: str = "127.0.0.1", port: int = 0, api_key: str | None = None
+) -> SimServer:
+    """Start the simulated endpoint in a background thread; ``port=0`` picks a free port.
+
+    ``api_key``: the only key accepted (``None`` accepts any). Stop it with
+    :meth:`SimServer.stop` or use it as a context manager.
+    """
+    server = SimServer((host, port), config, api_key)
+    t = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name="sim-server")
+    server._thread = t
+    t.start()
+    return server
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: SimServer
+    server_version = "replicate-sim/1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet; never logs headers
+        pass
+
+    def _send(self, status: int, body: bytes, headers: Mapping[str, str] = MappingProxyType({})) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _error(self, status: int, message: str, type_: str, code: str | None = None,
+               headers: Mapping[str, str] = MappingProxyType({})) -> None:
+        self._send(status, orjson.dumps({"error": {"message": message, "type": type_, "code": code}}), headers)
+
+    def _authorised(self) -> bool:
+        key = self.server.api_key
+        if key is None:
+            return True
+        if self.headers.get("Authorization", "") == f"Bearer {key}":
+            return True
+        self.server.count("401")
+        self._error(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
+        return False
+
+    def _drop(self) -> None:
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") != "/v1/models":
+            self._error(404, f"no route {self.path}", "invalid_request_error")
+            return
+        if not self._authorised():
+            return
+        data = [{"id": m, "object": "model", "owned_by": "replicate-sim"} for m in self.server.config.models]
+        self._send(200, orjson.dumps({"object": "list", "data": data}))
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._error(404, f"no route {self.path}", "invalid_request_error")
+            return
+        if not self._authorised():
+            return
+        try:
+            req = orjson.loads(raw)
+            model, messages = req["model"], req["messages"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            self._error(400, "the request body must be JSON with 'model' and 'messages'", "invalid_request_error")
+            return
+        cfg, srv = self.server.config, self.server
+        if model not in cfg.models:
+            srv.count("404")
+            self._error(404, f"The model `{model}` does not exist or you do not have access to it.",
+                        "invalid_request_error", "model_not_found")
+            return
+        key = hashlib.sha256(orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+        item = srv.by_hash.get(key)
+        if item is not None and item.id in cfg.too_long:
+            srv.count("400")
+            self._error(400, "This model's maximum context length is 128 tokens. Please reduce the length "
+                        "of the messages.", "invalid_request_error", "context_length_exceeded")
+            return
+        if cfg.latency:
+            time.sleep(cfg.latency)
+        fault = self._fault(srv.next_draw(model, key, "fault"))
+        srv.count(fault or "ok")
+        if fault == "rate_429":
+            self._error(429, "Rate limit reached. Please try again later.", "requests", "rate_limit_exceeded",
+                        {"Retry-After": f"{cfg.retry_after:g}"})
+            return
+        if fault == "rate_500":
+            self._error(500, "The server had an error while processing your request.", "server_error")
+            return
+        if fault == "rate_hang":
+            srv.closing.wait(cfg.hang_seconds)
+            self._drop()
+            return
+        if fault == "rate_drop":
+            self._drop()
+            return
+        if fault == "rate_malformed":
+            body = b'{"id": "chatcmpl-sim", "choices": [{"message": {"content": "Final ans'
+            self._send(200, body)
+            return
+        prompt_chars = sum(len(str(m.get("content", ""))) for m in messages if isinstance(m, dict))
+        spec = cfg.models[model]
+        reference = item.reference if item is not None else "yes"
+        refusal = None
+        finish = "stop"
+        if fault == "rate_refusal":
+            text, refusal = None, "I'm sorry, but I can't help with that."
+        elif fault == "rate_truncate":
+            text, finish = "Let me think about this step by step. First, we consider", "length"
+        elif fault == "rate_no_answer":
+            text = "I considered the question carefully but could not settle on an answer."
+        else:
+            correct = srv.next_draw(model, key, "answer") < spec.p_for(item.id if item else None)
+            srv.count("correct" if correct else "wrong")
+            answer = reference if correct else wrong_answer(reference)
+            text = f"Working through the question.\nFinal answer: {answer}"
+        completion = len(text or refusal or "") // 4 + 1
+        body = {
+            "id": f"chatcmpl-sim-{key[:8]}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text, "refusal": refusal},
+                         "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": prompt_chars // 4 + 4,
+                "completion_tokens": completion + spec.reasoning_tokens,
+                "total_tokens": prompt_chars // 4 + 4 + completion + spec.reasoning_tokens,
+                "completion_tokens_details": {"reasoning_tokens": spec.reasoning_tokens},
+            },
+        }
+        try:
+            self._send(200, orjson.dumps(body))
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _fault(self, u: float) -> str | None:
+        acc = 0.0
+        for name in FAULTS:
+            acc += self.server.config.faults.get(name, 0.0)
+            if u < acc:
+                return name
+        return None
+
+
+def sim_items_note(items: Sequence[Item]) -> str:
+    return f"{len(items)} items known" if items else "no items file: answers 'yes' to every prompt"

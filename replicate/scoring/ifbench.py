@@ -1,0 +1,111 @@
+"""The official IFBench verifier's per-prompt results, joined to items by prompt text.
+
+The verifier (allenai/IFBench, ``run_eval.py``) writes ``eval_results_strict.jsonl``
+and ``eval_results_loose.jsonl``: one row per prompt with ``prompt``,
+``response``, ``instruction_id_list``, ``follow_instruction_list`` and
+``follow_all_instructions``, but no item id. Its own tooling pairs prompts and
+responses by exact prompt text, so we do too: a result row belongs to the item
+whose prompt text is identical, and to the trial whose response text is
+identical (the verifier is deterministic, so the same response gets the same
+verdict under any model or trial). Prompts that match no item, and items with no
+result, are reported; a prompt that differs only in surrounding whitespace is
+pointed out but not joined.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import orjson
+
+from replicate.errors import BadInput
+
+
+@dataclass(frozen=True, slots=True)
+class IFBenchResults:
+    """Verdicts keyed by (prompt, response): strict, and loose when loose files were given."""
+
+    strict: dict[tuple[str, str], bool]
+    loose: dict[tuple[str, str], bool] | None
+    prompts: frozenset[str]
+    sources: tuple[str, ...]
+
+    def lookup(self, prompt: str, response: str) -> tuple[bool, bool | None] | None:
+        key = (prompt, response)
+        s = self.strict.get(key)
+        if s is None:
+            return None
+        return s, (None if self.loose is None else self.loose.get(key))
+
+    def join_report(self, item_prompts: dict[str, str]) -> dict:
+        """Prompts matching no item, and items (id -> prompt) with no result row at all."""
+        by_prompt = set(item_prompts.values())
+        stripped = {p.strip() for p in by_prompt}
+        unmatched = sorted(p for p in self.prompts if p not in by_prompt)
+        near = [p for p in unmatched if p.strip() in stripped]
+        no_result = sorted(i for i, p in item_prompts.items() if p not in self.prompts)
+        return {
+            "result_prompts": len(self.prompts),
+            "unmatched_prompts": len(unmatched),
+            "unmatched_prompts_whitespace_only": len(near),
+            "unmatched_prompt_heads": [p[:60] for p in unmatched[:10]],
+            "items_without_result": no_result,
+        }
+
+
+def _read(path: Path) -> dict[tuple[str, str], bool]:
+    out: dict[tuple[str, str], bool] = {}
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise BadInput("IFBench results file not found", path=path) from None
+    for lineno, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise BadInput(f"not valid JSON: {exc}", path=path, line=lineno) from None
+        if not isinstance(row, dict) or not isinstance(row.get("prompt"), str) or not isinstance(
+            row.get("response"), str
+        ) or not isinstance(row.get("follow_all_instructions"), bool):
+            raise BadInput(
+                "an IFBench result row needs 'prompt' and 'response' (strings) and "
+                "'follow_all_instructions' (true/false)",
+                path=path, line=lineno,
+            )
+        key = (row["prompt"], row["response"])
+        if key in out and out[key] != row["follow_all_instructions"]:
+            raise BadInput("the same prompt and response appear earlier with the opposite verdict",
+                           path=path, line=lineno)
+        out[key] = row["follow_all_instructions"]
+    return out
+
+
+def _merge(paths: Iterable[Path]) -> dict[tuple[str, str], bool]:
+    merged: dict[tuple[str, str], bool] = {}
+    for p in paths:
+        for key, v in _read(Path(p)).items():
+            if key in merged and merged[key] != v:
+                raise BadInput("a prompt and response already judged differently in another results file", path=p)
+            merged[key] = v
+    return merged
+
+
+def load_ifbench_results(strict: Sequence[Path], loose: Sequence[Path] = ()) -> IFBenchResults:
+    """Read the verifier's strict (required) and loose (optional) result files."""
+    if not strict:
+        raise BadInput("IFBench loose results were given without the strict ones (--ifbench-strict)")
+    s = _merge(strict)
+    lo = _merge(loose) if loose else None
+    if lo is not None:
+        missing = set(s) - set(lo)
+        if missing:
+            prompt = next(iter(missing))[0][:60]
+            raise BadInput(
+                f"{len(missing)} strict result(s) have no loose counterpart (e.g. prompt {prompt!r}); "
+                "pass the loose file of the same run", path=loose[0],
+            )
+    return IFBenchResults(s, lo, frozenset(p for p, _ in s), tuple(str(p) for p in [*strict, *loose]))

@@ -1,0 +1,246 @@
+"""Archive + items -> trials table (see the trials-table contract in docs/collect.md).
+
+:func:`score_records` is pure (records and items in, rows and counts out);
+:func:`score_archive_to_file` reads the files, writes the table and returns a
+:class:`ScoreReport`.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import orjson
+
+from replicate.diagnostics import Diagnostics
+from replicate.errors import UsageError
+from replicate.output import Format, dumps_json, table
+from replicate.scoring.base import CATEGORIES, SCORERS, NoResult, ScoreInput, Scorer, categorize
+
+CORE_COLUMNS = ("model", "item", "trial", "benchmark", "category", "correct_loose", "scorer",
+                "prompt_tokens", "completion_tokens", "reasoning_tokens")
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreReport:
+    """Counts per model and category, the scorers used, and everything left out."""
+
+    archive: str
+    items: str
+    out: str | None
+    rows: int
+    counts: dict[str, dict[str, int]]  # model -> category -> trials
+    scorers: dict[str, int]  # scorer name -> trials scored with it
+    refusal_detector: str | None
+    unscored: dict[str, int]  # reason -> trials left out
+    ifbench: dict | None = None
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "archive": self.archive,
+            "items": self.items,
+            "out": self.out,
+            "rows": self.rows,
+            "counts": self.counts,
+            "rates": {
+                m: {c: (n / sum(cs.values()) if sum(cs.values()) else None) for c, n in cs.items()}
+                for m, cs in self.counts.items()
+            },
+            "scorers": self.scorers,
+            "refusal_detector": self.refusal_detector,
+            "unscored": self.unscored,
+            "ifbench": self.ifbench,
+            "warnings": self.diagnostics.to_json(),
+        }
+
+
+def _meta_columns(meta: Mapping[str, Any]) -> dict[str, Any]:
+    return {(f"meta_{k}" if k in CORE_COLUMNS else k): v for k, v in meta.items()}
+
+
+def score_records(
+    records: Iterable[tuple[int, Mapping[str, Any]]],
+    items: Mapping[str, Any],
+    *,
+    scorer_for: Mapping[str, Scorer],
+    resources: Mapping[str, Any],
+    detector: Any = None,
+    diag: Diagnostics,
+    archive_path: str = "",
+) -> tuple[list[dict[str, Any]], Counter]:
+    """Rows of the trials table, and counts of trials left out by reason. Pure."""
+    rows: list[dict[str, Any]] = []
+    unscored: Counter = Counter()
+    for lineno, rec in records:
+        item = items.get(str(rec["item"]))
+        if item is None:
+            unscored["item_not_in_items_file"] += 1
+            diag.warn("unknown_item", f"trial of item {rec['item']!r} is not in the items file; left out",
+                      path=archive_path, line=lineno)
+            continue
+        sc = scorer_for[item.id]
+        verdict = None
+        fires = False
+        if not (rec.get("error_kind") or rec.get("finish_reason") == "length" or rec.get("refusal")):
+            try:
+                verdict = sc.judge(ScoreInput(rec.get("text") or "", item.reference, item, resources))
+            except NoResult as exc:
+                unscored[f"{sc.name}: {exc}"] += 1
+                diag.warn("no_result", f"{rec['model']} {item.id} trial {rec['trial']}: {exc}; left out",
+                          path=archive_path, line=lineno)
+                continue
+            if verdict.answer is None and detector is not None:
+                fires = bool(detector(rec.get("text")))
+        category = categorize(
+            error_kind=rec.get("error_kind"), finish_reason=rec.get("finish_reason"), refusal=rec.get("refusal"),
+            verdict=verdict, detector_says_refusal=fires,
+        )
+        loose = None
+        if sc.has_loose and category in ("correct", "wrong") and verdict is not None:
+            loose = verdict.correct_loose
+        elif sc.has_loose and category in ("format_failure", "refusal", "truncation"):
+            loose = False
+        usage = rec.get("usage") or {}
+        row = {
+            "model": rec["model"],
+            "item": item.id,
+            "trial": int(rec["trial"]),
+            "benchmark": item.benchmark,
+            "category": category,
+            "correct_loose": loose,
+            "scorer": sc.name,
+            "prompt_tokens": usage.get("prompt_tokens"),
+            "completion_tokens": usage.get("completion_tokens"),
+            "reasoning_tokens": usage.get("reasoning_tokens"),
+        }
+        row.update(_meta_columns(item.metadata))
+        rows.append(row)
+    return rows, unscored
+
+
+def write_trials(rows: Sequence[Mapping[str, Any]], out: str | Path) -> None:
+    """Write the trials table: JSONL (``.jsonl``, ``.jsonl.gz``) or CSV (``.csv``) by extension."""
+    out = Path(out)
+    name = out.name.lower()
+    if name.endswith(".csv"):
+        columns = list(CORE_COLUMNS)
+        for r in rows:
+            columns.extend(k for k in r if k not in columns)
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: _csv_cell(r.get(k)) for k in columns})
+        out.write_text(buf.getvalue(), encoding="utf-8")
+    elif name.endswith(".jsonl") or name.endswith(".jsonl.gz"):
+        blob = b"".join(orjson.dumps(r) + b"\n" for r in rows)
+        if name.endswith(".gz"):
+            with gzip.open(out, "wb") as fh:
+                fh.write(blob)
+        else:
+            out.write_bytes(blob)
+    else:
+        raise UsageError(f"--out {out}: unknown table format; use a name ending in .jsonl, .jsonl.gz or .csv")
+
+
+def _csv_cell(v: Any) -> Any:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (dict, list)):
+        return orjson.dumps(v).decode()
+    return v
+
+
+def score_archive_to_file(
+    archive: str | Path,
+    items_path: str | Path,
+    out: str | Path | None,
+    *,
+    scorer: str | None = None,
+    ifbench_strict: Sequence[Path] = (),
+    ifbench_loose: Sequence[Path] = (),
+    refusal_detector: str | None = "refusal-phrases@1",
+    strict: bool = False,
+) -> ScoreReport:
+    """Read an archive and its items, score every trial, write the table (unless ``out`` is None)."""
+    from replicate.collect.archive import read_archive
+    from replicate.collect.config import load_items
+    from replicate.scoring.refusal import get_detector
+
+    if out is not None:
+        n = Path(out).name.lower()
+        if not (n.endswith(".csv") or n.endswith(".jsonl") or n.endswith(".jsonl.gz")):
+            raise UsageError(f"--out {out}: unknown table format; use a name ending in .jsonl, .jsonl.gz or .csv")
+    diag = Diagnostics(strict=strict)
+    detector = None if refusal_detector is None else get_detector(refusal_detector)
+    items = load_items(items_path)
+    by_id = {it.id: it for it in items}
+    contents = read_archive(archive)
+    if contents.torn_bytes:
+        diag.warn("torn_line", f"a torn last line ({contents.torn_bytes} bytes) was ignored", path=archive)
+    if contents.header is not None:
+        changed = [i for i, h in contents.header.get("items", {}).items() if i in by_id and by_id[i].request_hash != h]
+        if changed:
+            diag.warn("items_changed", f"{len(changed)} item(s) have other messages than when collected "
+                      f"(e.g. {changed[0]})", path=items_path)
+    names = sorted({scorer} if scorer else {it.scorer for it in items})
+    resolved = {s.name: s for s in SCORERS.get_many(names)}
+    scorer_for = {it.id: resolved[scorer or it.scorer] for it in items}
+    resources: dict[str, Any] = {}
+    ifb_report = None
+    if ifbench_strict or ifbench_loose:
+        from replicate.scoring.ifbench import load_ifbench_results
+
+        res = load_ifbench_results(list(ifbench_strict), list(ifbench_loose))
+        resources["ifbench"] = res
+        ifb_items = {it.id: it.prompt_text for it in items if "ifbench" in scorer_for[it.id].needs}
+        ifb_report = res.join_report(ifb_items)
+        if ifb_report["unmatched_prompts"]:
+            diag.warn("ifbench_unmatched", f"{ifb_report['unmatched_prompts']} verifier prompt(s) match no item "
+                      f"({ifb_report['unmatched_prompts_whitespace_only']} differ only in surrounding whitespace)")
+        if ifb_report["items_without_result"]:
+            diag.warn("ifbench_no_result", f"{len(ifb_report['items_without_result'])} item(s) have no verifier "
+                      f"result (e.g. {ifb_report['items_without_result'][0]})")
+    for sc in resolved.values():
+        missing = [n for n in sc.needs if n not in resources]
+        if missing and any(scorer_for[i].name == sc.name for i in by_id):
+            raise UsageError(f"{sc.name} needs the verifier's results: pass --ifbench-strict (and --ifbench-loose)")
+    rows, unscored = score_records(contents.records, by_id, scorer_for=scorer_for, resources=resources,
+                                   detector=detector, diag=diag, archive_path=str(archive))
+    if out is not None:
+        write_trials(rows, out)
+    counts: dict[str, dict[str, int]] = {}
+    used: Counter = Counter()
+    for r in rows:
+        counts.setdefault(r["model"], dict.fromkeys(CATEGORIES, 0))[r["category"]] += 1
+        used[r["scorer"]] += 1
+    return ScoreReport(str(archive), str(items_path), None if out is None else str(out), len(rows), counts,
+                       dict(sorted(used.items())), refusal_detector, dict(unscored), ifb_report, diag)
+
+
+def render_report(rep: ScoreReport, fmt: Format) -> str:
+    if fmt is Format.json:
+        return dumps_json(rep)
+    rows = [[m, *(cs[c] for c in CATEGORIES), sum(cs.values())] for m, cs in rep.counts.items()]
+    out = table(rows, ["model", *CATEGORIES, "trials"], fmt)
+    lines = [f"{rep.rows} trials written to {rep.out}" if rep.out else f"{rep.rows} trials scored"]
+    lines.append("scorers: " + ", ".join(f"{k} ({v})" for k, v in rep.scorers.items()))
+    lines.append(f"refusal detector: {rep.refusal_detector or 'none'}")
+    if rep.unscored:
+        lines.append("left out: " + "; ".join(f"{v} ({k})" for k, v in sorted(rep.unscored.items())))
+    if rep.ifbench is not None:
+        j = rep.ifbench
+        lines.append(f"ifbench join: {j['result_prompts']} verifier prompts, {j['unmatched_prompts']} match no item "
+                     f"({j['unmatched_prompts_whitespace_only']} only by whitespace), "
+                     f"{len(j['items_without_result'])} items without a result")
+    for code, n in sorted(rep.diagnostics.counts().items()):
+        lines.append(f"warning [{code}]: {n}")
+    return out + "\n".join(lines) + "\n"
