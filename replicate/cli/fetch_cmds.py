@@ -1,0 +1,85 @@
+"""``replicate fetch``: released files from a repository, pinned to a commit and hashed."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from replicate.cli.base import FormatOpt, app, echo, warn
+from replicate.errors import UsageError
+from replicate.output import Format
+
+
+class Via(str, Enum):
+    auto = "auto"
+    git = "git"
+    http = "http"
+
+
+@app.command("fetch")
+def fetch_cmd(
+    source: Annotated[Optional[str], typer.Argument(
+        help="owner/repo (GitHub), an https:// git URL, a file:// URL or a local git repository path.",
+        metavar="SOURCE", show_default=False)] = None,
+    rev: Annotated[Optional[str], typer.Option(
+        "--rev", help="Commit, branch or tag (default: the default branch); recorded as the full commit id.",
+        metavar="REV", show_default=False)] = None,
+    include: Annotated[Optional[list[str]], typer.Option(
+        "--include", "-i", help="Glob on the full repository path (repeatable): '*' stays inside one "
+        "directory, '**' spans directories, 'results/' = 'results/**'. Default: every file.",
+        metavar="GLOB", show_default=False)] = None,
+    dest: Annotated[Optional[Path], typer.Option(
+        "--dest", "-d", help="Directory to write into (default: ./<repository name>).",
+        metavar="DIR", show_default=False)] = None,
+    via: Annotated[Via, typer.Option(
+        "--via", help="Transport: auto (http for GitHub sources, git otherwise), git or http.")] = Via.auto,
+    offline: Annotated[bool, typer.Option(
+        "--offline", help="Use only the cache; fail naming whatever is missing.")] = False,
+    max_size: Annotated[str, typer.Option(
+        "--max-size", help="Skip files larger than this many bytes (K, M, G suffixes allowed).",
+        metavar="BYTES")] = "100M",
+    allow_large: Annotated[bool, typer.Option(
+        "--allow-large", help="Fetch files over --max-size too.")] = False,
+    check: Annotated[Optional[Path], typer.Option(
+        "--check", help="Rehash the files of a fetched DIR against its manifest; exit 1 naming each "
+        "missing or changed file.", metavar="DIR", show_default=False)] = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Fetch released files from a repository at a pinned commit, with hashes and licence status.
+
+    Writes the files matching --include into DIR and records DIR/replicate-manifest.json
+    (source, commit, per-file size and sha256, repository metadata, licence, and every
+    selected file that was skipped and why). Fetching again is a no-op when the files
+    still match. Environment: GITHUB_TOKEN (optional token for the GitHub API),
+    REPLICATE_CACHE_DIR (cache location), REPLICATE_GITHUB_API / REPLICATE_GITHUB_RAW
+    (base URLs of the http transport).
+    """
+    from replicate.fetch import render
+
+    if check is not None:
+        if source is not None:
+            raise UsageError("--check DIR takes no SOURCE; run `replicate fetch --check DIR` alone")
+        from replicate.fetch import check as check_dir
+
+        result = check_dir(check)
+        echo(render.render_check(result, fmt))
+        result.raise_for_status()
+        return
+    if source is None:
+        raise UsageError("missing SOURCE (owner/repo, URL or path), or pass --check DIR")
+    from replicate.fetch import fetch
+
+    progress = _progress if sys.stderr.isatty() else None
+    result = fetch(source, rev=rev, include=include or (), dest=dest, via=via.value,
+                   offline=offline, max_size=max_size, allow_large=allow_large, progress=progress)
+    echo(render.render_fetch(result, fmt))
+    if fmt is Format.json and result.skipped:
+        warn(f"warning: {len(result.skipped)} selected file(s) skipped; see \"skipped\" in the output")
+
+
+def _progress(event: str, what: str) -> None:
+    warn(f"{event}: {what}")

@@ -1,0 +1,359 @@
+"""``fetch(...)``: the one library call behind ``replicate fetch``.
+
+Resolve the source and revision, list the tree at the pinned commit, select by
+include globs, refuse what must not be written, fetch missing contents into the
+cache (verified by git blob id), then write each file into the destination via
+a temporary name and record the manifest.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from replicate.errors import UsageError
+from replicate.fetch.cache import Cache, Snapshot
+from replicate.fetch.errors import IntegrityError, OfflineMissing
+from replicate.fetch.globs import Includes
+from replicate.fetch.httpfetch import HttpSettings
+from replicate.fetch.manifest import (
+    FileEntry,
+    Manifest,
+    Skipped,
+    check_directory,
+    read_manifest,
+    write_manifest,
+)
+from replicate.fetch.safety import (
+    LFS_MAX_POINTER,
+    human_size,
+    parse_lfs_pointer,
+    parse_size,
+    refuse_path,
+)
+from replicate.fetch.source import Source, parse_source
+from replicate.fetch.tree import TreeEntry, root_licence_files
+from replicate.fetch.writer import remove_leftovers, write_verified
+from replicate.provenance import MANIFEST_NAME, sha256_file
+
+VIAS = ("auto", "git", "http")
+DEFAULT_MAX_SIZE = 100 << 20  # 100 MiB, GitHub's own per-file limit
+_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    """What a fetch did. ``manifest`` is what was written to ``dest``."""
+
+    manifest: Manifest
+    dest: str
+    written: tuple[str, ...]
+    unchanged: tuple[str, ...]
+    removed: tuple[str, ...]
+    stale: tuple[str, ...]  # files of an earlier manifest, no longer selected, edited since: left alone
+    downloaded: int  # files whose contents came from the host (not from the cache)
+    not_selected: int  # tree entries the include globs left out
+    listing_complete: bool  # False: the host truncated the tree; only matching directories were walked
+
+    @property
+    def skipped(self) -> tuple[Skipped, ...]:
+        return self.manifest.skipped
+
+    def to_json(self) -> dict:
+        out = self.manifest.to_json()
+        out["dest"] = self.dest
+        out["actions"] = {
+            "written": list(self.written),
+            "unchanged": list(self.unchanged),
+            "removed": list(self.removed),
+            "stale": list(self.stale),
+            "downloaded": self.downloaded,
+            "not_selected": self.not_selected,
+            "listing_complete": self.listing_complete,
+        }
+        return out
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _check_options(via: str, include: Iterable[str], max_size: int | str) -> tuple[Includes, int]:
+    if via not in VIAS:
+        raise UsageError(f"via: {via!r} is not one of {', '.join(VIAS)}")
+    try:
+        return Includes(tuple(include)), parse_size(max_size)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _choose_via(src: Source, via: str) -> str:
+    if via == "auto":
+        return "http" if src.github else "git"
+    if via == "http" and src.github is None:
+        raise UsageError(
+            f"--via http needs a GitHub source (owner/repo or https://github.com/owner/repo); "
+            f"{src.canonical} is served by git only: use --via git or auto"
+        )
+    return via
+
+
+def _prepare_dest(dest: Path) -> Manifest | None:
+    if dest.exists() and not dest.is_dir():
+        raise UsageError(f"--dest {dest} exists and is not a directory")
+    if (dest / MANIFEST_NAME).is_file():
+        return read_manifest(dest)
+    if dest.is_dir() and any(dest.iterdir()):
+        raise UsageError(
+            f"--dest {dest} is not empty and holds no {MANIFEST_NAME}; "
+            "fetch into an empty or new directory (replicate fetch never overwrites files it did not write)"
+        )
+    return None
+
+
+def fetch(
+    source: str,
+    *,
+    rev: str | None = None,
+    include: Iterable[str] = (),
+    dest: str | os.PathLike[str] | None = None,
+    via: str = "auto",
+    offline: bool = False,
+    max_size: int | str = DEFAULT_MAX_SIZE,
+    allow_large: bool = False,
+    cache_dir: str | os.PathLike[str] | None = None,
+    http: HttpSettings | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    git_timeout: float | None = None,
+    progress: Callable[[str, str], None] | None = None,
+) -> FetchResult:
+    """Materialise the files of ``source`` at ``rev`` that match ``include`` into ``dest``.
+
+    ``source``: ``owner/repo``, an https git URL, a ``file://`` URL or a local
+    repository path. ``rev``: commit, branch or tag (default: the default
+    branch), recorded as the full commit id. ``include``: globs on the full
+    repository path (see :mod:`replicate.fetch.globs`); none = every file.
+    ``dest``: default ``./<repository name>``. ``via``: ``auto`` (http for
+    GitHub sources, git otherwise), ``git`` or ``http``. ``offline``: use the
+    cache only. Files over ``max_size`` bytes are skipped unless ``allow_large``.
+    ``http``: base URLs, token, timeout, retries and backoff of the http
+    transport (default: :meth:`HttpSettings.from_env`); ``sleep`` is how
+    backoff waits (tests pass a no-op).
+    """
+    includes, limit = _check_options(via, include, max_size)
+    src = parse_source(source)
+    chosen = _choose_via(src, via)
+    dest_path = Path(dest) if dest is not None else Path.cwd() / src.name
+    old = _prepare_dest(dest_path)
+    cache = Cache(cache_dir)
+    note = progress or (lambda event, path: None)
+
+    transport = None
+    try:
+        if offline:
+            commit, snap = _offline_snapshot(cache, src, rev, chosen, includes)
+        else:
+            transport = _transport(src, chosen, cache, http, sleep, git_timeout)
+            note("connect", src.canonical)
+            transport.open()
+            commit = transport.resolve(rev)
+            meta = transport.repository()
+            snap = cache.load_snapshot(src.cache_key, _snap_name(commit, chosen))
+            if snap is None or not snap.usable_for(includes.patterns):
+                note("list", commit)
+                entries, complete = transport.list_tree(commit, includes)
+                snap = Snapshot(commit, tuple(entries), meta, complete,
+                                () if complete else includes.patterns)
+            snap = replace(snap, repository=replace(meta, licence_files=root_licence_files(snap.entries)))
+            cache.save_snapshot(src.cache_key, replace(snap, commit=_snap_name(commit, chosen)))
+            cache.save_ref(src.cache_key, rev, commit)
+        return _materialise(src, rev, commit, chosen, snap, includes, limit, allow_large,
+                            dest_path, old, cache, transport, note)
+    finally:
+        if transport is not None:
+            transport.close()
+
+
+def _snap_name(commit: str, via: str) -> str:
+    return f"{commit}-{via}"
+
+
+def _transport(src, chosen, cache, http, sleep, git_timeout):
+    if chosen == "http":
+        from replicate.fetch.httpfetch import HttpTransport
+
+        return HttpTransport(src, http or HttpSettings.from_env(), sleep=sleep)
+    from replicate.fetch.gitfetch import GitTransport
+
+    return GitTransport(src, cache, timeout=git_timeout)
+
+
+def _offline_snapshot(cache: Cache, src: Source, rev: str | None, chosen: str,
+                      includes: Includes) -> tuple[str, Snapshot]:
+    refs = cache.refs(src.cache_key)
+    if rev is not None and _HEX40.match(rev):
+        commit = rev
+    elif (rev or "") in refs:
+        commit = refs[rev or ""]
+    else:
+        what = f"revision {rev!r}" if rev else "the default branch"
+        raise OfflineMissing(
+            f"--offline: the cache has no resolution of {what} for {src.canonical}; "
+            "fetch once online or pass a full 40-hex commit id with --rev"
+        )
+    order = [chosen] + [v for v in ("http", "git") if v != chosen]
+    for v in order:
+        snap = cache.load_snapshot(src.cache_key, _snap_name(commit, v))
+        if snap is not None and snap.usable_for(includes.patterns):
+            return commit, replace(snap, commit=commit)
+    raise OfflineMissing(
+        f"--offline: the cache has no tree listing of {src.canonical} at {commit}; fetch once online"
+    )
+
+
+def _materialise(src, rev, commit, via, snap: Snapshot, includes: Includes, limit: int,
+                 allow_large: bool, dest: Path, old: Manifest | None, cache: Cache,
+                 transport, note) -> FetchResult:
+    entries = list(snap.entries)
+    selected = [e for e in entries if includes.matches(e.path)]
+    missing = includes.unmatched([e.path for e in entries])
+    if missing:
+        top = sorted({e.path.split("/", 1)[0] + ("/" if "/" in e.path else "") for e in entries})
+        shown = ", ".join(top[:15]) + (", ..." if len(top) > 15 else "")
+        raise UsageError(
+            f"--include {', '.join(repr(p) for p in missing)} matched no file of {src.canonical} "
+            f"at {commit[:12]} (top level: {shown or 'empty tree'}); patterns match the full "
+            "path, e.g. 'results/**' or '**/*.jsonl'"
+        )
+
+    skipped: list[Skipped] = []
+    candidates: list[TreeEntry] = []
+    for e in selected:
+        reason = refuse_path(e.path)
+        if reason is not None:
+            skipped.append(Skipped(e.path, "refused-path", reason, e.size))
+        elif e.is_symlink:
+            skipped.append(Skipped(e.path, "symlink", "symbolic link (mode 120000): not followed, not written", e.size))
+        elif e.is_submodule:
+            skipped.append(Skipped(e.path, "submodule", f"submodule at commit {e.sha}: another repository, not fetched"))
+        else:
+            candidates.append(e)
+
+    dest.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(dest)
+
+    # Files already in place with the recorded hash stay untouched.
+    previous = {f.path: f for f in old.files} if old else {}
+    unchanged: dict[str, FileEntry] = {}
+    for e in candidates:
+        prev = previous.get(e.path)
+        if prev is not None and prev.git_blob == e.sha and _matches(dest, prev):
+            unchanged[e.path] = prev
+    todo = [e for e in candidates if e.path not in unchanged]
+
+    need = [e for e in todo if not cache.has_object(e.sha)]
+    if transport is None and need:
+        names = ", ".join(e.path for e in need[:20]) + (", ..." if len(need) > 20 else "")
+        raise OfflineMissing(
+            f"--offline: {len(need)} file(s) of {src.canonical} at {commit[:12]} are not in the "
+            f"cache: {names}; fetch once online"
+        )
+    # Sizes: from the tree (http), from the cache, or after the git transport's batch fetch.
+    sizes = {e.sha: e.size for e in todo if e.size is not None}
+    sizes.update({e.sha: cache.object_size(e.sha) for e in todo if e.sha not in sizes and cache.has_object(e.sha)})
+    if transport is not None:
+        unsized_or_needed = [e for e in need if allow_large or sizes.get(e.sha) is None or sizes[e.sha] <= limit]
+        sizes.update(transport.prepare(unsized_or_needed))
+
+    written: list[str] = []
+    files: list[FileEntry] = list(unchanged.values())
+    downloaded = 0
+    for i, e in enumerate(todo, 1):
+        size = sizes.get(e.sha)
+        if size is not None and size > limit and not allow_large:
+            skipped.append(Skipped(
+                e.path, "too-large",
+                f"{human_size(size)} is over the size limit of {human_size(limit)}: "
+                "not fetched; pass --allow-large or a higher --max-size", size))
+            continue
+        if not cache.has_object(e.sha):
+            note("download", f"{e.path} ({i}/{len(todo)})")
+            transport.download(replace(e, size=size), cache, commit)
+            downloaded += 1
+        size = cache.object_size(e.sha)
+        if size <= LFS_MAX_POINTER:
+            ptr = parse_lfs_pointer(cache.object_head(e.sha, LFS_MAX_POINTER + 1))
+            if ptr is not None:
+                skipped.append(Skipped(
+                    e.path, "lfs-pointer",
+                    f"Git LFS pointer to {human_size(ptr.size)} (oid sha256:{ptr.oid[:12]}...): the data "
+                    "lives in LFS storage, not in the repository; not written", size, ptr.to_json()))
+                continue
+        try:
+            digest = write_verified(dest, e.path, cache.read_object(e.sha), size=size, blob=e.sha)
+        except IntegrityError:
+            cache.object_path(e.sha).unlink(missing_ok=True)  # a corrupt cache entry: drop it
+            raise
+        files.append(FileEntry(e.path, size, digest, e.sha))
+        written.append(e.path)
+
+    keep = {f.path for f in files}
+    removed, stale = _remove_unselected(dest, old, keep)
+    manifest = Manifest(
+        source=src.canonical, commit=commit, fetched_at=_now(), via=via, rev=rev,
+        include=includes.patterns, repository=snap.repository,
+        files=tuple(sorted(files, key=lambda f: f.path)),
+        skipped=tuple(sorted(skipped, key=lambda s: s.path)),
+    )
+    if old is not None and not written and not removed and _same(old, manifest):
+        manifest = old  # nothing changed: leave the manifest byte for byte as it was
+    else:
+        write_manifest(dest, manifest)
+    return FetchResult(
+        manifest, str(dest), tuple(sorted(written)), tuple(sorted(unchanged)), tuple(removed),
+        tuple(stale), downloaded, len(entries) - len(selected), snap.complete,
+    )
+
+
+def _matches(dest: Path, entry: FileEntry) -> bool:
+    target = dest.joinpath(*entry.path.split("/"))
+    if target.is_symlink() or not target.is_file() or target.stat().st_size != entry.size:
+        return False
+    return sha256_file(target) == entry.sha256
+
+
+def _remove_unselected(dest: Path, old: Manifest | None, keep: set[str]) -> tuple[list[str], list[str]]:
+    """Delete files an earlier fetch wrote that this one no longer selects (if unedited)."""
+    removed, stale = [], []
+    for f in (old.files if old else ()):
+        if f.path in keep or refuse_path(f.path) is not None:
+            continue
+        target = dest.joinpath(*f.path.split("/"))
+        if not target.exists():
+            continue
+        if _matches(dest, f):
+            target.unlink()
+            removed.append(f.path)
+            parent = target.parent
+            while parent != dest and parent.is_dir() and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
+        else:
+            stale.append(f.path)
+    return sorted(removed), sorted(stale)
+
+
+def _same(a: Manifest, b: Manifest) -> bool:
+    ja, jb = a.to_json(), b.to_json()
+    ja.pop("fetched_at"), jb.pop("fetched_at")
+    return ja == jb
+
+
+def check(directory: str | os.PathLike[str]):
+    """Rehash every file listed in ``directory``'s manifest (see :func:`check_directory`)."""
+    return check_directory(directory)

@@ -1,0 +1,181 @@
+"""The local cache: verified file contents, tree snapshots per (source, commit), git stores.
+
+Layout under the cache root (``REPLICATE_CACHE_DIR``, else
+``$XDG_CACHE_HOME/replicate``, else ``~/.cache/replicate``)::
+
+    objects/ab/cdef...          file contents keyed by git blob id, verified on entry
+    snapshots/<source-key>/<commit>.json   tree listing + repository metadata
+    snapshots/<source-key>/refs.json       last resolution of each rev (for --offline)
+    git/<source-key>.git        bare partial clones used by the git transport
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from replicate.fetch.errors import IntegrityError
+from replicate.fetch.manifest import RepositoryMeta
+from replicate.fetch.tree import TreeEntry, git_blob_hasher
+
+_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+TMP_SUFFIX = ".replicate-tmp"
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("REPLICATE_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "replicate"
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The tree at one commit and the repository metadata seen when it was listed.
+
+    ``complete`` is False when the host truncated the recursive listing and only
+    the directories matching ``include`` were walked.
+    """
+
+    commit: str
+    entries: tuple[TreeEntry, ...]
+    repository: RepositoryMeta
+    complete: bool = True
+    include: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return {
+            "commit": self.commit,
+            "complete": self.complete,
+            "include": list(self.include),
+            "repository": self.repository.to_json(),
+            "tree": [e.to_list() for e in self.entries],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> Snapshot:
+        return cls(
+            d["commit"],
+            tuple(TreeEntry.from_list(r) for r in d["tree"]),
+            RepositoryMeta.from_json(d["repository"]),
+            bool(d.get("complete", True)),
+            tuple(d.get("include") or ()),
+        )
+
+    def usable_for(self, include: tuple[str, ...]) -> bool:
+        return self.complete or set(self.include) == set(include)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Cache:
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        self.root = Path(root) if root is not None else default_cache_dir()
+
+    # -- objects ---------------------------------------------------------------
+    def object_path(self, blob: str) -> Path:
+        if not _HEX40.match(blob):
+            raise ValueError(f"blob: {blob!r} is not a 40-hex git object id")
+        return self.root / "objects" / blob[:2] / blob[2:]
+
+    def has_object(self, blob: str) -> bool:
+        return self.object_path(blob).is_file()
+
+    def put_object(self, blob: str, size: int, chunks: Iterable[bytes], *, what: str) -> Path:
+        """Store content under its git blob id after checking size and id; returns its path.
+
+        ``what`` names the content in the error (e.g. the URL it came from).
+        Nothing is stored when the check fails.
+        """
+        target = self.object_path(blob)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{blob[2:]}.", suffix=TMP_SUFFIX, dir=target.parent)
+        h = git_blob_hasher(size)
+        n = 0
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                for chunk in chunks:
+                    n += len(chunk)
+                    h.update(chunk)
+                    fh.write(chunk)
+            if n != size or h.hexdigest() != blob:
+                raise IntegrityError(
+                    f"{what}: received {n} bytes with git blob id {h.hexdigest()}, "
+                    f"expected {size} bytes with id {blob}; nothing was written"
+                )
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return target
+
+    def read_object(self, blob: str, *, chunk: int = 1 << 20) -> Iterator[bytes]:
+        with open(self.object_path(blob), "rb") as fh:
+            while block := fh.read(chunk):
+                yield block
+
+    def object_head(self, blob: str, n: int) -> bytes:
+        with open(self.object_path(blob), "rb") as fh:
+            return fh.read(n)
+
+    def object_size(self, blob: str) -> int:
+        return self.object_path(blob).stat().st_size
+
+    def object_sha256(self, blob: str) -> str:
+        h = hashlib.sha256()
+        for block in self.read_object(blob):
+            h.update(block)
+        return h.hexdigest()
+
+    # -- snapshots and refs ----------------------------------------------------
+    def _snapdir(self, source_key: str) -> Path:
+        return self.root / "snapshots" / source_key
+
+    def load_snapshot(self, source_key: str, commit: str) -> Snapshot | None:
+        path = self._snapdir(source_key) / f"{commit}.json"
+        try:
+            return Snapshot.from_json(orjson.loads(path.read_bytes()))
+        except (OSError, orjson.JSONDecodeError, KeyError, TypeError, IndexError):
+            return None
+
+    def save_snapshot(self, source_key: str, snap: Snapshot) -> None:
+        _atomic_write(self._snapdir(source_key) / f"{snap.commit}.json", orjson.dumps(snap.to_json()))
+
+    def refs(self, source_key: str) -> dict[str, str]:
+        try:
+            data = orjson.loads((self._snapdir(source_key) / "refs.json").read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def save_ref(self, source_key: str, rev: str | None, commit: str) -> None:
+        refs = self.refs(source_key)
+        refs[rev or ""] = commit
+        _atomic_write(self._snapdir(source_key) / "refs.json", orjson.dumps(refs))
+
+    # -- git stores ------------------------------------------------------------
+    def git_dir(self, source_key: str) -> Path:
+        return self.root / "git" / f"{source_key}.git"
+
+    def empty_hooks_dir(self) -> Path:
+        d = self.root / "empty-hooks"
+        d.mkdir(parents=True, exist_ok=True)
+        return d

@@ -1,0 +1,176 @@
+"""The git transport: a bare, partial (``--filter=blob:none``) clone in the cache.
+
+Only the blobs a fetch selects are downloaded, in one batch, then read as raw
+object data through gitpython; nothing is ever checked out. Nothing from the
+repository runs: hooks point at an empty directory, submodules are never
+touched, no checkout means no filters (smudge/clean, LFS) and no attributes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from replicate.fetch.cache import Cache
+from replicate.fetch.errors import RevisionNotFound, TransportError
+from replicate.fetch.manifest import RepositoryMeta
+from replicate.fetch.source import Source
+from replicate.fetch.tree import TreeEntry
+
+_HEX = re.compile(r"^[0-9a-f]{7,40}$")
+
+
+class GitTransport:
+    via = "git"
+
+    def __init__(self, source: Source, cache: Cache, *, timeout: float | None = None) -> None:
+        self.source = source
+        self.cache = cache
+        self.timeout = timeout
+        self.git_dir = cache.git_dir(source.cache_key)
+        self._default_branch: str | None = None
+        self._repo = None  # gitpython Repo, opened lazily
+
+    # -- running git -----------------------------------------------------------
+    def _config(self) -> list[str]:
+        opts = {
+            "core.hooksPath": str(self.cache.empty_hooks_dir()),
+            "core.fsmonitor": "false",
+            "submodule.recurse": "false",
+            "fetch.recurseSubmodules": "false",
+            "protocol.ext.allow": "never",
+            "credential.interactive": "false",
+            "advice.detachedHead": "false",
+        }
+        if self.source.git_url.startswith("file://"):
+            opts["protocol.file.allow"] = "always"  # only for file:// sources
+        out: list[str] = []
+        for k, v in opts.items():
+            out += ["-c", f"{k}={v}"]
+        return out
+
+    def _git(self, *args: str, cwd: Path | None = None, what: str) -> str:
+        import git
+
+        env = {"GIT_TERMINAL_PROMPT": "0", "GIT_LFS_SKIP_SMUDGE": "1"}
+        cmd = ["git", *self._config(), *args]
+        try:
+            return git.Git(str(cwd) if cwd else None).execute(
+                cmd, env=env, kill_after_timeout=self.timeout, stdout_as_string=True
+            )
+        except git.GitCommandError as exc:
+            err = (exc.stderr or "").strip().replace("stderr: ", "").strip("'\n ")
+            raise TransportError(f"git {what} failed for {self.source.canonical}: {err}") from None
+
+    # -- transport interface ---------------------------------------------------
+    def open(self) -> None:
+        """Create or update the cached bare partial clone (branches and tags, no blobs)."""
+        if (self.git_dir / "HEAD").is_file():
+            self._git(
+                "fetch", "--quiet", "--prune", "--filter=blob:none", "--no-recurse-submodules",
+                "origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*",
+                cwd=self.git_dir, what="fetch",
+            )
+        else:
+            self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=self.git_dir.parent))
+            try:
+                self._git(
+                    "clone", "--quiet", "--bare", "--filter=blob:none", "--no-recurse-submodules",
+                    "--", self.source.git_url, str(tmp / "repo.git"), what="clone",
+                )
+                os.replace(tmp / "repo.git", self.git_dir)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+        head = self._git("ls-remote", "--symref", "origin", "HEAD", cwd=self.git_dir, what="ls-remote")
+        m = re.search(r"^ref: refs/heads/(\S+)\tHEAD", head, re.M)
+        self._default_branch = m.group(1) if m else None
+
+    def repository(self) -> RepositoryMeta:
+        # Plain git has no host metadata: the licence is unknown, not absent.
+        return RepositoryMeta("git", self._default_branch, None, "unknown")
+
+    def resolve(self, rev: str | None) -> str:
+        if rev is not None and rev.startswith("-"):
+            raise RevisionNotFound(f"--rev {rev!r}: a revision cannot start with '-'")
+        name = rev if rev is not None else self._default_branch
+        if name is None:
+            raise RevisionNotFound(
+                f"{self.source.canonical} has no default branch (empty repository?); pass --rev"
+            )
+        commit = self._rev_parse(name)
+        if commit is None and _HEX.match(name):
+            try:  # a commit no branch or tag points at: ask the server for it
+                self._git("fetch", "--quiet", "--filter=blob:none", "origin", name,
+                          cwd=self.git_dir, what="fetch of a commit")
+            except TransportError:
+                pass
+            commit = self._rev_parse(name)
+        if commit is None:
+            refs = self._git("for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/tags",
+                             cwd=self.git_dir, what="for-each-ref").split()
+            shown = ", ".join(refs[:10]) + (", ..." if len(refs) > 10 else "")
+            raise RevisionNotFound(
+                f"{self.source.canonical} has no commit, branch or tag {name!r} "
+                f"(branches and tags: {shown or 'none'})"
+            )
+        return commit
+
+    def _rev_parse(self, name: str) -> str | None:
+        try:
+            out = self._git("rev-parse", "--verify", "--quiet", "--end-of-options",
+                            f"{name}^{{commit}}", cwd=self.git_dir, what="rev-parse")
+        except TransportError:
+            return None
+        out = out.strip()
+        return out if re.fullmatch(r"[0-9a-f]{40}", out) else None
+
+    def list_tree(self, commit: str, includes) -> tuple[list[TreeEntry], bool]:
+        out = self._git("ls-tree", "-r", "-z", "--full-tree", commit, cwd=self.git_dir, what="ls-tree")
+        entries = []
+        for rec in out.split("\0"):
+            if not rec:
+                continue
+            meta, path = rec.split("\t", 1)
+            mode, _type, sha = meta.split()
+            entries.append(TreeEntry(path, mode, sha, None))
+        return entries, True
+
+    def prepare(self, entries: list[TreeEntry]) -> dict[str, int]:
+        """Download the blobs of ``entries`` in one batch; return their sizes."""
+        wanted = sorted({e.sha for e in entries})
+        if not wanted:
+            return {}
+        for i in range(0, len(wanted), 1000):
+            self._git(
+                "-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags",
+                "--no-write-fetch-head", "--no-recurse-submodules", "--filter=blob:none",
+                "origin", *wanted[i : i + 1000], cwd=self.git_dir, what="fetch of file contents",
+            )
+        repo = self._open_repo()
+        return {sha: repo.odb.info(bytes.fromhex(sha)).size for sha in wanted}
+
+    def _open_repo(self):
+        if self._repo is None:
+            import git
+
+            self._repo = git.Repo(self.git_dir)
+        return self._repo
+
+    def download(self, entry: TreeEntry, cache: Cache, commit: str | None = None) -> None:
+        stream = self._open_repo().odb.stream(bytes.fromhex(entry.sha))
+
+        def chunks() -> Iterator[bytes]:
+            while block := stream.read(1 << 20):
+                yield block
+
+        cache.put_object(entry.sha, stream.size, chunks(), what=f"git blob {entry.sha} ({entry.path})")
+
+    def close(self) -> None:
+        if self._repo is not None:
+            self._repo.close()
+            self._repo = None
