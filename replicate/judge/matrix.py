@@ -1,0 +1,281 @@
+"""All-pairs matrices and per-run baselines against gold (pure).
+
+:func:`matrix` aligns the runs on their shared items once, gets the four cells
+of every ordered pair from :func:`~replicate.judge.figures.pair_counts`
+(matrix products, no per-pair loop) and derives each figure as an
+``(n_runs, n_runs)`` array (row = old, column = new). Per-run baselines (n, EM,
+MAE, Pearson r against gold) and the sanity flags of :func:`sanity_flags` come
+with it.
+
+Baselines are computed over the shared items, so they describe the same items
+as the pairs. EM follows the unparsed policy (``intersect``: over the run's
+parsed items; ``wrong``: over all shared items, unparsed counted wrong). MAE
+and Pearson r need a label, so they are always over the run's parsed items
+(``n_scored``), under either policy.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from replicate.judge.align import Aligned, align
+from replicate.judge.compare import Comparison, comparison_of
+from replicate.judge.figures import POLICIES, PairCounts, Policy, pair_counts
+from replicate.judge.model import LabelledRun, readonly
+from replicate.parsing import UNPARSED
+
+#: The figures shown as matrices, in order (all fractions; ratio for independence).
+FIGURES: tuple[str, ...] = (
+    "regression_rate",
+    "regression_share_of_old_correct",
+    "independence_ratio",
+    "label_agreement",
+)
+DEFAULT_SCALE = (0, 3)
+
+
+def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den as float64, NaN where den == 0 (undefined, never 0)."""
+    num = num.astype(np.float64)
+    den = den.astype(np.float64)
+    out = np.full(num.shape, np.nan)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def figure_matrices(counts: PairCounts) -> dict[str, np.ndarray]:
+    """Each figure of :data:`FIGURES` for every ordered pair (read-only arrays, NaN = undefined)."""
+    n = counts.n
+    old_correct = counts.both + counts.only_old
+    new_correct = counts.both + counts.only_new
+    out = {
+        "regression_rate": _div(counts.only_old, n),
+        "regression_share_of_old_correct": _div(counts.only_old, old_correct),
+        # only_old * n / (old_correct * (n - new_correct)), as in FourCell
+        "independence_ratio": _div(counts.only_old * n, old_correct * (n - new_correct)),
+        "label_agreement": _div(n - counts.changed, n),
+    }
+    return {k: readonly(v) for k, v in out.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """One run against gold over the shared items.
+
+    ``items``: the run's items before alignment; ``dropped``: those other runs
+    lacked; ``n``: items entering EM under the policy; ``n_scored``: parsed
+    items, over which MAE and Pearson r are computed.
+    """
+
+    name: str
+    items: int
+    dropped: int
+    unparsed: int
+    n: int
+    correct: int
+    n_scored: int
+    mae: float | None
+    pearson_r: float | None
+    em: float | None = None
+    labels_outside_scale: int = 0
+    gold_outside_scale: int = 0
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "items": self.items,
+            "dropped": self.dropped,
+            "unparsed": self.unparsed,
+            "n": self.n,
+            "correct": self.correct,
+            "em": self.em,
+            "n_scored": self.n_scored,
+            "mae": self.mae,
+            "pearson_r": self.pearson_r,
+            "labels_outside_scale": self.labels_outside_scale,
+            "gold_outside_scale": self.gold_outside_scale,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """A sanity problem in computed (or printed) figures: what, which run, and why it matters."""
+
+    code: str
+    run: str | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.run}: {self.message} [{self.code}]" if self.run else f"{self.message} [{self.code}]"
+
+    def to_json(self) -> dict:
+        return {"code": self.code, "run": self.run, "message": self.message}
+
+
+def pearson_r(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Pearson correlation via numpy; None when either side is constant or n < 2."""
+    if len(x) < 2:
+        return None
+    xc = x.astype(np.float64) - x.mean()
+    yc = y.astype(np.float64) - y.mean()
+    den = np.sqrt(float(xc @ xc) * float(yc @ yc))
+    if den == 0:
+        return None
+    return float(np.clip(float(xc @ yc) / den, -1.0, 1.0))
+
+
+def baselines(aligned: Aligned, *, policy: Policy = "intersect", scale: tuple[int, int] = DEFAULT_SCALE) -> tuple[Baseline, ...]:
+    """n, EM, MAE and Pearson r of each aligned run against gold (see module doc)."""
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {policy!r}")
+    lo, hi = scale
+    gold = aligned.gold
+    gold_out = int(np.count_nonzero((gold < lo) | (gold > hi)))
+    out = []
+    for k, run in enumerate(aligned.runs):
+        labels = aligned.labels[k]
+        parsed = labels != UNPARSED
+        x, y = labels[parsed], gold[parsed]
+        n = int(parsed.sum()) if policy == "intersect" else len(labels)
+        correct = int(np.count_nonzero((labels == gold) & parsed))
+        n_scored = len(x)
+        out.append(
+            Baseline(
+                name=run.name,
+                items=len(run),
+                dropped=aligned.dropped[k],
+                unparsed=int(np.count_nonzero(~parsed)),
+                n=n,
+                correct=correct,
+                em=None if n == 0 else correct / n,
+                n_scored=n_scored,
+                mae=None if n_scored == 0 else float(np.abs(x.astype(np.int64) - y).mean()),
+                pearson_r=pearson_r(x, y),
+                labels_outside_scale=int(np.count_nonzero((x < lo) | (x > hi))),
+                gold_outside_scale=gold_out,
+            )
+        )
+    return tuple(out)
+
+
+def sanity_flags(runs: Sequence[Baseline], *, scale: tuple[int, int] = DEFAULT_SCALE) -> tuple[Flag, ...]:
+    """What in a set of baselines cannot be right, or makes the runs incomparable.
+
+    Works on :class:`Baseline` values from any source: computed here, or typed
+    in from a printed report. Flags:
+
+    - ``em_outside_unit``: an EM below 0 or above 1;
+    - ``mae_above_scale``: an MAE above the label scale's range (hi - lo), which
+      labels and gold on that scale cannot produce: a wrong column, a wrong scale
+      or misaligned items; also ``mae_negative``;
+    - ``labels_outside_scale`` / ``gold_outside_scale``: values off the scale,
+      the detectable causes of the above;
+    - ``n_differs``: a run whose n differs from the most common n (its EM is
+      over other items);
+    - ``items_differ``: a run with items other runs lack (figures here use the
+      shared items only);
+    - ``r_undefined``: constant labels, so Pearson r is undefined.
+    """
+    lo, hi = scale
+    span = hi - lo
+    flags: list[Flag] = []
+    counts = Counter(b.n for b in runs)
+    modal_n = max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0] if counts else None
+    gold_flagged = False
+    for b in runs:
+        if b.em is not None and not (0.0 <= b.em <= 1.0):
+            flags.append(Flag("em_outside_unit", b.name, f"EM {b.em:.4g} lies outside [0, 1]"))
+        if b.mae is not None and b.mae > span:
+            flags.append(
+                Flag(
+                    "mae_above_scale",
+                    b.name,
+                    f"MAE {b.mae:.4g} exceeds the range {span} of the label scale {lo}-{hi}: "
+                    "labels and gold on that scale cannot produce it (wrong column, scale or alignment?)",
+                )
+            )
+        if b.mae is not None and b.mae < 0:
+            flags.append(Flag("mae_negative", b.name, f"MAE {b.mae:.4g} is negative"))
+        if b.labels_outside_scale:
+            flags.append(
+                Flag("labels_outside_scale", b.name, f"{b.labels_outside_scale} label(s) outside the scale {lo}-{hi}")
+            )
+        if b.gold_outside_scale and not gold_flagged:
+            gold_flagged = True
+            flags.append(
+                Flag("gold_outside_scale", None, f"{b.gold_outside_scale} gold grade(s) outside the scale {lo}-{hi}")
+            )
+        if len(counts) > 1 and b.n != modal_n:
+            why = f"{b.unparsed} unparsed" if b.unparsed else "different items"
+            flags.append(Flag("n_differs", b.name, f"n = {b.n} while most runs have n = {modal_n} ({why})"))
+        if b.dropped:
+            flags.append(
+                Flag(
+                    "items_differ",
+                    b.name,
+                    f"{b.dropped} of its {b.items} items are missing from other runs; figures use the shared items",
+                )
+            )
+        if b.n_scored >= 2 and b.pearson_r is None:
+            flags.append(Flag("r_undefined", b.name, "labels or gold are constant: Pearson r is undefined"))
+    return tuple(flags)
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """Every ordered pair of a set of runs, their baselines and sanity flags."""
+
+    aligned: Aligned
+    counts: PairCounts
+    baselines: tuple[Baseline, ...]
+    flags: tuple[Flag, ...]
+    scale: tuple[int, int]
+    figures: dict[str, np.ndarray] = field(repr=False)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.aligned.names
+
+    @property
+    def unparsed_policy(self) -> str:
+        return self.counts.policy
+
+    @property
+    def parser(self) -> str:
+        return " + ".join(self.aligned.parsers)
+
+    def ordered_pairs(self) -> list[tuple[int, int]]:
+        r = len(self.names)
+        return [(i, j) for i in range(r) for j in range(r) if i != j]
+
+    def comparisons(self) -> list[Comparison]:
+        """The compare object of every ordered pair (row-major, diagonal left out)."""
+        return [comparison_of(self.aligned, self.counts, i, j) for i, j in self.ordered_pairs()]
+
+    def to_json(self) -> dict:
+        return {
+            "runs": [b.to_json() for b in self.baselines],
+            "pairs": [c.to_json() for c in self.comparisons()],
+            "flags": [f.to_json() for f in self.flags],
+            "shared_items": self.aligned.n_items,
+            "parser": self.parser,
+            "unparsed_policy": self.unparsed_policy,
+            "scale": {"min": self.scale[0], "max": self.scale[1]},
+        }
+
+
+def matrix(
+    runs: Sequence[LabelledRun], *, policy: Policy = "intersect", scale: tuple[int, int] = DEFAULT_SCALE
+) -> Matrix:
+    """All ordered pairs of ``runs`` over their shared items, with baselines and flags."""
+    lo, hi = scale
+    if lo > hi:
+        raise ValueError(f"scale must be (lo, hi) with lo <= hi; got {scale!r}")
+    aligned = align(runs)
+    counts = pair_counts(aligned, policy=policy)
+    base = baselines(aligned, policy=policy, scale=scale)
+    return Matrix(aligned, counts, base, sanity_flags(base, scale=scale), scale, figure_matrices(counts))
