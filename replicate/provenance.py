@@ -30,6 +30,12 @@ class ReleaseRef:
     repo_path: str
     licence: str | None  # SPDX id; None = the host says there is none; "unknown" = no host metadata
     manifest_sha256: str | None
+    licence_files: tuple[str, ...] = ()  # licence-like files at the repository root
+
+    @property
+    def licence_words(self) -> str:
+        """The licence status in words, for notes (see :func:`licence_words`)."""
+        return licence_words(self.licence, self.licence_files)
 
     def to_json(self) -> dict:
         return {
@@ -38,7 +44,25 @@ class ReleaseRef:
             "commit": self.commit,
             "repo_path": self.repo_path,
             "licence": self.licence,
+            "licence_words": self.licence_words,
         }
+
+
+def licence_words(licence: str | None, licence_files: tuple[str, ...] | list[str] = ()) -> str:
+    """A manifest's licence status in words.
+
+    ``None`` (the host says the repository has no licence) reads "no licence:
+    reuse of the data is not licensed"; ``"unknown"`` (plain git, no host
+    metadata) names the root licence files found, if any.
+    """
+    root = ", ".join(licence_files) if licence_files else "none"
+    if licence == "unknown":
+        return f"unknown (plain git; root licence file: {root})"
+    if licence is None:
+        return "no licence: reuse of the data is not licensed"
+    if licence == "NOASSERTION":
+        return f"licence file not recognised by the host (NOASSERTION; root licence file: {root})"
+    return licence
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,13 +94,26 @@ def sha256_file(path: str | os.PathLike[str], *, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-@lru_cache(maxsize=256)
 def _load_manifest(path: str) -> dict | None:
+    """The parsed manifest; re-read when the file changes (a new fetch rewrites it)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return _load_manifest_at(path, st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=256)
+def _load_manifest_at(path: str, mtime_ns: int, size: int) -> dict | None:
     try:
         data = orjson.loads(Path(path).read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return None
-    return data if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    # path -> entry index, so looking up many files of a large release stays cheap
+    data["_by_path"] = {f.get("path"): f for f in data.get("files", []) if isinstance(f, dict)}
+    return data
 
 
 def _licence_of(manifest: dict) -> str | None:
@@ -97,7 +134,7 @@ def find_release(path: str | os.PathLike[str]) -> ReleaseRef | None:
             if manifest is None:
                 return None
             rel = p.relative_to(parent).as_posix()
-            entry = next((f for f in manifest.get("files", []) if f.get("path") == rel), None)
+            entry = manifest["_by_path"].get(rel)
             return ReleaseRef(
                 manifest=str(candidate),
                 source=str(manifest.get("source", "")),
@@ -105,6 +142,7 @@ def find_release(path: str | os.PathLike[str]) -> ReleaseRef | None:
                 repo_path=rel,
                 licence=_licence_of(manifest),
                 manifest_sha256=None if entry is None else entry.get("sha256"),
+                licence_files=tuple((manifest.get("repository") or {}).get("licence_files") or ()),
             )
     return None
 

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from replicate.errors import UsageError
-from replicate.fetch.cache import Cache, Snapshot
+from replicate.fetch.cache import TMP_SUFFIX, Cache, Snapshot
 from replicate.fetch.errors import IntegrityError, OfflineMissing
 from replicate.fetch.globs import Includes
 from replicate.fetch.httpfetch import HttpSettings
@@ -108,7 +108,10 @@ def _prepare_dest(dest: Path) -> Manifest | None:
         raise UsageError(f"--dest {dest} exists and is not a directory")
     if (dest / MANIFEST_NAME).is_file():
         return read_manifest(dest)
-    if dest.is_dir() and any(dest.iterdir()):
+    # Empty directories and temporary files of an interrupted first fetch do not count.
+    if dest.is_dir() and any(
+        (p.is_file() or p.is_symlink()) and not p.name.endswith(TMP_SUFFIX) for p in dest.rglob("*")
+    ):
         raise UsageError(
             f"--dest {dest} is not empty and holds no {MANIFEST_NAME}; "
             "fetch into an empty or new directory (replicate fetch never overwrites files it did not write)"

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from replicate.errors import BadInput, CheckFailed
-from replicate.provenance import MANIFEST_NAME, sha256_file
+from replicate.provenance import MANIFEST_NAME, licence_words, sha256_file
 
 SCHEMA_VERSION = 1
 
@@ -101,14 +101,7 @@ class RepositoryMeta:
     @property
     def licence_words(self) -> str:
         """The licence status in words, as notes print it."""
-        root = ", ".join(self.licence_files) if self.licence_files else "none"
-        if self.licence == "unknown":
-            return f"unknown (plain git; root licence file: {root})"
-        if self.licence is None:
-            return "no licence: reuse of the data is not licensed"
-        if self.licence == "NOASSERTION":
-            return f"licence file not recognised by the host (NOASSERTION; root licence file: {root})"
-        return self.licence
+        return licence_words(self.licence, self.licence_files)
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,8 +76,9 @@ def parse_source(text: str, *, cwd: Path | None = None) -> Source:
             )
         return Source("https", text.rstrip("/"), text)
     if text.startswith("file://"):
-        path = Path(unquote(urlsplit(text).path))
-        return _local(path, text)
+        # Not checked here: git reports a missing repository, and --offline needs none.
+        url = Path(unquote(urlsplit(text).path)).as_uri()
+        return Source("file", url, url)
     if "://" in text or text.startswith("git@"):
         raise UsageError(f"SOURCE {text!r}: unsupported scheme; " + _FORMS)
     local = (base / text) if not Path(text).is_absolute() else Path(text)
@@ -108,4 +109,4 @@ def _local(path: Path, text: str) -> Source:
     # Local paths go through git's file:// transport so that partial clone and
     # the no-hooks rules apply exactly as for remote repositories.
     url = path.as_uri()
-    return Source("file" if text.startswith("file://") else "path", url, url)
+    return Source("path", url, url)
