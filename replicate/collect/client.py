@@ -238,12 +238,12 @@ class ChatClient:
             if fault.kind == "request":
                 return Outcome(None, None, None, {}, round(latency, 4), attempts, dict(retries),
                                fault.label, fault.message)
-            retries[fault.label] += 1
-            n = sum(retries.values())
-            if self.retry.max_retries and n > self.retry.max_retries:
+            if self.retry.max_retries and sum(retries.values()) >= self.retry.max_retries:
                 return Outcome(None, None, None, {}, round(latency, 4), attempts, dict(retries), fault.label,
                                f"gave up after {attempts} attempts (max_retries={self.retry.max_retries}); "
                                f"last: {fault.message}")
+            retries[fault.label] += 1
+            n = sum(retries.values())
             with self._rng_lock:
                 jitter = self._rng.random()
             if self.stop.wait(self.retry.delay(n, retry_after=fault.retry_after, jitter=jitter)):

@@ -216,14 +216,19 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet; never logs headers
         pass
 
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def _send(self, status: int, body: bytes, headers: Mapping[str, str] = MappingProxyType({})) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         for k, v in headers.items():
             self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(body)
+        # headers and body in one write (no Nagle / delayed-ACK stall between them)
+        self._headers_buffer.extend([b"\r\n", body])
+        self.flush_headers()
 
     def _error(self, status: int, message: str, type_: str, code: str | None = None,
                headers: Mapping[str, str] = MappingProxyType({})) -> None:
