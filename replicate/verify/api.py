@@ -1,0 +1,196 @@
+"""``verify``: recompute a claims file's figures from released files (the library entry point).
+
+>>> v = verify("fixtures/example/claims.toml", root="fixtures/example",
+...            parsers=["umbrela-fallback@1"], date="2026-01-01")     # doctest: +SKIP
+>>> v.summary_line()                                                 # doctest: +SKIP
+'9 of 12 claims match under umbrela-fallback@1'
+
+:func:`verify_runs` is the pure part (claims + in-memory runs in, a
+:class:`Verification` out); :func:`verify` adds reading the claims file and
+the run files (each file once, whatever the number of parsers).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from replicate import __version__
+from replicate.diagnostics import Diagnostics
+from replicate.errors import BadInput, UsageError
+from replicate.judge.model import Run
+from replicate.parsing import PARSERS
+from replicate.verify.claims import ClaimsFile, load_claims
+from replicate.verify.flags import collect_flags
+from replicate.verify.matching import match
+from replicate.verify.recompute import Computed, EdgeFigures, FloorFigures, Recomputer, RunFigures
+from replicate.verify.result import ClaimResult, Verification
+
+#: The parser family tried when neither --parser nor a claim names one.
+DEFAULT_FAMILY = "umbrela"
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def check_date(date: str | None) -> str:
+    """``date`` as YYYY-MM-DD (today, UTC, when None); UsageError otherwise."""
+    if date is None:
+        return _dt.datetime.now(_dt.timezone.utc).date().isoformat()
+    try:
+        if not _DATE.match(date):
+            raise ValueError
+        return _dt.date.fromisoformat(date).isoformat()
+    except ValueError:
+        raise UsageError(f"date must be a calendar date YYYY-MM-DD, got {date!r}") from None
+
+
+def parser_columns(claims: ClaimsFile, parsers: Sequence[str] | None) -> tuple[tuple[str, ...], bool]:
+    """The parser columns and whether they were given explicitly.
+
+    Given parsers override every claim's own. Otherwise the columns are every
+    registered parser of the ``umbrela`` family, then any parser a claim pins.
+    """
+    if parsers:
+        names = list(dict.fromkeys(parsers))
+        PARSERS.get_many(names)  # every unknown name at once
+        return tuple(names), True
+    names = PARSERS.names(family=DEFAULT_FAMILY)
+    for c in claims.claims:
+        if c.parser is not None and c.parser not in names:
+            names.append(c.parser)
+    if not names:
+        raise UsageError(f"no parser given and no {DEFAULT_FAMILY} parser is registered; pass --parser")
+    return tuple(names), False
+
+
+def verify_runs(
+    claims: ClaimsFile,
+    runs: Mapping[str, Run],
+    *,
+    parsers: Sequence[str] | None = None,
+    root: str = ".",
+    date: str | None = None,
+    diagnostics: Diagnostics | None = None,
+) -> Verification:
+    """Recompute every claim of ``claims`` from in-memory ``runs`` (pure).
+
+    Each claim is recomputed under every parser of ``parsers`` (given parsers
+    override a claim's own); without ``parsers``, under the parser the claim
+    pins, else under every registered ``umbrela`` parser.
+    """
+    columns, explicit = parser_columns(claims, parsers)
+    date = check_date(date)
+    missing = sorted({n for c in claims.claims for n in c.run_names if n not in runs})
+    if missing:
+        raise UsageError(f"runs named by claims were not loaded: {', '.join(missing)}")
+    rc = Recomputer(runs, PARSERS.get)
+    results = []
+    for c in claims.claims:
+        ps = columns if explicit or c.parser is None else (c.parser,)
+        if not explicit and c.parser is None:
+            ps = tuple(p for p in columns if p not in _pinned_only(claims, columns))
+            if not ps:
+                raise UsageError(f"claim {c.id!r} names no parser and no {DEFAULT_FAMILY} parser is registered; "
+                                 "pass --parser")
+        computed: dict[str, Computed] = {}
+        matches = {}
+        for p in ps:
+            value = rc.compute(c, p)
+            computed[p] = value
+            matches[p] = None if value.value is None else match(c.printed, value.value)
+        results.append(ClaimResult(c, ps, computed, matches))
+    edges, floors, run_figs = _touched(claims, results, rc)
+    run_files = {name: runs[name].files for name in _used_runs(claims)}
+    diag = diagnostics if diagnostics is not None else Diagnostics()
+    flags = collect_flags(claims, results, run_figs, edges, floors, run_files, diag)
+    return Verification(
+        claims_file=claims, parsers=columns, explicit_parsers=explicit, results=tuple(results),
+        edges=edges, floors=floors, run_figures=run_figs, run_files=run_files, flags=flags,
+        root=root, tool_version=__version__, date=date, diagnostics=diag,
+    )
+
+
+def _pinned_only(claims: ClaimsFile, columns: Sequence[str]) -> set[str]:
+    """Columns present only because some claim pins them (not of the default family)."""
+    family = set(PARSERS.names(family=DEFAULT_FAMILY))
+    return {p for p in columns if p not in family}
+
+
+def _used_runs(claims: ClaimsFile) -> list[str]:
+    used = {n for c in claims.claims for n in c.run_names}
+    return [n for n in claims.runs if n in used]
+
+
+def _touched(
+    claims: ClaimsFile, results: Sequence[ClaimResult], rc: Recomputer
+) -> tuple[tuple[EdgeFigures, ...], tuple[FloorFigures, ...], tuple[RunFigures, ...]]:
+    """The edges, floors and runs the claims touch, under each parser they were computed with."""
+    edges: dict[tuple, EdgeFigures] = {}
+    floors: dict[tuple, FloorFigures] = {}
+    run_keys: dict[tuple, None] = {}
+    for r in results:
+        c = r.claim
+        for p in r.parsers:
+            if c.scope == "edge":
+                e = rc.edge(c.old, c.new, p, c.policy)  # type: ignore[arg-type]
+                if not isinstance(e, str):
+                    edges.setdefault((c.old, c.new, p, c.policy), e)
+            elif c.scope == "floor":
+                f = rc.floor(c.runs, p, c.policy)
+                if not isinstance(f, str):
+                    floors.setdefault((c.runs, p, c.policy), f)
+            for name in c.run_names:
+                run_keys.setdefault((name, p), None)
+    order = {n: i for i, n in enumerate(claims.runs)}
+    run_figs = tuple(
+        rc.run_figures(name, p, "intersect")
+        for name, p in sorted(run_keys, key=lambda k: (order.get(k[0], 0), k[1]))
+    )
+    # one row per (run, parser actually used): EXAM runs give the same figures under every parser
+    run_figs = tuple({(f.name, f.parser): f for f in run_figs}.values())
+    return tuple(edges.values()), tuple(floors.values()), run_figs
+
+
+def verify(
+    claims_path: str | Path,
+    *,
+    root: str | Path,
+    parsers: Sequence[str] | None = None,
+    date: str | None = None,
+    strict: bool = False,
+) -> Verification:
+    """Read a claims file and the files its runs name (under ``root``), then :func:`verify_runs`.
+
+    Raises :class:`BadInput` (exit 2) for a malformed claims file (listing
+    every problem) or run files that are missing or malformed, and
+    :class:`UsageError` for unknown parsers or a bad date.
+    """
+    from replicate.judge.api import load_runs
+    from replicate.judge.load import FieldSpec
+    from replicate.judge.runs import RunSpec
+
+    claims = load_claims(claims_path, parsers=PARSERS.names())
+    columns, _ = parser_columns(claims, parsers)
+    check_date(date)
+    root_path = Path(root)
+    if not root_path.is_dir():
+        raise UsageError(f"--root {str(root)!r} is not a directory")
+    used = _used_runs(claims)
+    missing = [f"{name}: {f}" for name in used for f in claims.runs[name] if not (root_path / f).is_file()]
+    if missing:
+        raise BadInput(
+            f"{len(missing)} file(s) named in [runs] not found under {root}:\n" + "\n".join(missing),
+            path=claims_path,
+        )
+    try:
+        fields = FieldSpec(**claims.fields)
+    except (TypeError, ValueError) as exc:
+        raise BadInput(f"[fields]: {exc}", path=claims_path) from None
+    specs = [RunSpec(name, tuple(root_path / f for f in claims.runs[name])) for name in used]
+    loaded = load_runs(specs, fields=fields, strict=strict)
+    return verify_runs(
+        claims, {r.name: r for r in loaded.runs}, parsers=list(columns) if parsers else None,
+        root=str(root), date=date, diagnostics=loaded.diagnostics,
+    )

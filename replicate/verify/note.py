@@ -1,0 +1,327 @@
+"""The verification note: markdown that reads well on GitHub and as plain text (pure).
+
+:func:`render_note` turns a :class:`~replicate.verify.result.Verification`
+into the note; :func:`render_table` gives the short terminal view (summary and
+claims table). Nothing here reads files or the clock: the date, paths and
+figure links come in as values, so the same inputs always give the same bytes.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import PurePath, PurePosixPath
+from typing import Sequence
+
+from replicate.output import Format, pct, table
+from replicate.verify.matching import Verdict
+from replicate.verify.recompute import EdgeFigures, FloorFigures
+from replicate.verify.result import ClaimResult, Verification
+
+PLOTS_HINT = "pip install 'replicate-audit[plots]'"
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Figures drawn beside the note (``files``: (title, png, svg) relative to the note) or why not."""
+
+    files: tuple[tuple[str, str, str], ...] = ()
+    reason: str | None = None
+
+
+def _cell(text: object) -> str:
+    """Text safe inside a markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _show(value: Fraction | int | float | None, places: int, unit: str) -> str:
+    """A recomputed value in the printed scale, with three more decimals than printed."""
+    if value is None:
+        return "-"
+    if unit == "count" or isinstance(value, int):
+        return str(value)
+    x = float(value * 100 if unit == "percent" else value)
+    return f"{x:.{places + 3}f}"
+
+
+def _result_cell(r: ClaimResult, parser: str, notes: dict[str, int]) -> str:
+    verdict = r.verdict(parser)
+    if verdict is None:
+        return "(not asked)"
+    c = r.computed[parser]
+    if verdict is Verdict.not_computable:
+        why = c.why or "undefined"
+        ref = notes.setdefault(why, len(notes) + 1)
+        return f"not computable [{ref}]"
+    p = r.claim.printed
+    tie = " (tie)" if r.matches[parser] is not None and r.matches[parser].tie else ""  # type: ignore[union-attr]
+    return f"{_show(c.value, p.places, p.unit)} {verdict.value}{tie}"
+
+
+def _printed(r: ClaimResult) -> str:
+    p = r.claim.printed
+    suffix = {"percent": "%", "fraction": "", "count": "", "ratio": ""}[p.unit]
+    return f"{p.text.rstrip('%').rstrip()}{suffix}"
+
+
+def claims_table(v: Verification, fmt: Format) -> tuple[str, dict[str, int]]:
+    """The claims table and the numbered reasons it refers to."""
+    notes: dict[str, int] = {}
+    headers = ["id", "where", "figure", "printed", *v.parsers, "verdict"]
+    rows = []
+    for r in v.results:
+        c = r.claim
+        rows.append([
+            _cell(c.id), _cell(c.where or "-"), _cell(f"{c.metric} ({c.target})"), _cell(_printed(r)),
+            *[_cell(_result_cell(r, p, notes)) for p in v.parsers],
+            f"{r.verdict(r.primary).value} ({r.primary})",  # type: ignore[union-attr]
+        ])
+    return table(rows, headers, fmt), notes
+
+
+def _summary(v: Verification) -> list[str]:
+    lines = [f"**{v.summary_line()}.**" if v.results else "**No claims.**", ""]
+    gate = v.parsers[0] if v.explicit_parsers else "each claim's first parser"
+    if v.failed:
+        ids = ", ".join(r.claim.id for r in v.failed)
+        lines.append(f"Check failed: {len(v.failed)} claim(s) mismatch under {gate}: {ids}.")
+    else:
+        lines.append(f"Check passed: no claim mismatches under {gate}.")
+    if not v.explicit_parsers:
+        lines += ["", "No parser was given, so each claim was recomputed under the parser it names, "
+                  "else under every registered umbrela parser (the first listed gates the result)."]
+    return lines
+
+
+def _licence(licence: str | None) -> str:
+    if licence is None:
+        return "no licence: reuse of the data is not licensed"
+    if licence == "unknown":
+        return "unknown (no host metadata; check the repository for a licence file)"
+    return licence
+
+
+def _releases(v: Verification) -> list[tuple[str, str, str | None]]:
+    seen: dict[tuple[str, str], str | None] = {}
+    for files in v.run_files.values():
+        for f in files:
+            rel = f.provenance.release
+            if rel is not None:
+                seen.setdefault((rel.source, rel.commit), rel.licence)
+    return [(s, c, lic) for (s, c), lic in seen.items()]
+
+
+def _rel(path: str, root: str) -> str:
+    try:
+        return PurePath(path).relative_to(PurePath(root)).as_posix()
+    except ValueError:
+        return PurePath(path).as_posix()
+
+
+def _header(v: Verification) -> list[str]:
+    study = v.claims_file.study
+    title = study.title or "(untitled study)"
+    rows = [["Study", _cell(title)], ["Reference", _cell(study.reference or "-")],
+            ["Claims file", f"`{PurePath(v.claims_file.path).as_posix()}`"]]
+    releases = _releases(v)
+    if releases:
+        for source, commit, licence in releases:
+            rows.append(["Data", f"{_cell(source)} at commit `{commit}`, fetched into `{v.root}`"])
+            rows.append(["Licence", _cell(_licence(licence))])
+    else:
+        rows.append(["Data", f"local files under `{v.root}` (not from a fetched release; hashes below)"])
+        if study.release:
+            at = f" at `{study.commit}`" if study.commit else ""
+            rows.append(["Release named", f"{_cell(study.release)}{at} (not verified: no fetch manifest)"])
+    rows.append(["Parsers", ", ".join(f"`{p}`" for p in v.parsers)])
+    rows.append(["Tool", f"replicate {v.tool_version}"])
+    rows.append(["Date", v.date])
+    return [f"# Verification note: {title}", "", table(rows, ["", ""], Format.markdown).rstrip("\n")]
+
+
+def _floor_of(v: Verification, e: EdgeFigures) -> FloorFigures | None:
+    for f in v.floors:
+        if e.new in f.runs and f.parser == e.parser and f.policy == e.policy:
+            return f
+    return None
+
+
+def _position(rate: Fraction | None, lo: Fraction | None, hi: Fraction | None) -> str:
+    if rate is None or lo is None or hi is None:
+        return "-"
+    return "below" if rate < lo else "above" if rate > hi else "inside"
+
+
+def _f(x: Fraction | float | None) -> float | None:
+    return None if x is None else float(x)
+
+
+def _edges(v: Verification) -> list[str]:
+    if not v.edges:
+        return []
+    headers = ["edge", "parser", "N", "both", "only_old", "only_new", "neither", "regression (of all)",
+               "regression (of old-correct)", "backward", "change", "independent", "ratio", "floor of new",
+               "vs floor"]
+    rows = []
+    for e in v.edges:
+        fl = _floor_of(v, e)
+        lo, hi = (fl.value("floor.regression_min"), fl.value("floor.regression_max")) if fl else (None, None)
+        ratio = e.value("independence_ratio")
+        rows.append([
+            _cell(f"{e.old} -> {e.new}"), f"`{e.parser}`", e.cells.n, e.cells.both, e.cells.only_old,
+            e.cells.only_new, e.cells.neither, pct(_f(e.value("regression_rate"))),
+            pct(_f(e.value("regression_share_of_old_correct"))), pct(_f(e.value("backward_rate"))),
+            pct(_f(e.value("change_rate"))), pct(_f(e.value("independent_regression_rate"))),
+            "-" if ratio is None else f"{float(ratio):.3f}",
+            f"{pct(_f(lo))}-{pct(_f(hi))}" if fl else "-", _position(e.value("regression_rate"), lo, hi),
+        ])
+    policies = sorted({e.policy for e in v.edges})
+    return [
+        "## Edges", "",
+        "Every edge a claim names, under each parser it was recomputed with "
+        f"(unparsed policy: {', '.join(policies)}). Regression is shown as a share of all shared pairs "
+        "and as a share of the old version's correct labels; \"independent\" is the regression rate "
+        "expected if the two versions' errors were unrelated, and \"ratio\" is regression / independent "
+        "(near 0: the new version repeats the old one's mistakes; near 1: a different judge). "
+        "\"floor of new\" is the regression range between repeats of the new version, where a claim "
+        "names its repeats.",
+        "", table(rows, headers, Format.markdown).rstrip("\n"), "",
+    ]
+
+
+def _floors(v: Verification) -> list[str]:
+    if not v.floors:
+        return []
+    rows = []
+    for f in v.floors:
+        rows.append([
+            _cell(", ".join(f.runs)), f"`{f.parser}`", f.shared_items, len(f.pairs),
+            f"{pct(_f(f.value('floor.regression_min')))}-{pct(_f(f.value('floor.regression_max')))}",
+            f"{pct(_f(f.value('floor.change_min')))}-{pct(_f(f.value('floor.change_max')))}",
+        ])
+    headers = ["repeats", "parser", "shared items", "ordered pairs", "regression min-max", "change min-max"]
+    return ["## Rerun floors", "", "Churn between repeats of one model: what an upgrade must exceed "
+            "before it says anything about the new version.", "",
+            table(rows, headers, Format.markdown).rstrip("\n"), ""]
+
+
+def _runs(v: Verification) -> list[str]:
+    parsers = list(dict.fromkeys(f.parser for f in v.run_figures))
+    by = {(f.name, f.parser): f for f in v.run_figures}
+    rows = []
+    for name, files in v.run_files.items():
+        items = next((f.items for f in v.run_figures if f.name == name), sum(x.records for x in files))
+        cells = []
+        for p in parsers:
+            f = by.get((name, p))
+            cells.append("-" if f is None else f"{f.unparsed} ({pct(_f(f.unparsed_rate))})")
+        rewritten = sum(x.rewritten for x in files)
+        rows.append([_cell(name), len(files), items, *cells, rewritten])
+    headers = ["run", "files", "items", *[f"unparsed: {p}" for p in parsers], "rewritten"]
+    return ["## Runs", "", table(rows, headers, Format.markdown).rstrip("\n"), ""]
+
+
+def _flags(v: Verification) -> list[str]:
+    out = ["## Flags", ""]
+    if not v.flags:
+        return out + ["Nothing flagged.", ""]
+    return out + [f"- {f.kind.replace('_', ' ')}: {f.message}" for f in v.flags] + [""]
+
+
+def _figures(fig: Figures | None) -> list[str]:
+    out = ["## Figures", ""]
+    if fig is None or (not fig.files and fig.reason is None):
+        return out + ["Figures are drawn beside the note when it is written with `--out`.", ""]
+    if fig.reason is not None:
+        return out + [fig.reason, ""]
+    for title, png, svg in fig.files:
+        out += [f"![{title}]({png})", "", f"{title} ([PNG]({png}), [SVG]({svg}))", ""]
+    return out
+
+
+def _sources(v: Verification) -> list[str]:
+    rows = []
+    for s in v.sources():
+        rel = s.get("release")
+        where = f"`{rel['repo_path']}`" if rel else f"`{_rel(s['path'], v.root)}`"
+        check = "-" if rel is None else ("matches manifest" if s.get("matches_manifest") else "DIFFERS from manifest")
+        rows.append([where, _cell(", ".join(s["runs"])), s["size"], f"`{s['sha256']}`", check])
+    headers = ["file", "runs", "bytes", "sha256", "manifest"]
+    return ["## Sources", "", f"Paths are relative to `{v.root}`.", "",
+            table(rows, headers, Format.markdown).rstrip("\n"), ""]
+
+
+def _includes(v: Verification) -> list[str]:
+    globs: dict[str, None] = {}
+    for s in v.sources():
+        path = PurePosixPath(s["release"]["repo_path"] if s.get("release") else _rel(s["path"], v.root))
+        globs.setdefault(f"{path.parent}/**" if str(path.parent) != "." else str(path), None)
+    return list(globs)
+
+
+def reproduce_commands(v: Verification, *, out: str | None) -> list[str]:
+    """The shell commands that repeat this check: fetch at the commit (when known), then verify."""
+    q = shlex.quote
+    cmds = []
+    releases = _releases(v)
+    study = v.claims_file.study
+    source, commit = (releases[0][0], releases[0][1]) if releases else (study.release, study.commit)
+    if source and commit:
+        inc = " ".join(f"--include {q(g)}" for g in _includes(v))
+        cmds.append(f"replicate fetch {q(source)} --rev {q(commit)} {inc} --dest {q(v.root)}")
+        cmds.append(f"replicate fetch --check {q(v.root)}")
+    verify = f"replicate verify {q(PurePath(v.claims_file.path).as_posix())} --root {q(v.root)}"
+    if v.explicit_parsers:
+        verify += "".join(f" --parser {q(p)}" for p in v.parsers)
+    if out is not None:
+        verify += f" --out {q(out)}"
+    cmds.append(verify)
+    return cmds
+
+
+def _claim_texts(v: Verification, notes: dict[str, int]) -> list[str]:
+    out = []
+    for r in v.results:
+        c = r.claim
+        where = f" ({c.where})" if c.where else ""
+        extra = []
+        if c.parser:
+            extra.append(f"pins `{c.parser}`")
+        if c.unparsed:
+            extra.append(f"unparsed policy `{c.unparsed}`")
+        if c.text:
+            extra.append(f"as printed: \"{c.text}\"")
+        tail = f"; {'; '.join(extra)}" if extra else ""
+        out.append(f"- `{c.id}`{where}: `{c.metric}` of {c.target}, printed {_printed(r)}, "
+                   f"matches {c.printed.show_interval()}{tail}")
+    if notes:
+        out += ["", "Not computable:", ""]
+        out += [f"[{i}] {why}" for why, i in notes.items()]
+    return out
+
+
+def render_note(v: Verification, *, out: str | None = None, figures: Figures | None = None) -> str:
+    """The whole note as markdown text (ends with one newline)."""
+    claims, notes = claims_table(v, Format.markdown)
+    parts: list[str] = [*_header(v), "", "## Summary", "", *_summary(v), ""]
+    parts += [
+        "## Claims", "",
+        "Each recomputed value is shown in the printed unit with three more decimals than printed, "
+        "then its verdict: a printed value matches when the recomputed one rounds to it "
+        "(half up: \"28.0\" covers 27.95 <= x < 28.05); counts must be equal.", "",
+        claims.rstrip("\n"), "", *_claim_texts(v, notes), "",
+    ]
+    parts += _edges(v) + _floors(v) + _runs(v) + _flags(v) + _figures(figures) + _sources(v)
+    parts += ["## Reproduce", "", "```sh", *reproduce_commands(v, out=out), "```", ""]
+    return "\n".join(parts).rstrip("\n") + "\n"
+
+
+def render_table(v: Verification, fmt: Format = Format.table) -> str:
+    """The terminal view: the claims table, reasons for anything not computable, the summary line."""
+    claims, notes = claims_table(v, fmt)
+    lines = [claims.rstrip("\n")]
+    if notes:
+        lines += [""] + [f"[{i}] {why}" for why, i in notes.items()]
+    lines += ["", v.summary_line()]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,93 @@
+"""Optional figures beside the note (matplotlib, the ``plots`` extra, imported lazily).
+
+Two figures, each written as PNG and SVG next to the note:
+
+- ``<note>-regression``: observed regression rate against the rate expected if
+  the two versions' errors were unrelated, one point per edge and parser. The
+  diagonal is "unrelated judges"; points far below it are a new version that
+  repeats its predecessor's mistakes.
+- ``<note>-cells``: the four cells of each edge as shares of its shared items.
+
+Without matplotlib the note says how to get them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from replicate.verify.note import PLOTS_HINT, Figures
+from replicate.verify.result import Verification
+
+NO_MATPLOTLIB = (
+    f"Figures were not drawn: matplotlib is not installed. Install the plots extra (`{PLOTS_HINT}`) "
+    "and write the note again with `--out` to get them beside it."
+)
+NOT_ASKED = "Figures were not drawn (`--no-plots`). Write the note without `--no-plots` to get them."
+NO_EDGES = "No claim names an edge, so there is nothing to plot."
+
+_COLOURS = {"both": "#4c956c", "only_old": "#d1495b", "only_new": "#2e86ab", "neither": "#9e9e9e"}
+
+
+def figures_for(v: Verification, out: str | Path, *, draw: bool = True) -> Figures:
+    """Draw the figures beside ``out`` (the note's path) or say why they were not drawn."""
+    if not draw:
+        return Figures(reason=NOT_ASKED)
+    if not v.edges:
+        return Figures(reason=NO_EDGES)
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        return Figures(reason=NO_MATPLOTLIB)
+    out = Path(out)
+    stem = out.with_suffix("")
+    files = []
+    for title, suffix, draw_fn in (
+        ("Regression rate against the independent-errors rate, per edge", "regression", _regression),
+        ("Four cells per edge, as shares of shared items", "cells", _cells),
+    ):
+        fig = Figure(figsize=(7, 4.8) if suffix == "regression" else (8, 0.6 * len(v.edges) + 1.8))
+        draw_fn(fig, v)
+        fig.tight_layout()
+        png, svg = Path(f"{stem}-{suffix}.png"), Path(f"{stem}-{suffix}.svg")
+        fig.savefig(png, dpi=150, metadata={"Software": None})
+        fig.savefig(svg, metadata={"Date": None})
+        files.append((title, png.name, svg.name))
+    return Figures(files=tuple(files))
+
+
+def _regression(fig, v: Verification) -> None:
+    ax = fig.add_subplot(1, 1, 1)
+    xs, ys = [], []
+    markers = "osD^v<>"
+    for k, parser in enumerate(dict.fromkeys(e.parser for e in v.edges)):
+        edges = [e for e in v.edges if e.parser == parser]
+        x = [100 * float(e.value("independent_regression_rate") or 0) for e in edges]
+        y = [100 * float(e.value("regression_rate") or 0) for e in edges]
+        ax.scatter(x, y, marker=markers[k % len(markers)], label=parser, zorder=3)
+        for e, xi, yi in zip(edges, x, y):
+            ax.annotate(f"{e.old} -> {e.new}", (xi, yi), fontsize=7, xytext=(4, 4), textcoords="offset points")
+        xs += x
+        ys += y
+    top = max(xs + ys + [1.0]) * 1.1
+    ax.plot([0, top], [0, top], linestyle="--", color="grey", linewidth=1, label="unrelated judges (y = x)")
+    ax.set_xlim(0, top)
+    ax.set_ylim(0, top)
+    ax.set_xlabel("independent-errors rate, EM_old x (1 - EM_new) (% of pairs)")
+    ax.set_ylabel("observed regression rate (% of pairs)")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+
+
+def _cells(fig, v: Verification) -> None:
+    ax = fig.add_subplot(1, 1, 1)
+    labels = [f"{e.old} -> {e.new}\n{e.parser}" for e in v.edges]
+    left = [0.0] * len(v.edges)
+    for cell, colour in _COLOURS.items():
+        widths = [100 * getattr(e.cells, cell) / e.cells.n if e.cells.n else 0 for e in v.edges]
+        ax.barh(range(len(v.edges)), widths, left=left, color=colour, label=cell)
+        left = [a + b for a, b in zip(left, widths)]
+    ax.set_yticks(range(len(v.edges)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of shared items")
+    ax.legend(ncol=4, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0))

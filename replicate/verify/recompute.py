@@ -1,0 +1,277 @@
+"""Recompute a claim's metric from loaded runs (pure: in-memory runs in, exact values out).
+
+Values are exact wherever the figure is a ratio of counts (:class:`Fraction`),
+so matching at the printed precision never suffers from binary rounding;
+Pearson's r is the one figure computed in floating point (exact integer sums,
+one square root).
+
+Per-run figures (``n``, ``em``, ``mae``, ``pearson``, ``unparsed``) are over
+the run's own items. Under the ``intersect`` policy ``n`` and ``em`` count
+parsed items only; under ``wrong`` every item counts and an unparsed output is
+wrong. ``mae`` and ``pearson`` always use parsed items only (an unparsed
+output has no grade to subtract). ``unparsed`` is a share of all the run's
+items (or a count with unit ``count``).
+
+Edge figures come from the two runs aligned on the items both have; floor
+figures from all the named repeats aligned together, over every ordered pair.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from replicate.errors import ReplicateError
+from replicate.judge.align import Aligned, align
+from replicate.judge.figures import FourCell, pair_counts
+from replicate.judge.model import LabelledRun, Run
+from replicate.parsing import UNPARSED, Parser
+from replicate.verify.claims import Claim
+
+Value = Fraction | int | float
+
+
+@dataclass(frozen=True, slots=True)
+class Computed:
+    """A recomputed value, or why it could not be computed."""
+
+    value: Value | None
+    why: str | None = None
+
+    def to_json(self) -> float | int | None:
+        return _json_number(self.value)
+
+
+def _json_number(v: Value | None) -> float | int | None:
+    if v is None or isinstance(v, int):
+        return v
+    return float(v)
+
+
+def _frac(num: int, den: int) -> Fraction | None:
+    return None if den == 0 else Fraction(int(num), int(den))
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    """A run under one parser and policy: item counts and the exact sums its figures need."""
+
+    name: str
+    parser: str
+    policy: str
+    items: int
+    unparsed: int
+    correct: int
+    abs_error: int  # sum of |label - gold| over parsed items
+    pearson: float | None
+    label_max: int | None  # largest gold or label seen (for the impossible-MAE check)
+
+    @property
+    def parsed(self) -> int:
+        return self.items - self.unparsed
+
+    @property
+    def n(self) -> int:
+        return self.parsed if self.policy == "intersect" else self.items
+
+    @property
+    def em(self) -> Fraction | None:
+        return _frac(self.correct, self.n)
+
+    @property
+    def mae(self) -> Fraction | None:
+        return _frac(self.abs_error, self.parsed)
+
+    @property
+    def unparsed_rate(self) -> Fraction | None:
+        return _frac(self.unparsed, self.items)
+
+
+@dataclass(frozen=True)
+class EdgeFigures:
+    """An edge old -> new under one parser and policy: its four cells and label changes."""
+
+    old: str
+    new: str
+    parser: str
+    policy: str
+    cells: FourCell
+    changed: int
+    shared_items: int
+    unparsed_old: int  # over the shared items
+    unparsed_new: int
+
+    def value(self, metric: str) -> Fraction | int | None:
+        c = self.cells
+        n, oc, nc = c.n, c.old_correct, c.new_correct
+        if metric == "n":
+            return n
+        if metric.startswith("cells."):
+            return getattr(c, metric[len("cells."):])
+        return {
+            "regression_rate": lambda: _frac(c.only_old, n),
+            "regression_share_of_old_correct": lambda: _frac(c.only_old, oc),
+            "backward_rate": lambda: _frac(c.only_new, n),
+            "change_rate": lambda: _frac(self.changed, n),
+            "independent_regression_rate": lambda: _frac(oc * (n - nc), n * n),
+            "independence_ratio": lambda: _frac(c.only_old * n, oc * (n - nc)),
+        }[metric]()
+
+
+@dataclass(frozen=True)
+class FloorFigures:
+    """Repeats of one model under one parser and policy: every ordered pair's churn."""
+
+    runs: tuple[str, ...]
+    parser: str
+    policy: str
+    shared_items: int
+    pairs: tuple[tuple[str, str, FourCell, int], ...]  # (old, new, cells, changed)
+
+    def _rates(self, which: str) -> list[Fraction]:
+        out = []
+        for _, _, cells, changed in self.pairs:
+            num = cells.only_old if which == "regression" else changed
+            if cells.n:
+                out.append(Fraction(num, cells.n))
+        return out
+
+    def value(self, metric: str) -> Fraction | None:
+        which, end = metric[len("floor."):].split("_")
+        rates = self._rates(which)
+        if not rates:
+            return None
+        return min(rates) if end == "min" else max(rates)
+
+    def change_against_others(self, run: str) -> list[Fraction]:
+        """Change rates of ``run`` against each other repeat (both directions are equal)."""
+        return [Fraction(ch, c.n) for a, b, c, ch in self.pairs if a == run and c.n]
+
+
+_UNDEFINED = {
+    "em": "the run has no items to score under this policy",
+    "mae": "the run has no parsed items",
+    "pearson": "labels or gold are constant over the parsed items (or fewer than two)",
+    "regression_share_of_old_correct": "the old run has no correct labels (both + only_old = 0)",
+    "independence_ratio": "the independent-errors rate is 0 (old never right or new always right)",
+}
+
+
+class Recomputer:
+    """Recomputes claims from raw runs, labelling each run once per parser and caching figures."""
+
+    def __init__(self, runs: Mapping[str, Run], get_parser: Callable[[str], Parser]) -> None:
+        self.runs = dict(runs)
+        self._get_parser = get_parser
+        self._labelled: dict[tuple[str, str], LabelledRun] = {}
+        self._run: dict[tuple[str, str, str], RunFigures] = {}
+        self._edge: dict[tuple[str, str, str, str], EdgeFigures | str] = {}
+        self._floor: dict[tuple[tuple[str, ...], str, str], FloorFigures | str] = {}
+
+    # -- labelling -------------------------------------------------------------------
+    def labelled(self, name: str, parser: str) -> LabelledRun:
+        key = (name, parser)
+        if key not in self._labelled:
+            run = self.runs[name]
+            self._labelled[key] = run.label_with(None if run.labels is not None else self._get_parser(parser))
+        return self._labelled[key]
+
+    # -- figures ---------------------------------------------------------------------
+    def run_figures(self, name: str, parser: str, policy: str) -> RunFigures:
+        key = (name, parser, policy)
+        if key not in self._run:
+            lr = self.labelled(name, parser)
+            labels = lr.labels.astype(np.int64)
+            gold = lr.gold.astype(np.int64)
+            parsed = labels != UNPARSED
+            x, y = labels[parsed], gold[parsed]
+            self._run[key] = RunFigures(
+                name=name, parser=lr.parser, policy=policy, items=len(lr),
+                unparsed=int((~parsed).sum()), correct=int((x == y).sum()),
+                abs_error=int(np.abs(x - y).sum()), pearson=_pearson(x, y),
+                label_max=int(max(x.max(initial=0), gold.max(initial=0))) if len(gold) else None,
+            )
+        return self._run[key]
+
+    def edge(self, old: str, new: str, parser: str, policy: str) -> EdgeFigures | str:
+        """The edge's figures, or the reason (text) it cannot be computed."""
+        key = (old, new, parser, policy)
+        if key not in self._edge:
+            try:
+                aligned = align([self.labelled(old, parser), self.labelled(new, parser)])
+            except ReplicateError as exc:
+                self._edge[key] = str(exc)
+                return self._edge[key]
+            pc = pair_counts(aligned, policy=policy)  # type: ignore[arg-type]
+            un = aligned.unparsed_aligned
+            self._edge[key] = EdgeFigures(
+                old, new, _parser_text(aligned), policy, pc.cells(0, 1), int(pc.changed[0, 1]),
+                aligned.n_items, int(un[0]), int(un[1]),
+            )
+        return self._edge[key]
+
+    def floor(self, runs: Sequence[str], parser: str, policy: str) -> FloorFigures | str:
+        key = (tuple(runs), parser, policy)
+        if key not in self._floor:
+            try:
+                aligned = align([self.labelled(r, parser) for r in runs])
+            except ReplicateError as exc:
+                self._floor[key] = str(exc)
+                return self._floor[key]
+            pc = pair_counts(aligned, policy=policy)  # type: ignore[arg-type]
+            pairs = tuple(
+                (runs[i], runs[j], pc.cells(i, j), int(pc.changed[i, j]))
+                for i in range(len(runs)) for j in range(len(runs)) if i != j
+            )
+            self._floor[key] = FloorFigures(tuple(runs), _parser_text(aligned), policy, aligned.n_items, pairs)
+        return self._floor[key]
+
+    # -- claims ----------------------------------------------------------------------
+    def compute(self, claim: Claim, parser: str) -> Computed:
+        """The claim's metric under ``parser`` (and the claim's unparsed policy)."""
+        policy = claim.policy
+        metric = claim.metric
+        if claim.scope == "run":
+            f = self.run_figures(claim.run, parser, policy)  # type: ignore[arg-type]
+            if metric == "unparsed":
+                value: Value | None = f.unparsed if claim.printed.unit == "count" else f.unparsed_rate
+                why = "the run has no items"
+            else:
+                value = {"n": f.n, "em": f.em, "mae": f.mae, "pearson": f.pearson}[metric]
+                why = _UNDEFINED.get(metric, "the run has no items")
+            return Computed(value, None if value is not None else why)
+        if claim.scope == "edge":
+            e = self.edge(claim.old, claim.new, parser, policy)  # type: ignore[arg-type]
+            if isinstance(e, str):
+                return Computed(None, e)
+            if e.cells.n == 0 and metric != "n" and not metric.startswith("cells."):
+                return Computed(None, f"{claim.old} and {claim.new} share no scored items (policy '{policy}')")
+            value = e.value(metric)
+            return Computed(value, None if value is not None else _UNDEFINED.get(metric, "undefined"))
+        fl = self.floor(claim.runs, parser, policy)
+        if isinstance(fl, str):
+            return Computed(None, fl)
+        value = fl.value(metric)
+        return Computed(value, None if value is not None else "the repeats share no scored items")
+
+
+def _parser_text(aligned: Aligned) -> str:
+    return " + ".join(aligned.parsers)
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Pearson's r from exact integer sums and one square root (None when undefined)."""
+    n = len(x)
+    if n < 2:
+        return None
+    sx, sy = int(x.sum()), int(y.sum())
+    sxx, syy, sxy = int((x * x).sum()), int((y * y).sum()), int((x * y).sum())
+    vx, vy = n * sxx - sx * sx, n * syy - sy * sy
+    if vx == 0 or vy == 0:
+        return None
+    cov = n * sxy - sx * sy
+    return cov / (math.sqrt(vx) * math.sqrt(vy))

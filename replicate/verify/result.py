@@ -1,0 +1,176 @@
+"""The values a verification produces: per-claim results and the whole verification (pure data)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from replicate.diagnostics import Diagnostics
+from replicate.judge.model import RunFile
+from replicate.verify.claims import Claim, ClaimsFile
+from replicate.verify.matching import Match, Verdict, rounded
+from replicate.verify.recompute import Computed, EdgeFigures, FloorFigures, RunFigures
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """One claim recomputed under one or more parsers."""
+
+    claim: Claim
+    parsers: tuple[str, ...]  # the parsers it was recomputed under, primary first
+    computed: dict[str, Computed]
+    matches: dict[str, Match | None]  # None where not computable
+
+    @property
+    def primary(self) -> str:
+        return self.parsers[0]
+
+    def verdict(self, parser: str) -> Verdict | None:
+        """The verdict under ``parser``; None when the claim was not recomputed under it."""
+        if parser not in self.computed:
+            return None
+        m = self.matches[parser]
+        return Verdict.not_computable if m is None else m.verdict
+
+    def rounded(self, parser: str) -> str | None:
+        c = self.computed.get(parser)
+        if c is None or c.value is None:
+            return None
+        return rounded(self.claim.printed, c.value)
+
+    def to_json(self) -> dict:
+        out = self.claim.to_json()
+        out["interval"] = self.claim.printed.show_interval()
+        out["parsers"] = list(self.parsers)
+        out["computed"] = {p: c.to_json() for p, c in self.computed.items()}
+        out["rounded"] = {p: self.rounded(p) for p in self.parsers}
+        out["verdict"] = {p: str(self.verdict(p)) for p in self.parsers}
+        out["why"] = {p: c.why for p, c in self.computed.items() if c.why is not None}
+        out["tie"] = [p for p, m in self.matches.items() if m is not None and m.tie]
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """Something a reader of the note should know: a short kind code and one sentence."""
+
+    kind: str  # unparsed | rewritten | skipped | impossible | produced_differently | hash | items | tie | warning | source
+    message: str
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Everything ``replicate verify`` found, ready to render as a note, a table or JSON."""
+
+    claims_file: ClaimsFile
+    parsers: tuple[str, ...]  # columns, in order; the first is the gating parser
+    explicit_parsers: bool  # True when --parser was given (it overrides claims' own)
+    results: tuple[ClaimResult, ...]
+    edges: tuple[EdgeFigures, ...]
+    floors: tuple[FloorFigures, ...]
+    run_figures: tuple[RunFigures, ...]
+    run_files: dict[str, tuple[RunFile, ...]]
+    flags: tuple[Flag, ...]
+    root: str
+    tool_version: str
+    date: str
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        """Per parser column: how many claims match, mismatch or are not computable."""
+        out = {p: {str(v): 0 for v in Verdict} for p in self.parsers}
+        for r in self.results:
+            for p in r.parsers:
+                out[p][str(r.verdict(p))] += 1
+        return out
+
+    def summary_line(self) -> str:
+        """E.g. "62 of 70 claims match under umbrela-strict@1; 70 of 70 under umbrela-fallback@1"."""
+        parts = []
+        for i, (p, s) in enumerate(self.summary().items()):
+            total = sum(s.values())
+            if total == 0:
+                continue
+            text = f"{s['match']} of {total} {'claims match under ' if not parts else 'under '}{p}"
+            if s["not_computable"]:
+                text += f" ({s['not_computable']} not computable)"
+            parts.append(text)
+        return "; ".join(parts) if parts else "no claims"
+
+    @property
+    def failed(self) -> tuple[ClaimResult, ...]:
+        """Claims that mismatch under their primary (gating) parser."""
+        return tuple(r for r in self.results if r.verdict(r.primary) is Verdict.mismatch)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def sources(self) -> list[dict[str, Any]]:
+        """Every file read, once, with the runs that use it."""
+        seen: dict[str, dict[str, Any]] = {}
+        for run, files in self.run_files.items():
+            for f in files:
+                entry = seen.get(f.provenance.path)
+                if entry is None:
+                    entry = seen[f.provenance.path] = {**f.to_json(), "runs": []}
+                entry["runs"].append(run)
+        return list(seen.values())
+
+    def to_json(self) -> dict:
+        from replicate.parsing import PARSERS
+
+        return {
+            "study": self.claims_file.study.to_json(),
+            "claims_file": self.claims_file.path,
+            "root": self.root,
+            "tool": {"name": "replicate", "version": self.tool_version},
+            "date": self.date,
+            "parsers": [
+                {"name": p, "origin": PARSERS.origin(p) if p in PARSERS else None} for p in self.parsers
+            ],
+            "gating_parser": None if not self.parsers else ("per claim" if not self.explicit_parsers else self.parsers[0]),
+            "summary": self.summary(),
+            "summary_line": self.summary_line(),
+            "ok": self.ok,
+            "claims": [r.to_json() for r in self.results],
+            "edges": [_edge_json(e) for e in self.edges],
+            "floors": [_floor_json(f) for f in self.floors],
+            "runs": [_run_json(f) for f in self.run_figures],
+            "flags": [f.to_json() for f in self.flags],
+            "sources": self.sources(),
+            "warnings": self.diagnostics.to_json(),
+        }
+
+
+def _f(x: Any) -> Any:
+    return None if x is None else (x if isinstance(x, int) else float(x))
+
+
+def _edge_json(e: EdgeFigures) -> dict:
+    out = {"old": e.old, "new": e.new, "parser": e.parser, "unparsed_policy": e.policy}
+    out.update(e.cells.figures())
+    out.update(change_rate=_f(e.value("change_rate")), changed=e.changed, shared_items=e.shared_items,
+               unparsed={"old": e.unparsed_old, "new": e.unparsed_new})
+    return out
+
+
+def _floor_json(f: FloorFigures) -> dict:
+    return {
+        "runs": list(f.runs), "parser": f.parser, "unparsed_policy": f.policy, "shared_items": f.shared_items,
+        "pairs": [
+            {"old": a, "new": b, "cells": c.figures()["cells"], "regression_rate": _f(c.regression_rate),
+             "change_rate": _f(None if not c.n else ch / c.n)}
+            for a, b, c, ch in f.pairs
+        ],
+        "regression_rate": {"min": _f(f.value("floor.regression_min")), "max": _f(f.value("floor.regression_max"))},
+        "change_rate": {"min": _f(f.value("floor.change_min")), "max": _f(f.value("floor.change_max"))},
+    }
+
+
+def _run_json(f: RunFigures) -> dict:
+    return {"name": f.name, "parser": f.parser, "unparsed_policy": f.policy, "items": f.items,
+            "unparsed": f.unparsed, "n": f.n, "em": _f(f.em), "mae": _f(f.mae), "pearson": f.pearson}
