@@ -1,0 +1,221 @@
+"""Rerun floors, all-pairs matrices and parser audits: `floor`, `matrix`, `parsers audit`.
+
+Thin commands: options -> run selection -> one library call -> render.
+numpy-heavy modules load inside the commands.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from replicate.cli.base import FormatOpt, StrictOpt, app, echo
+from replicate.cli.judge_options import (
+    GoldFieldOpt,
+    KeyFieldOpt,
+    OutputFieldOpt,
+    ParserOpt,
+    RunsFileOpt,
+    Unparsed,
+    UnparsedOpt,
+    field_spec,
+    need_parser,
+    show_warnings,
+)
+from replicate.cli.parsers_cmds import parsers_app
+from replicate.errors import UsageError
+from replicate.output import Format, dumps_json
+
+_GOLD_DEFAULT = "original_qrel_score"
+
+RunArgs = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="RUN...",
+        help="Runs: files (one file = one run, named after the file) or names of runs in --runs.",
+        show_default=False,
+    ),
+]
+EdgeOpt = Annotated[
+    tuple[str, str] | None,
+    typer.Option(
+        "--edge",
+        metavar="OLD NEW",
+        help="An upgrade edge (two runs: names in --runs or files) to set against the floor.",
+        show_default=False,
+    ),
+]
+
+
+def _load(specs, key_field, gold_field, output_field, strict):
+    from replicate.judge.api import load_runs
+
+    return load_runs(specs, fields=field_spec(key_field, gold_field, output_field), strict=strict)
+
+
+def _emit(result, text: str, loaded, fmt: Format) -> None:
+    show_warnings(loaded.diagnostics)
+    if fmt is Format.json:
+        out = result.to_json()
+        out["warnings"] = loaded.diagnostics.to_json()
+        echo(dumps_json(out))
+    else:
+        echo(text)
+
+
+@app.command("floor")
+def floor_cmd(
+    runs: RunArgs = None,
+    runs_file: RunsFileOpt = None,
+    parser: ParserOpt = None,
+    edge: EdgeOpt = None,
+    main: Annotated[
+        str | None,
+        typer.Option("--main", metavar="MAIN", help="A main-results run (name in --runs or file) to check against the repeats.", show_default=False),
+    ] = None,
+    unparsed: UnparsedOpt = Unparsed.intersect,
+    key_field: KeyFieldOpt = None,
+    gold_field: GoldFieldOpt = _GOLD_DEFAULT,
+    output_field: OutputFieldOpt = None,
+    strict: StrictOpt = False,
+    format: FormatOpt = Format.table,
+) -> None:
+    """Rerun floor: the churn between repeats of one model and configuration.
+
+    For every ordered pair of repeats: the four cells, regression and change
+    rates; their min-max ranges; EM mean and sample sd (ddof=1); the Jaccard
+    overlap of the regression sets. --edge OLD NEW says whether that edge's
+    regression rate lies below, inside (bounds included) or above the floor,
+    with the margin. --main MAIN sets MAIN's change rate against each repeat
+    beside the repeat-to-repeat range; it is flagged far_beyond when even its
+    closest repeat differs on more than twice the largest repeat-to-repeat
+    change rate.
+
+    Example: replicate floor --runs fixtures/example/runs.toml alpha-2025-01 alpha-2025-01-repeat
+    --edge alpha-2024-08 alpha-2025-01 --parser umbrela-fallback@1
+    """
+    from replicate.judge.floor import floor
+    from replicate.judge.floor_runs import select_runs
+    from replicate.judge.render_floor import floor_text
+
+    extra = [*(edge or ()), *([main] if main else [])]
+    sel = select_runs(runs or [], runs_file, extra=extra)
+    if len(sel.main) < 2:
+        raise UsageError(f"a floor needs at least two repeats of one model; got {len(sel.main)}")
+    loaded = _load(sel.specs, key_field, gold_field, output_field, strict)
+    labelled = {r.name: r for r in loaded.labelled(need_parser(parser, loaded))}
+    names = list(sel.extra)
+    result = floor(
+        [labelled[n] for n in sel.main],
+        policy=unparsed.value,
+        edge=(labelled[names[0]], labelled[names[1]]) if edge else None,
+        main=labelled[names[-1]] if main else None,
+    )
+    _emit(result, floor_text(result, format), loaded, format)
+
+
+def _scale(text: str | None, parser_name: str) -> tuple[int, int]:
+    if text is not None:
+        lo, sep, hi = text.partition("-")
+        if not sep or not lo.strip().isdigit() or not hi.strip().isdigit() or int(lo) > int(hi):
+            raise UsageError(f"--scale must be LO-HI with integers LO <= HI, e.g. 0-3; got {text!r}")
+        return int(lo), int(hi)
+    from replicate.parsing import PARSERS
+
+    if parser_name in PARSERS:
+        labels = PARSERS.get(parser_name).labels
+        return min(labels), max(labels)
+    return 0, 3  # EXAM grades: round(3 x covered / total)
+
+
+@app.command("matrix")
+def matrix_cmd(
+    runs: RunArgs = None,
+    runs_file: RunsFileOpt = None,
+    parser: ParserOpt = None,
+    unparsed: UnparsedOpt = Unparsed.intersect,
+    scale: Annotated[
+        str | None,
+        typer.Option("--scale", metavar="LO-HI", help="Label scale for the sanity checks. Default: the parser's labels (0-3).", show_default=False),
+    ] = None,
+    key_field: KeyFieldOpt = None,
+    gold_field: GoldFieldOpt = _GOLD_DEFAULT,
+    output_field: OutputFieldOpt = None,
+    strict: StrictOpt = False,
+    format: FormatOpt = Format.table,
+) -> None:
+    """Every ordered pair of runs at once, plus each run's baseline against gold.
+
+    One matrix per figure (rows = old, columns = new): regression rate, share
+    of old-correct, independence ratio, label agreement. Baselines: n, EM,
+    MAE and Pearson r (MAE and r over parsed items). Sanity flags: an MAE
+    above the scale's range, an EM outside [0, 1], labels or gold off the
+    scale, a run whose n differs, a run with items others lack. All figures
+    use the items every run has.
+
+    Example: replicate matrix --runs fixtures/example/runs.toml --parser umbrela-fallback@1
+    """
+    from replicate.judge.floor_runs import select_runs
+    from replicate.judge.matrix import matrix
+    from replicate.judge.render_matrix import matrix_text
+
+    sel = select_runs(runs or [], runs_file)
+    if len(sel.main) < 2:
+        raise UsageError(f"a matrix needs at least two runs; got {len(sel.main)}")
+    loaded = _load(sel.specs, key_field, gold_field, output_field, strict)
+    name = need_parser(parser, loaded)
+    result = matrix(loaded.labelled(name), policy=unparsed.value, scale=_scale(scale, name))
+    _emit(result, matrix_text(result, format), loaded, format)
+
+
+@parsers_app.command("audit")
+def audit_cmd(
+    files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="Released judge files with raw outputs; each is one run, audited on its own.")],
+    parser: Annotated[
+        list[str],
+        typer.Option("--parser", "-p", metavar="NAME@N", help="A parser to audit (give two or more; the first is the reference for the edge's moves)."),
+    ],
+    edge: Annotated[
+        tuple[str, str] | None,
+        typer.Option("--edge", metavar="OLD NEW", help="Also show how an edge's figures move between the parsers (two of the FILEs, by file or run name).", show_default=False),
+    ] = None,
+    unparsed: UnparsedOpt = Unparsed.intersect,
+    examples: Annotated[int, typer.Option("--examples", min=0, help="Differing outputs shown per file (one per label pattern first).")] = 5,
+    width: Annotated[int, typer.Option("--width", min=20, help="Characters kept of each example output (head and tail).")] = 160,
+    key_field: KeyFieldOpt = None,
+    gold_field: GoldFieldOpt = _GOLD_DEFAULT,
+    output_field: OutputFieldOpt = None,
+    strict: StrictOpt = False,
+    format: FormatOpt = Format.table,
+) -> None:
+    """Audit parsers against each other on each file: unparsed counts, differing labels, EM.
+
+    For each FILE: how many outputs each parser reads and leaves unparsed, the
+    EM each parser's labels give, on how many items the labels differ (by
+    pattern) and trimmed examples of differing outputs. With --edge OLD NEW
+    also the edge's figures under each parser and how they move.
+
+    Example: replicate parsers audit -p umbrela-strict@1 -p umbrela-fallback@1 results/*.jsonl
+    """
+    from replicate.judge.audit import audit
+    from replicate.judge.render_audit import audit_text
+    from replicate.judge.runs import run_name, runs_from_files
+    from replicate.parsing import PARSERS
+
+    parsers = PARSERS.get_many(parser)
+    specs = runs_from_files(files)
+    edge_names = None
+    if edge is not None:
+        by_token = {**{str(s.paths[0]): s.name for s in specs}, **{s.name: s.name for s in specs}}
+        by_token.update({run_name(s.paths[0]): s.name for s in specs if run_name(s.paths[0]) not in by_token})
+        missing = [t for t in edge if t not in by_token]
+        if missing:
+            raise UsageError(
+                f"--edge names {', '.join(map(repr, missing))}, not among the FILEs; runs: {', '.join(s.name for s in specs)}"
+            )
+        edge_names = (by_token[edge[0]], by_token[edge[1]])
+    loaded = _load(specs, key_field, gold_field, output_field, strict)
+    result = audit(loaded.runs, parsers, policy=unparsed.value, edge=edge_names, examples=examples, width=width)
+    _emit(result, audit_text(result, format), loaded, format)

@@ -1,0 +1,89 @@
+"""Text and markdown rendering of parser audits (pure). JSON is ``Audit.to_json()``."""
+
+from __future__ import annotations
+
+from replicate.judge.audit import EDGE_FIGURES, Audit, FileAudit
+from replicate.output import Format, num, pct, table
+
+#: How many label patterns a text report lists per file (JSON lists all).
+PATTERNS_SHOWN = 10
+
+
+def _lab(v: int | None) -> str:
+    return "unparsed" if v is None else str(v)
+
+
+def _md(text: str | None, fmt: Format) -> str:
+    if text is None:
+        return "(no output)"
+    return text.replace("|", "\\|") if fmt is Format.markdown else text
+
+
+def _heading(text: str, fmt: Format, level: int = 2) -> str:
+    if fmt is Format.markdown:
+        return f"{'#' * level} {text}\n"
+    return f"{text}\n{('=' if level <= 2 else '-') * len(text)}\n"
+
+
+def file_text(fa: FileAudit, fmt: Format | str, *, policy: str) -> str:
+    fmt = Format(fmt)
+    out = [_heading(f"{fa.path} ({fa.items} items)", fmt)]
+    rows = [[t.parser, t.parsed, t.unparsed, pct(t.unparsed / fa.items if fa.items else None, 1), pct(t.em, 1)] for t in fa.parsers]
+    em_note = "over parsed items" if policy == "intersect" else "over all items, unparsed = wrong"
+    out.append(table(rows, ["parser", "parsed", "unparsed", "unparsed %", f"EM ({em_note})"], fmt))
+    share = pct(fa.labels_differ / fa.items if fa.items else None, 1)
+    line = f"labels differ between the parsers on {fa.labels_differ} of {fa.items} items ({share})"
+    if len(fa.pairwise_differ) > 1:
+        line += "; pairwise: " + ", ".join(f"{a} vs {b}: {k}" for a, b, k in fa.pairwise_differ)
+    out.append(line + "\n")
+    if fa.patterns:
+        names = [p for p, _ in fa.patterns[0].labels]
+        rows = [[*(_lab(v) for _, v in p.labels), p.count] for p in fa.patterns[:PATTERNS_SHOWN]]
+        out.append(table(rows, [*names, "items"], fmt))
+        if len(fa.patterns) > PATTERNS_SHOWN:
+            out.append(f"({len(fa.patterns) - PATTERNS_SHOWN} more pattern(s) in the JSON output)\n")
+    if fa.examples:
+        names = [p for p, _ in fa.examples[0].labels]
+        rows = [[e.key, e.gold, *(_lab(v) for _, v in e.labels), _md(e.output, fmt)] for e in fa.examples]
+        out.append(table(rows, ["item", "gold", *names, "output (trimmed)"], fmt))
+    return "\n".join(out)
+
+
+def _fig(fig: str, v: float | int | None) -> str:
+    if v is None:
+        return "-"
+    if fig == "n":
+        return str(v)
+    if fig == "independence_ratio":
+        return num(v, 3)
+    return pct(v, 2)
+
+
+def _delta(fig: str, v: float | int | None) -> str:
+    if v is None:
+        return "-"
+    if fig == "n":
+        return f"{v:+d}"
+    if fig == "independence_ratio":
+        return f"{v:+.3f}"
+    return f"{100 * v:+.2f} pp"
+
+
+def audit_text(a: Audit, fmt: Format | str) -> str:
+    """Each file's parser tallies, differing labels and examples; then the edge per parser."""
+    fmt = Format(fmt)
+    out = [f"parsers: {', '.join(a.parsers)}; unparsed policy: {a.unparsed_policy}\n"]
+    out += [file_text(f, fmt, policy=a.unparsed_policy) for f in a.files]
+    if a.edge is not None:
+        e = a.edge
+        out.append(_heading(f"Edge {e.old} -> {e.new} under each parser", fmt))
+        moves = e.moves()
+        first = a.parsers[0]
+        others = a.parsers[1:]
+        rows = [
+            [fig, *(_fig(fig, moves[fig]["values"][p]) for p in a.parsers),
+             *(_delta(fig, moves[fig]["delta"][p]) for p in others)]
+            for fig in EDGE_FIGURES
+        ]
+        out.append(table(rows, ["figure", *a.parsers, *(f"{p} - {first}" for p in others)], fmt))
+    return "\n".join(out)

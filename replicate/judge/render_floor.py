@@ -1,0 +1,99 @@
+"""Text and markdown rendering of rerun floors (pure). JSON is ``Floor.to_json()``."""
+
+from __future__ import annotations
+
+from replicate.judge.floor import FAR_BEYOND_RULE, Floor, Placement, Span
+from replicate.output import Format, num, pct, table
+
+
+READINGS = {
+    "inside": "Reading: this edge's regressions cannot be told apart from rerun noise.",
+    "above": "Reading: this edge regresses more than reruns of its target model do.",
+    "below": "Reading: this edge regresses less than reruns of its target model do.",
+}
+
+
+def pp(x: float | None, digits: int = 2) -> str:
+    """A difference of rates in percentage points."""
+    return "-" if x is None else f"{100 * x:.{digits}f} pp"
+
+
+def _span(s: Span | None) -> str:
+    return "-" if s is None else f"{pct(s.min)} - {pct(s.max)} (width {pp(s.width)})"
+
+
+def _heading(text: str, fmt: Format, level: int = 2) -> str:
+    if fmt is Format.markdown:
+        return f"{'#' * level} {text}\n"
+    return f"{text}\n{('=' if level <= 2 else '-') * len(text)}\n"
+
+
+def _placement(p: Placement | None, what: str) -> str:
+    if p is None:
+        return f"{what}: undefined (no items)"
+    if p.verdict == "inside":
+        return f"{what} {pct(p.rate)} lies inside the floor ({pp(p.margin)} from the nearer bound)"
+    return f"{what} {pct(p.rate)} lies {p.verdict} the floor by {pp(p.margin)}"
+
+
+def floor_text(fl: Floor, fmt: Format | str) -> str:
+    """Repeats, every ordered pair, the ranges, EM spread, Jaccard overlaps and the checks asked for."""
+    fmt = Format(fmt)
+    out = [_heading(f"Rerun floor of {len(fl.repeats)} repeats: {', '.join(fl.names)}", fmt)]
+    out.append(
+        f"parser: {fl.parser}; unparsed policy: {fl.unparsed_policy}; items shared by all repeats: {fl.shared_items}\n"
+    )
+    rows = [[r.name, r.items, r.dropped, r.unparsed, r.n, pct(r.em)] for r in fl.repeats]
+    out.append(table(rows, ["repeat", "items", "not shared", "unparsed", "n (EM)", "EM"], fmt))
+    if fl.items_differ:
+        out.append(
+            "Note: the repeats cover different items; every figure here uses the "
+            f"{fl.shared_items} items all of them have (see 'not shared').\n"
+        )
+    rows = [
+        [p.old, p.new, p.n, p.cells.both, p.cells.only_old, p.cells.only_new, p.cells.neither,
+         pct(p.regression_rate), pct(p.change_rate)]
+        for p in fl.pairs
+    ]
+    out.append(table(rows, ["old", "new", "n", "both", "only_old", "only_new", "neither", "regression", "change"], fmt))
+    js = fl.jaccard_span
+    summary = [
+        ["regression rate", _span(fl.regression_span)],
+        ["change rate", _span(fl.change_span)],
+        ["EM mean (sd, ddof=1)", f"{pct(fl.em_mean)} ({pp(fl.em_sd)})"],
+        [
+            "Jaccard of regression sets",
+            "- (needs pairs sharing a run: 3+ repeats)" if js is None else f"min {num(js[0])}, mean {num(js[1])}, max {num(js[2])} over {len(fl.overlaps)} pair(s) of pairs",
+        ],
+    ]
+    out.append(table(summary, ["floor", "value"], fmt))
+    if fl.edge is not None:
+        e = fl.edge
+        c = e.comparison
+        out.append(_heading(f"Edge {c.old.name} -> {c.new.name} against this floor", fmt, 3))
+        lines = [
+            f"n = {c.cells.n}; cells both {c.cells.both}, only_old {c.cells.only_old}, "
+            f"only_new {c.cells.only_new}, neither {c.cells.neither}",
+            f"verdict: {e.verdict}",
+            _placement(e.regression, "regression rate") + f" [{_span(fl.regression_span)}]",
+            _placement(e.change, "change rate") + f" [{_span(fl.change_span)}]",
+        ]
+        lines.append(READINGS.get(e.verdict or "", ""))
+        out.append("\n".join(line for line in lines if line) + "\n")
+    if fl.main is not None:
+        m = fl.main
+        out.append(_heading(f"Main run {m.name} against its repeats", fmt, 3))
+        rows = [[c.new.name, c.cells.n, c.changed, pct(c.change_rate)] for c in m.against]
+        out.append(table(rows, ["repeat", "n", "labels differ", "change rate"], fmt))
+        lines = [
+            f"verdict: {m.verdict}",
+            _placement(m.closest, "closest change rate") + f" [{_span(m.floor)}]",
+            f"rule: {FAR_BEYOND_RULE}",
+        ]
+        if m.far_beyond:
+            lines.append(
+                f"Warning: {m.name} differs from its repeats far beyond rerun noise: "
+                "it was likely produced with another configuration."
+            )
+        out.append("\n".join(lines) + "\n")
+    return "\n".join(out)
