@@ -138,10 +138,10 @@ def _rows_jsonl(data: bytes, path: Path, diag: Diagnostics) -> tuple[list[dict],
     ends_with_newline = parts[-1] == b""
     if ends_with_newline:
         parts.pop()
-    keep = [i for i, s in enumerate(parts) if s.strip()]
-    for i in range(len(parts)):
-        if not parts[i].strip():
-            diag.warn("blank-line", "blank line skipped", path=path, line=i + 1)
+    blank = [i for i, s in enumerate(parts) if not s or s.isspace()]
+    for i in blank:
+        diag.warn("blank-line", "blank line skipped", path=path, line=i + 1)
+    keep = [i for i, s in enumerate(parts) if s and not s.isspace()] if blank else list(range(len(parts)))
     body = [parts[i] for i in keep]
     try:
         rows = orjson.loads(b"[" + b",".join(body) + b"]")
@@ -271,7 +271,7 @@ def _intern(
 def _build(rows: list[dict], lines: np.ndarray, path: Path, prov: FileProvenance) -> TrialsTable:
     if not rows:
         raise BadInput("the trials table has no rows", path=path)
-    present = set().union(*(r.keys() for r in rows)) if len(rows) < 50_000 else _keys(rows)
+    present: set[str] = set().union(*rows)
     missing = [c for c in REQUIRED if c not in present]
     if missing:
         raise BadInput(
@@ -280,7 +280,7 @@ def _build(rows: list[dict], lines: np.ndarray, path: Path, prov: FileProvenance
             path=path,
             line=int(lines[0]),
         )
-    cols = {c: [r.get(c, _MISSING) for r in rows] for c in KNOWN}
+    cols = {c: [r.get(c, _MISSING) for r in rows] if c in present else [_MISSING] * len(rows) for c in KNOWN}
     model, models = _intern(cols["model"], "model", path, lines)
     bench, benchmarks = _intern(cols["benchmark"], "benchmark", path, lines)
     item, items = _intern(cols["item"], "item", path, lines, allow_int=True)
@@ -310,18 +310,6 @@ def _build(rows: list[dict], lines: np.ndarray, path: Path, prov: FileProvenance
         provenance=prov,
         _rows=rows,
     )
-
-
-def _keys(rows: list[dict]) -> set[str]:
-    seen: set[frozenset] = set()
-    out: set[str] = set()
-    for r in rows:
-        k = r.keys()
-        if len(k) and frozenset(k) not in seen:
-            fk = frozenset(k)
-            seen.add(fk)
-            out |= fk
-    return out
 
 
 def _categories(col: list[Any], path: Path, lines: np.ndarray) -> np.ndarray:
