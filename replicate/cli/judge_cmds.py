@@ -1,0 +1,195 @@
+"""Judge-run commands: parse, compare, chain, cells, demo.
+
+Each command turns options into a library call (replicate.judge.*) and renders
+the result. Heavy modules (numpy work, scipy for p-values) load inside the
+commands, never at start-up.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from replicate.cli.base import FormatOpt, StrictOpt, app, echo
+from replicate.cli.judge_options import (
+    GoldFieldOpt,
+    KeyFieldOpt,
+    OutputFieldOpt,
+    ParserOpt,
+    RunsFileOpt,
+    Unparsed,
+    UnparsedOpt,
+    field_spec,
+    need_parser,
+    resolve_runs,
+    show_warnings,
+)
+from replicate.errors import UsageError
+from replicate.output import Format, dumps_json
+
+_GOLD_DEFAULT = "original_qrel_score"
+
+
+@app.command("parse")
+def parse_cmd(
+    files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="Released judge files (.jsonl, .jsonl.gz, EXAM .jsonl.gz); each is reported on its own.")],
+    parser: ParserOpt = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option("--labels", metavar="OUT.jsonl", help="Write one row per item: the key fields, label (int or null) and gold. One FILE only."),
+    ] = None,
+    key_field: KeyFieldOpt = None,
+    gold_field: GoldFieldOpt = _GOLD_DEFAULT,
+    output_field: OutputFieldOpt = None,
+    strict: StrictOpt = False,
+    format: FormatOpt = Format.table,
+) -> None:
+    """Read judge files with a parser: lines, parsed, unparsed, label distribution, rewritten records.
+
+    Example: replicate parse results/model_annotations.jsonl --parser umbrela-fallback@1
+    """
+    from replicate.judge.api import load_runs
+    from replicate.judge.export import write_labels
+    from replicate.judge.render import parse_summary, parse_text
+    from replicate.judge.runs import runs_from_files
+
+    if labels is not None and len(files) != 1:
+        raise UsageError(f"--labels writes one file's labels; got {len(files)} files")
+    fields = field_spec(key_field, gold_field, output_field)
+    loaded = load_runs(runs_from_files(files), fields=fields, strict=strict)
+    name = need_parser(parser, loaded)
+    summaries = [parse_summary(lr, run) for lr, run in zip(loaded.labelled(name), loaded.runs)]
+    show_warnings(loaded.diagnostics)
+    if labels is not None:
+        write_labels(labels, loaded.labelled(name)[0], fields=fields, run=loaded.runs[0])
+    if format is Format.json:
+        echo(dumps_json({"runs": [s.to_json() for s in summaries], "warnings": loaded.diagnostics.to_json()}))
+    else:
+        echo("\n".join(parse_text(s, format) for s in summaries))
+
+
+def _side_specs(positional: list[Path] | None, old: list[Path] | None, new: list[Path] | None):
+    from replicate.judge.runs import RunSpec, run_name
+
+    positional = list(positional or [])
+    old, new = list(old or []), list(new or [])
+    if positional and (old or new):
+        raise UsageError("give OLD NEW as two arguments or with --old/--new, not both")
+    if positional:
+        if len(positional) != 2:
+            raise UsageError(f"compare takes exactly two files, OLD and NEW (got {len(positional)}); use --old/--new to pool several")
+        old, new = [positional[0]], [positional[1]]
+    if not old or not new:
+        raise UsageError("need both sides: OLD NEW, or --old FILE ... --new FILE ...")
+
+    def name(paths: list[Path]) -> str:
+        base = run_name(paths[0])
+        return base if len(paths) == 1 else f"{base} (+{len(paths) - 1} file{'s' if len(paths) > 2 else ''})"
+
+    old_name, new_name = name(old), name(new)
+    if old_name == new_name:
+        if old[0].parent.name != new[0].parent.name:
+            old_name, new_name = f"{old[0].parent.name}/{old_name}", f"{new[0].parent.name}/{new_name}"
+        else:
+            old_name, new_name = f"{old_name} (old)", f"{new_name} (new)"
+    return [RunSpec(old_name, tuple(old)), RunSpec(new_name, tuple(new))]
+
+
+@app.command("compare")
+def compare_cmd(
+    files: Annotated[list[Path] | None, typer.Argument(metavar="OLD NEW", help="The old and the new version's file.")] = None,
+    old: Annotated[list[Path] | None, typer.Option("--old", metavar="FILE", help="A file of the old run (repeat to pool, e.g. DL 2019 + DL 2020).")] = None,
+    new: Annotated[list[Path] | None, typer.Option("--new", metavar="FILE", help="A file of the new run (repeatable).")] = None,
+    parser: ParserOpt = None,
+    unparsed: UnparsedOpt = Unparsed.intersect,
+    key_field: KeyFieldOpt = None,
+    gold_field: GoldFieldOpt = _GOLD_DEFAULT,
+    output_field: OutputFieldOpt = None,
+    strict: StrictOpt = False,
+    format: FormatOpt = Format.table,
+) -> None:
+    """Compare two versions item by item: four cells, regression figures, McNemar, identity check.
+
+    Example: replicate compare old.jsonl new.jsonl --parser umbrela-fallback@1
+    """
+    from replicate.judge.api import load_runs
+    from replicate.judge.compare import compare
+    from replicate.judge.render import comparison_text
+
+    specs = _side_specs(files, old, new)
+    loaded = load_runs(specs, fields=field_spec(key_field, gold_field, output_field), strict=strict)
+    a, b = loaded.labelled(need_parser(parser, loaded))
+    cmp = compare(a, b, policy=unparsed.value)
+    show_warnings(loaded.diagnostics)
+    if format is Format.json:
+        out = cmp.to_json()
+        out["warnings"] = loaded.diagnostics.to_json()
+        echo(dumps_json(out))
+    else:
+        echo(comparison_text(cmp, format))
+
+
+@app.command("chain")
+def chain_cmd(
+    files: Annotated[list[Path] | None, typer.Argument(metavar="RUN...", help="Run files in version order, oldest first (one file = one run).")] = None,
+    runs: RunsFileOpt = None,
+    parser: ParserOpt = None,
+    unparsed: UnparsedOpt = Unparsed.intersect,
+    key_field: KeyFieldOpt = None,
+    gold_field: GoldFieldOpt = _GOLD_DEFAULT,
+    output_field: OutputFieldOpt = None,
+    strict: StrictOpt = False,
+    format: FormatOpt = Format.table,
+) -> None:
+    """Every adjacent edge of a version line (RUN1 -> RUN2 -> ...), one row per edge.
+
+    All edges use the items every run has. Example:
+    replicate chain --runs fixtures/example/runs.toml --parser umbrela-fallback@1
+    """
+    from replicate.judge.api import load_runs
+    from replicate.judge.compare import chain
+    from replicate.judge.render import chain_text
+
+    specs = resolve_runs(files, runs)
+    if len(specs) < 2:
+        raise UsageError(f"a chain needs at least two runs; got {len(specs)}")
+    loaded = load_runs(specs, fields=field_spec(key_field, gold_field, output_field), strict=strict)
+    edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=unparsed.value)
+    show_warnings(loaded.diagnostics)
+    if format is Format.json:
+        echo(dumps_json({"edges": [e.to_json() for e in edges], "warnings": loaded.diagnostics.to_json()}))
+    else:
+        echo(chain_text(edges, format))
+
+
+@app.command("cells")
+def cells_cmd(
+    both: Annotated[int, typer.Argument(metavar="BOTH", help="Items both versions got right.", min=0)],
+    only_old: Annotated[int, typer.Argument(metavar="ONLY_OLD", help="Old right, new wrong (regressions).", min=0)],
+    only_new: Annotated[int, typer.Argument(metavar="ONLY_NEW", help="Old wrong, new right.", min=0)],
+    neither: Annotated[int, typer.Argument(metavar="NEITHER", help="Both wrong.", min=0)],
+    format: FormatOpt = Format.table,
+) -> None:
+    """Every figure from a four-cell table printed in a paper (no data needed).
+
+    Example: replicate cells 6252 5776 1455 7163
+    """
+    from replicate.judge.figures import FourCell
+    from replicate.judge.render import cells_text
+
+    cells = FourCell(both, only_old, only_new, neither)
+    echo(dumps_json(cells.figures()) if format is Format.json else cells_text(cells, format))
+
+
+@app.command("demo")
+def demo_cmd(
+    path: Annotated[Path | None, typer.Argument(metavar="[DIR]", help="An example release with runs.toml (default: the bundled fixtures/example).")] = None,
+    parser: Annotated[str, typer.Option("--parser", "-p", metavar="NAME@N", help="Parser for the main table.")] = "umbrela-fallback@1",
+    format: FormatOpt = Format.table,
+) -> None:
+    """Run 'chain' on the bundled SYNTHETIC example release and explain what it shows."""
+    from replicate.judge.demo import run_demo
+
+    echo(run_demo(path, parser=parser, fmt=format))

@@ -1,0 +1,138 @@
+"""Option types and small helpers shared by the judge commands (parse, compare, chain, ...).
+
+Kept free of heavy imports: importing this module must stay cheap.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated, Sequence
+
+import typer
+
+from replicate.cli.base import StrictOpt, warn
+from replicate.errors import UsageError
+
+__all__ = [
+    "ParserOpt",
+    "UnparsedOpt",
+    "Unparsed",
+    "RunsFileOpt",
+    "KeyFieldOpt",
+    "GoldFieldOpt",
+    "OutputFieldOpt",
+    "StrictOpt",
+    "resolve_runs",
+    "field_spec",
+    "show_warnings",
+    "need_parser",
+]
+
+
+class Unparsed(str, enum.Enum):
+    intersect = "intersect"
+    wrong = "wrong"
+
+
+ParserOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--parser",
+        "-p",
+        metavar="NAME@N",
+        help="Parser that reads raw outputs into labels, e.g. umbrela-fallback@1 "
+        "(see 'replicate parsers list'). Needed unless every run is pre-graded (EXAM).",
+    ),
+]
+UnparsedOpt = Annotated[
+    Unparsed,
+    typer.Option(
+        "--unparsed",
+        help="intersect: drop an item unparsed on either side (what the released scripts did); "
+        "wrong: count an unparsed output as wrong (what an API user experiences).",
+    ),
+]
+RunsFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--runs",
+        metavar="RUNS.toml",
+        help="TOML file whose [runs] table lists the runs in order: name = [\"file\", ...] "
+        "(paths relative to the TOML file).",
+    ),
+]
+KeyFieldOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--key-field",
+        metavar="FIELD",
+        help="Field identifying an item (repeat for several; compared as strings). "
+        "Default: query_id and corpus_id.",
+    ),
+]
+GoldFieldOpt = Annotated[
+    str,
+    typer.Option("--gold-field", metavar="FIELD", help="Field holding the gold grade (an integer; 2.0 reads as 2)."),
+]
+OutputFieldOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--output-field",
+        metavar="FIELD",
+        help="Field holding the raw output (repeat to give alternatives; each file uses the first "
+        "its first record has). Default: model_output, then gemini_output.",
+    ),
+]
+
+
+def field_spec(key_fields: Sequence[str] | None, gold_field: str | None, output_fields: Sequence[str] | None):
+    """A FieldSpec from the field options (defaults where not given)."""
+    from replicate.judge.load import FieldSpec
+
+    default = FieldSpec()
+    try:
+        return FieldSpec(
+            key_fields=tuple(key_fields) if key_fields else default.key_fields,
+            gold_field=gold_field or default.gold_field,
+            output_fields=tuple(output_fields) if output_fields else default.output_fields,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def resolve_runs(files: Sequence[Path] | None, runs_toml: Path | None) -> list:
+    """RunSpecs from file arguments (one file = one run) or from a runs TOML, not both."""
+    from replicate.judge.runs import runs_from_files, runs_from_toml
+
+    files = list(files or [])
+    if files and runs_toml is not None:
+        raise UsageError("give run files or --runs RUNS.toml, not both")
+    if runs_toml is not None:
+        return runs_from_toml(runs_toml)
+    if not files:
+        raise UsageError("no runs given: pass run files (one per run) or --runs RUNS.toml")
+    return runs_from_files(files)
+
+
+def need_parser(parser: str | None, loaded) -> str:
+    """The parser name to label with; a UsageError listing the parsers when one is needed."""
+    if parser is not None:
+        return parser
+    if all(r.labels is not None for r in loaded.runs):
+        return "exam-grades"
+    from replicate.parsing import PARSERS
+
+    raise UsageError(
+        "these runs hold raw outputs: name a parser with --parser, one of "
+        + (", ".join(PARSERS.names()) or "none installed")
+    )
+
+
+def show_warnings(diagnostics) -> None:
+    """Print the counted warnings about the input to stderr (nothing when there are none)."""
+    from replicate.judge.render import warnings_text
+
+    text = warnings_text(diagnostics)
+    if text:
+        warn(text.rstrip("\n"))

@@ -1,0 +1,36 @@
+"""Writing per-item labels (``replicate parse --labels``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from replicate.errors import BadInput
+from replicate.judge.load import FieldSpec
+from replicate.judge.model import KEY_SEP, LabelledRun, Run
+
+EXAM_KEY_FIELDS = ("query_id", "paragraph_id")
+
+
+def label_rows(labelled: LabelledRun, *, key_fields: tuple[str, ...]) -> list[dict]:
+    """One dict per item: the key fields (as strings), ``label`` (int or None) and ``gold``."""
+    rows = []
+    for key, label, gold in zip(labelled.keys.tolist(), labelled.labels.tolist(), labelled.gold.tolist()):
+        row = dict(zip(key_fields, key.split(KEY_SEP)))
+        row["label"] = None if label < 0 else label
+        row["gold"] = gold
+        rows.append(row)
+    return rows
+
+
+def write_labels(path: str | Path, labelled: LabelledRun, *, fields: FieldSpec, run: Run) -> int:
+    """Write ``label_rows`` as JSONL to ``path``; returns the number of rows."""
+    key_fields = EXAM_KEY_FIELDS if run.labels is not None else fields.key_fields
+    rows = label_rows(labelled, key_fields=key_fields)
+    data = b"".join(orjson.dumps(r) + b"\n" for r in rows)
+    try:
+        Path(path).write_bytes(data)
+    except OSError as exc:
+        raise BadInput(f"cannot write labels: {exc.strerror}", path=path) from None
+    return len(rows)

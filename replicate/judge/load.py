@@ -1,0 +1,614 @@
+"""Reading released judge files into :class:`~replicate.judge.model.Run` values (I/O).
+
+Two formats:
+
+- **flat JSONL** (``.jsonl`` or ``.jsonl.gz``): one JSON object per item, e.g.
+  ``{"query_id": "19335", "corpus_id": "1082489", "original_qrel_score": 0.0,
+  "model_output": "##final score: 1"}``. Which fields hold the key, the gold
+  grade and the raw output is a :class:`FieldSpec`.
+- **grouped EXAM** (``.jsonl.gz``): each line ``[query_id, [paragraph, ...]]``;
+  each paragraph is one item whose label is already decided by its exam grades
+  (see :func:`exam_label`).
+
+Each file is read once (gzip is recognised by its magic bytes). Every record is
+checked; what is wrong is either an error (:class:`BadInput` naming file and
+line) or a counted warning in the :class:`Diagnostics` (``--strict`` makes those
+errors too). Nothing is dropped silently. The rules:
+
+========================================  ==========================================
+error (exit 2)                            counted warning (code)
+========================================  ==========================================
+line that is not JSON / not valid UTF-8   blank line (``blank-line``)
+torn last line (file ends mid-record)     UTF-8 byte-order mark (``bom``)
+array or scalar where an object is due    empty file (``empty-file``)
+missing key, gold or output field         duplicate key, same gold and output
+key that is not a string or integer       (``duplicate-identical``; first kept)
+gold not an integer (2.5, "abc", null)    output ``null`` (``null-output``;
+duplicate key with different content      read as unparsed)
+truncated or corrupt gzip                 EXAM paragraph without exam questions
+a run with no records at all              (``exam-no-questions``; unparsed)
+========================================  ==========================================
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import orjson
+
+from replicate.diagnostics import Diagnostics
+from replicate.errors import BadInput, UsageError
+from replicate.judge.model import KEY_SEP, Run, RunFile, readonly
+from replicate.parsing import UNPARSED
+from replicate.provenance import file_provenance
+
+GZIP_MAGIC = b"\x1f\x8b"
+BOM = b"\xef\xbb\xbf"
+FORMATS = ("auto", "jsonl", "exam")
+#: Largest gold grade the int16 gold array holds.
+_GOLD_MAX = np.iinfo(np.int16).max
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """Which fields of a flat JSONL record hold what.
+
+    ``key_fields`` identify an item (values compared as strings: the number
+    19335 and the string "19335" are the same key); ``gold_field`` holds the
+    reference grade; the first of ``output_fields`` present in a file's first
+    record is that file's output field. ``thought_fields`` and
+    ``rewritten_field`` are only counted and reported.
+    """
+
+    key_fields: tuple[str, ...] = ("query_id", "corpus_id")
+    gold_field: str = "original_qrel_score"
+    output_fields: tuple[str, ...] = ("model_output", "gemini_output")
+    thought_fields: tuple[str, ...] = ("model_thought", "gemini_thought")
+    rewritten_field: str = "original_output"
+
+    def __post_init__(self) -> None:
+        for name in ("key_fields", "output_fields", "thought_fields"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, (value,))
+        if not self.key_fields:
+            raise ValueError("key_fields must name at least one field")
+        if not self.output_fields:
+            raise ValueError("output_fields must name at least one field")
+        for name in ("key_fields", "output_fields", "thought_fields"):
+            if not all(isinstance(f, str) and f for f in getattr(self, name)):
+                raise ValueError(f"{name} must be non-empty field names")
+
+    def to_json(self) -> dict:
+        return {
+            "key_fields": list(self.key_fields),
+            "gold_field": self.gold_field,
+            "output_fields": list(self.output_fields),
+        }
+
+
+# -- small checks shared by both paths ---------------------------------------------------
+
+
+def key_text(value: Any) -> str | None:
+    """A key field's value as the string it is compared by (None if not a str/int)."""
+    t = type(value)
+    if t is str:
+        return value
+    if t is int:
+        return str(value)
+    return None
+
+
+def gold_int(value: Any) -> int | None:
+    """A gold grade as an int: 2 and 2.0 give 2; 2.5, "2", true, null give None."""
+    t = type(value)
+    if t is int:
+        v = value
+    elif t is float and value.is_integer():
+        v = int(value)
+    else:
+        return None
+    return v if -_GOLD_MAX <= v <= _GOLD_MAX else None
+
+
+def exam_label(covered: int, total: int) -> int | None:
+    """round(3 x covered / total) exactly as Python's ``round`` does it (ties to even).
+
+    The released EXAM analysis computed ``round(3 * covered / total)`` in
+    Python, so a tie goes to the even grade: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2. Done
+    in integer arithmetic so no float error can move a tie. None when total is 0.
+    """
+    if total <= 0:
+        return None
+    q, r = divmod(3 * covered, total)
+    twice = 2 * r
+    if twice > total or (twice == total and q % 2 == 1):
+        q += 1
+    return q
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, list):
+        return "a JSON array"
+    if isinstance(value, dict):
+        return "a JSON object"
+    if value is None:
+        return "null"
+    return f"a JSON {type(value).__name__} ({orjson.dumps(value).decode()[:40]})"
+
+
+# -- reading bytes -------------------------------------------------------------------------
+
+
+@dataclass
+class _File:
+    path: Path
+    raw: bytes
+    data: bytes
+
+
+def _read(path: Path) -> _File:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise BadInput("no such file", path=path) from None
+    except IsADirectoryError:
+        raise BadInput("is a directory, not a file", path=path) from None
+    except OSError as exc:
+        raise BadInput(f"cannot read: {exc.strerror}", path=path) from None
+    data = raw
+    if raw[:2] == GZIP_MAGIC:
+        try:
+            data = gzip.decompress(raw)
+        except EOFError:
+            raise BadInput(
+                "truncated gzip: the compressed stream ends early (incomplete download?)", path=path
+            ) from None
+        except (gzip.BadGzipFile, zlib.error, OSError) as exc:
+            raise BadInput(f"corrupt gzip: {exc}", path=path) from None
+    elif path.name.endswith(".gz"):
+        raise BadInput("name ends in .gz but the file is not gzip-compressed", path=path)
+    return _File(path, raw, data)
+
+
+def _lines(f: _File, diag: Diagnostics) -> tuple[list[bytes], bool]:
+    """The file's lines (without the newline) and whether its last line is unterminated."""
+    data = f.data
+    if data.startswith(BOM):
+        diag.warn("bom", "file starts with a UTF-8 byte-order mark (ignored)", path=f.path, line=1)
+        data = data[len(BOM) :]
+    if not data:
+        diag.warn("empty-file", "file is empty: no records", path=f.path)
+        return [], False
+    lines = data.split(b"\n")
+    torn = True
+    if lines[-1] == b"":
+        lines.pop()
+        torn = False
+    return lines, torn
+
+
+def _bad_json(f: _File, lineno: int, line: bytes, exc: Exception, *, last_torn: bool) -> BadInput:
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as ue:
+        return BadInput(f"not valid UTF-8 (byte {ue.start + 1} of the line)", path=f.path, line=lineno)
+    if last_torn:
+        return BadInput(
+            "torn last line: the file ends in the middle of a record (truncated file?)",
+            path=f.path,
+            line=lineno,
+        )
+    shown = line[:60].decode("utf-8", "replace")
+    more = "..." if len(line) > 60 else ""
+    return BadInput(f"not JSON ({exc}): {shown}{more}", path=f.path, line=lineno)
+
+
+def _parse_line(f: _File, lineno: int, line: bytes, n_lines: int, torn: bool, diag: Diagnostics) -> Any:
+    """One line as a JSON value, or ``_BLANK`` for a blank line (warned)."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        if not line.strip():
+            diag.warn("blank-line", "blank line (skipped)", path=f.path, line=lineno)
+            return _BLANK
+        raise _bad_json(f, lineno, line, exc, last_torn=torn and lineno == n_lines) from None
+
+
+_BLANK = object()
+
+
+# -- flat JSONL ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Acc:
+    """Items accumulated over the files of one run."""
+
+    keys: list[str]
+    gold: list[int]
+    outputs: list[str | None]
+    labels: list[int]
+    splits: list[str]
+    where: list[tuple[int, int]]  # (file index, line) of each item
+    index: dict[str, int]
+
+    @classmethod
+    def empty(cls) -> "_Acc":
+        return cls([], [], [], [], [], [], {})
+
+
+def _output_field(f: _File, obj: dict, fields: FieldSpec, lineno: int) -> str:
+    for name in fields.output_fields:
+        if name in obj:
+            return name
+    raise BadInput(
+        f"record has no output field: looked for {', '.join(map(repr, fields.output_fields))} "
+        f"(set the output field name, e.g. --output-field)",
+        path=f.path,
+        line=lineno,
+    )
+
+
+def _fast_flat(lines: list[bytes], fields: FieldSpec, out_field: str):
+    """The common case in bulk: every line an object with string keys, integral gold, str output.
+
+    Returns (keys, gold, outputs, thoughts, rewritten) or None when anything is
+    unusual, so the careful per-line path can name the problem.
+    """
+    loads = orjson.loads
+    try:
+        objs = [loads(line) for line in lines]
+        kf = fields.key_fields
+        if len(kf) == 2:
+            a, b = kf
+            keys = [o[a] + KEY_SEP + o[b] for o in objs]
+        elif len(kf) == 1:
+            (a,) = kf
+            keys = [o[a] for o in objs]
+            if not all(type(k) is str for k in keys):
+                return None
+        else:
+            keys = [KEY_SEP.join([o[k] for k in kf]) for o in objs]
+        gf = fields.gold_field
+        gold_raw = [o[gf] for o in objs]
+        outputs = [o[out_field] for o in objs]
+    except Exception:  # noqa: BLE001 - anything odd goes to the careful path
+        return None
+    if len(set(keys)) != len(keys):
+        return None
+    if not all(type(x) is str for x in outputs):
+        return None
+    try:
+        gold = np.asarray(gold_raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if gold.shape != (len(objs),) or not np.all(np.isfinite(gold)) or not np.all(gold == np.rint(gold)):
+        return None
+    if np.any(np.abs(gold) > _GOLD_MAX):
+        return None
+    # bool is a subclass of int: True must not pass as grade 1
+    if any(type(g) is bool for g in gold_raw):
+        return None
+    thoughts = sum(1 for o in objs if any(t in o for t in fields.thought_fields)) if fields.thought_fields else 0
+    rw = fields.rewritten_field
+    rewritten = sum(1 for o in objs if rw in o)
+    return keys, gold.astype(np.int16), outputs, thoughts, rewritten
+
+
+def _careful_flat(
+    f: _File,
+    file_idx: int,
+    lines: list[bytes],
+    torn: bool,
+    fields: FieldSpec,
+    acc: _Acc,
+    files: list[_File],
+    diag: Diagnostics,
+    split: str,
+) -> tuple[int, int, int, int, str | None]:
+    """Every check, line by line. Returns (records, skipped, thoughts, rewritten, field)."""
+    out_field: str | None = None
+    records = skipped = thoughts = rewritten = 0
+    n_lines = len(lines)
+    kf, gf = fields.key_fields, fields.gold_field
+    for lineno, line in enumerate(lines, 1):
+        obj = _parse_line(f, lineno, line, n_lines, torn, diag)
+        if obj is _BLANK:
+            skipped += 1
+            continue
+        if not isinstance(obj, dict):
+            raise BadInput(f"expected a JSON object, got {_describe(obj)}", path=f.path, line=lineno)
+        parts = []
+        for name in kf:
+            if name not in obj:
+                raise BadInput(f"record lacks key field {name!r}", path=f.path, line=lineno)
+            text = key_text(obj[name])
+            if text is None:
+                raise BadInput(
+                    f"key field {name!r} must be a string or an integer, got {_describe(obj[name])}",
+                    path=f.path,
+                    line=lineno,
+                )
+            parts.append(text)
+        key = KEY_SEP.join(parts)
+        if gf not in obj:
+            raise BadInput(f"record lacks gold field {gf!r}", path=f.path, line=lineno)
+        gold = gold_int(obj[gf])
+        if gold is None:
+            raise BadInput(
+                f"gold field {gf!r} must be an integer grade (2 or 2.0), got {_describe(obj[gf])}",
+                path=f.path,
+                line=lineno,
+            )
+        if out_field is None:
+            out_field = _output_field(f, obj, fields, lineno)
+        if out_field not in obj:
+            raise BadInput(f"record lacks output field {out_field!r}", path=f.path, line=lineno)
+        output = obj[out_field]
+        if output is None:
+            diag.warn("null-output", f"output field {out_field!r} is null (read as unparsed)", path=f.path, line=lineno)
+        elif not isinstance(output, str):
+            raise BadInput(
+                f"output field {out_field!r} must be a string, got {_describe(output)}", path=f.path, line=lineno
+            )
+        prev = acc.index.get(key)
+        if prev is not None:
+            pf, pl = acc.where[prev]
+            first = f"{files[pf].path}:{pl}"
+            shown = key.replace(KEY_SEP, " / ")
+            if acc.gold[prev] == gold and acc.outputs[prev] == output:
+                diag.warn(
+                    "duplicate-identical",
+                    f"duplicate item {shown} (same gold and output as {first}; first kept)",
+                    path=f.path,
+                    line=lineno,
+                )
+                skipped += 1
+                continue
+            raise BadInput(
+                f"duplicate item {shown} with different content (first at {first})", path=f.path, line=lineno
+            )
+        acc.index[key] = len(acc.keys)
+        acc.keys.append(key)
+        acc.gold.append(gold)
+        acc.outputs.append(output)
+        acc.splits.append(split)
+        acc.where.append((file_idx, lineno))
+        records += 1
+        if any(t in obj for t in fields.thought_fields):
+            thoughts += 1
+        if fields.rewritten_field in obj:
+            rewritten += 1
+    return records, skipped, thoughts, rewritten, out_field
+
+
+def _load_flat(
+    f: _File, file_idx: int, fields: FieldSpec, acc: _Acc, files: list[_File], diag: Diagnostics, split: str
+) -> RunFile:
+    lines, torn = _lines(f, diag)
+    fast = None
+    if lines:
+        try:
+            first = orjson.loads(lines[0])
+            out_field = next((n for n in fields.output_fields if n in first), None) if isinstance(first, dict) else None
+        except orjson.JSONDecodeError:
+            out_field = None
+        if out_field is not None:
+            fast = _fast_flat(lines, fields, out_field)
+        if fast is not None and acc.index and not acc.index.keys().isdisjoint(fast[0]):
+            fast = None  # a key repeats across files: the careful path says which and where
+    if fast is not None:
+        keys, gold, outputs, thoughts, rewritten = fast
+        n = len(keys)
+        acc.index.update(zip(keys, range(len(acc.keys), len(acc.keys) + n)))
+        acc.keys.extend(keys)
+        acc.gold.extend(gold.tolist())
+        acc.outputs.extend(outputs)
+        acc.splits.extend([split] * n)
+        acc.where.extend((file_idx, i) for i in range(1, n + 1))
+        records, skipped = n, 0
+    else:
+        records, skipped, thoughts, rewritten, out_field = _careful_flat(
+            f, file_idx, lines, torn, fields, acc, files, diag, split
+        )
+    return RunFile(
+        provenance=file_provenance(f.path, data=f.raw),
+        format="jsonl",
+        lines=len(lines),
+        records=records,
+        output_field=out_field,
+        rewritten=rewritten,
+        skipped=skipped,
+        thoughts=thoughts,
+    )
+
+
+# -- grouped EXAM --------------------------------------------------------------------------
+
+
+def _exam_covered(grade: Any) -> tuple[int, int] | None:
+    """(covered, total) from one ``exam_grades`` entry; None if it has neither form."""
+    if not isinstance(grade, dict):
+        return None
+    right, wrong = grade.get("correctAnswered"), grade.get("wrongAnswered")
+    if isinstance(right, list) or isinstance(wrong, list):
+        right = right if isinstance(right, list) else []
+        wrong = wrong if isinstance(wrong, list) else []
+        return len(right), len(right) + len(wrong)
+    ratings = grade.get("self_ratings")
+    if isinstance(ratings, list):
+        values = []
+        for r in ratings:
+            v = r.get("self_rating") if isinstance(r, dict) else r
+            if type(v) not in (int, float):
+                return None
+            values.append(v)
+        return sum(1 for v in values if v >= 4), len(values)
+    return None
+
+
+def _load_exam(
+    f: _File, file_idx: int, acc: _Acc, files: list[_File], diag: Diagnostics, split: str
+) -> RunFile:
+    lines, torn = _lines(f, diag)
+    records = skipped = 0
+    n_lines = len(lines)
+    for lineno, line in enumerate(lines, 1):
+        value = _parse_line(f, lineno, line, n_lines, torn, diag)
+        if value is _BLANK:
+            skipped += 1
+            continue
+        if not (isinstance(value, list) and len(value) == 2 and isinstance(value[1], list)):
+            raise BadInput(
+                f"expected an EXAM line [query_id, [paragraph, ...]], got {_describe(value)}",
+                path=f.path,
+                line=lineno,
+            )
+        qid = key_text(value[0])
+        if qid is None:
+            raise BadInput(f"query id must be a string or an integer, got {_describe(value[0])}", path=f.path, line=lineno)
+        for pos, para in enumerate(value[1], 1):
+            where = f"paragraph {pos}"
+            if not isinstance(para, dict) or key_text(para.get("paragraph_id")) is None:
+                raise BadInput(f"{where}: expected an object with a 'paragraph_id'", path=f.path, line=lineno)
+            pid = key_text(para["paragraph_id"])
+            where = f"paragraph {pid!r}"
+            try:
+                judgment = para["paragraph_data"]["judgments"][0]
+                rel = judgment["relevance"]
+            except (KeyError, IndexError, TypeError):
+                raise BadInput(
+                    f"{where}: lacks paragraph_data.judgments[0].relevance", path=f.path, line=lineno
+                ) from None
+            gold = gold_int(rel)
+            if gold is None:
+                raise BadInput(f"{where}: relevance must be an integer grade, got {_describe(rel)}", path=f.path, line=lineno)
+            grades = para.get("exam_grades")
+            if not isinstance(grades, list) or not grades:
+                raise BadInput(f"{where}: lacks exam_grades[0]", path=f.path, line=lineno)
+            cov = _exam_covered(grades[0])
+            if cov is None:
+                raise BadInput(
+                    f"{where}: exam_grades[0] has neither correctAnswered/wrongAnswered lists nor numeric self_ratings",
+                    path=f.path,
+                    line=lineno,
+                )
+            label = exam_label(*cov)
+            if label is None:
+                diag.warn("exam-no-questions", f"{where}: no exam questions graded (unparsed)", path=f.path, line=lineno)
+                label = UNPARSED
+            key = qid + KEY_SEP + pid
+            prev = acc.index.get(key)
+            if prev is not None:
+                pf, pl = acc.where[prev]
+                first = f"{files[pf].path}:{pl}"
+                shown = key.replace(KEY_SEP, " / ")
+                if acc.gold[prev] == gold and acc.labels[prev] == label:
+                    diag.warn("duplicate-identical", f"duplicate item {shown} (same as {first}; first kept)", path=f.path, line=lineno)
+                    skipped += 1
+                    continue
+                raise BadInput(f"duplicate item {shown} with different content (first at {first})", path=f.path, line=lineno)
+            acc.index[key] = len(acc.keys)
+            acc.keys.append(key)
+            acc.gold.append(gold)
+            acc.outputs.append(None)
+            acc.labels.append(label)
+            acc.splits.append(split)
+            acc.where.append((file_idx, lineno))
+            records += 1
+    return RunFile(
+        provenance=file_provenance(f.path, data=f.raw),
+        format="exam",
+        lines=len(lines),
+        records=records,
+        output_field=None,
+        skipped=skipped,
+    )
+
+
+# -- format detection and the public entry point ---------------------------------------------
+
+
+def _first_char(data: bytes) -> int | None:
+    stripped = data[:4096].lstrip(BOM).lstrip()
+    return stripped[0] if stripped else None
+
+
+def detect_format(data: bytes) -> str:
+    """``exam`` when the first non-blank byte opens a JSON array, else ``jsonl``."""
+    return "exam" if _first_char(data) == ord("[") else "jsonl"
+
+
+def load_run(
+    name: str,
+    paths: Sequence[str | Path] | str | Path,
+    *,
+    fields: FieldSpec = FieldSpec(),
+    diagnostics: Diagnostics,
+    format: str = "auto",
+) -> Run:
+    """Read one run (one file, or several pooled, e.g. DL 2019 + DL 2020).
+
+    ``format`` is ``auto`` (a file whose first line is a JSON array is grouped
+    EXAM, anything else flat JSONL), ``jsonl`` or ``exam``. Items keep file
+    order; an item key seen twice in the run (within or across files) is a
+    warning when gold and output agree, else an error. The split of each item
+    is its file's parent directory name.
+    """
+    if format not in FORMATS:
+        raise UsageError(f"format must be one of {', '.join(FORMATS)}; got {format!r}")
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise UsageError(f"run {name!r} names no files")
+    acc = _Acc.empty()
+    files: list[_File] = []
+    run_files: list[RunFile] = []
+    for i, path in enumerate(paths):
+        f = _read(path)
+        files.append(f)
+        fmt = detect_format(f.data) if format == "auto" else format
+        split = path.parent.name
+        if fmt == "exam":
+            rf = _load_exam(f, i, acc, files, diagnostics, split)
+        else:
+            rf = _load_flat(f, i, fields, acc, files, diagnostics, split)
+        run_files.append(rf)
+    kinds = {rf.format for rf in run_files if rf.records}
+    if len(kinds) > 1:
+        listing = ", ".join(f"{rf.provenance.path} ({rf.format})" for rf in run_files)
+        raise BadInput(f"run {name!r} mixes EXAM-graded and raw-output files: {listing}")
+    if not acc.keys:
+        raise BadInput(f"run {name!r} has no records", path=", ".join(str(p) for p in paths))
+    n = len(acc.keys)
+    keys = np.empty(n, dtype=object)
+    keys[:] = acc.keys
+    labels = None
+    if kinds == {"exam"}:
+        labels = readonly(np.asarray(acc.labels, dtype=np.int8))
+    splits = np.empty(n, dtype=object)
+    splits[:] = acc.splits
+    return Run(
+        name=name,
+        keys=readonly(keys),
+        gold=readonly(np.asarray(acc.gold, dtype=np.int16)),
+        outputs=tuple(acc.outputs),
+        files=tuple(run_files),
+        labels=labels,
+        splits=readonly(splits),
+    )
+
+
+def load_runs_iter(
+    specs: Iterable[tuple[str, Sequence[Path]]], *, fields: FieldSpec, diagnostics: Diagnostics
+) -> list[Run]:
+    """Load several (name, paths) pairs with one diagnostics collector."""
+    return [load_run(name, paths, fields=fields, diagnostics=diagnostics) for name, paths in specs]

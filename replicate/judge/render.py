@@ -1,0 +1,277 @@
+"""Text and markdown rendering of comparisons, chains and parse summaries (pure).
+
+JSON output is ``to_json()`` of the values; this module writes what a person
+reads: a four-cell table, the figures with Wilson 95% intervals, unparsed
+counts per side, McNemar's p, the identity check and a one-line reading.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Sequence
+
+from replicate.diagnostics import Diagnostics
+from replicate.judge.compare import Comparison
+from replicate.judge.figures import FourCell
+from replicate.output import Format, num, pct, table
+
+
+def _ci(cells: FourCell, figure: str) -> str:
+    ci = cells.confidence_interval(figure)
+    return "-" if ci is None else f"[{pct(ci[0], 1)}, {pct(ci[1], 1)}]"
+
+
+def _p(p: float) -> str:
+    return "<1e-16" if p < 1e-16 else (f"{p:.3g}" if p < 0.001 else f"{p:.4f}")
+
+
+def cells_table(cells: FourCell, fmt: Format | str, *, old: str = "old", new: str = "new") -> str:
+    """The four cells as a 2x2 table with margins."""
+    rows = [
+        [f"{old} right", f"{cells.both} (both)", f"{cells.only_old} (only_old)", str(cells.old_correct)],
+        [f"{old} wrong", f"{cells.only_new} (only_new)", f"{cells.neither} (neither)", str(cells.n - cells.old_correct)],
+        ["total", str(cells.new_correct), str(cells.n - cells.new_correct), str(cells.n)],
+    ]
+    return table(rows, ["", f"{new} right", f"{new} wrong", "total"], fmt)
+
+
+def figures_table(cells: FourCell, fmt: Format | str, *, change_rate: float | None = None, changed: int | None = None) -> str:
+    """Every figure of one edge with its definition and, for rates, a Wilson 95% interval."""
+    rows = [
+        ["EM old", "(both + only_old) / n", pct(cells.em_old), _ci(cells, "em_old")],
+        ["EM new", "(both + only_new) / n", pct(cells.em_new), _ci(cells, "em_new")],
+        ["regression rate", "only_old / n", pct(cells.regression_rate), _ci(cells, "regression_rate")],
+        [
+            "regression share of old-correct",
+            "only_old / (both + only_old)",
+            pct(cells.regression_share_of_old_correct),
+            _ci(cells, "regression_share_of_old_correct"),
+        ],
+        ["backward rate", "only_new / n", pct(cells.backward_rate), _ci(cells, "backward_rate")],
+    ]
+    if change_rate is not None or changed is not None:
+        rows.append(["change rate", "labels differ / n", pct(change_rate), ""])
+    rows += [
+        ["independent regression rate", "EM old x (1 - EM new)", pct(cells.independent_regression_rate), ""],
+        ["independence ratio", "regression / independent", num(cells.independence_ratio, 2), ""],
+        ["McNemar exact p", "only_old vs only_new", _p(cells.mcnemar_p()), ""],
+    ]
+    return table(rows, ["figure", "definition", "value", "95% CI (Wilson)"], fmt)
+
+
+def identity_line(cells: FourCell) -> str:
+    """regression - backward = EM old - EM new, shown with the numbers."""
+    if cells.n == 0:
+        return "identity: undefined (n = 0)"
+    lhs = cells.regression_rate - cells.backward_rate
+    rhs = cells.em_old - cells.em_new
+    ok = (cells.only_old - cells.only_new) == (cells.old_correct - cells.new_correct)
+    return (
+        f"identity: regression - backward = {pct(cells.regression_rate)} - {pct(cells.backward_rate)} = {pct(lhs)}"
+        f" = EM old - EM new = {pct(cells.em_old)} - {pct(cells.em_new)} = {pct(rhs)}"
+        f" ({'holds' if ok else 'FAILS'}: the asymmetry says nothing beyond the accuracy difference)"
+    )
+
+
+def reading(cells: FourCell) -> str:
+    """One plain-language sentence about an edge."""
+    if cells.n == 0:
+        return "Reading: no item has a usable label on both sides; nothing to compare."
+    share = cells.regression_share_of_old_correct
+    if share is None:
+        lost = "the old version got nothing right, so there is nothing to lose"
+    else:
+        lost = (
+            f"the new version loses {pct(share, 1)} of what the old one got right "
+            f"({cells.only_old} of {cells.old_correct} items) and gains {cells.only_new} it got wrong"
+        )
+    ratio = cells.independence_ratio
+    if ratio is None:
+        tail = "independence ratio undefined"
+    elif ratio < 0.5:
+        tail = f"independence ratio {ratio:.2f}: it mostly repeats the old version's mistakes"
+    elif ratio < 0.85:
+        tail = f"independence ratio {ratio:.2f}: its errors overlap the old ones only partly"
+    else:
+        tail = f"independence ratio {ratio:.2f}: about as many regressions as unrelated errors would give"
+    return f"Reading: {lost}; {tail}."
+
+
+def _files_line(side) -> str:
+    extra = []
+    rewritten = sum(f.rewritten for f in side.files)
+    if rewritten:
+        extra.append(f"{rewritten} rewritten by a retry script (original_output kept)")
+    skipped = sum(f.skipped for f in side.files)
+    if skipped:
+        extra.append(f"{skipped} line(s) skipped with a warning")
+    tail = f"; {'; '.join(extra)}" if extra else ""
+    files = ", ".join(f.provenance.path for f in side.files)
+    return (
+        f"  {side.name}: {side.items} items, {side.unparsed} unparsed "
+        f"({side.unparsed_shared} of them on shared items){tail}\n    files: {files}"
+    )
+
+
+def comparison_text(cmp: Comparison, fmt: Format | str) -> str:
+    """The full report of one edge (table or markdown)."""
+    fmt = Format(fmt)
+    c = cmp.cells
+    head = f"{cmp.old.name} -> {cmp.new.name}"
+    policy = (
+        "intersect (items unparsed on either side are dropped)"
+        if cmp.unparsed_policy == "intersect"
+        else "wrong (an unparsed output counts as wrong)"
+    )
+    meta = [
+        f"parser: {cmp.parser}; unparsed policy: {policy}",
+        f"shared items: {cmp.shared_items}; compared n = {c.n}",
+        "unparsed per side (over that side's items):",
+        _files_line(cmp.old),
+        _files_line(cmp.new),
+    ]
+    if fmt is Format.markdown:
+        body = [f"## {head}", "", *(f"- {m.strip()}" for m in meta if not m.endswith(":")), ""]
+    else:
+        body = [head, "=" * len(head), *meta, ""]
+    body.append(cells_table(c, fmt, old=cmp.old.name, new=cmp.new.name))
+    body.append(figures_table(c, fmt, change_rate=cmp.change_rate, changed=cmp.changed))
+    body.append(identity_line(c))
+    body.append(reading(c))
+    return "\n".join(body) + "\n"
+
+
+def chain_text(edges: Sequence[Comparison], fmt: Format | str) -> str:
+    """One row per edge."""
+    rows = []
+    for e in edges:
+        c = e.cells
+        rows.append(
+            [
+                e.old.name,
+                e.new.name,
+                c.n,
+                c.both,
+                c.only_old,
+                c.only_new,
+                c.neither,
+                pct(c.em_old, 1),
+                pct(c.em_new, 1),
+                pct(c.regression_rate, 1),
+                pct(c.regression_share_of_old_correct, 1),
+                pct(c.backward_rate, 1),
+                pct(e.change_rate, 1),
+                num(c.independence_ratio, 2),
+                _p(c.mcnemar_p()),
+                f"{e.old.unparsed}/{e.new.unparsed}",
+            ]
+        )
+    headers = [
+        "old", "new", "n", "both", "only_old", "only_new", "neither", "EM old", "EM new",
+        "regr.", "regr./old-correct", "backward", "change", "indep. ratio", "McNemar p", "unparsed old/new",
+    ]
+    out = table(rows, headers, fmt)
+    if edges:
+        e = edges[0]
+        out += f"\nparser: {e.parser}; unparsed policy: {e.unparsed_policy}; items shared by all runs: {e.shared_items}\n"
+    return out
+
+
+def cells_text(cells: FourCell, fmt: Format | str) -> str:
+    """Figures derived from a four-cell table alone (no change rate: it needs the labels)."""
+    parts = [cells_table(cells, fmt), figures_table(cells, fmt), identity_line(cells), reading(cells)]
+    return "\n".join(parts) + "\n"
+
+
+@dataclass(frozen=True)
+class ParseSummary:
+    """What one parser made of one run's outputs."""
+
+    run: str
+    parser: str
+    lines: int
+    records: int
+    parsed: int
+    unparsed: int
+    labels: dict[int, int]
+    gold: dict[int, int]
+    rewritten: int
+    thoughts: int
+    skipped: int
+    output_fields: tuple[str, ...]
+    files: tuple
+
+    def to_json(self) -> dict:
+        return {
+            "run": self.run,
+            "parser": self.parser,
+            "lines": self.lines,
+            "records": self.records,
+            "parsed": self.parsed,
+            "unparsed": self.unparsed,
+            "labels": {str(k): v for k, v in sorted(self.labels.items())},
+            "gold": {str(k): v for k, v in sorted(self.gold.items())},
+            "rewritten": self.rewritten,
+            "thoughts": self.thoughts,
+            "skipped": self.skipped,
+            "output_fields": list(self.output_fields),
+            "files": [f.to_json() for f in self.files],
+        }
+
+
+def parse_summary(labelled, run) -> ParseSummary:
+    labels = Counter(int(x) for x in labelled.labels if x >= 0)
+    gold = Counter(int(x) for x in run.gold)
+    return ParseSummary(
+        run=run.name,
+        parser=labelled.parser,
+        lines=sum(f.lines for f in run.files),
+        records=len(run),
+        parsed=len(run) - labelled.unparsed,
+        unparsed=labelled.unparsed,
+        labels=dict(labels),
+        gold=dict(gold),
+        rewritten=sum(f.rewritten for f in run.files),
+        thoughts=sum(f.thoughts for f in run.files),
+        skipped=sum(f.skipped for f in run.files),
+        output_fields=tuple(dict.fromkeys(f.output_field for f in run.files if f.output_field)),
+        files=run.files,
+    )
+
+
+def parse_text(s: ParseSummary, fmt: Format | str) -> str:
+    rows = [
+        ["lines", s.lines],
+        ["records (items)", s.records],
+        ["parsed", f"{s.parsed} ({pct(s.parsed / s.records if s.records else None, 1)})"],
+        ["unparsed", f"{s.unparsed} ({pct(s.unparsed / s.records if s.records else None, 1)})"],
+        ["skipped lines (warned)", s.skipped],
+        ["rewritten (original_output kept)", s.rewritten],
+        ["with a thought field", s.thoughts],
+        ["output field", ", ".join(s.output_fields) or "-"],
+    ]
+    head = f"{s.run}: read with {s.parser}\n"
+    dist_rows = [
+        [k, s.labels.get(k, 0), pct(s.labels.get(k, 0) / s.parsed if s.parsed else None, 1), s.gold.get(k, 0)]
+        for k in sorted(set(s.labels) | set(s.gold))
+    ]
+    dist_rows.append(["unparsed", s.unparsed, "", ""])
+    return head + table(rows, ["", "count"], fmt) + "\n" + table(dist_rows, ["label", "count", "share of parsed", "gold count"], fmt)
+
+
+def warnings_text(diag: Diagnostics, *, limit: int = 3) -> str:
+    """A short stderr summary: per warning code, the count and the first few locations."""
+    if not len(diag):
+        return ""
+    by: dict[str, list] = {}
+    for w in diag.warnings:
+        by.setdefault(w.code, []).append(w)
+    lines = [f"warning: {len(diag)} warning(s) about the input (--strict makes them errors):"]
+    for code, ws in by.items():
+        lines.append(f"  {code}: {len(ws)}")
+        for w in ws[:limit]:
+            lines.append(f"    {w}")
+        if len(ws) > limit:
+            lines.append(f"    ... and {len(ws) - limit} more")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,111 @@
+"""Naming runs: which files make up which run (I/O-free except reading a TOML file).
+
+A run is one model version's outputs: one file, or several pooled (e.g. the
+DL 2019 file and the DL 2020 file of one model). Runs come either from plain
+file arguments (one file = one run, named after the file) or from a
+``runs.toml`` file whose ``[runs]`` table lists them in version-line order::
+
+    [runs]
+    gpt-4o = ["results/gpt-4o_annotations.jsonl", "results_2020/gpt-4o_annotations.jsonl"]
+    gpt-4.1 = ["results/gpt-4.1_annotations.jsonl"]
+
+Paths in the table are relative to the TOML file's directory (or ``root``).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from replicate.errors import BadInput, UsageError
+
+_SUFFIXES = (".jsonl.gz", ".json.gz", ".jsonl", ".json", ".gz")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """A run's name and the files pooled into it (in reading order)."""
+
+    name: str
+    paths: tuple[Path, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "paths", tuple(Path(p) for p in self.paths))
+        if not self.name:
+            raise ValueError("a run needs a non-empty name")
+        if not self.paths:
+            raise ValueError(f"run {self.name!r} names no files")
+
+
+def run_name(path: str | Path) -> str:
+    """A file's run name: its file name without ``.jsonl``/``.jsonl.gz``."""
+    name = Path(path).name
+    for suffix in _SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def runs_from_files(paths: Iterable[str | Path]) -> list[RunSpec]:
+    """One run per file, named after the file.
+
+    Two files with the same name in different directories (``results/x.jsonl``
+    and ``results_2020/x.jsonl``) are told apart by their parent directory.
+    """
+    paths = [Path(p) for p in paths]
+    names = [run_name(p) for p in paths]
+    clash = {n for n in names if names.count(n) > 1}
+    out = []
+    for p, n in zip(paths, names):
+        if n in clash:
+            n = f"{p.parent.name}/{n}" if p.parent.name else str(p)
+        out.append(RunSpec(n, (p,)))
+    seen: set[str] = set()
+    for spec in out:
+        if spec.name in seen:
+            raise UsageError(f"file {spec.name!r} is given twice; give each run once")
+        seen.add(spec.name)
+    return out
+
+
+def runs_from_table(table: Mapping, *, root: Path, where: str) -> list[RunSpec]:
+    """Runs from a ``[runs]`` table: name -> path or list of paths (relative to ``root``)."""
+    if not isinstance(table, Mapping):
+        raise BadInput(f"[runs] must be a table of name = [paths], got {type(table).__name__}", path=where)
+    if not table:
+        raise BadInput("[runs] lists no runs", path=where)
+    out = []
+    for name, value in table.items():
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+            raise BadInput(
+                f"run {name!r}: expected a path or a non-empty list of paths, got {value!r}", path=where
+            )
+        paths = tuple(Path(v) if Path(v).is_absolute() else root / v for v in value)
+        if len(set(paths)) != len(paths):
+            raise BadInput(f"run {name!r} lists a file twice", path=where)
+        out.append(RunSpec(str(name), paths))
+    return out
+
+
+def read_toml(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadInput("no such file", path=path) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise BadInput(f"not valid TOML: {exc}", path=path) from None
+    return data
+
+
+def runs_from_toml(path: str | Path, *, root: Path | None = None) -> list[RunSpec]:
+    """Runs listed in the ``[runs]`` table of a TOML file (paths relative to its directory)."""
+    path = Path(path)
+    data = read_toml(path)
+    if "runs" not in data:
+        raise BadInput("no [runs] table (expected: [runs] then name = [\"file.jsonl\", ...])", path=path)
+    return runs_from_table(data["runs"], root=path.parent if root is None else Path(root), where=str(path))
