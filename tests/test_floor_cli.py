@@ -1,0 +1,185 @@
+"""`replicate floor`, `replicate matrix` and `replicate parsers audit` on small JSONL files in tmp_path."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from replicate.cli.app import app
+
+P = "umbrela-fallback@1"
+KEYS = [("1", "a"), ("1", "b"), ("2", "c"), ("2", "d"), ("3", "e"), ("3", "f")]
+GOLD = [0, 1, 2, 3, 1, 2]
+
+
+def _out(label):
+    return "no verdict here" if label is None else f"##final score: {label}"
+
+
+def _write(path, labels, keys=KEYS, gold=GOLD):
+    with open(path, "w") as fh:
+        for (q, d), g, lab in zip(keys, gold, labels):
+            fh.write(json.dumps({"query_id": q, "corpus_id": d, "original_qrel_score": float(g), "model_output": _out(lab)}) + "\n")
+    return path
+
+
+@pytest.fixture
+def repeats(tmp_path):
+    # the hand-computed repeats of test_floor_compute: R1 and R2 differ on c, e (and f unparsed in R1)
+    r1 = _write(tmp_path / "R1.jsonl", [0, 1, 2, 3, 0, None])
+    r2 = _write(tmp_path / "R2.jsonl", [0, 1, 0, 3, 1, 2])
+    r3 = _write(tmp_path / "R3.jsonl", [1, 1, 2, 0, 1, 2])
+    return tmp_path, [str(r1), str(r2), str(r3)]
+
+
+def _run(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_floor_json(repeats):
+    tmp, files = repeats
+    old = _write(tmp / "v1.jsonl", [0, 1, 2, 3, 1, 2])
+    new = _write(tmp / "v2.jsonl", [0, 1, 2, 0, 0, 1])  # regresses on d, e, f: 3/6 = 0.5 > 2/5
+    main = _write(tmp / "main.jsonl", [0, 1, 2, 3, 1, 2])
+    res = _run("floor", *files, "--parser", P, "--edge", old, new, "--main", main, "--format", "json")
+    assert res.exit_code == 0, res.output
+    js = json.loads(res.stdout)
+    assert [(p["old"], p["new"]) for p in js["pairs"]][:2] == [("R1", "R2"), ("R1", "R3")]
+    assert js["pairs"][0]["cells"] == {"both": 3, "only_old": 1, "only_new": 1, "neither": 0}
+    assert js["regression_rate"]["min"] == 1 / 6 and js["regression_rate"]["max"] == 2 / 5
+    assert js["change_rate"]["min"] == 2 / 5 and js["change_rate"]["max"] == 3 / 5
+    assert js["em"]["mean"] == pytest.approx((4 / 5 + 5 / 6 + 4 / 6) / 3)
+    assert js["edge"]["verdict"] == "above"
+    assert js["edge"]["margin"] == pytest.approx(0.5 - 0.4)
+    assert js["edge"]["old"]["name"] == "v1" and js["edge"]["regression_rate"] == 0.5
+    # main vs R1 (over a-e): e differs -> 1/5; vs R2: c -> 1/6; vs R3: a, d -> 2/6
+    assert [a["change_rate"] for a in js["main"]["against"]] == [1 / 5, 1 / 6, 2 / 6]
+    assert js["main"]["verdict"] == "below" and js["main"]["far_beyond"] is False
+    assert js["parser"] == P and js["unparsed_policy"] == "intersect"
+
+
+def test_floor_table_text(repeats):
+    _, files = repeats
+    res = _run("floor", *files, "-p", P)
+    assert res.exit_code == 0, res.output
+    assert "Rerun floor of 3 repeats: R1, R2, R3" in res.stdout
+    assert "regression rate             16.67% - 40.00% (width 23.33 pp)" in res.stdout
+    assert "change rate                 40.00% - 60.00% (width 20.00 pp)" in res.stdout
+    assert "min 0.000, mean 0.500, max 1.000 over 6 pair(s) of pairs" in res.stdout
+
+
+def test_floor_markdown_has_tables(repeats):
+    _, files = repeats
+    res = _run("floor", *files, "-p", P, "--format", "markdown")
+    assert res.exit_code == 0
+    assert res.stdout.startswith("## Rerun floor of 3 repeats")
+    assert "| R2    | R3    | 6   | 3      | 2          | 1          | 0         | 33.33%       | 50.00%   |" in res.stdout
+
+
+def test_floor_needs_two_repeats(repeats):
+    _, files = repeats
+    res = _run("floor", files[0], "-p", P)
+    assert res.exit_code == 2
+    assert res.stderr == "Error: a floor needs at least two repeats of one model; got 1\n"
+
+
+def test_floor_unknown_run_is_a_usage_error(repeats):
+    _, files = repeats
+    res = _run("floor", *files, "-p", P, "--main", "nope")
+    assert res.exit_code == 2
+    assert res.stderr == "Error: run 'nope' is neither a run named in --runs nor an existing file\n"
+
+
+def test_floor_reports_repeats_covering_different_items(repeats):
+    tmp, files = repeats
+    short = _write(tmp / "short.jsonl", [0, 1, 2, 3], keys=KEYS[:4], gold=GOLD[:4])
+    res = _run("floor", files[1], short, "-p", P)
+    assert res.exit_code == 0, res.output
+    assert "Note: the repeats cover different items; every figure here uses the 4 items all of them have" in res.stdout
+    js = json.loads(_run("floor", files[1], short, "-p", P, "-f", "json").stdout)
+    assert js["items_differ"] is True
+    assert [(r["name"], r["items"], r["dropped"]) for r in js["repeats"]] == [("R2", 6, 2), ("short", 4, 0)]
+
+
+def test_floor_refuses_disagreeing_gold(repeats):
+    tmp, files = repeats
+    bad = _write(tmp / "bad.jsonl", [0, 1, 2, 3, 1, 2], gold=[0, 1, 2, 3, 1, 3])
+    res = _run("floor", files[0], bad, "-p", P)
+    assert res.exit_code == 2
+    assert "item 3 / f: R1 says 2, bad says 3" in res.stderr
+
+
+def test_floor_and_matrix_by_runs_toml(repeats):
+    tmp, files = repeats
+    (tmp / "runs.toml").write_text(
+        '[runs]\nfirst = ["R1.jsonl"]\nsecond = ["R2.jsonl"]\n\n[repeats]\nthird = ["R3.jsonl"]\n'
+    )
+    res = _run("floor", "--runs", tmp / "runs.toml", "first", "second", "third", "-p", P, "-f", "json")
+    assert res.exit_code == 0, res.output
+    assert [r["name"] for r in json.loads(res.stdout)["repeats"]] == ["first", "second", "third"]
+    # no RUN arguments: every run of [runs], minus those named by --edge/--main
+    res = _run("floor", "--runs", tmp / "runs.toml", "-p", P, "--main", "third", "-f", "json")
+    js = json.loads(res.stdout)
+    assert [r["name"] for r in js["repeats"]] == ["first", "second"] and js["main"]["name"] == "third"
+    res = _run("matrix", "--runs", tmp / "runs.toml", "-p", P, "-f", "json")
+    assert [r["name"] for r in json.loads(res.stdout)["runs"]] == ["first", "second"]
+
+
+def test_matrix_json_and_table(repeats):
+    _, files = repeats
+    res = _run("matrix", *files, "-p", P, "-f", "json")
+    assert res.exit_code == 0, res.output
+    js = json.loads(res.stdout)
+    assert [r["name"] for r in js["runs"]] == ["R1", "R2", "R3"]
+    assert (js["runs"][0]["n"], js["runs"][0]["em"], js["runs"][0]["mae"]) == (5, 4 / 5, 1 / 5)
+    assert len(js["pairs"]) == 6
+    p = js["pairs"][0]
+    assert (p["old"]["name"], p["new"]["name"], p["regression_rate"], p["change_rate"]) == ("R1", "R2", 0.2, 0.4)
+    assert [f["code"] for f in js["flags"]] == ["n_differs"]
+    text = _run("matrix", *files, "-p", P).stdout
+    assert "regression rate (only_old / n); rows = old, columns = new" in text
+    assert "R1           ·      20.0%  40.0%" in text
+    assert "- R1: n = 5 while most runs have n = 6 (1 unparsed) [n_differs]" in text
+
+
+def test_matrix_scale_option(repeats):
+    _, files = repeats
+    res = _run("matrix", *files, "-p", P, "--scale", "0-1", "-f", "json")
+    codes = {(f["code"], f["run"]) for f in json.loads(res.stdout)["flags"]}
+    assert ("gold_outside_scale", None) in codes and ("labels_outside_scale", "R1") in codes
+    res = _run("matrix", *files, "-p", P, "--scale", "3-1")
+    assert res.exit_code == 2
+    assert res.stderr == "Error: --scale must be LO-HI with integers LO <= HI, e.g. 0-3; got '3-1'\n"
+
+
+def test_parsers_audit_json(tmp_path):
+    keys = KEYS[:4]
+    gold = [2, 1, 2, 0]
+    path = tmp_path / "m.jsonl"
+    with open(path, "w") as fh:
+        for (q, d), g, out in zip(keys, gold, ["##final score: 2", "1", "Final score: 2.5", "nothing"]):
+            fh.write(json.dumps({"query_id": q, "corpus_id": d, "original_qrel_score": g, "model_output": out}) + "\n")
+    res = _run("parsers", "audit", "-p", "umbrela-strict@1", "-p", P, path, "-f", "json")
+    assert res.exit_code == 0, res.output
+    f = json.loads(res.stdout)["files"][0]
+    assert f["path"].endswith("m.jsonl")
+    assert f["parsers"]["umbrela-strict@1"] == {"parsed": 1, "unparsed": 3, "correct": 1, "em": 1.0}
+    assert f["parsers"][P]["parsed"] == 3 and f["parsers"][P]["em"] == 1.0
+    assert f["labels_differ"] == 2
+    assert [e["key"] for e in f["examples"]] == ["1 / b", "2 / c"]
+    assert f["examples"][1]["labels"] == {"umbrela-strict@1": None, P: 2}
+
+
+def test_parsers_audit_edge_and_errors(repeats):
+    _, files = repeats
+    res = _run("parsers", "audit", "-p", "umbrela-strict@1", "-p", P, *files[:2], "--edge", "R1", "R2")
+    assert res.exit_code == 0, res.output
+    assert "Edge R1 -> R2 under each parser" in res.stdout
+    res = _run("parsers", "audit", "-p", P, files[0])
+    assert res.exit_code == 2
+    assert res.stderr == "Error: a parser audit needs at least two parsers (--parser A --parser B); got 1\n"
+    res = _run("parsers", "audit", "-p", P, "-p", "umbrela-strict@1", files[0], "--edge", "R1", "R9")
+    assert res.exit_code == 2
+    assert res.stderr == "Error: --edge names 'R9', not among the FILEs; runs: R1\n"
