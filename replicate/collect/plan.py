@@ -117,7 +117,7 @@ def make_plan(config: CollectConfig, items: Sequence[Item], *, done: set[Triple]
 
 def render_plan(plan: Plan, fmt: Format) -> str:
     if fmt is Format.json:
-        return dumps_json(plan)
+        return dumps_json(plan.to_json())
     rows = [
         [
             n,

@@ -71,7 +71,7 @@ class CollectionStopped(ReplicateError):
 
 def render_summary(s: CollectSummary, fmt: Format) -> str:
     if fmt is Format.json:
-        return dumps_json(s)
+        return dumps_json(s.to_json())
     retries = ", ".join(f"{k} {v}" for k, v in sorted(s.retries.items())) or "none"
     lines = [
         f"archive: {s.archive}" + (" (resumed)" if s.resumed else ""),

@@ -228,7 +228,7 @@ def score_archive_to_file(
 
 def render_report(rep: ScoreReport, fmt: Format) -> str:
     if fmt is Format.json:
-        return dumps_json(rep)
+        return dumps_json(rep.to_json())
     rows = [[m, *(cs[c] for c in CATEGORIES), sum(cs.values())] for m, cs in rep.counts.items()]
     out = table(rows, ["model", *CATEGORIES, "trials"], fmt)
     lines = [f"{rep.rows} trials written to {rep.out}" if rep.out else f"{rep.rows} trials scored"]
