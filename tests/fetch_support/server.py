@@ -40,6 +40,7 @@ class FakeGitHub:
     created_at: str = "2021-03-04T05:06:07Z"
     default_branch: str = "main"
     truncate_over: int | None = None  # recursive listings longer than this are truncated
+    extra_items: list[dict] = field(default_factory=list)  # added to every recursive listing
     faults: list[Fault] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
     auth: list[str | None] = field(default_factory=list)
@@ -48,7 +49,7 @@ class FakeGitHub:
         handler = _make_handler(self)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
         return self
 
@@ -99,6 +100,8 @@ class FakeGitHub:
             if kind == "blob":
                 item["size"] = int(size)
             items.append(item)
+        if recursive:
+            items += self.extra_items
         truncated = False
         if recursive and self.truncate_over is not None and len(items) > self.truncate_over:
             items, truncated = items[: self.truncate_over], True
