@@ -6,6 +6,7 @@ tables and markdown show them as percentages.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 from typing import Any, Sequence
@@ -19,7 +20,14 @@ class Format(str, enum.Enum):
     json = "json"
 
 
-_JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+# Dataclasses pass through to ``_default`` so that their own ``to_json()`` decides
+# their shape (orjson would otherwise serialise every field natively).
+_JSON_OPTS = (
+    orjson.OPT_INDENT_2
+    | orjson.OPT_SERIALIZE_NUMPY
+    | orjson.OPT_NON_STR_KEYS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+)
 
 
 def _default(obj: Any) -> Any:
@@ -28,6 +36,8 @@ def _default(obj: Any) -> Any:
         return to_json()
     if isinstance(obj, (set, frozenset)):
         return sorted(obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
     raise TypeError(f"cannot serialise {type(obj).__name__}")
 
 
