@@ -15,7 +15,7 @@ def _plural(n: int, word: str) -> str:
 def render_fetch(result: FetchResult, fmt: Format | str) -> str:
     fmt = Format(fmt)
     if fmt is Format.json:
-        return dumps_json(result)
+        return dumps_json(result.to_json())
     m = result.manifest
     rev = f" ({m.rev})" if m.rev else f" (default branch {m.repository.default_branch})" if m.repository.default_branch else ""
     counts = (
@@ -54,7 +54,7 @@ def _pairs(rows) -> str:
 def render_check(result: CheckResult, fmt: Format | str) -> str:
     fmt = Format(fmt)
     if fmt is Format.json:
-        return dumps_json(result)
+        return dumps_json(result.to_json())
     m = result.manifest
     n = len(result.matched) + len(result.mismatches)
     head = f"{result.directory}: {m.source} at {m.commit}\n"
