@@ -182,3 +182,12 @@ def test_matrix_json_shape():
     assert (js["pairs"][0]["old"]["name"], js["pairs"][0]["new"]["name"]) == ("m0", "m1")
     assert {"cells", "regression_rate", "change_rate", "independence_ratio", "parser"} <= set(js["pairs"][0])
     assert js["unparsed_policy"] == "intersect" and js["scale"] == {"min": 0, "max": 3}
+
+
+def test_comparisons_equal_the_compare_module():
+    from replicate.judge.compare import comparison_of
+
+    runs, _ = _random_runs(n=60, r=3)
+    m = matrix(runs, policy="wrong")
+    expected = [comparison_of(m.aligned, m.counts, i, j) for i, j in m.ordered_pairs()]
+    assert m.comparisons() == expected

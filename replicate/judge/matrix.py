@@ -23,7 +23,7 @@ from typing import Sequence
 import numpy as np
 
 from replicate.judge.align import Aligned, align
-from replicate.judge.compare import Comparison, comparison_of
+from replicate.judge.compare import Comparison, RunSide
 from replicate.judge.figures import POLICIES, PairCounts, Policy, pair_counts
 from replicate.judge.model import LabelledRun, readonly
 from replicate.parsing import UNPARSED
@@ -253,8 +253,26 @@ class Matrix:
         return [(i, j) for i in range(r) for j in range(r) if i != j]
 
     def comparisons(self) -> list[Comparison]:
-        """The compare object of every ordered pair (row-major, diagonal left out)."""
-        return [comparison_of(self.aligned, self.counts, i, j) for i, j in self.ordered_pairs()]
+        """The compare object of every ordered pair (row-major, diagonal left out).
+
+        Same values as :func:`~replicate.judge.compare.comparison_of`, with each
+        run's side built once instead of once per pair.
+        """
+        al, counts = self.aligned, self.counts
+        unparsed = al.unparsed_aligned
+        sides = [RunSide(r.name, len(r), r.unparsed, int(unparsed[k]), r.files) for k, r in enumerate(al.runs)]
+        return [
+            Comparison(
+                old=sides[i],
+                new=sides[j],
+                cells=counts.cells(i, j),
+                changed=int(counts.changed[i, j]),
+                shared_items=al.n_items,
+                parser=" + ".join(dict.fromkeys((al.runs[i].parser, al.runs[j].parser))),
+                unparsed_policy=counts.policy,
+            )
+            for i, j in self.ordered_pairs()
+        ]
 
     def to_json(self) -> dict:
         return {
