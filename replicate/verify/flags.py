@@ -115,7 +115,7 @@ def collect_flags(
     for name, figs in by_run.items():
         if any(f.unparsed for f in figs):
             parts = [f"{f.unparsed} ({pct(float(f.unparsed_rate))}) under {f.parser}" for f in figs]
-            flags.append(Flag("unparsed", f"{name}: of {figs[0].items} outputs, {'; '.join(parts)} left unparsed"))
+            flags.append(Flag("unparsed", f"{name}: outputs left unparsed (of {figs[0].items}): {'; '.join(parts)}"))
     flags.extend(_files(run_files))
     flags.extend(_impossible(claims, run_figures))
     flags.extend(_different_repeats(floors))

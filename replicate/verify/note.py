@@ -94,22 +94,15 @@ def _summary(v: Verification) -> list[str]:
     return lines
 
 
-def _licence(licence: str | None) -> str:
-    if licence is None:
-        return "no licence: reuse of the data is not licensed"
-    if licence == "unknown":
-        return "unknown (no host metadata; check the repository for a licence file)"
-    return licence
-
-
-def _releases(v: Verification) -> list[tuple[str, str, str | None]]:
-    seen: dict[tuple[str, str], str | None] = {}
+def _releases(v: Verification) -> list[tuple[str, str, str]]:
+    """(source, commit, licence status in words) of each fetched release the files come from."""
+    seen: dict[tuple[str, str], str] = {}
     for files in v.run_files.values():
         for f in files:
             rel = f.provenance.release
             if rel is not None:
-                seen.setdefault((rel.source, rel.commit), rel.licence)
-    return [(s, c, lic) for (s, c), lic in seen.items()]
+                seen.setdefault((rel.source, rel.commit), rel.licence_words)
+    return [(s, c, words) for (s, c), words in seen.items()]
 
 
 def _rel(path: str, root: str) -> str:
@@ -128,7 +121,7 @@ def _header(v: Verification) -> list[str]:
     if releases:
         for source, commit, licence in releases:
             rows.append(["Data", f"{_cell(source)} at commit `{commit}`, fetched into `{v.root}`"])
-            rows.append(["Licence", _cell(_licence(licence))])
+            rows.append(["Licence", _cell(licence)])
     else:
         rows.append(["Data", f"local files under `{v.root}` (not from a fetched release; hashes below)"])
         if study.release:
