@@ -141,7 +141,7 @@ def test_matrix_json_and_table(repeats):
     text = _run("matrix", *files, "-p", P).stdout
     assert "regression rate (only_old / n); rows = old, columns = new" in text
     assert "R1           ·      20.0%  40.0%" in text
-    assert "- R1: n = 5 while most runs have n = 6 (1 unparsed) [n_differs]" in text
+    assert "- R1: n = 5 is 16.7% below the largest n = 6 (1 unparsed) [n_differs]" in text
 
 
 def test_matrix_scale_option(repeats):

@@ -162,10 +162,20 @@ def test_n_differs_and_items_differ_flags():
     m = matrix([full, same, holes, extra])
     assert _codes(m.flags) == [("items_differ", "extra"), ("n_differs", "holes")]
     nd = next(f for f in m.flags if f.code == "n_differs")
-    assert nd.message == "n = 3 while most runs have n = 5 (2 unparsed)"
-    assert str(nd) == "holes: n = 3 while most runs have n = 5 (2 unparsed) [n_differs]"
+    assert nd.message == "n = 3 is 40.0% below the largest n = 5 (2 unparsed)"
+    assert str(nd) == "holes: n = 3 is 40.0% below the largest n = 5 (2 unparsed) [n_differs]"
     # under 'wrong' every run's n is the shared item count
     assert _codes(matrix([full, same, holes, extra], policy="wrong").flags) == [("items_differ", "extra")]
+
+
+def test_n_differs_tolerance_boundary():
+    def base(name, n):
+        return Baseline(name, 1000, 0, 1000 - n, n, n // 2, n, 0.5, 0.5, em=0.5)
+
+    runs = [base("full", 1000), base("at", 990), base("past", 989)]
+    # 1% of 1000 = 10 fewer items is tolerated; 11 fewer is flagged
+    assert _codes(sanity_flags(runs)) == [("n_differs", "past")]
+    assert _codes(sanity_flags(runs, n_tolerance=0.0)) == [("n_differs", "at"), ("n_differs", "past")]
 
 
 def test_constant_labels_flag_undefined_r():

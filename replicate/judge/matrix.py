@@ -16,7 +16,6 @@ and Pearson r need a label, so they are always over the run's parsed items
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -26,6 +25,7 @@ from replicate.judge.align import Aligned, align
 from replicate.judge.compare import Comparison, RunSide
 from replicate.judge.figures import POLICIES, PairCounts, Policy, pair_counts
 from replicate.judge.model import LabelledRun, readonly
+from replicate.output import pct
 from replicate.parsing import UNPARSED
 
 #: The figures shown as matrices, in order (all fractions; ratio for independence).
@@ -36,6 +36,8 @@ FIGURES: tuple[str, ...] = (
     "label_agreement",
 )
 DEFAULT_SCALE = (0, 3)
+#: A run's n may lie this share below the largest n before ``n_differs`` is flagged.
+N_TOLERANCE = 0.01
 
 
 def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -162,7 +164,9 @@ def baselines(aligned: Aligned, *, policy: Policy = "intersect", scale: tuple[in
     return tuple(out)
 
 
-def sanity_flags(runs: Sequence[Baseline], *, scale: tuple[int, int] = DEFAULT_SCALE) -> tuple[Flag, ...]:
+def sanity_flags(
+    runs: Sequence[Baseline], *, scale: tuple[int, int] = DEFAULT_SCALE, n_tolerance: float = N_TOLERANCE
+) -> tuple[Flag, ...]:
     """What in a set of baselines cannot be right, or makes the runs incomparable.
 
     Works on :class:`Baseline` values from any source: computed here, or typed
@@ -174,8 +178,10 @@ def sanity_flags(runs: Sequence[Baseline], *, scale: tuple[int, int] = DEFAULT_S
       or misaligned items; also ``mae_negative``;
     - ``labels_outside_scale`` / ``gold_outside_scale``: values off the scale,
       the detectable causes of the above;
-    - ``n_differs``: a run whose n differs from the most common n (its EM is
-      over other items);
+    - ``n_differs``: a run whose n lies more than ``n_tolerance`` (a share,
+      default 1%) below the largest n: its EM is over materially fewer items
+      (under ``intersect`` a few unparsed outputs per run are normal and not
+      flagged; a run that ignored the output format is);
     - ``items_differ``: a run with items other runs lack (figures here use the
       shared items only);
     - ``r_undefined``: constant labels, so Pearson r is undefined.
@@ -183,8 +189,7 @@ def sanity_flags(runs: Sequence[Baseline], *, scale: tuple[int, int] = DEFAULT_S
     lo, hi = scale
     span = hi - lo
     flags: list[Flag] = []
-    counts = Counter(b.n for b in runs)
-    modal_n = max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0] if counts else None
+    top = max((b.n for b in runs), default=0)
     gold_flagged = False
     for b in runs:
         if b.em is not None and not (0.0 <= b.em <= 1.0):
@@ -209,9 +214,11 @@ def sanity_flags(runs: Sequence[Baseline], *, scale: tuple[int, int] = DEFAULT_S
             flags.append(
                 Flag("gold_outside_scale", None, f"{b.gold_outside_scale} gold grade(s) outside the scale {lo}-{hi}")
             )
-        if len(counts) > 1 and b.n != modal_n:
-            why = f"{b.unparsed} unparsed" if b.unparsed else "different items"
-            flags.append(Flag("n_differs", b.name, f"n = {b.n} while most runs have n = {modal_n} ({why})"))
+        if top and (top - b.n) > n_tolerance * top:
+            why = f"{b.unparsed} unparsed" if b.unparsed else "other items"
+            flags.append(
+                Flag("n_differs", b.name, f"n = {b.n} is {pct((top - b.n) / top, 1)} below the largest n = {top} ({why})")
+            )
         if b.dropped:
             flags.append(
                 Flag(
@@ -287,13 +294,20 @@ class Matrix:
 
 
 def matrix(
-    runs: Sequence[LabelledRun], *, policy: Policy = "intersect", scale: tuple[int, int] = DEFAULT_SCALE
+    runs: Sequence[LabelledRun],
+    *,
+    policy: Policy = "intersect",
+    scale: tuple[int, int] = DEFAULT_SCALE,
+    n_tolerance: float = N_TOLERANCE,
 ) -> Matrix:
     """All ordered pairs of ``runs`` over their shared items, with baselines and flags."""
     lo, hi = scale
+    if not 0 <= n_tolerance < 1:
+        raise ValueError(f"n_tolerance must be a share in [0, 1); got {n_tolerance!r}")
     if lo > hi:
         raise ValueError(f"scale must be (lo, hi) with lo <= hi; got {scale!r}")
     aligned = align(runs)
     counts = pair_counts(aligned, policy=policy)
     base = baselines(aligned, policy=policy, scale=scale)
-    return Matrix(aligned, counts, base, sanity_flags(base, scale=scale), scale, figure_matrices(counts))
+    flags = sanity_flags(base, scale=scale, n_tolerance=n_tolerance)
+    return Matrix(aligned, counts, base, flags, scale, figure_matrices(counts))
