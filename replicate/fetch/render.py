@@ -39,7 +39,7 @@ def render_fetch(result: FetchResult, fmt: Format | str) -> str:
         rows.append(("listing", "the host truncated the tree; only directories matching --include were listed"))
     if result.stale:
         rows.append(("left alone", ", ".join(result.stale) + " (no longer selected but edited since the last fetch)"))
-    out = table(rows, ["", ""], fmt) if fmt is Format.markdown else _pairs(rows)
+    out = table(rows, ["field", "value"], fmt) if fmt is Format.markdown else _pairs(rows)
     if result.skipped:
         out += "\nskipped:\n" if fmt is Format.table else "\n**Skipped**\n\n"
         out += table([(s.path, s.reason, s.detail) for s in result.skipped], ["path", "reason", "detail"], fmt)
