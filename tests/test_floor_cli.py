@@ -183,3 +183,19 @@ def test_parsers_audit_edge_and_errors(repeats):
     res = _run("parsers", "audit", "-p", P, "-p", "umbrela-strict@1", files[0], "--edge", "R1", "R9")
     assert res.exit_code == 2
     assert res.stderr == "Error: --edge names 'R9', not among the FILEs; runs: R1\n"
+
+
+def test_floor_main_far_beyond_is_flagged_in_text(tmp_path):
+    rep1 = _write(tmp_path / "rep1.jsonl", [0, 1, 2, 3, 1, 2])
+    rep2 = _write(tmp_path / "rep2.jsonl", [0, 1, 2, 3, 1, 1])  # repeats differ on f only: 1/6
+    main = _write(tmp_path / "main.jsonl", [3, 0, 1, 0, 0, 1])  # closest repeat (rep2) differs on 5/6
+    res = _run("floor", rep1, rep2, "--main", main, "-p", P)
+    assert res.exit_code == 0, res.output
+    assert "verdict: far_beyond\n" in res.stdout
+    assert "closest change rate 83.33% lies above the floor by 66.67 pp" in res.stdout
+    assert (
+        "Warning: main differs from its repeats far beyond rerun noise: "
+        "it was likely produced with another configuration." in res.stdout
+    )
+    md = _run("floor", rep1, rep2, "--main", main, "-p", P, "-f", "markdown").stdout
+    assert "\n- verdict: far_beyond\n" in md

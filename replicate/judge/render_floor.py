@@ -28,6 +28,13 @@ def _heading(text: str, fmt: Format, level: int = 2) -> str:
     return f"{text}\n{('=' if level <= 2 else '-') * len(text)}\n"
 
 
+def _lines(lines: list[str], fmt: Format) -> str:
+    """Short report lines: a bullet list in markdown, plain lines in a table report."""
+    lines = [line for line in lines if line]
+    prefix = "- " if fmt is Format.markdown else ""
+    return "\n".join(prefix + line for line in lines) + "\n"
+
+
 def _placement(p: Placement | None, what: str) -> str:
     if p is None:
         return f"{what}: undefined (no items)"
@@ -79,7 +86,7 @@ def floor_text(fl: Floor, fmt: Format | str) -> str:
             _placement(e.change, "change rate") + f" [{_span(fl.change_span)}]",
         ]
         lines.append(READINGS.get(e.verdict or "", ""))
-        out.append("\n".join(line for line in lines if line) + "\n")
+        out.append(_lines(lines, fmt))
     if fl.main is not None:
         m = fl.main
         out.append(_heading(f"Main run {m.name} against its repeats", fmt, 3))
@@ -95,5 +102,5 @@ def floor_text(fl: Floor, fmt: Format | str) -> str:
                 f"Warning: {m.name} differs from its repeats far beyond rerun noise: "
                 "it was likely produced with another configuration."
             )
-        out.append("\n".join(lines) + "\n")
+        out.append(_lines(lines, fmt))
     return "\n".join(out)
