@@ -127,20 +127,42 @@ Readings worth knowing (all pinned by golden tests):
 
 # umbrela-fallback@1 -------------------------------------------------------------
 _FALLBACK_FINAL = re.compile(r"final\s*score:?\s*\**([0-3])", _I)
-# \b on both sides: no Unicode letter, digit or underscore (Python's \w) touches it.
+# The reference form of rule 2 (the released scripts'): \b on both sides, i.e.
+# no Unicode letter, digit or underscore (Python's \w) touches the digit.
+# _last_standalone_digit computes the same thing faster on long texts.
 _FALLBACK_DIGIT = re.compile(r"\b([0-3])\b")
+
+
+def _is_word(ch: str) -> bool:
+    # exactly re's \w for str patterns: Py_UNICODE_ISALNUM or "_"
+    return ch.isalnum() or ch == "_"
+
+
+def _last_standalone_digit(text: str) -> int | None:
+    """The label of the last match of ``\b([0-3])\b``, scanning from the end.
+
+    Each digit's last position is found with ``str.rfind`` and only the digit
+    just rejected is looked up again, so the text is scanned about once.
+    """
+    last = {d: text.rfind(d) for d in "0123"}
+    n = len(text)
+    while True:
+        digit = max(last, key=last.__getitem__)
+        pos = last[digit]
+        if pos < 0:
+            return None
+        if not (pos > 0 and _is_word(text[pos - 1])) and not (pos + 1 < n and _is_word(text[pos + 1])):
+            return ord(digit) - 48
+        last[digit] = text.rfind(digit, 0, pos)
 
 
 def _fallback(text: str) -> int | None:
     text = text.strip()
-    if "nal" in text.lower():
+    if "nal" in text.lower():  # exact pre-check, see _strict
         m = _FALLBACK_FINAL.search(text)
         if m is not None:
             return ord(m.group(1)) - 48
-    found = _FALLBACK_DIGIT.findall(text)
-    if found:
-        return ord(found[-1]) - 48
-    return None
+    return _last_standalone_digit(text)
 
 
 _fallback.__doc__ = """\
@@ -197,7 +219,12 @@ _CHECKED_LABELS = frozenset("0123")
 
 
 def _checked(text: str) -> int | None:
-    for rule in _CHECKED_RULES:
+    # exact pre-checks (see _strict): each rule needs these literals
+    lowered = text.lower()
+    needs = ("nal" in lowered, "overall" in lowered, ":" in text or "=" in text)
+    for rule, possible in zip(_CHECKED_RULES, needs):
+        if not possible:
+            continue
         values = rule.findall(text)
         if not values:
             continue
