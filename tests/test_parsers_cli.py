@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from pathlib import Path
+
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
@@ -12,6 +14,7 @@ from replicate.output import Format
 from replicate.parsing import PARSERS
 
 runner = CliRunner()
+ROOT = Path(__file__).resolve().parent.parent
 BUILTINS = ["umbrela-checked@1", "umbrela-fallback@1", "umbrela-strict@1"]
 
 
@@ -127,3 +130,16 @@ def test_render_catalogue_markdown_and_json():
 def test_render_parser_without_rule_text():
     text = render_parser(CAT["parsers"][0], "", Format.table)
     assert text == "toy-a@1\nfirst digit\n\norigin: toy-dist\nlabels: 0, 1\n\n(no rule text given)\n"
+
+
+def test_writing_a_parser_doc_matches_the_real_output_and_example():
+    doc = (ROOT / "docs" / "writing-a-parser.md").read_text(encoding="utf-8")
+    listing = runner.invoke(app, ["parsers", "list"]).stdout.splitlines()
+    for line in listing:
+        if line.split()[0] in BUILTINS or line.startswith(("name ", "-----")):
+            assert line in doc, f"docs/writing-a-parser.md shows an outdated line; now: {line!r}"
+    module = ROOT / "docs" / "examples" / "replicate-parser-example" / "replicate_parser_example" / "__init__.py"
+    code = module.read_text(encoding="utf-8")
+    for line in code.splitlines():
+        if line.startswith(("_ANSWER_LINE", "@parser", "def ", "    found", "    return", "PARSERS")):
+            assert line in doc, f"the example in the doc differs from the package: {line!r}"
