@@ -98,19 +98,40 @@ def test_pooled_files_keep_order(tmp_path):
     assert [f.records for f in run.files] == [2, 1]
 
 
-def test_fast_and_careful_paths_agree(tmp_path):
-    rows = [rec(str(i), str(i * 3), float(i % 4), f"final score: {i % 4}", **({"original_output": "x"} if i % 5 == 0 else {})) for i in range(50)]
+@pytest.mark.parametrize("pad", [0, 800], ids=["short-lines", "long-lines"])
+def test_fast_and_careful_paths_agree(tmp_path, pad):
+    rows = [
+        rec(i if i % 3 else str(i), str(i * 3), float(i % 4) if i % 2 else i % 4, "x" * pad + f"final score: {i % 4}",
+            **({"original_output": "x"} if i % 5 == 0 else {}), **({"model_thought": "t"} if i % 7 == 0 else {}))
+        for i in range(50)
+    ]
     lines = [json.dumps(r).encode() for r in rows]
     fields = FieldSpec()
-    fast = _fast_flat(lines, fields, "model_output")
+    fast = _fast_flat(b"\n".join(lines) + b"\n", fields)
     assert fast is not None
     from replicate.judge.load import _Acc, _File
 
     acc = _Acc.empty()
     f = _File(tmp_path / "x", b"", b"")
     records, skipped, thoughts, rewritten, field = _careful_flat(f, 0, lines, False, fields, acc, [f], Diagnostics(), "s")
-    assert fast[0] == acc.keys and fast[1].tolist() == acc.gold and fast[2] == acc.outputs
-    assert (fast[3], fast[4]) == (thoughts, rewritten) == (0, 10)
+    keys, keyset, gold, outputs, out_field, n_lines, n_thoughts, n_rewritten = fast
+    assert keys == acc.keys and keyset == set(acc.keys) and gold.tolist() == acc.gold and outputs == acc.outputs
+    assert out_field == field == "model_output" and n_lines == records == 50
+    assert (n_thoughts, n_rewritten) == (thoughts, rewritten) == (8, 10)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"query_id": "1", "corpus_id": "2", "original_qrel_score": 1, "model_output": "1"}\n\n',  # trailing blank
+        b'{"query_id": "1", "corpus_id": "2", "original_qrel_score": 1, "model_output": "1"}, {"a": 1}\n',  # two on a line
+        b'{"query_id": "1", "corpus_id": "2", "original_qrel_score": true, "model_output": "1"}\n',
+        b'{"query_id": "1", "corpus_id": "2", "original_qrel_score": 1e400, "model_output": "1"}\n',
+        b'{"query_id": 1.0, "corpus_id": "2", "original_qrel_score": 1, "model_output": "1"}\n',
+    ],
+)
+def test_fast_path_declines_anything_unusual(data):
+    assert _fast_flat(data, FieldSpec()) is None
 
 
 # -- bad input: errors ---------------------------------------------------------------------

@@ -32,9 +32,15 @@ a run with no records at all              (``exam-no-questions``; unparsed)
 
 from __future__ import annotations
 
+import gc
 import gzip
+import hashlib
+import operator
 import zlib
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -45,11 +51,14 @@ from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, UsageError
 from replicate.judge.model import KEY_SEP, Run, RunFile, readonly
 from replicate.parsing import UNPARSED
-from replicate.provenance import file_provenance
+from replicate.provenance import FileProvenance, find_release
 
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
 FORMATS = ("auto", "jsonl", "exam")
+#: Mean line length (bytes) above which the bulk path parses line by line.
+_LONG_LINES = 300
+_SAMPLE = 1 << 16
 #: Largest gold grade the int16 gold array holds.
 _GOLD_MAX = np.iinfo(np.int16).max
 
@@ -151,6 +160,30 @@ class _File:
     path: Path
     raw: bytes
     data: bytes
+    digest: Future | None = None  # sha256 of ``raw``, computed beside the parsing
+
+    def provenance(self) -> FileProvenance:
+        digest = self.digest.result() if self.digest is not None else hashlib.sha256(self.raw).hexdigest()
+        return FileProvenance(str(self.path), len(self.raw), digest, find_release(self.path))
+
+
+_HASHER: ThreadPoolExecutor | None = None
+#: Files at least this large are hashed on a worker thread while they are parsed
+#: (hashlib releases the GIL), so provenance costs no extra wall time.
+_HASH_IN_THREAD = 1 << 20
+
+
+def _sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _start_hash(raw: bytes) -> Future | None:
+    global _HASHER
+    if len(raw) < _HASH_IN_THREAD:
+        return None
+    if _HASHER is None:
+        _HASHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="replicate-sha256")
+    return _HASHER.submit(_sha256_hex, raw)
 
 
 def _read(path: Path) -> _File:
@@ -174,17 +207,23 @@ def _read(path: Path) -> _File:
             raise BadInput(f"corrupt gzip: {exc}", path=path) from None
     elif path.name.endswith(".gz"):
         raise BadInput("name ends in .gz but the file is not gzip-compressed", path=path)
-    return _File(path, raw, data)
+    return _File(path, raw, data, _start_hash(raw))
 
 
-def _lines(f: _File, diag: Diagnostics) -> tuple[list[bytes], bool]:
-    """The file's lines (without the newline) and whether its last line is unterminated."""
+def _strip_bom(f: _File, diag: Diagnostics) -> bytes:
+    """The file's text bytes without a leading BOM (warned); an empty file is warned too."""
     data = f.data
     if data.startswith(BOM):
         diag.warn("bom", "file starts with a UTF-8 byte-order mark (ignored)", path=f.path, line=1)
         data = data[len(BOM) :]
     if not data:
         diag.warn("empty-file", "file is empty: no records", path=f.path)
+    return data
+
+
+def _lines(f: _File, data: bytes, diag: Diagnostics) -> tuple[list[bytes], bool]:
+    """The lines of ``data`` (without the newline) and whether the last one is unterminated."""
+    if not data:
         return [], False
     lines = data.split(b"\n")
     torn = True
@@ -229,19 +268,59 @@ _BLANK = object()
 
 @dataclass
 class _Acc:
-    """Items accumulated over the files of one run."""
+    """Items accumulated over the files of one run.
+
+    Where each item came from is kept cheaply: items read by the bulk path
+    form a block of one file with line = position in the block + 1; items
+    read line by line record their line in ``lines``.
+    """
 
     keys: list[str]
     gold: list[int]
     outputs: list[str | None]
     labels: list[int]
     splits: list[str]
-    where: list[tuple[int, int]]  # (file index, line) of each item
-    index: dict[str, int]
+    lines: dict[int, tuple[int, int]]  # item -> (file index, line), line-by-line items
+    blocks: list[tuple[int, int, int]]  # (first item, end item, file index), bulk items
+    keyset: set[str]  # the keys of bulk-read files (built by the bulk path anyway)
+    _index: dict[str, int] | None = None
 
     @classmethod
     def empty(cls) -> "_Acc":
-        return cls([], [], [], [], [], [], {})
+        return cls([], [], [], [], [], {}, [], set())
+
+    @property
+    def index(self) -> dict[str, int]:
+        """Key -> item position, built on first use (only the line-by-line path needs it)."""
+        if self._index is None:
+            self._index = {k: i for i, k in enumerate(self.keys)}
+        return self._index
+
+    def add_bulk(self, keys: list[str], keyset: set[str], gold: np.ndarray, outputs: list[str], split: str, file_idx: int) -> None:
+        start, n = len(self.keys), len(keys)
+        self.keys.extend(keys)
+        self.gold.extend(gold.tolist())
+        self.outputs.extend(outputs)
+        self.splits.extend([split] * n)
+        self.blocks.append((start, start + n, file_idx))
+        self.keyset |= keyset
+        if self._index is not None:
+            self._index.update(zip(keys, range(start, start + n)))
+
+    def seen_before(self, keyset: set[str]) -> bool:
+        if not self.keys:
+            return False
+        if self._index is not None:
+            return not self._index.keys().isdisjoint(keyset)
+        return not self.keyset.isdisjoint(keyset)
+
+    def where(self, item: int) -> tuple[int, int]:
+        if item in self.lines:
+            return self.lines[item]
+        for start, end, file_idx in self.blocks:
+            if start <= item < end:
+                return file_idx, item - start + 1
+        raise KeyError(item)  # pragma: no cover - every item is in one of the two
 
 
 def _output_field(f: _File, obj: dict, fields: FieldSpec, lineno: int) -> str:
@@ -256,50 +335,72 @@ def _output_field(f: _File, obj: dict, fields: FieldSpec, lineno: int) -> str:
     )
 
 
-def _fast_flat(lines: list[bytes], fields: FieldSpec, out_field: str):
-    """The common case in bulk: every line an object with string keys, integral gold, str output.
+def _keys_of(values: list) -> list[str] | None:
+    """Key field values as strings (ints converted); None if any is neither str nor int."""
+    types = set(map(type, values))
+    if types <= {str}:
+        return values
+    if types <= {str, int}:
+        return [v if type(v) is str else str(v) for v in values]
+    return None
 
-    Returns (keys, gold, outputs, thoughts, rewritten) or None when anything is
-    unusual, so the careful per-line path can name the problem.
+
+def _count_fields(objs: list[dict], names: Sequence[str]) -> int:
+    """How many records carry at least one of ``names``."""
+    counts = [sum(map(operator.contains, objs, repeat(n))) for n in names]
+    if sum(1 for c in counts if c) <= 1:
+        return sum(counts)
+    return sum(1 for o in objs if any(n in o for n in names))
+
+
+def _fast_flat(data: bytes, fields: FieldSpec):
+    """The common case in bulk: the whole file parsed by one orjson call.
+
+    Works when every line is an object with str/int keys, an integral gold
+    grade and a str output, no line is blank and no key repeats. Returns
+    (keys, key set, gold, outputs, output field, lines, thoughts, rewritten), or None
+    when anything is unusual so the careful per-line path can name the problem.
     """
-    loads = orjson.loads
+    body = data[:-1] if data.endswith(b"\n") else data
+    sample = body[:_SAMPLE]
     try:
-        objs = [loads(line) for line in lines]
-        kf = fields.key_fields
-        if len(kf) == 2:
-            a, b = kf
-            keys = [o[a] + KEY_SEP + o[b] for o in objs]
-        elif len(kf) == 1:
-            (a,) = kf
-            keys = [o[a] for o in objs]
-            if not all(type(k) is str for k in keys):
-                return None
+        if len(sample) > _LONG_LINES * (sample.count(b"\n") + 1):
+            # long lines: one orjson call per line costs less than copying the text
+            lines = body.split(b"\n")
+            n_lines = len(lines)
+            objs = list(map(orjson.loads, lines))
         else:
-            keys = [KEY_SEP.join([o[k] for k in kf]) for o in objs]
-        gf = fields.gold_field
-        gold_raw = [o[gf] for o in objs]
-        outputs = [o[out_field] for o in objs]
-    except Exception:  # noqa: BLE001 - anything odd goes to the careful path
+            # short lines: the whole file as one JSON array, one orjson call
+            n_lines = body.count(b"\n") + 1
+            objs = orjson.loads(b"[" + body.replace(b"\n", b",") + b"]")
+    except orjson.JSONDecodeError:
         return None
-    if len(set(keys)) != len(keys):
+    if len(objs) != n_lines or set(map(type, objs)) != {dict}:
         return None
-    if not all(type(x) is str for x in outputs):
+    out_field = next((n for n in fields.output_fields if n in objs[0]), None)
+    if out_field is None:
         return None
     try:
-        gold = np.asarray(gold_raw, dtype=np.float64)
-    except (TypeError, ValueError):
+        parts = [_keys_of(list(map(itemgetter(k), objs))) for k in fields.key_fields]
+        gold_raw = list(map(itemgetter(fields.gold_field), objs))
+        outputs = list(map(itemgetter(out_field), objs))
+    except KeyError:
         return None
-    if gold.shape != (len(objs),) or not np.all(np.isfinite(gold)) or not np.all(gold == np.rint(gold)):
+    if any(p is None for p in parts) or set(map(type, outputs)) != {str}:
         return None
-    if np.any(np.abs(gold) > _GOLD_MAX):
+    keys = parts[0] if len(parts) == 1 else list(map(KEY_SEP.join, zip(*parts)))
+    keyset = set(keys)
+    if len(keyset) != len(keys):
         return None
-    # bool is a subclass of int: True must not pass as grade 1
-    if any(type(g) is bool for g in gold_raw):
+    gold_types = set(map(type, gold_raw))
+    if not gold_types <= {int, float}:  # bool, str, None, ... -> careful path
         return None
-    thoughts = sum(1 for o in objs if any(t in o for t in fields.thought_fields)) if fields.thought_fields else 0
-    rw = fields.rewritten_field
-    rewritten = sum(1 for o in objs if rw in o)
-    return keys, gold.astype(np.int16), outputs, thoughts, rewritten
+    gold = np.asarray(gold_raw, dtype=np.float64)
+    if not (np.all(gold == np.rint(gold)) and np.all(np.abs(gold) <= _GOLD_MAX)):
+        return None  # also catches NaN and inf
+    thoughts = _count_fields(objs, fields.thought_fields) if fields.thought_fields else 0
+    rewritten = _count_fields(objs, (fields.rewritten_field,))
+    return keys, keyset, gold.astype(np.int16), outputs, out_field, n_lines, thoughts, rewritten
 
 
 def _careful_flat(
@@ -360,7 +461,7 @@ def _careful_flat(
             )
         prev = acc.index.get(key)
         if prev is not None:
-            pf, pl = acc.where[prev]
+            pf, pl = acc.where(prev)
             first = f"{files[pf].path}:{pl}"
             shown = key.replace(KEY_SEP, " / ")
             if acc.gold[prev] == gold and acc.outputs[prev] == output:
@@ -380,7 +481,7 @@ def _careful_flat(
         acc.gold.append(gold)
         acc.outputs.append(output)
         acc.splits.append(split)
-        acc.where.append((file_idx, lineno))
+        acc.lines[len(acc.keys) - 1] = (file_idx, lineno)
         records += 1
         if any(t in obj for t in fields.thought_fields):
             thoughts += 1
@@ -392,36 +493,24 @@ def _careful_flat(
 def _load_flat(
     f: _File, file_idx: int, fields: FieldSpec, acc: _Acc, files: list[_File], diag: Diagnostics, split: str
 ) -> RunFile:
-    lines, torn = _lines(f, diag)
-    fast = None
-    if lines:
-        try:
-            first = orjson.loads(lines[0])
-            out_field = next((n for n in fields.output_fields if n in first), None) if isinstance(first, dict) else None
-        except orjson.JSONDecodeError:
-            out_field = None
-        if out_field is not None:
-            fast = _fast_flat(lines, fields, out_field)
-        if fast is not None and acc.index and not acc.index.keys().isdisjoint(fast[0]):
-            fast = None  # a key repeats across files: the careful path says which and where
+    data = _strip_bom(f, diag)
+    fast = _fast_flat(data, fields) if data else None
+    if fast is not None and acc.seen_before(fast[1]):
+        fast = None  # a key repeats across files: the careful path says which and where
     if fast is not None:
-        keys, gold, outputs, thoughts, rewritten = fast
-        n = len(keys)
-        acc.index.update(zip(keys, range(len(acc.keys), len(acc.keys) + n)))
-        acc.keys.extend(keys)
-        acc.gold.extend(gold.tolist())
-        acc.outputs.extend(outputs)
-        acc.splits.extend([split] * n)
-        acc.where.extend((file_idx, i) for i in range(1, n + 1))
-        records, skipped = n, 0
+        keys, keyset, gold, outputs, out_field, n_lines, thoughts, rewritten = fast
+        acc.add_bulk(keys, keyset, gold, outputs, split, file_idx)
+        records, skipped = len(keys), 0
     else:
+        lines, torn = _lines(f, data, diag)
+        n_lines = len(lines)
         records, skipped, thoughts, rewritten, out_field = _careful_flat(
             f, file_idx, lines, torn, fields, acc, files, diag, split
         )
     return RunFile(
-        provenance=file_provenance(f.path, data=f.raw),
+        provenance=f.provenance(),
         format="jsonl",
-        lines=len(lines),
+        lines=n_lines,
         records=records,
         output_field=out_field,
         rewritten=rewritten,
@@ -457,7 +546,7 @@ def _exam_covered(grade: Any) -> tuple[int, int] | None:
 def _load_exam(
     f: _File, file_idx: int, acc: _Acc, files: list[_File], diag: Diagnostics, split: str
 ) -> RunFile:
-    lines, torn = _lines(f, diag)
+    lines, torn = _lines(f, _strip_bom(f, diag), diag)
     records = skipped = 0
     n_lines = len(lines)
     for lineno, line in enumerate(lines, 1):
@@ -507,7 +596,7 @@ def _load_exam(
             key = qid + KEY_SEP + pid
             prev = acc.index.get(key)
             if prev is not None:
-                pf, pl = acc.where[prev]
+                pf, pl = acc.where(prev)
                 first = f"{files[pf].path}:{pl}"
                 shown = key.replace(KEY_SEP, " / ")
                 if acc.gold[prev] == gold and acc.labels[prev] == label:
@@ -521,10 +610,10 @@ def _load_exam(
             acc.outputs.append(None)
             acc.labels.append(label)
             acc.splits.append(split)
-            acc.where.append((file_idx, lineno))
+            acc.lines[len(acc.keys) - 1] = (file_idx, lineno)
             records += 1
     return RunFile(
-        provenance=file_provenance(f.path, data=f.raw),
+        provenance=f.provenance(),
         format="exam",
         lines=len(lines),
         records=records,
@@ -572,6 +661,19 @@ def load_run(
     acc = _Acc.empty()
     files: list[_File] = []
     run_files: list[RunFile] = []
+    # Parsed records are acyclic: pause the cyclic collector while hundreds of
+    # thousands of them are made (it would otherwise scan them again and again).
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _read_all(paths, format, fields, acc, files, run_files, diagnostics)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return _finish(name, paths, acc, run_files)
+
+
+def _read_all(paths, format, fields, acc, files, run_files, diagnostics) -> None:
     for i, path in enumerate(paths):
         f = _read(path)
         files.append(f)
@@ -582,6 +684,9 @@ def load_run(
         else:
             rf = _load_flat(f, i, fields, acc, files, diagnostics, split)
         run_files.append(rf)
+
+
+def _finish(name: str, paths: list[Path], acc: _Acc, run_files: list[RunFile]) -> Run:
     kinds = {rf.format for rf in run_files if rf.records}
     if len(kinds) > 1:
         listing = ", ".join(f"{rf.provenance.path} ({rf.format})" for rf in run_files)

@@ -62,6 +62,7 @@ class Split:
     queries: int
     docs_per_query: int
     first_query_id: int
+    items: int | None = None  # keep only the first ``items`` pairs (to hit an exact size)
 
 
 @dataclass
@@ -129,7 +130,7 @@ def _reply(rng: random.Random, v: Version, label: int) -> str:
         end = rng.choice([f"Final score: {label}", f"O: {label}", f"Final score: {label}"])
         return f"{_reasoning(rng, rng.randint(2, 4))}\n\n{end}"
     if v.style == "long":
-        return f"{_reasoning(rng, rng.randint(8, 14))}\n\nFinal score: {label}"
+        return f"{_reasoning(rng, rng.randint(5, 9))}\n\nFinal score: {label}"
     return f"##final score: {label}"
 
 
@@ -144,7 +145,7 @@ def _items(rng: random.Random, split: Split) -> list[tuple[str, str, int, str]]:
         for d in sorted(docs, key=int):
             gold = rng.choices(range(4), GOLD_WEIGHTS)[0]
             items.append((qid, d, gold, text))
-    return items
+    return items if split.items is None else items[: split.items]
 
 
 def _labels(rng: random.Random, golds: Sequence[int], v: Version, prev: list[int] | None) -> list[int]:
