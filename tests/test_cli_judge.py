@@ -208,7 +208,7 @@ def test_chain_files_and_runs_toml(tmp_path, pair):
     assert [e["cells"] for e in edges2] == [e["cells"] for e in edges]
     assert [e["old"]["name"] for e in edges2] == ["v1", "v2"]
     table = run("chain", "--runs", toml, "-p", "toy-digit@1").stdout
-    assert table.splitlines()[2].split()[:7] == ["v1", "v2", "6", "3", "1", "1", "1"]
+    assert table.splitlines()[2].split()[:4] == ["v1", "v2", "6", "3/1/1/1"]
 
 
 def test_chain_needs_two_runs(pair):
@@ -241,3 +241,58 @@ def test_example_release_with_real_parser():
     assert res.exit_code == 0, res.output
     out = orjson.loads(res.stdout)
     assert out["parser"] == "exam-grades" and out["warnings"]["by_code"] == {"exam-no-questions": 1}
+
+
+def test_compare_json_names_the_release_of_fetched_files(tmp_path, pair):
+    old, new = pair
+    import hashlib
+
+    manifest = {
+        "source": "https://example.invalid/study.git",
+        "commit": "a" * 40,
+        "repository": {"licence": "MIT"},
+        "files": [
+            {"path": "old.jsonl", "sha256": hashlib.sha256(old.read_bytes()).hexdigest()},
+            {"path": "new.jsonl", "sha256": "0" * 64},
+        ],
+    }
+    (tmp_path / "replicate-manifest.json").write_text(json.dumps(manifest))
+    out = orjson.loads(run("compare", old, new, "-p", "toy-digit@1", "-f", "json").stdout)
+    o, n = out["old"]["files"][0], out["new"]["files"][0]
+    expected = {
+        "manifest": str(tmp_path / "replicate-manifest.json"),
+        "source": "https://example.invalid/study.git",
+        "commit": "a" * 40,
+        "repo_path": "old.jsonl",
+        "licence": "MIT",
+    }
+    assert {k: o["release"].get(k) for k in expected} == expected
+    assert o["matches_manifest"] is True and n["matches_manifest"] is False
+
+
+def test_gold_disagreement_between_runs_exits_2(tmp_path, pair):
+    old, _ = pair
+    other = write(tmp_path / "other.jsonl", [rec("q", k, 2 if k == "c" else 1, "1") for k in "abcdefgh"])
+    res = run("compare", old, other, "-p", "toy-digit@1")
+    assert res.exit_code == 2
+    assert "gold grades disagree between runs on 1 shared item(s): item q / c: old says 1, other says 2" in res.stderr
+
+
+def test_parse_exam_file_needs_no_parser():
+    res = run("parse", EXAMPLE / "exam" / "exam-beta-2.jsonl.gz", "-f", "json")
+    assert res.exit_code == 0, res.output
+    (s,) = orjson.loads(res.stdout)["runs"]
+    assert s["parser"] == "exam-grades" and s["records"] == 24 and s["lines"] == 4
+
+
+@pytest.mark.skipif("umbrela-fallback@1" not in PARSERS, reason="built-in parsers not installed")
+def test_demo_on_a_generated_copy(tmp_path):
+    from replicate.judge.synth import write_example
+
+    where = write_example(tmp_path / "ex")
+    res = run("demo", where, "-f", "json")
+    assert res.exit_code == 0, res.output
+    out = orjson.loads(res.stdout)
+    assert out["data"] == str(where) and len(out["edges"]) == 3
+    res = run("demo", tmp_path)
+    assert res.exit_code == 2 and "has no runs.toml" in res.stderr

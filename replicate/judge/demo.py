@@ -27,8 +27,9 @@ Each row below is one upgrade (old -> new), over the items every version has.
 """
 
 OUTRO = """\
-Same data read by {other}: {diff}.
-The parser is part of the result; every output names it.
+The same data read by {other} (regression rate per edge):
+{diff}
+The parser is part of the result: every output names it.
 
 Next:
   replicate compare {a} {b} --parser {parser}
@@ -80,13 +81,13 @@ def run_demo(path: Path | None, *, parser: str, fmt: Format | str = Format.table
     other = "umbrela-strict@1" if parser != "umbrela-strict@1" else "umbrela-fallback@1"
     try:
         other_edges = chain(loaded.labelled(other))
-        diff = ", ".join(
-            f"{e.old.name} -> {e.new.name} regr. {100 * (e.cells.regression_rate or 0):.1f}%"
-            f" ({e.cells.n} items, {e.old.unparsed}/{e.new.unparsed} unparsed)"
+        diff = "\n".join(
+            f"  {e.old.name} -> {e.new.name}: {100 * (e.cells.regression_rate or 0):.1f}%"
+            f" over n = {e.cells.n} (unparsed {e.old.unparsed}/{e.new.unparsed})"
             for e in other_edges
         )
     except UsageError:
-        diff = f"{other} is not installed"
+        diff = f"  ({other} is not installed)"
     items = edges[0].shared_items if edges else 0
     place = f"{_short(where)} (generated: the bundled folder was not found)" if generated else _short(where)
     text = INTRO.format(items=items, parser=parser, where=place)

@@ -98,7 +98,7 @@ def reading(cells: FourCell) -> str:
     return f"Reading: {lost}; {tail}."
 
 
-def _files_line(side) -> str:
+def _files_line(side, shared: int) -> str:
     extra = []
     rewritten = sum(f.rewritten for f in side.files)
     if rewritten:
@@ -108,8 +108,10 @@ def _files_line(side) -> str:
         extra.append(f"{skipped} line(s) skipped with a warning")
     tail = f"; {'; '.join(extra)}" if extra else ""
     files = ", ".join(f.provenance.path for f in side.files)
+    own = side.items - shared
+    only = f" ({own} not in the other run)" if own else ""
     return (
-        f"  {side.name}: {side.items} items, {side.unparsed} unparsed "
+        f"  {side.name}: {side.items} items{only}, {side.unparsed} unparsed "
         f"({side.unparsed_shared} of them on shared items){tail}\n    files: {files}"
     )
 
@@ -128,8 +130,8 @@ def comparison_text(cmp: Comparison, fmt: Format | str) -> str:
         f"parser: {cmp.parser}; unparsed policy: {policy}",
         f"shared items: {cmp.shared_items}; compared n = {c.n}",
         "unparsed per side (over that side's items):",
-        _files_line(cmp.old),
-        _files_line(cmp.new),
+        _files_line(cmp.old, cmp.shared_items),
+        _files_line(cmp.new, cmp.shared_items),
     ]
     if fmt is Format.markdown:
         body = [f"## {head}", "", *(f"- {m.strip()}" for m in meta if not m.endswith(":")), ""]
@@ -152,10 +154,7 @@ def chain_text(edges: Sequence[Comparison], fmt: Format | str) -> str:
                 e.old.name,
                 e.new.name,
                 c.n,
-                c.both,
-                c.only_old,
-                c.only_new,
-                c.neither,
+                f"{c.both}/{c.only_old}/{c.only_new}/{c.neither}",
                 pct(c.em_old, 1),
                 pct(c.em_new, 1),
                 pct(c.regression_rate, 1),
@@ -168,13 +167,16 @@ def chain_text(edges: Sequence[Comparison], fmt: Format | str) -> str:
             ]
         )
     headers = [
-        "old", "new", "n", "both", "only_old", "only_new", "neither", "EM old", "EM new",
-        "regr.", "regr./old-correct", "backward", "change", "indep. ratio", "McNemar p", "unparsed old/new",
+        "old", "new", "n", "both/only_old/only_new/neither", "EM old", "EM new",
+        "regr.", "regr./old-correct", "backward", "change", "indep. ratio", "McNemar p", "unparsed",
     ]
     out = table(rows, headers, fmt)
     if edges:
         e = edges[0]
-        out += f"\nparser: {e.parser}; unparsed policy: {e.unparsed_policy}; items shared by all runs: {e.shared_items}\n"
+        out += (
+            f"\nparser: {e.parser}; unparsed policy: {e.unparsed_policy}; items shared by all runs: {e.shared_items};"
+            " unparsed = old/new over each run's items\n"
+        )
     return out
 
 
