@@ -19,11 +19,14 @@ EXAMPLE = ROOT / "fixtures" / "example"
 
 
 def test_run_names_from_files():
-    assert run_name("results/gpt-4o_annotations.jsonl") == "gpt-4o_annotations"
+    assert run_name("results/gpt-4o_annotations.jsonl") == "gpt-4o"
     assert run_name("x/run.jsonl.gz") == "run"
-    specs = runs_from_files(["results/m.jsonl", "results_2020/m.jsonl", "results/n.jsonl"])
+    assert run_name("x/_annotations.jsonl") == "_annotations"
+    specs = runs_from_files(["results/m.jsonl", "results_2020/m_annotations.jsonl", "results/n.jsonl"])
     assert [s.name for s in specs] == ["results/m", "results_2020/m", "n"]
-    assert specs[0].paths == (Path("results/m.jsonl"),)
+    specs = runs_from_files(["a/m.jsonl", "a/m_annotations.jsonl"])
+    assert [s.name for s in specs] == ["a/m.jsonl", "a/m_annotations.jsonl"]
+    assert specs[0].paths == (Path("a/m.jsonl"),)
     with pytest.raises(UsageError, match="given twice"):
         runs_from_files(["a/m.jsonl", "a/m.jsonl"])
 

@@ -85,8 +85,9 @@ def _side_specs(positional: list[Path] | None, old: list[Path] | None, new: list
         raise UsageError("need both sides: OLD NEW, or --old FILE ... --new FILE ...")
 
     def name(paths: list[Path]) -> str:
+        names = {run_name(p) for p in paths}
         base = run_name(paths[0])
-        return base if len(paths) == 1 else f"{base} (+{len(paths) - 1} file{'s' if len(paths) > 2 else ''})"
+        return base if len(names) == 1 else f"{base} (+{len(paths) - 1} file{'s' if len(paths) > 2 else ''})"
 
     old_name, new_name = name(old), name(new)
     if old_name == new_name:

@@ -22,6 +22,7 @@ from typing import Iterable, Mapping
 from replicate.errors import BadInput, UsageError
 
 _SUFFIXES = (".jsonl.gz", ".json.gz", ".jsonl", ".json", ".gz")
+_ANNOTATIONS = "_annotations"
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,18 @@ class RunSpec:
 
 
 def run_name(path: str | Path) -> str:
-    """A file's run name: its file name without ``.jsonl``/``.jsonl.gz``."""
+    """A file's run name: its file name without ``.jsonl``/``.jsonl.gz`` and ``_annotations``.
+
+    ``results/gpt-4o_annotations.jsonl`` -> ``gpt-4o`` (the released layout
+    names every file ``<model>_annotations.jsonl``).
+    """
     name = Path(path).name
     for suffix in _SUFFIXES:
         if name.endswith(suffix) and len(name) > len(suffix):
-            return name[: -len(suffix)]
+            name = name[: -len(suffix)]
+            break
+    if name.endswith(_ANNOTATIONS) and len(name) > len(_ANNOTATIONS):
+        name = name[: -len(_ANNOTATIONS)]
     return name
 
 
@@ -55,19 +63,15 @@ def runs_from_files(paths: Iterable[str | Path]) -> list[RunSpec]:
     and ``results_2020/x.jsonl``) are told apart by their parent directory.
     """
     paths = [Path(p) for p in paths]
+    dupes = sorted({str(p) for p in paths if paths.count(p) > 1})
+    if dupes:
+        raise UsageError(f"file {dupes[0]!r} is given twice; give each run once")
     names = [run_name(p) for p in paths]
     clash = {n for n in names if names.count(n) > 1}
-    out = []
-    for p, n in zip(paths, names):
-        if n in clash:
-            n = f"{p.parent.name}/{n}" if p.parent.name else str(p)
-        out.append(RunSpec(n, (p,)))
-    seen: set[str] = set()
-    for spec in out:
-        if spec.name in seen:
-            raise UsageError(f"file {spec.name!r} is given twice; give each run once")
-        seen.add(spec.name)
-    return out
+    names = [f"{p.parent.name}/{n}" if n in clash and p.parent.name else n for p, n in zip(paths, names)]
+    clash = {n for n in names if names.count(n) > 1}
+    names = [str(p) if n in clash else n for p, n in zip(paths, names)]
+    return [RunSpec(n, (p,)) for p, n in zip(paths, names)]
 
 
 def runs_from_table(table: Mapping, *, root: Path, where: str) -> list[RunSpec]:
