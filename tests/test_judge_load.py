@@ -128,6 +128,7 @@ def test_fast_and_careful_paths_agree(tmp_path, pad):
         b'{"query_id": "1", "corpus_id": "2", "original_qrel_score": true, "model_output": "1"}\n',
         b'{"query_id": "1", "corpus_id": "2", "original_qrel_score": 1e400, "model_output": "1"}\n',
         b'{"query_id": 1.0, "corpus_id": "2", "original_qrel_score": 1, "model_output": "1"}\n',
+        b'{"query_id": "1", "corpus_id": "2", "original_qrel_score": -1, "model_output": "1"}\n',
     ],
 )
 def test_fast_path_declines_anything_unusual(data):
@@ -147,7 +148,8 @@ def test_fast_path_declines_anything_unusual(data):
         (json.dumps({"query_id": "1", "original_qrel_score": 1, "model_output": "1"}), r"bad.jsonl:2: record lacks key field 'corpus_id'"),
         (json.dumps({"query_id": "1", "corpus_id": "3", "model_output": "1"}), r"bad.jsonl:2: record lacks gold field 'original_qrel_score'"),
         (json.dumps({"query_id": "1", "corpus_id": "3", "original_qrel_score": 1}), r"bad.jsonl:2: record lacks output field 'model_output'"),
-        (json.dumps(rec("1", "3", 2.5)), r"bad.jsonl:2: gold field 'original_qrel_score' must be an integer grade \(2 or 2.0\), got a JSON float \(2.5\)"),
+        (json.dumps(rec("1", "3", 2.5)), r"bad.jsonl:2: gold field 'original_qrel_score' must be a non-negative integer grade \(2 or 2.0\), got a JSON float \(2.5\)"),
+        (json.dumps(rec("1", "3", -2)), r"bad.jsonl:2: gold field .* got a JSON int \(-2\)"),
         (json.dumps(rec("1", "3", "abc")), r"bad.jsonl:2: gold field .* got a JSON str \(\"abc\"\)"),
         (json.dumps(rec("1", "3", None)), r"bad.jsonl:2: gold field .* got null"),
         (json.dumps(rec("1", "3", True)), r"bad.jsonl:2: gold field .* got a JSON bool"),
@@ -346,7 +348,7 @@ def test_exam_file_labels_from_grades(tmp_path):
         (["q", [{"text": "no id"}]], r"e.jsonl.gz:1: paragraph 1: expected an object with a 'paragraph_id'"),
         (["q", [{"paragraph_id": "p", "exam_grades": [{}]}]], r"e.jsonl.gz:1: paragraph 'p': lacks paragraph_data.judgments\[0\].relevance"),
         (["q", [_para("p", 2, {"verdict": 1})]], r"e.jsonl.gz:1: paragraph 'p': exam_grades\[0\] has neither"),
-        (["q", [_para("p", 2.5, {"self_ratings": [1]})]], r"e.jsonl.gz:1: paragraph 'p': relevance must be an integer grade"),
+        (["q", [_para("p", 2.5, {"self_ratings": [1]})]], r"e.jsonl.gz:1: paragraph 'p': relevance must be a non-negative integer grade"),
     ],
 )
 def test_exam_bad_input(tmp_path, line, message):

@@ -15,19 +15,18 @@ checked; what is wrong is either an error (:class:`BadInput` naming file and
 line) or a counted warning in the :class:`Diagnostics` (``--strict`` makes those
 errors too). Nothing is dropped silently. The rules:
 
-========================================  ==========================================
-error (exit 2)                            counted warning (code)
-========================================  ==========================================
-line that is not JSON / not valid UTF-8   blank line (``blank-line``)
-torn last line (file ends mid-record)     UTF-8 byte-order mark (``bom``)
-array or scalar where an object is due    empty file (``empty-file``)
-missing key, gold or output field         duplicate key, same gold and output
-key that is not a string or integer       (``duplicate-identical``; first kept)
-gold not an integer (2.5, "abc", null)    output ``null`` (``null-output``;
-duplicate key with different content      read as unparsed)
-truncated or corrupt gzip                 EXAM paragraph without exam questions
-a run with no records at all              (``exam-no-questions``; unparsed)
-========================================  ==========================================
+Errors (exit 2): a line that is not JSON or not valid UTF-8; a torn last line
+(the file ends mid-record); an array or scalar where an object is due; a
+missing key, gold or output field; a key that is not a string or an integer; a
+gold grade that is not a non-negative integer (2.5, -1, "abc", null); a
+duplicate key with different content (within a file or across a run's files);
+a truncated or corrupt gzip; a run with no records.
+
+Counted warnings (code): a blank line (``blank-line``); a UTF-8 byte-order mark
+(``bom``); an empty file (``empty-file``); a duplicate key with the same gold
+and output (``duplicate-identical``, first kept); a ``null`` output
+(``null-output``, read as unparsed); an EXAM paragraph without graded
+questions (``exam-no-questions``, unparsed).
 """
 
 from __future__ import annotations
@@ -115,7 +114,11 @@ def key_text(value: Any) -> str | None:
 
 
 def gold_int(value: Any) -> int | None:
-    """A gold grade as an int: 2 and 2.0 give 2; 2.5, "2", true, null give None."""
+    """A gold grade as an int: 2 and 2.0 give 2; 2.5, -1, "2", true, null give None.
+
+    Grades are non-negative: a negative one could not be told apart from the
+    unparsed marker (-1) in label arithmetic.
+    """
     t = type(value)
     if t is int:
         v = value
@@ -123,7 +126,7 @@ def gold_int(value: Any) -> int | None:
         v = int(value)
     else:
         return None
-    return v if -_GOLD_MAX <= v <= _GOLD_MAX else None
+    return v if 0 <= v <= _GOLD_MAX else None
 
 
 def exam_label(covered: int, total: int) -> int | None:
@@ -396,7 +399,7 @@ def _fast_flat(data: bytes, fields: FieldSpec):
     if not gold_types <= {int, float}:  # bool, str, None, ... -> careful path
         return None
     gold = np.asarray(gold_raw, dtype=np.float64)
-    if not (np.all(gold == np.rint(gold)) and np.all(np.abs(gold) <= _GOLD_MAX)):
+    if not (np.all(gold == np.rint(gold)) and np.all((gold >= 0) & (gold <= _GOLD_MAX))):
         return None  # also catches NaN and inf
     thoughts = _count_fields(objs, fields.thought_fields) if fields.thought_fields else 0
     rewritten = _count_fields(objs, (fields.rewritten_field,))
@@ -444,7 +447,7 @@ def _careful_flat(
         gold = gold_int(obj[gf])
         if gold is None:
             raise BadInput(
-                f"gold field {gf!r} must be an integer grade (2 or 2.0), got {_describe(obj[gf])}",
+                f"gold field {gf!r} must be a non-negative integer grade (2 or 2.0), got {_describe(obj[gf])}",
                 path=f.path,
                 line=lineno,
             )
@@ -578,7 +581,7 @@ def _load_exam(
                 ) from None
             gold = gold_int(rel)
             if gold is None:
-                raise BadInput(f"{where}: relevance must be an integer grade, got {_describe(rel)}", path=f.path, line=lineno)
+                raise BadInput(f"{where}: relevance must be a non-negative integer grade, got {_describe(rel)}", path=f.path, line=lineno)
             grades = para.get("exam_grades")
             if not isinstance(grades, list) or not grades:
                 raise BadInput(f"{where}: lacks exam_grades[0]", path=f.path, line=lineno)
