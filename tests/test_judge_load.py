@@ -12,7 +12,9 @@ import pytest
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, UsageError
 from replicate.judge.align import align
-from replicate.judge.load import FieldSpec, _careful_flat, _fast_flat, exam_label, load_run
+from replicate.judge.load import FieldSpec, exam_label, load_run
+from replicate.judge.load_flat import careful_records, bulk_records
+from replicate.judge.readfile import Items, RawFile
 from replicate.parsing import PARSERS, Parser
 
 TOY = Parser("toy-digit@1", "the first digit 0-3 in the text", lambda t: next((int(c) for c in t if c in "0123"), None))
@@ -107,13 +109,11 @@ def test_fast_and_careful_paths_agree(tmp_path, pad):
     ]
     lines = [json.dumps(r).encode() for r in rows]
     fields = FieldSpec()
-    fast = _fast_flat(b"\n".join(lines) + b"\n", fields)
+    fast = bulk_records(b"\n".join(lines) + b"\n", fields)
     assert fast is not None
-    from replicate.judge.load import _Acc, _File
-
-    acc = _Acc.empty()
-    f = _File(tmp_path / "x", b"", b"")
-    records, skipped, thoughts, rewritten, field = _careful_flat(f, 0, lines, False, fields, acc, [f], Diagnostics(), "s")
+    acc = Items.empty()
+    f = RawFile(tmp_path / "x", b"", b"")
+    records, skipped, thoughts, rewritten, field = careful_records(f, 0, lines, False, fields, acc, [f], Diagnostics(), "s")
     keys, keyset, gold, outputs, out_field, n_lines, n_thoughts, n_rewritten = fast
     assert keys == acc.keys and keyset == set(acc.keys) and gold.tolist() == acc.gold and outputs == acc.outputs
     assert out_field == field == "model_output" and n_lines == records == 50
@@ -132,7 +132,7 @@ def test_fast_and_careful_paths_agree(tmp_path, pad):
     ],
 )
 def test_fast_path_declines_anything_unusual(data):
-    assert _fast_flat(data, FieldSpec()) is None
+    assert bulk_records(data, FieldSpec()) is None
 
 
 # -- bad input: errors ---------------------------------------------------------------------

@@ -1,0 +1,219 @@
+"""Flat JSONL records -> items: a bulk path for clean files, a careful one that names problems."""
+
+from __future__ import annotations
+
+import operator
+from itertools import repeat
+from operator import itemgetter
+from typing import Sequence
+
+import numpy as np
+import orjson
+
+from replicate.diagnostics import Diagnostics
+from replicate.errors import BadInput
+from replicate.judge.fields import GOLD_MAX, FieldSpec, describe, gold_int, key_text
+from replicate.judge.model import KEY_SEP, RunFile
+from replicate.judge.readfile import BLANK, Items, RawFile, split_lines, parse_line, strip_bom
+
+#: Mean line length (bytes) above which the bulk path parses line by line.
+_LONG_LINES = 300
+_SAMPLE = 1 << 16
+
+
+def _output_field(f: RawFile, obj: dict, fields: FieldSpec, lineno: int) -> str:
+    for name in fields.output_fields:
+        if name in obj:
+            return name
+    raise BadInput(
+        f"record has no output field: looked for {', '.join(map(repr, fields.output_fields))} "
+        f"(set the output field name, e.g. --output-field)",
+        path=f.path,
+        line=lineno,
+    )
+
+
+def _keys_of(values: list) -> list[str] | None:
+    """Key field values as strings (ints converted); None if any is neither str nor int."""
+    types = set(map(type, values))
+    if types <= {str}:
+        return values
+    if types <= {str, int}:
+        return [v if type(v) is str else str(v) for v in values]
+    return None
+
+
+def _count_fields(objs: list[dict], names: Sequence[str]) -> int:
+    """How many records carry at least one of ``names``."""
+    counts = [sum(map(operator.contains, objs, repeat(n))) for n in names]
+    if sum(1 for c in counts if c) <= 1:
+        return sum(counts)
+    return sum(1 for o in objs if any(n in o for n in names))
+
+
+def bulk_records(data: bytes, fields: FieldSpec):
+    """The common case in bulk: the whole file parsed by one orjson call.
+
+    Works when every line is an object with str/int keys, an integral gold
+    grade and a str output, no line is blank and no key repeats. Returns
+    (keys, key set, gold, outputs, output field, lines, thoughts, rewritten), or None
+    when anything is unusual so the careful per-line path can name the problem.
+    """
+    body = data[:-1] if data.endswith(b"\n") else data
+    sample = body[:_SAMPLE]
+    try:
+        if len(sample) > _LONG_LINES * (sample.count(b"\n") + 1):
+            # long lines: one orjson call per line costs less than copying the text
+            lines = body.split(b"\n")
+            n_lines = len(lines)
+            objs = list(map(orjson.loads, lines))
+        else:
+            # short lines: the whole file as one JSON array, one orjson call
+            n_lines = body.count(b"\n") + 1
+            objs = orjson.loads(b"[" + body.replace(b"\n", b",") + b"]")
+    except orjson.JSONDecodeError:
+        return None
+    if len(objs) != n_lines or set(map(type, objs)) != {dict}:
+        return None
+    out_field = next((n for n in fields.output_fields if n in objs[0]), None)
+    if out_field is None:
+        return None
+    try:
+        parts = [_keys_of(list(map(itemgetter(k), objs))) for k in fields.key_fields]
+        gold_raw = list(map(itemgetter(fields.gold_field), objs))
+        outputs = list(map(itemgetter(out_field), objs))
+    except KeyError:
+        return None
+    if any(p is None for p in parts) or set(map(type, outputs)) != {str}:
+        return None
+    keys = parts[0] if len(parts) == 1 else list(map(KEY_SEP.join, zip(*parts)))
+    keyset = set(keys)
+    if len(keyset) != len(keys):
+        return None
+    gold_types = set(map(type, gold_raw))
+    if not gold_types <= {int, float}:  # bool, str, None, ... -> careful path
+        return None
+    gold = np.asarray(gold_raw, dtype=np.float64)
+    if not (np.all(gold == np.rint(gold)) and np.all((gold >= 0) & (gold <= GOLD_MAX))):
+        return None  # also catches NaN and inf
+    thoughts = _count_fields(objs, fields.thought_fields) if fields.thought_fields else 0
+    rewritten = _count_fields(objs, (fields.rewritten_field,))
+    return keys, keyset, gold.astype(np.int16), outputs, out_field, n_lines, thoughts, rewritten
+
+
+def careful_records(
+    f: RawFile,
+    file_idx: int,
+    lines: list[bytes],
+    torn: bool,
+    fields: FieldSpec,
+    acc: Items,
+    files: list[RawFile],
+    diag: Diagnostics,
+    split: str,
+) -> tuple[int, int, int, int, str | None]:
+    """Every check, line by line. Returns (records, skipped, thoughts, rewritten, field)."""
+    out_field: str | None = None
+    records = skipped = thoughts = rewritten = 0
+    n_lines = len(lines)
+    kf, gf = fields.key_fields, fields.gold_field
+    for lineno, line in enumerate(lines, 1):
+        obj = parse_line(f, lineno, line, n_lines, torn, diag)
+        if obj is BLANK:
+            skipped += 1
+            continue
+        if not isinstance(obj, dict):
+            raise BadInput(f"expected a JSON object, got {describe(obj)}", path=f.path, line=lineno)
+        parts = []
+        for name in kf:
+            if name not in obj:
+                raise BadInput(f"record lacks key field {name!r}", path=f.path, line=lineno)
+            text = key_text(obj[name])
+            if text is None:
+                raise BadInput(
+                    f"key field {name!r} must be a string or an integer, got {describe(obj[name])}",
+                    path=f.path,
+                    line=lineno,
+                )
+            parts.append(text)
+        key = KEY_SEP.join(parts)
+        if gf not in obj:
+            raise BadInput(f"record lacks gold field {gf!r}", path=f.path, line=lineno)
+        gold = gold_int(obj[gf])
+        if gold is None:
+            raise BadInput(
+                f"gold field {gf!r} must be a non-negative integer grade (2 or 2.0), got {describe(obj[gf])}",
+                path=f.path,
+                line=lineno,
+            )
+        if out_field is None:
+            out_field = _output_field(f, obj, fields, lineno)
+        if out_field not in obj:
+            raise BadInput(f"record lacks output field {out_field!r}", path=f.path, line=lineno)
+        output = obj[out_field]
+        if output is None:
+            diag.warn("null-output", f"output field {out_field!r} is null (read as unparsed)", path=f.path, line=lineno)
+        elif not isinstance(output, str):
+            raise BadInput(
+                f"output field {out_field!r} must be a string, got {describe(output)}", path=f.path, line=lineno
+            )
+        prev = acc.index.get(key)
+        if prev is not None:
+            pf, pl = acc.where(prev)
+            first = f"{files[pf].path}:{pl}"
+            shown = key.replace(KEY_SEP, " / ")
+            if acc.gold[prev] == gold and acc.outputs[prev] == output:
+                diag.warn(
+                    "duplicate-identical",
+                    f"duplicate item {shown} (same gold and output as {first}; first kept)",
+                    path=f.path,
+                    line=lineno,
+                )
+                skipped += 1
+                continue
+            raise BadInput(
+                f"duplicate item {shown} with different content (first at {first})", path=f.path, line=lineno
+            )
+        acc.index[key] = len(acc.keys)
+        acc.keys.append(key)
+        acc.gold.append(gold)
+        acc.outputs.append(output)
+        acc.splits.append(split)
+        acc.lines[len(acc.keys) - 1] = (file_idx, lineno)
+        records += 1
+        if any(t in obj for t in fields.thought_fields):
+            thoughts += 1
+        if fields.rewritten_field in obj:
+            rewritten += 1
+    return records, skipped, thoughts, rewritten, out_field
+
+
+def load_flat_file(
+    f: RawFile, file_idx: int, fields: FieldSpec, acc: Items, files: list[RawFile], diag: Diagnostics, split: str
+) -> RunFile:
+    data = strip_bom(f, diag)
+    fast = bulk_records(data, fields) if data else None
+    if fast is not None and acc.seen_before(fast[1]):
+        fast = None  # a key repeats across files: the careful path says which and where
+    if fast is not None:
+        keys, keyset, gold, outputs, out_field, n_lines, thoughts, rewritten = fast
+        acc.add_bulk(keys, keyset, gold, outputs, split, file_idx)
+        records, skipped = len(keys), 0
+    else:
+        lines, torn = split_lines(f, data, diag)
+        n_lines = len(lines)
+        records, skipped, thoughts, rewritten, out_field = careful_records(
+            f, file_idx, lines, torn, fields, acc, files, diag, split
+        )
+    return RunFile(
+        provenance=f.provenance(),
+        format="jsonl",
+        lines=n_lines,
+        records=records,
+        output_field=out_field,
+        rewritten=rewritten,
+        skipped=skipped,
+        thoughts=thoughts,
+    )
+
+

@@ -1,0 +1,191 @@
+"""Reading a released file once: bytes (gzip by magic), lines, JSON per line, hashing (I/O).
+
+Also the accumulator that collects one run's items over its files.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import zlib
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from replicate.diagnostics import Diagnostics
+from replicate.errors import BadInput
+from replicate.provenance import FileProvenance, find_release
+
+GZIP_MAGIC = b"\x1f\x8b"
+BOM = b"\xef\xbb\xbf"
+
+
+@dataclass
+class RawFile:
+    path: Path
+    raw: bytes
+    data: bytes
+    digest: Future | None = None  # sha256 of ``raw``, computed beside the parsing
+
+    def provenance(self) -> FileProvenance:
+        digest = self.digest.result() if self.digest is not None else hashlib.sha256(self.raw).hexdigest()
+        return FileProvenance(str(self.path), len(self.raw), digest, find_release(self.path))
+
+
+_HASHER: ThreadPoolExecutor | None = None
+#: Files at least this large are hashed on a worker thread while they are parsed
+#: (hashlib releases the GIL), so provenance costs no extra wall time.
+_HASH_IN_THREAD = 1 << 20
+
+
+def _sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _start_hash(raw: bytes) -> Future | None:
+    global _HASHER
+    if len(raw) < _HASH_IN_THREAD:
+        return None
+    if _HASHER is None:
+        _HASHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="replicate-sha256")
+    return _HASHER.submit(_sha256_hex, raw)
+
+
+def read_file(path: Path) -> RawFile:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise BadInput("no such file", path=path) from None
+    except IsADirectoryError:
+        raise BadInput("is a directory, not a file", path=path) from None
+    except OSError as exc:
+        raise BadInput(f"cannot read: {exc.strerror}", path=path) from None
+    data = raw
+    if raw[:2] == GZIP_MAGIC:
+        try:
+            data = gzip.decompress(raw)
+        except EOFError:
+            raise BadInput(
+                "truncated gzip: the compressed stream ends early (incomplete download?)", path=path
+            ) from None
+        except (gzip.BadGzipFile, zlib.error, OSError) as exc:
+            raise BadInput(f"corrupt gzip: {exc}", path=path) from None
+    elif path.name.endswith(".gz"):
+        raise BadInput("name ends in .gz but the file is not gzip-compressed", path=path)
+    return RawFile(path, raw, data, _start_hash(raw))
+
+
+def strip_bom(f: RawFile, diag: Diagnostics) -> bytes:
+    """The file's text bytes without a leading BOM (warned); an empty file is warned too."""
+    data = f.data
+    if data.startswith(BOM):
+        diag.warn("bom", "file starts with a UTF-8 byte-order mark (ignored)", path=f.path, line=1)
+        data = data[len(BOM) :]
+    if not data:
+        diag.warn("empty-file", "file is empty: no records", path=f.path)
+    return data
+
+
+def split_lines(f: RawFile, data: bytes, diag: Diagnostics) -> tuple[list[bytes], bool]:
+    """The lines of ``data`` (without the newline) and whether the last one is unterminated."""
+    if not data:
+        return [], False
+    lines = data.split(b"\n")
+    torn = True
+    if lines[-1] == b"":
+        lines.pop()
+        torn = False
+    return lines, torn
+
+
+def bad_json(f: RawFile, lineno: int, line: bytes, exc: Exception, *, last_torn: bool) -> BadInput:
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as ue:
+        return BadInput(f"not valid UTF-8 (byte {ue.start + 1} of the line)", path=f.path, line=lineno)
+    if last_torn:
+        return BadInput(
+            "torn last line: the file ends in the middle of a record (truncated file?)",
+            path=f.path,
+            line=lineno,
+        )
+    shown = line[:60].decode("utf-8", "replace")
+    more = "..." if len(line) > 60 else ""
+    return BadInput(f"not JSON ({exc}): {shown}{more}", path=f.path, line=lineno)
+
+
+def parse_line(f: RawFile, lineno: int, line: bytes, n_lines: int, torn: bool, diag: Diagnostics) -> Any:
+    """One line as a JSON value, or ``BLANK`` for a blank line (warned)."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        if not line.strip():
+            diag.warn("blank-line", "blank line (skipped)", path=f.path, line=lineno)
+            return BLANK
+        raise bad_json(f, lineno, line, exc, last_torn=torn and lineno == n_lines) from None
+
+
+BLANK = object()
+
+
+@dataclass
+class Items:
+    """Items accumulated over the files of one run.
+
+    Where each item came from is kept cheaply: items read by the bulk path
+    form a block of one file with line = position in the block + 1; items
+    read line by line record their line in ``lines``.
+    """
+
+    keys: list[str]
+    gold: list[int]
+    outputs: list[str | None]
+    labels: list[int]
+    splits: list[str]
+    lines: dict[int, tuple[int, int]]  # item -> (file index, line), line-by-line items
+    blocks: list[tuple[int, int, int]]  # (first item, end item, file index), bulk items
+    keyset: set[str]  # the keys of bulk-read files (built by the bulk path anyway)
+    _index: dict[str, int] | None = None
+
+    @classmethod
+    def empty(cls) -> "Items":
+        return cls([], [], [], [], [], {}, [], set())
+
+    @property
+    def index(self) -> dict[str, int]:
+        """Key -> item position, built on first use (only the line-by-line path needs it)."""
+        if self._index is None:
+            self._index = {k: i for i, k in enumerate(self.keys)}
+        return self._index
+
+    def add_bulk(self, keys: list[str], keyset: set[str], gold: np.ndarray, outputs: list[str], split: str, file_idx: int) -> None:
+        start, n = len(self.keys), len(keys)
+        self.keys.extend(keys)
+        self.gold.extend(gold.tolist())
+        self.outputs.extend(outputs)
+        self.splits.extend([split] * n)
+        self.blocks.append((start, start + n, file_idx))
+        self.keyset |= keyset
+        if self._index is not None:
+            self._index.update(zip(keys, range(start, start + n)))
+
+    def seen_before(self, keyset: set[str]) -> bool:
+        if not self.keys:
+            return False
+        if self._index is not None:
+            return not self._index.keys().isdisjoint(keyset)
+        return not self.keyset.isdisjoint(keyset)
+
+    def where(self, item: int) -> tuple[int, int]:
+        if item in self.lines:
+            return self.lines[item]
+        for start, end, file_idx in self.blocks:
+            if start <= item < end:
+                return file_idx, item - start + 1
+        raise KeyError(item)  # pragma: no cover - every item is in one of the two
+
+
