@@ -98,6 +98,7 @@ def sim_server_cmd(
     faults, any API key accepted.
     """
     import os
+    import sys
 
     from replicate.collect.simserver import DEFAULT_SIM, load_sim_config, sim_items_note, start_sim_server
 
@@ -106,6 +107,7 @@ def sim_server_cmd(
     server = start_sim_server(sim, host=host, port=port, api_key=key or None)
     auth = f"key from ${sim.api_key_env}" if key else "any API key accepted"
     echo(f"{server.url}")
+    sys.stdout.flush()  # the URL must reach a pipe reader at once
     warn(f"simulated endpoint: models {', '.join(sim.models)}; {sim_items_note(sim.items)}; {auth}; Ctrl-C to stop")
     try:
         server._thread.join()  # type: ignore[union-attr]
