@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -199,3 +200,38 @@ def test_floor_main_far_beyond_is_flagged_in_text(tmp_path):
     )
     md = _run("floor", rep1, rep2, "--main", main, "-p", P, "-f", "markdown").stdout
     assert "\n- verdict: far_beyond\n" in md
+
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "example"
+
+
+@pytest.mark.skipif(not (EXAMPLE / "runs.toml").is_file(), reason="bundled example release not present")
+def test_bundled_example_floor_edge_and_matrix_agree_with_compare():
+    toml = EXAMPLE / "runs.toml"
+    res = _run("floor", "--runs", toml, "alpha-2025-01", "alpha-2025-01-repeat", "--edge", "alpha-2024-08", "alpha-2025-01", "-p", P, "-f", "json")
+    assert res.exit_code == 0, res.output
+    fl = json.loads(res.stdout)
+    t = toml.parent
+    cmp = json.loads(
+        _run("compare", "--old", t / "results/alpha-2024-08_annotations.jsonl", "--old", t / "results_2020/alpha-2024-08_annotations.jsonl",
+             "--new", t / "results/alpha-2025-01_annotations.jsonl", "--new", t / "results_2020/alpha-2025-01_annotations.jsonl",
+             "-p", P, "-f", "json").stdout
+    )
+    assert fl["edge"]["cells"] == cmp["cells"] and fl["edge"]["regression_rate"] == cmp["regression_rate"]
+    lo, hi = fl["regression_rate"]["min"], fl["regression_rate"]["max"]
+    rate = fl["edge"]["regression_rate"]
+    assert fl["edge"]["verdict"] == ("below" if rate < lo else "above" if rate > hi else "inside")
+    assert {p["regression_rate"] for p in fl["pairs"]} == {lo, hi}
+    mat = json.loads(_run("matrix", "--runs", toml, "-p", P, "-f", "json").stdout)
+    pair = next(p for p in mat["pairs"] if (p["old"]["name"], p["new"]["name"]) == ("alpha-2024-08", "alpha-2025-01"))
+    assert mat["shared_items"] == cmp["shared_items"]
+    assert pair["cells"] == cmp["cells"] and pair["change_rate"] == cmp["change_rate"]
+    assert len(mat["pairs"]) == 12
+
+
+@pytest.mark.skipif(not (EXAMPLE / "exam").is_dir(), reason="bundled example release not present")
+def test_audit_refuses_pre_graded_exam_files():
+    exam = sorted((EXAMPLE / "exam").glob("*.jsonl.gz"))[0]
+    res = _run("parsers", "audit", "-p", P, "-p", "umbrela-strict@1", exam)
+    assert res.exit_code == 2
+    assert "holds labels, not raw outputs (EXAM grades): there is nothing to parse" in res.stderr
