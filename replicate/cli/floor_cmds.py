@@ -93,8 +93,11 @@ def floor_cmd(
     closest repeat differs on more than twice the largest repeat-to-repeat
     change rate.
 
-    Example: replicate floor --runs fixtures/example/runs.toml alpha-2025-01 alpha-2025-01-repeat
-    --edge alpha-2024-08 alpha-2025-01 --parser umbrela-fallback@1
+    \b
+    Example:
+      replicate floor --runs fixtures/example/runs.toml \\
+        alpha-2025-01 alpha-2025-01-repeat \\
+        --edge alpha-2024-08 alpha-2025-01 --parser umbrela-fallback@1
     """
     from replicate.judge.floor import floor
     from replicate.judge.floor_runs import select_runs
@@ -155,7 +158,9 @@ def matrix_cmd(
     scale, a run whose n differs, a run with items others lack. All figures
     use the items every run has.
 
-    Example: replicate matrix --runs fixtures/example/runs.toml --parser umbrela-fallback@1
+    \b
+    Example:
+      replicate matrix --runs fixtures/example/runs.toml --parser umbrela-fallback@1
     """
     from replicate.judge.floor_runs import select_runs
     from replicate.judge.matrix import matrix
@@ -197,7 +202,9 @@ def audit_cmd(
     pattern) and trimmed examples of differing outputs. With --edge OLD NEW
     also the edge's figures under each parser and how they move.
 
-    Example: replicate parsers audit -p umbrela-strict@1 -p umbrela-fallback@1 results/*.jsonl
+    \b
+    Example:
+      replicate parsers audit -p umbrela-strict@1 -p umbrela-fallback@1 results/*.jsonl
     """
     from replicate.judge.audit import audit
     from replicate.judge.render_audit import audit_text
