@@ -160,6 +160,13 @@ class SimServer(ThreadingHTTPServer):
         self.closing = threading.Event()
         self._thread: threading.Thread | None = None
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return  # the client hung up (e.g. after its timeout): expected with injected faults
+        super().handle_error(request, client_address)
+
     @property
     def port(self) -> int:
         return self.server_address[1]
