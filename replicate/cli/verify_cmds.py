@@ -13,17 +13,17 @@ from replicate.output import Format
 
 @app.command("verify")
 def verify_cmd(
-    claims: Annotated[Path, typer.Argument(help="Claims file (TOML): [study], [runs] and [[claims]].", show_default=False)],
-    root: Annotated[Path, typer.Option("--root", help="Directory the [runs] paths are relative to (e.g. a fetched release).")] = Path("."),
+    claims: Annotated[Path, typer.Argument(help="Claims file (TOML): [study], [runs] and [[claims]].", metavar="CLAIMS.toml", show_default=False)],
+    root: Annotated[Path, typer.Option("--root", help="Directory the [runs] paths are relative to (e.g. a fetched release).", metavar="DIR")] = Path("."),
     parser: Annotated[
         Optional[list[str]],
         typer.Option("--parser", "-p", help="Recompute every claim under this parser (repeatable; the first gates the exit code). "
-                     "Default: each claim's own parser, else every registered umbrela parser."),
+                     "Default: each claim's own parser, else every registered umbrela parser.", metavar="PARSER", show_default=False),
     ] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the markdown verification note here (figures beside it).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the markdown verification note here (figures beside it).", metavar="NOTE.md", show_default=False)] = None,
     fmt: FormatOpt = Format.table,
     no_fail: Annotated[bool, typer.Option("--no-fail", help="Exit 0 even when claims mismatch (bad input still exits 2).")] = False,
-    date: Annotated[Optional[str], typer.Option("--date", help="Date printed in the note, YYYY-MM-DD (default: today, UTC).")] = None,
+    date: Annotated[Optional[str], typer.Option("--date", help="Date printed in the note, YYYY-MM-DD (default: today, UTC).", metavar="YYYY-MM-DD", show_default=False)] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw PNG and SVG figures beside the note (needs the plots extra).")] = True,
     strict: StrictOpt = False,
 ) -> None:
