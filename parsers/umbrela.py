@@ -199,8 +199,8 @@ Readings worth knowing (all pinned by golden tests):
 
 # umbrela-checked@1 --------------------------------------------------------------
 # A value is a whole token: ASCII digits, optionally a dot and digits, and no
-# further digit or ".digit" (in any script) directly after it. Any size is read so that an
-# out-of-range score is seen (and refused) rather than skipped.
+# further digit or ".digit" (in any script) directly after it. Any size is read,
+# so that an out-of-range score is seen (and refused) rather than skipped.
 _VALUE = r"([0-9]+(?:\.[0-9]+)?)(?!\d|\.\d)"
 # Between a label and its value: whitespace and asterisks, one optional ":" or "=".
 _SEP = r"[\s*]*[:=]?[\s*]*"
@@ -215,7 +215,6 @@ _CHECKED_RULES = (
         _I | re.MULTILINE,
     ),
 )
-_CHECKED_LABELS = frozenset("0123")
 
 
 def _checked(text: str) -> int | None:
