@@ -131,3 +131,13 @@ def test_real_umbrela_parsers_disagree_on_known_shapes():
     # bare "1" is read only by the fallback; "2.5" is unparsed by strict, read as 2 by fallback
     assert by["umbrela-strict@1"].parsed == 1 and by["umbrela-fallback@1"].parsed == 3
     assert fa.labels_differ == 2
+
+
+def test_markdown_escapes_pipes_in_examples():
+    from replicate.judge.render_audit import audit_text
+
+    run = _raw("m", ["a | b 1 score: 2", "2"], [2, 2])
+    text = audit_text(audit([run], [FIRST, STRICT]), "markdown")
+    assert "| a \\| b 1 score: 2 |" in text
+    assert "a | b" not in text
+    assert "## m (2 items)" in text
