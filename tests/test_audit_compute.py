@@ -138,6 +138,6 @@ def test_markdown_escapes_pipes_in_examples():
 
     run = _raw("m", ["a | b 1 score: 2", "2"], [2, 2])
     text = audit_text(audit([run], [FIRST, STRICT]), "markdown")
-    assert "| a \\| b 1 score: 2 |" in text
+    assert " a \\| b 1 score: 2 " in text
     assert "a | b" not in text
     assert "## m (2 items)" in text
