@@ -34,7 +34,7 @@ _GOLD_DEFAULT = "original_qrel_score"
 
 @app.command("parse")
 def parse_cmd(
-    files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="Released judge files (.jsonl, .jsonl.gz, EXAM .jsonl.gz); each is reported on its own.")],
+    files: Annotated[list[Path], typer.Argument(metavar="FILE", help="Released judge files (.jsonl, .jsonl.gz, EXAM .jsonl.gz); each is reported on its own.")],
     parser: ParserOpt = None,
     labels: Annotated[
         Path | None,
@@ -100,7 +100,7 @@ def _side_specs(positional: list[Path] | None, old: list[Path] | None, new: list
 
 @app.command("compare")
 def compare_cmd(
-    files: Annotated[list[Path] | None, typer.Argument(metavar="OLD NEW", help="The old and the new version's file.")] = None,
+    files: Annotated[list[Path] | None, typer.Argument(metavar="OLD NEW", help="The old version's file, then the new version's (or use --old/--new).", show_default=False)] = None,
     old: Annotated[list[Path] | None, typer.Option("--old", metavar="FILE", help="A file of the old run (repeat to pool, e.g. DL 2019 + DL 2020).")] = None,
     new: Annotated[list[Path] | None, typer.Option("--new", metavar="FILE", help="A file of the new run (repeatable).")] = None,
     parser: ParserOpt = None,
@@ -112,6 +112,12 @@ def compare_cmd(
     format: FormatOpt = Format.table,
 ) -> None:
     """Compare two versions item by item: four cells, regression figures, McNemar, identity check.
+
+    Over the items both runs have: the four cells (both, only_old, only_new,
+    neither), EM of each side, regression rate (only_old / n), the share of the
+    old version's correct items that the new one loses, backward rate, change
+    rate, independence ratio, McNemar's exact p, Wilson 95% intervals and
+    unparsed counts per side. JSON rates are fractions.
 
     Example: replicate compare old.jsonl new.jsonl --parser umbrela-fallback@1
     """
@@ -134,7 +140,7 @@ def compare_cmd(
 
 @app.command("chain")
 def chain_cmd(
-    files: Annotated[list[Path] | None, typer.Argument(metavar="RUN...", help="Run files in version order, oldest first (one file = one run).")] = None,
+    files: Annotated[list[Path] | None, typer.Argument(metavar="RUN", help="Run files in version order, oldest first (one file = one run).")] = None,
     runs: RunsFileOpt = None,
     parser: ParserOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
