@@ -93,8 +93,13 @@ def reading(cells: FourCell) -> str:
         tail = f"independence ratio {ratio:.2f}: it mostly repeats the old version's mistakes"
     elif ratio < 0.85:
         tail = f"independence ratio {ratio:.2f}: its errors overlap the old ones only partly"
-    else:
+    elif ratio <= 1.15:
         tail = f"independence ratio {ratio:.2f}: about as many regressions as unrelated errors would give"
+    else:
+        tail = (
+            f"independence ratio {ratio:.2f}: more regressions than unrelated errors would give"
+            " (it tends to fail where the old version succeeded)"
+        )
     return f"Reading: {lost}; {tail}."
 
 

@@ -1,0 +1,78 @@
+"""Rendering of comparisons and four-cell tables: hand-computed text."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from replicate.diagnostics import Diagnostics
+from replicate.judge.compare import chain
+from replicate.judge.figures import FourCell
+from replicate.judge.model import LabelledRun
+from replicate.judge.render import cells_text, chain_text, comparison_text, identity_line, reading, warnings_text
+
+
+def _run(name, labels, gold=(1, 1, 1, 0)):
+    keys = np.array(["a", "b", "c", "d"], dtype=object)
+    return LabelledRun(name, keys, np.array(gold, np.int16), np.array(labels, np.int8), "toy@1")
+
+
+def test_reading_sentences_cover_each_case():
+    assert reading(FourCell(0, 0, 0, 0)) == "Reading: no item has a usable label on both sides; nothing to compare."
+    assert reading(FourCell(0, 0, 3, 2)).startswith(
+        "Reading: the old version got nothing right, so there is nothing to lose; independence ratio undefined"
+    )
+    # 2 of 8 old-correct lost; ratio = (2/20) / ((8/20) * (1 - 9/20)) = 0.1 / 0.22 = 0.4545...
+    assert reading(FourCell(6, 2, 3, 9)) == (
+        "Reading: the new version loses 25.0% of what the old one got right (2 of 8 items) and gains 3 it got wrong; "
+        "independence ratio 0.45: it mostly repeats the old version's mistakes."
+    )
+    assert reading(FourCell(5, 5, 5, 5)).endswith("independence ratio 1.00: about as many regressions as unrelated errors would give.")
+    # 9/20 observed vs (10/20)(1 - 10/20) = 0.25 expected -> 1.80
+    assert reading(FourCell(1, 9, 9, 1)).endswith(
+        "independence ratio 1.80: more regressions than unrelated errors would give (it tends to fail where the old version succeeded)."
+    )
+
+
+def test_identity_line_fills_in_the_numbers():
+    assert identity_line(FourCell(10, 7, 3, 5)) == (
+        "identity: regression - backward = 28.00% - 12.00% = 16.00% = EM old - EM new = 68.00% - 52.00% = 16.00%"
+        " (holds: the asymmetry says nothing beyond the accuracy difference)"
+    )
+    assert identity_line(FourCell(0, 0, 0, 0)) == "identity: undefined (n = 0)"
+
+
+def test_cells_text_markdown_table():
+    text = cells_text(FourCell(6252, 5776, 1455, 7163), "markdown")
+    assert "| old right | 6252 (both)     | 5776 (only_old) | 12028   |" in text
+    assert "| regression share of old-correct | only_old / (both + only_old) | 48.02%  | [47.1%, 48.9%]    |" in text
+
+
+def test_comparison_and_chain_text():
+    # gold 1,1,1,0; v0 right on a,b,d; v1 right on a,c; v2 right on a,b,c,d
+    runs = [_run("v0", [1, 1, 0, 0]), _run("v1", [1, 0, 1, 2]), _run("v2", [1, 1, 1, 0])]
+    edges = chain(runs)
+    text = comparison_text(edges[0], "table")
+    assert text.startswith("v0 -> v1\n========\nparser: toy@1; unparsed policy: intersect (items unparsed on either side are dropped)\n")
+    assert "shared items: 4; compared n = 4" in text
+    assert "v0 right  1 (both)      2 (only_old)  3" in text
+    rows = chain_text(edges, "table").splitlines()
+    assert rows[2].split()[:4] == ["v0", "v1", "4", "1/2/1/0"]
+    assert rows[3].split()[:4] == ["v1", "v2", "4", "2/0/2/0"]
+
+
+def test_warnings_text_groups_by_code_and_limits():
+    d = Diagnostics()
+    for line in range(1, 6):
+        d.warn("blank-line", "blank line (skipped)", path="f.jsonl", line=line)
+    d.warn("bom", "file starts with a UTF-8 byte-order mark (ignored)", path="g.jsonl", line=1)
+    assert warnings_text(d) == (
+        "warning: 6 warning(s) about the input (--strict makes them errors):\n"
+        "  blank-line: 5\n"
+        "    f.jsonl:1: blank line (skipped) [blank-line]\n"
+        "    f.jsonl:2: blank line (skipped) [blank-line]\n"
+        "    f.jsonl:3: blank line (skipped) [blank-line]\n"
+        "    ... and 2 more\n"
+        "  bom: 1\n"
+        "    g.jsonl:1: file starts with a UTF-8 byte-order mark (ignored) [bom]\n"
+    )
+    assert warnings_text(Diagnostics()) == ""
