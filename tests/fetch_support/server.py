@@ -47,7 +47,7 @@ class FakeGitHub:
 
     def start(self) -> "FakeGitHub":
         handler = _make_handler(self)
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd = _QuietServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
@@ -106,6 +106,13 @@ class FakeGitHub:
         if recursive and self.truncate_over is not None and len(items) > self.truncate_over:
             items, truncated = items[: self.truncate_over], True
         return {"sha": sha, "url": "x", "tree": items, "truncated": truncated}
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """Clients that give up (timeouts, cut downloads) break pipes: expected here, not printed."""
+
+    def handle_error(self, request, client_address) -> None:
+        pass
 
 
 def _make_handler(gh: FakeGitHub):
