@@ -29,13 +29,8 @@ from replicate.fetch.manifest import (
     read_manifest,
     write_manifest,
 )
-from replicate.fetch.safety import (
-    LFS_MAX_POINTER,
-    human_size,
-    parse_lfs_pointer,
-    parse_size,
-    refuse_path,
-)
+from replicate.fetch.plan import lfs_pointer, select, too_large
+from replicate.fetch.safety import LFS_MAX_POINTER, parse_lfs_pointer, parse_size, refuse_path
 from replicate.fetch.source import Source, parse_source
 from replicate.fetch.tree import TreeEntry, root_licence_files
 from replicate.fetch.writer import remove_leftovers, write_verified
@@ -222,95 +217,41 @@ def _offline_snapshot(cache: Cache, src: Source, rev: str | None, chosen: str,
 def _materialise(src, rev, commit, via, snap: Snapshot, includes: Includes, limit: int,
                  allow_large: bool, dest: Path, old: Manifest | None, cache: Cache,
                  transport, note) -> FetchResult:
-    entries = list(snap.entries)
-    selected = [e for e in entries if includes.matches(e.path)]
-    missing = includes.unmatched([e.path for e in entries])
-    if missing:
-        top = sorted({e.path.split("/", 1)[0] + ("/" if "/" in e.path else "") for e in entries})
-        shown = ", ".join(top[:15]) + (", ..." if len(top) > 15 else "")
-        raise UsageError(
-            f"--include {', '.join(repr(p) for p in missing)} matched no file of {src.canonical} "
-            f"at {commit[:12]} (top level: {shown or 'empty tree'}); patterns match the full "
-            "path, e.g. 'results/**' or '**/*.jsonl'"
-        )
-
-    skipped: list[Skipped] = []
-    candidates: list[TreeEntry] = []
-    for e in selected:
-        reason = refuse_path(e.path)
-        if reason is not None:
-            skipped.append(Skipped(e.path, "refused-path", reason, e.size))
-        elif e.is_symlink:
-            skipped.append(Skipped(e.path, "symlink", "symbolic link (mode 120000): not followed, not written", e.size))
-        elif e.is_submodule:
-            skipped.append(Skipped(e.path, "submodule", f"submodule at commit {e.sha}: another repository, not fetched"))
-        else:
-            candidates.append(e)
-
+    sel = select(snap.entries, includes, source=src.canonical, commit=commit)
+    skipped = list(sel.skipped)
     dest.mkdir(parents=True, exist_ok=True)
     remove_leftovers(dest)
 
     # Files already in place with the recorded hash stay untouched.
     previous = {f.path: f for f in old.files} if old else {}
-    unchanged: dict[str, FileEntry] = {}
-    for e in candidates:
-        prev = previous.get(e.path)
-        if prev is not None and prev.git_blob == e.sha and _matches(dest, prev):
-            unchanged[e.path] = prev
-    todo = [e for e in candidates if e.path not in unchanged]
+    unchanged = {e.path: previous[e.path] for e in sel.candidates
+                 if e.path in previous and previous[e.path].git_blob == e.sha
+                 and _matches(dest, previous[e.path])}
+    todo = [e for e in sel.candidates if e.path not in unchanged]
+    sizes = _sizes(todo, cache, transport, limit, allow_large, source=src.canonical, commit=commit)
 
-    need = [e for e in todo if not cache.has_object(e.sha)]
-    if transport is None and need:
-        names = ", ".join(e.path for e in need[:20]) + (", ..." if len(need) > 20 else "")
-        raise OfflineMissing(
-            f"--offline: {len(need)} file(s) of {src.canonical} at {commit[:12]} are not in the "
-            f"cache: {names}; fetch once online"
-        )
-    # Sizes: from the tree (http), from the cache, or after the git transport's batch fetch.
-    sizes = {e.sha: e.size for e in todo if e.size is not None}
-    sizes.update({e.sha: cache.object_size(e.sha) for e in todo if e.sha not in sizes and cache.has_object(e.sha)})
-    if transport is not None:
-        unsized_or_needed = [e for e in need if allow_large or sizes.get(e.sha) is None or sizes[e.sha] <= limit]
-        sizes.update(transport.prepare(unsized_or_needed))
-
-    written: list[str] = []
-    files: list[FileEntry] = list(unchanged.values())
+    written: list[FileEntry] = []
     downloaded = 0
     for i, e in enumerate(todo, 1):
         size = sizes.get(e.sha)
         if size is not None and size > limit and not allow_large:
-            skipped.append(Skipped(
-                e.path, "too-large",
-                f"{human_size(size)} is over the size limit of {human_size(limit)}: "
-                "not fetched; pass --allow-large or a higher --max-size", size))
+            skipped.append(too_large(e.path, size, limit))
             continue
         if not cache.has_object(e.sha):
             note("download", f"{e.path} ({i}/{len(todo)})")
             transport.download(replace(e, size=size), cache, commit)
             downloaded += 1
-        size = cache.object_size(e.sha)
-        if size <= LFS_MAX_POINTER:
-            ptr = parse_lfs_pointer(cache.object_head(e.sha, LFS_MAX_POINTER + 1))
-            if ptr is not None:
-                skipped.append(Skipped(
-                    e.path, "lfs-pointer",
-                    f"Git LFS pointer to {human_size(ptr.size)} (oid sha256:{ptr.oid[:12]}...): the data "
-                    "lives in LFS storage, not in the repository; not written", size, ptr.to_json()))
-                continue
-        try:
-            digest = write_verified(dest, e.path, cache.read_object(e.sha), size=size, blob=e.sha)
-        except IntegrityError:
-            cache.object_path(e.sha).unlink(missing_ok=True)  # a corrupt cache entry: drop it
-            raise
-        files.append(FileEntry(e.path, size, digest, e.sha))
-        written.append(e.path)
+        out = _write_one(dest, e, cache)
+        if isinstance(out, Skipped):
+            skipped.append(out)
+        else:
+            written.append(out)
 
-    keep = {f.path for f in files}
-    removed, stale = _remove_unselected(dest, old, keep)
+    files = sorted([*unchanged.values(), *written], key=lambda f: f.path)
+    removed, stale = _remove_unselected(dest, old, {f.path for f in files})
     manifest = Manifest(
         source=src.canonical, commit=commit, fetched_at=_now(), via=via, rev=rev,
-        include=includes.patterns, repository=snap.repository,
-        files=tuple(sorted(files, key=lambda f: f.path)),
+        include=includes.patterns, repository=snap.repository, files=tuple(files),
         skipped=tuple(sorted(skipped, key=lambda s: s.path)),
     )
     if old is not None and not written and not removed and _same(old, manifest):
@@ -318,9 +259,47 @@ def _materialise(src, rev, commit, via, snap: Snapshot, includes: Includes, limi
     else:
         write_manifest(dest, manifest)
     return FetchResult(
-        manifest, str(dest), tuple(sorted(written)), tuple(sorted(unchanged)), tuple(removed),
-        tuple(stale), downloaded, len(entries) - len(selected), snap.complete,
+        manifest, str(dest), tuple(sorted(f.path for f in written)), tuple(sorted(unchanged)),
+        tuple(removed), tuple(stale), downloaded, sel.not_selected, snap.complete,
     )
+
+
+def _sizes(todo: list[TreeEntry], cache: Cache, transport, limit: int, allow_large: bool, *,
+           source: str, commit: str) -> dict[str, int]:
+    """Sizes of the files to write: from the tree (http), the cache, or the git batch fetch.
+
+    Offline, every file must already be in the cache.
+    """
+    need = [e for e in todo if not cache.has_object(e.sha)]
+    if transport is None and need:
+        names = ", ".join(e.path for e in need[:20]) + (", ..." if len(need) > 20 else "")
+        raise OfflineMissing(
+            f"--offline: {len(need)} file(s) of {source} at {commit[:12]} are not in the "
+            f"cache: {names}; fetch once online"
+        )
+    sizes = {e.sha: e.size for e in todo if e.size is not None}
+    sizes.update({e.sha: cache.object_size(e.sha) for e in todo
+                  if e.sha not in sizes and cache.has_object(e.sha)})
+    if transport is not None:
+        # Known to be too large: not worth preparing (over http: never downloaded).
+        wanted = [e for e in need if allow_large or sizes.get(e.sha) is None or sizes[e.sha] <= limit]
+        sizes.update(transport.prepare(wanted))
+    return sizes
+
+
+def _write_one(dest: Path, e: TreeEntry, cache: Cache) -> FileEntry | Skipped:
+    """Copy one cached blob into ``dest`` (verified), unless it is an LFS pointer."""
+    size = cache.object_size(e.sha)
+    if size <= LFS_MAX_POINTER:
+        ptr = parse_lfs_pointer(cache.object_head(e.sha, LFS_MAX_POINTER + 1))
+        if ptr is not None:
+            return lfs_pointer(e.path, size, ptr)
+    try:
+        digest = write_verified(dest, e.path, cache.read_object(e.sha), size=size, blob=e.sha)
+    except IntegrityError:
+        cache.object_path(e.sha).unlink(missing_ok=True)  # a corrupt cache entry: drop it
+        raise
+    return FileEntry(e.path, size, digest, e.sha)
 
 
 def _matches(dest: Path, entry: FileEntry) -> bool:

@@ -23,6 +23,7 @@ from urllib.parse import quote
 from replicate.fetch.cache import Cache
 from replicate.fetch.errors import (
     FetchError,
+    IntegrityError,
     PathNotFound,
     RateLimited,
     RepositoryNotFound,
@@ -30,6 +31,7 @@ from replicate.fetch.errors import (
     TransportError,
 )
 from replicate.fetch.manifest import RepositoryMeta
+from replicate.fetch.safety import LFS_MAX_POINTER
 from replicate.fetch.source import Source
 from replicate.fetch.tree import TreeEntry
 
@@ -287,6 +289,13 @@ class HttpTransport:
                 return
             except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
                 last = f"download interrupted ({type(exc).__name__})"
+            except IntegrityError as exc:
+                if entry.size is not None and entry.size <= LFS_MAX_POINTER:
+                    raise IntegrityError(
+                        f"{exc} (a small blob answered with other bytes: the host may have served "
+                        "Git LFS content in place of the pointer; try --via git)"
+                    ) from None
+                raise
         raise TransportError(f"GET {url} failed after {s.retries + 1} attempts: {last}")
 
     def close(self) -> None:
