@@ -1,0 +1,18 @@
+"""Smoke test of bench/bench_fetch.py's core on a tiny repository, so the benchmark cannot rot."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from conftest import ROOT
+
+
+def test_bench_core_agrees_and_stores_less(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPLICATE_CACHE_DIR", str(tmp_path / "unused"))
+    spec = importlib.util.spec_from_file_location("bench_fetch", ROOT / "bench" / "bench_fetch.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    r = bench.run(tmp_path, n_big=2, big_size=64 << 10, commits=2, n_small=2)  # raises if results differ
+    assert r["files"] == 2
+    # The partial clone holds no large blob; both clones hold at least the last commit's.
+    assert r["bytes_ours"] < 64 << 10 < r["bytes_shallow"] < r["bytes_plain"]
