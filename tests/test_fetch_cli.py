@@ -108,3 +108,14 @@ def test_usage_errors(release, tmp_path):
     r = _run(release.url, "--max-size", "lots", "-d", str(tmp_path / "o"))
     assert r.exit_code == 2 and r.stderr == ("Error: max_size: cannot read 'lots'; give bytes, optionally with "
                                              "K, M, G or T (binary units)\n")
+
+
+def test_markdown_output(release, cache, tmp_path):
+    dest = tmp_path / "out"
+    r = _run(release.url, "--rev", "v1", "-i", "README.md", "-d", str(dest), "-f", "markdown")
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[0].replace(" ", "") == "|field|value|"
+    assert lines[2].replace(" ", "") == "|source|" + release.path.resolve().as_uri() + "|"
+    assert lines[3].replace(" ", "") == f"|commit|{release.first}(v1)|"
+    assert lines[5].replace(" ", "") == "|licence|unknown(plaingit;rootlicencefile:none)|"

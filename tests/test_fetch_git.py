@@ -222,6 +222,14 @@ def test_dest_must_be_empty_or_a_fetched_directory(release, cache, tmp_path):
         fetch(release.url, dest=tmp_path / "afile")
 
 
+def test_dest_of_another_source_is_refused(release, cache, tmp_path):
+    other = build_release(tmp_path / "other", name="other")
+    fetch(release.url, include=["README.md"], dest=tmp_path / "o")
+    with pytest.raises(UsageError, match=r"holds files fetched from file://.*/study, not file://.*/other; "
+                                         r"choose another --dest"):
+        fetch(other.url, include=["README.md"], dest=tmp_path / "o")
+
+
 def test_include_that_matches_nothing_is_an_error(release, cache, tmp_path):
     with pytest.raises(UsageError, match=r"--include 'result/\*\*' matched no file of .* \(top level: "
                                          r"\.gitattributes, README\.md, results/, results_2020/\)"):

@@ -148,6 +148,11 @@ def fetch(
     chosen = _choose_via(src, via)
     dest_path = Path(dest) if dest is not None else Path.cwd() / src.name
     old = _prepare_dest(dest_path)
+    if old is not None and old.source != src.canonical:
+        raise UsageError(
+            f"--dest {dest_path} holds files fetched from {old.source}, not {src.canonical}; "
+            "choose another --dest"
+        )
     cache = Cache(cache_dir)
     note = progress or (lambda event, path: None)
 
