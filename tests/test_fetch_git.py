@@ -298,3 +298,9 @@ def test_corrupt_cache_entry_is_detected_and_dropped(release, cache, tmp_path):
     assert not (tmp_path / "b/results/notes.txt").exists() and not obj.exists()
     r = fetch(release.url, include=["results/notes.txt"], dest=tmp_path / "b")
     assert r.written == ("results/notes.txt",)
+
+
+def test_missing_git_command_is_a_clear_error(release, cache, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    with pytest.raises(TransportError, match="^the git transport needs the git command; install git"):
+        fetch(release.url, dest=tmp_path / "o")

@@ -22,6 +22,15 @@ from replicate.fetch.source import Source
 from replicate.fetch.tree import TreeEntry
 
 _HEX = re.compile(r"^[0-9a-f]{7,40}$")
+_NO_GIT = "the git transport needs the git command; install git, or use --via http for GitHub sources"
+
+
+def _gitpython():
+    try:
+        import git
+    except ImportError as exc:  # gitpython refuses to import without a git executable
+        raise TransportError(f"{_NO_GIT} ({exc.__class__.__name__})") from None
+    return git
 
 
 class GitTransport:
@@ -54,8 +63,7 @@ class GitTransport:
         return out
 
     def _git(self, *args: str, cwd: Path | None = None, what: str) -> str:
-        import git
-
+        git = _gitpython()
         env = {"GIT_TERMINAL_PROMPT": "0", "GIT_LFS_SKIP_SMUDGE": "1"}
         cmd = ["git", *self._config(), *args]
         try:
@@ -65,6 +73,8 @@ class GitTransport:
         except git.GitCommandError as exc:
             err = (exc.stderr or "").strip().replace("stderr: ", "").strip("'\n ")
             raise TransportError(f"git {what} failed for {self.source.canonical}: {err}") from None
+        except git.exc.GitCommandNotFound:
+            raise TransportError(_NO_GIT) from None
 
     # -- transport interface ---------------------------------------------------
     def open(self) -> None:
@@ -156,9 +166,7 @@ class GitTransport:
 
     def _open_repo(self):
         if self._repo is None:
-            import git
-
-            self._repo = git.Repo(self.git_dir)
+            self._repo = _gitpython().Repo(self.git_dir)
         return self._repo
 
     def download(self, entry: TreeEntry, cache: Cache, commit: str | None = None) -> None:
