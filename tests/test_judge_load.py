@@ -120,6 +120,17 @@ def test_fast_and_careful_paths_agree(tmp_path, pad):
     assert (n_thoughts, n_rewritten) == (thoughts, rewritten) == (8, 10)
 
 
+def test_bulk_path_in_small_chunks_gives_the_same_result():
+    rows = [json.dumps(rec(i if i > 30 else str(i), str(i), i % 4, f"final score: {i % 4}")).encode() for i in range(60)]
+    data = b"\n".join(rows) + b"\n"
+    small = bulk_records(data, FieldSpec(), chunk=100)  # about one line per chunk
+    big = bulk_records(data, FieldSpec())
+    assert small is not None and big is not None
+    assert small[0] == big[0] and small[2].tolist() == big[2].tolist() and small[3:] == big[3:]
+    # a key repeated in a later chunk sends the file to the careful path
+    assert bulk_records(data + rows[5] + b"\n", FieldSpec(), chunk=100) is None
+
+
 @pytest.mark.parametrize(
     "data",
     [

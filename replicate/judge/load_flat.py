@@ -16,9 +16,8 @@ from replicate.judge.fields import GOLD_MAX, FieldSpec, describe, gold_int, key_
 from replicate.judge.model import KEY_SEP, RunFile
 from replicate.judge.readfile import BLANK, Items, RawFile, split_lines, parse_line, strip_bom
 
-#: Mean line length (bytes) above which the bulk path parses line by line.
-_LONG_LINES = 300
-_SAMPLE = 1 << 16
+#: Bytes of lines the bulk path parses per orjson call (small enough to stay in the CPU cache).
+_CHUNK = 1 << 18
 
 
 def _output_field(f: RawFile, obj: dict, fields: FieldSpec, lineno: int) -> str:
@@ -51,54 +50,83 @@ def _count_fields(objs: list[dict], names: Sequence[str]) -> int:
     return sum(1 for o in objs if any(n in o for n in names))
 
 
-def bulk_records(data: bytes, fields: FieldSpec):
-    """The common case in bulk: the whole file parsed by one orjson call.
+def _chunks(body: bytes, size: int):
+    """``body`` in pieces of about ``size`` bytes, each ending at a line end (newline dropped)."""
+    n, start = len(body), 0
+    while start < n:
+        end = body.find(b"\n", start + size)
+        if end < 0:
+            end = n
+        yield body[start:end]
+        start = end + 1
 
-    Works when every line is an object with str/int keys, an integral gold
-    grade and a str output, no line is blank and no key repeats. Returns
-    (keys, key set, gold, outputs, output field, lines, thoughts, rewritten), or None
-    when anything is unusual so the careful per-line path can name the problem.
+
+def bulk_records(data: bytes, fields: FieldSpec, *, chunk: int = _CHUNK):
+    """The common case in bulk, a chunk of lines at a time.
+
+    Each chunk of about ``chunk`` bytes is parsed by one orjson call (its lines
+    joined into a JSON array) and its fields are taken while its records are
+    still in the CPU cache; that is what makes this faster than parsing the
+    whole file first. Works when every line is an object with str/int keys,
+    an integral gold grade >= 0 and a str output, no line is blank and no key
+    repeats. Returns (keys, key set, gold, outputs, output field, lines,
+    thoughts, rewritten), or None when anything is unusual so the careful
+    per-line path can name the problem.
     """
     body = data[:-1] if data.endswith(b"\n") else data
-    sample = body[:_SAMPLE]
-    try:
-        if len(sample) > _LONG_LINES * (sample.count(b"\n") + 1):
-            # long lines: one orjson call per line costs less than copying the text
-            lines = body.split(b"\n")
-            n_lines = len(lines)
-            objs = list(map(orjson.loads, lines))
-        else:
-            # short lines: the whole file as one JSON array, one orjson call
-            n_lines = body.count(b"\n") + 1
-            objs = orjson.loads(b"[" + body.replace(b"\n", b",") + b"]")
-    except orjson.JSONDecodeError:
-        return None
-    if len(objs) != n_lines or set(map(type, objs)) != {dict}:
-        return None
-    out_field = next((n for n in fields.output_fields if n in objs[0]), None)
-    if out_field is None:
-        return None
-    try:
-        parts = [_keys_of(list(map(itemgetter(k), objs))) for k in fields.key_fields]
-        gold_raw = list(map(itemgetter(fields.gold_field), objs))
-        outputs = list(map(itemgetter(out_field), objs))
-    except KeyError:
-        return None
-    if any(p is None for p in parts) or set(map(type, outputs)) != {str}:
-        return None
-    keys = parts[0] if len(parts) == 1 else list(map(KEY_SEP.join, zip(*parts)))
-    keyset = set(keys)
-    if len(keyset) != len(keys):
-        return None
-    gold_types = set(map(type, gold_raw))
-    if not gold_types <= {int, float}:  # bool, str, None, ... -> careful path
-        return None
-    gold = np.asarray(gold_raw, dtype=np.float64)
-    if not (np.all(gold == np.rint(gold)) and np.all((gold >= 0) & (gold <= GOLD_MAX))):
-        return None  # also catches NaN and inf
-    thoughts = _count_fields(objs, fields.thought_fields) if fields.thought_fields else 0
-    rewritten = _count_fields(objs, (fields.rewritten_field,))
-    return keys, keyset, gold.astype(np.int16), outputs, out_field, n_lines, thoughts, rewritten
+    kf = fields.key_fields
+    key_of = itemgetter(*kf)
+    out_field: str | None = None
+    keys: list[str] = []
+    keyset: set[str] = set()
+    golds: list[np.ndarray] = []
+    outputs: list = []
+    n_lines = thoughts = rewritten = 0
+    thought_fields = fields.thought_fields
+    loads = orjson.loads
+    for piece in _chunks(body, chunk):
+        lines_here = piece.count(b"\n") + 1
+        try:
+            objs = loads(b"[" + piece.replace(b"\n", b",") + b"]")
+        except orjson.JSONDecodeError:
+            return None
+        if len(objs) != lines_here or set(map(type, objs)) != {dict}:
+            return None
+        if out_field is None:  # the first record decides, as on the careful path
+            out_field = next((f for f in fields.output_fields if f in objs[0]), None)
+            if out_field is None:
+                return None
+            gold_of, output_of = itemgetter(fields.gold_field), itemgetter(out_field)
+        try:
+            if len(kf) == 1:
+                ck = _keys_of(list(map(key_of, objs)))
+            else:
+                try:
+                    ck = list(map(KEY_SEP.join, map(key_of, objs)))
+                except TypeError:  # a key that is not a str (numeric ids): convert, or decline
+                    parts = [_keys_of(list(map(itemgetter(k), objs))) for k in kf]
+                    ck = None if any(p is None for p in parts) else list(map(KEY_SEP.join, zip(*parts)))
+            g = list(map(gold_of, objs))
+            o = list(map(output_of, objs))
+        except KeyError:
+            return None
+        if ck is None or set(map(type, o)) != {str} or not set(map(type, g)) <= {int, float}:
+            return None  # odd keys, outputs that are not text, gold that is bool/str/None
+        gold = np.fromiter(g, dtype=np.float64, count=len(g))
+        if not (np.all(gold == np.rint(gold)) and np.all((gold >= 0) & (gold <= GOLD_MAX))):
+            return None  # also catches NaN and inf
+        keys.extend(ck)
+        keyset.update(ck)
+        golds.append(gold)
+        outputs.extend(o)
+        if thought_fields:
+            thoughts += _count_fields(objs, thought_fields)
+        rewritten += _count_fields(objs, (fields.rewritten_field,))
+        n_lines += lines_here
+    if not keys or len(keyset) != len(keys):
+        return None  # nothing read, or a key repeats: the careful path names it
+    gold = np.concatenate(golds).astype(np.int16)
+    return keys, keyset, gold, outputs, out_field, n_lines, thoughts, rewritten
 
 
 def careful_records(

@@ -130,7 +130,7 @@ def _reply(rng: random.Random, v: Version, label: int) -> str:
         end = rng.choice([f"Final score: {label}", f"O: {label}", f"Final score: {label}"])
         return f"{_reasoning(rng, rng.randint(2, 4))}\n\n{end}"
     if v.style == "long":
-        return f"{_reasoning(rng, rng.randint(5, 9))}\n\nFinal score: {label}"
+        return f"{_reasoning(rng, rng.randint(3, 7))}\n\nFinal score: {label}"
     return f"##final score: {label}"
 
 
