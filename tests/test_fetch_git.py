@@ -304,3 +304,13 @@ def test_missing_git_command_is_a_clear_error(release, cache, tmp_path, monkeypa
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     with pytest.raises(TransportError, match="^the git transport needs the git command; install git"):
         fetch(release.url, dest=tmp_path / "o")
+
+
+def test_commit_on_no_branch_is_fetched_by_id(tmp_path):
+    rel = build_release(tmp_path / "src")
+    g = rel.repo.git
+    dangling = g.commit_tree(f"{rel.first}^{{tree}}", "-p", rel.head, "-m", "on no branch")
+    r = fetch(rel.url, rev=dangling, include=["README.md"], dest=tmp_path / "o", cache_dir=tmp_path / "c")
+    assert r.manifest.commit == dangling
+    with pytest.raises(RevisionNotFound, match=r"has no commit, branch or tag '0{40}'"):
+        fetch(rel.url, rev="0" * 40, dest=tmp_path / "p", cache_dir=tmp_path / "c")
