@@ -229,6 +229,9 @@ def test_offline_after_http_fetch(release, github, cache, tmp_path):
     github.stop()
     r = fetch("org/study", include=["results/dl19/**"], dest=tmp_path / "p", offline=True)
     assert r.manifest.commit == release.head and r.manifest.repository.licence is None
+    assert r.manifest.via == "http"  # how the cached bytes were obtained
+    again = fetch("org/study", include=["results/dl19/**"], dest=tmp_path / "o", via="git", offline=True)
+    assert again.written == () and again.manifest.via == "http"
     with pytest.raises(OfflineMissing, match=r"1 file\(s\) .* not in the cache: README.md"):
         fetch("org/study", include=["README.md"], dest=tmp_path / "q", offline=True)
     github.start()  # the fixture stops it again

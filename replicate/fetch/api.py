@@ -159,31 +159,27 @@ def fetch(
     transport = None
     try:
         if offline:
-            commit, snap = _offline_snapshot(cache, src, rev, chosen, includes)
+            commit, snap, chosen = _offline_snapshot(cache, src, rev, chosen, includes)
         else:
             transport = _transport(src, chosen, cache, http, sleep, git_timeout)
             note("connect", src.canonical)
             transport.open()
             commit = transport.resolve(rev)
             meta = transport.repository()
-            snap = cache.load_snapshot(src.cache_key, _snap_name(commit, chosen))
+            snap = cache.load_snapshot(src.cache_key, commit, chosen)
             if snap is None or not snap.usable_for(includes.patterns):
                 note("list", commit)
                 entries, complete = transport.list_tree(commit, includes)
                 snap = Snapshot(commit, tuple(entries), meta, complete,
                                 () if complete else includes.patterns)
             snap = replace(snap, repository=replace(meta, licence_files=root_licence_files(snap.entries)))
-            cache.save_snapshot(src.cache_key, replace(snap, commit=_snap_name(commit, chosen)))
+            cache.save_snapshot(src.cache_key, snap, chosen)
             cache.save_ref(src.cache_key, rev, commit)
         return _materialise(src, rev, commit, chosen, snap, includes, limit, allow_large,
                             dest_path, old, cache, transport, note)
     finally:
         if transport is not None:
             transport.close()
-
-
-def _snap_name(commit: str, via: str) -> str:
-    return f"{commit}-{via}"
 
 
 def _transport(src, chosen, cache, http, sleep, git_timeout):
@@ -197,7 +193,8 @@ def _transport(src, chosen, cache, http, sleep, git_timeout):
 
 
 def _offline_snapshot(cache: Cache, src: Source, rev: str | None, chosen: str,
-                      includes: Includes) -> tuple[str, Snapshot]:
+                      includes: Includes) -> tuple[str, Snapshot, str]:
+    """Commit, listing and transport of the cached fetch ``--offline`` replays."""
     refs = cache.refs(src.cache_key)
     if rev is not None and _HEX40.match(rev):
         commit = rev
@@ -211,9 +208,9 @@ def _offline_snapshot(cache: Cache, src: Source, rev: str | None, chosen: str,
         )
     order = [chosen] + [v for v in ("http", "git") if v != chosen]
     for v in order:
-        snap = cache.load_snapshot(src.cache_key, _snap_name(commit, v))
+        snap = cache.load_snapshot(src.cache_key, commit, v)
         if snap is not None and snap.usable_for(includes.patterns):
-            return commit, replace(snap, commit=commit)
+            return commit, snap, v
     raise OfflineMissing(
         f"--offline: the cache has no tree listing of {src.canonical} at {commit}; fetch once online"
     )

@@ -149,15 +149,16 @@ class Cache:
     def _snapdir(self, source_key: str) -> Path:
         return self.root / "snapshots" / source_key
 
-    def load_snapshot(self, source_key: str, commit: str) -> Snapshot | None:
-        path = self._snapdir(source_key) / f"{commit}.json"
+    def load_snapshot(self, source_key: str, commit: str, via: str) -> Snapshot | None:
+        """The listing of ``commit`` made by transport ``via`` (sizes and metadata differ by transport)."""
+        path = self._snapdir(source_key) / f"{commit}-{via}.json"
         try:
             return Snapshot.from_json(orjson.loads(path.read_bytes()))
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError, IndexError):
             return None
 
-    def save_snapshot(self, source_key: str, snap: Snapshot) -> None:
-        _atomic_write(self._snapdir(source_key) / f"{snap.commit}.json", orjson.dumps(snap.to_json()))
+    def save_snapshot(self, source_key: str, snap: Snapshot, via: str) -> None:
+        _atomic_write(self._snapdir(source_key) / f"{snap.commit}-{via}.json", orjson.dumps(snap.to_json()))
 
     def refs(self, source_key: str) -> dict[str, str]:
         try:
