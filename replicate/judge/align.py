@@ -7,6 +7,7 @@ After alignment every later figure is vector arithmetic over an
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -58,9 +59,10 @@ class Aligned:
     def unparsed_total(self) -> tuple[int, ...]:
         return tuple(r.unparsed for r in self.runs)
 
-    @property
+    @cached_property
     def unparsed_aligned(self) -> np.ndarray:
-        return np.count_nonzero(self.labels == UNPARSED, axis=1)
+        """Per run, unparsed labels among the aligned items (computed once)."""
+        return readonly(np.count_nonzero(self.labels == UNPARSED, axis=1))
 
 
 def _positions(first: LabelledRun, run: LabelledRun) -> np.ndarray:
