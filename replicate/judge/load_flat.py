@@ -90,9 +90,11 @@ def bulk_records(data: bytes, fields: FieldSpec, *, chunk: int = _CHUNK):
             objs = loads(b"[" + piece.replace(b"\n", b",") + b"]")
         except orjson.JSONDecodeError:
             return None
-        if len(objs) != lines_here or set(map(type, objs)) != {dict}:
+        if len(objs) != lines_here:
             return None
         if out_field is None:  # the first record decides, as on the careful path
+            if not isinstance(objs[0], dict):
+                return None
             out_field = next((f for f in fields.output_fields if f in objs[0]), None)
             if out_field is None:
                 return None
@@ -108,7 +110,7 @@ def bulk_records(data: bytes, fields: FieldSpec, *, chunk: int = _CHUNK):
                     ck = None if any(p is None for p in parts) else list(map(KEY_SEP.join, zip(*parts)))
             g = list(map(gold_of, objs))
             o = list(map(output_of, objs))
-        except KeyError:
+        except (KeyError, TypeError):  # a missing field, or a record that is not an object
             return None
         if ck is None or set(map(type, o)) != {str} or not set(map(type, g)) <= {int, float}:
             return None  # odd keys, outputs that are not text, gold that is bool/str/None
