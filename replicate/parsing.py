@@ -11,6 +11,7 @@ Parsing is pure: no I/O, no state, and a released version never changes.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -77,7 +78,7 @@ def parser(
     """
 
     def wrap(func: Callable[[str], int | None]) -> Parser:
-        return Parser(name, description, func, (func.__doc__ or "").strip(), labels)
+        return Parser(name, description, func, inspect.cleandoc(func.__doc__ or ""), labels)
 
     return wrap
 
