@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -136,10 +136,3 @@ def _finish(name: str, paths: list[Path], acc: Items, run_files: list[RunFile]) 
         labels=labels,
         splits=readonly(splits),
     )
-
-
-def load_runs_iter(
-    specs: Iterable[tuple[str, Sequence[Path]]], *, fields: FieldSpec, diagnostics: Diagnostics
-) -> list[Run]:
-    """Load several (name, paths) pairs with one diagnostics collector."""
-    return [load_run(name, paths, fields=fields, diagnostics=diagnostics) for name, paths in specs]

@@ -259,6 +259,8 @@ def parse_text(s: ParseSummary, fmt: Format | str) -> str:
         ["output field", ", ".join(s.output_fields) or "-"],
     ]
     head = f"{s.run}: read with {s.parser}\n"
+    if Format(fmt) is Format.markdown:
+        head = f"## {head}\n"
     dist_rows = [
         [k, s.labels.get(k, 0), pct(s.labels.get(k, 0) / s.parsed if s.parsed else None, 1), s.gold.get(k, 0)]
         for k in sorted(set(s.labels) | set(s.gold))
