@@ -16,3 +16,11 @@ def test_bench_core_agrees_and_stores_less(tmp_path, monkeypatch):
     assert r["files"] == 2
     # The partial clone holds no large blob; both clones hold at least the last commit's.
     assert r["bytes_ours"] < 64 << 10 < r["bytes_shallow"] < r["bytes_plain"]
+
+
+def test_http_bench_core_agrees(tmp_path):
+    spec = importlib.util.spec_from_file_location("bench_fetch_http", ROOT / "bench" / "bench_fetch_http.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    r = bench.run(tmp_path, n_files=3, delay=0.0)  # raises if the approaches wrote different bytes
+    assert r["files"] == 3

@@ -242,3 +242,14 @@ def test_via_http_needs_a_github_source(release, cache, tmp_path):
         fetch(release.url, via="http", dest=tmp_path / "o")
     with pytest.raises(UsageError, match=r"via: 'ftp' is not one of auto, git, http"):
         fetch(release.url, via="ftp", dest=tmp_path / "o")
+
+
+def test_raw_files_are_downloaded_concurrently(github, cache, tmp_path):
+    github.fail(r"/raw/", delay=0.2, times=4)  # each download waits: they must overlap
+    r = _fetch(github, tmp_path / "o", include=["results/dl19/**", "results/notes.txt", "README.md"],
+               http=_settings(github, jobs=4))
+    assert r.downloaded == 4 and github.max_inflight >= 2
+    github.max_inflight = 0
+    _fetch(github, tmp_path / "p", include=["results_2020/**", "results/big.bin"],
+           http=_settings(github, jobs=1), cache_dir=tmp_path / "c1")
+    assert github.max_inflight == 1

@@ -232,17 +232,21 @@ def _materialise(src, rev, commit, via, snap: Snapshot, includes: Includes, limi
     todo = [e for e in sel.candidates if e.path not in unchanged]
     sizes = _sizes(todo, cache, transport, limit, allow_large, source=src.canonical, commit=commit)
 
-    written: list[FileEntry] = []
-    downloaded = 0
-    for i, e in enumerate(todo, 1):
+    fetchable: list[TreeEntry] = []
+    for e in todo:
         size = sizes.get(e.sha)
         if size is not None and size > limit and not allow_large:
             skipped.append(too_large(e.path, size, limit))
-            continue
-        if not cache.has_object(e.sha):
-            note("download", f"{e.path} ({i}/{len(todo)})")
-            transport.download(replace(e, size=size), cache, commit)
-            downloaded += 1
+        else:
+            fetchable.append(replace(e, size=size))
+    seen: set[str] = set()
+    to_download = [e for e in fetchable
+                   if not cache.has_object(e.sha) and not (e.sha in seen or seen.add(e.sha))]
+    if to_download:
+        transport.download_all(to_download, cache, commit, note)
+
+    written: list[FileEntry] = []
+    for e in fetchable:
         out = _write_one(dest, e, cache)
         if isinstance(out, Skipped):
             skipped.append(out)
@@ -262,7 +266,7 @@ def _materialise(src, rev, commit, via, snap: Snapshot, includes: Includes, limi
         write_manifest(dest, manifest)
     return FetchResult(
         manifest, str(dest), tuple(sorted(f.path for f in written)), tuple(sorted(unchanged)),
-        tuple(removed), tuple(stale), downloaded, sel.not_selected, snap.complete,
+        tuple(removed), tuple(stale), len(to_download), sel.not_selected, snap.complete,
     )
 
 

@@ -169,6 +169,12 @@ class GitTransport:
             self._repo = _gitpython().Repo(self.git_dir)
         return self._repo
 
+    def download_all(self, entries: list[TreeEntry], cache: Cache, commit: str, note) -> None:
+        """Copy prepared blobs from the git store into the cache (local reads)."""
+        for i, e in enumerate(entries, 1):
+            note("download", f"{e.path} ({i}/{len(entries)})")
+            self.download(e, cache, commit)
+
     def download(self, entry: TreeEntry, cache: Cache, commit: str | None = None) -> None:
         stream = self._open_repo().odb.stream(bytes.fromhex(entry.sha))
 

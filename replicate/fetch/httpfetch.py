@@ -50,11 +50,12 @@ class HttpSettings:
     retries: int = 4  # further attempts after the first
     backoff: float = 0.5  # seconds before the first retry; doubles each time
     max_backoff: float = 30.0
+    jobs: int = 8  # raw files downloaded at the same time
 
     def __repr__(self) -> str:  # keep the token out of reprs and tracebacks
         return (f"HttpSettings(api_url={self.api_url!r}, raw_url={self.raw_url!r}, "
                 f"token={'***' if self.token else None}, timeout={self.timeout}, "
-                f"retries={self.retries}, backoff={self.backoff})")
+                f"retries={self.retries}, backoff={self.backoff}, jobs={self.jobs})")
 
     @classmethod
     def from_env(cls, **overrides) -> HttpSettings:
@@ -119,6 +120,9 @@ class GitHubClient:
         self.sleep = sleep
         self.session = requests.Session()
         self.session.headers["User-Agent"] = f"replicate/{__version__}"
+        pool = max(10, settings.jobs)
+        for scheme in ("http://", "https://"):
+            self.session.mount(scheme, requests.adapters.HTTPAdapter(pool_connections=pool, pool_maxsize=pool))
 
     def _headers(self, api: bool) -> dict[str, str]:
         h = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"} if api else {}
@@ -271,6 +275,30 @@ class HttpTransport:
     def raw_url(self, commit: str, path: str) -> str:
         quoted = "/".join(quote(p, safe="") for p in path.split("/"))
         return f"{self.settings.raw_url}/{quote(self.owner)}/{quote(self.repo)}/{commit}/{quoted}"
+
+    def download_all(self, entries: list[TreeEntry], cache: Cache, commit: str,
+                     note: Callable[[str, str], None]) -> None:
+        """Download ``entries`` into the cache, ``settings.jobs`` at a time.
+
+        The first failure stops the downloads not yet started and is raised.
+        """
+        from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+        if self.settings.jobs <= 1 or len(entries) <= 1:
+            for i, e in enumerate(entries, 1):
+                note("download", f"{e.path} ({i}/{len(entries)})")
+                self.download(e, cache, commit)
+            return
+        with ThreadPoolExecutor(max_workers=self.settings.jobs) as pool:
+            futures = [pool.submit(self.download, e, cache, commit) for e in entries]
+            done, pending = wait(futures, return_when=FIRST_EXCEPTION)
+            for f in pending:
+                f.cancel()
+            for f in futures:
+                if f in done and f.exception() is not None:
+                    raise f.exception()
+            for i, e in enumerate(entries, 1):
+                note("downloaded", f"{e.path} ({i}/{len(entries)})")
 
     def download(self, entry: TreeEntry, cache: Cache, commit: str) -> None:
         import requests

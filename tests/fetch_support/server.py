@@ -44,6 +44,9 @@ class FakeGitHub:
     faults: list[Fault] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
     auth: list[str | None] = field(default_factory=list)
+    inflight: int = 0
+    max_inflight: int = 0  # most requests being answered at the same time
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self) -> "FakeGitHub":
         handler = _make_handler(self)
@@ -141,6 +144,16 @@ def _make_handler(gh: FakeGitHub):
             self._send(status, json.dumps(obj).encode())
 
         def do_GET(self) -> None:  # noqa: N802
+            with gh.lock:
+                gh.inflight += 1
+                gh.max_inflight = max(gh.max_inflight, gh.inflight)
+            try:
+                self._get()
+            finally:
+                with gh.lock:
+                    gh.inflight -= 1
+
+        def _get(self) -> None:
             path = urlsplit(self.path).path
             query = urlsplit(self.path).query
             gh.log.append(self.path)
