@@ -104,3 +104,32 @@ def test_write_example_refuses_to_replace_a_foreign_directory(tmp_path):
     with pytest.raises(FileExistsError, match="refusing to replace it"):
         write_example(tmp_path)
     assert (tmp_path / "keep.txt").read_text() == "mine"
+
+
+SHAPES = {
+    "final score": r"^##final score: [0-3]$",
+    "M/T/O then final": r"^M: [0-3]  \nT: [0-3]  \nO: [0-3]  \n##final score: [0-3]$",
+    "M/T/O, no final": r"^##M: [0-3]  \n##T: [0-3]  \n##O: [0-3]$",
+    "bare digit": r"^[0-3]$",
+    "digit: digit": r"^[0-3]: [0-3]$",
+    "glued final": r"^[0-3]final score: [0-3]$",
+    "spaced final": r"^[0-3] final score: [0-3]$",
+    "three lines": r"^[0-3]\n[0-3]\n[0-3]$",
+    "reasoning, Final score": r"\.\n\nFinal score: [0-3]$",
+    "reasoning, O:": r"\.\n\nO: [0-3]$",
+    "reasoning, Answer:": r"\.\nAnswer: [0-3]$",
+    "bold": r"^\*\*Final score: [0-3]\*\*$",
+    "fractional": r"^Final score: 2\.5$",
+    "several finals": r"^##final score: [0-3]\n##final score: [0-3]\n##final score: [0-3]$",
+    "O: then final": r"^O: ##final score: [0-3]$",
+    "empty": r"^$",
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_example_release_has_every_odd_output_shape(shape):
+    import re
+
+    loaded = load_runs(runs_from_toml(EXAMPLE / "runs.toml"))
+    outputs = {o for r in loaded.runs for o in r.outputs}
+    assert any(re.search(SHAPES[shape], o) for o in outputs), shape
