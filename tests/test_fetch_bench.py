@@ -7,11 +7,16 @@ import importlib.util
 from conftest import ROOT
 
 
-def test_bench_core_agrees_and_stores_less(tmp_path, monkeypatch):
-    monkeypatch.setenv("REPLICATE_CACHE_DIR", str(tmp_path / "unused"))
+def _bench():
     spec = importlib.util.spec_from_file_location("bench_fetch", ROOT / "bench" / "bench_fetch.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
+    return bench
+
+
+def test_bench_core_agrees_and_stores_less(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPLICATE_CACHE_DIR", str(tmp_path / "unused"))
+    bench = _bench()
     r = bench.run(tmp_path, n_big=2, big_size=64 << 10, commits=2, n_small=2)  # raises if results differ
     assert r["files"] == 2
     # The partial clone holds no large blob; both clones hold at least the last commit's.
@@ -19,8 +24,6 @@ def test_bench_core_agrees_and_stores_less(tmp_path, monkeypatch):
 
 
 def test_http_bench_core_agrees(tmp_path):
-    spec = importlib.util.spec_from_file_location("bench_fetch_http", ROOT / "bench" / "bench_fetch_http.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    r = bench.run(tmp_path, n_files=3, delay=0.0)  # raises if the approaches wrote different bytes
+    bench = _bench()
+    r = bench.run_http(tmp_path, n_files=3, delay=0.0)  # raises if the approaches wrote different bytes
     assert r["files"] == 3
