@@ -322,8 +322,8 @@ def test_exam_label_is_pythons_round(covered, total, label):
         assert exam_label(covered, total) == round(3 * covered / total)
 
 
-def _para(pid, rel, grade):
-    return {"paragraph_id": pid, "paragraph_data": {"judgments": [{"query": "q", "relevance": rel}]}, "exam_grades": [grade]}
+def _para(pid, rel, grade, q="q"):
+    return {"paragraph_id": pid, "paragraph_data": {"judgments": [{"query": q, "relevance": rel}]}, "exam_grades": [grade]}
 
 
 def write_exam(path, lines):
@@ -335,11 +335,11 @@ def test_exam_file_labels_from_grades(tmp_path):
     p = write_exam(
         tmp_path / "e.jsonl.gz",
         [
-            ["q1", [_para("p1", 2, {"correctAnswered": ["a", "b"], "wrongAnswered": ["c"]}),  # 3*2/3 = 2
-                    _para("p2", 0, {"correctAnswered": [], "wrongAnswered": ["a", "b"]})]],  # 0
-            [7, [_para(11, 3.0, {"self_ratings": [{"question_id": "a", "self_rating": 5}, {"question_id": "b", "self_rating": 4}, {"question_id": "c", "self_rating": 3}, {"question_id": "d", "self_rating": 0}]}),  # 3*2/4=1.5 -> 2
-                 _para("p4", 1, {"self_ratings": [4, 1, 2, 0, 0, 0]}),  # 3/6 = 0.5 -> 0
-                 _para("p5", 1, {"correctAnswered": [], "wrongAnswered": []})]],  # no questions
+            ["q1", [_para("p1", 2, {"correctAnswered": ["a", "b"], "wrongAnswered": ["c"]}, "q1"),  # 3*2/3 = 2
+                    _para("p2", 0, {"correctAnswered": [], "wrongAnswered": ["a", "b"]}, "q1")]],  # 0
+            [7, [_para(11, 3.0, {"self_ratings": [{"question_id": "a", "self_rating": 5}, {"question_id": "b", "self_rating": 4}, {"question_id": "c", "self_rating": 3}, {"question_id": "d", "self_rating": 0}]}, 7),  # 3*2/4=1.5 -> 2
+                 _para("p4", 1, {"self_ratings": [4, 1, 2, 0, 0, 0]}, "7"),  # 3/6 = 0.5 -> 0
+                 _para("p5", 1, {"correctAnswered": [], "wrongAnswered": []}, "7")]],  # no questions
         ],
     )
     run, diag = load(p)
@@ -366,6 +366,16 @@ def test_exam_bad_input(tmp_path, line, message):
     p = write_exam(tmp_path / "e.jsonl.gz", [line])
     with pytest.raises(BadInput, match=message):
         load(p, format="exam")
+
+
+def test_exam_query_mismatch_is_a_counted_warning(tmp_path):
+    para = _para("p", 1, {"self_ratings": [4]})  # its judgment says query "q"
+    p = write_exam(tmp_path / "e.jsonl.gz", [["other", [para]]])
+    run, diag = load(p)
+    assert run.keys.tolist() == ["other\x1fp"]
+    (w,) = diag.warnings
+    assert (w.code, w.line) == ("exam-query-mismatch", 1)
+    assert "judgments[0].query is 'q' but the line's query id is 'other'" in w.message
 
 
 def test_mixing_exam_and_raw_files_in_one_run(tmp_path):

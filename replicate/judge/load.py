@@ -27,7 +27,8 @@ Counted warnings (code): a blank line (``blank-line``); a UTF-8 byte-order mark
 (``bom``); an empty file (``empty-file``); a duplicate key with the same gold
 and output (``duplicate-identical``, first kept); a ``null`` output
 (``null-output``, read as unparsed); an EXAM paragraph without graded
-questions (``exam-no-questions``, unparsed).
+questions (``exam-no-questions``, unparsed) or whose judgment names another
+query than its line (``exam-query-mismatch``).
 """
 
 from __future__ import annotations

@@ -82,6 +82,14 @@ def load_exam_file(
                 raise BadInput(
                     f"{where}: lacks paragraph_data.judgments[0].relevance", path=f.path, line=lineno
                 ) from None
+            judged = key_text(judgment.get("query"))
+            if judged is not None and judged != qid:
+                diag.warn(
+                    "exam-query-mismatch",
+                    f"{where}: judgments[0].query is {judged!r} but the line's query id is {qid!r} (the line's is used)",
+                    path=f.path,
+                    line=lineno,
+                )
             gold = gold_int(rel)
             if gold is None:
                 raise BadInput(f"{where}: relevance must be a non-negative integer grade, got {describe(rel)}", path=f.path, line=lineno)
