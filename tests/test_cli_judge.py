@@ -296,3 +296,11 @@ def test_demo_on_a_generated_copy(tmp_path):
     assert out["data"] == str(where) and len(out["edges"]) == 3
     res = run("demo", tmp_path)
     assert res.exit_code == 2 and "has no runs.toml" in res.stderr
+
+
+def test_runs_sharing_no_item_is_bad_input(tmp_path, pair):
+    old, _ = pair
+    other = write(tmp_path / "other.jsonl", [rec("z", k, 1, "1") for k in "ab"])
+    res = run("compare", old, other, "-p", "toy-digit@1")
+    assert res.exit_code == 2
+    assert "Error: the runs old, other share no item (items are keyed by query_id, corpus_id); check the files or set --key-field" in res.stderr

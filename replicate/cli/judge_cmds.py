@@ -23,6 +23,7 @@ from replicate.cli.judge_options import (
     UnparsedOpt,
     field_spec,
     need_parser,
+    require_shared_items,
     resolve_runs,
     show_warnings,
 )
@@ -130,6 +131,7 @@ def compare_cmd(
     a, b = loaded.labelled(need_parser(parser, loaded))
     cmp = compare(a, b, policy=unparsed.value)
     show_warnings(loaded.diagnostics)
+    require_shared_items(loaded, [cmp])
     if format is Format.json:
         out = cmp.to_json()
         out["warnings"] = loaded.diagnostics.to_json()
@@ -165,6 +167,7 @@ def chain_cmd(
     loaded = load_runs(specs, fields=field_spec(key_field, gold_field, output_field), strict=strict)
     edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=unparsed.value)
     show_warnings(loaded.diagnostics)
+    require_shared_items(loaded, edges)
     if format is Format.json:
         echo(dumps_json({"edges": [e.to_json() for e in edges], "warnings": loaded.diagnostics.to_json()}))
     else:

@@ -27,6 +27,7 @@ __all__ = [
     "field_spec",
     "show_warnings",
     "need_parser",
+    "require_shared_items",
 ]
 
 
@@ -127,6 +128,18 @@ def need_parser(parser: str | None, loaded) -> str:
         "these runs hold raw outputs: name a parser with --parser, one of "
         + (", ".join(PARSERS.names()) or "none installed")
     )
+
+
+def require_shared_items(loaded, comparisons) -> None:
+    """A BadInput when the runs have no item in common (usually the wrong key fields)."""
+    from replicate.errors import BadInput
+
+    if comparisons and comparisons[0].shared_items == 0:
+        fields = ", ".join(loaded.fields.key_fields)
+        raise BadInput(
+            f"the runs {', '.join(loaded.names)} share no item (items are keyed by {fields}); "
+            "check the files or set --key-field"
+        )
 
 
 def show_warnings(diagnostics) -> None:
