@@ -304,3 +304,21 @@ def test_runs_sharing_no_item_is_bad_input(tmp_path, pair):
     res = run("compare", old, other, "-p", "toy-digit@1")
     assert res.exit_code == 2
     assert "Error: the runs old, other share no item (items are keyed by query_id, corpus_id); check the files or set --key-field" in res.stderr
+
+
+def test_field_options_for_other_releases(tmp_path):
+    rows_old = [json.dumps({"qid": k, "grade": 2, "reply": r}) for k, r in zip("abc", ["2", "2", "0"])]
+    rows_new = [json.dumps({"qid": k, "grade": 2, "reply": r}) for k, r in zip("abc", ["2", "1", "2"])]
+    old = write(tmp_path / "o.jsonl", rows_old)
+    new = write(tmp_path / "n.jsonl", rows_new)
+    args = ["--key-field", "qid", "--gold-field", "grade", "--output-field", "reply", "-p", "toy-digit@1", "-f", "json"]
+    res = run("compare", old, new, *args)
+    assert res.exit_code == 0, res.output
+    out = orjson.loads(res.stdout)
+    assert out["cells"] == {"both": 1, "only_old": 1, "only_new": 1, "neither": 0}
+    assert out["old"]["files"][0]["output_field"] == "reply"
+    labels = tmp_path / "l.jsonl"
+    run("parse", old, "--labels", labels, *args)
+    assert orjson.loads(labels.read_bytes().splitlines()[2]) == {"qid": "c", "label": 0, "gold": 2}
+    res = run("compare", old, new, "-p", "toy-digit@1")
+    assert res.exit_code == 2 and "o.jsonl:1: record lacks key field 'query_id'" in res.stderr
