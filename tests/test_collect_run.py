@@ -22,7 +22,7 @@ from replicate.collect.archive import ArchiveLock, read_archive
 from replicate.collect.config import load_config, load_items
 from replicate.collect.runner import CollectionStopped, Progress, collect
 from replicate.collect.simserver import SimConfig, SimModel, load_sim_config, start_sim_server
-from replicate.errors import UsageError
+from replicate.errors import BadInput, UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "fixtures" / "collect"
@@ -113,7 +113,9 @@ def test_resume_is_noop_when_complete_and_respects_seeded_order(server, items, t
     before = arch.read_bytes()
     s = collect(cfg, items, arch)
     assert s.trials_recorded == 0 and s.already_done == 200 and s.resumed
-    assert arch.read_bytes() == before
+    after = arch.read_bytes()
+    assert after.startswith(before) and after[len(before):].count(b"\n") == 1  # only the resume record
+    assert orjson.loads(after[len(before):])["type"] == "resume"
 
 
 def test_torn_last_line_is_discarded_and_reported(server, items, tmp_path):
@@ -170,6 +172,28 @@ def test_changed_operational_settings_are_allowed(server, items, tmp_path):
     collect(cfg, items[:3], arch)
     s = collect(config_for(server.url, k=1, concurrency=2, timeout=0.5, seed=99), items[:3], arch)
     assert s.resumed and s.trials_recorded == 0
+    # the resume records the operational settings it ran with; the header keeps the first run's
+    c = read_archive(arch)
+    assert c.header["config"]["collection"]["concurrency"] == 6 and c.header["seed"] == 20260730
+    (res,) = c.resumes
+    assert res["config"]["collection"]["concurrency"] == 2 and res["config"]["collection"]["timeout"] == 0.5
+    assert res["seed"] == 99 and res["already_done"] == 6 and res["torn_bytes_discarded"] == 0
+    assert res["config"]["endpoint"] == {"base_url": server.url, "api_key_env": ENV}
+
+
+def test_records_outside_the_collection_are_bad_input(server, items, tmp_path):
+    arch = tmp_path / "a.jsonl"
+    cfg = config_for(server.url, k=1, models=("sim-a",))
+    collect(cfg, items[:2], arch)
+    lines = arch.read_bytes().splitlines(keepends=True)
+    rec = orjson.loads(lines[1])
+    arch.write_bytes(lines[0] + orjson.dumps({**rec, "trial": 1}) + b"\n")
+    with pytest.raises(BadInput, match=r"a\.jsonl:2: trial \('sim-a', 'q0[12]', 1\) is not part of this collection "
+                                       r"\(models sim-a; k=1; 2 items\)"):
+        collect(cfg, items[:2], arch)
+    arch.write_bytes(lines[0] + orjson.dumps({**rec, "trial": 0.5}) + b"\n")
+    with pytest.raises(BadInput, match=r"a\.jsonl:2: a trial record needs model, item and trial \(an integer >= 0\)"):
+        read_archive(arch)
 
 
 def test_lock_refuses_second_collector(server, items, tmp_path):

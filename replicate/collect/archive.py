@@ -6,7 +6,9 @@ of every item's messages. Every further line is one finished trial
 (``"type": "trial"``). A record is written in one ``write``, flushed and
 ``fsync``-ed before it counts, so after a crash the file holds whole records
 plus at most one torn last line (no trailing newline), which the next run
-detects, reports and cuts off. A lock file (``ARCHIVE.lock``, ``fcntl.flock``)
+detects, reports and cuts off. Each resumed run appends a ``"type": "resume"``
+record with the settings it ran with (endpoint, concurrency, seed, timeouts,
+retry policy may differ from the header's). A lock file (``ARCHIVE.lock``, ``fcntl.flock``)
 keeps a second collector away; the kernel drops the lock when its holder dies,
 even by ``kill -9``.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import fcntl
 import os
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -137,6 +140,7 @@ class ArchiveContents:
     records: tuple[tuple[int, dict[str, Any]], ...]
     torn_bytes: int = 0  # size of a torn last line (0 if none)
     valid_size: int = 0  # bytes up to and including the last complete line
+    resumes: tuple[dict[str, Any], ...] = ()  # one "resume" record per resumed run, in order
 
     @property
     def done(self) -> set[tuple[str, str, int]]:
@@ -158,6 +162,7 @@ def read_archive(path: str | Path) -> ArchiveContents:
     torn = len(data) - end
     header: dict[str, Any] | None = None
     records: list[tuple[int, dict[str, Any]]] = []
+    resumes: list[dict[str, Any]] = []
     seen: dict[tuple[str, str, int], int] = {}
     for lineno, line in enumerate(data[:end].splitlines(), 1):
         if not line.strip():
@@ -179,19 +184,27 @@ def read_archive(path: str | Path) -> ArchiveContents:
         elif kind == "trial":
             if header is None:
                 raise BadInput("a trial record before the header", path=path, line=lineno)
-            try:
-                key = (str(obj["model"]), str(obj["item"]), int(obj["trial"]))
-            except (KeyError, TypeError, ValueError):
-                raise BadInput("a trial record needs model, item and trial", path=path, line=lineno) from None
+            trial = obj.get("trial")
+            if not all(k in obj for k in ("model", "item")) or isinstance(trial, bool) or not isinstance(
+                trial, int
+            ) or trial < 0:
+                raise BadInput("a trial record needs model, item and trial (an integer >= 0)", path=path,
+                               line=lineno)
+            key = (str(obj["model"]), str(obj["item"]), trial)
             if key in seen:
                 raise BadInput(
                     f"duplicate trial {key} (also on line {seen[key]})", path=path, line=lineno
                 )
             seen[key] = lineno
             records.append((lineno, obj))
+        elif kind == "resume":
+            if header is None:
+                raise BadInput("a resume record before the header", path=path, line=lineno)
+            resumes.append(obj)
         else:
-            raise BadInput(f"unknown record type {kind!r}; expected 'header' or 'trial'", path=path, line=lineno)
-    return ArchiveContents(path, header, tuple(records), torn, end)
+            raise BadInput(f"unknown record type {kind!r}; expected 'header', 'trial' or 'resume'", path=path,
+                           line=lineno)
+    return ArchiveContents(path, header, tuple(records), torn, end, tuple(resumes))
 
 
 # -- writing -------------------------------------------------------------------------
@@ -270,7 +283,32 @@ def open_for_collection(path: str | Path, config: CollectConfig, items: Sequence
             + "\n".join(f"changed {c}" for c in changes)
             + "\nRestore the original settings, or collect into a new archive."
         )
-    return OpenedArchive(ArchiveWriter(path), frozenset(contents.done), contents.torn_bytes, True)
+    _check_records_are_asked_for(contents, config, items)
+    writer = ArchiveWriter(path)
+    # the header holds the first run's settings; a resume may change the operational ones (endpoint,
+    # concurrency, seed, timeouts, retries), so each resume records what it ran with
+    writer.append({
+        "type": "resume",
+        "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+        "config": config.public(),
+        "seed": config.seed,
+        "already_done": len(contents.records),
+        "torn_bytes_discarded": contents.torn_bytes,
+    })
+    return OpenedArchive(writer, frozenset(contents.done), contents.torn_bytes, True)
+
+
+def _check_records_are_asked_for(contents: ArchiveContents, config: CollectConfig, items: Sequence[Item]) -> None:
+    ids = {it.id for it in items}
+    models = set(config.models)
+    for lineno, r in contents.records:
+        if r["model"] not in models or str(r["item"]) not in ids or r["trial"] >= config.k:
+            raise BadInput(
+                f"trial ({r['model']!r}, {str(r['item'])!r}, {r['trial']}) is not part of this collection "
+                f"(models {', '.join(config.models)}; k={config.k}; {len(ids)} items); "
+                "was the archive edited by hand?",
+                path=contents.path, line=lineno,
+            )
 
 
 def _fsync_dir(path: Path) -> None:
