@@ -82,7 +82,7 @@ def test_items_table_and_markdown(trials):
 def test_items_errors_exit_2_with_message(trials, tmp_path):
     r = runner.invoke(app, ["items", str(trials), "--edge", "old:newer"])
     assert r.exit_code == 2
-    assert r.stderr == "Error: unknown model(s) in --edge: newer; models in the table: old, new\n"
+    assert r.stderr == "Error: unknown model(s) in --edge: newer; models in the table: new, old\n"
     r = runner.invoke(app, ["items", str(trials), "--edge", "old:new", "--ci", "exact"])
     assert r.exit_code == 2 and "--ci must be one of newcombe, wald, agresti-caffo" in r.stderr
     bad = tmp_path / "bad.jsonl"

@@ -171,3 +171,47 @@ def test_arrays_are_read_only(tmp_path):
     with pytest.raises(ValueError):
         t.trial[0] = 5
     assert isinstance(t.category, np.ndarray)
+
+
+def test_types_are_checked_by_type_not_equality(tmp_path):
+    # Python's True == 1: a 1 in correct_loose or a true as item id must not pass as the other.
+    p = write(tmp_path / "t.jsonl", [row(correct_loose=True), row(trial=1, correct_loose=1)])
+    with pytest.raises(BadInput, match=r"t\.jsonl:2: column 'correct_loose' must be true, false or null, got 1$"):
+        read_trials(p)
+    p = write(tmp_path / "t.jsonl", [row(item=1), row(item=True, trial=1)])
+    with pytest.raises(BadInput, match=r"t\.jsonl:2: column 'item' must be a string, got bool: True"):
+        read_trials(p)
+    p = write(tmp_path / "t.jsonl", [row(), row(trial=True)])
+    with pytest.raises(BadInput, match=r"t\.jsonl:2: column 'trial' is not an integer: True"):
+        read_trials(p)
+    p = write(tmp_path / "t.jsonl", [row(), row(trial=1, category=["correct"])])
+    with pytest.raises(BadInput, match=r"t\.jsonl:2: unknown category \['correct'\]; allowed: correct,"):
+        read_trials(p)
+    p = write(tmp_path / "t.jsonl", [row(), row(trial=1, benchmark="  ")])
+    with pytest.raises(BadInput, match=r"t\.jsonl:2: column 'benchmark' is empty"):
+        read_trials(p)
+    p = write(tmp_path / "t.jsonl", [row(), row(trial=1, model=None)])
+    with pytest.raises(BadInput, match=r"t\.jsonl:2: column 'model' is empty"):
+        read_trials(p)
+
+
+def test_two_values_on_one_line_and_crlf(tmp_path):
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(orjson.dumps(row()) + b"\n" + orjson.dumps(row(trial=1)) + b"," + orjson.dumps(row(trial=2)) + b"\n")
+    with pytest.raises(BadInput, match=r"t\.jsonl:2: invalid JSON: "):
+        read_trials(p)
+    p.write_bytes(orjson.dumps(row()) + b"\r\n" + orjson.dumps(row(trial=1)) + b"\r\n")
+    assert read_trials(p).trial.tolist() == [0, 1]
+
+
+def test_codes_do_not_depend_on_row_order(tmp_path):
+    rows = synthetic_rows({"b": [0.2, 0.7], "a": [0.9, 0.1]}, k=3, seed=1, benchmark=["y", "x"])
+    t1 = read_trials(write_jsonl(rows, tmp_path / "one.jsonl") or tmp_path / "one.jsonl")
+    rng = np.random.default_rng(0)
+    shuffled = [rows[i] for i in rng.permutation(len(rows))]
+    t2 = read_trials(write_jsonl(shuffled, tmp_path / "two.jsonl") or tmp_path / "two.jsonl")
+    assert t1.models == t2.models == ("a", "b")
+    assert t1.benchmarks == t2.benchmarks == ("x", "y")
+    assert t1.items == t2.items == ("q0000", "q0001")
+    c1, c2 = aggregate(t1)[0], aggregate(t2)[0]
+    assert c1.correct.tolist() == c2.correct.tolist() and c1.unit_item == c2.unit_item

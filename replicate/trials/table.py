@@ -23,6 +23,7 @@ import gzip
 import io
 import os
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -134,37 +135,50 @@ def read_trials(
 
 
 def _rows_jsonl(data: bytes, path: Path, diag: Diagnostics) -> tuple[list[dict], np.ndarray]:
-    parts = data.split(b"\n")
-    ends_with_newline = parts[-1] == b""
-    if ends_with_newline:
-        parts.pop()
-    blank = [i for i, s in enumerate(parts) if not s or s.isspace()]
-    for i in blank:
-        diag.warn("blank-line", "blank line skipped", path=path, line=i + 1)
-    keep = [i for i, s in enumerate(parts) if s and not s.isspace()] if blank else list(range(len(parts)))
-    body = [parts[i] for i in keep]
+    ends_with_newline = data.endswith(b"\n")
+    body = data[:-1] if ends_with_newline else data
+    n_lines = body.count(b"\n") + 1 if body else 0
+    # The common case (no blank line, no bad line): one orjson call over the lines
+    # joined by commas. A blank line gives ``,,`` (invalid JSON); a line holding two
+    # values joined by a comma parses but miscounts: both go line by line below.
     try:
-        rows = orjson.loads(b"[" + b",".join(body) + b"]")
+        rows = orjson.loads(b"[" + body.replace(b"\n", b",") + b"]")
     except orjson.JSONDecodeError:
         rows = None
-    if rows is None or len(rows) != len(body):
-        # Locate the bad line (also catches a line holding two values joined by a comma).
-        rows = []
-        for j, i in enumerate(keep):
-            try:
-                rows.append(orjson.loads(parts[i]))
-            except orjson.JSONDecodeError as exc:
-                last = j == len(keep) - 1 and not ends_with_newline
-                hint = " (torn last line: the file ends in the middle of a row)" if last else ""
-                raise BadInput(f"invalid JSON{hint}: {exc}", path=path, line=i + 1) from None
-    for j, r in enumerate(rows):
-        if type(r) is not dict:
-            raise BadInput(
-                f"expected a JSON object per line, got {type(r).__name__}",
-                path=path,
-                line=keep[j] + 1,
-            )
-    return rows, np.asarray(keep, dtype=np.int64) + 1
+    if rows is not None and len(rows) == n_lines:
+        lines = np.arange(1, n_lines + 1, dtype=np.int64)
+    else:
+        parts = body.split(b"\n") if body else []
+        # A blank line or a bad line makes the joined parse fail: find out which, line by line.
+        keep = []
+        for i, s in enumerate(parts):
+            if not s or s.isspace():
+                diag.warn("blank-line", "blank line skipped", path=path, line=i + 1)
+            else:
+                keep.append(i)
+        try:
+            rows = orjson.loads(b"[" + b",".join(parts[i] for i in keep) + b"]")
+        except orjson.JSONDecodeError:
+            rows = None
+        if rows is None or len(rows) != len(keep):
+            rows = []
+            for j, i in enumerate(keep):
+                try:
+                    rows.append(orjson.loads(parts[i]))
+                except orjson.JSONDecodeError as exc:
+                    last = j == len(keep) - 1 and not ends_with_newline
+                    hint = " (torn last line: the file ends in the middle of a row)" if last else ""
+                    raise BadInput(f"invalid JSON{hint}: {exc}", path=path, line=i + 1) from None
+        lines = np.asarray(keep, dtype=np.int64) + 1
+    if set(map(type, rows)) - {dict}:
+        for j, r in enumerate(rows):
+            if type(r) is not dict:
+                raise BadInput(
+                    f"expected a JSON object per line, got {type(r).__name__}",
+                    path=path,
+                    line=int(lines[j]),
+                )
+    return rows, lines
 
 
 def _rows_csv(data: bytes, path: Path) -> tuple[list[dict], np.ndarray]:
@@ -224,48 +238,70 @@ def _csv_value(column: str, value: str) -> Any:
 
 # --------------------------------------------------------------------------------------
 # Columnar validation
+#
+# Each column is taken out of the rows with one C-level ``map`` and validated by
+# its set of distinct values and of value types; a bad value is then located to
+# its first row. Types are checked by ``type(v)``, never by equality, so ``true``
+# is not taken for ``1`` (Python's ``True == 1``).
 
 
-def _first_row(col: list[Any], bad: set[Any] | None = None, pred=None) -> int:
+def _column(rows: list[dict], name: str) -> list[Any]:
+    try:
+        return list(map(itemgetter(name), rows))
+    except KeyError:
+        return [r.get(name, _MISSING) for r in rows]
+
+
+def _first_row(col: list[Any], pred) -> int:
     for r, v in enumerate(col):
-        if (bad is not None and _hashable(v) and v in bad) or (pred is not None and pred(v)):
+        if pred(v):
             return r
     raise AssertionError("no offending row found")  # pragma: no cover
 
 
-def _hashable(v: Any) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True
+def _describe(v: Any) -> str:
+    if v is _MISSING:
+        return "missing"
+    if v is None or (type(v) is str and not v.strip()):
+        return "empty"
+    return f"not a string: {v!r}"
 
 
 def _intern(
     col: list[Any], name: str, path: Path, lines: np.ndarray, *, allow_int: bool = False
 ) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Integer codes for a required string column, validating each distinct value once."""
-    codes: dict[Any, int] = {}
-    try:
-        idx = [codes.setdefault(v, len(codes)) for v in col]
-    except TypeError:  # a list or object as the value
-        r = _first_row(col, pred=lambda v: not _hashable(v))
+    """Integer codes for a required string column, in sorted order of the values' text.
+
+    Sorted codes make everything downstream (cell order, random draws per item)
+    independent of the order of the rows in the file.
+    """
+    ok_types = {str, int} if allow_int else {str}
+    if set(map(type, col)) - ok_types:
+        r = _first_row(col, lambda v: type(v) not in ok_types)
+        v = col[r]
+        if v is _MISSING or v is None:
+            raise BadInput(f"column {name!r} is {_describe(v)}", path=path, line=int(lines[r]))
         raise BadInput(
-            f"column {name!r} must be a string, got {type(col[r]).__name__}",
+            f"column {name!r} must be a string, got {type(v).__name__}: {_short(v)}",
             path=path,
             line=int(lines[r]),
-        ) from None
-    for v in codes:
-        ok = type(v) is str or (allow_int and type(v) is int)
-        if v is _MISSING or v is None or not ok or (type(v) is str and not v.strip()):
-            r = _first_row(col, bad={v})
-            what = "missing" if v is _MISSING else ("empty" if v in (None, "") else f"not a string: {v!r}")
-            raise BadInput(f"column {name!r} is {what}", path=path, line=int(lines[r]))
+        )
+    distinct = dict.fromkeys(col)
+    for v in distinct:
+        if type(v) is str and not v.strip():
+            r = _first_row(col, lambda x: x == v)
+            raise BadInput(f"column {name!r} is empty", path=path, line=int(lines[r]))
     # Item ids compare as strings: 7 and "7" are the same item.
-    names = [str(v) for v in codes]
-    uniq: dict[str, int] = {}
-    remap = np.asarray([uniq.setdefault(s, len(uniq)) for s in names], dtype=np.int32)
-    return remap[np.asarray(idx, dtype=np.int64)], tuple(uniq)
+    names = sorted({str(v) for v in distinct})
+    index = {s: i for i, s in enumerate(names)}
+    code = {v: index[str(v)] for v in distinct}
+    idx = np.fromiter(map(code.__getitem__, col), dtype=np.int32, count=len(col))
+    return idx, tuple(names)
+
+
+def _short(v: Any, limit: int = 60) -> str:
+    text = repr(v)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _build(rows: list[dict], lines: np.ndarray, path: Path, prov: FileProvenance) -> TrialsTable:
@@ -280,17 +316,14 @@ def _build(rows: list[dict], lines: np.ndarray, path: Path, prov: FileProvenance
             path=path,
             line=int(lines[0]),
         )
-    cols = {c: [r.get(c, _MISSING) for r in rows] if c in present else [_MISSING] * len(rows) for c in KNOWN}
+    cols = {c: _column(rows, c) if c in present else [_MISSING] * len(rows) for c in KNOWN}
     model, models = _intern(cols["model"], "model", path, lines)
     bench, benchmarks = _intern(cols["benchmark"], "benchmark", path, lines)
     item, items = _intern(cols["item"], "item", path, lines, allow_int=True)
     category = _categories(cols["category"], path, lines)
     trial = _trials(cols["trial"], path, lines)
     loose = _loose(cols["correct_loose"], path, lines)
-    scorers = sorted(
-        {v for v in cols["scorer"] if v is not _MISSING and v is not None and _hashable(v)},
-        key=str,
-    )
+    scorers = sorted(str(v) for v in dict.fromkeys(cols["scorer"], None) if type(v) is str)
     _check_duplicates(model, bench, item, trial, lines, models, benchmarks, items, path)
     meta = tuple(sorted(c for c in present if c not in KNOWN))
     return TrialsTable(
@@ -305,51 +338,40 @@ def _build(rows: list[dict], lines: np.ndarray, path: Path, prov: FileProvenance
         category=_readonly(category),
         loose=_readonly(loose),
         line=_readonly(lines),
-        scorers=tuple(str(s) for s in scorers),
+        scorers=tuple(scorers),
         metadata_columns=meta,
         provenance=prov,
         _rows=rows,
     )
 
 
+_CATEGORY_CODE = {c: i for i, c in enumerate(CATEGORIES)}
+
+
 def _categories(col: list[Any], path: Path, lines: np.ndarray) -> np.ndarray:
-    lookup = {c: i for i, c in enumerate(CATEGORIES)}
-    codes: dict[Any, int] = {}
-    try:
-        idx = [codes.setdefault(v, len(codes)) for v in col]
-    except TypeError:
-        r = _first_row(col, pred=lambda v: not _hashable(v))
-        bad = col[r]
+    if set(map(type, col)) - {str} or not _CATEGORY_CODE.keys() >= dict.fromkeys(col).keys():
+        r = _first_row(col, lambda v: type(v) is not str or v not in _CATEGORY_CODE)
+        v = col[r]
+        shown = "missing" if v is _MISSING else _short(v)
         raise BadInput(
-            f"unknown category {bad!r}; allowed: {', '.join(CATEGORIES)}",
+            f"unknown category {shown}; allowed: {', '.join(CATEGORIES)}",
             path=path,
             line=int(lines[r]),
-        ) from None
-    table = np.empty(len(codes), dtype=np.int8)
-    for v, j in codes.items():
-        if v not in lookup:
-            r = _first_row(col, bad={v})
-            shown = "missing" if v is _MISSING else repr(v)
-            raise BadInput(
-                f"unknown category {shown}; allowed: {', '.join(CATEGORIES)}",
-                path=path,
-                line=int(lines[r]),
-            )
-        table[j] = lookup[v]
-    return table[np.asarray(idx, dtype=np.int64)]
+        )
+    return np.fromiter(map(_CATEGORY_CODE.__getitem__, col), dtype=np.int8, count=len(col))
 
 
 def _trials(col: list[Any], path: Path, lines: np.ndarray) -> np.ndarray:
     arr = None
-    if all(type(v) is int for v in col):
+    if set(map(type, col)) == {int}:
         try:
-            arr = np.asarray(col, dtype=np.int64)
+            arr = np.fromiter(col, dtype=np.int64, count=len(col))
         except OverflowError:
             arr = None
     if arr is None:
-        r = _first_row(col, pred=lambda v: type(v) is not int or not -(2**62) < v < 2**62)
+        r = _first_row(col, lambda v: type(v) is not int or not -(2**62) < v < 2**62)
         v = col[r]
-        shown = "missing" if v is _MISSING else f"not an integer: {v!r}"
+        shown = "missing" if v is _MISSING else f"not an integer: {_short(v)}"
         raise BadInput(f"column 'trial' is {shown}", path=path, line=int(lines[r]))
     neg = np.flatnonzero(arr < 0)
     if neg.size:
@@ -358,22 +380,19 @@ def _trials(col: list[Any], path: Path, lines: np.ndarray) -> np.ndarray:
     return arr
 
 
+_LOOSE_CODE = {True: 1, False: 0, None: -1, _MISSING: -1}
+_LOOSE_TYPES = {bool, type(None), type(_MISSING)}
+
+
 def _loose(col: list[Any], path: Path, lines: np.ndarray) -> np.ndarray:
-    out = np.full(len(col), -1, dtype=np.int8)
-    for r, v in enumerate(col):
-        if v is True:
-            out[r] = 1
-        elif v is False:
-            out[r] = 0
-        elif v is None or v is _MISSING:
-            continue
-        else:
-            raise BadInput(
-                f"column 'correct_loose' must be true, false or null, got {v!r}",
-                path=path,
-                line=int(lines[r]),
-            )
-    return out
+    if set(map(type, col)) - _LOOSE_TYPES:
+        r = _first_row(col, lambda v: type(v) not in _LOOSE_TYPES)
+        raise BadInput(
+            f"column 'correct_loose' must be true, false or null, got {_short(col[r])}",
+            path=path,
+            line=int(lines[r]),
+        )
+    return np.fromiter(map(_LOOSE_CODE.__getitem__, col), dtype=np.int8, count=len(col))
 
 
 def _check_duplicates(
