@@ -97,7 +97,7 @@ BAD = {
 
 EXPECTED = """\
 claims.toml: 18 problems in the claims file:
-[study]: unknown field 'year'; allowed: title, reference, release, commit
+[study]: unknown field 'year'; allowed: title, reference, release, commit, parser
 [runs] 'c': must be a non-empty list of file paths (strings)
 [runs] 'd': paths must be relative to --root without '..': ../escape.jsonl
 claim 'c1': unknown metric 'regresion_rate' (did you mean 'regression_rate'?); metrics: n, em, mae, pearson, unparsed, cells.both, cells.only_old, cells.only_new, cells.neither, regression_rate, regression_share_of_old_correct, backward_rate, change_rate, independent_regression_rate, independence_ratio, floor.regression_min, floor.regression_max, floor.change_min, floor.change_max

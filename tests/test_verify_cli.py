@@ -42,7 +42,28 @@ def test_golden_note_byte_for_byte(example_copy):
     result = run(*regen_golden.ARGS)
     assert result.exit_code == 0, result.output
     written = (example_copy / regen_golden.GOLDEN).read_bytes()
-    assert written == GOLDEN.read_bytes(), "regenerate with: python -m replicate.verify.regen_golden"
+    if written != GOLDEN.read_bytes():
+        pytest.fail(regen_golden.explain(GOLDEN.read_text(encoding="utf-8"), written.decode("utf-8"))
+                    or "the notes differ in bytes but not in text (line endings?)", pytrace=False)
+
+
+def test_golden_mismatch_explains_a_version_bump_and_how_to_regenerate():
+    golden = GOLDEN.read_text(encoding="utf-8")
+    assert regen_golden.explain(golden, golden) is None
+    row = next(line for line in golden.splitlines() if line.startswith("| Tool "))
+    version = row.split("replicate ")[1].split()[0]
+    bumped_row = row.replace(f"replicate {version} ", "replicate 9.9.9" + " " * (len(version) - 4), 1)
+    assert len(bumped_row) == len(row)
+    bumped = golden.replace(row, bumped_row)
+    assert regen_golden.explain(golden, bumped) == (
+        f"the golden note was written by replicate {version}, this is replicate 9.9.9; nothing else differs. "
+        "Regenerate it with: python -m replicate.verify.regen_golden"
+    )
+    # any other change: a short diff and the same command
+    other = regen_golden.explain(golden, bumped.replace("## Summary", "## Overview"))
+    assert other.startswith("the verification note differs from tests/golden/note_example.md; if the change is "
+                            "intended, regenerate with: python -m replicate.verify.regen_golden\n--- golden\n")
+    assert "-## Summary\n+## Overview" in other
 
 
 @needs_example

@@ -18,7 +18,8 @@ def verify_cmd(
     parser: Annotated[
         Optional[list[str]],
         typer.Option("--parser", "-p", help="Recompute every claim under this parser (repeatable; the first gates the exit code). "
-                     "Default: each claim's own parser, else every registered umbrela parser.", metavar="PARSER", show_default=False),
+                     "Default: each claim's own parser, else the [study] parser, then every registered umbrela "
+                     "parser, released readings before the project's corrected ones (umbrela-checked).", metavar="PARSER", show_default=False),
     ] = None,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the markdown verification note here (figures beside it).", metavar="NOTE.md", show_default=False)] = None,
     fmt: FormatOpt = Format.table,
@@ -31,7 +32,9 @@ def verify_cmd(
 
     Each claim gets a verdict per parser: match, mismatch or not_computable
     (with why). Exit 1 when a claim mismatches under the gating parser (the
-    first --parser, else each claim's first), 0 otherwise; 2 for bad input.
+    first --parser; without --parser, the claim's own parser, else the
+    [study] parser, else the first released umbrela reading), 0 otherwise;
+    2 for bad input.
     """
     from replicate.errors import CheckFailed
     from replicate.output import dumps_json

@@ -22,6 +22,7 @@ from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, UsageError
 from replicate.judge.model import Run
 from replicate.parsing import PARSERS
+from replicate.registry import VersionedName
 from replicate.verify.claims import ClaimsFile, load_claims
 from replicate.verify.flags import collect_flags
 from replicate.verify.matching import match
@@ -30,6 +31,9 @@ from replicate.verify.result import ClaimResult, Verification
 
 #: The parser family tried when neither --parser nor a claim names one.
 DEFAULT_FAMILY = "umbrela"
+#: Readings new in this project (``family-variant`` without ``@N``): corrections
+#: no paper used, so by default they come after the released readings and never gate.
+PROJECT_READINGS = frozenset({"umbrela-checked"})
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -46,17 +50,35 @@ def check_date(date: str | None) -> str:
         raise UsageError(f"date must be a calendar date YYYY-MM-DD, got {date!r}") from None
 
 
-def parser_columns(claims: ClaimsFile, parsers: Sequence[str] | None) -> tuple[tuple[str, ...], bool]:
-    """The parser columns and whether they were given explicitly.
+def _is_project_reading(name: str) -> bool:
+    return VersionedName.parse(name).base in PROJECT_READINGS
 
-    Given parsers override every claim's own. Otherwise the columns are every
-    registered parser of the ``umbrela`` family, then any parser a claim pins.
+
+def default_parsers(claims: ClaimsFile) -> tuple[str, ...]:
+    """The parsers a claim that pins none is recomputed under when no --parser is given.
+
+    Released readings come first, so that the gating (first) parser is one a
+    paper could have used: the ``[study] parser`` if the claims file names one,
+    then every registered ``umbrela`` parser in registry order, except that the
+    project's own corrected readings (:data:`PROJECT_READINGS`) come last.
+    """
+    family = PARSERS.names(family=DEFAULT_FAMILY)
+    ordered = [p for p in family if not _is_project_reading(p)] + [p for p in family if _is_project_reading(p)]
+    first = [claims.study.parser] if claims.study.parser else []
+    return tuple(dict.fromkeys(first + ordered))
+
+
+def parser_columns(claims: ClaimsFile, parsers: Sequence[str] | None) -> tuple[tuple[str, ...], bool]:
+    """The parser columns, in order, and whether they were given explicitly.
+
+    Given parsers override every claim's own, in the order given. Otherwise the
+    columns are :func:`default_parsers`, then any other parser a claim pins.
     """
     if parsers:
         names = list(dict.fromkeys(parsers))
         PARSERS.get_many(names)  # every unknown name at once
         return tuple(names), True
-    names = PARSERS.names(family=DEFAULT_FAMILY)
+    names = list(default_parsers(claims))
     for c in claims.claims:
         if c.parser is not None and c.parser not in names:
             names.append(c.parser)
@@ -77,10 +99,12 @@ def verify_runs(
     """Recompute every claim of ``claims`` from in-memory ``runs`` (pure).
 
     Each claim is recomputed under every parser of ``parsers`` (given parsers
-    override a claim's own); without ``parsers``, under the parser the claim
-    pins, else under every registered ``umbrela`` parser.
+    override a claim's own; the first gates); without ``parsers``, under the
+    parser the claim pins, else under :func:`default_parsers` (released
+    readings first, so the gating parser is one a paper could have used).
     """
     columns, explicit = parser_columns(claims, parsers)
+    defaults = default_parsers(claims)
     date = check_date(date)
     missing = sorted({n for c in claims.claims for n in c.run_names if n not in runs})
     if missing:
@@ -88,12 +112,15 @@ def verify_runs(
     rc = Recomputer(runs, PARSERS.get)
     results = []
     for c in claims.claims:
-        ps = columns if explicit or c.parser is None else (c.parser,)
-        if not explicit and c.parser is None:
-            ps = tuple(p for p in columns if p not in _pinned_only(claims, columns))
-            if not ps:
-                raise UsageError(f"claim {c.id!r} names no parser and no {DEFAULT_FAMILY} parser is registered; "
-                                 "pass --parser")
+        if explicit:
+            ps = columns
+        elif c.parser is not None:
+            ps = (c.parser,)
+        elif defaults:
+            ps = defaults
+        else:
+            raise UsageError(f"claim {c.id!r} names no parser and no {DEFAULT_FAMILY} parser is registered; "
+                             "pass --parser")
         computed: dict[str, Computed] = {}
         matches = {}
         for p in ps:
@@ -110,12 +137,6 @@ def verify_runs(
         edges=edges, floors=floors, run_figures=run_figs, run_files=run_files, flags=flags,
         root=root, tool_version=__version__, date=date, diagnostics=diag,
     )
-
-
-def _pinned_only(claims: ClaimsFile, columns: Sequence[str]) -> set[str]:
-    """Columns present only because some claim pins them (not of the default family)."""
-    family = set(PARSERS.names(family=DEFAULT_FAMILY))
-    return {p for p in columns if p not in family}
 
 
 def _used_runs(claims: ClaimsFile) -> list[str]:

@@ -6,6 +6,7 @@ title = "..."
 reference = "arXiv:..."
 release = "owner/repo"          # optional: where the data was fetched from
 commit = "d72d25d..."           # optional
+parser = "umbrela-fallback@1"   # optional: the reading the paper used (first column, gates the exit code)
 
 [runs]                          # a run = one or more files, paths relative to --root
 "gpt-4o-mini" = ["results/gpt-4o-mini_annotations.jsonl"]
@@ -40,7 +41,7 @@ from replicate.verify.metrics import METRICS, UNITS, Metric
 
 POLICIES = ("intersect", "wrong")
 
-STUDY_FIELDS = ("title", "reference", "release", "commit")
+STUDY_FIELDS = ("title", "reference", "release", "commit", "parser")
 FIELDS_FIELDS = ("key_fields", "gold_field", "output_fields")
 CLAIM_FIELDS = (
     "id", "where", "text", "metric", "value", "unit",
@@ -51,15 +52,21 @@ TOP_LEVEL = ("study", "runs", "claims", "fields")
 
 @dataclass(frozen=True, slots=True)
 class Study:
-    """What was checked: title, reference, and the release it came from (all optional)."""
+    """What was checked: title, reference, the release it came from, the paper's parser (all optional).
+
+    ``parser`` names the reading the paper itself used: without ``--parser`` it
+    is the first column, so it gates the exit code of claims that pin none.
+    """
 
     title: str | None = None
     reference: str | None = None
     release: str | None = None
     commit: str | None = None
+    parser: str | None = None
 
     def to_json(self) -> dict:
-        return {"title": self.title, "reference": self.reference, "release": self.release, "commit": self.commit}
+        return {"title": self.title, "reference": self.reference, "release": self.release, "commit": self.commit,
+                "parser": self.parser}
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +187,7 @@ def _parse_runs(table: Any, problems: list[str]) -> dict[str, tuple[str, ...]]:
     return runs
 
 
-def _parse_study(table: Any, problems: list[str]) -> Study:
+def _parse_study(table: Any, problems: list[str], parsers: Collection[str] | None) -> Study:
     if table is None:
         return Study()
     if not isinstance(table, dict):
@@ -194,6 +201,10 @@ def _parse_study(table: Any, problems: list[str]) -> Study:
             problems.append(f"[study]: {key} must be a string")
             v = None
         values[key] = v
+    parser = values["parser"]
+    if parser is not None and parsers is not None and parser not in parsers:
+        problems.append(f"[study]: unknown parser {parser!r}{_close(parser, parsers)}; "
+                        f"parsers: {', '.join(parsers) or 'none'}")
     return Study(**values)
 
 
@@ -357,7 +368,7 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
     for key in data:
         if key not in TOP_LEVEL:
             problems.append(f"unknown table [{key}]{_close(key, TOP_LEVEL)}; allowed: {', '.join(TOP_LEVEL)}")
-    study = _parse_study(data.get("study"), problems)
+    study = _parse_study(data.get("study"), problems, parsers)
     runs = _parse_runs(data.get("runs"), problems)
     fields = _parse_fields(data.get("fields"), problems)
     raw_runs = data.get("runs") if isinstance(data.get("runs"), dict) else {}

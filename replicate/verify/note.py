@@ -90,7 +90,8 @@ def _summary(v: Verification) -> list[str]:
         lines.append(f"Check passed: no claim mismatches under {gate}.")
     if not v.explicit_parsers:
         lines += ["", "No parser was given, so each claim was recomputed under the parser it names, "
-                  "else under every registered umbrela parser (the first listed gates the result)."]
+                  "else under every registered umbrela parser with the released readings first and the "
+                  "project's own corrected readings last; a claim's first parser gates the result."]
     return lines
 
 

@@ -9,11 +9,17 @@ command in a copy of the example and compares the note byte for byte)::
 
     replicate verify fixtures/example/claims.toml --root fixtures/example \\
         --date 2026-01-01 --no-plots --no-fail --out tests/golden/note_example.md
+
+The note carries the tool version, so a version bump changes the golden: the
+test then fails with :func:`explain`'s message naming both versions and this
+command, rather than with a byte diff.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -22,6 +28,23 @@ ARGS = [
     "verify", "fixtures/example/claims.toml", "--root", "fixtures/example",
     "--date", "2026-01-01", "--no-plots", "--no-fail", "--out", GOLDEN,
 ]
+
+COMMAND = "python -m replicate.verify.regen_golden"
+_TOOL_ROW = re.compile(r"^\| Tool +\| replicate (\S+) +\|$", re.M)
+
+
+def explain(golden: str, written: str) -> str | None:
+    """None when the notes are equal; else what differs and how to regenerate the golden."""
+    if golden == written:
+        return None
+    old, new = _TOOL_ROW.search(golden), _TOOL_ROW.search(written)
+    if old and new and old[1] != new[1] and _TOOL_ROW.sub("", golden) == _TOOL_ROW.sub("", written):
+        return (f"the golden note was written by replicate {old[1]}, this is replicate {new[1]}; "
+                f"nothing else differs. Regenerate it with: {COMMAND}")
+    diff = difflib.unified_diff(golden.splitlines(), written.splitlines(), "golden", "written", lineterm="", n=1)
+    lines = list(diff)
+    shown = "\n".join(lines[:40]) + (f"\n... ({len(lines) - 40} more diff lines)" if len(lines) > 40 else "")
+    return f"the verification note differs from {GOLDEN}; if the change is intended, regenerate with: {COMMAND}\n{shown}"
 
 
 def main() -> int:
