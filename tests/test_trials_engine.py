@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import false_discovery_control, fisher_exact
 
 from replicate.diagnostics import Diagnostics
-from replicate.errors import UsageError
+from replicate.errors import BadInput, UsageError
 from replicate.output import dumps_json
 from replicate.trials.engine import DEFAULT_SEED, analyse_items, parse_edge, per_item_rows
 from replicate.trials.screen import screen
@@ -272,3 +272,15 @@ def test_results_do_not_depend_on_row_order(tmp_path):
         out.append((j, sorted(map(orjson.dumps, per_item_rows(analyse_items(
             table_of(tmp_path, rs, name), [("old", "new")], n_null=0))))))
     assert out[0] == out[1]
+
+
+def test_strata_on_list_valued_metadata_is_a_clear_error(tmp_path):
+    rows = synthetic_rows({"a": [0.5, 0.5], "b": [0.5, 0.5]}, k=3, seed=0,
+                          metadata={"tags": [["x", "y"], ["z"]], "level": [1, True]})
+    t = table_of(tmp_path, rows)
+    with pytest.raises(BadInput, match=r"t\.jsonl:1: metadata column 'tags' holds a list \(\['x', 'y'\]\); "
+                                       r"--strata needs one value per item: a string, a number or true/false"):
+        analyse_items(t, [("a", "b")], n_null=0, strata="tags")
+    # 1 and true are two strata, not one (Python's True == 1)
+    res = analyse_items(t, [("a", "b")], n_null=0, strata="level")
+    assert [(s.value, s.shares.n_items) for s in res.cells[0].strata] == [(1, 1), (True, 1)]

@@ -90,6 +90,14 @@ def aggregate(table: TrialsTable) -> tuple[Counts, np.ndarray]:
     return counts, row_unit
 
 
+_SCALARS = frozenset({str, int, float, bool})
+
+
+def _short(v: Any, limit: int = 60) -> str:
+    text = repr(v)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def unit_metadata(
     table: TrialsTable, row_unit: np.ndarray, n_units: int, column: str
 ) -> list[Any]:
@@ -104,11 +112,19 @@ def unit_metadata(
     for r, v in enumerate(values):
         if v is None:
             continue
+        if type(v) not in _SCALARS:
+            kind = {list: "a list", dict: "an object"}.get(type(v), type(v).__name__)
+            raise BadInput(
+                f"metadata column {column!r} holds {kind} ({_short(v)}); --strata needs one "
+                "value per item: a string, a number or true/false",
+                path=table.path,
+                line=int(table.line[r]),
+            )
         u = int(row_unit[r])
         if out[u] is None:
             out[u] = v
             first_line[u] = int(table.line[r])
-        elif out[u] != v:
+        elif out[u] != v or (type(out[u]) is bool) != (type(v) is bool):
             raise BadInput(
                 f"metadata column {column!r} is not constant for item "
                 f"{table.items[int(table.item[r])]!r}: {v!r} here, {out[u]!r} at line {first_line[u]}",

@@ -266,9 +266,12 @@ def _cell(
     if stratum_of_unit is not None:
         vals = [stratum_of_unit[u] for u in keep.tolist()]
         vals = [MISSING_STRATUM if v is None else v for v in vals]
-        labels = sorted(set(vals), key=_stratum_key)
-        index = {v: i for i, v in enumerate(labels)}
-        g = np.asarray([index[v] for v in vals], dtype=np.int64)
+        # Keyed by (is bool, value): Python's True == 1 must not merge two strata.
+        keyed = {(type(v) is bool, v): v for v in vals}
+        order = sorted(keyed, key=lambda k: _stratum_key(keyed[k]))
+        labels = [keyed[k] for k in order]
+        index = {k: i for i, k in enumerate(order)}
+        g = np.asarray([index[(type(v) is bool, v)] for v in vals], dtype=np.int64)
     else:
         labels, g = [None], np.zeros(keep.size, dtype=np.int64)
     sizes = np.bincount(g, minlength=len(labels))
