@@ -284,3 +284,32 @@ def test_strata_on_list_valued_metadata_is_a_clear_error(tmp_path):
     # 1 and true are two strata, not one (Python's True == 1)
     res = analyse_items(t, [("a", "b")], n_null=0, strata="level")
     assert [(s.value, s.shares.n_items) for s in res.cells[0].strata] == [(1, 1), (True, 1)]
+
+
+def test_null_summary_mean_and_monte_carlo_p_value(tmp_path, planted):
+    rng = np.random.default_rng(2)
+    p = rng.uniform(0.1, 0.9, 60)
+    t = table_of(tmp_path, synthetic_rows({"a": p, "b": p}, k=10, seed=9))
+    from replicate.trials.engine import _cell_rng
+    from replicate.trials.fisher import PValueTables
+    from replicate.trials.null import permutation_null
+    from fractions import Fraction
+
+    res = analyse_items(t, [("a", "b")], n_null=200, seed=4, eps="0.1", alpha=0.9)
+    (cell,) = res.cells
+    r = cell.rows
+    # recompute the same draws by hand from the cell's documented random stream
+    draws = permutation_null(r.a, r.n1, r.b, r.n2, tables=PValueTables(), alpha=0.9, eps_list=[Fraction(1, 10)],
+                             n_resamples=200, rng=_cell_rng(4, "null", "a", "b", "bench")).counts[:, 0, 0]
+    plus, minus = draws[:, 0], draws[:, 1]
+    obs_plus, obs_minus = cell.shares.improved, cell.shares.regressed
+    s = cell.to_json()["null"]
+    assert s["replications"] == 200
+    assert s["mean"]["p_plus"] == pytest.approx(plus.mean() / 60)
+    assert s["p_value"]["p_plus"] == (1 + sum(x >= obs_plus for x in plus.tolist())) / 201
+    assert s["p_value"]["p_chg"] == (1 + sum(x + y >= obs_plus + obs_minus for x, y in zip(plus, minus))) / 201
+    assert 0.05 < s["p_value"]["p_chg"]  # no true change: the data look like the null
+    # planted changes lie beyond every replication: the smallest possible p-value
+    big = analyse_items(planted, [("old", "new")], n_null=99).cells[0].to_json()["null"]
+    assert big["p_value"]["p_chg"] == 1 / 100
+    assert analyse_items(planted, [("old", "new")], n_null=0).cells[0].to_json()["null"] is None

@@ -21,7 +21,7 @@ import numpy as np
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import UsageError
-from replicate.trials.classify import CLASSES, classify, parse_eps, parse_eps_list
+from replicate.trials.classify import CLASSES, IMPROVED, REGRESSED, classify, parse_eps, parse_eps_list
 from replicate.trials.counts import Counts, aggregate, unit_metadata
 from replicate.trials.fisher import PValueTables
 from replicate.trials.intervals import DIFF_METHODS, MEAN_INTERVAL, mean_interval, diff_interval
@@ -338,6 +338,7 @@ def _cell(
         target_side=_side(counts, t, keep, n2, acc_t),
         shares=Shares.of(cls),
         null_p95=p95(),
+        null_summary=None if off else null.summary(sizes, (int((cls == IMPROVED).sum()), int((cls == REGRESSED).sum()))),
         seed=seed,
         excluded=excluded,
         sensitivity=tuple(sensitivity),

@@ -52,6 +52,28 @@ class NullDraws:
         return {"p_plus": q[0], "p_minus": q[1], "p_chg": q[2]}
 
 
+    def summary(
+        self, group_sizes: np.ndarray, observed: tuple[int, int], *, eps_index: int = 0
+    ) -> dict | None:
+        """Beyond the 95th percentile, over the whole cell: the null's mean shares and
+        Monte Carlo p-values ``(1 + #{null count >= observed count}) / (R + 1)`` for
+        P+, P- and Pchg (the share of replications at least as extreme as the data,
+        counting the data as one replication; never 0).
+        """
+        c = self.counts[:, eps_index].sum(axis=1)  # (R, 2)
+        size = float(group_sizes.sum())
+        n_rep = c.shape[0]
+        if size == 0 or n_rep == 0:
+            return None
+        stats = {"p_plus": c[:, 0], "p_minus": c[:, 1], "p_chg": c[:, 0] + c[:, 1]}
+        obs = {"p_plus": observed[0], "p_minus": observed[1], "p_chg": observed[0] + observed[1]}
+        return {
+            "replications": int(n_rep),
+            "mean": {k: float(v.mean() / size) for k, v in stats.items()},
+            "p_value": {k: (1 + int((v >= obs[k]).sum())) / (n_rep + 1) for k, v in stats.items()},
+        }
+
+
 def permutation_null(
     a: np.ndarray,
     n1: np.ndarray,

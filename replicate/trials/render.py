@@ -41,10 +41,11 @@ def render_items(result: ItemsResult, fmt: Format | str) -> str:
             pct(c.source_side.accuracy, 1), pct(c.target_side.accuracy, 1), _signed(c.delta),
             _obs_null(c.shares.p_plus, np95["p_plus"]), _obs_null(c.shares.p_minus, np95["p_minus"]),
             _obs_null(c.shares.p_chg, np95["p_chg"]),
+            "-" if c.null_summary is None else f"{c.null_summary['p_value']['p_chg']:.3g}",
             pct(c.shares.equivalent_share, 1), pct(c.shares.inconclusive_share, 1),
         ])
     out.append(table(rows, ["edge", "benchmark", "items", "K src", "K tgt", "acc src", "acc tgt", "delta",
-                            "P+", "P-", "Pchg", "equiv", "inconcl"], fmt))
+                            "P+", "P-", "Pchg", "null p", "equiv", "inconcl"], fmt))
 
     excl = [c for c in result.cells if any(c.excluded.values())]
     if excl:

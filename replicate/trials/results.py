@@ -206,6 +206,7 @@ class CellResult:
     loose: Looseness | None = None
     strata: tuple[Stratum, ...] = ()
     rows: ItemRows | None = field(default=None, repr=False)
+    null_summary: dict | None = None  # replications, mean and Monte Carlo p-value of P+, P-, Pchg
 
     @property
     def n_items(self) -> int:
@@ -230,6 +231,7 @@ class CellResult:
             "equivalent": sh.equivalent_share,
             "inconclusive": sh.inconclusive_share,
             "null_p95": self.null_p95,
+            "null": self.null_summary,
             "seed": self.seed,
             "counts": sh.to_json()["counts"],
             "source_side": self.source_side.to_json(),
