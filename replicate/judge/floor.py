@@ -10,12 +10,11 @@ computes, over the items every repeat has:
   deviation (ddof=1) across repeats;
 - the Jaccard overlap of the regression sets (the items each ordered pair
   regressed on) between pairs of repeat pairs;
-- optionally an edge old -> new set against the regression range
-  (:func:`place`: below / inside / above, with the margin), and a main-results
-  run set against the change range (:class:`MainCheck`).
+- optionally an edge old -> new set against the regression range and a
+  main-results run set against the change range (:mod:`.floor_checks`).
 
-Range bounds are compared exactly (as fractions of the integer counts): a rate
-equal to the floor's min or max is *inside*.
+Ranges and placement (below / inside / above, exact at the bounds) live in
+:mod:`.floor_range`; the names are re-exported here.
 """
 
 from __future__ import annotations
@@ -30,91 +29,13 @@ import numpy as np
 
 from replicate.errors import UsageError
 from replicate.judge.align import Aligned, align
-from replicate.judge.compare import Comparison, compare
 from replicate.judge.figures import FourCell, POLICIES, Policy, pair_counts
+from replicate.judge.floor_checks import (  # noqa: F401  (re-exported)
+    FAR_BEYOND_RULE, MAIN_VERDICTS, EdgeCheck, MainCheck, check_edge, check_main,
+)
+from replicate.judge.floor_range import VERDICTS, Placement, Span, frac as _frac, place  # noqa: F401
 from replicate.judge.model import LabelledRun
 from replicate.parsing import UNPARSED
-
-VERDICTS = ("below", "inside", "above")
-MAIN_VERDICTS = ("below", "inside", "above", "far_beyond")
-#: The rule behind ``far_beyond`` in words (shown in outputs and docs).
-FAR_BEYOND_RULE = (
-    "far_beyond: even the repeat closest to MAIN differs from it on more than twice "
-    "the largest repeat-to-repeat change rate"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    """A closed min-max range of rates, kept as exact fractions of counts."""
-
-    lo: Fraction
-    hi: Fraction
-
-    @property
-    def min(self) -> float:
-        return float(self.lo)
-
-    @property
-    def max(self) -> float:
-        return float(self.hi)
-
-    @property
-    def width(self) -> float:
-        return float(self.hi - self.lo)
-
-    @classmethod
-    def of(cls, rates: Sequence[Fraction | None]) -> "Span | None":
-        defined = [r for r in rates if r is not None]
-        return cls(min(defined), max(defined)) if defined else None
-
-    def to_json(self) -> dict:
-        return {"min": self.min, "max": self.max, "width": self.width}
-
-
-def _frac(num: int, den: int) -> Fraction | None:
-    return None if den == 0 else Fraction(int(num), int(den))
-
-
-@dataclass(frozen=True, slots=True)
-class Placement:
-    """Where a rate lies against a floor range.
-
-    ``margin`` is a non-negative distance in rate units: how far outside the
-    range for ``below``/``above``, how far from the nearer bound for ``inside``.
-    ``to_min`` = rate - min and ``to_max`` = rate - max keep the signs.
-    """
-
-    verdict: str
-    exact: Fraction  # the rate as an exact fraction of counts
-    margin: float
-    to_min: float
-    to_max: float
-
-    @property
-    def rate(self) -> float:
-        return float(self.exact)
-
-    def to_json(self) -> dict:
-        return {
-            "verdict": self.verdict,
-            "rate": self.rate,
-            "margin": self.margin,
-            "to_min": self.to_min,
-            "to_max": self.to_max,
-        }
-
-
-def place(rate: Fraction, span: Span) -> Placement:
-    """Below, inside (bounds included) or above a floor range, with the margin."""
-    rate = Fraction(rate)
-    if rate < span.lo:
-        verdict, margin = "below", span.lo - rate
-    elif rate > span.hi:
-        verdict, margin = "above", rate - span.hi
-    else:
-        verdict, margin = "inside", min(rate - span.lo, span.hi - rate)
-    return Placement(verdict, rate, float(margin), float(rate - span.lo), float(rate - span.hi))
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,81 +126,6 @@ class RepeatInfo:
             "n": self.n,
             "correct": self.correct,
             "em": self.em,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class EdgeCheck:
-    """An upgrade edge set against the floor of its target model."""
-
-    comparison: Comparison
-    regression: Placement | None  # None when the edge has no items
-    change: Placement | None
-
-    @property
-    def verdict(self) -> str | None:
-        return None if self.regression is None else self.regression.verdict
-
-    def to_json(self) -> dict:
-        out = self.comparison.to_json()
-        out["verdict"] = self.verdict
-        out["margin"] = None if self.regression is None else self.regression.margin
-        out["placement"] = {
-            "regression_rate": None if self.regression is None else self.regression.to_json(),
-            "change_rate": None if self.change is None else self.change.to_json(),
-        }
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class MainCheck:
-    """A main-results run set against the repeat-to-repeat change range.
-
-    ``against`` holds MAIN's comparison with each repeat (MAIN as old). The
-    verdict places the *smallest* of those change rates (the most charitable
-    reading: MAIN resembles at least its closest repeat) against the range;
-    ``far_beyond`` follows :data:`FAR_BEYOND_RULE`.
-    """
-
-    name: str
-    against: tuple[Comparison, ...]
-    floor: Span
-    closest: Placement | None
-
-    @property
-    def verdict(self) -> str | None:
-        if self.closest is None:
-            return None
-        if self.closest.verdict == "above" and self.closest.exact > 2 * self.floor.hi:
-            return "far_beyond"
-        return self.closest.verdict
-
-    @property
-    def far_beyond(self) -> bool:
-        return self.verdict == "far_beyond"
-
-    def to_json(self) -> dict:
-        return {
-            "name": self.name,
-            "against": [
-                {
-                    "repeat": c.new.name,
-                    "n": c.cells.n,
-                    "changed": c.changed,
-                    "change_rate": c.change_rate,
-                    "regression_rate": c.cells.regression_rate,
-                }
-                for c in self.against
-            ],
-            "change_rate": {
-                "min": min((c.change_rate for c in self.against if c.change_rate is not None), default=None),
-                "max": max((c.change_rate for c in self.against if c.change_rate is not None), default=None),
-            },
-            "floor": self.floor.to_json(),
-            "closest": None if self.closest is None else self.closest.to_json(),
-            "verdict": self.verdict,
-            "far_beyond": self.far_beyond,
-            "rule": FAR_BEYOND_RULE,
         }
 
 
@@ -456,25 +302,9 @@ def floor(
     )
     edge_check = main_check = None
     if edge is not None:
-        old, new = edge
-        cmp = compare(old, new, policy=policy)
-        span_r, span_c = result.regression_span, result.change_span
-        reg = _frac(cmp.cells.only_old, cmp.cells.n)
-        chg = _frac(cmp.changed, cmp.cells.n)
-        edge_check = EdgeCheck(
-            cmp,
-            None if reg is None or span_r is None else place(reg, span_r),
-            None if chg is None or span_c is None else place(chg, span_c),
-        )
+        edge_check = check_edge(*edge, regression=result.regression_span, change=result.change_span, policy=policy)
     if main is not None:
-        if main.name in result.names:
-            raise UsageError(f"--main {main.name!r} is also one of the repeats; name a different run")
-        against = tuple(compare(main, rep, policy=policy) for rep in repeats)
-        rates = [_frac(c.changed, c.cells.n) for c in against]
-        defined = [x for x in rates if x is not None]
-        span_c = result.change_span
-        closest = None if not defined or span_c is None else place(min(defined), span_c)
-        main_check = MainCheck(main.name, against, span_c or Span(Fraction(0), Fraction(0)), closest)
+        main_check = check_main(main, repeats, change=result.change_span, policy=policy)
     if edge_check is None and main_check is None:
         return result
     return replace(result, edge=edge_check, main=main_check)
