@@ -86,16 +86,21 @@ def test_edge_figures_by_hand(rc):
     assert (w.cells.n, w.cells.only_new) == (10, 4)  # item 7: old unparsed = wrong, new right
 
 
-def test_floor_agrees_with_the_floor_module(rc):
-    mine = rc.floor(["new", "rep", "old"], DIGIT.name, "intersect")
-    theirs = judge_floor(
-        [rc.labelled("new", DIGIT.name), rc.labelled("rep", DIGIT.name), rc.labelled("old", DIGIT.name)]
-    )
-    assert mine.value("floor.regression_min") == theirs.regression_span.lo
-    assert mine.value("floor.regression_max") == theirs.regression_span.hi
-    assert mine.value("floor.change_min") == theirs.change_span.lo
-    assert mine.value("floor.change_max") == theirs.change_span.hi
-    assert len(mine.pairs) == 6
+def test_floor_figures_by_hand(rc):
+    # Per ordered pair under intersect (old's "x" is unparsed, so pairs with old have 9 items, new/rep 10):
+    #   regression: new->rep 0/10, rep->new 1/10 (item 6), old->new 4/9 (items 1, 4, 6, 8),
+    #               new->old 3/9, old->rep 3/9, rep->old 3/9
+    #   change:     new~rep 1/10 (item 6), old~new 7/9, old~rep 6/9
+    fl = rc.floor(["new", "rep", "old"], DIGIT.name, "intersect")
+    assert fl.value("floor.regression_min") == 0
+    assert fl.value("floor.regression_max") == Fraction(4, 9)
+    assert fl.value("floor.change_min") == Fraction(1, 10)
+    assert fl.value("floor.change_max") == Fraction(7, 9)
+    assert len(fl.pairs) == 6
+    assert sorted(fl.change_against_others("old")) == [Fraction(6, 9), Fraction(7, 9)]
+    # it is the floor command's own computation, not a second one
+    labelled = [rc.labelled(n, DIGIT.name) for n in ("new", "rep", "old")]
+    assert fl.floor.to_json() == judge_floor(labelled).to_json()
 
 
 def _claims(claims, runs=("old", "new", "rep")):

@@ -57,7 +57,7 @@ def _different_repeats(floors: Sequence[FloorFigures]) -> Iterable[Flag]:
         done.add((f.runs, f.parser))
         for run in f.runs:
             mine = f.change_against_others(run)
-            others = [Fraction(ch, c.n) for a, b, c, ch in f.pairs if run not in (a, b) and c.n]
+            others = [p.change for p in f.pairs if run not in (p.old, p.new) and p.change is not None]
             if mine and others and min(mine) > DIFFERENT_FACTOR * max(others):
                 yield Flag(
                     "produced_differently",

@@ -13,7 +13,8 @@ output has no grade to subtract). ``unparsed`` is a share of all the run's
 items (or a count with unit ``count``).
 
 Edge figures come from the two runs aligned on the items both have; floor
-figures from all the named repeats aligned together, over every ordered pair.
+figures are :func:`replicate.judge.floor.floor` over the named repeats (aligned
+together, every ordered pair), the same computation as ``replicate floor``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import numpy as np
 from replicate.errors import ReplicateError
 from replicate.judge.align import Aligned, align
 from replicate.judge.figures import FourCell, pair_counts
+from replicate.judge.floor import Floor, FloorPair
+from replicate.judge.floor import floor as judge_floor
 from replicate.judge.model import LabelledRun, Run
 from replicate.parsing import UNPARSED, Parser
 from replicate.verify.claims import Claim
@@ -124,32 +127,40 @@ class EdgeFigures:
 
 @dataclass(frozen=True)
 class FloorFigures:
-    """Repeats of one model under one parser and policy: every ordered pair's churn."""
+    """Repeats of one model under one parser and policy: :func:`replicate.judge.floor.floor`'s result.
+
+    The same object ``replicate floor`` reports, so a floor claim and the floor
+    command can never disagree; this class only answers claims' metric names.
+    """
 
     runs: tuple[str, ...]
-    parser: str
-    policy: str
-    shared_items: int
-    pairs: tuple[tuple[str, str, FourCell, int], ...]  # (old, new, cells, changed)
+    floor: Floor
 
-    def _rates(self, which: str) -> list[Fraction]:
-        out = []
-        for _, _, cells, changed in self.pairs:
-            num = cells.only_old if which == "regression" else changed
-            if cells.n:
-                out.append(Fraction(num, cells.n))
-        return out
+    @property
+    def parser(self) -> str:
+        return self.floor.parser
+
+    @property
+    def policy(self) -> str:
+        return self.floor.unparsed_policy
+
+    @property
+    def shared_items(self) -> int:
+        return self.floor.shared_items
+
+    @property
+    def pairs(self) -> tuple[FloorPair, ...]:
+        return self.floor.pairs
 
     def value(self, metric: str) -> Fraction | None:
+        """``floor.regression_min`` etc. as an exact fraction (None when no pair has items)."""
         which, end = metric[len("floor."):].split("_")
-        rates = self._rates(which)
-        if not rates:
-            return None
-        return min(rates) if end == "min" else max(rates)
+        span = self.floor.regression_span if which == "regression" else self.floor.change_span
+        return None if span is None else (span.lo if end == "min" else span.hi)
 
     def change_against_others(self, run: str) -> list[Fraction]:
         """Change rates of ``run`` against each other repeat (both directions are equal)."""
-        return [Fraction(ch, c.n) for a, b, c, ch in self.pairs if a == run and c.n]
+        return [p.change for p in self.pairs if p.old == run and p.change is not None]
 
 
 _UNDEFINED = {
@@ -215,19 +226,15 @@ class Recomputer:
         return self._edge[key]
 
     def floor(self, runs: Sequence[str], parser: str, policy: str) -> FloorFigures | str:
+        """The floor of the repeats ``runs``, or the reason (text) it cannot be computed."""
         key = (tuple(runs), parser, policy)
         if key not in self._floor:
             try:
-                aligned = align([self.labelled(r, parser) for r in runs])
+                fl = judge_floor([self.labelled(r, parser) for r in runs], policy=policy)  # type: ignore[arg-type]
             except ReplicateError as exc:
                 self._floor[key] = str(exc)
                 return self._floor[key]
-            pc = pair_counts(aligned, policy=policy)  # type: ignore[arg-type]
-            pairs = tuple(
-                (runs[i], runs[j], pc.cells(i, j), int(pc.changed[i, j]))
-                for i in range(len(runs)) for j in range(len(runs)) if i != j
-            )
-            self._floor[key] = FloorFigures(tuple(runs), _parser_text(aligned), policy, aligned.n_items, pairs)
+            self._floor[key] = FloorFigures(tuple(runs), fl)
         return self._floor[key]
 
     # -- claims ----------------------------------------------------------------------

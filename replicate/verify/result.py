@@ -159,16 +159,8 @@ def _edge_json(e: EdgeFigures) -> dict:
 
 
 def _floor_json(f: FloorFigures) -> dict:
-    return {
-        "runs": list(f.runs), "parser": f.parser, "unparsed_policy": f.policy, "shared_items": f.shared_items,
-        "pairs": [
-            {"old": a, "new": b, "cells": c.figures()["cells"], "regression_rate": _f(c.regression_rate),
-             "change_rate": _f(None if not c.n else ch / c.n)}
-            for a, b, c, ch in f.pairs
-        ],
-        "regression_rate": {"min": _f(f.value("floor.regression_min")), "max": _f(f.value("floor.regression_max"))},
-        "change_rate": {"min": _f(f.value("floor.change_min")), "max": _f(f.value("floor.change_max"))},
-    }
+    """The ``replicate floor`` JSON of the repeats, with the run names the claims used."""
+    return {"runs": list(f.runs), **f.floor.to_json()}
 
 
 def _run_json(f: RunFigures) -> dict:
