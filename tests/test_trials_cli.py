@@ -75,6 +75,9 @@ def test_items_table_and_markdown(trials):
         "Item classes (eps 0.2, BH q <= 0.05, newcombe 95% interval; permutation null off, seed 12345)\n"
     )
     assert "old -> new" in r.stdout and "Accuracy per model and benchmark" in r.stdout
+    header, _, first = r.stdout.splitlines()[2:5]
+    assert header.split()[14:17] == ["Pchg", "null", "p"]  # no null run: its p-value is '-'
+    assert first.split()[-3] == "-"
     r = runner.invoke(app, ["items", str(trials), "--edge", "old:new", "--null", "0", "-f", "markdown"])
     assert r.exit_code == 0 and "| edge " in r.stdout and r.stdout.startswith("## Item classes")
 
