@@ -207,11 +207,11 @@ def test_lock_refuses_second_collector(server, items, tmp_path):
 def test_wrong_key_stops_cleanly_and_records_nothing(server, items, tmp_path, monkeypatch):
     monkeypatch.setenv(ENV, "sk-wrong-key-123")
     arch = tmp_path / "a.jsonl"
-    with pytest.raises(CollectionStopped, match=r"^collection stopped: HTTP 401: Incorrect API key provided\. "
+    with pytest.raises(CollectionStopped, match=r"^collection stopped: HTTP 401: Incorrect API key provided: \[API key\]\. "
                        r"\[invalid_api_key\] \(model sim-a, http://127\.0\.0\.1:\d+/v1/chat/completions\) — "
                        r"nothing was recorded for that request; 0 trials recorded") as ei:
         collect(config_for(server.url), items, arch)
-    assert len(str(ei.value).splitlines()) == 1
+    assert len(str(ei.value).splitlines()) == 1 and "sk-wrong-key-123" not in str(ei.value)
     assert ei.value.summary.trials_recorded == 0
     c = read_archive(arch)
     assert c.header is not None and c.records == ()

@@ -40,6 +40,7 @@ _TRANSIENT_STATUS = {408, 409, 429}
 _PERMANENT_STATUS = {401, 403, 404}
 _MODEL_MISSING = re.compile(r"model.{0,80}(does not exist|not found|unknown|not exist)|unknown model", re.I | re.S)
 _MAX_MESSAGE = 500
+_HEADER_SAFE_KEY = re.compile(r"[\x21-\x7e]+")  # visible ASCII: what an Authorization header can carry as is
 
 
 class PermanentFault(ReplicateError):
@@ -152,9 +153,18 @@ class ChatClient:
             raise PermanentFault(
                 "no_api_key", f"the environment variable {self.api_key_env} (api_key_env) is not set or empty"
             )
+        if not _HEADER_SAFE_KEY.fullmatch(key):
+            # requests/http.client would raise with the header value in the message, or retry forever
+            raise PermanentFault(
+                "bad_api_key",
+                f"the environment variable {self.api_key_env} (api_key_env) holds whitespace, control or "
+                "non-ASCII characters, which an HTTP header cannot carry (a trailing newline from a key file?); "
+                "the value is not shown",
+            )
         return key
 
-    def _scrub(self, text: str) -> str:
+    def scrub(self, text: str) -> str:
+        """``text`` with the API key replaced by ``[API key]``, cut to 500 characters."""
         key = os.environ.get(self.api_key_env)
         if key:
             text = text.replace(key, "[API key]")
@@ -170,9 +180,9 @@ class ChatClient:
         except requests.Timeout:
             return None, _Fault("transient", "timeout", f"no answer within {self.timeout:g} s"), time.perf_counter() - t0
         except requests.ConnectionError as exc:
-            return None, _Fault("transient", "connection", self._scrub(f"connection error: {type(exc).__name__}")), time.perf_counter() - t0
+            return None, _Fault("transient", "connection", self.scrub(f"connection error: {type(exc).__name__}")), time.perf_counter() - t0
         except requests.RequestException as exc:  # e.g. ChunkedEncodingError
-            return None, _Fault("transient", "connection", self._scrub(f"{type(exc).__name__}")), time.perf_counter() - t0
+            return None, _Fault("transient", "connection", self.scrub(f"{type(exc).__name__}")), time.perf_counter() - t0
         latency = time.perf_counter() - t0
         status = resp.status_code
         if status == 200:
@@ -207,7 +217,7 @@ class ChatClient:
                 text = err
         except orjson.JSONDecodeError:
             text = content[:200].decode("utf-8", "replace")
-        return self._scrub(f"HTTP {status}: {text}".strip())
+        return self.scrub(f"HTTP {status}: {text}".strip())
 
     # -- one trial -----------------------------------------------------------------
     def complete(self, model: str, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> Outcome:

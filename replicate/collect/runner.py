@@ -59,6 +59,14 @@ class CollectSummary:
         }
 
 
+class CollectionInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped the collection; ``summary`` says what was recorded (requests in flight were abandoned)."""
+
+    def __init__(self, summary: CollectSummary) -> None:
+        self.summary = summary
+        super().__init__("collection interrupted")
+
+
 class CollectionStopped(ReplicateError):
     """A permanent fault stopped the collection; ``summary`` says what was recorded."""
 
@@ -99,10 +107,11 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self.tty = self.stream.isatty() if tty is None else tty
         self.interval = interval
-        self._last = 0.0
+        self._last = float("-inf")
 
     def start_phase(self, model: str, total: int, done: int) -> None:
-        self.model, self.total, self.t0, self._last = model, total, time.monotonic(), 0.0
+        # -inf: the first update is shown at once, whatever the monotonic clock's origin
+        self.model, self.total, self.t0, self._last = model, total, time.monotonic(), float("-inf")
         self.stream.write(f"phase {model}: {total} requests to send ({done} already in the archive)\n")
         self.stream.flush()
 
@@ -219,21 +228,28 @@ def collect(
                 stopped=None if failure is None else str(failure),
             )
 
+        pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="collect")
         try:
-            with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="collect") as pool:
-                try:
-                    for model in config.models:
-                        todo = pending(items, model, k=config.k, seed=config.seed, done=opened.done)
-                        if progress is not None:
-                            progress.start_phase(model, len(todo), len(items) * config.k - len(todo))
-                        failure = _run_phase(model, todo, by_id, params, config, client, pool, opened, tally,
-                                             stop, progress)
-                        if failure is not None:
-                            break
-                except BaseException:  # Ctrl-C: give up waiting requests; records written so far stay
-                    stop.set()
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    raise
+            for model in config.models:
+                todo = pending(items, model, k=config.k, seed=config.seed, done=opened.done)
+                if progress is not None:
+                    progress.start_phase(model, len(todo), len(items) * config.k - len(todo))
+                failure = _run_phase(model, todo, by_id, params, config, client, pool, opened, tally,
+                                     stop, progress)
+                if failure is not None:
+                    break
+            pool.shutdown(wait=True)
+        except KeyboardInterrupt:
+            # Ctrl-C: do not wait for requests in flight (up to the timeout); every record written so far is
+            # fsynced, so abandoning them is as safe as a kill -9. The worker threads may still be blocked in
+            # a read: the command line exits the process without joining them.
+            stop.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise CollectionInterrupted(summary()) from None
+        except BaseException:
+            stop.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
         finally:
             client.close()
             opened.writer.close()
@@ -253,6 +269,12 @@ def _run_phase(model, todo, by_id, params, config, client, pool, opened, tally, 
     failure: PermanentFault | None = None
     done_in_phase = 0
     limit = config.concurrency * 2
+    retries0, errors0 = sum(tally.retries.values()), tally.errors
+
+    def show(final: bool = False) -> None:
+        if progress is not None:
+            progress.update(done_in_phase, sum(tally.retries.values()) - retries0, tally.errors - errors0,
+                            final=final)
 
     def submit_more() -> None:
         while not stop.is_set() and len(inflight) < limit:
@@ -267,16 +289,17 @@ def _run_phase(model, todo, by_id, params, config, client, pool, opened, tally, 
     while inflight:
         finished, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
         records = []
-        for fut in finished:
+        for fut in [f for f in inflight if f in finished]:  # in sending order, not set order
             item_id, trial = inflight.pop(fut)
             try:
                 outcome = fut.result()
-            except PermanentFault as exc:
-                if failure is None:
-                    failure = exc
-                stop.set()
-                continue
             except Aborted:
+                continue
+            except Exception as exc:  # PermanentFault, or a bug: stop cleanly, with a scrubbed one-line message
+                if failure is None:
+                    failure = exc if isinstance(exc, PermanentFault) else PermanentFault(
+                        "unexpected", client.scrub(f"unexpected {type(exc).__name__}: {exc}"))
+                stop.set()
                 continue
             records.append((outcome, _record(model, item_id, trial, config.params_hash, outcome)))
         if records:
@@ -284,9 +307,7 @@ def _run_phase(model, todo, by_id, params, config, client, pool, opened, tally, 
             for outcome, _ in records:
                 tally.add(model, outcome)
             done_in_phase += len(records)
-        if progress is not None:
-            progress.update(done_in_phase, sum(tally.retries.values()), tally.errors)
+        show()
         submit_more()
-    if progress is not None:
-        progress.update(done_in_phase, sum(tally.retries.values()), tally.errors, final=True)
+    show(final=True)
     return failure

@@ -2,7 +2,8 @@
 
 ``POST /v1/chat/completions`` answers in the final-answer-line convention
 (``Final answer: X``), correct with a per-model, per-item pass probability;
-``GET /v1/models`` lists the models. Unknown model -> 404, wrong key -> 401,
+``GET /v1/models`` lists the models. Unknown model -> 404, wrong key -> 401
+(whose message echoes the key sent, as a careless provider might),
 an item listed in ``too_long`` -> 400 ``context_length_exceeded``, like a real
 provider. Faults are injected at configured rates: 429 with Retry-After, 500,
 hangs past the client's timeout, dropped connections, malformed JSON,
@@ -245,10 +246,13 @@ class _Handler(BaseHTTPRequestHandler):
         key = self.server.api_key
         if key is None:
             return True
-        if self.headers.get("Authorization", "") == f"Bearer {key}":
+        sent = self.headers.get("Authorization", "")
+        if sent == f"Bearer {key}":
             return True
         self.server.count("401")
-        self._error(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
+        # echoes the key it was sent, as a careless provider might: the client must scrub it
+        self._error(401, f"Incorrect API key provided: {sent.removeprefix('Bearer ')}.", "invalid_request_error",
+                    "invalid_api_key")
         return False
 
     def _drop(self) -> None:
