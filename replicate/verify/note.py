@@ -8,12 +8,14 @@ figure links come in as values, so the same inputs always give the same bytes.
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import PurePath, PurePosixPath
 from typing import Sequence
 
+from replicate.judge.floor_range import Span, place
 from replicate.output import Format, pct, table
 from replicate.verify.matching import Verdict
 from replicate.verify.recompute import EdgeFigures, FloorFigures
@@ -65,16 +67,20 @@ def _printed(r: ClaimResult) -> str:
     return f"{p.text.rstrip('%').rstrip()}{suffix}"
 
 
-def claims_table(v: Verification, fmt: Format) -> tuple[str, dict[str, int]]:
-    """The claims table and the numbered reasons it refers to."""
+def claims_table(v: Verification, fmt: Format, *, figure: bool = True) -> tuple[str, dict[str, int]]:
+    """The claims table and the numbered reasons it refers to.
+
+    ``figure=False`` leaves out the metric-and-runs column (the note lists each
+    claim in words right below its table, which keeps the table narrow).
+    """
     notes: dict[str, int] = {}
-    headers = ["id", "where", "figure", "printed", *v.parsers, "verdict"]
+    headers = ["id", "where", *(["figure"] if figure else []), "printed", *v.parsers, "verdict"]
     rows = []
     for r in v.results:
         c = r.claim
         rows.append([
-            _cell(c.id), _cell(c.where or "-"), _cell(f"{c.metric} ({c.target})"), _cell(_printed(r)),
-            *[_cell(_result_cell(r, p, notes)) for p in v.parsers],
+            _cell(c.id), _cell(c.where or "-"), *([_cell(f"{c.metric} ({c.target})")] if figure else []),
+            _cell(_printed(r)), *[_cell(_result_cell(r, p, notes)) for p in v.parsers],
             f"{r.verdict(r.primary).value} ({r.primary})",  # type: ignore[union-attr]
         ])
     return table(rows, headers, fmt), notes
@@ -144,7 +150,7 @@ def _floor_of(v: Verification, e: EdgeFigures) -> FloorFigures | None:
 def _position(rate: Fraction | None, lo: Fraction | None, hi: Fraction | None) -> str:
     if rate is None or lo is None or hi is None:
         return "-"
-    return "below" if rate < lo else "above" if rate > hi else "inside"
+    return place(rate, Span(lo, hi)).verdict
 
 
 def _f(x: Fraction | float | None) -> float | None:
@@ -152,35 +158,41 @@ def _f(x: Fraction | float | None) -> float | None:
 
 
 def _edges(v: Verification) -> list[str]:
+    """Two tables per edge and parser: the four cells, then the rates (one wide table reads badly as text)."""
     if not v.edges:
         return []
-    headers = ["edge", "parser", "N", "both", "only_old", "only_new", "neither", "regression (of all)",
-               "regression (of old-correct)", "backward", "change", "independent", "ratio", "floor of new",
-               "vs floor"]
-    rows = []
+    cells_rows, rate_rows = [], []
     for e in v.edges:
         fl = _floor_of(v, e)
         lo, hi = (fl.value("floor.regression_min"), fl.value("floor.regression_max")) if fl else (None, None)
         ratio = e.value("independence_ratio")
-        rows.append([
-            _cell(f"{e.old} -> {e.new}"), f"`{e.parser}`", e.cells.n, e.cells.both, e.cells.only_old,
-            e.cells.only_new, e.cells.neither, pct(_f(e.value("regression_rate"))),
-            pct(_f(e.value("regression_share_of_old_correct"))), pct(_f(e.value("backward_rate"))),
-            pct(_f(e.value("change_rate"))), pct(_f(e.value("independent_regression_rate"))),
-            "-" if ratio is None else f"{float(ratio):.3f}",
+        edge, parser = _cell(f"{e.old} -> {e.new}"), f"`{e.parser}`"
+        cells_rows.append([edge, parser, e.cells.n, e.cells.both, e.cells.only_old, e.cells.only_new, e.cells.neither])
+        rate_rows.append([
+            edge, parser, pct(_f(e.value("regression_rate"))),
+            pct(_f(e.value("regression_share_of_old_correct"))), pct(_f(e.value("independent_regression_rate"))),
+            "-" if ratio is None else f"{float(ratio):.3f}", pct(_f(e.value("backward_rate"))),
+            pct(_f(e.value("change_rate"))),
             f"{pct(_f(lo))}-{pct(_f(hi))}" if fl else "-", _position(e.value("regression_rate"), lo, hi),
         ])
     policies = sorted({e.policy for e in v.edges})
+    cell_headers = ["edge", "parser", "N", "both", "only_old", "only_new", "neither"]
+    rate_headers = ["edge", "parser", "regressed", "of old-correct", "independent", "ratio", "backward", "change",
+                    "floor of new", "vs floor"]
     return [
         "## Edges", "",
         "Every edge a claim names, under each parser it was recomputed with "
-        f"(unparsed policy: {', '.join(policies)}). Regression is shown as a share of all shared pairs "
-        "and as a share of the old version's correct labels; \"independent\" is the regression rate "
-        "expected if the two versions' errors were unrelated, and \"ratio\" is regression / independent "
-        "(near 0: the new version repeats the old one's mistakes; near 1: a different judge). "
-        "\"floor of new\" is the regression range between repeats of the new version, where a claim "
-        "names its repeats.",
-        "", table(rows, headers, Format.markdown).rstrip("\n"), "",
+        f"(unparsed policy: {', '.join(policies)}). N pairs are shared by both versions; \"both\" were right "
+        "under both, \"only_old\" only under the old version (a regression), \"only_new\" only under the new "
+        "one, \"neither\" under none.",
+        "", table(cells_rows, cell_headers, Format.markdown).rstrip("\n"), "",
+        "\"regressed\" is only_old as a share of all N pairs, \"of old-correct\" as a share of the old "
+        "version's correct labels (both + only_old). \"independent\" is the regression rate expected if the "
+        "two versions' errors were unrelated, and \"ratio\" is regressed / independent (near 0: the new "
+        "version errs where the old one did; near 1: as if a different judge). \"floor of new\" is the "
+        "regression range between repeats of the new version, where a claim names its repeats, and \"vs "
+        "floor\" says where the edge lies against it (bounds count as inside).",
+        "", table(rate_rows, rate_headers, Format.markdown).rstrip("\n"), "",
     ]
 
 
@@ -297,7 +309,7 @@ def _claim_texts(v: Verification, notes: dict[str, int]) -> list[str]:
 
 def render_note(v: Verification, *, out: str | None = None, figures: Figures | None = None) -> str:
     """The whole note as markdown text (ends with one newline)."""
-    claims, notes = claims_table(v, Format.markdown)
+    claims, notes = claims_table(v, Format.markdown, figure=False)
     parts: list[str] = [*_header(v), "", "## Summary", "", *_summary(v), ""]
     parts += [
         "## Claims", "",
@@ -308,7 +320,50 @@ def render_note(v: Verification, *, out: str | None = None, figures: Figures | N
     ]
     parts += _edges(v) + _floors(v) + _runs(v) + _flags(v) + _figures(figures) + _sources(v)
     parts += ["## Reproduce", "", "```sh", *reproduce_commands(v, out=out), "```", ""]
-    return "\n".join(parts).rstrip("\n") + "\n"
+    return wrap_prose("\n".join(parts)).rstrip("\n") + "\n"
+
+
+#: Prose lines of the note are wrapped at this width so the note reads as plain text too.
+WIDTH = 100
+
+
+#: A word that would open a new markdown block (list item, heading, quote, rule, table) at a line's start.
+_BLOCK_START = re.compile(r"[-+*>]|#{1,6}|\d{1,9}[.)]|=+|-+|\|.*|```.*")
+
+
+def _wrap_line(line: str, width: int) -> list[str]:
+    """Greedy wrap at spaces; never starts a continuation line with a word markdown would read as a block."""
+    indent = "  " if line.startswith("- ") else ""
+    lines: list[list[str]] = [[]]
+    used = 0
+    for word in line.rstrip().split(" "):
+        if lines[-1] and used + 1 + len(word) > width:
+            lines.append([])
+            used = len(indent)
+        lines[-1].append(word)
+        used += len(word) + (1 if len(lines[-1]) > 1 else 0)
+    for k in range(1, len(lines)):  # pull a word down so that no line opens a block
+        while _BLOCK_START.fullmatch(lines[k][0]) and len(lines[k - 1]) > 1:
+            lines[k].insert(0, lines[k - 1].pop())
+    return [(indent if k else "") + " ".join(words) for k, words in enumerate(lines)]
+
+
+def wrap_prose(text: str, width: int = WIDTH) -> str:
+    """Wrap paragraphs and list items longer than ``width``; tables, headings and code blocks stay as they are.
+
+    Lines break only at spaces (file names, parser names and inline code stay
+    whole) and never so that a continuation line would start a markdown block,
+    so the rendered note is unchanged: markdown joins the lines again.
+    """
+    out, fenced = [], False
+    for line in text.split("\n"):
+        if line.startswith("```"):
+            fenced = not fenced
+        if fenced or len(line) <= width or line.startswith(("|", "#", "    ")) or "](" in line:
+            out.append(line)
+        else:
+            out.extend(_wrap_line(line, width))
+    return "\n".join(out)
 
 
 def render_table(v: Verification, fmt: Format = Format.table) -> str:
