@@ -216,3 +216,24 @@ def test_ifbench_needs_results(ifbench, tmp_path):
     arch, items, _ = ifbench
     with pytest.raises(UsageError, match=r"ifbench@1 needs the verifier's results: pass --ifbench-strict"):
         score_archive_to_file(arch, items, tmp_path / "t.jsonl")
+
+
+def test_not_an_archive_empty_archive_and_unwritable_out(collected, tmp_path):
+    arch, _ = collected
+    items = str(FIX / "items.jsonl")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    with pytest.raises(BadInput, match=r"empty\.jsonl: no header record: not an archive written by 'replicate collect'"):
+        score_archive_to_file(empty, items, tmp_path / "t.jsonl")
+    score_archive_to_file(arch, items, tmp_path / "t.jsonl")
+    with pytest.raises(BadInput, match=r"t\.jsonl:1: the first record is not an archive header"):
+        score_archive_to_file(tmp_path / "t.jsonl", items, tmp_path / "t2.jsonl")  # a trials table, not an archive
+    header_only = tmp_path / "h.jsonl"
+    header_only.write_bytes(arch.read_bytes().splitlines(keepends=True)[0])
+    rep = score_archive_to_file(header_only, items, tmp_path / "t0.jsonl")
+    assert rep.rows == 0 and rep.diagnostics.counts() == {"empty_archive": 1}
+    assert (tmp_path / "t0.jsonl").read_bytes() == b""
+    r = CliRunner().invoke(app, ["score", str(arch), "--items", items, "--out", str(tmp_path / "no" / "t.jsonl")])
+    assert r.exit_code == 2 and "Traceback" not in r.stderr
+    assert r.stderr == f"Error: {tmp_path / 'no' / 't.jsonl'}: cannot write the trials table: No such file or directory\n"
+    assert not (tmp_path / "no").exists() and not list(tmp_path.glob(".t.jsonl.tmp*"))

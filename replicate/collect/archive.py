@@ -201,6 +201,9 @@ def read_archive(path: str | Path) -> ArchiveContents:
             if header is None:
                 raise BadInput("a resume record before the header", path=path, line=lineno)
             resumes.append(obj)
+        elif header is None:
+            raise BadInput("the first record is not an archive header: not an archive written by "
+                           "'replicate collect'", path=path, line=lineno)
         else:
             raise BadInput(f"unknown record type {kind!r}; expected 'header', 'trial' or 'resume'", path=path,
                            line=lineno)

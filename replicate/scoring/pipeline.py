@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import orjson
 
 from replicate.diagnostics import Diagnostics
-from replicate.errors import UsageError
+from replicate.errors import BadInput, UsageError
 from replicate.output import Format, dumps_json, table
 from replicate.scoring.base import CATEGORIES, SCORERS, NoResult, ScoreInput, Scorer, categorize
 
@@ -124,11 +125,17 @@ def score_records(
     return rows, unscored
 
 
-def write_trials(rows: Sequence[Mapping[str, Any]], out: str | Path) -> None:
-    """Write the trials table: JSONL (``.jsonl``, ``.jsonl.gz``) or CSV (``.csv``) by extension."""
-    out = Path(out)
+def _check_out_name(out: Path) -> str:
     name = out.name.lower()
-    if name.endswith(".csv"):
+    for ext in (".csv", ".jsonl.gz", ".jsonl"):
+        if name.endswith(ext):
+            return ext
+    raise UsageError(f"--out {out}: unknown table format; use a name ending in .jsonl, .jsonl.gz or .csv")
+
+
+def trials_bytes(rows: Sequence[Mapping[str, Any]], ext: str) -> bytes:
+    """The trials table as the bytes of a ``.csv``, ``.jsonl`` or ``.jsonl.gz`` file. Pure."""
+    if ext == ".csv":
         columns = list(CORE_COLUMNS)
         for r in rows:
             columns.extend(k for k in r if k not in columns)
@@ -137,16 +144,26 @@ def write_trials(rows: Sequence[Mapping[str, Any]], out: str | Path) -> None:
         w.writeheader()
         for r in rows:
             w.writerow({k: _csv_cell(r.get(k)) for k in columns})
-        out.write_text(buf.getvalue(), encoding="utf-8")
-    elif name.endswith(".jsonl") or name.endswith(".jsonl.gz"):
-        blob = b"".join(orjson.dumps(r) + b"\n" for r in rows)
-        if name.endswith(".gz"):
-            with gzip.open(out, "wb") as fh:
-                fh.write(blob)
-        else:
-            out.write_bytes(blob)
-    else:
-        raise UsageError(f"--out {out}: unknown table format; use a name ending in .jsonl, .jsonl.gz or .csv")
+        return buf.getvalue().encode("utf-8")
+    blob = b"".join(orjson.dumps(r) + b"\n" for r in rows)
+    return gzip.compress(blob, mtime=0) if ext == ".jsonl.gz" else blob
+
+
+def write_trials(rows: Sequence[Mapping[str, Any]], out: str | Path) -> None:
+    """Write the trials table: JSONL (``.jsonl``, ``.jsonl.gz``) or CSV (``.csv``) by extension.
+
+    Written to a temporary file beside ``out`` and renamed over it, so a failed
+    write never leaves half a table behind.
+    """
+    out = Path(out)
+    blob = trials_bytes(rows, _check_out_name(out))
+    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_bytes(blob)
+        os.replace(tmp, out)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise BadInput(f"cannot write the trials table: {exc.strerror or exc}", path=out) from None
 
 
 def _csv_cell(v: Any) -> Any:
@@ -176,21 +193,22 @@ def score_archive_to_file(
     from replicate.scoring.refusal import get_detector
 
     if out is not None:
-        n = Path(out).name.lower()
-        if not (n.endswith(".csv") or n.endswith(".jsonl") or n.endswith(".jsonl.gz")):
-            raise UsageError(f"--out {out}: unknown table format; use a name ending in .jsonl, .jsonl.gz or .csv")
+        _check_out_name(Path(out))
     diag = Diagnostics(strict=strict)
     detector = None if refusal_detector is None else get_detector(refusal_detector)
     items = load_items(items_path)
     by_id = {it.id: it for it in items}
     contents = read_archive(archive)
+    if contents.header is None:
+        raise BadInput("no header record: not an archive written by 'replicate collect'", path=archive)
+    if not contents.records:
+        diag.warn("empty_archive", "the archive holds no trial records yet", path=archive)
     if contents.torn_bytes:
         diag.warn("torn_line", f"a torn last line ({contents.torn_bytes} bytes) was ignored", path=archive)
-    if contents.header is not None:
-        changed = [i for i, h in contents.header.get("items", {}).items() if i in by_id and by_id[i].request_hash != h]
-        if changed:
-            diag.warn("items_changed", f"{len(changed)} item(s) have other messages than when collected "
-                      f"(e.g. {changed[0]})", path=items_path)
+    changed = [i for i, h in contents.header.get("items", {}).items() if i in by_id and by_id[i].request_hash != h]
+    if changed:
+        diag.warn("items_changed", f"{len(changed)} item(s) have other messages than when collected "
+                  f"(e.g. {changed[0]})", path=items_path)
     names = sorted({scorer} if scorer else {it.scorer for it in items})
     resolved = {s.name: s for s in SCORERS.get_many(names)}
     scorer_for = {it.id: resolved[scorer or it.scorer] for it in items}
@@ -232,7 +250,7 @@ def render_report(rep: ScoreReport, fmt: Format) -> str:
     rows = [[m, *(cs[c] for c in CATEGORIES), sum(cs.values())] for m, cs in rep.counts.items()]
     out = table(rows, ["model", *CATEGORIES, "trials"], fmt)
     lines = [f"{rep.rows} trials written to {rep.out}" if rep.out else f"{rep.rows} trials scored"]
-    lines.append("scorers: " + ", ".join(f"{k} ({v})" for k, v in rep.scorers.items()))
+    lines.append("scorers: " + (", ".join(f"{k} ({v})" for k, v in rep.scorers.items()) or "none"))
     lines.append(f"refusal detector: {rep.refusal_detector or 'none'}")
     if rep.unscored:
         lines.append("left out: " + "; ".join(f"{v} ({k})" for k, v in sorted(rep.unscored.items())))
