@@ -73,7 +73,7 @@ def fetch_cmd(
         raise UsageError("missing SOURCE (owner/repo, URL or path), or pass --check DIR")
     from replicate.fetch import fetch
 
-    progress = _progress if sys.stderr.isatty() else None
+    progress = _progress if sys.stderr.isatty() else _waits_only
     result = fetch(source, rev=rev, include=include or (), dest=dest, via=via.value,
                    offline=offline, max_size=max_size, allow_large=allow_large, progress=progress)
     echo(render.render_fetch(result, fmt))
@@ -83,3 +83,9 @@ def fetch_cmd(
 
 def _progress(event: str, what: str) -> None:
     warn(f"{event}: {what}")
+
+
+def _waits_only(event: str, what: str) -> None:
+    """Without a terminal only waiting for another fetch is worth a line on stderr."""
+    if event == "wait":
+        warn(f"{event}: {what}")

@@ -20,6 +20,7 @@ from replicate.errors import UsageError
 from replicate.fetch.cache import TMP_SUFFIX, Cache, Snapshot
 from replicate.fetch.errors import IntegrityError, OfflineMissing
 from replicate.fetch.globs import Includes
+from replicate.fetch.lock import DEFAULT_LOCK_TIMEOUT, source_lock
 from replicate.fetch.httpfetch import HttpSettings
 from replicate.fetch.manifest import (
     FileEntry,
@@ -129,6 +130,7 @@ def fetch(
     sleep: Callable[[float], None] = time.sleep,
     git_timeout: float | None = None,
     progress: Callable[[str, str], None] | None = None,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
 ) -> FetchResult:
     """Materialise the files of ``source`` at ``rev`` that match ``include`` into ``dest``.
 
@@ -141,7 +143,8 @@ def fetch(
     cache only. Files over ``max_size`` bytes are skipped unless ``allow_large``.
     ``http``: base URLs, token, timeout, retries and backoff of the http
     transport (default: :meth:`HttpSettings.from_env`); ``sleep`` is how
-    backoff waits (tests pass a no-op).
+    backoff waits (tests pass a no-op). Fetches of the same source on the same
+    cache run one at a time: a second one waits up to ``lock_timeout`` seconds.
     """
     includes, limit = _check_options(via, include, max_size)
     src = parse_source(source)
@@ -156,30 +159,38 @@ def fetch(
     cache = Cache(cache_dir)
     note = progress or (lambda event, path: None)
 
-    transport = None
-    try:
-        if offline:
-            commit, snap, chosen = _offline_snapshot(cache, src, rev, chosen, includes)
-        else:
-            transport = _transport(src, chosen, cache, http, sleep, git_timeout)
-            note("connect", src.canonical)
-            transport.open()
-            commit = transport.resolve(rev)
-            meta = transport.repository()
-            snap = cache.load_snapshot(src.cache_key, commit, chosen)
-            if snap is None or not snap.usable_for(includes.patterns):
-                note("list", commit)
-                entries, complete = transport.list_tree(commit, includes)
-                snap = Snapshot(commit, tuple(entries), meta, complete,
-                                () if complete else includes.patterns)
-            snap = replace(snap, repository=replace(meta, licence_files=root_licence_files(snap.entries)))
-            cache.save_snapshot(src.cache_key, snap, chosen)
-            cache.save_ref(src.cache_key, rev, commit)
-        return _materialise(src, rev, commit, chosen, snap, includes, limit, allow_large,
-                            dest_path, old, cache, transport, note)
-    finally:
-        if transport is not None:
-            transport.close()
+    with source_lock(cache.lock_path(src.cache_key), what=src.canonical, timeout=lock_timeout,
+                     note=note):
+        transport = None
+        try:
+            if offline:
+                commit, snap, chosen = _offline_snapshot(cache, src, rev, chosen, includes)
+            else:
+                transport = _transport(src, chosen, cache, http, sleep, git_timeout)
+                commit, snap = _online_snapshot(transport, cache, src, rev, chosen, includes, note)
+            return _materialise(src, rev, commit, chosen, snap, includes, limit, allow_large,
+                                dest_path, old, cache, transport, note)
+        finally:
+            if transport is not None:
+                transport.close()
+
+
+def _online_snapshot(transport, cache: Cache, src: Source, rev: str | None, chosen: str,
+                     includes: Includes, note) -> tuple[str, Snapshot]:
+    """Resolve ``rev`` and list the tree (or reuse the cached listing of that commit)."""
+    note("connect", src.canonical)
+    transport.open()
+    commit = transport.resolve(rev)
+    meta = transport.repository()
+    snap = cache.load_snapshot(src.cache_key, commit, chosen)
+    if snap is None or not snap.usable_for(includes.patterns):
+        note("list", commit)
+        entries, complete = transport.list_tree(commit, includes)
+        snap = Snapshot(commit, tuple(entries), meta, complete, () if complete else includes.patterns)
+    snap = replace(snap, repository=replace(meta, licence_files=root_licence_files(snap.entries)))
+    cache.save_snapshot(src.cache_key, snap, chosen)
+    cache.save_ref(src.cache_key, rev, commit)
+    return commit, snap
 
 
 def _transport(src, chosen, cache, http, sleep, git_timeout):

@@ -7,6 +7,7 @@ Layout under the cache root (``REPLICATE_CACHE_DIR``, else
     snapshots/<source-key>/<commit>.json   tree listing + repository metadata
     snapshots/<source-key>/refs.json       last resolution of each rev (for --offline)
     git/<source-key>.git        bare partial clones used by the git transport
+    locks/<source-key>.lock     one fetch of a source at a time
 """
 
 from __future__ import annotations
@@ -175,6 +176,10 @@ class Cache:
     # -- git stores ------------------------------------------------------------
     def git_dir(self, source_key: str) -> Path:
         return self.root / "git" / f"{source_key}.git"
+
+    def lock_path(self, source_key: str) -> Path:
+        """The lock file serialising fetches of one source (see :mod:`replicate.fetch.lock`)."""
+        return self.root / "locks" / f"{source_key}.lock"
 
     def empty_hooks_dir(self) -> Path:
         d = self.root / "empty-hooks"

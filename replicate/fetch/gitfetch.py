@@ -93,7 +93,15 @@ class GitTransport:
                     "clone", "--quiet", "--bare", "--filter=blob:none", "--no-recurse-submodules",
                     "--", self.source.git_url, str(tmp / "repo.git"), what="clone",
                 )
-                os.replace(tmp / "repo.git", self.git_dir)
+                try:
+                    os.replace(tmp / "repo.git", self.git_dir)
+                except OSError as exc:
+                    # Another process finished the same first clone meanwhile: use its store.
+                    if not (self.git_dir / "HEAD").is_file():
+                        raise TransportError(
+                            f"cannot move the new clone of {self.source.canonical} into the cache "
+                            f"at {self.git_dir}: {exc.strerror}"
+                        ) from None
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
         head = self._git("ls-remote", "--symref", "origin", "HEAD", cwd=self.git_dir, what="ls-remote")
