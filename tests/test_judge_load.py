@@ -115,7 +115,7 @@ def test_fast_and_careful_paths_agree(tmp_path, pad):
     f = RawFile(tmp_path / "x", b"", b"")
     records, skipped, thoughts, rewritten, field = careful_records(f, 0, lines, False, fields, acc, [f], Diagnostics(), "s")
     keys, keyset, gold, outputs, out_field, n_lines, n_thoughts, n_rewritten = fast
-    assert keys == acc.keys and keyset == set(acc.keys) and gold.tolist() == acc.gold and outputs == acc.outputs
+    assert keys == acc.keys and keyset == set(acc.keys) and gold.tolist() == acc.gold_array().tolist() and outputs == acc.outputs
     assert out_field == field == "model_output" and n_lines == records == 50
     assert (n_thoughts, n_rewritten) == (thoughts, rewritten) == (8, 10)
 
@@ -279,6 +279,30 @@ def test_identical_duplicate_is_a_warning_and_first_is_kept(tmp_path):
     assert len(run) == 2 and run.files[0].skipped == 1
     (w,) = diag.warnings
     assert (w.code, w.line) == ("duplicate-identical", 3) and "first kept" in w.message
+
+
+def test_identical_duplicate_of_a_bulk_read_file_in_a_later_file(tmp_path):
+    # a.jsonl is clean (read in bulk); b.jsonl repeats its second item, gold written as 2 vs 2.0
+    a = write(tmp_path / "a.jsonl", [rec("1", "1", 1, "x"), rec("2", "2", 2.0, "y")])
+    b = write(tmp_path / "b.jsonl", [rec("3", "3", 0, "z"), rec("2", "2", 2, "y"), rec("4", "4", 3, "w")])
+    run, diag = load(a, b)
+    assert run.keys.tolist() == ["1\x1f1", "2\x1f2", "3\x1f3", "4\x1f4"]
+    assert run.gold.tolist() == [1, 2, 0, 3] and run.gold.dtype == np.int16
+    (w,) = diag.warnings
+    assert str(w).endswith("b.jsonl:2: duplicate item 2 / 2 (same content as " + str(a) + ":2; first kept) [duplicate-identical]")
+    assert [f.skipped for f in run.files] == [0, 1]
+
+
+def test_exam_duplicates_identical_warned_different_an_error(tmp_path):
+    same = _para("p", 1, {"self_ratings": [4]})
+    p = write_exam(tmp_path / "e.jsonl.gz", [["q", [same, _para("r", 0, {"self_ratings": [1]})]], ["q", [same]]])
+    run, diag = load(p)
+    assert run.keys.tolist() == ["q\x1fp", "q\x1fr"] and run.labels.tolist() == [3, 0]
+    assert [(w.code, w.line) for w in diag.warnings] == [("duplicate-identical", 2)]
+    other = _para("p", 1, {"self_ratings": [1]})  # same gold, other label
+    p = write_exam(tmp_path / "f.jsonl.gz", [["q", [same]], ["q", [other]]])
+    with pytest.raises(BadInput, match=r"f.jsonl.gz:2: duplicate item q / p with different content \(first at .*f.jsonl.gz:1\)"):
+        load(p)
 
 
 def test_null_output_is_a_warning_and_reads_unparsed(tmp_path):

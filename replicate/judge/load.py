@@ -131,7 +131,7 @@ def _finish(name: str, paths: list[Path], acc: Items, run_files: list[RunFile]) 
     return Run(
         name=name,
         keys=readonly(keys),
-        gold=readonly(np.asarray(acc.gold, dtype=np.int16)),
+        gold=readonly(acc.gold_array()),
         outputs=tuple(acc.outputs),
         files=tuple(run_files),
         labels=labels,

@@ -108,23 +108,9 @@ def load_exam_file(
                 diag.warn("exam-no-questions", f"{where}: no exam questions graded (unparsed)", path=f.path, line=lineno)
                 label = UNPARSED
             key = qid + KEY_SEP + pid
-            prev = acc.index.get(key)
-            if prev is not None:
-                pf, pl = acc.where(prev)
-                first = f"{files[pf].path}:{pl}"
-                shown = key.replace(KEY_SEP, " / ")
-                if acc.gold[prev] == gold and acc.labels[prev] == label:
-                    diag.warn("duplicate-identical", f"duplicate item {shown} (same as {first}; first kept)", path=f.path, line=lineno)
-                    skipped += 1
-                    continue
-                raise BadInput(f"duplicate item {shown} with different content (first at {first})", path=f.path, line=lineno)
-            acc.index[key] = len(acc.keys)
-            acc.keys.append(key)
-            acc.gold.append(gold)
-            acc.outputs.append(None)
-            acc.labels.append(label)
-            acc.splits.append(split)
-            acc.lines[len(acc.keys) - 1] = (file_idx, lineno)
+            if not acc.add(key, gold, None, label, split=split, files=files, file_idx=file_idx, lineno=lineno, diag=diag):
+                skipped += 1
+                continue
             records += 1
     return RunFile(
         provenance=f.provenance(),

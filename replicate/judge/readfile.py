@@ -18,6 +18,7 @@ import orjson
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
+from replicate.judge.model import KEY_SEP
 from replicate.provenance import FileProvenance, find_release
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -138,22 +139,24 @@ class Items:
 
     Where each item came from is kept cheaply: items read by the bulk path
     form a block of one file with line = position in the block + 1; items
-    read line by line record their line in ``lines``.
+    read line by line record their line in ``lines``. Gold grades are kept
+    in pieces (an int16 array per bulk block, a list for line-by-line items)
+    and joined once by :meth:`gold_array`.
     """
 
     keys: list[str]
-    gold: list[int]
     outputs: list[str | None]
     labels: list[int]
     splits: list[str]
     lines: dict[int, tuple[int, int]]  # item -> (file index, line), line-by-line items
     blocks: list[tuple[int, int, int]]  # (first item, end item, file index), bulk items
     keyset: set[str]  # the keys of bulk-read files (built by the bulk path anyway)
+    gold_parts: list  # int16 arrays (bulk blocks) and lists of ints (line-by-line runs), in item order
     _index: dict[str, int] | None = None
 
     @classmethod
     def empty(cls) -> "Items":
-        return cls([], [], [], [], [], {}, [], set())
+        return cls([], [], [], [], {}, [], set(), [])
 
     @property
     def index(self) -> dict[str, int]:
@@ -165,13 +168,78 @@ class Items:
     def add_bulk(self, keys: list[str], keyset: set[str], gold: np.ndarray, outputs: list[str], split: str, file_idx: int) -> None:
         start, n = len(self.keys), len(keys)
         self.keys.extend(keys)
-        self.gold.extend(gold.tolist())
+        self.gold_parts.append(gold)
         self.outputs.extend(outputs)
         self.splits.extend([split] * n)
         self.blocks.append((start, start + n, file_idx))
         self.keyset |= keyset
         if self._index is not None:
             self._index.update(zip(keys, range(start, start + n)))
+
+    def add(
+        self,
+        key: str,
+        gold: int,
+        output: str | None,
+        label: int | None,
+        *,
+        split: str,
+        files: list[RawFile],
+        file_idx: int,
+        lineno: int,
+        diag: Diagnostics,
+    ) -> bool:
+        """Add one item read line by line; False when it repeats an earlier identical item (warned).
+
+        A repeated key with other content (gold, output or label) is a BadInput
+        naming both places.
+        """
+        prev = self.index.get(key)
+        if prev is not None:
+            pf, pl = self.where(prev)
+            first = f"{files[pf].path}:{pl}"
+            shown = key.replace(KEY_SEP, " / ")
+            same = self.gold_at(prev) == gold and self.outputs[prev] == output
+            if same and label is not None:
+                same = self.labels[prev] == label
+            if same:
+                diag.warn(
+                    "duplicate-identical",
+                    f"duplicate item {shown} (same content as {first}; first kept)",
+                    path=files[file_idx].path,
+                    line=lineno,
+                )
+                return False
+            raise BadInput(
+                f"duplicate item {shown} with different content (first at {first})",
+                path=files[file_idx].path,
+                line=lineno,
+            )
+        n = len(self.keys)
+        self.index[key] = n
+        self.keys.append(key)
+        if not self.gold_parts or not isinstance(self.gold_parts[-1], list):
+            self.gold_parts.append([])
+        self.gold_parts[-1].append(gold)
+        self.outputs.append(output)
+        if label is not None:
+            self.labels.append(label)
+        self.splits.append(split)
+        self.lines[n] = (file_idx, lineno)
+        return True
+
+    def gold_at(self, item: int) -> int:
+        start = 0
+        for part in self.gold_parts:
+            if item < start + len(part):
+                return int(part[item - start])
+            start += len(part)
+        raise IndexError(item)
+
+    def gold_array(self) -> np.ndarray:
+        """All gold grades in item order, int16."""
+        parts = [p if isinstance(p, np.ndarray) else np.array(p, dtype=np.int16) for p in self.gold_parts]
+        return np.concatenate(parts).astype(np.int16, copy=False) if parts else np.empty(0, np.int16)
 
     def seen_before(self, keyset: set[str]) -> bool:
         if not self.keys:
@@ -187,5 +255,3 @@ class Items:
             if start <= item < end:
                 return file_idx, item - start + 1
         raise KeyError(item)  # pragma: no cover - every item is in one of the two
-
-
