@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -45,6 +46,7 @@ class ReleaseRef:
             "repo_path": self.repo_path,
             "licence": self.licence,
             "licence_words": self.licence_words,
+            "licence_files": list(self.licence_files),
         }
 
 
@@ -84,6 +86,41 @@ class FileProvenance:
             out["release"] = self.release.to_json()
             out["matches_manifest"] = self.matches_manifest
         return out
+
+    def manifest_words(self) -> str:
+        """How the bytes read compare with the fetch manifest, in words."""
+        m = self.matches_manifest
+        if m is None:
+            return "not from a fetched release" if self.release is None else "not listed in the fetch manifest"
+        return "matches the fetch manifest" if m else "CHANGED since the fetch: sha256 differs from the manifest"
+
+
+def provenance_markdown(files: Iterable[FileProvenance]) -> str:
+    """Markdown lines naming, per release, its source, commit and licence, then each file's sha256.
+
+    For renderers of commands that read files, so every note says what it read::
+
+        - Data: org/study at commit `0123...`; licence: no licence: reuse of the data is not licensed
+          - `results/a.jsonl`: sha256 `ab12...` (matches the fetch manifest)
+        - Local files (not from a fetched release):
+          - `old.jsonl`: sha256 `cd34...`
+    """
+    groups: dict[tuple[str, str, str] | None, list[FileProvenance]] = {}
+    for f in files:
+        key = None if f.release is None else (f.release.source, f.release.commit, f.release.licence_words)
+        groups.setdefault(key, []).append(f)
+    lines = []
+    for key, members in sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] or ())):
+        if key is None:
+            lines.append("- Local files (not from a fetched release):")
+        else:
+            source, commit, words = key
+            lines.append(f"- Data: {source} at commit `{commit}`; licence: {words}")
+        for f in members:
+            name = f.release.repo_path if f.release is not None else f.path
+            tail = f" ({f.manifest_words()})" if f.release is not None else ""
+            lines.append(f"  - `{name}`: sha256 `{f.sha256}`{tail}")
+    return "\n".join(lines)
 
 
 def sha256_file(path: str | os.PathLike[str], *, chunk: int = 1 << 20) -> str:

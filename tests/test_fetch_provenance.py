@@ -40,3 +40,28 @@ def test_host_without_licence_is_worded_for_notes(release, github, cache, tmp_pa
     ref = find_release(dest / "README.md")
     assert ref.licence is None
     assert ref.licence_words == "no licence: reuse of the data is not licensed"
+
+
+def test_provenance_markdown_groups_by_release_and_flags_changes(release, cache, tmp_path):
+    import hashlib
+
+    from replicate.provenance import provenance_markdown
+
+    dest = tmp_path / "out"
+    fetch(release.url, include=["results/dl19/**"], dest=dest)
+    a, b = dest / "results/dl19/run_a.jsonl", dest / "results/dl19/run_b.jsonl"
+    b.write_bytes(b"edited\n")
+    local = tmp_path / "local.jsonl"
+    local.write_bytes(b"{}\n")
+    sha = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (a, b, local)}
+    md = provenance_markdown([file_provenance(local), file_provenance(a), file_provenance(b)])
+    assert md.splitlines() == [
+        f"- Data: {release.path.resolve().as_uri()} at commit `{release.head}`; licence: "
+        "unknown (plain git; root licence file: none)",
+        f"  - `results/dl19/run_a.jsonl`: sha256 `{sha[a]}` (matches the fetch manifest)",
+        f"  - `results/dl19/run_b.jsonl`: sha256 `{sha[b]}` (CHANGED since the fetch: sha256 differs "
+        "from the manifest)",
+        "- Local files (not from a fetched release):",
+        f"  - `{local}`: sha256 `{sha[local]}`",
+    ]
+    assert file_provenance(a).to_json()["release"]["licence_files"] == []
