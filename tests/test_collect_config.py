@@ -115,3 +115,20 @@ def test_sim_server_cli_prints_url_and_serves(tmp_path):
     finally:
         proc.terminate()
         proc.wait()
+
+
+def test_sim_server_port_in_use_is_a_clean_error():
+    import socket
+
+    from typer.testing import CliRunner
+
+    from replicate.cli.app import app
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        res = CliRunner().invoke(app, ["sim-server", "--port", str(port)])
+    assert res.exit_code == 2
+    assert f"Error: cannot listen on 127.0.0.1:{port}:" in res.stderr
+    assert "Traceback" not in res.output

@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from replicate.errors import UsageError
 from replicate.cli.base import FormatOpt, StrictOpt, app, echo, warn
 from replicate.output import Format
 
@@ -126,7 +127,10 @@ def sim_server_cmd(
 
     sim = DEFAULT_SIM if config is None else load_sim_config(config)
     key = os.environ.get(sim.api_key_env) if sim.api_key_env else None
-    server = start_sim_server(sim, host=host, port=port, api_key=key or None)
+    try:
+        server = start_sim_server(sim, host=host, port=port, api_key=key or None)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     auth = f"key from ${sim.api_key_env}" if key else "any API key accepted"
     echo(f"{server.url}")
     sys.stdout.flush()  # the URL must reach a pipe reader at once
