@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import orjson
+import pytest
 from typer.testing import CliRunner
 
 from fetch_support.fixtures import cache, github, release  # noqa: F401  (pytest fixtures)
@@ -98,6 +99,23 @@ def test_check_on_a_directory_without_manifest(tmp_path):
     r = _run("--check", str(tmp_path))
     assert r.exit_code == 2
     assert r.stderr == f"Error: {tmp_path}: no replicate-manifest.json here: not a directory written by replicate fetch\n"
+
+
+@pytest.mark.parametrize("files, message", [
+    ([{"path": "../../etc/passwd", "size": 1, "sha256": "0" * 64}],
+     "manifest lists the file path '../../etc/passwd', which is refused: "
+     "'..' component escapes or aliases the destination"),
+    ([{"path": "/etc/passwd", "size": 1, "sha256": "0" * 64}],
+     "manifest lists the file path '/etc/passwd', which is refused: absolute path"),
+    ([{"path": "a.jsonl", "sha256": "0" * 64}], "manifest is malformed: missing field 'size'"),
+])
+def test_check_refuses_a_tampered_or_broken_manifest(tmp_path, files, message):
+    manifest = {"schema_version": 1, "source": "org/study", "commit": "a" * 40,
+                "fetched_at": "2024-01-01T00:00:00Z", "via": "http", "files": files}
+    (tmp_path / MANIFEST_NAME).write_bytes(orjson.dumps(manifest))
+    r = _run("--check", str(tmp_path))
+    assert r.exit_code == 2
+    assert r.stderr == f"Error: {tmp_path / MANIFEST_NAME}: {message}\n"
 
 
 def test_usage_errors(release, tmp_path):

@@ -183,6 +183,9 @@ def test_offline_uses_only_the_cache(tmp_path):
     with pytest.raises(OfflineMissing, match=r"--offline: 2 file\(s\) of .* are not in the cache: "
                                              r"README.md, results_2020/run_a.jsonl; fetch once online"):
         fetch(rel.url, include=["README.md", "results_2020/**"], dest=tmp_path / "c", cache_dir=c, offline=True)
+    # The default branch's name resolves offline too (it was what "no --rev" meant).
+    assert fetch(rel.url, rev="main", include=["results/dl19/**"], dest=tmp_path / "b", cache_dir=c,
+                 offline=True).manifest.commit == rel.head
     with pytest.raises(OfflineMissing, match="no resolution of revision 'v1'"):
         fetch(rel.url, rev="v1", dest=tmp_path / "d", cache_dir=c, offline=True)
     with pytest.raises(TransportError, match="git fetch failed for file://"):

@@ -190,6 +190,8 @@ def _online_snapshot(transport, cache: Cache, src: Source, rev: str | None, chos
     snap = replace(snap, repository=replace(meta, licence_files=root_licence_files(snap.entries)))
     cache.save_snapshot(src.cache_key, snap, chosen)
     cache.save_ref(src.cache_key, rev, commit)
+    if rev is None and meta.default_branch:  # --offline --rev <default branch> works too
+        cache.save_ref(src.cache_key, meta.default_branch, commit)
     return commit, snap
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from replicate.errors import BadInput, CheckFailed
+from replicate.fetch.safety import refuse_path
 from replicate.provenance import MANIFEST_NAME, licence_words, sha256_file
 
 SCHEMA_VERSION = 1
@@ -146,6 +147,11 @@ class Manifest:
                 FileEntry(f["path"], int(f["size"]), f["sha256"], f.get("git_blob"))
                 for f in d["files"]
             )
+            for f in files:
+                reason = refuse_path(f.path) if isinstance(f.path, str) else "not a string"
+                if reason is not None:
+                    raise BadInput(f"manifest lists the file path {f.path!r}, which is refused: {reason}",
+                                   path=path)
             skipped = tuple(
                 Skipped(s["path"], s["reason"], s.get("detail", ""), s.get("size"), s.get("lfs"))
                 for s in d.get("skipped", ())
@@ -161,8 +167,10 @@ class Manifest:
                 files=files,
                 skipped=skipped,
             )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise BadInput(f"manifest is malformed: {exc!r}", path=path) from None
+        except KeyError as exc:
+            raise BadInput(f"manifest is malformed: missing field {exc.args[0]!r}", path=path) from None
+        except (TypeError, ValueError) as exc:
+            raise BadInput(f"manifest is malformed: {exc}", path=path) from None
 
 
 def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
