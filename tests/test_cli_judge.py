@@ -91,10 +91,14 @@ def test_compare_table_text(pair):
     text = res.stdout
     assert text.startswith("old -> new\n==========\nparser: toy-digit@1; unparsed policy: intersect")
     assert "  old: 8 items, 1 unparsed (1 of them on shared items)" in text
-    assert "  new: 8 items, 1 unparsed (1 of them on shared items); 1 rewritten by a retry script (original_output kept)" in text
+    assert "  new: 8 items, 1 unparsed (1 of them on shared items)\n    1 rewritten by a retry script (original_output kept)\n" in text
     assert "old right  3 (both)      1 (only_old)  4" in text
     assert "regression share of old-correct  only_old / (both + only_old)  25.00%" in text
-    assert "Reading: the new version loses 25.0% of what the old one got right (1 of 4 items) and gains 1 it got wrong" in text
+    assert (
+        "Reading: the new version loses 25.0% of what the old one got right (1 of 4 items) and gains 1 it got\n"
+        "  wrong; independence ratio 0.75"
+    ) in text
+    assert max(map(len, text.splitlines())) <= 100
     assert "identity: regression - backward = 16.67% - 16.67% = 0.00%" in text
 
 
@@ -208,7 +212,7 @@ def test_chain_files_and_runs_toml(tmp_path, pair):
     assert [e["cells"] for e in edges2] == [e["cells"] for e in edges]
     assert [e["old"]["name"] for e in edges2] == ["v1", "v2"]
     table = run("chain", "--runs", toml, "-p", "toy-digit@1").stdout
-    assert table.splitlines()[2].split()[:4] == ["v1", "v2", "6", "3/1/1/1"]
+    assert table.splitlines()[3].split()[:8] == ["1", "v1", "v2", "6", "3", "1", "1", "1"]
 
 
 def test_chain_needs_two_runs(pair):
@@ -296,6 +300,38 @@ def test_demo_on_a_generated_copy(tmp_path):
     assert out["data"] == str(where) and len(out["edges"]) == 3
     res = run("demo", tmp_path)
     assert res.exit_code == 2 and "has no runs.toml" in res.stderr
+
+
+@pytest.mark.skipif("umbrela-fallback@1" not in PARSERS, reason="built-in parsers not installed")
+def test_demo_without_the_bundled_folder_leaves_no_temp_dir(tmp_path, monkeypatch):
+    import tempfile
+
+    import replicate.judge.demo as demo
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(demo, "bundled_example", lambda: None)
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    res = run("demo")
+    assert res.exit_code == 0, res.output
+    assert "Data: the bundled example release (a temporary copy, removed afterwards)" in res.stdout
+    assert "replicate demo example/" in res.stdout and "replicate compare fixtures" not in res.stdout
+    assert list(scratch.iterdir()) == []
+    res = run("demo", "-f", "json")
+    assert res.exit_code == 0 and orjson.loads(res.stdout)["data"] is None
+    assert list(scratch.iterdir()) == []
+
+
+@pytest.mark.skipif("umbrela-fallback@1" not in PARSERS, reason="built-in parsers not installed")
+def test_demo_writes_the_example_into_a_new_dir_and_keeps_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = run("demo", "example")
+    assert res.exit_code == 0, res.output
+    assert "Data: the bundled example release (written to example)" in res.stdout
+    assert "replicate chain --runs example/runs.toml --parser umbrela-fallback@1" in res.stdout
+    assert (tmp_path / "example" / "runs.toml").is_file()
+    again = run("demo", "example")  # now an existing release: read as it is
+    assert again.exit_code == 0 and "Data: example\n" in again.stdout
 
 
 def test_runs_sharing_no_item_is_bad_input(tmp_path, pair):

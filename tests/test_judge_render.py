@@ -55,9 +55,30 @@ def test_comparison_and_chain_text():
     assert text.startswith("v0 -> v1\n========\nparser: toy@1; unparsed policy: intersect (items unparsed on either side are dropped)\n")
     assert "shared items: 4; compared n = 4" in text
     assert "v0 right  1 (both)      2 (only_old)  3" in text
-    rows = chain_text(edges, "table").splitlines()
-    assert rows[2].split()[:4] == ["v0", "v1", "4", "1/2/1/0"]
-    assert rows[3].split()[:4] == ["v1", "v2", "4", "2/0/2/0"]
+    # hand-computed: v0->v1 EM 3/4 and 2/4, change 3/4, ratio 0.5 / (0.75 x 0.5) = 1.33,
+    # McNemar (2, 1): 2 x P(X <= 1 | 3, 1/2) = 1; v1->v2 independent rate 0: ratio undefined,
+    # McNemar (0, 2): 2 x 1/4 = 0.5
+    text = chain_text(edges, "table")
+    lines = text.splitlines()
+    assert [ln.split() for ln in lines[3:5]] == [
+        ["1", "v0", "v1", "4", "1", "2", "1", "0", "0/0"],
+        ["2", "v1", "v2", "4", "2", "0", "2", "0", "0/0"],
+    ]
+    assert [ln.split() for ln in lines[9:11]] == [
+        ["1", "75.0%", "50.0%", "50.0%", "66.7%", "25.0%", "75.0%", "1.33", "1.0000"],
+        ["2", "50.0%", "100.0%", "0.0%", "0.0%", "50.0%", "50.0%", "-", "0.5000"],
+    ]
+    assert max(map(len, lines)) <= 100
+    md = chain_text(edges, "markdown").splitlines()
+    assert [c.strip() for c in md[2].split("|")[1:-1]] == [
+        "v0", "v1", "4", "1/2/1/0", "75.0%", "50.0%", "50.0%", "66.7%", "25.0%", "75.0%", "1.33", "1.0000", "0/0"
+    ]
+
+
+def test_chain_text_fits_100_columns_with_the_example_names():
+    runs = [_run(f"alpha-2024-0{k}", [1, 1, 0, 0]) for k in range(4)]
+    text = chain_text(chain(runs), "table")
+    assert max(map(len, text.splitlines())) <= 100
 
 
 def test_warnings_text_groups_by_code_and_limits():

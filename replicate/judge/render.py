@@ -111,7 +111,7 @@ def _files_line(side, shared: int) -> str:
     skipped = sum(f.skipped for f in side.files)
     if skipped:
         extra.append(f"{skipped} line(s) skipped with a warning")
-    tail = f"; {'; '.join(extra)}" if extra else ""
+    tail = f"\n    {'; '.join(extra)}" if extra else ""
     files = ", ".join(f.provenance.path for f in side.files)
     own = side.items - shared
     only = f" ({own} not in the other run)" if own else ""
@@ -144,50 +144,75 @@ def comparison_text(cmp: Comparison, fmt: Format | str) -> str:
         body = [head, "=" * len(head), *meta, ""]
     body.append(cells_table(c, fmt, old=cmp.old.name, new=cmp.new.name))
     body.append(figures_table(c, fmt, change_rate=cmp.change_rate, changed=cmp.changed))
-    body.append(identity_line(c))
-    body.append(reading(c))
+    body += _prose([identity_line(c), reading(c)], fmt)
     return "\n".join(body) + "\n"
 
 
+#: Plain-text prose lines are wrapped to this width (markdown lines are left whole: they reflow).
+WIDTH = 100
+
+
+def _prose(lines: list[str], fmt: Format) -> list[str]:
+    if fmt is Format.markdown:
+        return lines
+    import textwrap
+
+    return [textwrap.fill(line, WIDTH, subsequent_indent="  ", break_on_hyphens=False) for line in lines]
+
+
+def _col(attr: str, fmt=lambda v: v):
+    """A chain column's value: an attribute of the edge's four cells, formatted."""
+    return lambda e: fmt(getattr(e.cells, attr))
+
+
+_OLD, _NEW, _N = (lambda e: e.old.name), (lambda e: e.new.name), _col("n")
+_EM_OLD, _EM_NEW = _col("em_old", lambda v: pct(v, 1)), _col("em_new", lambda v: pct(v, 1))
+_REGR, _SHARE = _col("regression_rate", lambda v: pct(v, 1)), _col("regression_share_of_old_correct", lambda v: pct(v, 1))
+_BACKWARD, _RATIO = _col("backward_rate", lambda v: pct(v, 1)), _col("independence_ratio", lambda v: num(v, 2))
+_CHANGE, _MCNEMAR = (lambda e: pct(e.change_rate, 1)), (lambda e: _p(e.cells.mcnemar_p()))
+_UNPARSED = lambda e: f"{e.old.unparsed}/{e.new.unparsed}"  # noqa: E731
+
+#: Markdown (and JSON-minded readers): one wide table, a row per edge.
+_CHAIN_MARKDOWN = [
+    ("old", _OLD), ("new", _NEW), ("n", _N),
+    ("both/only_old/only_new/neither", lambda e: f"{e.cells.both}/{e.cells.only_old}/{e.cells.only_new}/{e.cells.neither}"),
+    ("EM old", _EM_OLD), ("EM new", _EM_NEW), ("regr.", _REGR), ("regr./old-correct", _SHARE),
+    ("backward", _BACKWARD), ("change", _CHANGE), ("indep. ratio", _RATIO), ("McNemar p", _MCNEMAR),
+    ("unparsed", _UNPARSED),
+]
+#: Plain text: the same figures in two blocks that each fit a 100-column terminal
+#: (who and the counts, then the rates; rows matched by the edge number).
+_CHAIN_TEXT_BLOCKS = [
+    [("old", _OLD), ("new", _NEW), ("n", _N), ("both", _col("both")), ("only_old", _col("only_old")),
+     ("only_new", _col("only_new")), ("neither", _col("neither")), ("unparsed\nold/new", _UNPARSED)],
+    [("EM\nold", _EM_OLD), ("EM\nnew", _EM_NEW), ("regr.", _REGR), ("regr./\nold-correct", _SHARE),
+     ("backward", _BACKWARD), ("change", _CHANGE), ("indep.\nratio", _RATIO), ("McNemar\np", _MCNEMAR)],
+]
+
+
 def chain_text(edges: Sequence[Comparison], fmt: Format | str) -> str:
-    """One row per edge."""
-    rows = []
-    for e in edges:
-        c = e.cells
-        rows.append(
-            [
-                e.old.name,
-                e.new.name,
-                c.n,
-                f"{c.both}/{c.only_old}/{c.only_new}/{c.neither}",
-                pct(c.em_old, 1),
-                pct(c.em_new, 1),
-                pct(c.regression_rate, 1),
-                pct(c.regression_share_of_old_correct, 1),
-                pct(c.backward_rate, 1),
-                pct(e.change_rate, 1),
-                num(c.independence_ratio, 2),
-                _p(c.mcnemar_p()),
-                f"{e.old.unparsed}/{e.new.unparsed}",
-            ]
-        )
-    headers = [
-        "old", "new", "n", "both/only_old/only_new/neither", "EM old", "EM new",
-        "regr.", "regr./old-correct", "backward", "change", "indep. ratio", "McNemar p", "unparsed",
-    ]
-    out = table(rows, headers, fmt)
+    """One row per edge: one table in markdown, two narrower blocks in plain text."""
+    fmt = Format(fmt)
+    if fmt is Format.markdown:
+        out = table([[value(e) for _, value in _CHAIN_MARKDOWN] for e in edges], [h for h, _ in _CHAIN_MARKDOWN], fmt)
+    else:
+        blocks = [
+            table([[k, *(value(e) for _, value in cols)] for k, e in enumerate(edges, 1)], ["#", *(h for h, _ in cols)], fmt)
+            for cols in _CHAIN_TEXT_BLOCKS
+        ]
+        out = "\n".join(blocks)
     if edges:
         e = edges[0]
-        out += (
-            f"\nparser: {e.parser}; unparsed policy: {e.unparsed_policy}; items shared by all runs: {e.shared_items};"
-            " unparsed = old/new over each run's items\n"
-        )
+        where = f"parser: {e.parser}; unparsed policy: {e.unparsed_policy}; items shared by all runs: {e.shared_items};"
+        sep = " " if fmt is Format.markdown else "\n"  # plain text: two short lines
+        out += f"\n{where}{sep}unparsed = old/new over each run's items\n"
     return out
 
 
 def cells_text(cells: FourCell, fmt: Format | str) -> str:
     """Figures derived from a four-cell table alone (no change rate: it needs the labels)."""
-    parts = [cells_table(cells, fmt), figures_table(cells, fmt), identity_line(cells), reading(cells)]
+    fmt = Format(fmt)
+    parts = [cells_table(cells, fmt), figures_table(cells, fmt), *_prose([identity_line(cells), reading(cells)], fmt)]
     return "\n".join(parts) + "\n"
 
 
