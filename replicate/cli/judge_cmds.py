@@ -195,11 +195,22 @@ def cells_cmd(
 
 @app.command("demo")
 def demo_cmd(
-    path: Annotated[Path | None, typer.Argument(metavar="[DIR]", help="An example release with runs.toml (default: the bundled fixtures/example).")] = None,
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="[DIR]",
+            help="An example release with runs.toml (default: the bundled fixtures/example). "
+            "A DIR that does not exist yet, or is empty, gets the example release written to it and kept.",
+        ),
+    ] = None,
     parser: Annotated[str, typer.Option("--parser", "-p", metavar="NAME@N", help="Parser for the main table.")] = "umbrela-fallback@1",
     format: FormatOpt = Format.table,
 ) -> None:
-    """Run 'chain' on the bundled SYNTHETIC example release and explain what it shows."""
+    """Run 'chain' on the bundled SYNTHETIC example release and explain what it shows.
+
+    Without the bundled folder (an install without fixtures/), the same seeded
+    release is rebuilt in a temporary directory that is removed afterwards.
+    """
     from replicate.judge.demo import run_demo
 
     echo(run_demo(path, parser=parser, fmt=format))
