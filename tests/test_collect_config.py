@@ -47,7 +47,7 @@ def test_inline_key_refused_without_echoing_it(tmp_path):
     "text, message",
     [
         (BASE + "colour = 1\n", r"\[collection\] unknown key\(s\) colour; allowed: backoff_base, backoff_max, "
-                                r"concurrency, connect_timeout, k, max_retries, models, seed, timeout"),
+                                r"concurrency, connect_timeout, k, max_retries, models, retry_after_max, seed, timeout"),
         (BASE.replace("k = 2\n", ""), r"\[collection\] k is required"),
         (BASE.replace("k = 2", "k = 0"), r"k must be an integer >= 1, got 0"),
         (BASE + "max_retries = -1\n", r"max_retries must be an integer >= 0 \(0 = until success\), got -1"),
@@ -132,3 +132,12 @@ def test_sim_server_port_in_use_is_a_clean_error():
     assert res.exit_code == 2
     assert f"Error: cannot listen on 127.0.0.1:{port}:" in res.stderr
     assert "Traceback" not in res.output
+
+
+def test_retry_after_is_honoured_up_to_its_cap():
+    from replicate.collect.config import RetryPolicy
+
+    policy = RetryPolicy(backoff_base=0.01, backoff_max=0.02, retry_after_max=30.0)
+    assert policy.delay(1, retry_after=7.5, jitter=0.0) == 7.5  # longer than the backoff: honoured
+    assert policy.delay(1, retry_after=86400.0, jitter=0.0) == 30.0  # a day: capped
+    assert policy.delay(1, retry_after=None, jitter=1.0) == 0.01 * (0.5 + 0.5 * 1.0)

@@ -31,6 +31,7 @@ _COLLECTION_KEYS = {
     "max_retries",
     "backoff_base",
     "backoff_max",
+    "retry_after_max",
 }
 _SECRET_HINTS = ("api_key", "key", "token", "secret", "password", "authorization")
 
@@ -42,18 +43,21 @@ class RetryPolicy:
     ``max_retries`` caps the retries of one request (0 = retry until success);
     the n-th retry waits ``min(backoff_max, backoff_base * 2**(n-1))`` scaled by a
     jitter factor in [0.5, 1], or the server's Retry-After if that is longer.
+    A Retry-After is honoured up to ``retry_after_max`` seconds, so a provider
+    sending a huge value cannot stall the collection indefinitely.
     """
 
     max_retries: int = 0
     backoff_base: float = 1.0
     backoff_max: float = 60.0
+    retry_after_max: float = 900.0
 
     def delay(self, retry: int, *, retry_after: float | None, jitter: float) -> float:
         """Seconds to wait before retry number ``retry`` (1-based); ``jitter`` in [0, 1)."""
         base = min(self.backoff_max, self.backoff_base * 2 ** (retry - 1))
         wait = base * (0.5 + 0.5 * jitter)
         if retry_after is not None:
-            wait = max(wait, retry_after)
+            wait = max(wait, min(retry_after, self.retry_after_max))
         return wait
 
 
@@ -101,6 +105,7 @@ class CollectConfig:
                 "max_retries": self.retry.max_retries,
                 "backoff_base": self.retry.backoff_base,
                 "backoff_max": self.retry.backoff_max,
+                "retry_after_max": self.retry.retry_after_max,
             },
             "params": dict(self.params),
         }
@@ -129,7 +134,7 @@ def _validate(c: CollectConfig) -> None:
     r = c.retry
     if not isinstance(r.max_retries, int) or r.max_retries < 0:
         raise UsageError(f"max_retries must be an integer >= 0 (0 = until success), got {r.max_retries!r}")
-    for name in ("backoff_base", "backoff_max"):
+    for name in ("backoff_base", "backoff_max", "retry_after_max"):
         v = getattr(r, name)
         if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
             raise UsageError(f"{name} must be a number of seconds >= 0, got {v!r}")
@@ -197,6 +202,7 @@ def load_config(path: str | Path) -> CollectConfig:
                 max_retries=coll.get("max_retries", 0),
                 backoff_base=coll.get("backoff_base", 1.0),
                 backoff_max=coll.get("backoff_max", 60.0),
+                retry_after_max=coll.get("retry_after_max", 900.0),
             ),
             params=MappingProxyType(params),
         )
