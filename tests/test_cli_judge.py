@@ -228,6 +228,7 @@ def test_demo_runs_on_the_bundled_example():
     assert "SYNTHETIC" in res.stdout
     assert "alpha-2024-05  alpha-2024-08" in res.stdout
     assert "parser: umbrela-fallback@1; unparsed policy: intersect; items shared by all runs: 288" in res.stdout
+    assert max(map(len, res.stdout.splitlines())) <= 100  # readable in a 100-column terminal
 
 
 @pytest.mark.skipif("umbrela-fallback@1" not in PARSERS, reason="built-in parsers not installed")

@@ -40,7 +40,8 @@ Next:
 {next}"""
 
 NEXT = """\
-  replicate compare {a} {b} --parser {parser}
+  replicate compare {a} \\
+      {b} --parser {parser}
   replicate chain --runs {toml} --parser {parser} --unparsed wrong
   replicate cells 6252 5776 1455 7163      (figures from a table printed in a paper)
 """
