@@ -280,7 +280,7 @@ def test_gold_disagreement_between_runs_exits_2(tmp_path, pair):
     other = write(tmp_path / "other.jsonl", [rec("q", k, 2 if k == "c" else 1, "1") for k in "abcdefgh"])
     res = run("compare", old, other, "-p", "toy-digit@1")
     assert res.exit_code == 2
-    assert "gold grades disagree between runs on 1 shared item(s): item q / c: old says 1, other says 2" in res.stderr
+    assert f"gold grades disagree between runs on 1 shared item(s): item q / c: old says 1, other says 2 ({old}:3, {other}:3)" in res.stderr
 
 
 def test_parse_exam_file_needs_no_parser():

@@ -235,14 +235,25 @@ def test_run_with_no_records_is_an_error(tmp_path):
         load(p)
 
 
-def test_gold_disagreeing_between_runs(tmp_path):
-    a, _ = load(write(tmp_path / "a.jsonl", [rec("1", "1", 1), rec("2", "2", 2)]))
-    b, _ = load(write(tmp_path / "b.jsonl", [rec("1", "1", 1), rec("2", "2", 3)]))
+def test_gold_disagreeing_between_runs_names_both_places(tmp_path):
+    a, _ = load(write(tmp_path / "a.jsonl", [rec("1", "1", 1), rec("2", "2", 2)]))  # read in bulk
+    b, _ = load(write(tmp_path / "b.jsonl", [rec("1", "1", 1), "", rec("2", "2", 3)]))  # line by line (blank line)
     a = a.label_with(TOY)
     b = b.label_with(TOY)
-    b = type(b)("b", b.keys, b.gold, b.labels, b.parser, b.files)
-    with pytest.raises(BadInput, match=r"b.jsonl: gold grades disagree between runs on 1 shared item\(s\): item 2 / 2: r says 2, b says 3"):
+    b = type(b)("b", b.keys, b.gold, b.labels, b.parser, b.files, b.origins)
+    with pytest.raises(
+        BadInput,
+        match=r"b.jsonl: gold grades disagree between runs on 1 shared item\(s\): "
+        r"item 2 / 2: r says 2, b says 3 \(.*a.jsonl:2, .*b.jsonl:3\)",
+    ):
         align([a, b])
+
+
+def test_origins_name_file_and_line_of_every_item(tmp_path):
+    a = write(tmp_path / "a.jsonl", [rec("1"), rec("2")])  # bulk
+    b = write(tmp_path / "b.jsonl", [rec("3"), "", rec("4")])  # line by line
+    run, _ = load(a, b)
+    assert [run.label_with(TOY).where(i) for i in range(4)] == [f"{a}:1", f"{a}:2", f"{b}:1", f"{b}:3"]
 
 
 # -- bad input: counted warnings -----------------------------------------------------------

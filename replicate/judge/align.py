@@ -74,6 +74,12 @@ def _positions(first: LabelledRun, run: LabelledRun) -> np.ndarray:
     return np.fromiter((get(k, -1) for k in first.keys.tolist()), dtype=np.int64, count=len(first.keys))
 
 
+def _at(first: LabelledRun, i: int, run: LabelledRun, j: int) -> str:
+    """`` (path:line, path:line)``: where the two runs read the item, when known."""
+    places = [w for w in (first.where(int(i)), run.where(int(j))) if w]
+    return f" ({', '.join(places)})" if places else ""
+
+
 def _check_gold(runs: Sequence[LabelledRun], gold: np.ndarray, keys: np.ndarray, cols: list[np.ndarray]) -> None:
     for run, pos in zip(runs[1:], cols[1:]):
         other = run.gold[pos]
@@ -81,6 +87,7 @@ def _check_gold(runs: Sequence[LabelledRun], gold: np.ndarray, keys: np.ndarray,
         if bad.size:
             shown = "; ".join(
                 f"item {show_key(keys[i])}: {runs[0].name} says {gold[i]}, {run.name} says {other[i]}"
+                + _at(runs[0], cols[0][i], run, pos[i])
                 for i in bad[:5]
             )
             more = f" (and {bad.size - 5} more)" if bad.size > 5 else ""

@@ -44,7 +44,7 @@ from replicate.errors import BadInput, UsageError
 from replicate.judge.fields import FieldSpec, gold_int, key_text
 from replicate.judge.load_exam import load_exam_file, exam_label
 from replicate.judge.load_flat import load_flat_file
-from replicate.judge.model import Run, RunFile, readonly
+from replicate.judge.model import Origins, Run, RunFile, readonly
 from replicate.judge.readfile import BOM, Items, RawFile, read_file
 
 __all__ = ["FieldSpec", "load_run", "detect_format", "exam_label", "key_text", "gold_int", "FORMATS"]
@@ -128,6 +128,7 @@ def _finish(name: str, paths: list[Path], acc: Items, run_files: list[RunFile]) 
         labels = readonly(np.asarray(acc.labels, dtype=np.int8))
     splits = np.empty(n, dtype=object)
     splits[:] = acc.splits
+    file_index, line = acc.origins()
     return Run(
         name=name,
         keys=readonly(keys),
@@ -136,4 +137,5 @@ def _finish(name: str, paths: list[Path], acc: Items, run_files: list[RunFile]) 
         files=tuple(run_files),
         labels=labels,
         splits=readonly(splits),
+        origins=Origins(readonly(file_index), readonly(line)),
     )

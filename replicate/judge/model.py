@@ -46,6 +46,18 @@ class RunFile:
 
 
 @dataclass(frozen=True)
+class Origins:
+    """Where each item of a run was read: index into the run's files and 1-based line."""
+
+    file_index: np.ndarray  # int16, shape (n,)
+    line: np.ndarray  # int32, shape (n,)
+
+    def where(self, item: int, files: tuple[RunFile, ...]) -> str:
+        """``path:line`` of one item."""
+        return f"{files[int(self.file_index[item])].provenance.path}:{int(self.line[item])}"
+
+
+@dataclass(frozen=True)
 class Run:
     """One model version's outputs over a set of items (one file or several pooled).
 
@@ -62,6 +74,7 @@ class Run:
     files: tuple[RunFile, ...]
     labels: np.ndarray | None = None  # int8 with UNPARSED, for pre-labelled formats
     splits: np.ndarray | None = None  # object array: split name per item, or None
+    origins: Origins | None = None  # file and line of each item, when read from files
 
     def __post_init__(self) -> None:
         n = len(self.keys)
@@ -81,7 +94,8 @@ class Run:
             if parser is None:
                 raise ValueError(f"run {self.name!r} holds raw outputs: a parser is needed")
             labels, parser_name = parser.parse_many(self.outputs), parser.name
-        return LabelledRun(self.name, self.keys, self.gold, readonly(np.asarray(labels, np.int8)), parser_name, self.files)
+        labels = readonly(np.asarray(labels, np.int8))
+        return LabelledRun(self.name, self.keys, self.gold, labels, parser_name, self.files, self.origins)
 
     def to_json(self) -> dict:
         return {"name": self.name, "items": len(self), "files": [f.to_json() for f in self.files]}
@@ -97,6 +111,11 @@ class LabelledRun:
     labels: np.ndarray  # int8, UNPARSED where the parser found no label
     parser: str
     files: tuple[RunFile, ...] = field(default=())
+    origins: Origins | None = None  # file and line of each item, when read from files
+
+    def where(self, item: int) -> str | None:
+        """``path:line`` where item ``item`` was read, if known."""
+        return None if self.origins is None else self.origins.where(item, self.files)
 
     @property
     def unparsed(self) -> int:

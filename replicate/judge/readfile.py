@@ -241,6 +241,21 @@ class Items:
         parts = [p if isinstance(p, np.ndarray) else np.array(p, dtype=np.int16) for p in self.gold_parts]
         return np.concatenate(parts).astype(np.int16, copy=False) if parts else np.empty(0, np.int16)
 
+    def origins(self) -> tuple[np.ndarray, np.ndarray]:
+        """(file index int16, line int32) of every item, in item order."""
+        n = len(self.keys)
+        file_index = np.empty(n, dtype=np.int16)
+        line = np.empty(n, dtype=np.int32)
+        for start, end, idx in self.blocks:
+            file_index[start:end] = idx
+            line[start:end] = np.arange(1, end - start + 1, dtype=np.int32)
+        if self.lines:
+            items = np.fromiter(self.lines.keys(), dtype=np.int64, count=len(self.lines))
+            where = np.array(list(self.lines.values()), dtype=np.int64).reshape(-1, 2)
+            file_index[items] = where[:, 0]
+            line[items] = where[:, 1]
+        return file_index, line
+
     def seen_before(self, keyset: set[str]) -> bool:
         if not self.keys:
             return False
