@@ -144,6 +144,43 @@ def bulk_records(data: bytes, fields: FieldSpec, *, chunk: int = _CHUNK):
     return keys, keyset, gold, outputs, out_field, n_lines, thoughts, rewritten
 
 
+def _checked_record(
+    obj: object, fields: FieldSpec, out_field: str | None, f: RawFile, lineno: int
+) -> tuple[str, int, str | None, str]:
+    """(key, gold, output, output field) of one parsed line, or a BadInput naming what is wrong.
+
+    ``out_field`` None: this is the file's first record, which decides the output field.
+    """
+
+    def bad(message: str) -> BadInput:
+        return BadInput(message, path=f.path, line=lineno)
+
+    if not isinstance(obj, dict):
+        raise bad(f"expected a JSON object, got {describe(obj)}")
+    parts = []
+    for name in fields.key_fields:
+        if name not in obj:
+            raise bad(f"record lacks key field {name!r}")
+        text = key_text(obj[name])
+        if text is None:
+            raise bad(f"key field {name!r} must be a string or an integer, got {describe(obj[name])}")
+        parts.append(text)
+    gf = fields.gold_field
+    if gf not in obj:
+        raise bad(f"record lacks gold field {gf!r}")
+    gold = gold_int(obj[gf])
+    if gold is None:
+        raise bad(f"gold field {gf!r} must be a non-negative integer grade (2 or 2.0), got {describe(obj[gf])}")
+    if out_field is None:
+        out_field = _output_field(f, obj, fields, lineno)
+    if out_field not in obj:
+        raise bad(f"record lacks output field {out_field!r}")
+    output = obj[out_field]
+    if output is not None and not isinstance(output, str):
+        raise bad(f"output field {out_field!r} must be a string, got {describe(output)}")
+    return KEY_SEP.join(parts), gold, output, out_field
+
+
 def careful_records(
     f: RawFile,
     file_idx: int,
@@ -159,47 +196,14 @@ def careful_records(
     out_field: str | None = None
     records = skipped = thoughts = rewritten = 0
     n_lines = len(lines)
-    kf, gf = fields.key_fields, fields.gold_field
     for lineno, line in enumerate(lines, 1):
         obj = parse_line(f, lineno, line, n_lines, torn, diag)
         if obj is BLANK:
             skipped += 1
             continue
-        if not isinstance(obj, dict):
-            raise BadInput(f"expected a JSON object, got {describe(obj)}", path=f.path, line=lineno)
-        parts = []
-        for name in kf:
-            if name not in obj:
-                raise BadInput(f"record lacks key field {name!r}", path=f.path, line=lineno)
-            text = key_text(obj[name])
-            if text is None:
-                raise BadInput(
-                    f"key field {name!r} must be a string or an integer, got {describe(obj[name])}",
-                    path=f.path,
-                    line=lineno,
-                )
-            parts.append(text)
-        key = KEY_SEP.join(parts)
-        if gf not in obj:
-            raise BadInput(f"record lacks gold field {gf!r}", path=f.path, line=lineno)
-        gold = gold_int(obj[gf])
-        if gold is None:
-            raise BadInput(
-                f"gold field {gf!r} must be a non-negative integer grade (2 or 2.0), got {describe(obj[gf])}",
-                path=f.path,
-                line=lineno,
-            )
-        if out_field is None:
-            out_field = _output_field(f, obj, fields, lineno)
-        if out_field not in obj:
-            raise BadInput(f"record lacks output field {out_field!r}", path=f.path, line=lineno)
-        output = obj[out_field]
+        key, gold, output, out_field = _checked_record(obj, fields, out_field, f, lineno)
         if output is None:
             diag.warn("null-output", f"output field {out_field!r} is null (read as unparsed)", path=f.path, line=lineno)
-        elif not isinstance(output, str):
-            raise BadInput(
-                f"output field {out_field!r} must be a string, got {describe(output)}", path=f.path, line=lineno
-            )
         if not acc.add(key, gold, output, None, split=split, files=files, file_idx=file_idx, lineno=lineno, diag=diag):
             skipped += 1
             continue
