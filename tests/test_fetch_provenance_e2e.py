@@ -216,8 +216,6 @@ def test_items_json_names_source_commit_and_sha256(tiny, fetched):
     assert (f["release"]["source"], f["release"]["commit"]) == (_source_of(repo), repo.head.commit.hexsha)
 
 
-@pytest.mark.xfail(reason="items' markdown (replicate/trials render, not fetch's) names no input file "
-                          "at all", strict=False)
 def test_items_markdown_names_source_commit_and_sha256(tiny, fetched):
     repo, files = tiny
     md = _items(fetched, "markdown")

@@ -184,6 +184,7 @@ def analyse_items(
             "scorers": list(table.scorers),
         },
         diagnostics=diag.to_json(),
+        provenance=table.provenance,
     )
 
 

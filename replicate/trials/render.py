@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from replicate.output import Format, dumps_json, num, pct, table
+from replicate.provenance import FileProvenance, provenance_markdown
 from replicate.trials.results import ItemsResult
 
 
@@ -14,6 +15,19 @@ def _obs_null(x: float | None, null: float | None) -> str:
 
 def _bench(b: str | None) -> str:
     return "(all)" if b is None else b
+
+
+def input_lines(provenance: FileProvenance | None, fmt: Format) -> str:
+    """What file the figures came from: path and sha256, and the release it was fetched from."""
+    if provenance is None:
+        return ""
+    if fmt is Format.markdown:
+        return "\n## Input\n\n" + provenance_markdown([provenance]) + "\n"
+    line = f"\ninput: {provenance.path} (sha256 {provenance.sha256}"
+    if provenance.release is not None:
+        rel = provenance.release
+        line += f"; {rel.source} at commit {rel.commit}; licence: {rel.licence_words}"
+    return line + ")\n"
 
 
 def render_items(result: ItemsResult, fmt: Format | str) -> str:
@@ -111,6 +125,7 @@ def render_items(result: ItemsResult, fmt: Format | str) -> str:
         rows.append([a.model, a.benchmark, a.n_items, a.trials, a.categories.get("api_error", 0),
                      pct(a.accuracy, 1), ci, _signed(a.r) if a.loose_items else "-"])
     out.append(table(rows, ["model", "benchmark", "items", "trials", "api errors", "accuracy", "95% CI", "R loose-strict"], fmt))
+    out.append(input_lines(result.provenance, fmt).rstrip("\n"))
     n_warn = result.diagnostics.get("count", 0)
     if n_warn:
         out.append(f"\n{n_warn} warning(s); see --format json for details.")

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from replicate.provenance import FileProvenance
 from replicate.trials.classify import CLASSES
 
 
@@ -310,6 +311,7 @@ class ItemsResult:
     single_draw: bool
     input: dict
     diagnostics: dict
+    provenance: FileProvenance | None = None  # the trials file, for markdown and table output
 
     def to_json(self) -> dict:
         return {

@@ -17,7 +17,9 @@ import numpy as np
 
 from replicate.errors import UsageError
 from replicate.output import Format, dumps_json, pct, table
+from replicate.provenance import FileProvenance
 from replicate.trials.counts import aggregate
+from replicate.trials.render import input_lines
 from replicate.trials.table import TrialsTable
 
 
@@ -66,6 +68,7 @@ class ScreenResult:
     threshold: str
     models: tuple[str, ...]
     input: dict
+    provenance: FileProvenance | None = None  # the trials file, for markdown and table output
 
     def to_json(self) -> dict:
         return {
@@ -121,6 +124,7 @@ def screen(
             "file": table_.provenance.to_json() if table_.provenance else {"path": table_.path},
             "rows": table_.n_rows,
         },
+        provenance=table_.provenance,
     )
 
 
@@ -138,4 +142,5 @@ def render_screen(result: ScreenResult, fmt: Format | str) -> str:
     )
     if fmt is Format.markdown:
         head = "## " + head
-    return head + table(rows, ["benchmark", "items", "informative", "share", "passes", "left out"], fmt)
+    body = table(rows, ["benchmark", "items", "informative", "share", "passes", "left out"], fmt)
+    return head + body + input_lines(result.provenance, fmt)
