@@ -248,6 +248,17 @@ def test_example_release_with_real_parser():
     assert out["parser"] == "exam-grades" and out["warnings"]["by_code"] == {"exam-no-questions": 1}
 
 
+def test_markdown_names_every_file_read_with_its_sha256(pair):
+    import hashlib
+
+    old, new = pair
+    for args in (["compare", old, new], ["chain", old, new]):
+        md = run(*args, "-p", "toy-digit@1", "-f", "markdown").stdout
+        assert "\n### Input\n\n- Local files (not from a fetched release):\n" in md
+        for p in (old, new):
+            assert f"  - `{p}`: sha256 `{hashlib.sha256(p.read_bytes()).hexdigest()}`\n" in md
+
+
 def test_compare_json_names_the_release_of_fetched_files(tmp_path, pair):
     old, new = pair
     import hashlib

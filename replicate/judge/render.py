@@ -145,7 +145,20 @@ def comparison_text(cmp: Comparison, fmt: Format | str) -> str:
     body.append(cells_table(c, fmt, old=cmp.old.name, new=cmp.new.name))
     body.append(figures_table(c, fmt, change_rate=cmp.change_rate, changed=cmp.changed))
     body += _prose([identity_line(c), reading(c)], fmt)
+    if fmt is Format.markdown:
+        body.append(_input_section([cmp.old, cmp.new]))
     return "\n".join(body) + "\n"
+
+
+def _input_section(sides) -> str:
+    """Markdown: what was read (per fetched release its source, commit and licence; every file's sha256)."""
+    from replicate.provenance import provenance_markdown
+
+    seen: dict[str, object] = {}
+    for side in sides:
+        for f in side.files:
+            seen.setdefault(f.provenance.path, f.provenance)
+    return "\n### Input\n\n" + provenance_markdown(seen.values())
 
 
 #: Plain-text prose lines are wrapped to this width (markdown lines are left whole: they reflow).
@@ -206,6 +219,8 @@ def chain_text(edges: Sequence[Comparison], fmt: Format | str) -> str:
         where = f"parser: {e.parser}; unparsed policy: {e.unparsed_policy}; items shared by all runs: {e.shared_items};"
         sep = " " if fmt is Format.markdown else "\n"  # plain text: two short lines
         out += f"\n{where}{sep}unparsed = old/new over each run's items\n"
+        if fmt is Format.markdown:
+            out += _input_section([side for e in edges for side in (e.old, e.new)]) + "\n"
     return out
 
 
