@@ -159,7 +159,8 @@ def test_fast_path_declines_anything_unusual(data):
         (json.dumps({"query_id": "1", "original_qrel_score": 1, "model_output": "1"}), r"bad.jsonl:2: record lacks key field 'corpus_id'"),
         (json.dumps({"query_id": "1", "corpus_id": "3", "model_output": "1"}), r"bad.jsonl:2: record lacks gold field 'original_qrel_score'"),
         (json.dumps({"query_id": "1", "corpus_id": "3", "original_qrel_score": 1}), r"bad.jsonl:2: record lacks output field 'model_output'"),
-        (json.dumps(rec("1", "3", 2.5)), r"bad.jsonl:2: gold field 'original_qrel_score' must be a non-negative integer grade \(2 or 2.0\), got a JSON float \(2.5\)"),
+        (json.dumps(rec("1", "3", 2.5)), r"bad.jsonl:2: gold field 'original_qrel_score' must be a non-negative integer grade \(2 or 2.0, at most 32767\), got a JSON float \(2.5\)"),
+        (json.dumps(rec("1", "3", 40000)), r"bad.jsonl:2: gold field .* at most 32767\), got a JSON int \(40000\)"),
         (json.dumps(rec("1", "3", -2)), r"bad.jsonl:2: gold field .* got a JSON int \(-2\)"),
         (json.dumps(rec("1", "3", "abc")), r"bad.jsonl:2: gold field .* got a JSON str \(\"abc\"\)"),
         (json.dumps(rec("1", "3", None)), r"bad.jsonl:2: gold field .* got null"),
@@ -186,6 +187,13 @@ def test_invalid_utf8_is_an_error(tmp_path):
     good = json.dumps(rec()).encode()
     p.write_bytes(good + b"\n" + b'{"query_id": "\xff\xfe", "corpus_id": "1"}\n')
     with pytest.raises(BadInput, match=r"u.jsonl:2: not valid UTF-8"):
+        load(p)
+
+
+def test_utf16_file_is_an_error_that_says_so(tmp_path):
+    p = tmp_path / "w.jsonl"
+    p.write_text(json.dumps(rec()) + "\n", encoding="utf-16")
+    with pytest.raises(BadInput, match=r"w.jsonl: file is UTF-16 .*must be UTF-8"):
         load(p)
 
 

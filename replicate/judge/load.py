@@ -16,7 +16,7 @@ line) or a counted warning in the :class:`Diagnostics` (``--strict`` makes those
 errors too). Nothing is dropped silently. The rules (reading bytes: :mod:`~replicate.judge.readfile`; flat records:
 :mod:`~replicate.judge.load_flat`; EXAM: :mod:`~replicate.judge.load_exam`):
 
-Errors (exit 2): a line that is not JSON or not valid UTF-8; a torn last line
+Errors (exit 2): a line that is not JSON or not valid UTF-8; a UTF-16 file; a torn last line
 (the file ends mid-record); an array or scalar where an object is due; a
 missing key, gold or output field; a key that is not a string or an integer; a
 gold grade that is not a non-negative integer (2.5, -1, "abc", null); a

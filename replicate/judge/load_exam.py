@@ -6,7 +6,7 @@ from typing import Any
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
-from replicate.judge.fields import describe, gold_int, key_text
+from replicate.judge.fields import GOLD_MAX, describe, gold_int, key_text
 from replicate.judge.model import KEY_SEP, RunFile
 from replicate.judge.readfile import BLANK, Items, RawFile, split_lines, parse_line, strip_bom
 from replicate.parsing import UNPARSED
@@ -92,7 +92,7 @@ def load_exam_file(
                 )
             gold = gold_int(rel)
             if gold is None:
-                raise BadInput(f"{where}: relevance must be a non-negative integer grade, got {describe(rel)}", path=f.path, line=lineno)
+                raise BadInput(f"{where}: relevance must be a non-negative integer grade (at most {GOLD_MAX}), got {describe(rel)}", path=f.path, line=lineno)
             grades = para.get("exam_grades")
             if not isinstance(grades, list) or not grades:
                 raise BadInput(f"{where}: lacks exam_grades[0]", path=f.path, line=lineno)

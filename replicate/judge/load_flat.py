@@ -170,7 +170,7 @@ def _checked_record(
         raise bad(f"record lacks gold field {gf!r}")
     gold = gold_int(obj[gf])
     if gold is None:
-        raise bad(f"gold field {gf!r} must be a non-negative integer grade (2 or 2.0), got {describe(obj[gf])}")
+        raise bad(f"gold field {gf!r} must be a non-negative integer grade (2 or 2.0, at most {GOLD_MAX}), got {describe(obj[gf])}")
     if out_field is None:
         out_field = _output_field(f, obj, fields, lineno)
     if out_field not in obj:

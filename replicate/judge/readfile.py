@@ -83,6 +83,12 @@ def read_file(path: Path) -> RawFile:
 def strip_bom(f: RawFile, diag: Diagnostics) -> bytes:
     """The file's text bytes without a leading BOM (warned); an empty file is warned too."""
     data = f.data
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise BadInput(
+            "file is UTF-16 (it starts with a UTF-16 byte-order mark); JSON lines must be UTF-8: "
+            "convert it first, e.g. iconv -f UTF-16 -t UTF-8",
+            path=f.path,
+        )
     if data.startswith(BOM):
         diag.warn("bom", "file starts with a UTF-8 byte-order mark (ignored)", path=f.path, line=1)
         data = data[len(BOM) :]
