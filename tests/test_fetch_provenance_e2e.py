@@ -147,8 +147,6 @@ def test_compare_json_says_when_reuse_is_not_licensed(tiny, fetched_http):
     assert (rel["source"], rel["licence"], rel["licence_words"]) == ("org/study", None, NO_LICENCE)
 
 
-@pytest.mark.xfail(reason="compare's markdown (replicate/judge/render.py, not fetch's) lists file paths "
-                          "only: no source, commit, sha256 or licence words", strict=False)
 def test_compare_markdown_names_source_commit_and_sha256(tiny, fetched):
     repo, files = tiny
     md = _compare(fetched, "markdown")
