@@ -6,8 +6,7 @@ output, and that notes say when reuse of the data is not licensed. Expected
 values come from the repository itself (gitpython's commit id, hashlib over the
 bytes committed), never from replicate's own output.
 
-Parts that depend on renderers owned by other areas are marked ``xfail`` with
-the reason; each assertion message names exactly what is missing.
+Each assertion message names exactly what is missing.
 """
 
 from __future__ import annotations

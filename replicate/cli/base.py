@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from typing import Annotated, Any
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -16,12 +15,12 @@ from replicate.output import Format
 class ReplicateGroup(TyperGroup):
     """Prints :class:`ReplicateError` as ``Error: <message>`` and exits with its code."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except ReplicateError as exc:
             for i, line in enumerate(str(exc).splitlines() or [""]):
-                click.echo(("Error: " if i == 0 else "       ") + line, err=True)
+                typer.echo(("Error: " if i == 0 else "       ") + line, err=True)
             ctx.exit(exc.exit_code)
 
 
@@ -57,7 +56,7 @@ def echo(text: str) -> None:
 
 
 def warn(text: str) -> None:
-    click.echo(text, err=True)
+    typer.echo(text, err=True)
 
 
 @app.callback()
