@@ -47,13 +47,13 @@ def test_runs_from_table_and_errors(tmp_path):
 def test_runs_from_toml_errors(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("[runs\n")
-    with pytest.raises(BadInput, match=r"bad.toml: not valid TOML"):
+    with pytest.raises(BadInput, match=r"bad.toml:1: not valid TOML: Expected"):
         runs_from_toml(bad)
     none = tmp_path / "none.toml"
     none.write_text("[other]\nx = 1\n")
     with pytest.raises(BadInput, match=r"none.toml: no \[runs\] table"):
         runs_from_toml(none)
-    with pytest.raises(BadInput, match=r"missing.toml: no such file"):
+    with pytest.raises(BadInput, match=r"missing.toml: cannot read runs file: No such file"):
         runs_from_toml(tmp_path / "missing.toml")
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -17,6 +16,7 @@ from typing import Any, Mapping
 
 import orjson
 
+from replicate.tomlfile import read_toml
 from replicate.errors import BadInput, UsageError
 from replicate.registry import VersionedName
 
@@ -153,12 +153,7 @@ def _canonical(obj: Any) -> bytes:
 def load_config(path: str | Path) -> CollectConfig:
     """Read a collection config TOML. Unknown keys and inline secrets are bad input."""
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BadInput("config file not found", path=path) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise BadInput(f"not valid TOML: {exc}", path=path) from None
+    data = read_toml(path, what="config file")
     unknown_tables = set(data) - {"endpoint", "collection", "params"}
     if unknown_tables:
         raise BadInput(

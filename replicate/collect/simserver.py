@@ -26,7 +26,6 @@ import hashlib
 import socket
 import threading
 import time
-import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -37,6 +36,7 @@ from typing import Any, Mapping, Sequence
 import orjson
 
 from replicate.collect.config import Item, load_items
+from replicate.tomlfile import read_toml
 from replicate.errors import BadInput
 
 FAULTS = ("rate_429", "rate_500", "rate_hang", "rate_drop", "rate_malformed", "rate_truncate",
@@ -84,12 +84,7 @@ DEFAULT_SIM = SimConfig(models=MappingProxyType({"sim-a": SimModel("sim-a", 0.5)
 def load_sim_config(path: str | Path) -> SimConfig:
     """Read a sim-server TOML (see ``fixtures/collect/sim.toml``)."""
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BadInput("sim config not found", path=path) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise BadInput(f"not valid TOML: {exc}", path=path) from None
+    data = read_toml(path, what="sim config")
     allowed = {"seed", "latency", "items", "too_long", "api_key_env", "models", "faults"}
     unknown = set(data) - allowed
     if unknown:

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Sequence
 
 from replicate.errors import BadInput, UsageError
-from replicate.judge.runs import RunSpec, read_toml, runs_from_files, runs_from_table
+from replicate.judge.runs import RunSpec, runs_from_files, runs_from_table
+from replicate.tomlfile import read_toml
 
 #: Tables of a RUNS.toml whose entries can be named on the command line.
 TABLES = ("runs", "repeats")
@@ -31,7 +32,7 @@ class Selection:
 
 def table_specs(runs_toml: Path) -> tuple[list[RunSpec], list[RunSpec]]:
     """(the [runs] entries, the [repeats] entries) of a RUNS.toml."""
-    data = read_toml(runs_toml)
+    data = read_toml(runs_toml, what="runs file")
     if "runs" not in data:
         raise BadInput('no [runs] table (expected: [runs] then name = ["file.jsonl", ...])', path=runs_toml)
     root = runs_toml.parent

@@ -14,11 +14,11 @@ Paths in the table are relative to the TOML file's directory (or ``root``).
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from replicate.tomlfile import read_toml
 from replicate.errors import BadInput, UsageError
 
 _SUFFIXES = (".jsonl.gz", ".json.gz", ".jsonl", ".json", ".gz")
@@ -95,21 +95,10 @@ def runs_from_table(table: Mapping, *, root: Path, where: str) -> list[RunSpec]:
     return out
 
 
-def read_toml(path: str | Path) -> dict:
-    path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BadInput("no such file", path=path) from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise BadInput(f"not valid TOML: {exc}", path=path) from None
-    return data
-
-
 def runs_from_toml(path: str | Path, *, root: Path | None = None) -> list[RunSpec]:
     """Runs listed in the ``[runs]`` table of a TOML file (paths relative to its directory)."""
     path = Path(path)
-    data = read_toml(path)
+    data = read_toml(path, what="runs file")
     if "runs" not in data:
         raise BadInput("no [runs] table (expected: [runs] then name = [\"file.jsonl\", ...])", path=path)
     return runs_from_table(data["runs"], root=path.parent if root is None else Path(root), where=str(path))

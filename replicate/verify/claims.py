@@ -29,12 +29,11 @@ every problem, each named by its claim id (or position when the id is missing).
 from __future__ import annotations
 
 import difflib
-import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Collection, Mapping
 
+from replicate.tomlfile import read_toml
 from replicate.errors import BadInput
 from replicate.verify.matching import Printed
 from replicate.verify.metrics import METRICS, UNITS, Metric
@@ -390,22 +389,9 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
     return ClaimsFile(path, study, runs, tuple(claims), fields)
 
 
-_TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
 
 
 def load_claims(path: str | Path, *, parsers: Collection[str] | None = None) -> ClaimsFile:
     """Read and validate a claims file (see :func:`parse_claims`)."""
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise BadInput(f"cannot read claims file: {exc.strerror or exc}", path=p) from None
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise BadInput(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=p) from None
-    except tomllib.TOMLDecodeError as exc:
-        m = _TOML_LINE.search(str(exc))
-        raise BadInput(f"not valid TOML: {_TOML_LINE.sub('', str(exc)).strip()}", path=p,
-                       line=int(m.group(1)) if m else None) from None
+    data = read_toml(path, what="claims file")
     return parse_claims(data, path=str(path), parsers=parsers)
