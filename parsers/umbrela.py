@@ -287,6 +287,7 @@ CHECKED = Parser(
     "UMBRELA grade, corrected: whole numbers only; out-of-range or conflicting scores unparsed.",
     _checked,
     _checked.__doc__.strip(),
+    released=False,
 )
 
 #: The entry point ``umbrela = "replicate_parsers.umbrela:PARSERS"`` loads this list.

@@ -54,20 +54,31 @@ def command_reference() -> str:
     return "\n".join(parts)
 
 
-def _catalogue_section(title: str, registry, intro: str) -> list[str]:
+def _catalogue_section(title: str, registry, intro: str, *, readings: bool = False) -> list[str]:
+    """One registry's section; ``readings`` adds whether each reading is released or a correction."""
     parts = [f"## {title}", "", intro, ""]
     plugins = list(registry)
     if not plugins:
         return parts + ["(none registered)", ""]
-    parts += ["| name | description |", "| --- | --- |"]
-    parts += [f"| `{p.name}` | {p.description} |" for p in plugins]
+    if readings:
+        parts += ["| name | reading | description |", "| --- | --- | --- |"]
+        parts += [f"| `{p.name}` | {_reading(p)} | {p.description} |" for p in plugins]
+    else:
+        parts += ["| name | description |", "| --- | --- |"]
+        parts += [f"| `{p.name}` | {p.description} |" for p in plugins]
     parts.append("")
     for p in plugins:
         details = (getattr(p, "details", "") or "").strip()
         parts += [f"### `{p.name}`", "", p.description, ""]
+        if readings:
+            parts += [f"Reading: {_reading(p)}.", ""]
         if details:
             parts += [details, ""]
     return parts
+
+
+def _reading(plugin: Any) -> str:
+    return "released" if getattr(plugin, "released", True) else "correction"
 
 
 def plugin_catalogue() -> str:
@@ -86,7 +97,12 @@ def plugin_catalogue() -> str:
     ]
     builtin = lambda reg: [p for p in reg if reg.origin(p.name) == "replicate-audit"]  # noqa: E731
     parts += _catalogue_section(
-        "Parsers", _Filtered(PARSERS, builtin), "Judge-output parsers: raw output text in, an integer label or unparsed out."
+        "Parsers",
+        _Filtered(PARSERS, builtin),
+        "Judge-output parsers: raw output text in, an integer label or unparsed out. The reading is\n"
+        "*released* when the parser reproduces a released script's or paper's reading, *correction* when\n"
+        "it is new in this project (no paper used it); `replicate verify` tries released readings first.",
+        readings=True,
     )
     try:
         from replicate.scoring import SCORERS

@@ -12,7 +12,7 @@ Parsing is pure: no I/O, no state, and a released version never changes.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 import numpy as np
@@ -29,6 +29,12 @@ class Parser:
 
     ``read`` returns the label or ``None`` when the text holds no label the
     parser accepts. ``details`` is the full rule text shown in the catalogue.
+
+    ``released`` (keyword-only) says whether the parser reproduces a released
+    script's or paper's reading (True, the default) or is a reading new in this
+    project, a correction no paper used (False). Tools that pick parsers by
+    default (``replicate verify``) try released readings first, so a correction
+    never gates by default; the catalogue shows it as "released" or "correction".
     """
 
     name: str
@@ -36,11 +42,22 @@ class Parser:
     read: Callable[[str], int | None]
     details: str = ""
     labels: tuple[int, ...] = (0, 1, 2, 3)
+    released: bool = field(default=True, kw_only=True)
 
     def __post_init__(self) -> None:
         VersionedName.parse(self.name)  # raises ValueError on a bad name
         if "\n" in self.description:
             raise ValueError(f"parser {self.name}: description must be one line")
+        if not isinstance(self.released, bool):
+            raise ValueError(
+                f"parser {self.name}: released must be True (a released reading) or False (a correction), "
+                f"got {self.released!r}"
+            )
+
+    @property
+    def reading(self) -> str:
+        """``"released"`` or ``"correction"``: what :attr:`released` means, as shown in the catalogue."""
+        return "released" if self.released else "correction"
 
     @property
     def version(self) -> VersionedName:
@@ -70,15 +87,17 @@ class Parser:
 
 
 def parser(
-    name: str, description: str, *, labels: tuple[int, ...] = (0, 1, 2, 3)
+    name: str, description: str, *, labels: tuple[int, ...] = (0, 1, 2, 3), released: bool = True
 ) -> Callable[[Callable[[str], int | None]], Parser]:
     """Decorator turning ``def read(text) -> int | None`` into a :class:`Parser`.
 
-    The function's docstring becomes the parser's catalogue entry.
+    The function's docstring becomes the parser's catalogue entry. Pass
+    ``released=False`` for a reading new in your package (a correction no
+    paper used); see :attr:`Parser.released`.
     """
 
     def wrap(func: Callable[[str], int | None]) -> Parser:
-        return Parser(name, description, func, inspect.cleandoc(func.__doc__ or ""), labels)
+        return Parser(name, description, func, inspect.cleandoc(func.__doc__ or ""), labels, released=released)
 
     return wrap
 

@@ -27,6 +27,8 @@ def test_list_json_lists_builtins_with_origin_and_labels():
         assert by_name[name]["origin"] == "replicate-audit"
         assert by_name[name]["labels"] == [0, 1, 2, 3]
         assert by_name[name]["description"] == PARSERS.get(name).description
+    # the released scripts' readings, and the one correction new in this project
+    assert [by_name[n]["released"] for n in BUILTINS] == [False, True, True]
     assert data["broken"] == []
     assert set(data) == {"parsers", "broken"}
 
@@ -35,10 +37,13 @@ def test_list_table_has_one_row_per_parser_in_name_order():
     result = runner.invoke(app, ["parsers", "list"])
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["name", "description", "origin"]
+    assert lines[0].split() == ["name", "reading", "description", "origin"]
     assert set(lines[1]) <= {"-", " "}
     names = [line.split()[0] for line in lines[2:]]
     assert names == PARSERS.names()
+    readings = {line.split()[0]: line.split()[1] for line in lines[2:]}
+    assert readings["umbrela-checked@1"] == "correction"
+    assert readings["umbrela-strict@1"] == readings["umbrela-fallback@1"] == "released"
     assert all(line.rstrip().endswith(PARSERS.origin(line.split()[0])) for line in lines[2:])
 
 
@@ -64,6 +69,7 @@ def test_show_prints_header_then_the_full_rule_text():
         "umbrela-strict@1\n"
         f"{p.description}\n"
         "\n"
+        "reading: released\n"
         "origin: replicate-audit\n"
         "labels: 0, 1, 2, 3\n"
         "\n"
@@ -80,7 +86,8 @@ def test_show_json_and_markdown():
     assert data["name"] == "umbrela-fallback@1" and data["details"] == PARSERS.get("umbrela-fallback@1").details
     md = runner.invoke(app, ["parsers", "show", "umbrela-checked@1", "-f", "markdown"]).stdout
     assert md.startswith("## `umbrela-checked@1`\n\n")
-    assert "- origin: replicate-audit\n- labels: 0, 1, 2, 3\n" in md
+    assert "- reading: correction\n- origin: replicate-audit\n- labels: 0, 1, 2, 3\n" in md
+    assert data["released"] is True
 
 
 def test_show_unknown_names_exit_2_with_a_hint():
@@ -101,16 +108,20 @@ def test_every_builtin_has_a_rule_text_listing_its_rules():
 
 # pure renderers: exact text on a hand-made catalogue ------------------------------
 CAT = {
-    "parsers": [{"name": "toy-a@1", "description": "first digit", "origin": "toy-dist", "labels": [0, 1]}],
+    "parsers": [
+        {"name": "toy-a@1", "description": "first digit", "released": True, "origin": "toy-dist", "labels": [0, 1]},
+        {"name": "toy-b@1", "description": "last digit", "released": False, "origin": "toy-dist", "labels": [0, 1]},
+    ],
     "broken": [{"entry_point": "bad", "value": "bad_mod:P", "distribution": None, "error": "ImportError: nope"}],
 }
 
 
 def test_render_catalogue_table_lists_broken_plugins_after_the_parsers():
     assert render_catalogue(CAT, Format.table) == (
-        "name     description    origin\n"
-        "-------  -------------  --------\n"
-        "toy-a@1  first digit    toy-dist\n"
+        "name     reading     description    origin\n"
+        "-------  ----------  -------------  --------\n"
+        "toy-a@1  released    first digit    toy-dist\n"
+        "toy-b@1  correction  last digit     toy-dist\n"
         "\n"
         "Plugins that failed to load:\n"
         "\n"
@@ -129,7 +140,9 @@ def test_render_catalogue_markdown_and_json():
 
 def test_render_parser_without_rule_text():
     text = render_parser(CAT["parsers"][0], "", Format.table)
-    assert text == "toy-a@1\nfirst digit\n\norigin: toy-dist\nlabels: 0, 1\n\n(no rule text given)\n"
+    assert text == "toy-a@1\nfirst digit\n\nreading: released\norigin: toy-dist\nlabels: 0, 1\n\n(no rule text given)\n"
+    text = render_parser(CAT["parsers"][1], "", Format.table)
+    assert text == "toy-b@1\nlast digit\n\nreading: correction\norigin: toy-dist\nlabels: 0, 1\n\n(no rule text given)\n"
 
 
 def test_writing_a_parser_doc_matches_the_real_output_and_example():

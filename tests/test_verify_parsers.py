@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from replicate.cli.app import app
 from replicate.errors import BadInput
-from replicate.parsing import PARSERS
+from replicate.parsing import PARSERS, Parser
 from replicate.verify.api import default_parsers, parser_columns
 from replicate.verify.claims import parse_claims
 
@@ -36,6 +36,28 @@ def _claims(study: dict, *, pinned: str | None = None):
 def test_released_readings_come_first_and_the_correction_last():
     # registry order would put umbrela-checked@1 first (alphabetical); it must never gate by default
     assert PARSERS.names(family="umbrela")[0] == CORRECTED
+    assert default_parsers(_claims({})) == (*RELEASED, CORRECTED)
+
+
+def test_order_follows_the_released_field_not_names():
+    # a released reading and a correction registered at run time: released=False goes last, whatever its name
+    def first_digit(text: str) -> int | None:
+        return next((int(c) for c in text if c in "0123"), None)
+
+    extra = [Parser("umbrela-aaa@1", "a correction", first_digit, released=False),
+             Parser("umbrela-zzz@1", "a released reading", first_digit)]
+    for q in extra:
+        PARSERS.register(q)
+    try:
+        assert PARSERS.names(family="umbrela")[0] == "umbrela-aaa@1"
+        # released readings in registry order, then corrections in registry order
+        assert default_parsers(_claims({})) == (*RELEASED, "umbrela-zzz@1", "umbrela-aaa@1", CORRECTED)
+        # a [study] parser still comes first, even a correction
+        assert default_parsers(_claims({"parser": "umbrela-aaa@1"})) == (
+            "umbrela-aaa@1", *RELEASED, "umbrela-zzz@1", CORRECTED)
+    finally:
+        for q in extra:
+            PARSERS.unregister(q.name)
     assert default_parsers(_claims({})) == (*RELEASED, CORRECTED)
 
 

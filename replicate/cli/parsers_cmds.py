@@ -24,9 +24,14 @@ def _entry(parser: Any, origin: str) -> dict[str, Any]:
     return {
         "name": parser.name,
         "description": parser.description,
+        "released": bool(getattr(parser, "released", True)),
         "origin": origin,
         "labels": list(getattr(parser, "labels", ())),
     }
+
+
+def _reading(entry: dict[str, Any]) -> str:
+    return "released" if entry["released"] else "correction"
 
 
 def catalogue() -> dict[str, Any]:
@@ -45,8 +50,8 @@ def catalogue() -> dict[str, Any]:
 def render_catalogue(cat: dict[str, Any], fmt: Format) -> str:
     if fmt is Format.json:
         return dumps_json(cat)
-    rows = [[p["name"], p["description"], p["origin"]] for p in cat["parsers"]]
-    text = table(rows, ["name", "description", "origin"], fmt)
+    rows = [[p["name"], _reading(p), p["description"], p["origin"]] for p in cat["parsers"]]
+    text = table(rows, ["name", "reading", "description", "origin"], fmt)
     if cat["broken"]:
         broken = [[b["entry_point"], b["value"], b["distribution"] or "-", b["error"]] for b in cat["broken"]]
         title = "Plugins that failed to load:" if fmt is Format.table else "### Plugins that failed to load"
@@ -61,16 +66,20 @@ def render_parser(entry: dict[str, Any], details: str, fmt: Format) -> str:
     labels = ", ".join(str(x) for x in entry["labels"])
     if fmt is Format.markdown:
         head = [f"## `{entry['name']}`", "", entry["description"], ""]
-        head += [f"- origin: {entry['origin']}", f"- labels: {labels}", ""]
+        head += [f"- reading: {_reading(entry)}", f"- origin: {entry['origin']}", f"- labels: {labels}", ""]
     else:
-        head = [entry["name"], entry["description"], "", f"origin: {entry['origin']}", f"labels: {labels}", ""]
+        head = [entry["name"], entry["description"], "", f"reading: {_reading(entry)}",
+                f"origin: {entry['origin']}", f"labels: {labels}", ""]
     return "\n".join(head + [details or "(no rule text given)"]) + "\n"
 
 
 @parsers_app.command("list")
 def list_parsers(fmt: FormatOpt = Format.table) -> None:
-    """List every installed parser: name, one-line description, origin distribution.
+    """List every installed parser: name, reading, one-line description, origin distribution.
 
+    The reading is 'released' for a parser that reproduces a released script's
+    or paper's reading, 'correction' for one new in its package that no paper
+    used (commands that pick parsers by default try released readings first).
     Built-in parsers and third-party plugins are found through the
     'replicate.parsers' entry points. A plugin that fails to load is listed
     with its error after the parsers; it does not make the command fail.

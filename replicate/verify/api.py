@@ -22,7 +22,6 @@ from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, UsageError
 from replicate.judge.model import Run
 from replicate.parsing import PARSERS
-from replicate.registry import VersionedName
 from replicate.verify.claims import ClaimsFile, load_claims
 from replicate.verify.flags import collect_flags
 from replicate.verify.matching import match
@@ -31,9 +30,6 @@ from replicate.verify.result import ClaimResult, Verification
 
 #: The parser family tried when neither --parser nor a claim names one.
 DEFAULT_FAMILY = "umbrela"
-#: Readings new in this project (``family-variant`` without ``@N``): corrections
-#: no paper used, so by default they come after the released readings and never gate.
-PROJECT_READINGS = frozenset({"umbrela-checked"})
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -50,20 +46,18 @@ def check_date(date: str | None) -> str:
         raise UsageError(f"date must be a calendar date YYYY-MM-DD, got {date!r}") from None
 
 
-def _is_project_reading(name: str) -> bool:
-    return VersionedName.parse(name).base in PROJECT_READINGS
-
-
 def default_parsers(claims: ClaimsFile) -> tuple[str, ...]:
     """The parsers a claim that pins none is recomputed under when no --parser is given.
 
     Released readings come first, so that the gating (first) parser is one a
     paper could have used: the ``[study] parser`` if the claims file names one,
-    then every registered ``umbrela`` parser in registry order, except that the
-    project's own corrected readings (:data:`PROJECT_READINGS`) come last.
+    then every registered ``umbrela`` parser in registry order, except that
+    corrections (parsers with ``released=False``, see
+    :attr:`replicate.parsing.Parser.released`) come last.
     """
-    family = PARSERS.names(family=DEFAULT_FAMILY)
-    ordered = [p for p in family if not _is_project_reading(p)] + [p for p in family if _is_project_reading(p)]
+    family = PARSERS.get_many(PARSERS.names(family=DEFAULT_FAMILY))
+    # a stable sort: released readings (key False) before corrections, each in registry order
+    ordered = [p.name for p in sorted(family, key=lambda p: not getattr(p, "released", True))]
     first = [claims.study.parser] if claims.study.parser else []
     return tuple(dict.fromkeys(first + ordered))
 
