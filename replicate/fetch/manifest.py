@@ -174,6 +174,8 @@ class Manifest:
 
 
 def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
+    if Path(directory).exists() and not Path(directory).is_dir():
+        raise BadInput("not a directory: expected the directory replicate fetch wrote", path=directory)
     path = Path(directory) / MANIFEST_NAME
     try:
         raw = path.read_bytes()
