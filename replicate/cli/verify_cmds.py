@@ -36,16 +36,22 @@ def verify_cmd(
     [study] parser, else the first released umbrela reading), 0 otherwise;
     2 for bad input.
     """
-    from replicate.errors import CheckFailed
+    from replicate.errors import BadInput, CheckFailed
     from replicate.output import dumps_json
     from replicate.verify.api import verify
     from replicate.verify.note import render_note, render_table
     from replicate.verify.plots import figures_for
 
+    if out is not None and (out.is_dir() or not out.parent.is_dir()):
+        why = "is a directory, not a file" if out.is_dir() else "its directory does not exist"
+        raise BadInput(f"cannot write --out note: {why}", path=out)
     v = verify(claims, root=str(root), parsers=parser or None, date=date, strict=strict)
     if out is not None:
         fig = figures_for(v, out, draw=plots)
-        out.write_text(render_note(v, out=out.as_posix(), figures=fig), encoding="utf-8")
+        try:
+            out.write_text(render_note(v, out=out.as_posix(), figures=fig), encoding="utf-8")
+        except OSError as exc:
+            raise BadInput(f"cannot write --out note: {exc.strerror}", path=out) from None
         warn(f"wrote {out}" + "".join(f", {f}" for _, png, svg in fig.files for f in (png, svg)))
     if fmt is Format.json:
         echo(dumps_json(v))
