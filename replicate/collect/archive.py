@@ -158,6 +158,10 @@ def read_archive(path: str | Path) -> ArchiveContents:
         data = path.read_bytes()
     except FileNotFoundError:
         raise BadInput("archive not found", path=path) from None
+    except IsADirectoryError:
+        raise BadInput("archive is a directory, not a file", path=path) from None
+    except OSError as exc:
+        raise BadInput(f"cannot read archive: {exc.strerror}", path=path) from None
     end = data.rfind(b"\n") + 1
     torn = len(data) - end
     header: dict[str, Any] | None = None

@@ -302,6 +302,10 @@ def load_items(path: str | Path) -> tuple[Item, ...]:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise BadInput("items file not found", path=path) from None
+    except IsADirectoryError:
+        raise BadInput("items file is a directory, not a file", path=path) from None
+    except OSError as exc:
+        raise BadInput(f"cannot read items file: {exc.strerror}", path=path) from None
     items: list[Item] = []
     seen: dict[str, int] = {}
     for lineno, line in enumerate(raw.splitlines(), 1):
