@@ -235,3 +235,31 @@ def test_audit_refuses_pre_graded_exam_files():
     res = _run("parsers", "audit", "-p", P, "-p", "umbrela-strict@1", exam)
     assert res.exit_code == 2
     assert "holds labels, not raw outputs (EXAM grades): there is nothing to parse" in res.stderr
+
+
+def test_gold_field_default_is_fieldspecs(repeats, tmp_path):
+    """--gold-field defaults to FieldSpec's own default (the help says which), and a given one is used."""
+    from replicate.judge.load import FieldSpec
+
+    default = FieldSpec().gold_field
+    for verb in (["floor"], ["matrix"], ["parsers", "audit"]):
+        help_text = " ".join(_run(*verb, "--help").stdout.split())
+        assert f"Default: {default}." in help_text, verb
+    tmp, runs = repeats
+    plain = _run("floor", *runs, "--parser", P, "--format", "json")
+    assert plain.exit_code == 0, plain.output
+    # the same data under another gold field name: found only when --gold-field names it
+    renamed = []
+    for path in runs:
+        out = tmp_path / ("renamed-" + Path(path).name)
+        rows = [json.loads(line) for line in Path(path).read_text().splitlines()]
+        out.write_text("".join(json.dumps({("grade" if k == default else k): v for k, v in r.items()}) + "\n"
+                               for r in rows))
+        renamed.append(str(out))
+    missing = _run("floor", *renamed, "--parser", P)
+    assert missing.exit_code == 2 and default in missing.stderr
+    given = _run("floor", *renamed, "--parser", P, "--format", "json", "--gold-field", "grade")
+    assert given.exit_code == 0, given.output
+    # gold-dependent figures agree: per repeat EM against gold (run names differ by the prefix)
+    ems = lambda res: [(r["correct"], r["em"]) for r in json.loads(res.stdout)["repeats"]]  # noqa: E731
+    assert ems(given) == ems(plain) == [(4, 0.8), (5, 5 / 6), (4, 4 / 6)]
