@@ -14,7 +14,7 @@ from replicate.output import Format
 
 @app.command("collect")
 def collect_cmd(
-    config: Annotated[Path, typer.Argument(help="Collection config (TOML): [endpoint], [collection], [params].")],
+    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="Collection config (TOML): [endpoint], [collection], [params].")],
     items: Annotated[Path, typer.Option("--items", help="Items file (JSONL): id, benchmark, messages or prompt, reference, scorer, metadata.")],
     archive: Annotated[Path, typer.Option("--archive", help="Archive (JSONL) to create or resume; append-only.")],
     models: Annotated[Optional[str], typer.Option("--models", help="Override [collection] models: comma-separated, in phase order.")] = None,
@@ -81,7 +81,7 @@ def _exit_interrupted(exc) -> None:
 
 @app.command("score")
 def score_cmd(
-    archive: Annotated[Path, typer.Argument(help="Archive written by 'replicate collect'.")],
+    archive: Annotated[Path, typer.Argument(metavar="ARCHIVE", help="Archive written by 'replicate collect'.")],
     items: Annotated[Path, typer.Option("--items", help="The items file the archive was collected from.")],
     out: Annotated[Path, typer.Option("--out", help="Trials table to write: .jsonl, .jsonl.gz or .csv.")],
     scorer: Annotated[Optional[str], typer.Option("--scorer", help="Use this scorer (name@N) for every item instead of each item's own.")] = None,

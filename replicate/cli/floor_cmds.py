@@ -6,7 +6,6 @@ numpy-heavy modules load inside the commands.
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Annotated
 
@@ -29,14 +28,6 @@ from replicate.cli.parsers_cmds import parsers_app
 from replicate.errors import UsageError
 from replicate.output import Format, dumps_json
 
-# --gold-field as judge_options declares it, but None when not given: field_spec()
-# then fills FieldSpec's own default, so the value lives in one place. The help
-# still shows it (FieldSpec is not imported here: it pulls in numpy); a test pins
-# the shown text to FieldSpec().gold_field.
-_gold_option = copy.copy(GoldFieldOpt.__metadata__[0])
-_gold_option.help = f"{_gold_option.help} Default: original_qrel_score."
-_gold_option.show_default = False
-GoldOpt = Annotated[str | None, _gold_option]
 
 RunArgs = Annotated[
     list[str] | None,
@@ -85,7 +76,7 @@ def floor_cmd(
     ] = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
     key_field: KeyFieldOpt = None,
-    gold_field: GoldOpt = None,
+    gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
     strict: StrictOpt = False,
     format: FormatOpt = Format.table,
@@ -152,7 +143,7 @@ def matrix_cmd(
         typer.Option("--scale", metavar="LO-HI", help="Label scale for the sanity checks. Default: the parser's labels (0-3).", show_default=False),
     ] = None,
     key_field: KeyFieldOpt = None,
-    gold_field: GoldOpt = None,
+    gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
     strict: StrictOpt = False,
     format: FormatOpt = Format.table,
@@ -198,7 +189,7 @@ def audit_cmd(
     examples: Annotated[int, typer.Option("--examples", min=0, help="Differing outputs shown per file (one per label pattern first).")] = 5,
     width: Annotated[int, typer.Option("--width", min=20, help="Characters kept of each example output (head and tail).")] = 160,
     key_field: KeyFieldOpt = None,
-    gold_field: GoldOpt = None,
+    gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
     strict: StrictOpt = False,
     format: FormatOpt = Format.table,

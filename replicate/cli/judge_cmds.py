@@ -30,7 +30,6 @@ from replicate.cli.judge_options import (
 from replicate.errors import UsageError
 from replicate.output import Format, dumps_json
 
-_GOLD_DEFAULT = "original_qrel_score"
 
 
 @app.command("parse")
@@ -42,7 +41,7 @@ def parse_cmd(
         typer.Option("--labels", metavar="OUT.jsonl", help="Write one row per item: the key fields, label (int or null) and gold. One FILE only."),
     ] = None,
     key_field: KeyFieldOpt = None,
-    gold_field: GoldFieldOpt = _GOLD_DEFAULT,
+    gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
     strict: StrictOpt = False,
     format: FormatOpt = Format.table,
@@ -107,7 +106,7 @@ def compare_cmd(
     parser: ParserOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
     key_field: KeyFieldOpt = None,
-    gold_field: GoldFieldOpt = _GOLD_DEFAULT,
+    gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
     strict: StrictOpt = False,
     format: FormatOpt = Format.table,
@@ -147,7 +146,7 @@ def chain_cmd(
     parser: ParserOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
     key_field: KeyFieldOpt = None,
-    gold_field: GoldFieldOpt = _GOLD_DEFAULT,
+    gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
     strict: StrictOpt = False,
     format: FormatOpt = Format.table,

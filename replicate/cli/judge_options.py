@@ -73,8 +73,13 @@ KeyFieldOpt = Annotated[
     ),
 ]
 GoldFieldOpt = Annotated[
-    str,
-    typer.Option("--gold-field", metavar="FIELD", help="Field holding the gold grade (an integer; 2.0 reads as 2)."),
+    str | None,
+    typer.Option(
+        "--gold-field",
+        metavar="FIELD",
+        help="Field holding the gold grade (an integer; 2.0 reads as 2). Default: original_qrel_score.",
+        show_default=False,
+    ),
 ]
 OutputFieldOpt = Annotated[
     list[str] | None,

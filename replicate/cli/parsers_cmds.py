@@ -89,7 +89,7 @@ def list_parsers(fmt: FormatOpt = Format.table) -> None:
 
 @parsers_app.command("show")
 def show_parser(
-    name: Annotated[str, typer.Argument(help="Versioned parser name, e.g. umbrela-strict@1.")],
+    name: Annotated[str, typer.Argument(metavar="NAME@N", help="Versioned parser name, e.g. umbrela-strict@1.")],
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Show one parser's full rule text: exactly how it reads an output."""

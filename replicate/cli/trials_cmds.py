@@ -15,7 +15,7 @@ _TRIALS_HELP = "Trials table: JSONL (.jsonl, .jsonl.gz) or CSV (.csv), one row p
 
 @app.command("items")
 def items(
-    trials: Annotated[Path, typer.Argument(help=_TRIALS_HELP, show_default=False)],
+    trials: Annotated[Path, typer.Argument(metavar="TRIALS", help=_TRIALS_HELP, show_default=False)],
     edge: Annotated[
         list[str],
         typer.Option("--edge", "-e", help="An edge SOURCE:TARGET (old model -> new model); repeatable."),
@@ -60,7 +60,7 @@ def items(
 
 @app.command("screen")
 def screen_cmd(
-    trials: Annotated[Path, typer.Argument(help=_TRIALS_HELP, show_default=False)],
+    trials: Annotated[Path, typer.Argument(metavar="TRIALS", help=_TRIALS_HELP, show_default=False)],
     low: Annotated[str, typer.Option("--low", help="Lower end of the informative accuracy range (inclusive).")] = "0.1",
     high: Annotated[str, typer.Option("--high", help="Upper end of the informative accuracy range (inclusive).")] = "0.9",
     threshold: Annotated[str, typer.Option("--threshold", help="A benchmark passes when at least this share of its items is informative.")] = "0.35",
