@@ -6,6 +6,7 @@ import re
 import tomllib
 from pathlib import Path
 
+from replicate.inputfile import read_input
 from replicate.errors import BadInput
 
 _TOML_LINE = re.compile(r"\s*\(at line (\d+), column \d+\)")
@@ -19,10 +20,7 @@ def read_toml(path: str | Path, *, what: str = "file") -> dict:
     text (...)`` or ``not valid TOML: ...``.
     """
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise BadInput(f"cannot read {what}: {exc.strerror or exc}", path=p) from None
+    raw = read_input(p, what=what)
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:

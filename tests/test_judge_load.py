@@ -225,7 +225,7 @@ def test_gz_name_without_gzip_content(tmp_path):
 
 
 def test_missing_file(tmp_path):
-    with pytest.raises(BadInput, match=r"nope.jsonl: no such file"):
+    with pytest.raises(BadInput, match=r"nope.jsonl: file not found"):
         load(tmp_path / "nope.jsonl")
 
 

@@ -53,7 +53,7 @@ def test_runs_from_toml_errors(tmp_path):
     none.write_text("[other]\nx = 1\n")
     with pytest.raises(BadInput, match=r"none.toml: no \[runs\] table"):
         runs_from_toml(none)
-    with pytest.raises(BadInput, match=r"missing.toml: cannot read runs file: No such file"):
+    with pytest.raises(BadInput, match=r"missing.toml: runs file not found"):
         runs_from_toml(tmp_path / "missing.toml")
 
 

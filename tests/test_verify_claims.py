@@ -173,7 +173,7 @@ def test_toml_syntax_error_names_the_line(tmp_path):
 
 
 def test_missing_file(tmp_path):
-    with pytest.raises(BadInput, match=r"nope\.toml: cannot read claims file"):
+    with pytest.raises(BadInput, match=r"nope\.toml: claims file not found"):
         load_claims(tmp_path / "nope.toml")
 
 

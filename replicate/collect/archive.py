@@ -25,6 +25,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import orjson
 
 from replicate.collect.config import CollectConfig, Item
+from replicate.inputfile import read_input
 from replicate.errors import BadInput, UsageError
 
 ARCHIVE_SCHEMA = "replicate.archive/1"
@@ -154,14 +155,7 @@ def read_archive(path: str | Path) -> ArchiveContents:
     (model, item, trial) is bad input naming the line.
     """
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise BadInput("archive not found", path=path) from None
-    except IsADirectoryError:
-        raise BadInput("archive is a directory, not a file", path=path) from None
-    except OSError as exc:
-        raise BadInput(f"cannot read archive: {exc.strerror}", path=path) from None
+    data = read_input(path, what="archive")
     end = data.rfind(b"\n") + 1
     torn = len(data) - end
     header: dict[str, Any] | None = None

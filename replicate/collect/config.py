@@ -17,6 +17,7 @@ from typing import Any, Mapping
 import orjson
 
 from replicate.tomlfile import read_toml
+from replicate.inputfile import read_input
 from replicate.errors import BadInput, UsageError
 from replicate.registry import VersionedName
 
@@ -298,14 +299,7 @@ def _item_from(obj: Any, path: Path, line: int) -> Item:
 def load_items(path: str | Path) -> tuple[Item, ...]:
     """Read an items JSONL file; blank lines are allowed, duplicate ids are bad input."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise BadInput("items file not found", path=path) from None
-    except IsADirectoryError:
-        raise BadInput("items file is a directory, not a file", path=path) from None
-    except OSError as exc:
-        raise BadInput(f"cannot read items file: {exc.strerror}", path=path) from None
+    raw = read_input(path, what="items file")
     items: list[Item] = []
     seen: dict[str, int] = {}
     for lineno, line in enumerate(raw.splitlines(), 1):

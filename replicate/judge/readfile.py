@@ -17,6 +17,7 @@ import numpy as np
 import orjson
 
 from replicate.diagnostics import Diagnostics
+from replicate.inputfile import read_input
 from replicate.errors import BadInput
 from replicate.judge.model import KEY_SEP
 from replicate.provenance import FileProvenance, find_release
@@ -57,14 +58,7 @@ def _start_hash(raw: bytes) -> Future | None:
 
 
 def read_file(path: Path) -> RawFile:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise BadInput("no such file", path=path) from None
-    except IsADirectoryError:
-        raise BadInput("is a directory, not a file", path=path) from None
-    except OSError as exc:
-        raise BadInput(f"cannot read: {exc.strerror}", path=path) from None
+    raw = read_input(path)
     data = raw
     if raw[:2] == GZIP_MAGIC:
         try:

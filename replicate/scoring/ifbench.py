@@ -20,6 +20,7 @@ from typing import Iterable, Sequence
 
 import orjson
 
+from replicate.inputfile import read_input
 from replicate.errors import BadInput
 
 
@@ -57,10 +58,7 @@ class IFBenchResults:
 
 def _read(path: Path) -> dict[tuple[str, str], bool]:
     out: dict[tuple[str, str], bool] = {}
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise BadInput("IFBench results file not found", path=path) from None
+    raw = read_input(path, what="IFBench results file")
     for lineno, line in enumerate(raw.splitlines(), 1):
         if not line.strip():
             continue
