@@ -7,8 +7,6 @@ import importlib
 from replicate import __version__
 from replicate.cli.base import app, echo
 
-import typer
-
 # Each module registers its commands on ``app`` when imported. Modules import
 # their heavy dependencies (scipy, git, ...) inside the command functions so
 # that start-up stays fast.
@@ -23,11 +21,7 @@ COMMAND_MODULES = (
 )
 
 for _mod in COMMAND_MODULES:
-    try:
-        importlib.import_module(_mod)
-    except ModuleNotFoundError as exc:  # a command module not written yet
-        if exc.name != _mod:
-            raise
+    importlib.import_module(_mod)
 
 
 @app.command("version")

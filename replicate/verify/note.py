@@ -13,7 +13,6 @@ import shlex
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import PurePath, PurePosixPath
-from typing import Sequence
 
 from replicate.judge.floor_range import Span, place
 from replicate.output import Format, pct, table
