@@ -243,6 +243,9 @@ def test_ctrl_c_stops_at_once_without_waiting_for_requests_in_flight(items, tmp_
             [sys.executable, "-m", "replicate", "collect", str(cfg_path), "--items", str(FIX / "items.jsonl"),
              "--archive", str(arch), "--no-progress"],
             env={**os.environ, ENV: KEY}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            # A test runner started as a background job inherits SIGINT as ignored, and Python then
+            # never installs its Ctrl-C handler; give the child the disposition a terminal user has.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         try:
             while srv.stats["rate_hang"] < 8 and proc.poll() is None:  # all 8 workers blocked in a read
