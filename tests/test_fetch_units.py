@@ -214,3 +214,30 @@ def test_settings_from_env_and_token_not_in_repr(monkeypatch):
 def test_dest_default_name():
     assert parse_source("org/study.git").name == "study"
     assert Path("study") == Path(parse_source("https://host/a/study.git").name)
+
+
+def test_write_checked_keeps_the_old_file_and_no_temporary_on_mismatch(tmp_path):
+    from replicate.fetch.errors import IntegrityError
+    from replicate.fetch.writer import write_checked
+
+    target = tmp_path / "d" / "f.txt"
+    good = b"hello\n"
+    write_checked(target, [good[:2], good[2:]], size=6, blob=git_blob_id(good), what="f.txt", got="received")
+    assert target.read_bytes() == good
+    with pytest.raises(IntegrityError, match=r"^f.txt: received 7 bytes with git blob id [0-9a-f]{40}, "
+                                             r"expected 6 bytes with id [0-9a-f]{40}; nothing was written$"):
+        write_checked(target, [b"hello!\n"], size=6, blob=git_blob_id(good), what="f.txt", got="received")
+    assert target.read_bytes() == good
+    assert sorted(p.name for p in target.parent.iterdir()) == ["f.txt"]
+
+
+def test_write_verified_returns_sha256_and_makes_a_readable_file(tmp_path):
+    import hashlib
+
+    from replicate.fetch.writer import write_verified
+
+    data = b"a,b\n1,2\n"
+    digest = write_verified(tmp_path, "results/x.csv", iter([data]), size=len(data), blob=git_blob_id(data))
+    assert digest == hashlib.sha256(data).hexdigest()
+    out = tmp_path / "results/x.csv"
+    assert out.read_bytes() == data and out.stat().st_mode & 0o777 == 0o644

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from replicate.errors import UsageError
-from replicate.fetch.cache import TMP_SUFFIX, Cache, Snapshot
+from replicate.fetch.cache import Cache, Snapshot
 from replicate.fetch.errors import IntegrityError, OfflineMissing
 from replicate.fetch.globs import Includes
 from replicate.fetch.lock import DEFAULT_LOCK_TIMEOUT, source_lock
@@ -34,7 +34,7 @@ from replicate.fetch.plan import lfs_pointer, select, too_large
 from replicate.fetch.safety import LFS_MAX_POINTER, parse_lfs_pointer, parse_size, refuse_path
 from replicate.fetch.source import Source, parse_source
 from replicate.fetch.tree import TreeEntry, root_licence_files
-from replicate.fetch.writer import remove_leftovers, write_verified
+from replicate.fetch.writer import TMP_SUFFIX, remove_leftovers, write_verified
 from replicate.provenance import MANIFEST_NAME, sha256_file
 
 VIAS = ("auto", "git", "http")

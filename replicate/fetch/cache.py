@@ -15,19 +15,17 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
-from replicate.fetch.errors import IntegrityError
 from replicate.fetch.manifest import RepositoryMeta
-from replicate.fetch.tree import TreeEntry, git_blob_hasher
+from replicate.fetch.tree import TreeEntry
+from replicate.fetch.writer import replacing, write_checked
 
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
-TMP_SUFFIX = ".replicate-tmp"
 
 
 def default_cache_dir() -> Path:
@@ -75,16 +73,9 @@ class Snapshot:
         return self.complete or set(self.include) == set(include)
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _write_bytes(path: Path, data: bytes) -> None:
+    with replacing(path) as fh:
+        fh.write(data)
 
 
 class Cache:
@@ -107,25 +98,7 @@ class Cache:
         Nothing is stored when the check fails.
         """
         target = self.object_path(blob)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{blob[2:]}.", suffix=TMP_SUFFIX, dir=target.parent)
-        h = git_blob_hasher(size)
-        n = 0
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                for chunk in chunks:
-                    n += len(chunk)
-                    h.update(chunk)
-                    fh.write(chunk)
-            if n != size or h.hexdigest() != blob:
-                raise IntegrityError(
-                    f"{what}: received {n} bytes with git blob id {h.hexdigest()}, "
-                    f"expected {size} bytes with id {blob}; nothing was written"
-                )
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_checked(target, chunks, size=size, blob=blob, what=what, got="received")
         return target
 
     def read_object(self, blob: str, *, chunk: int = 1 << 20) -> Iterator[bytes]:
@@ -159,7 +132,7 @@ class Cache:
             return None
 
     def save_snapshot(self, source_key: str, snap: Snapshot, via: str) -> None:
-        _atomic_write(self._snapdir(source_key) / f"{snap.commit}-{via}.json", orjson.dumps(snap.to_json()))
+        _write_bytes(self._snapdir(source_key) / f"{snap.commit}-{via}.json", orjson.dumps(snap.to_json()))
 
     def refs(self, source_key: str) -> dict[str, str]:
         try:
@@ -171,7 +144,7 @@ class Cache:
     def save_ref(self, source_key: str, rev: str | None, commit: str) -> None:
         refs = self.refs(source_key)
         refs[rev or ""] = commit
-        _atomic_write(self._snapdir(source_key) / "refs.json", orjson.dumps(refs))
+        _write_bytes(self._snapdir(source_key) / "refs.json", orjson.dumps(refs))
 
     # -- git stores ------------------------------------------------------------
     def git_dir(self, source_key: str) -> Path:

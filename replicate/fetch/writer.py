@@ -1,8 +1,9 @@
-"""Writing one file into the destination: temporary name, verify, then rename.
+"""Writing files atomically: a temporary name beside the target, verify, then rename.
 
 A fetch that is interrupted leaves at most a ``.name.*.replicate-tmp`` file,
 never a complete-looking one; the next fetch into the same directory removes
-such leftovers.
+such leftovers. The cache (:mod:`replicate.fetch.cache`) stores its objects and
+snapshots the same way.
 """
 
 from __future__ import annotations
@@ -10,46 +11,87 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
-from replicate.fetch.cache import TMP_SUFFIX
 from replicate.fetch.errors import IntegrityError
 from replicate.fetch.safety import safe_target
 from replicate.fetch.tree import git_blob_hasher
 
+TMP_SUFFIX = ".replicate-tmp"
 
-def write_verified(dest: Path, rel: str, chunks: Iterable[bytes], *, size: int, blob: str) -> str:
-    """Write ``rel`` under ``dest`` from ``chunks``; returns its sha256.
 
-    The bytes must have exactly ``size`` bytes and git blob id ``blob``;
-    otherwise nothing appears at ``rel`` and :class:`IntegrityError` is raised.
+@contextmanager
+def replacing(target: Path, *, mode: int | None = None) -> Iterator[BinaryIO]:
+    """A temporary file beside ``target``, renamed over it when the block ends cleanly.
+
+    If the block raises, the temporary file is deleted and ``target`` is left as it was.
+    ``mode`` (e.g. ``0o644``) is applied before the rename; otherwise the file keeps
+    :func:`tempfile.mkstemp`'s owner-only mode.
     """
-    target = safe_target(dest, rel)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TMP_SUFFIX, dir=target.parent)
-    sha1 = git_blob_hasher(size)
-    sha256 = hashlib.sha256()
-    n = 0
     try:
         with os.fdopen(fd, "wb") as fh:
-            for chunk in chunks:
-                n += len(chunk)
-                sha1.update(chunk)
-                sha256.update(chunk)
-                fh.write(chunk)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if n != size or sha1.hexdigest() != blob:
-            raise IntegrityError(
-                f"{rel}: the cached copy has {n} bytes and git blob id {sha1.hexdigest()}, "
-                f"expected {size} bytes and {blob}; nothing was written"
-            )
-        os.chmod(tmp, 0o644)
+            yield fh
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_checked(
+    target: Path,
+    chunks: Iterable[bytes],
+    *,
+    size: int,
+    blob: str,
+    what: str,
+    got: str,
+    also: Iterable[hashlib._Hash] = (),
+    durable: bool = False,
+    mode: int | None = None,
+) -> None:
+    """Stream ``chunks`` to ``target`` through :func:`replacing`, renaming only if they
+    have exactly ``size`` bytes and git blob id ``blob``.
+
+    Otherwise :class:`IntegrityError` ``"<what>: <got> N bytes with git blob id X,
+    expected ..."`` is raised and nothing appears at ``target``. Every hasher in
+    ``also`` sees the same bytes; ``durable`` fsyncs the file before the rename.
+    """
+    also = tuple(also)
+    sha1 = git_blob_hasher(size)
+    n = 0
+    with replacing(target, mode=mode) as fh:
+        for chunk in chunks:
+            n += len(chunk)
+            sha1.update(chunk)
+            for h in also:
+                h.update(chunk)
+            fh.write(chunk)
+        if n != size or sha1.hexdigest() != blob:
+            raise IntegrityError(
+                f"{what}: {got} {n} bytes with git blob id {sha1.hexdigest()}, "
+                f"expected {size} bytes with id {blob}; nothing was written"
+            )
+        if durable:
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def write_verified(dest: Path, rel: str, chunks: Iterable[bytes], *, size: int, blob: str) -> str:
+    """Write ``rel`` under ``dest`` from ``chunks`` (fsynced, mode 0644); returns its sha256.
+
+    The bytes must have exactly ``size`` bytes and git blob id ``blob``;
+    otherwise nothing appears at ``rel`` and :class:`IntegrityError` is raised.
+    """
+    sha256 = hashlib.sha256()
+    write_checked(safe_target(dest, rel), chunks, size=size, blob=blob, what=rel, got="the cached copy has",
+                  also=(sha256,), durable=True, mode=0o644)
     return sha256.hexdigest()
 
 
