@@ -20,13 +20,13 @@ from replicate.cli.judge_options import (
     RunsFileOpt,
     Unparsed,
     UnparsedOpt,
-    field_spec,
+    emit,
+    load,
     need_parser,
-    show_warnings,
 )
 from replicate.cli.parsers_cmds import parsers_app
 from replicate.errors import UsageError
-from replicate.output import Format, dumps_json
+from replicate.output import Format
 
 
 RunArgs = Annotated[
@@ -46,22 +46,6 @@ EdgeOpt = Annotated[
         show_default=False,
     ),
 ]
-
-
-def _load(specs, key_field, gold_field, output_field, strict):
-    from replicate.judge.api import load_runs
-
-    return load_runs(specs, fields=field_spec(key_field, gold_field, output_field), strict=strict)
-
-
-def _emit(result, text: str, loaded, fmt: Format) -> None:
-    show_warnings(loaded.diagnostics)
-    if fmt is Format.json:
-        out = result.to_json()
-        out["warnings"] = loaded.diagnostics.to_json()
-        echo(dumps_json(out))
-    else:
-        echo(text)
 
 
 @app.command("floor")
@@ -106,7 +90,7 @@ def floor_cmd(
     sel = select_runs(runs or [], runs_file, extra=extra)
     if len(sel.main) < 2:
         raise UsageError(f"a floor needs at least two repeats of one model; got {len(sel.main)}")
-    loaded = _load(sel.specs, key_field, gold_field, output_field, strict)
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict)
     labelled = {r.name: r for r in loaded.labelled(need_parser(parser, loaded))}
     names = list(sel.extra)
     result = floor(
@@ -115,7 +99,7 @@ def floor_cmd(
         edge=(labelled[names[0]], labelled[names[1]]) if edge else None,
         main=labelled[names[-1]] if main else None,
     )
-    _emit(result, floor_text(result, format), loaded, format)
+    emit(loaded, format, json=result.to_json, text=lambda: floor_text(result, format))
 
 
 def _scale(text: str | None, parser_name: str) -> tuple[int, int]:
@@ -168,10 +152,10 @@ def matrix_cmd(
     sel = select_runs(runs or [], runs_file)
     if len(sel.main) < 2:
         raise UsageError(f"a matrix needs at least two runs; got {len(sel.main)}")
-    loaded = _load(sel.specs, key_field, gold_field, output_field, strict)
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict)
     name = need_parser(parser, loaded)
     result = matrix(loaded.labelled(name), policy=unparsed.value, scale=_scale(scale, name))
-    _emit(result, matrix_text(result, format), loaded, format)
+    emit(loaded, format, json=result.to_json, text=lambda: matrix_text(result, format))
 
 
 @parsers_app.command("audit")
@@ -222,6 +206,6 @@ def audit_cmd(
                 f"--edge names {', '.join(map(repr, missing))}, not among the FILEs; runs: {', '.join(s.name for s in specs)}"
             )
         edge_names = (by_token[edge[0]], by_token[edge[1]])
-    loaded = _load(specs, key_field, gold_field, output_field, strict)
+    loaded = load(specs, key_field, gold_field, output_field, strict)
     result = audit(loaded.runs, parsers, policy=unparsed.value, edge=edge_names, examples=examples, width=width)
-    _emit(result, audit_text(result, format), loaded, format)
+    emit(loaded, format, json=result.to_json, text=lambda: audit_text(result, format))

@@ -21,11 +21,10 @@ from replicate.cli.judge_options import (
     RunsFileOpt,
     Unparsed,
     UnparsedOpt,
-    field_spec,
+    emit,
+    load,
     need_parser,
-    require_shared_items,
     resolve_runs,
-    show_warnings,
 )
 from replicate.errors import UsageError
 from replicate.output import Format, dumps_json
@@ -50,24 +49,23 @@ def parse_cmd(
 
     Example: replicate parse results/model_annotations.jsonl --parser umbrela-fallback@1
     """
-    from replicate.judge.api import load_runs
     from replicate.judge.export import write_labels
     from replicate.judge.render import parse_summary, parse_text
     from replicate.judge.runs import runs_from_files
 
     if labels is not None and len(files) != 1:
         raise UsageError(f"--labels writes one file's labels; got {len(files)} files")
-    fields = field_spec(key_field, gold_field, output_field)
-    loaded = load_runs(runs_from_files(files), fields=fields, strict=strict)
-    name = need_parser(parser, loaded)
-    summaries = [parse_summary(lr, run) for lr, run in zip(loaded.labelled(name), loaded.runs)]
-    show_warnings(loaded.diagnostics)
+    loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict)
+    labelled = loaded.labelled(need_parser(parser, loaded))
+    summaries = [parse_summary(lr, run) for lr, run in zip(labelled, loaded.runs)]
     if labels is not None:
-        write_labels(labels, loaded.labelled(name)[0], fields=fields, run=loaded.runs[0])
-    if format is Format.json:
-        echo(dumps_json({"runs": [s.to_json() for s in summaries], "warnings": loaded.diagnostics.to_json()}))
-    else:
-        echo("\n".join(parse_text(s, format) for s in summaries))
+        write_labels(labels, labelled[0], fields=loaded.fields, run=loaded.runs[0])
+    emit(
+        loaded,
+        format,
+        json=lambda: {"runs": [s.to_json() for s in summaries]},
+        text=lambda: "\n".join(parse_text(s, format) for s in summaries),
+    )
 
 
 def _side_specs(positional: list[Path] | None, old: list[Path] | None, new: list[Path] | None):
@@ -121,22 +119,13 @@ def compare_cmd(
 
     Example: replicate compare old.jsonl new.jsonl --parser umbrela-fallback@1
     """
-    from replicate.judge.api import load_runs
     from replicate.judge.compare import compare
     from replicate.judge.render import comparison_text
 
-    specs = _side_specs(files, old, new)
-    loaded = load_runs(specs, fields=field_spec(key_field, gold_field, output_field), strict=strict)
+    loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict)
     a, b = loaded.labelled(need_parser(parser, loaded))
     cmp = compare(a, b, policy=unparsed.value)
-    show_warnings(loaded.diagnostics)
-    require_shared_items(loaded, [cmp])
-    if format is Format.json:
-        out = cmp.to_json()
-        out["warnings"] = loaded.diagnostics.to_json()
-        echo(dumps_json(out))
-    else:
-        echo(comparison_text(cmp, format))
+    emit(loaded, format, json=cmp.to_json, text=lambda: comparison_text(cmp, format), comparisons=[cmp])
 
 
 @app.command("chain")
@@ -156,21 +145,21 @@ def chain_cmd(
     All edges use the items every run has. Example:
     replicate chain --runs fixtures/example/runs.toml --parser umbrela-fallback@1
     """
-    from replicate.judge.api import load_runs
     from replicate.judge.compare import chain
     from replicate.judge.render import chain_text
 
     specs = resolve_runs(files, runs)
     if len(specs) < 2:
         raise UsageError(f"a chain needs at least two runs; got {len(specs)}")
-    loaded = load_runs(specs, fields=field_spec(key_field, gold_field, output_field), strict=strict)
+    loaded = load(specs, key_field, gold_field, output_field, strict)
     edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=unparsed.value)
-    show_warnings(loaded.diagnostics)
-    require_shared_items(loaded, edges)
-    if format is Format.json:
-        echo(dumps_json({"edges": [e.to_json() for e in edges], "warnings": loaded.diagnostics.to_json()}))
-    else:
-        echo(chain_text(edges, format))
+    emit(
+        loaded,
+        format,
+        json=lambda: {"edges": [e.to_json() for e in edges]},
+        text=lambda: chain_text(edges, format),
+        comparisons=edges,
+    )
 
 
 @app.command("cells")

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import Annotated, Sequence
+from typing import Annotated, Callable, Sequence
 
 import typer
 
-from replicate.cli.base import StrictOpt, warn
+from replicate.cli.base import StrictOpt, echo, warn
 from replicate.errors import UsageError
+from replicate.output import Format, dumps_json
 
 __all__ = [
     "ParserOpt",
@@ -25,6 +26,8 @@ __all__ = [
     "StrictOpt",
     "resolve_runs",
     "field_spec",
+    "load",
+    "emit",
     "show_warnings",
     "need_parser",
     "require_shared_items",
@@ -105,6 +108,36 @@ def field_spec(key_fields: Sequence[str] | None, gold_field: str | None, output_
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+def load(specs, key_field: Sequence[str] | None, gold_field: str | None, output_field: Sequence[str] | None, strict: bool):
+    """Load the runs ``specs`` with the field options (the first step of every judge command)."""
+    from replicate.judge.api import load_runs
+
+    return load_runs(specs, fields=field_spec(key_field, gold_field, output_field), strict=strict)
+
+
+def emit(
+    loaded,
+    fmt: Format,
+    *,
+    json: Callable[[], dict],
+    text: Callable[[], str],
+    comparisons: Sequence | None = None,
+) -> None:
+    """The last step of every judge command: warnings to stderr, then the result to stdout.
+
+    With ``comparisons``, a run set sharing no item is an error (raised after the
+    warnings, which often say why). JSON output is ``json()`` with the load's
+    warnings added; other formats print ``text()``. Only the one asked for is built.
+    """
+    show_warnings(loaded.diagnostics)
+    if comparisons is not None:
+        require_shared_items(loaded, comparisons)
+    if fmt is Format.json:
+        echo(dumps_json({**json(), "warnings": loaded.diagnostics.to_json()}))
+    else:
+        echo(text())
 
 
 def resolve_runs(files: Sequence[Path] | None, runs_toml: Path | None) -> list:
