@@ -105,6 +105,7 @@ def test_null_frequency_matches_the_exact_hypergeometric_probability():
 
     from replicate.trials.fisher import PValueTables
     from replicate.trials.null import permutation_null
+    from replicate.trials.stats import Rule
 
     a, n1, b, n2 = 6, 20, 14, 30
     c, M = a + b, n1 + n2
@@ -117,7 +118,7 @@ def test_null_frequency_matches_the_exact_hypergeometric_probability():
             exact += hypergeom.pmf(x, M, c, n1)
     R = 20000
     draws = permutation_null(np.array([a]), np.array([n1]), np.array([b]), np.array([n2]),
-                             tables=PValueTables(), alpha=0.05, eps_list=[Fraction(1, 5)],
+                             Rule(PValueTables(), 0.05, (Fraction(1, 5),)),
                              n_resamples=R, rng=np.random.default_rng(0))
     assert draws.counts.shape == (R, 1, 1, 2)
     freq = draws.counts.sum() / R
@@ -131,13 +132,14 @@ def test_seeded_reproducibility(planted):
     assert one == two
     from replicate.trials.fisher import PValueTables
     from replicate.trials.null import permutation_null
+    from replicate.trials.stats import Rule
     from fractions import Fraction
 
     counts = {}
     for seed in (1, 2):
         rng = np.random.default_rng(seed)
         a = np.full(40, 10); n = np.full(40, 20)
-        counts[seed] = permutation_null(a, n, a, n, tables=PValueTables(), alpha=0.9, eps_list=[Fraction(1, 20)],
+        counts[seed] = permutation_null(a, n, a, n, Rule(PValueTables(), 0.9, (Fraction(1, 20),)),
                                         n_resamples=50, rng=rng).counts
     assert not np.array_equal(counts[1], counts[2])
     res = analyse_items(planted, [("old", "new")], n_null=0)
@@ -293,13 +295,14 @@ def test_null_summary_mean_and_monte_carlo_p_value(tmp_path, planted):
     from replicate.trials.engine import _cell_rng
     from replicate.trials.fisher import PValueTables
     from replicate.trials.null import permutation_null
+    from replicate.trials.stats import Rule
     from fractions import Fraction
 
     res = analyse_items(t, [("a", "b")], n_null=200, seed=4, eps="0.1", alpha=0.9)
     (cell,) = res.cells
     r = cell.rows
     # recompute the same draws by hand from the cell's documented random stream
-    draws = permutation_null(r.a, r.n1, r.b, r.n2, tables=PValueTables(), alpha=0.9, eps_list=[Fraction(1, 10)],
+    draws = permutation_null(r.a, r.n1, r.b, r.n2, Rule(PValueTables(), 0.9, (Fraction(1, 10),)),
                              n_resamples=200, rng=_cell_rng(4, "null", "a", "b", "bench")).counts[:, 0, 0]
     plus, minus = draws[:, 0], draws[:, 1]
     obs_plus, obs_minus = cell.shares.improved, cell.shares.regressed

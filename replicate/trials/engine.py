@@ -38,7 +38,7 @@ from replicate.trials.results import (
     SingleDraw,
     Stratum,
 )
-from replicate.trials.stats import cell_tests
+from replicate.trials.stats import Rule, cell_tests
 from replicate.trials.table import CATEGORIES, TrialsTable
 
 DEFAULT_SEED = 12345
@@ -137,12 +137,11 @@ def analyse_items(
         raise UsageError(str(exc)) from None
     counts, row_unit = aggregate(table)
     _validate(counts, edges, by, alpha, ci, n_null, seed)
-    eps_list = [eps_f] + [e for e in sens]
+    rule = Rule(PValueTables(), float(alpha), (eps_f, *sens))
     stratum_of_unit = (
         unit_metadata(table, row_unit, counts.n_units, strata) if strata is not None else None
     )
     draws = _single_draws(counts, seed) if single_draw else None
-    tables = PValueTables()
 
     groups: list[tuple[str | None, np.ndarray]]
     if by == "benchmark":
@@ -160,8 +159,7 @@ def analyse_items(
             cells.append(
                 _cell(
                     counts, s, t, bench, units,
-                    eps_list=eps_list, alpha=alpha, ci=ci, n_null=n_null, seed=seed,
-                    tables=tables, n_sens=len(sens), stratum_of_unit=stratum_of_unit,
+                    rule=rule, ci=ci, n_null=n_null, seed=seed, stratum_of_unit=stratum_of_unit,
                     draws=draws, diag=diag, path=table.path,
                 )
             )
@@ -222,13 +220,10 @@ def _cell(
     bench: str | None,
     units: np.ndarray,
     *,
-    eps_list: list[Fraction],
-    alpha: float,
+    rule: Rule,
     ci: str,
     n_null: int,
     seed: int,
-    tables: PValueTables,
-    n_sens: int,
     stratum_of_unit: list[Any] | None,
     draws: np.ndarray | None,
     diag: Diagnostics,
@@ -256,9 +251,9 @@ def _cell(
         diag.warn("empty-cell", f"{where}: no item has non-error trials on both sides", path=path)
     a, n1 = counts.correct[s, keep].astype(np.int64), counts.valid[s, keep].astype(np.int64)
     b, n2 = counts.correct[t, keep].astype(np.int64), counts.valid[t, keep].astype(np.int64)
-    tests = cell_tests(a, n1, b, n2, tables=tables, alpha=alpha, eps_list=eps_list)
+    tests = cell_tests(a, n1, b, n2, rule)
     lo, hi = diff_interval(a, n1, b, n2, method=ci)
-    cls = classify(tests.significant, tests.up[0], tests.down[0], lo, hi, eps_list[0])
+    cls = classify(tests.significant, tests.up[0], tests.down[0], lo, hi, rule.eps_list[0])
     ps, pt = (a / n1, b / n2) if keep.size else (np.zeros(0), np.zeros(0))
     acc_s = float(ps.mean()) if keep.size else None
     acc_t = float(pt.mean()) if keep.size else None
@@ -279,8 +274,7 @@ def _cell(
 
     rng = _cell_rng(seed, "null", src, tgt, "" if bench is None else bench)
     null = permutation_null(
-        a, n1, b, n2, tables=tables, alpha=alpha, eps_list=eps_list, n_resamples=n_null,
-        rng=rng, groups=g, n_groups=len(labels),
+        a, n1, b, n2, rule, n_resamples=n_null, rng=rng, groups=g, n_groups=len(labels),
     )
     off = n_null == 0
 
@@ -290,9 +284,9 @@ def _cell(
         return null.shares_p95(sizes, eps_index=k, group=group)
 
     sensitivity = []
-    for k in range(1, 1 + n_sens):
-        ck = classify(tests.significant, tests.up[k], tests.down[k], lo, hi, eps_list[k])
-        sensitivity.append(SensitivityRow(_eps_text(eps_list[k]), Shares.of(ck), p95(k)))
+    for k in range(1, len(rule.eps_list)):
+        ck = classify(tests.significant, tests.up[k], tests.down[k], lo, hi, rule.eps_list[k])
+        sensitivity.append(SensitivityRow(_eps_text(rule.eps_list[k]), Shares.of(ck), p95(k)))
 
     strata_rows = ()
     if stratum_of_unit is not None:

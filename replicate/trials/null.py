@@ -13,13 +13,10 @@ across the cell's items, the exact threshold) is rerun on the drawn counts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
-from typing import Sequence
 
 import numpy as np
 
-from replicate.trials.fisher import PValueTables
-from replicate.trials.stats import cell_tests
+from replicate.trials.stats import Rule, cell_tests
 
 QUANTILE = 0.95
 QUANTILE_METHOD = "linear"  # numpy.quantile's default (type 7 in R)
@@ -51,7 +48,6 @@ class NullDraws:
         q = [float(np.quantile(x, QUANTILE, method=QUANTILE_METHOD)) for x in (plus, minus, chg)]
         return {"p_plus": q[0], "p_minus": q[1], "p_chg": q[2]}
 
-
     def summary(
         self, group_sizes: np.ndarray, observed: tuple[int, int], *, eps_index: int = 0
     ) -> dict | None:
@@ -79,23 +75,22 @@ def permutation_null(
     n1: np.ndarray,
     b: np.ndarray,
     n2: np.ndarray,
+    rule: Rule,
     *,
-    tables: PValueTables,
-    alpha: float,
-    eps_list: Sequence[Fraction],
     n_resamples: int,
     rng: np.random.Generator,
     groups: np.ndarray | None = None,
     n_groups: int = 1,
     chunk: int = 256,
 ) -> NullDraws:
-    """Run ``n_resamples`` replications of the classification under the permutation null."""
+    """Run ``n_resamples`` replications of the classification under the permutation null
+    (the same :func:`cell_tests` with the same ``rule`` as the observed data)."""
     a = np.asarray(a, np.int64)
     b = np.asarray(b, np.int64)
     n1 = np.asarray(n1, np.int64)
     n2 = np.asarray(n2, np.int64)
     n = a.shape[0]
-    out = np.zeros((n_resamples, len(eps_list), n_groups, 2), dtype=np.int64)
+    out = np.zeros((n_resamples, len(rule.eps_list), n_groups, 2), dtype=np.int64)
     if n == 0 or n_resamples == 0:
         return NullDraws(out)
     g = np.zeros(n, dtype=np.int64) if groups is None else np.asarray(groups, np.int64)
@@ -103,16 +98,13 @@ def permutation_null(
     onehot[np.arange(n), g] = 1
     c = a + b
     bad = n1 + n2 - c
-    offset, stride = tables.prepare(n1, n2)
+    offset, stride = rule.tables.prepare(n1, n2)
     for start in range(0, n_resamples, chunk):
         r = min(chunk, n_resamples - start)
         a_star = rng.hypergeometric(c, bad, n1, size=(r, n)).astype(np.int64)
         b_star = c - a_star
-        t = cell_tests(
-            a_star, n1, b_star, n2, tables=tables, alpha=alpha, eps_list=eps_list,
-            offset=offset, stride=stride,
-        )
-        for k in range(len(eps_list)):
+        t = cell_tests(a_star, n1, b_star, n2, rule, offset=offset, stride=stride)
+        for k in range(len(rule.eps_list)):
             out[start : start + r, k, :, 0] = (t.significant & t.up[k]).astype(np.int64) @ onehot
             out[start : start + r, k, :, 1] = (t.significant & t.down[k]).astype(np.int64) @ onehot
     out.flags.writeable = False

@@ -1,16 +1,14 @@
 """Per-cell test statistics: Fisher p-values (via lookup tables), BH q-values, the exact classification.
 
-:func:`classify_cell` is used for the observed data and, with a leading
+:func:`cell_tests` is used for the observed data and, with a leading
 replication axis, for every permutation replication, so the null reruns the
-very same classification (BH included).
+very same tests (BH included) under the same :class:`Rule`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
-
 import numpy as np
 
 from replicate.trials.classify import diff_at_least
@@ -28,14 +26,27 @@ def bh(p: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class Rule:
+    """The test settings shared by the observed data and every null replication.
+
+    ``eps_list[0]`` is the practical threshold of the classification; the others are
+    the ``--sensitivity`` thresholds. ``tables`` caches Fisher p-values across cells.
+    """
+
+    tables: PValueTables
+    alpha: float
+    eps_list: tuple[Fraction, ...]
+
+
+@dataclass(frozen=True)
 class CellTests:
     """p, q and the exact threshold decisions for each eps (arrays shaped like ``a``)."""
 
     p: np.ndarray
     q: np.ndarray
     significant: np.ndarray
-    up: tuple[np.ndarray, ...]  # per eps: d >= eps
-    down: tuple[np.ndarray, ...]  # per eps: d <= -eps
+    up: tuple[np.ndarray, ...]  # per eps in ``rule.eps_list``: d >= eps
+    down: tuple[np.ndarray, ...]  # per eps in ``rule.eps_list``: d <= -eps
 
 
 def cell_tests(
@@ -43,21 +54,23 @@ def cell_tests(
     n1: np.ndarray,
     b: np.ndarray,
     n2: np.ndarray,
+    rule: Rule,
     *,
-    tables: PValueTables,
-    alpha: float,
-    eps_list: Sequence[Fraction],
     offset: np.ndarray | None = None,
     stride: np.ndarray | None = None,
 ) -> CellTests:
-    """Fisher p (two-sided), BH q along the last axis, significance and exact thresholds."""
+    """Fisher p (two-sided), BH q along the last axis, significance and exact thresholds.
+
+    ``offset``/``stride`` are ``rule.tables.prepare(n1, n2)``, passed when the caller
+    reuses them across many calls on the same trial counts (the null).
+    """
     if offset is None or stride is None:
-        offset, stride = tables.prepare(n1, n2)
-    p = tables.take(offset, stride, np.asarray(a, np.int64), np.asarray(b, np.int64))
+        offset, stride = rule.tables.prepare(n1, n2)
+    p = rule.tables.take(offset, stride, np.asarray(a, np.int64), np.asarray(b, np.int64))
     q = bh(p)
-    sig = q <= alpha
+    sig = q <= rule.alpha
     ups, downs = [], []
-    for e in eps_list:
+    for e in rule.eps_list:
         u, d = diff_at_least(a, n1, b, n2, e)
         ups.append(u)
         downs.append(d)
