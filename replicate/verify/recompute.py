@@ -12,7 +12,8 @@ wrong. ``mae`` and ``pearson`` always use parsed items only (an unparsed
 output has no grade to subtract). ``unparsed`` is a share of all the run's
 items (or a count with unit ``count``).
 
-Edge figures come from the two runs aligned on the items both have; floor
+Edge figures are :func:`replicate.judge.compare.compare` of the two runs (the
+items both have), the same computation as ``replicate compare``; floor
 figures are :func:`replicate.judge.floor.floor` over the named repeats (aligned
 together, every ordered pair), the same computation as ``replicate floor``.
 """
@@ -27,8 +28,8 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from replicate.errors import ReplicateError
-from replicate.judge.align import Aligned, align
-from replicate.judge.figures import FourCell, pair_counts
+from replicate.judge.compare import compare
+from replicate.judge.figures import FourCell
 from replicate.judge.floor import Floor, FloorPair
 from replicate.judge.floor import floor as judge_floor
 from replicate.judge.model import LabelledRun, Run
@@ -96,7 +97,11 @@ class RunFigures:
 
 @dataclass(frozen=True)
 class EdgeFigures:
-    """An edge old -> new under one parser and policy: its four cells and label changes."""
+    """An edge old -> new under one parser and policy: its four cells and label changes.
+
+    Taken from :func:`replicate.judge.compare.compare`, so an edge claim and the
+    compare command can never disagree; this class only answers claims' metric names.
+    """
 
     old: str
     new: str
@@ -213,15 +218,13 @@ class Recomputer:
         key = (old, new, parser, policy)
         if key not in self._edge:
             try:
-                aligned = align([self.labelled(old, parser), self.labelled(new, parser)])
+                cmp = compare(self.labelled(old, parser), self.labelled(new, parser), policy=policy)  # type: ignore[arg-type]
             except ReplicateError as exc:
                 self._edge[key] = str(exc)
                 return self._edge[key]
-            pc = pair_counts(aligned, policy=policy)  # type: ignore[arg-type]
-            un = aligned.unparsed_aligned
             self._edge[key] = EdgeFigures(
-                old, new, _parser_text(aligned), policy, pc.cells(0, 1), int(pc.changed[0, 1]),
-                aligned.n_items, int(un[0]), int(un[1]),
+                old, new, cmp.parser, policy, cmp.cells, cmp.changed,
+                cmp.shared_items, cmp.old.unparsed_shared, cmp.new.unparsed_shared,
             )
         return self._edge[key]
 
@@ -264,10 +267,6 @@ class Recomputer:
             return Computed(None, fl)
         value = fl.value(metric)
         return Computed(value, None if value is not None else "the repeats share no scored items")
-
-
-def _parser_text(aligned: Aligned) -> str:
-    return " + ".join(aligned.parsers)
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:
