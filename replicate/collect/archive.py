@@ -25,7 +25,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import orjson
 
 from replicate.collect.config import CollectConfig, Item
-from replicate.inputfile import read_input
+from replicate.inputfile import json_lines, read_input
 from replicate.errors import BadInput, UsageError
 
 ARCHIVE_SCHEMA = "replicate.archive/1"
@@ -162,13 +162,7 @@ def read_archive(path: str | Path) -> ArchiveContents:
     records: list[tuple[int, dict[str, Any]]] = []
     resumes: list[dict[str, Any]] = []
     seen: dict[tuple[str, str, int], int] = {}
-    for lineno, line in enumerate(data[:end].splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise BadInput(f"archive record is not valid JSON: {exc}", path=path, line=lineno) from None
+    for lineno, obj in json_lines(data[:end], path=path, record="archive record"):
         kind = obj.get("type") if isinstance(obj, dict) else None
         if kind == "header":
             if header is not None:

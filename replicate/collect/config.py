@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import orjson
 
 from replicate.tomlfile import read_toml
-from replicate.inputfile import read_input
+from replicate.inputfile import json_lines, read_input
 from replicate.errors import BadInput, UsageError
 from replicate.registry import VersionedName
 
@@ -302,13 +302,7 @@ def load_items(path: str | Path) -> tuple[Item, ...]:
     raw = read_input(path, what="items file")
     items: list[Item] = []
     seen: dict[str, int] = {}
-    for lineno, line in enumerate(raw.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise BadInput(f"not valid JSON: {exc}", path=path, line=lineno) from None
+    for lineno, obj in json_lines(raw, path=path):
         item = _item_from(obj, path, lineno)
         if item.id in seen:
             raise BadInput(f"duplicate item id {item.id!r} (first on line {seen[item.id]})", path=path, line=lineno)

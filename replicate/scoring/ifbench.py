@@ -18,9 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import orjson
-
-from replicate.inputfile import read_input
+from replicate.inputfile import json_lines, read_input
 from replicate.errors import BadInput
 
 
@@ -59,13 +57,7 @@ class IFBenchResults:
 def _read(path: Path) -> dict[tuple[str, str], bool]:
     out: dict[tuple[str, str], bool] = {}
     raw = read_input(path, what="IFBench results file")
-    for lineno, line in enumerate(raw.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise BadInput(f"not valid JSON: {exc}", path=path, line=lineno) from None
+    for lineno, row in json_lines(raw, path=path):
         if not isinstance(row, dict) or not isinstance(row.get("prompt"), str) or not isinstance(
             row.get("response"), str
         ) or not isinstance(row.get("follow_all_instructions"), bool):
