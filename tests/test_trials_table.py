@@ -152,8 +152,10 @@ def test_empty_and_unreadable(tmp_path):
     p.write_bytes(b"")
     with pytest.raises(BadInput, match=r"t\.jsonl: the trials table has no rows"):
         read_trials(p)
-    with pytest.raises(BadInput, match=r"nope\.jsonl: cannot read the trials table"):
+    with pytest.raises(BadInput, match=r"nope\.jsonl: trials table not found$"):
         read_trials(tmp_path / "nope.jsonl")
+    with pytest.raises(BadInput, match=rf"{tmp_path.name}: trials table is a directory, not a file$"):
+        read_trials(tmp_path)
 
 
 def test_metadata_must_be_constant_per_item(tmp_path):

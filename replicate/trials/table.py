@@ -32,6 +32,7 @@ import orjson
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
+from replicate.inputfile import read_input
 from replicate.provenance import FileProvenance, file_provenance
 
 CATEGORIES: tuple[str, ...] = (
@@ -110,10 +111,7 @@ def read_trials(
     """Read and validate a trials table. ``.csv`` is CSV; anything else is JSONL (``.gz`` ok)."""
     diag = diagnostics if diagnostics is not None else Diagnostics()
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise BadInput(f"cannot read the trials table: {exc.strerror or exc}", path=p) from None
+    raw = read_input(p, what="trials table")
     prov = file_provenance(p, data=raw)
     data = raw
     name = p.name.lower()
