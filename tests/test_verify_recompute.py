@@ -103,6 +103,30 @@ def test_floor_figures_by_hand(rc):
     assert fl.floor.to_json() == judge_floor(labelled).to_json()
 
 
+def _ten_item_repeats(**flips):
+    """Repeats on ten items with gold 1; each named run answers 0 on its ``flips`` items."""
+    runs = {n: make_run(n, [1] * 10, ["0" if i in f else "1" for i in range(10)]) for n, f in flips.items()}
+    return Recomputer(runs, GET).floor(list(runs), DIGIT.name, "intersect")
+
+
+def test_produced_differently_is_the_floor_far_beyond_rule():
+    from replicate.judge.floor import floor as judge_floor
+    from replicate.verify.flags import _different_repeats
+
+    # c vs a: items 0,1,2 (3/10), c vs b: items 0,2 (2/10); a vs b: item 1 (1/10): exactly twice, not beyond
+    just_twice = _ten_item_repeats(a={0}, b={0, 1}, c={1, 2})
+    assert list(_different_repeats([just_twice])) == []
+    # c vs a: 0,2,3 (3/10), c vs b: 0,1,2,3 (4/10): the closest is 3/10 > 2 x 1/10
+    beyond = _ten_item_repeats(a={0}, b={0, 1}, c={2, 3})
+    (flag,) = _different_repeats([beyond])
+    assert flag.kind == "produced_differently"
+    assert flag.message.startswith("c differs from the other repeats on 30.00%-40.00% of labels while they differ from each other by 10.00%")
+    # the same runs through 'replicate floor --main c': the same verdict
+    labelled = [make_run(n, [1] * 10, ["0" if i in f else "1" for i in range(10)]).label_with(DIGIT)
+                for n, f in (("a", {0}), ("b", {0, 1}), ("c", {2, 3}))]
+    assert judge_floor(labelled[:2], main=labelled[2]).main.verdict == "far_beyond"
+
+
 def _claims(claims, runs=("old", "new", "rep")):
     return parse_claims(
         {"study": {"title": "T"}, "runs": {r: [f"{r}.jsonl"] for r in runs}, "claims": claims},

@@ -21,11 +21,23 @@ from replicate.judge.floor_range import Placement, Span, frac, place
 from replicate.judge.model import LabelledRun
 
 MAIN_VERDICTS = ("below", "inside", "above", "far_beyond")
+#: A run is far beyond the repeats when its smallest change rate against them
+#: exceeds this multiple of the largest repeat-to-repeat change rate.
+FAR_BEYOND_FACTOR = 2
 #: The rule behind ``far_beyond`` in words (shown in outputs and docs).
 FAR_BEYOND_RULE = (
     "far_beyond: even the repeat closest to MAIN differs from it on more than twice "
     "the largest repeat-to-repeat change rate"
 )
+
+
+def far_beyond(closest: Fraction, largest_repeat_change: Fraction) -> bool:
+    """:data:`FAR_BEYOND_RULE`: a run's smallest change rate against the repeats vs their largest.
+
+    One rule for ``replicate floor --main`` and for verify's "produced
+    differently" flag (where each repeat in turn is set against the others).
+    """
+    return closest > FAR_BEYOND_FACTOR * largest_repeat_change
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +82,7 @@ class MainCheck:
     def verdict(self) -> str | None:
         if self.closest is None:
             return None
-        if self.closest.verdict == "above" and self.closest.exact > 2 * self.floor.hi:
+        if far_beyond(self.closest.exact, self.floor.hi):  # implies "above": the rates are >= 0
             return "far_beyond"
         return self.closest.verdict
 

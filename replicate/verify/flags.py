@@ -4,9 +4,10 @@
 - rewritten outputs (records carrying ``original_output``) and skipped lines;
 - impossible printed figures (a rate above 100%, an MAE beyond the label scale,
   a correlation outside [-1, 1]);
-- runs produced differently: a repeat that differs from the other repeats far
-  beyond their own spread, a run pooling files whose outputs sit in different
-  fields, files whose bytes no longer match their fetch manifest;
+- runs produced differently: a repeat far beyond the other repeats (the rule of
+  ``replicate floor --main``: :func:`replicate.judge.floor_checks.far_beyond`),
+  a run pooling files whose outputs sit in different fields, files whose bytes
+  no longer match their fetch manifest;
 - edges compared on fewer items than a run holds;
 - recomputed values exactly on a rounding boundary;
 - the loader's warnings.
@@ -18,15 +19,12 @@ from fractions import Fraction
 from typing import Iterable, Mapping, Sequence
 
 from replicate.diagnostics import Diagnostics
+from replicate.judge.floor_checks import far_beyond
 from replicate.judge.model import RunFile
 from replicate.output import pct
 from replicate.verify.claims import ClaimsFile
 from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
 from replicate.verify.result import ClaimResult, Flag
-
-#: A repeat whose change rate against every other repeat exceeds this multiple of
-#: the largest change rate among the other repeats is flagged as produced differently.
-DIFFERENT_FACTOR = 2
 
 
 def _impossible(claims: ClaimsFile, run_figures: Sequence[RunFigures]) -> Iterable[Flag]:
@@ -58,7 +56,7 @@ def _different_repeats(floors: Sequence[FloorFigures]) -> Iterable[Flag]:
         for run in f.runs:
             mine = f.change_against_others(run)
             others = [p.change for p in f.pairs if run not in (p.old, p.new) and p.change is not None]
-            if mine and others and min(mine) > DIFFERENT_FACTOR * max(others):
+            if mine and others and far_beyond(min(mine), max(others)):
                 yield Flag(
                     "produced_differently",
                     f"{run} differs from the other repeats on {pct(float(min(mine)))}-{pct(float(max(mine)))} "
