@@ -16,9 +16,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence, TextIO
+from typing import Any, Callable, Mapping, Sequence, TextIO
 
-from replicate.collect.archive import ArchiveLock, open_for_collection
+from replicate.collect.archive import ArchiveLock, ArchiveWriter, open_for_collection
 from replicate.collect.client import Aborted, ChatClient, Outcome, PermanentFault
 from replicate.collect.config import CollectConfig, Item
 from replicate.collect.plan import pending
@@ -229,13 +229,13 @@ def collect(
             )
 
         pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="collect")
+        run = _Run(config, by_id, params, client, pool, opened.writer, tally, stop, progress)
         try:
             for model in config.models:
                 todo = pending(items, model, k=config.k, seed=config.seed, done=opened.done)
                 if progress is not None:
                     progress.start_phase(model, len(todo), len(items) * config.k - len(todo))
-                failure = _run_phase(model, todo, by_id, params, config, client, pool, opened, tally,
-                                     stop, progress)
+                failure = run.phase(model, todo)
                 if failure is not None:
                     break
             pool.shutdown(wait=True)
@@ -263,51 +263,68 @@ def collect(
     return summary()
 
 
-def _run_phase(model, todo, by_id, params, config, client, pool, opened, tally, stop, progress):
-    queue = iter(todo)
-    inflight: dict[Future, tuple[str, int]] = {}
-    failure: PermanentFault | None = None
-    done_in_phase = 0
-    limit = config.concurrency * 2
-    retries0, errors0 = sum(tally.retries.values()), tally.errors
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """What every phase of one ``collect`` run shares."""
 
-    def show(final: bool = False) -> None:
-        if progress is not None:
-            progress.update(done_in_phase, sum(tally.retries.values()) - retries0, tally.errors - errors0,
-                            final=final)
+    config: CollectConfig
+    by_id: Mapping[str, Item]
+    params: Mapping[str, Any]
+    client: ChatClient
+    pool: ThreadPoolExecutor
+    writer: ArchiveWriter
+    tally: _Tally
+    stop: threading.Event
+    progress: Progress | None
 
-    def submit_more() -> None:
-        while not stop.is_set() and len(inflight) < limit:
-            nxt = next(queue, None)
-            if nxt is None:
-                return
-            item_id, trial = nxt
-            fut = pool.submit(client.complete, model, by_id[item_id].messages, params)
-            inflight[fut] = nxt
+    def phase(self, model: str, todo: Sequence[tuple[str, int]]) -> PermanentFault | None:
+        """Send ``todo`` (item id, trial) for ``model``, at most ``2 * concurrency`` in flight, writing each
+        finished batch before counting it; the first permanent fault (or unexpected error) is returned."""
+        tally, stop, progress = self.tally, self.stop, self.progress
+        queue = iter(todo)
+        inflight: dict[Future, tuple[str, int]] = {}
+        failure: PermanentFault | None = None
+        done_in_phase = 0
+        limit = self.config.concurrency * 2
+        retries0, errors0 = sum(tally.retries.values()), tally.errors
 
-    submit_more()
-    while inflight:
-        finished, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
-        records = []
-        for fut in [f for f in inflight if f in finished]:  # in sending order, not set order
-            item_id, trial = inflight.pop(fut)
-            try:
-                outcome = fut.result()
-            except Aborted:
-                continue
-            except Exception as exc:  # PermanentFault, or a bug: stop cleanly, with a scrubbed one-line message
-                if failure is None:
-                    failure = exc if isinstance(exc, PermanentFault) else PermanentFault(
-                        "unexpected", client.scrub(f"unexpected {type(exc).__name__}: {exc}"))
-                stop.set()
-                continue
-            records.append((outcome, _record(model, item_id, trial, config.params_hash, outcome)))
-        if records:
-            opened.writer.append_many([r for _, r in records])  # flushed and fsynced
-            for outcome, _ in records:
-                tally.add(model, outcome)
-            done_in_phase += len(records)
-        show()
+        def show(final: bool = False) -> None:
+            if progress is not None:
+                progress.update(done_in_phase, sum(tally.retries.values()) - retries0, tally.errors - errors0,
+                                final=final)
+
+        def submit_more() -> None:
+            while not stop.is_set() and len(inflight) < limit:
+                nxt = next(queue, None)
+                if nxt is None:
+                    return
+                item_id, trial = nxt
+                fut = self.pool.submit(self.client.complete, model, self.by_id[item_id].messages, self.params)
+                inflight[fut] = nxt
+
         submit_more()
-    show(final=True)
-    return failure
+        while inflight:
+            finished, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+            records = []
+            for fut in [f for f in inflight if f in finished]:  # in sending order, not set order
+                item_id, trial = inflight.pop(fut)
+                try:
+                    outcome = fut.result()
+                except Aborted:
+                    continue
+                except Exception as exc:  # PermanentFault, or a bug: stop cleanly, with a scrubbed one-line message
+                    if failure is None:
+                        failure = exc if isinstance(exc, PermanentFault) else PermanentFault(
+                            "unexpected", self.client.scrub(f"unexpected {type(exc).__name__}: {exc}"))
+                    stop.set()
+                    continue
+                records.append((outcome, _record(model, item_id, trial, self.config.params_hash, outcome)))
+            if records:
+                self.writer.append_many([r for _, r in records])  # flushed and fsynced
+                for outcome, _ in records:
+                    tally.add(model, outcome)
+                done_in_phase += len(records)
+            show()
+            submit_more()
+        show(final=True)
+        return failure
