@@ -55,6 +55,8 @@ def test_file_url_fetch_writes_selected_blobs_and_manifest(release, cache, tmp_p
     assert not (dest / "results" / "model.jsonl").exists()  # a pointer is never passed on as data
     assert not os.path.lexists(dest / "results" / "readme_link")
     assert r.not_selected == 3 and r.listing_complete
+    # the manifest is as readable as the files it lists (it used to keep mkstemp's owner-only mode)
+    assert {(dest / p).stat().st_mode & 0o777 for p in [*written, "replicate-manifest.json"]} == {0o644}
 
 
 def test_local_path_gives_the_same_release(release, cache, tmp_path):

@@ -7,7 +7,6 @@ commit, per-file sha256 and licence status to every file other commands read.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import orjson
 
 from replicate.errors import BadInput, CheckFailed
 from replicate.fetch.safety import refuse_path
+from replicate.fetch.writer import replacing
 from replicate.provenance import MANIFEST_NAME, licence_words, sha256_file
 
 SCHEMA_VERSION = 1
@@ -191,20 +191,13 @@ def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
 
 
 def write_manifest(directory: str | os.PathLike[str], manifest: Manifest) -> Path:
-    """Write the manifest atomically (temporary file, then rename)."""
-    directory = Path(directory)
-    data = orjson.dumps(manifest.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{MANIFEST_NAME}.", suffix=".replicate-tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, directory / MANIFEST_NAME)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return directory / MANIFEST_NAME
+    """Write the manifest atomically (temporary file, fsync, then rename), readable like the files it lists."""
+    target = Path(directory) / MANIFEST_NAME
+    with replacing(target, mode=0o644) as fh:
+        fh.write(orjson.dumps(manifest.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    return target
 
 
 # -- checking ------------------------------------------------------------------
