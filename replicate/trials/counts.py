@@ -13,12 +13,7 @@ from typing import Any
 import numpy as np
 
 from replicate.errors import BadInput
-from replicate.trials.table import API_ERROR, CATEGORIES, CORRECT, TrialsTable
-
-
-def _ro(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False
-    return a
+from replicate.trials.table import API_ERROR, CATEGORIES, CORRECT, TrialsTable, readonly, short_repr
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,12 +46,6 @@ class Counts:
     def valid(self) -> np.ndarray:
         return self.trials - self.api_errors
 
-    def model_index(self, name: str) -> int:
-        try:
-            return self.models.index(name)
-        except ValueError:
-            raise KeyError(name) from None
-
 
 def aggregate(table: TrialsTable) -> tuple[Counts, np.ndarray]:
     """Counts per (model, unit), and each row's unit index (for metadata look-ups)."""
@@ -78,24 +67,19 @@ def aggregate(table: TrialsTable) -> tuple[Counts, np.ndarray]:
     counts = Counts(
         models=table.models,
         benchmarks=table.benchmarks,
-        unit_benchmark=_ro((uniq // n_items).astype(np.int32)),
+        unit_benchmark=readonly((uniq // n_items).astype(np.int32)),
         unit_item=tuple(table.items[int(i)] for i in uniq % n_items),
-        trials=_ro(cats.sum(axis=2)),
-        api_errors=_ro(np.ascontiguousarray(cats[:, :, API_ERROR])),
-        correct=_ro(np.ascontiguousarray(cats[:, :, CORRECT])),
-        categories=_ro(cats),
-        loose_n=_ro(loose_n),
-        loose_correct=_ro(np.minimum(loose_ok, loose_n)),
+        trials=readonly(cats.sum(axis=2)),
+        api_errors=readonly(np.ascontiguousarray(cats[:, :, API_ERROR])),
+        correct=readonly(np.ascontiguousarray(cats[:, :, CORRECT])),
+        categories=readonly(cats),
+        loose_n=readonly(loose_n),
+        loose_correct=readonly(np.minimum(loose_ok, loose_n)),
     )
     return counts, row_unit
 
 
 _SCALARS = frozenset({str, int, float, bool})
-
-
-def _short(v: Any, limit: int = 60) -> str:
-    text = repr(v)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def unit_metadata(
@@ -115,7 +99,7 @@ def unit_metadata(
         if type(v) not in _SCALARS:
             kind = {list: "a list", dict: "an object"}.get(type(v), type(v).__name__)
             raise BadInput(
-                f"metadata column {column!r} holds {kind} ({_short(v)}); --strata needs one "
+                f"metadata column {column!r} holds {kind} ({short_repr(v)}); --strata needs one "
                 "value per item: a string, a number or true/false",
                 path=table.path,
                 line=int(table.line[r]),

@@ -213,6 +213,37 @@ def _side(counts: Counts, m: int, units: np.ndarray, n: np.ndarray, acc: float |
     )
 
 
+def _strata_groups(stratum_of_unit: list[Any] | None, keep: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    """The stratum labels (sorted: numbers, then text and true/false, then ``(missing)``) and each
+    kept unit's index into them; one unlabelled group without ``--strata``."""
+    if stratum_of_unit is None:
+        return [None], np.zeros(keep.size, dtype=np.int64)
+    vals = [stratum_of_unit[u] for u in keep.tolist()]
+    vals = [MISSING_STRATUM if v is None else v for v in vals]
+    # Keyed by (is bool, value): Python's True == 1 must not merge two strata.
+    keyed = {(type(v) is bool, v): v for v in vals}
+    order = sorted(keyed, key=lambda k: _stratum_key(keyed[k]))
+    index = {k: i for i, k in enumerate(order)}
+    g = np.asarray([index[(type(v) is bool, v)] for v in vals], dtype=np.int64)
+    return [keyed[k] for k in order], g
+
+
+def _looseness(counts: Counts, s: int, t: int, keep: np.ndarray) -> Looseness | None:
+    """Loose minus strict mean rate per side, over the kept units with a loose reading on both."""
+    ln_s, ln_t = counts.loose_n[s, keep], counts.loose_n[t, keep]
+    both = (ln_s > 0) & (ln_t > 0)
+    if not both.any():
+        return None
+    u = keep[both]
+
+    def r_of(m: int, ln: np.ndarray) -> float:
+        lr = counts.loose_correct[m, u] / ln[both]
+        sr = counts.correct[m, u] / counts.valid[m, u]
+        return float(lr.mean() - sr.mean())
+
+    return Looseness(int(both.sum()), r_of(s, ln_s), r_of(t, ln_t))
+
+
 def _cell(
     counts: Counts,
     s: int,
@@ -258,18 +289,7 @@ def _cell(
     acc_s = float(ps.mean()) if keep.size else None
     acc_t = float(pt.mean()) if keep.size else None
 
-    # Strata (a metadata value per item), in sorted order of their text.
-    if stratum_of_unit is not None:
-        vals = [stratum_of_unit[u] for u in keep.tolist()]
-        vals = [MISSING_STRATUM if v is None else v for v in vals]
-        # Keyed by (is bool, value): Python's True == 1 must not merge two strata.
-        keyed = {(type(v) is bool, v): v for v in vals}
-        order = sorted(keyed, key=lambda k: _stratum_key(keyed[k]))
-        labels = [keyed[k] for k in order]
-        index = {k: i for i, k in enumerate(order)}
-        g = np.asarray([index[(type(v) is bool, v)] for v in vals], dtype=np.int64)
-    else:
-        labels, g = [None], np.zeros(keep.size, dtype=np.int64)
+    labels, g = _strata_groups(stratum_of_unit, keep)
     sizes = np.bincount(g, minlength=len(labels))
 
     rng = _cell_rng(seed, "null", src, tgt, "" if bench is None else bench)
@@ -305,18 +325,7 @@ def _cell(
         ds, dt = draws[s, keep], draws[t, keep]
         single = SingleDraw(int(keep.size), int((ds & ~dt).sum()), int((~ds & dt).sum()))
 
-    loose = None
-    ln_s, ln_t = counts.loose_n[s, keep], counts.loose_n[t, keep]
-    both = (ln_s > 0) & (ln_t > 0)
-    if both.any():
-        def r_of(m: int, ln: np.ndarray) -> float:
-            u = keep[both]
-            lr = counts.loose_correct[m, u] / ln[both]
-            sr = counts.correct[m, u] / counts.valid[m, u]
-            return float(lr.mean() - sr.mean())
-
-        loose = Looseness(int(both.sum()), r_of(s, ln_s), r_of(t, ln_t))
-
+    loose = _looseness(counts, s, t, keep)
     rows = ItemRows(
         items=tuple(counts.unit_item[u] for u in keep.tolist()),
         benchmarks=tuple(counts.benchmarks[int(counts.unit_benchmark[u])] for u in keep.tolist()),

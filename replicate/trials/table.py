@@ -51,7 +51,8 @@ KNOWN: frozenset[str] = frozenset(REQUIRED + ("correct_loose", "scorer"))
 _MISSING = object()
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
+def readonly(a: np.ndarray) -> np.ndarray:
+    """``a``, marked read-only."""
     a.flags.writeable = False
     return a
 
@@ -280,7 +281,7 @@ def _intern(
         if v is _MISSING or v is None:
             raise BadInput(f"column {name!r} is {_describe(v)}", path=path, line=int(lines[r]))
         raise BadInput(
-            f"column {name!r} must be a string, got {type(v).__name__}: {_short(v)}",
+            f"column {name!r} must be a string, got {type(v).__name__}: {short_repr(v)}",
             path=path,
             line=int(lines[r]),
         )
@@ -297,7 +298,8 @@ def _intern(
     return idx, tuple(names)
 
 
-def _short(v: Any, limit: int = 60) -> str:
+def short_repr(v: Any, limit: int = 60) -> str:
+    """``repr(v)``, cut to ``limit`` characters for error messages."""
     text = repr(v)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -329,13 +331,13 @@ def _build(rows: list[dict], lines: np.ndarray, path: Path, prov: FileProvenance
         models=models,
         benchmarks=benchmarks,
         items=items,
-        model=_readonly(model),
-        benchmark=_readonly(bench),
-        item=_readonly(item),
-        trial=_readonly(trial),
-        category=_readonly(category),
-        loose=_readonly(loose),
-        line=_readonly(lines),
+        model=readonly(model),
+        benchmark=readonly(bench),
+        item=readonly(item),
+        trial=readonly(trial),
+        category=readonly(category),
+        loose=readonly(loose),
+        line=readonly(lines),
         scorers=tuple(scorers),
         metadata_columns=meta,
         provenance=prov,
@@ -350,7 +352,7 @@ def _categories(col: list[Any], path: Path, lines: np.ndarray) -> np.ndarray:
     if set(map(type, col)) - {str} or not _CATEGORY_CODE.keys() >= dict.fromkeys(col).keys():
         r = _first_row(col, lambda v: type(v) is not str or v not in _CATEGORY_CODE)
         v = col[r]
-        shown = "missing" if v is _MISSING else _short(v)
+        shown = "missing" if v is _MISSING else short_repr(v)
         raise BadInput(
             f"unknown category {shown}; allowed: {', '.join(CATEGORIES)}",
             path=path,
@@ -369,7 +371,7 @@ def _trials(col: list[Any], path: Path, lines: np.ndarray) -> np.ndarray:
     if arr is None:
         r = _first_row(col, lambda v: type(v) is not int or not -(2**62) < v < 2**62)
         v = col[r]
-        shown = "missing" if v is _MISSING else f"not an integer: {_short(v)}"
+        shown = "missing" if v is _MISSING else f"not an integer: {short_repr(v)}"
         raise BadInput(f"column 'trial' is {shown}", path=path, line=int(lines[r]))
     neg = np.flatnonzero(arr < 0)
     if neg.size:
@@ -386,7 +388,7 @@ def _loose(col: list[Any], path: Path, lines: np.ndarray) -> np.ndarray:
     if set(map(type, col)) - _LOOSE_TYPES:
         r = _first_row(col, lambda v: type(v) not in _LOOSE_TYPES)
         raise BadInput(
-            f"column 'correct_loose' must be true, false or null, got {_short(col[r])}",
+            f"column 'correct_loose' must be true, false or null, got {short_repr(col[r])}",
             path=path,
             line=int(lines[r]),
         )
