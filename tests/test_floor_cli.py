@@ -263,3 +263,35 @@ def test_gold_field_default_is_fieldspecs(repeats, tmp_path):
     # gold-dependent figures agree: per repeat EM against gold (run names differ by the prefix)
     ems = lambda res: [(r["correct"], r["em"]) for r in json.loads(res.stdout)["repeats"]]  # noqa: E731
     assert ems(given) == ems(plain) == [(4, 0.8), (5, 5 / 6), (4, 4 / 6)]
+
+
+def test_edge_or_main_given_an_option_says_it_takes_run_names(repeats):
+    _, files = repeats
+    res = _run("floor", *files, "--edge", files[0], "-p", P)
+    assert res.exit_code == 2
+    assert res.stderr == (
+        f"Error: --edge takes two run names, OLD NEW; got {files[0]!r} '-p' "
+        "(a run file whose name starts with '-' can be written ./-name)\n"
+    )
+    res = _run("floor", *files[:2], "--main", "-p", P)
+    assert res.exit_code == 2
+    assert res.stderr.startswith("Error: --main takes a run name; got '-p'")
+    res = _run("parsers", "audit", "-p", "umbrela-strict@1", *files[:2], "--edge", "R1", "-p", P)
+    assert res.exit_code == 2
+    assert res.stderr.startswith("Error: --edge takes two run names, OLD NEW; got 'R1' '-p'")
+
+
+def test_parsers_audit_by_runs_toml(repeats):
+    tmp, files = repeats
+    (tmp / "runs.toml").write_text('[runs]\nfirst = ["R1.jsonl"]\nsecond = ["R2.jsonl"]\n')
+    args = ["parsers", "audit", "-p", "umbrela-strict@1", "-p", P, "-f", "json"]
+    by_toml = json.loads(_run(*args, "--runs", tmp / "runs.toml", "--edge", "first", "second").stdout)
+    assert [f["run"] for f in by_toml["files"]] == ["first", "second"]
+    by_file = json.loads(_run(*args, files[0]).stdout)
+    assert by_toml["files"][0]["parsers"] == by_file["files"][0]["parsers"]
+    assert by_toml["edge"]["old"] == "first" and by_toml["edge"]["new"] == "second"
+    res = _run(*args, "--runs", tmp / "runs.toml", "--edge", "first", "R3")
+    assert res.exit_code == 2
+    assert res.stderr == f"Error: --edge names 'R3', not among the runs in {tmp / 'runs.toml'}; runs: first, second\n"
+    res = _run(*args, files[0], "--runs", tmp / "runs.toml")
+    assert res.exit_code == 2 and res.stderr == "Error: give run files or --runs RUNS.toml, not both\n"

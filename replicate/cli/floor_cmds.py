@@ -20,9 +20,11 @@ from replicate.cli.judge_options import (
     RunsFileOpt,
     Unparsed,
     UnparsedOpt,
+    check_run_values,
     emit,
     load,
     need_parser,
+    resolve_runs,
 )
 from replicate.cli.parsers_cmds import parsers_app
 from replicate.errors import UsageError
@@ -86,6 +88,7 @@ def floor_cmd(
     from replicate.judge.floor_runs import select_runs
     from replicate.judge.render_floor import floor_text
 
+    check_run_values(edge=edge, main=main)
     extra = [*(edge or ()), *([main] if main else [])]
     sel = select_runs(runs or [], runs_file, extra=extra)
     if len(sel.main) < 2:
@@ -160,14 +163,18 @@ def matrix_cmd(
 
 @parsers_app.command("audit")
 def audit_cmd(
-    files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="Released judge files with raw outputs; each is one run, audited on its own.")],
     parser: Annotated[
         list[str],
         typer.Option("--parser", "-p", metavar="NAME@N", help="A parser to audit (give two or more; the first is the reference for the edge's moves)."),
     ],
+    files: Annotated[
+        list[Path] | None,
+        typer.Argument(metavar="FILE...", help="Released judge files with raw outputs; each is one run, audited on its own (or use --runs).", show_default=False),
+    ] = None,
+    runs_file: RunsFileOpt = None,
     edge: Annotated[
         tuple[str, str] | None,
-        typer.Option("--edge", metavar="OLD NEW", help="Also show how an edge's figures move between the parsers (two of the FILEs, by file or run name).", show_default=False),
+        typer.Option("--edge", metavar="OLD NEW", help="Also show how an edge's figures move between the parsers (two of the audited runs, by file or run name).", show_default=False),
     ] = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
     examples: Annotated[int, typer.Option("--examples", min=0, help="Differing outputs shown per file (one per label pattern first).")] = 5,
@@ -178,12 +185,13 @@ def audit_cmd(
     strict: StrictOpt = False,
     format: FormatOpt = Format.table,
 ) -> None:
-    """Audit parsers against each other on each file: unparsed counts, differing labels, EM.
+    """Audit parsers against each other on each run: unparsed counts, differing labels, EM.
 
-    For each FILE: how many outputs each parser reads and leaves unparsed, the
-    EM each parser's labels give, on how many items the labels differ (by
-    pattern) and trimmed examples of differing outputs. With --edge OLD NEW
-    also the edge's figures under each parser and how they move.
+    For each FILE (or each run of --runs): how many outputs each parser reads
+    and leaves unparsed, the EM each parser's labels give, on how many items
+    the labels differ (by pattern) and trimmed examples of differing outputs.
+    With --edge OLD NEW also the edge's figures under each parser and how
+    they move.
 
     \b
     Example:
@@ -191,21 +199,24 @@ def audit_cmd(
     """
     from replicate.judge.audit import audit
     from replicate.judge.render_audit import audit_text
-    from replicate.judge.runs import run_name, runs_from_files
     from replicate.parsing import PARSERS
 
+    check_run_values(edge=edge)
     parsers = PARSERS.get_many(parser)
-    specs = runs_from_files(files)
-    edge_names = None
-    if edge is not None:
-        by_token = {**{str(s.paths[0]): s.name for s in specs}, **{s.name: s.name for s in specs}}
-        by_token.update({run_name(s.paths[0]): s.name for s in specs if run_name(s.paths[0]) not in by_token})
-        missing = [t for t in edge if t not in by_token]
-        if missing:
-            raise UsageError(
-                f"--edge names {', '.join(map(repr, missing))}, not among the FILEs; runs: {', '.join(s.name for s in specs)}"
-            )
-        edge_names = (by_token[edge[0]], by_token[edge[1]])
+    specs = resolve_runs(files, runs_file)
+    edge_names = None if edge is None else _edge_among(edge, specs, "the FILEs" if runs_file is None else f"the runs in {runs_file}")
     loaded = load(specs, key_field, gold_field, output_field, strict)
     result = audit(loaded.runs, parsers, policy=unparsed.value, edge=edge_names, examples=examples, width=width)
     emit(loaded, format, json=result.to_json, text=lambda: audit_text(result, format))
+
+
+def _edge_among(edge: tuple[str, str], specs, where: str) -> tuple[str, str]:
+    """The run names an --edge of an audit means: each value a run's name, its file, or its file's run name."""
+    from replicate.judge.runs import run_name
+
+    by_token = {**{str(s.paths[0]): s.name for s in specs}, **{s.name: s.name for s in specs}}
+    by_token.update({run_name(s.paths[0]): s.name for s in specs if run_name(s.paths[0]) not in by_token})
+    missing = [t for t in edge if t not in by_token]
+    if missing:
+        raise UsageError(f"--edge names {', '.join(map(repr, missing))}, not among {where}; runs: {', '.join(s.name for s in specs)}")
+    return by_token[edge[0]], by_token[edge[1]]

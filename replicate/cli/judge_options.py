@@ -25,6 +25,7 @@ __all__ = [
     "OutputFieldOpt",
     "StrictOpt",
     "resolve_runs",
+    "check_run_values",
     "field_spec",
     "load",
     "emit",
@@ -152,6 +153,23 @@ def resolve_runs(files: Sequence[Path] | None, runs_toml: Path | None) -> list:
     if not files:
         raise UsageError("no runs given: pass run files (one per run) or --runs RUNS.toml")
     return runs_from_files(files)
+
+
+def check_run_values(*, edge: Sequence[str] | None = None, main: str | None = None) -> None:
+    """A UsageError when --edge or --main took an option as a run name.
+
+    ``--edge a -p X`` gives --edge the values ``a`` and ``-p`` (click takes the
+    next word whatever it is), and the error that followed named the wrong thing.
+    """
+    if edge is not None and any(v.startswith("-") for v in edge):
+        raise UsageError(
+            f"--edge takes two run names, OLD NEW; got {edge[0]!r} {edge[1]!r} "
+            "(a run file whose name starts with '-' can be written ./-name)"
+        )
+    if main is not None and main.startswith("-"):
+        raise UsageError(
+            f"--main takes a run name; got {main!r} (a run file whose name starts with '-' can be written ./-name)"
+        )
 
 
 def need_parser(parser: str | None, loaded) -> str:
