@@ -215,21 +215,11 @@ def score_archive_to_file(
     resources: dict[str, Any] = {}
     ifb_report = None
     if ifbench_strict or ifbench_loose:
-        from replicate.scoring.ifbench import load_ifbench_results
-
-        res = load_ifbench_results(list(ifbench_strict), list(ifbench_loose))
-        resources["ifbench"] = res
-        ifb_items = {it.id: it.prompt_text for it in items if "ifbench" in scorer_for[it.id].needs}
-        ifb_report = res.join_report(ifb_items)
-        if ifb_report["unmatched_prompts"]:
-            diag.warn("ifbench_unmatched", f"{ifb_report['unmatched_prompts']} verifier prompt(s) match no item "
-                      f"({ifb_report['unmatched_prompts_whitespace_only']} differ only in surrounding whitespace)")
-        if ifb_report["items_without_result"]:
-            diag.warn("ifbench_no_result", f"{len(ifb_report['items_without_result'])} item(s) have no verifier "
-                      f"result (e.g. {ifb_report['items_without_result'][0]})")
-    for sc in resolved.values():
-        missing = [n for n in sc.needs if n not in resources]
-        if missing and any(scorer_for[i].name == sc.name for i in by_id):
+        resources["ifbench"], ifb_report = _ifbench_resource(
+            ifbench_strict, ifbench_loose,
+            {it.id: it.prompt_text for it in items if "ifbench" in scorer_for[it.id].needs}, diag)
+    for sc in resolved.values():  # every scorer in ``resolved`` scores at least one item
+        if any(n not in resources for n in sc.needs):
             raise UsageError(f"{sc.name} needs the verifier's results: pass --ifbench-strict (and --ifbench-loose)")
     rows, unscored = score_records(contents.records, by_id, scorer_for=scorer_for, resources=resources,
                                    detector=detector, diag=diag, archive_path=str(archive))
@@ -242,6 +232,22 @@ def score_archive_to_file(
         used[r["scorer"]] += 1
     return ScoreReport(str(archive), str(items_path), None if out is None else str(out), len(rows), counts,
                        dict(sorted(used.items())), refusal_detector, dict(unscored), ifb_report, diag)
+
+
+def _ifbench_resource(strict: Sequence[Path], loose: Sequence[Path], item_prompts: dict[str, str],
+                     diag: Diagnostics) -> tuple[Any, dict]:
+    """The verifier's results and their join report; unjoined prompts and items are warnings."""
+    from replicate.scoring.ifbench import load_ifbench_results
+
+    res = load_ifbench_results(list(strict), list(loose))
+    report = res.join_report(item_prompts)
+    if report["unmatched_prompts"]:
+        diag.warn("ifbench_unmatched", f"{report['unmatched_prompts']} verifier prompt(s) match no item "
+                  f"({report['unmatched_prompts_whitespace_only']} differ only in surrounding whitespace)")
+    if report["items_without_result"]:
+        diag.warn("ifbench_no_result", f"{len(report['items_without_result'])} item(s) have no verifier "
+                  f"result (e.g. {report['items_without_result'][0]})")
+    return res, report
 
 
 def render_report(rep: ScoreReport, fmt: Format) -> str:
