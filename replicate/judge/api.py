@@ -48,13 +48,6 @@ class Loaded:
                 return r
         raise UsageError(f"unknown run {name!r}; runs: {', '.join(self.names)}")
 
-    @property
-    def rewritten(self) -> int:
-        return sum(f.rewritten for r in self.runs for f in r.files)
-
-    def warnings_json(self) -> dict:
-        return self.diagnostics.to_json()
-
 
 def load_runs(specs: Sequence[RunSpec], *, fields: FieldSpec = FieldSpec(), strict: bool = False) -> Loaded:
     """Read every run of ``specs`` (each file once) into a :class:`Loaded`.
