@@ -130,14 +130,14 @@ def _validate(c: CollectConfig) -> None:
         raise UsageError(f"seed must be an integer, got {c.seed!r}")
     for name in ("timeout", "connect_timeout"):
         v = getattr(c, name)
-        if not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        if not _is_number(v) or v <= 0:
             raise UsageError(f"{name} must be a number of seconds > 0, got {v!r}")
     r = c.retry
-    if not isinstance(r.max_retries, int) or r.max_retries < 0:
+    if not isinstance(r.max_retries, int) or isinstance(r.max_retries, bool) or r.max_retries < 0:
         raise UsageError(f"max_retries must be an integer >= 0 (0 = until success), got {r.max_retries!r}")
     for name in ("backoff_base", "backoff_max", "retry_after_max"):
         v = getattr(r, name)
-        if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+        if not _is_number(v) or v < 0:
             raise UsageError(f"{name} must be a number of seconds >= 0, got {v!r}")
     reserved = {"model", "messages", "stream", "n"} & set(c.params)
     if reserved:
@@ -145,6 +145,11 @@ def _validate(c: CollectConfig) -> None:
             f"[params] may not set {', '.join(sorted(reserved))}: the collector sets model and "
             "messages itself and needs one non-streamed choice per request"
         )
+
+
+def _is_number(v: Any) -> bool:
+    """A finite int or float; ``true``/``false`` are not numbers here (Python counts bool as int)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _canonical(obj: Any) -> bytes:
