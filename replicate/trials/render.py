@@ -1,8 +1,8 @@
-"""Plain-text and markdown rendering of :class:`ItemsResult` and :class:`ScreenResult` (pure)."""
+"""Plain-text, markdown and JSON rendering of :class:`ItemsResult` (pure); ``input_lines`` is shared with ``screen``."""
 
 from __future__ import annotations
 
-from replicate.output import Format, dumps_json, num, pct, table
+from replicate.output import Format, dumps_json, pct, table
 from replicate.provenance import FileProvenance, provenance_markdown
 from replicate.trials.results import ItemsResult
 
@@ -31,26 +31,56 @@ def input_lines(provenance: FileProvenance | None, fmt: Format) -> str:
 
 
 def render_items(result: ItemsResult, fmt: Format | str) -> str:
+    """The ``replicate items`` report: JSON, or a text/markdown table per section."""
     fmt = Format(fmt)
     if fmt is Format.json:
         return dumps_json(result.to_json())
     md = fmt is Format.markdown
+    sections = [
+        _classes(result, fmt),
+        _excluded(result, fmt),
+        _sensitivity(result, fmt),
+        _single_draw(result, fmt),
+        _loose(result, fmt),
+        _strata(result, fmt),
+        _accuracy(result, fmt),
+    ]
     out: list[str] = []
+    for s in sections:
+        if s is None:
+            continue
+        title, body = s
+        if out:
+            out.append("")
+        out.append(f"## {title}\n" if md else f"{title}\n")
+        out.append(body)
+    out.append(input_lines(result.provenance, fmt).rstrip("\n"))
+    n_warn = result.diagnostics.get("count", 0)
+    if n_warn:
+        out.append(f"\n{n_warn} warning(s); see --format json for details.")
+    return "\n".join(out)
 
-    def heading(text: str) -> None:
-        out.append(f"## {text}\n" if md else f"{text}\n")
 
+# Each section: None when it has nothing to show, else (heading, table text).
+Section = tuple[str, str] | None
+
+
+def _edge(c) -> str:
+    return f"{c.source} -> {c.target}"
+
+
+def _classes(result: ItemsResult, fmt: Format) -> Section:
     null_note = (
         f"; in brackets the 95th percentile of {result.n_null} permutation replications"
         if result.n_null
         else "; permutation null off"
     )
-    heading(f"Item classes (eps {result.eps}, BH q <= {result.alpha}, {result.ci} 95% interval{null_note}, seed {result.seed})")
+    title = f"Item classes (eps {result.eps}, BH q <= {result.alpha}, {result.ci} 95% interval{null_note}, seed {result.seed})"
     rows = []
     for c in result.cells:
         np95 = c.null_p95
         rows.append([
-            f"{c.source} -> {c.target}", _bench(c.benchmark), c.n_items,
+            _edge(c), _bench(c.benchmark), c.n_items,
             _k(c.source_side), _k(c.target_side),
             pct(c.source_side.accuracy, 1), pct(c.target_side.accuracy, 1), _signed(c.delta),
             _obs_null(c.shares.p_plus, np95["p_plus"]), _obs_null(c.shares.p_minus, np95["p_minus"]),
@@ -58,78 +88,83 @@ def render_items(result: ItemsResult, fmt: Format | str) -> str:
             "-" if c.null_summary is None else f"{c.null_summary['p_value']['p_chg']:.3g}",
             pct(c.shares.equivalent_share, 1), pct(c.shares.inconclusive_share, 1),
         ])
-    out.append(table(rows, ["edge", "benchmark", "items", "K src", "K tgt", "acc src", "acc tgt", "delta",
-                            "P+", "P-", "Pchg", "null p", "equiv", "inconcl"], fmt))
+    return title, table(rows, ["edge", "benchmark", "items", "K src", "K tgt", "acc src", "acc tgt", "delta",
+                               "P+", "P-", "Pchg", "null p", "equiv", "inconcl"], fmt)
 
+
+def _excluded(result: ItemsResult, fmt: Format) -> Section:
     excl = [c for c in result.cells if any(c.excluded.values())]
-    if excl:
-        out.append("")
-        heading("Items left out of cells")
-        out.append(table([[f"{c.source} -> {c.target}", _bench(c.benchmark), c.excluded["missing_source"],
-                           c.excluded["missing_target"], c.excluded["no_valid_trials"]] for c in excl],
-                         ["edge", "benchmark", "missing on source", "missing on target", "only API errors on a side"], fmt))
+    if not excl:
+        return None
+    rows = [[_edge(c), _bench(c.benchmark), c.excluded["missing_source"], c.excluded["missing_target"],
+             c.excluded["no_valid_trials"]] for c in excl]
+    return "Items left out of cells", table(
+        rows, ["edge", "benchmark", "missing on source", "missing on target", "only API errors on a side"], fmt)
 
-    if any(c.sensitivity for c in result.cells):
-        out.append("")
-        heading("Sensitivity to eps")
-        rows = []
-        for c in result.cells:
-            for r in c.sensitivity:
-                rows.append([f"{c.source} -> {c.target}", _bench(c.benchmark), r.eps,
-                             _obs_null(r.shares.p_plus, r.null_p95["p_plus"] if r.null_p95 else None),
-                             _obs_null(r.shares.p_minus, r.null_p95["p_minus"] if r.null_p95 else None),
-                             _obs_null(r.shares.p_chg, r.null_p95["p_chg"] if r.null_p95 else None),
-                             pct(r.shares.equivalent_share, 1), pct(r.shares.inconclusive_share, 1)])
-        out.append(table(rows, ["edge", "benchmark", "eps", "P+", "P-", "Pchg", "equiv", "inconcl"], fmt))
 
-    if any(c.single_draw for c in result.cells):
-        out.append("")
-        heading("Single draw (one trial per item per model) vs K trials")
-        rows = []
-        for c in result.cells:
-            sd = c.single_draw.to_json() if c.single_draw else None
-            if sd is None:
-                continue
-            rows.append([f"{c.source} -> {c.target}", _bench(c.benchmark), c.n_items,
-                         pct(sd["correct_to_incorrect"], 1), pct(sd["incorrect_to_correct"], 1),
-                         pct(c.shares.p_minus, 1), pct(c.shares.p_plus, 1)])
-        out.append(table(rows, ["edge", "benchmark", "items", "1-draw correct->wrong", "1-draw wrong->correct",
-                                "K-trial P-", "K-trial P+"], fmt))
+def _sensitivity(result: ItemsResult, fmt: Format) -> Section:
+    if not any(c.sensitivity for c in result.cells):
+        return None
+    rows = []
+    for c in result.cells:
+        for r in c.sensitivity:
+            n95 = r.null_p95 or {}
+            rows.append([_edge(c), _bench(c.benchmark), r.eps,
+                         _obs_null(r.shares.p_plus, n95.get("p_plus")),
+                         _obs_null(r.shares.p_minus, n95.get("p_minus")),
+                         _obs_null(r.shares.p_chg, n95.get("p_chg")),
+                         pct(r.shares.equivalent_share, 1), pct(r.shares.inconclusive_share, 1)])
+    return "Sensitivity to eps", table(rows, ["edge", "benchmark", "eps", "P+", "P-", "Pchg", "equiv", "inconcl"], fmt)
 
-    if any(c.loose for c in result.cells):
-        out.append("")
-        heading("Strict vs loose (R = mean loose - mean strict)")
-        rows = [[f"{c.source} -> {c.target}", _bench(c.benchmark), c.loose.n_items, _signed(c.loose.r_source),
-                 _signed(c.loose.r_target), _signed(c.loose.delta_r)] for c in result.cells if c.loose]
-        out.append(table(rows, ["edge", "benchmark", "items", "R src", "R tgt", "delta R"], fmt))
 
-    if any(c.strata for c in result.cells):
-        out.append("")
-        heading(f"Strata by {result.strata_column}")
-        rows = []
-        for c in result.cells:
-            for s in c.strata:
-                n95 = s.null_p95 or {}
-                rows.append([f"{c.source} -> {c.target}", _bench(c.benchmark), str(s.value), s.shares.n_items,
-                             _signed(s.delta), _obs_null(s.shares.p_plus, n95.get("p_plus")),
-                             _obs_null(s.shares.p_minus, n95.get("p_minus")),
-                             pct(s.shares.equivalent_share, 1), pct(s.shares.inconclusive_share, 1)])
-        out.append(table(rows, ["edge", "benchmark", result.strata_column or "", "items", "delta", "P+", "P-",
-                                "equiv", "inconcl"], fmt))
+def _single_draw(result: ItemsResult, fmt: Format) -> Section:
+    cells = [c for c in result.cells if c.single_draw]
+    if not cells:
+        return None
+    rows = []
+    for c in cells:
+        sd = c.single_draw.to_json()
+        rows.append([_edge(c), _bench(c.benchmark), c.n_items,
+                     pct(sd["correct_to_incorrect"], 1), pct(sd["incorrect_to_correct"], 1),
+                     pct(c.shares.p_minus, 1), pct(c.shares.p_plus, 1)])
+    return "Single draw (one trial per item per model) vs K trials", table(
+        rows, ["edge", "benchmark", "items", "1-draw correct->wrong", "1-draw wrong->correct",
+               "K-trial P-", "K-trial P+"], fmt)
 
-    out.append("")
-    heading("Accuracy per model and benchmark (mean of per-item rates; 95% normal interval over items)")
+
+def _loose(result: ItemsResult, fmt: Format) -> Section:
+    cells = [c for c in result.cells if c.loose]
+    if not cells:
+        return None
+    rows = [[_edge(c), _bench(c.benchmark), c.loose.n_items, _signed(c.loose.r_source),
+             _signed(c.loose.r_target), _signed(c.loose.delta_r)] for c in cells]
+    return "Strict vs loose (R = mean loose - mean strict)", table(
+        rows, ["edge", "benchmark", "items", "R src", "R tgt", "delta R"], fmt)
+
+
+def _strata(result: ItemsResult, fmt: Format) -> Section:
+    if not any(c.strata for c in result.cells):
+        return None
+    rows = []
+    for c in result.cells:
+        for s in c.strata:
+            n95 = s.null_p95 or {}
+            rows.append([_edge(c), _bench(c.benchmark), str(s.value), s.shares.n_items,
+                         _signed(s.delta), _obs_null(s.shares.p_plus, n95.get("p_plus")),
+                         _obs_null(s.shares.p_minus, n95.get("p_minus")),
+                         pct(s.shares.equivalent_share, 1), pct(s.shares.inconclusive_share, 1)])
+    return f"Strata by {result.strata_column}", table(
+        rows, ["edge", "benchmark", result.strata_column or "", "items", "delta", "P+", "P-", "equiv", "inconcl"], fmt)
+
+
+def _accuracy(result: ItemsResult, fmt: Format) -> Section:
     rows = []
     for a in result.accuracy:
         ci = "-" if a.ci_low is None else f"[{pct(a.ci_low, 1)}, {pct(a.ci_high, 1)}]"
         rows.append([a.model, a.benchmark, a.n_items, a.trials, a.categories.get("api_error", 0),
                      pct(a.accuracy, 1), ci, _signed(a.r) if a.loose_items else "-"])
-    out.append(table(rows, ["model", "benchmark", "items", "trials", "api errors", "accuracy", "95% CI", "R loose-strict"], fmt))
-    out.append(input_lines(result.provenance, fmt).rstrip("\n"))
-    n_warn = result.diagnostics.get("count", 0)
-    if n_warn:
-        out.append(f"\n{n_warn} warning(s); see --format json for details.")
-    return "\n".join(out)
+    return "Accuracy per model and benchmark (mean of per-item rates; 95% normal interval over items)", table(
+        rows, ["model", "benchmark", "items", "trials", "api errors", "accuracy", "95% CI", "R loose-strict"], fmt)
 
 
 def _k(side) -> str:
@@ -143,5 +178,3 @@ def _signed(x: float | None) -> str:
         return "-"
     return f"{100 * x:+.1f} pp"
 
-
-__all__ = ["render_items", "num"]
