@@ -95,6 +95,21 @@ def test_items_errors_exit_2_with_message(trials, tmp_path):
     assert r.stderr.startswith(f"Error: {bad}:1: unknown category 'oops'; allowed: correct, wrong,")
 
 
+def test_warnings_beyond_the_first_20_are_counted_on_stderr(tmp_path):
+    rows = [json.dumps({"model": m, "item": "i", "trial": 0, "benchmark": "b", "category": "correct"})
+            for m in ("old", "new")]
+    p = tmp_path / "blank.jsonl"
+    p.write_text(rows[0] + "\n" * 24 + rows[1] + "\n")  # 23 blank lines between the two rows
+    for cmd in (["items", str(p), "--edge", "old:new", "--null", "0"], ["screen", str(p)]):
+        r = runner.invoke(app, cmd)
+        assert r.exit_code == 0, r.stderr
+        lines = r.stderr.splitlines()
+        assert len(lines) == 21
+        assert lines[0] == f"warning: {p}:2: blank line skipped [blank-line]"
+        assert lines[19] == f"warning: {p}:21: blank line skipped [blank-line]"
+        assert lines[20] == "warning: ... and 3 more"
+
+
 def test_screen_cli(trials):
     r = runner.invoke(app, ["screen", str(trials), "-f", "json"])
     assert r.exit_code == 0

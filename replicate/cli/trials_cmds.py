@@ -54,8 +54,7 @@ def items(
     if per_item is not None:
         _write_jsonl(per_item, per_item_rows(result))
     echo(render_items(result, fmt))
-    for w in diag.warnings[:20]:
-        warn(f"warning: {w}")
+    _show_warnings(diag)
 
 
 @app.command("screen")
@@ -75,8 +74,19 @@ def screen_cmd(
     diag = Diagnostics(strict=strict)
     result = screen(read_trials(trials, diagnostics=diag), low=low, high=high, threshold=threshold)
     echo(render_screen(result, fmt))
-    for w in diag.warnings[:20]:
+    _show_warnings(diag)
+
+
+_SHOWN_WARNINGS = 20
+
+
+def _show_warnings(diag) -> None:
+    """The first warnings on stderr, then how many more there are (none is dropped unseen)."""
+    for w in diag.warnings[:_SHOWN_WARNINGS]:
         warn(f"warning: {w}")
+    more = len(diag.warnings) - _SHOWN_WARNINGS
+    if more > 0:
+        warn(f"warning: ... and {more} more")
 
 
 def _write_jsonl(path: Path, rows) -> None:
