@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from replicate.cli.base import FormatOpt, StrictOpt, app, echo
+from replicate.cli.base import FormatOpt, StrictOpt, app
 from replicate.cli.judge_options import (
     GoldFieldOpt,
     KeyFieldOpt,
