@@ -14,11 +14,11 @@ from __future__ import annotations
 import hashlib
 import json
 
-import git
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from fetch_support.repos import commit_files, init_repo
 from fetch_support.server import FakeGitHub
 from replicate.cli.app import app
 from replicate.fetch import HttpSettings, fetch
@@ -71,17 +71,9 @@ def _trials_bytes() -> bytes:
 def tiny(tmp_path_factory):
     """A two-commit release: judge files, then a trials table. Returns (repo, files)."""
     path = tmp_path_factory.mktemp("tiny") / "study"
-    repo = git.Repo.init(path, initial_branch="main")
-    with repo.config_writer() as cw:
-        cw.set_value("user", "name", "Test")
-        cw.set_value("user", "email", "test@example.org")
-        cw.set_value("commit", "gpgsign", "false")
+    repo = init_repo(path)
     files = {"results/a.jsonl": A, "results/b.jsonl": B, "trials.jsonl": _trials_bytes()}
-    for rel, data in files.items():
-        (path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (path / rel).write_bytes(data)
-        repo.git.add(rel)
-    repo.git.commit("-q", "-m", "release")
+    commit_files(repo, files, "release")
     return repo, files
 
 

@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fetch_support.fixtures import cache, github, release  # noqa: F401  (pytest fixtures)
+from fetch_support.repos import commit_files, init_repo
 from replicate.cli.app import app
 from replicate.fetch import FetchError, fetch, parse_source
 from replicate.fetch.cache import Cache
@@ -22,18 +23,8 @@ from replicate.provenance import MANIFEST_NAME
 
 
 def _repo(path, files: dict[str, bytes]) -> git.Repo:
-    repo = git.Repo.init(path, initial_branch="main")
-    with repo.config_writer() as cw:
-        cw.set_value("user", "name", "Test")
-        cw.set_value("user", "email", "test@example.org")
-        cw.set_value("commit", "gpgsign", "false")
-        cw.set_value("uploadpack", "allowFilter", "true")
-        cw.set_value("uploadpack", "allowAnySHA1InWant", "true")
-    for rel, data in files.items():
-        (path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (path / rel).write_bytes(data)
-        repo.git.add(rel)
-    repo.git.commit("-q", "-m", "c")
+    repo = init_repo(path)
+    commit_files(repo, files)
     return repo
 
 

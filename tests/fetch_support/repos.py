@@ -29,6 +29,31 @@ class Release:
         return self.path.as_uri()
 
 
+def init_repo(path: Path) -> git.Repo:
+    """An empty repository on branch ``main`` with a test identity, no signing, and the
+    settings file:// clients need for partial clones and single-blob requests."""
+    repo = git.Repo.init(path, initial_branch="main")
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "Test")
+        cw.set_value("user", "email", "test@example.org")
+        cw.set_value("uploadpack", "allowFilter", "true")
+        cw.set_value("uploadpack", "allowAnySHA1InWant", "true")
+        cw.set_value("commit", "gpgsign", "false")
+        cw.set_value("tag", "gpgsign", "false")
+    return repo
+
+
+def commit_files(repo: git.Repo, files: dict[str, bytes], message: str = "c") -> str:
+    """Write, add and commit ``files`` (repository path -> bytes); returns the commit id."""
+    root = Path(repo.working_tree_dir)
+    for rel, data in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+        repo.git.add(rel)
+    repo.git.commit("-q", "-m", message)
+    return repo.head.commit.hexsha
+
+
 def _commit(repo: git.Repo, files: dict[str, bytes | None], message: str, when: str) -> str:
     root = Path(repo.working_tree_dir)
     for rel, data in files.items():
@@ -48,15 +73,7 @@ def build_release(root: Path, *, name: str = "study", licence: bytes | None = No
     """A repository with three commits, an annotated tag, an LFS pointer, a symlink,
     a larger file and the nested ``results/`` + ``results_2020/`` layout."""
     path = root / name
-    repo = git.Repo.init(path, initial_branch="main")
-    with repo.config_writer() as cw:
-        cw.set_value("user", "name", "Test")
-        cw.set_value("user", "email", "test@example.org")
-        # Let file:// clients make partial clones and ask for single blobs.
-        cw.set_value("uploadpack", "allowFilter", "true")
-        cw.set_value("uploadpack", "allowAnySHA1InWant", "true")
-        cw.set_value("commit", "gpgsign", "false")
-        cw.set_value("tag", "gpgsign", "false")
+    repo = init_repo(path)
     files: dict[str, bytes | None] = {
         "README.md": b"# study\n",
         "results/dl19/run_a.jsonl": b'{"qid": 1, "label": 2}\n{"qid": 2, "label": 0}\n',
