@@ -104,7 +104,7 @@ def _binary_search(
             break
         mid = lo + (hi - lo) // 2
         val = sign * pmf_grid[n, np.clip(mid, 0, pmf_grid.shape[1] - 1)]
-        less = act & (val < d[...])
+        less = act & (val < d)
         more = act & (val > d)
         equal = act & ~less & ~more
         lo = np.where(less, mid + 1, lo)
