@@ -129,6 +129,15 @@ def test_blank_lines_are_counted_not_silent(tmp_path):
     assert diag.counts() == {"blank-line": 1}
     with pytest.raises(BadInput, match=r"t\.jsonl:2: blank line skipped \[blank-line; --strict\]"):
         read_trials(p, diagnostics=Diagnostics(strict=True))
+    # CSV too (its blank lines used to be skipped without a warning)
+    c = tmp_path / "t.csv"
+    c.write_text("model,item,trial,benchmark,category\nm,i,0,b,correct\n\n \nm,i,1,b,wrong\n")
+    diag = Diagnostics()
+    t = read_trials(c, diagnostics=diag)
+    assert t.n_rows == 2 and t.line.tolist() == [2, 5]
+    assert [(w.code, w.line) for w in diag.warnings] == [("blank-line", 3), ("blank-line", 4)]
+    with pytest.raises(BadInput, match=r"t\.csv:3: blank line skipped \[blank-line; --strict\]"):
+        read_trials(c, diagnostics=Diagnostics(strict=True))
 
 
 def test_bad_csv(tmp_path):

@@ -123,7 +123,7 @@ def read_trials(
             raise BadInput(f"not a readable gzip file ({exc})", path=p) from None
         name = name[:-3]
     if name.endswith(".csv"):
-        rows, lines = _rows_csv(data, p)
+        rows, lines = _rows_csv(data, p, diag)
     else:
         rows, lines = _rows_jsonl(data, p, diag)
     return _build(rows, lines, p, prov)
@@ -180,7 +180,7 @@ def _rows_jsonl(data: bytes, path: Path, diag: Diagnostics) -> tuple[list[dict],
     return rows, lines
 
 
-def _rows_csv(data: bytes, path: Path) -> tuple[list[dict], np.ndarray]:
+def _rows_csv(data: bytes, path: Path, diag: Diagnostics) -> tuple[list[dict], np.ndarray]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -206,8 +206,9 @@ def _rows_csv(data: bytes, path: Path) -> tuple[list[dict], np.ndarray]:
             break
         except csv.Error as exc:
             raise BadInput(f"bad CSV: {exc}", path=path, line=reader.line_num) from None
-        if not rec or (len(rec) == 1 and not rec[0].strip()):
-            continue  # csv yields [] for a blank line
+        if not rec or (len(rec) == 1 and not rec[0].strip()):  # csv yields [] for a blank line
+            diag.warn("blank-line", "blank line skipped", path=path, line=reader.line_num)
+            continue
         if len(rec) != width:
             raise BadInput(
                 f"bad CSV: expected {width} fields (as in the header), got {len(rec)}",
