@@ -108,6 +108,11 @@ def test_warnings_beyond_the_first_20_are_counted_on_stderr(tmp_path):
         assert lines[0] == f"warning: {p}:2: blank line skipped [blank-line]"
         assert lines[19] == f"warning: {p}:21: blank line skipped [blank-line]"
         assert lines[20] == "warning: ... and 3 more"
+    # and every one of them is in the JSON, for both commands
+    for cmd in (["items", str(p), "--edge", "old:new", "--null", "0"], ["screen", str(p)]):
+        j = json.loads(runner.invoke(app, [*cmd, "-f", "json"]).stdout)
+        assert j["diagnostics"]["count"] == 23
+        assert j["diagnostics"]["by_code"] == {"blank-line": 23}
 
 
 def test_screen_cli(trials):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -73,6 +75,7 @@ def screen_cmd(
 
     diag = Diagnostics(strict=strict)
     result = screen(read_trials(trials, diagnostics=diag), low=low, high=high, threshold=threshold)
+    result = dataclasses.replace(result, diagnostics=diag.to_json())
     echo(render_screen(result, fmt))
     _show_warnings(diag)
 

@@ -69,14 +69,18 @@ class ScreenResult:
     models: tuple[str, ...]
     input: dict
     provenance: FileProvenance | None = None  # the trials file, for markdown and table output
+    diagnostics: dict | None = None  # warnings met while reading the table (Diagnostics.to_json())
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "benchmarks": [r.to_json() for r in self.rows],
             "settings": {"low": float(self.low), "high": float(self.high), "threshold": float(self.threshold)},
             "models": list(self.models),
             "input": self.input,
         }
+        if self.diagnostics is not None:
+            out["diagnostics"] = self.diagnostics
+        return out
 
 
 def screen(
