@@ -144,3 +144,21 @@ def test_retry_after_is_honoured_up_to_its_cap():
     assert policy.delay(1, retry_after=7.5, jitter=0.0) == 7.5  # longer than the backoff: honoured
     assert policy.delay(1, retry_after=86400.0, jitter=0.0) == 30.0  # a day: capped
     assert policy.delay(1, retry_after=None, jitter=1.0) == 0.01 * (0.5 + 0.5 * 1.0)
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ('[models.a]\np = true\n', r"\[models\.a\] p must be a number, got True"),
+        ('[models.a]\np = "0.5"\n', r"\[models\.a\] p must be a number, got '0\.5'"),
+        ('seed = 1.5\n[models.a]\np = 0.5\n', r"seed must be an integer, got 1\.5"),
+        ('[models.a]\np = 0.5\n[faults]\nrate_500 = false\n', r"\[faults\] rate_500 must be a number, got False"),
+    ],
+)
+def test_sim_config_numbers_are_numbers(tmp_path, text, message):
+    from replicate.collect.simserver import load_sim_config
+
+    p = tmp_path / "sim.toml"
+    p.write_text(text, encoding="utf-8")
+    with pytest.raises(BadInput, match=message):
+        load_sim_config(p)

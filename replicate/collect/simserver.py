@@ -81,6 +81,15 @@ class SimConfig:
 DEFAULT_SIM = SimConfig(models=MappingProxyType({"sim-a": SimModel("sim-a", 0.5), "sim-b": SimModel("sim-b", 0.8)}))
 
 
+def _num(value: object, name: str, path: Path, *, integer: bool = False) -> float:
+    """A TOML number for ``name``; true/false and strings are bad input naming the key."""
+    ok = isinstance(value, int) if integer else isinstance(value, (int, float))
+    if isinstance(value, bool) or not ok:
+        kind = "an integer" if integer else "a number"
+        raise BadInput(f"{name} must be {kind}, got {value!r}", path=path)
+    return value if integer else float(value)
+
+
 def load_sim_config(path: str | Path) -> SimConfig:
     """Read a sim-server TOML (see ``fixtures/collect/sim.toml``)."""
     path = Path(path)
@@ -93,26 +102,29 @@ def load_sim_config(path: str | Path) -> SimConfig:
     for name, spec in (data.get("models") or {}).items():
         if not isinstance(spec, dict):
             raise BadInput(f"[models.{name}] must be a table", path=path)
+        where = f"[models.{name}]"
         models[name] = SimModel(
             name,
-            float(spec.get("p", 0.5)),
-            MappingProxyType({str(k): float(v) for k, v in (spec.get("items") or {}).items()}),
-            int(spec.get("reasoning_tokens", 0)),
+            _num(spec.get("p", 0.5), f"{where} p", path),
+            MappingProxyType({
+                str(k): _num(v, f"{where} items.{k}", path) for k, v in (spec.get("items") or {}).items()
+            }),
+            int(_num(spec.get("reasoning_tokens", 0), f"{where} reasoning_tokens", path, integer=True)),
         )
     if not models:
         raise BadInput("no [models.NAME] tables", path=path)
-    faults = dict(data.get("faults") or {})
-    retry_after = float(faults.pop("retry_after", 1.0))
-    hang_seconds = float(faults.pop("hang_seconds", 30.0))
+    faults = {k: _num(v, f"[faults] {k}", path) for k, v in (data.get("faults") or {}).items()}
+    retry_after = faults.pop("retry_after", 1.0)
+    hang_seconds = faults.pop("hang_seconds", 30.0)
     items: tuple[Item, ...] = ()
     if "items" in data:
         items = load_items(path.parent / data["items"])
     try:
         return SimConfig(
             models=MappingProxyType(models),
-            seed=int(data.get("seed", 0)),
-            latency=float(data.get("latency", 0.0)),
-            faults=MappingProxyType({k: float(v) for k, v in faults.items()}),
+            seed=int(_num(data.get("seed", 0), "seed", path, integer=True)),
+            latency=_num(data.get("latency", 0.0), "latency", path),
+            faults=MappingProxyType(faults),
             retry_after=retry_after,
             hang_seconds=hang_seconds,
             too_long=frozenset(str(x) for x in data.get("too_long", [])),
