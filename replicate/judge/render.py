@@ -26,6 +26,13 @@ def _p(p: float) -> str:
     return "<1e-16" if p < 1e-16 else (f"{p:.3g}" if p < 0.001 else f"{p:.4f}")
 
 
+def heading(text: str, fmt: Format, level: int = 2) -> str:
+    """A section heading: ``#`` marks in markdown, an underline in plain text (``=`` for level 2, ``-`` below)."""
+    if fmt is Format.markdown:
+        return f"{'#' * level} {text}\n"
+    return f"{text}\n{('=' if level <= 2 else '-') * len(text)}\n"
+
+
 def cells_table(cells: FourCell, fmt: Format | str, *, old: str = "old", new: str = "new") -> str:
     """The four cells as a 2x2 table with margins."""
     rows = [

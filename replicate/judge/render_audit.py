@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from replicate.judge.audit import EDGE_FIGURES, Audit, FileAudit
+from replicate.judge.render import heading
 from replicate.output import Format, num, pct, table
 
 #: How many label patterns a text report lists per file (JSON lists all).
@@ -19,15 +20,9 @@ def _md(text: str | None, fmt: Format) -> str:
     return text.replace("|", "\\|") if fmt is Format.markdown else text
 
 
-def _heading(text: str, fmt: Format, level: int = 2) -> str:
-    if fmt is Format.markdown:
-        return f"{'#' * level} {text}\n"
-    return f"{text}\n{('=' if level <= 2 else '-') * len(text)}\n"
-
-
 def file_text(fa: FileAudit, fmt: Format | str, *, policy: str) -> str:
     fmt = Format(fmt)
-    out = [_heading(f"{fa.path} ({fa.items} items)", fmt)]
+    out = [heading(f"{fa.path} ({fa.items} items)", fmt)]
     rows = [[t.parser, t.parsed, t.unparsed, pct(t.unparsed / fa.items if fa.items else None, 1), pct(t.em, 1)] for t in fa.parsers]
     em_note = "over parsed items" if policy == "intersect" else "over all items, unparsed = wrong"
     out.append(table(rows, ["parser", "parsed", "unparsed", "unparsed %", f"EM ({em_note})"], fmt))
@@ -76,7 +71,7 @@ def audit_text(a: Audit, fmt: Format | str) -> str:
     out += [file_text(f, fmt, policy=a.unparsed_policy) for f in a.files]
     if a.edge is not None:
         e = a.edge
-        out.append(_heading(f"Edge {e.old} -> {e.new} under each parser", fmt))
+        out.append(heading(f"Edge {e.old} -> {e.new} under each parser", fmt))
         moves = e.moves()
         first = a.parsers[0]
         others = a.parsers[1:]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from replicate.judge.floor import FAR_BEYOND_RULE, Floor, Placement, Span
+from replicate.judge.render import heading
 from replicate.output import Format, num, pct, table
 
 
@@ -20,12 +21,6 @@ def pp(x: float | None, digits: int = 2) -> str:
 
 def _span(s: Span | None) -> str:
     return "-" if s is None else f"{pct(s.min)} - {pct(s.max)} (width {pp(s.width)})"
-
-
-def _heading(text: str, fmt: Format, level: int = 2) -> str:
-    if fmt is Format.markdown:
-        return f"{'#' * level} {text}\n"
-    return f"{text}\n{('=' if level <= 2 else '-') * len(text)}\n"
 
 
 def _lines(lines: list[str], fmt: Format) -> str:
@@ -46,7 +41,7 @@ def _placement(p: Placement | None, what: str) -> str:
 def floor_text(fl: Floor, fmt: Format | str) -> str:
     """Repeats, every ordered pair, the ranges, EM spread, Jaccard overlaps and the checks asked for."""
     fmt = Format(fmt)
-    out = [_heading(f"Rerun floor of {len(fl.repeats)} repeats: {', '.join(fl.names)}", fmt)]
+    out = [heading(f"Rerun floor of {len(fl.repeats)} repeats: {', '.join(fl.names)}", fmt)]
     out.append(
         f"parser: {fl.parser}; unparsed policy: {fl.unparsed_policy}; items shared by all repeats: {fl.shared_items}\n"
     )
@@ -77,7 +72,7 @@ def floor_text(fl: Floor, fmt: Format | str) -> str:
     if fl.edge is not None:
         e = fl.edge
         c = e.comparison
-        out.append(_heading(f"Edge {c.old.name} -> {c.new.name} against this floor", fmt, 3))
+        out.append(heading(f"Edge {c.old.name} -> {c.new.name} against this floor", fmt, 3))
         lines = [
             f"n = {c.cells.n}; cells both {c.cells.both}, only_old {c.cells.only_old}, "
             f"only_new {c.cells.only_new}, neither {c.cells.neither}",
@@ -89,7 +84,7 @@ def floor_text(fl: Floor, fmt: Format | str) -> str:
         out.append(_lines(lines, fmt))
     if fl.main is not None:
         m = fl.main
-        out.append(_heading(f"Main run {m.name} against its repeats", fmt, 3))
+        out.append(heading(f"Main run {m.name} against its repeats", fmt, 3))
         rows = [[c.new.name, c.cells.n, c.changed, pct(c.change_rate)] for c in m.against]
         out.append(table(rows, ["repeat", "n", "labels differ", "change rate"], fmt))
         lines = [

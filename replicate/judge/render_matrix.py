@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from replicate.judge.matrix import FIGURES, Matrix
+from replicate.judge.render import heading
 from replicate.output import Format, num, pct, table
 
 TITLES = {
@@ -19,10 +20,6 @@ def _cell(figure: str, value: float) -> str:
     if math.isnan(value):
         return "-"
     return num(value, 2) if figure == "independence_ratio" else pct(value, 1)
-
-
-def _heading(text: str, fmt: Format) -> str:
-    return f"### {text}\n" if fmt is Format.markdown else f"{text}\n{'-' * len(text)}\n"
 
 
 def figure_table(m: Matrix, figure: str, fmt: Format | str) -> str:
@@ -51,12 +48,12 @@ def matrix_text(m: Matrix, fmt: Format | str) -> str:
     """Baselines, one matrix per figure, then the sanity flags."""
     fmt = Format(fmt)
     head = f"All pairs of {len(m.names)} runs ({len(m.names) * (len(m.names) - 1)} ordered pairs)"
-    out = [f"## {head}\n" if fmt is Format.markdown else f"{head}\n{'=' * len(head)}\n"]
+    out = [heading(head, fmt)]
     out.append(
         f"parser: {m.parser}; unparsed policy: {m.unparsed_policy}; items shared by all runs: {m.aligned.n_items}; "
         f"label scale {m.scale[0]}-{m.scale[1]}\n"
     )
-    out.append(_heading("Baselines against gold", fmt))
+    out.append(heading("Baselines against gold", fmt, 3))
     out.append(baselines_table(m, fmt))
     out.append(
         "EM is over "
@@ -64,8 +61,8 @@ def matrix_text(m: Matrix, fmt: Format | str) -> str:
         + "; MAE and Pearson r are over parsed items.\n"
     )
     for fig in FIGURES:
-        out.append(_heading(TITLES[fig] + "; rows = old, columns = new", fmt))
+        out.append(heading(TITLES[fig] + "; rows = old, columns = new", fmt, 3))
         out.append(figure_table(m, fig, fmt))
-    out.append(_heading(f"Sanity flags ({len(m.flags)})", fmt))
+    out.append(heading(f"Sanity flags ({len(m.flags)})", fmt, 3))
     out.append("\n".join(f"- {f}" for f in m.flags) + "\n" if m.flags else "none\n")
     return "\n".join(out)
