@@ -346,6 +346,17 @@ def test_demo_writes_the_example_into_a_new_dir_and_keeps_it(tmp_path, monkeypat
     assert again.exit_code == 0 and "Data: example\n" in again.stdout
 
 
+@pytest.mark.skipif("umbrela-strict@1" not in PARSERS, reason="built-in parsers not installed")
+def test_demo_shows_an_undefined_rate_of_the_other_parser_as_undefined(tmp_path):
+    # bare digits: umbrela-fallback@1 reads them all, umbrela-strict@1 none, so its edge has n = 0
+    write(tmp_path / "a.jsonl", [rec("q", k, 2, out) for k, out in zip("abcd", "2103")])
+    write(tmp_path / "b.jsonl", [rec("q", k, 2, out) for k, out in zip("abcd", "2201")])
+    write(tmp_path / "runs.toml", ["[runs]", '"a" = ["a.jsonl"]', '"b" = ["b.jsonl"]'])
+    res = run("demo", tmp_path, "-p", "umbrela-fallback@1")
+    assert res.exit_code == 0, res.output
+    assert "read by umbrela-strict@1 (regression rate per edge):\n  a -> b: - over n = 0 (unparsed 4/4)\n" in res.stdout
+
+
 def test_runs_sharing_no_item_is_bad_input(tmp_path, pair):
     old, _ = pair
     other = write(tmp_path / "other.jsonl", [rec("z", k, 1, "1") for k in "ab"])

@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 
 from replicate.errors import UsageError
-from replicate.output import Format, dumps_json
+from replicate.output import Format, dumps_json, pct
 
 INTRO = """\
 replicate demo: a SYNTHETIC release of an LLM relevance judge, four versions of
@@ -133,7 +133,7 @@ def _demo(where: Path, parser: str, fmt: Format, *, note: str | None = None, kep
 
 
 def _other_reading(loaded, other: str) -> str:
-    """Regression rate per edge under the other umbrela parser."""
+    """Regression rate per edge under the other umbrela parser (``-`` where no item is left to compare)."""
     from replicate.judge.compare import chain
 
     try:
@@ -141,7 +141,7 @@ def _other_reading(loaded, other: str) -> str:
     except UsageError:
         return f"  ({other} is not installed)"
     return "\n".join(
-        f"  {e.old.name} -> {e.new.name}: {100 * (e.cells.regression_rate or 0):.1f}%"
+        f"  {e.old.name} -> {e.new.name}: {pct(e.cells.regression_rate, 1)}"
         f" over n = {e.cells.n} (unparsed {e.old.unparsed}/{e.new.unparsed})"
         for e in other_edges
     )
