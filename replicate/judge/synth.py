@@ -225,16 +225,15 @@ def make_release(
 
 def runs_toml(release: Release, *, header: str = "") -> str:
     """The ``runs.toml`` text naming the release's version line (and repeats)."""
+
+    def entries(runs: dict[str, list[str]]) -> list[str]:
+        return [f"{json.dumps(name)} = [{', '.join(json.dumps(f) for f in files)}]" for name, files in runs.items()]
+
     out = [header] if header else []
-    out.append("[runs]")
-    for name, files in release.files.items():
-        out.append(f"{json.dumps(name)} = [{', '.join(json.dumps(f) for f in files)}]")
+    out += ["[runs]", *entries(release.files)]
     if release.repeats:
-        out.append("")
-        out.append("# Repeats: another run of one version with the same configuration (for rerun floors).")
-        out.append("[repeats]")
-        for name, files in release.repeats.items():
-            out.append(f"{json.dumps(name)} = [{', '.join(json.dumps(f) for f in files)}]")
+        out += ["", "# Repeats: another run of one version with the same configuration (for rerun floors).",
+                "[repeats]", *entries(release.repeats)]
     return "\n".join(out) + "\n"
 
 
