@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -257,6 +258,19 @@ def test_changed_file_is_flagged(fetched):
     src = {s["release"]["repo_path"]: s for s in out["sources"]}
     assert src["results/new_annotations.jsonl"]["matches_manifest"] is False
     assert src["results/old_annotations.jsonl"]["release"]["licence"] is None
+
+
+@needs_example
+def test_a_pipe_in_a_path_does_not_split_the_note_tables(tmp_path, monkeypatch):
+    shutil.copytree(EXAMPLE, tmp_path / "ex|1")
+    monkeypatch.chdir(tmp_path)
+    result = run("verify", "ex|1/claims.toml", "--root", "ex|1", "--out", "note.md", "--no-plots", "--no-fail")
+    assert result.exit_code == 0, result.output
+    note = Path("note.md").read_text(encoding="utf-8")
+    assert "| Claims file | `ex\\|1/claims.toml`" in note
+    for table in re.findall(r"(?:^\|.*\n)+", note, flags=re.MULTILINE):
+        columns = {len(re.findall(r"(?<!\\)\|", row)) for row in table.splitlines()}
+        assert len(columns) == 1, table  # every row has as many cells as the header
 
 
 # -- plots ----------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ class Figures:
 
 
 def _cell(text: object) -> str:
-    """Text safe inside a markdown table cell."""
+    """Text safe inside a markdown table cell (also inside a code span there: GitHub reads ``\\|`` as ``|``)."""
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
@@ -122,14 +122,14 @@ def _header(v: Verification) -> list[str]:
     study = v.claims_file.study
     title = study.title or "(untitled study)"
     rows = [["Study", _cell(title)], ["Reference", _cell(study.reference or "-")],
-            ["Claims file", f"`{PurePath(v.claims_file.path).as_posix()}`"]]
+            ["Claims file", f"`{_cell(PurePath(v.claims_file.path).as_posix())}`"]]
     releases = _releases(v)
     if releases:
         for source, commit, licence in releases:
-            rows.append(["Data", f"{_cell(source)} at commit `{commit}`, fetched into `{v.root}`"])
+            rows.append(["Data", f"{_cell(source)} at commit `{commit}`, fetched into `{_cell(v.root)}`"])
             rows.append(["Licence", _cell(licence)])
     else:
-        rows.append(["Data", f"local files under `{v.root}` (not from a fetched release; hashes below)"])
+        rows.append(["Data", f"local files under `{_cell(v.root)}` (not from a fetched release; hashes below)"])
         if study.release:
             at = f" at `{study.commit}`" if study.commit else ""
             rows.append(["Release named", f"{_cell(study.release)}{at} (not verified: no fetch manifest)"])
@@ -249,7 +249,7 @@ def _sources(v: Verification) -> list[str]:
     rows = []
     for s in v.sources():
         rel = s.get("release")
-        where = f"`{rel['repo_path']}`" if rel else f"`{_rel(s['path'], v.root)}`"
+        where = f"`{_cell(rel['repo_path'] if rel else _rel(s['path'], v.root))}`"
         check = "-" if rel is None else ("matches manifest" if s.get("matches_manifest") else "DIFFERS from manifest")
         rows.append([where, _cell(", ".join(s["runs"])), s["size"], f"`{s['sha256']}`", check])
     headers = ["file", "runs", "bytes", "sha256", "manifest"]
