@@ -298,3 +298,30 @@ def test_plots_are_written_beside_the_note_and_linked(example_copy):
         assert Path(f"out/{stem}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert b"<svg" in Path(f"out/{stem}.svg").read_bytes()[:2000]
         assert f"]({stem}.png)" in note and f"[SVG]({stem}.svg)" in note
+
+
+def test_an_edge_with_no_comparable_pair_is_not_plotted_at_zero(tmp_path):
+    from replicate.verify.api import verify
+    from replicate.verify.plots import regression_points
+
+    # bare digits: umbrela-fallback@1 reads every output, umbrela-strict@1 none (n = 0 under intersect)
+    for name, outs in (("a", "2103"), ("b", "0201")):  # gold 2 everywhere
+        rows = [{"query_id": "q", "corpus_id": str(k), "original_qrel_score": 2, "model_output": o} for k, o in enumerate(outs)]
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (tmp_path / "claims.toml").write_text(
+        '[study]\ntitle = "t"\n[runs]\na = ["a.jsonl"]\nb = ["b.jsonl"]\n'
+        '[[claims]]\nid = "r"\nmetric = "regression_rate"\nold = "a"\nnew = "b"\nvalue = "25.0"\nunit = "percent"\n',
+        encoding="utf-8",
+    )
+    v = verify(tmp_path / "claims.toml", root=tmp_path, parsers=["umbrela-fallback@1", "umbrela-strict@1"], date="2026-01-01")
+    points = regression_points(v)
+    assert list(points) == ["umbrela-fallback@1", "umbrela-strict@1"]
+    (e, x, y), = points["umbrela-fallback@1"]
+    # cells: only_old = item 0, only_new = item 1, neither = items 2, 3; EM old = EM new = 1/4
+    assert (e.cells.n, e.cells.both, e.cells.only_old, e.cells.only_new) == (4, 0, 1, 1)
+    assert (x, y) == (100 * 1 / 4 * (1 - 1 / 4), 100 * 1 / 4)
+    assert points["umbrela-strict@1"] == []
+    pytest.importorskip("matplotlib", reason="the plots extra (matplotlib) is not installed")
+    from replicate.verify.plots import figures_for
+
+    assert len(figures_for(v, tmp_path / "note.md").files) == 2  # an empty series still draws

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from replicate.verify.note import PLOTS_HINT, Figures
+from replicate.verify.recompute import EdgeFigures
 from replicate.verify.result import Verification
 
 NO_MATPLOTLIB = (
@@ -41,11 +42,11 @@ def figures_for(v: Verification, out: str | Path, *, draw: bool = True) -> Figur
     out = Path(out)
     stem = out.with_suffix("")
     files = []
-    for title, suffix, draw_fn in (
-        ("Regression rate against the independent-errors rate, per edge", "regression", _regression),
-        ("Four cells per edge, as shares of shared items", "cells", _cells),
+    for title, suffix, draw_fn, size in (
+        ("Regression rate against the independent-errors rate, per edge", "regression", _regression, (7, 4.8)),
+        ("Four cells per edge, as shares of shared items", "cells", _cells, (8, 0.6 * len(v.edges) + 1.8)),
     ):
-        fig = Figure(figsize=(7, 4.8) if suffix == "regression" else (8, 0.6 * len(v.edges) + 1.8))
+        fig = Figure(figsize=size)
         draw_fn(fig, v)
         fig.tight_layout()
         png, svg = Path(f"{stem}-{suffix}.png"), Path(f"{stem}-{suffix}.svg")
@@ -55,14 +56,28 @@ def figures_for(v: Verification, out: str | Path, *, draw: bool = True) -> Figur
     return Figures(files=tuple(files))
 
 
+def regression_points(v: Verification) -> dict[str, list[tuple[EdgeFigures, float, float]]]:
+    """Per parser, each edge with its independent-errors and observed regression rates in percent.
+
+    An edge with no comparable pair (n = 0) has neither rate and is left out rather than drawn at 0.
+    """
+    points: dict[str, list[tuple[EdgeFigures, float, float]]] = {}
+    for e in v.edges:
+        x, y = e.value("independent_regression_rate"), e.value("regression_rate")
+        row = points.setdefault(e.parser, [])
+        if x is not None and y is not None:
+            row.append((e, 100 * float(x), 100 * float(y)))
+    return points
+
+
 def _regression(fig, v: Verification) -> None:
     ax = fig.add_subplot(1, 1, 1)
     xs, ys = [], []
     markers = "osD^v<>"
-    for k, parser in enumerate(dict.fromkeys(e.parser for e in v.edges)):
-        edges = [e for e in v.edges if e.parser == parser]
-        x = [100 * float(e.value("independent_regression_rate") or 0) for e in edges]
-        y = [100 * float(e.value("regression_rate") or 0) for e in edges]
+    for k, (parser, points) in enumerate(regression_points(v).items()):
+        edges = [e for e, _, _ in points]
+        x = [xi for _, xi, _ in points]
+        y = [yi for _, _, yi in points]
         ax.scatter(x, y, marker=markers[k % len(markers)], label=parser, zorder=3)
         for e, xi, yi in zip(edges, x, y):
             ax.annotate(f"{e.old} -> {e.new}", (xi, yi), fontsize=7, xytext=(4, 4), textcoords="offset points")
