@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from functools import total_ordering
 from importlib.metadata import entry_points
 from typing import Generic, Iterable, Iterator, Protocol, TypeVar, runtime_checkable
 
@@ -27,9 +28,13 @@ NAME_PATTERN = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@total_ordering
+@dataclass(frozen=True, slots=True)
 class VersionedName:
-    """A parsed ``family-variant@N`` name. ``str()`` gives back the canonical text."""
+    """A parsed ``family-variant@N`` name. ``str()`` gives back the canonical text.
+
+    Names sort by family, then variant (a name without one first), then version.
+    """
 
     family: str
     variant: str | None
@@ -52,6 +57,15 @@ class VersionedName:
 
     def __str__(self) -> str:
         return f"{self.base}@{self.version}"
+
+    def _key(self) -> tuple[str, str, int]:
+        # a variant is never empty, so "" puts ``family@N`` before ``family-variant@N``
+        return (self.family, self.variant or "", self.version)
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, VersionedName):
+            return NotImplemented
+        return self._key() < other._key()
 
 
 @runtime_checkable

@@ -15,6 +15,18 @@ def test_versioned_name_round_trips():
     assert str(VersionedName.parse("final-answer-line@1")) == "final-answer-line@1"
 
 
+def test_names_with_and_without_a_variant_sort_together():
+    # a dataclass ordering compared variant None with a str and raised TypeError in names()
+    names = ["umbrela-strict@1", "umbrela@2", "umbrela-checked@1", "umbrela@1", "ifbench@1"]
+    assert [str(n) for n in sorted(map(VersionedName.parse, names))] == [
+        "ifbench@1", "umbrela@1", "umbrela@2", "umbrela-checked@1", "umbrela-strict@1",
+    ]
+    reg = _reg()
+    reg.register(Parser("toy@1", "a family's plain name beside its variants", lambda t: None))
+    assert reg.names() == ["toy@1", "toy-first@1", "toy-first@2"]
+    assert reg.names(family="toy") == ["toy@1", "toy-first@1", "toy-first@2"]
+
+
 @pytest.mark.parametrize("bad", ["umbrela", "umbrela@0", "Umbrela-x@1", "x@1.5", "@1", "a b@1"])
 def test_versioned_name_rejects(bad):
     with pytest.raises(ValueError, match="invalid plugin name"):
