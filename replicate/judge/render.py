@@ -43,8 +43,12 @@ def cells_table(cells: FourCell, fmt: Format | str, *, old: str = "old", new: st
     return table(rows, ["", f"{new} right", f"{new} wrong", "total"], fmt)
 
 
-def figures_table(cells: FourCell, fmt: Format | str, *, change_rate: float | None = None, changed: int | None = None) -> str:
-    """Every figure of one edge with its definition and, for rates, a Wilson 95% interval."""
+def figures_table(cells: FourCell, fmt: Format | str, *, change_rate: float | None = None, from_labels: bool = False) -> str:
+    """Every figure of one edge with its definition and, for rates, a Wilson 95% interval.
+
+    ``from_labels`` (the figures of a comparison of labelled runs) adds the change rate, which the four
+    cells alone cannot give; it shows ``-`` when undefined (n = 0).
+    """
     rows = [
         ["EM old", "(both + only_old) / n", pct(cells.em_old), _ci(cells, "em_old")],
         ["EM new", "(both + only_new) / n", pct(cells.em_new), _ci(cells, "em_new")],
@@ -57,7 +61,7 @@ def figures_table(cells: FourCell, fmt: Format | str, *, change_rate: float | No
         ],
         ["backward rate", "only_new / n", pct(cells.backward_rate), _ci(cells, "backward_rate")],
     ]
-    if change_rate is not None or changed is not None:
+    if from_labels:
         rows.append(["change rate", "labels differ / n", pct(change_rate), ""])
     rows += [
         ["independent regression rate", "EM old x (1 - EM new)", pct(cells.independent_regression_rate), ""],
@@ -150,7 +154,7 @@ def comparison_text(cmp: Comparison, fmt: Format | str) -> str:
     else:
         body = [head, "=" * len(head), *meta, ""]
     body.append(cells_table(c, fmt, old=cmp.old.name, new=cmp.new.name))
-    body.append(figures_table(c, fmt, change_rate=cmp.change_rate, changed=cmp.changed))
+    body.append(figures_table(c, fmt, change_rate=cmp.change_rate, from_labels=True))
     body += _prose([identity_line(c), reading(c)], fmt)
     if fmt is Format.markdown:
         body.append(_input_section([cmp.old, cmp.new]))
