@@ -325,3 +325,47 @@ def test_an_edge_with_no_comparable_pair_is_not_plotted_at_zero(tmp_path):
     from replicate.verify.plots import figures_for
 
     assert len(figures_for(v, tmp_path / "note.md").files) == 2  # an empty series still draws
+
+
+def test_reproduce_block_fetches_each_release_into_its_own_directory(tmp_path, monkeypatch):
+    # old run from one fetched release, new run from another: one fetch command per release
+    root = tmp_path / "data"
+    commits = {"a": "a" * 40, "b": "b" * 40}
+    for sub, source, outputs in (("a", "org/first", OLD), ("b", "org/second", NEW)):
+        d = root / sub / "results"
+        d.mkdir(parents=True)
+        data = _jsonl(outputs)
+        (d / f"{sub}_annotations.jsonl").write_bytes(data)
+        (root / sub / "replicate-manifest.json").write_text(json.dumps({
+            "schema_version": 1, "source": source, "commit": commits[sub], "via": "git",
+            "fetched_at": "2026-01-01T00:00:00Z",
+            "files": [{"path": f"results/{sub}_annotations.jsonl", "size": len(data),
+                       "sha256": hashlib.sha256(data).hexdigest()}],
+            "repository": {"licence": "unknown"},
+        }))
+    (tmp_path / "claims.toml").write_text("""\
+[study]
+title = "Two releases"
+[runs]
+old = ["a/results/a_annotations.jsonl"]
+new = ["b/results/b_annotations.jsonl"]
+[[claims]]
+id = "reg"
+metric = "regression_rate"
+old = "old"
+new = "new"
+value = "42.9"
+unit = "percent"
+""")
+    monkeypatch.chdir(tmp_path)
+    result = run("verify", "claims.toml", "--root", "data", "--parser", "umbrela-fallback@1",
+                 "--out", "note.md", "--no-plots", "--date", "2026-01-01")
+    assert result.exit_code == 0, result.output
+    note = Path("note.md").read_text()
+    assert (
+        f"replicate fetch org/first --rev {commits['a']} --include 'results/**' --dest data/a\n"
+        "replicate fetch --check data/a\n"
+        f"replicate fetch org/second --rev {commits['b']} --include 'results/**' --dest data/b\n"
+        "replicate fetch --check data/b\n"
+        "replicate verify claims.toml --root data --parser umbrela-fallback@1 --out note.md\n"
+    ) in note

@@ -12,7 +12,7 @@ import re
 import shlex
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import PurePath, PurePosixPath
+from pathlib import Path, PurePath, PurePosixPath
 
 from replicate.judge.floor_range import Span, place
 from replicate.output import Format, pct, table
@@ -257,25 +257,52 @@ def _sources(v: Verification) -> list[str]:
             table(rows, headers, Format.markdown).rstrip("\n"), ""]
 
 
+def _glob(path: PurePosixPath) -> str:
+    return f"{path.parent}/**" if str(path.parent) != "." else str(path)
+
+
 def _includes(v: Verification) -> list[str]:
     globs: dict[str, None] = {}
     for s in v.sources():
         path = PurePosixPath(s["release"]["repo_path"] if s.get("release") else _rel(s["path"], v.root))
-        globs.setdefault(f"{path.parent}/**" if str(path.parent) != "." else str(path), None)
+        globs.setdefault(_glob(path), None)
     return list(globs)
 
 
+def _dest(manifest: str, root: str) -> str:
+    """Where a release was fetched to, written relative to the --root the user gave."""
+    fetched = Path(manifest).parent
+    try:
+        inside = fetched.relative_to(Path(root).resolve())
+    except ValueError:
+        return fetched.as_posix()
+    return root if str(inside) == "." else (PurePath(root) / inside).as_posix()
+
+
+def _fetch_plan(v: Verification) -> list[tuple[str, str, str, list[str]]]:
+    """(source, commit, destination, include globs) for each fetched release the files come from."""
+    plan: dict[tuple[str, str, str], dict[str, None]] = {}
+    for files in v.run_files.values():
+        for f in files:
+            rel = f.provenance.release
+            if rel is not None:
+                key = (rel.source, rel.commit, _dest(rel.manifest, v.root))
+                plan.setdefault(key, {}).setdefault(_glob(PurePosixPath(rel.repo_path)), None)
+    return [(s, c, d, list(g)) for (s, c, d), g in plan.items()]
+
+
 def reproduce_commands(v: Verification, *, out: str | None) -> list[str]:
-    """The shell commands that repeat this check: fetch at the commit (when known), then verify."""
+    """The shell commands that repeat this check: fetch each release at its commit (when known), then verify."""
     q = shlex.quote
     cmds = []
-    releases = _releases(v)
+    plan = _fetch_plan(v)
     study = v.claims_file.study
-    source, commit = (releases[0][0], releases[0][1]) if releases else (study.release, study.commit)
-    if source and commit:
-        inc = " ".join(f"--include {q(g)}" for g in _includes(v))
-        cmds.append(f"replicate fetch {q(source)} --rev {q(commit)} {inc} --dest {q(v.root)}")
-        cmds.append(f"replicate fetch --check {q(v.root)}")
+    if not plan and study.release and study.commit:
+        plan = [(study.release, study.commit, v.root, _includes(v))]
+    for source, commit, dest, globs in plan:
+        inc = " ".join(f"--include {q(g)}" for g in globs)
+        cmds.append(f"replicate fetch {q(source)} --rev {q(commit)} {inc} --dest {q(dest)}")
+        cmds.append(f"replicate fetch --check {q(dest)}")
     verify = f"replicate verify {q(PurePath(v.claims_file.path).as_posix())} --root {q(v.root)}"
     if v.explicit_parsers:
         verify += "".join(f" --parser {q(p)}" for p in v.parsers)
