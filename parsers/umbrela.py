@@ -248,12 +248,15 @@ token: ASCII digits, optionally a dot and digits, with no digit (of any
 script) and no dot-digit directly after it, so `10` is ten, never 1. The
 first statement kind that occurs decides:
 
-1. final-score statements: `final` (not preceded by a letter), ws, `score`,
+1. final-score statements: `final` (not preceded by a letter a-z in either
+   case; Python's case-insensitive matching also counts `ſ`, `ı`, `İ` and
+   the Kelvin sign as such letters, while `é` is not one), ws, `score`,
    optionally (whitespace, `for`, whitespace, `this`, whitespace, `passage`),
    optionally (ws, `is`), sep, value. This accepts `Final score: 2`,
    `**Final Score:** 2`, `**Final Score**: 2`, `Final score = 2`,
    `Final Score for this passage is: 2` and `1final score: 0`.
-2. otherwise overall statements: `overall` (not preceded by a letter),
+2. otherwise overall statements: `overall` (not preceded by a letter a-z,
+   as in rule 1),
    optionally (ws, `score`), ws, optionally `(O)`, stars and whitespace, `:`
    or `=`, stars and whitespace, value.
 3. otherwise O lines: a line that starts with optional spaces, optionally one
