@@ -381,3 +381,17 @@ def test_field_options_for_other_releases(tmp_path):
     assert orjson.loads(labels.read_bytes().splitlines()[2]) == {"qid": "c", "label": 0, "gold": 2}
     res = run("compare", old, new, "-p", "toy-digit@1")
     assert res.exit_code == 2 and "o.jsonl:1: record lacks key field 'query_id'" in res.stderr
+
+
+def test_demo_counts_the_versions_of_the_release_it_is_given(tmp_path):
+    from replicate.judge.synth import write_example
+
+    where = write_example(tmp_path / "ex")
+    toml = where / "runs.toml"
+    lines = toml.read_text().splitlines()
+    # keep the [runs] table's first two entries only (and drop [repeats])
+    runs = [ln for ln in lines if ln.startswith('"alpha-')][:2]
+    toml.write_text("[runs]\n" + "\n".join(runs) + "\n")
+    result = run("demo", where)
+    assert result.exit_code == 0, result.output
+    assert "two versions of\none model" in result.stdout

@@ -9,7 +9,7 @@ from replicate.errors import UsageError
 from replicate.output import Format, dumps_json, pct
 
 INTRO = """\
-replicate demo: a SYNTHETIC release of an LLM relevance judge, four versions of
+replicate demo: a SYNTHETIC release of an LLM relevance judge, {versions} versions of
 one model ("alpha"), each judging the same {items} query-passage pairs
 (a DL 2019-like and a DL 2020-like split, pooled per version). The replies
 come in the odd shapes real ones take, so the parser is named: {parser}.
@@ -92,6 +92,11 @@ def run_demo(path: Path | None, *, parser: str, fmt: Format | str = Format.table
     return _demo(path, parser, fmt)
 
 
+def _count_word(n: int) -> str:
+    words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+    return words[n] if n < len(words) else str(n)
+
+
 def _write(where: Path) -> Path:
     from replicate.judge.synth import write_example
 
@@ -116,7 +121,7 @@ def _demo(where: Path, parser: str, fmt: Format, *, note: str | None = None, kep
     other = "umbrela-strict@1" if parser != "umbrela-strict@1" else "umbrela-fallback@1"
     items = edges[0].shared_items if edges else 0
     place = _short(where) if note is None else f"the bundled example release ({note})"
-    text = INTRO.format(items=items, parser=parser, where=place)
+    text = INTRO.format(versions=_count_word(len(loaded.runs)), items=items, parser=parser, where=place)
     text += "\n" + chain_text(edges, fmt) + "\n"
     runs = loaded.runs
     follow = NEXT_GENERATED
