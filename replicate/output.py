@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import re
 from typing import Any, Sequence
 
 import orjson
@@ -59,9 +60,28 @@ def num(x: float | None, digits: int = 3) -> str:
     return f"{x:.{digits}f}"
 
 
+_UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
+
+
+def md_cell(value: Any) -> Any:
+    """A value made safe for one markdown table cell: ``|`` escaped (once), line breaks folded."""
+    if not isinstance(value, str):
+        return value
+    return _UNESCAPED_PIPE.sub(r"\\|", value.replace("\r\n", " ").replace("\n", " "))
+
+
 def table(rows: Sequence[Sequence[Any]], headers: Sequence[str], fmt: Format | str) -> str:
-    """A plain-text (``simple``) or GitHub-markdown (``github``) table."""
+    """A plain-text (``simple``) or GitHub-markdown (``github``) table.
+
+    In markdown every cell goes through :func:`md_cell`, so a ``|`` in an item
+    key, a path or an output cannot split a row.
+    """
     from tabulate import tabulate
 
-    style = "github" if Format(fmt) is Format.markdown else "simple"
+    if Format(fmt) is Format.markdown:
+        rows = [[md_cell(v) for v in row] for row in rows]
+        headers = [md_cell(h) for h in headers]
+        style = "github"
+    else:
+        style = "simple"
     return tabulate(rows, headers=headers, tablefmt=style, disable_numparse=True) + "\n"

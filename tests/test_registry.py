@@ -81,3 +81,4 @@ def test_parse_many_marks_unparsed():
     arr = reg.get("toy-first@2").parse_many(["a2", "none", None, "a2", "3"])
     assert arr.dtype.name == "int8"
     assert arr.tolist() == [2, -1, -1, 2, 3]
+

@@ -14,12 +14,6 @@ def _lab(v: int | None) -> str:
     return "unparsed" if v is None else str(v)
 
 
-def _md(text: str | None, fmt: Format) -> str:
-    if text is None:
-        return "(no output)"
-    return text.replace("|", "\\|") if fmt is Format.markdown else text
-
-
 def file_text(fa: FileAudit, fmt: Format | str, *, policy: str) -> str:
     fmt = Format(fmt)
     out = [heading(f"{fa.path} ({fa.items} items)", fmt)]
@@ -39,7 +33,7 @@ def file_text(fa: FileAudit, fmt: Format | str, *, policy: str) -> str:
             out.append(f"({len(fa.patterns) - PATTERNS_SHOWN} more pattern(s) in the JSON output)\n")
     if fa.examples:
         names = [p for p, _ in fa.examples[0].labels]
-        rows = [[e.key, e.gold, *(_lab(v) for _, v in e.labels), _md(e.output, fmt)] for e in fa.examples]
+        rows = [[e.key, e.gold, *(_lab(v) for _, v in e.labels), "(no output)" if e.output is None else e.output] for e in fa.examples]
         out.append(table(rows, ["item", "gold", *names, "output (trimmed)"], fmt))
     return "\n".join(out)
 

@@ -31,11 +31,6 @@ class Figures:
     reason: str | None = None
 
 
-def _cell(text: object) -> str:
-    """Text safe inside a markdown table cell (also inside a code span there: GitHub reads ``\\|`` as ``|``)."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
 def _show(value: Fraction | int | float | None, places: int, unit: str) -> str:
     """A recomputed value in the printed scale, with three more decimals than printed."""
     if value is None:
@@ -78,8 +73,8 @@ def claims_table(v: Verification, fmt: Format, *, figure: bool = True) -> tuple[
     for r in v.results:
         c = r.claim
         rows.append([
-            _cell(c.id), _cell(c.where or "-"), *([_cell(f"{c.metric} ({c.target})")] if figure else []),
-            _cell(_printed(r)), *[_cell(_result_cell(r, p, notes)) for p in v.parsers],
+            str(c.id), str(c.where or "-"), *([str(f"{c.metric} ({c.target})")] if figure else []),
+            str(_printed(r)), *[str(_result_cell(r, p, notes)) for p in v.parsers],
             f"{r.verdict(r.primary).value} ({r.primary})",  # type: ignore[union-attr]
         ])
     return table(rows, headers, fmt), notes
@@ -121,18 +116,18 @@ def _rel(path: str, root: str) -> str:
 def _header(v: Verification) -> list[str]:
     study = v.claims_file.study
     title = study.title or "(untitled study)"
-    rows = [["Study", _cell(title)], ["Reference", _cell(study.reference or "-")],
-            ["Claims file", f"`{_cell(PurePath(v.claims_file.path).as_posix())}`"]]
+    rows = [["Study", str(title)], ["Reference", str(study.reference or "-")],
+            ["Claims file", f"`{str(PurePath(v.claims_file.path).as_posix())}`"]]
     releases = _releases(v)
     if releases:
         for source, commit, licence in releases:
-            rows.append(["Data", f"{_cell(source)} at commit `{commit}`, fetched into `{_cell(v.root)}`"])
-            rows.append(["Licence", _cell(licence)])
+            rows.append(["Data", f"{str(source)} at commit `{commit}`, fetched into `{str(v.root)}`"])
+            rows.append(["Licence", str(licence)])
     else:
-        rows.append(["Data", f"local files under `{_cell(v.root)}` (not from a fetched release; hashes below)"])
+        rows.append(["Data", f"local files under `{str(v.root)}` (not from a fetched release; hashes below)"])
         if study.release:
             at = f" at `{study.commit}`" if study.commit else ""
-            rows.append(["Release named", f"{_cell(study.release)}{at} (not verified: no fetch manifest)"])
+            rows.append(["Release named", f"{str(study.release)}{at} (not verified: no fetch manifest)"])
     rows.append(["Parsers", ", ".join(f"`{p}`" for p in v.parsers)])
     rows.append(["Tool", f"replicate {v.tool_version}"])
     rows.append(["Date", v.date])
@@ -165,7 +160,7 @@ def _edges(v: Verification) -> list[str]:
         fl = _floor_of(v, e)
         lo, hi = (fl.value("floor.regression_min"), fl.value("floor.regression_max")) if fl else (None, None)
         ratio = e.value("independence_ratio")
-        edge, parser = _cell(f"{e.old} -> {e.new}"), f"`{e.parser}`"
+        edge, parser = str(f"{e.old} -> {e.new}"), f"`{e.parser}`"
         cells_rows.append([edge, parser, e.cells.n, e.cells.both, e.cells.only_old, e.cells.only_new, e.cells.neither])
         rate_rows.append([
             edge, parser, pct(_f(e.value("regression_rate"))),
@@ -201,7 +196,7 @@ def _floors(v: Verification) -> list[str]:
     rows = []
     for f in v.floors:
         rows.append([
-            _cell(", ".join(f.runs)), f"`{f.parser}`", f.shared_items, len(f.pairs),
+            str(", ".join(f.runs)), f"`{f.parser}`", f.shared_items, len(f.pairs),
             f"{pct(_f(f.value('floor.regression_min')))}-{pct(_f(f.value('floor.regression_max')))}",
             f"{pct(_f(f.value('floor.change_min')))}-{pct(_f(f.value('floor.change_max')))}",
         ])
@@ -222,7 +217,7 @@ def _runs(v: Verification) -> list[str]:
             f = by.get((name, p))
             cells.append("-" if f is None else f"{f.unparsed} ({pct(_f(f.unparsed_rate))})")
         rewritten = sum(x.rewritten for x in files)
-        rows.append([_cell(name), len(files), items, *cells, rewritten])
+        rows.append([str(name), len(files), items, *cells, rewritten])
     headers = ["run", "files", "items", *[f"unparsed: {p}" for p in parsers], "rewritten"]
     return ["## Runs", "", table(rows, headers, Format.markdown).rstrip("\n"), ""]
 
@@ -249,9 +244,9 @@ def _sources(v: Verification) -> list[str]:
     rows = []
     for s in v.sources():
         rel = s.get("release")
-        where = f"`{_cell(rel['repo_path'] if rel else _rel(s['path'], v.root))}`"
+        where = f"`{str(rel['repo_path'] if rel else _rel(s['path'], v.root))}`"
         check = "-" if rel is None else ("matches manifest" if s.get("matches_manifest") else "DIFFERS from manifest")
-        rows.append([where, _cell(", ".join(s["runs"])), s["size"], f"`{s['sha256']}`", check])
+        rows.append([where, str(", ".join(s["runs"])), s["size"], f"`{s['sha256']}`", check])
     headers = ["file", "runs", "bytes", "sha256", "manifest"]
     return ["## Sources", "", f"Paths are relative to `{v.root}`.", "",
             table(rows, headers, Format.markdown).rstrip("\n"), ""]
