@@ -134,7 +134,7 @@ def digests(root: Path) -> dict[str, str]:
 
 
 def run_http(work: Path, *, n_files: int, delay: float) -> dict:
-    from fetch_support.server import FakeGitHub
+    from support.server import FakeGitHub
 
     repo = build_http_repo(work, n_files)
     gh = FakeGitHub(repo).start()

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from replicate.trials.classify import CLASSES
+from replicate.stats.classify import CLASSES
 from replicate.trials.engine import analyse_items, per_item_rows
-from replicate.trials.synthetic import synthetic_rows, write_jsonl
-from replicate.trials.table import read_trials
+from replicate.examples.trials import synthetic_rows, write_jsonl
+from replicate.trials.load import read_trials
 
 EDGES = [("m1", "m2"), ("m2", "m3"), ("m1", "m3")]
 
@@ -55,8 +55,8 @@ def straightforward(path: Path, *, n_null: int, seed: int, eps: Fraction = Fract
     import orjson
     from scipy.stats import false_discovery_control, fisher_exact
 
-    from replicate.trials.intervals import diff_interval
-    from replicate.trials.classify import float_above, float_below
+    from replicate.stats.intervals import diff_interval
+    from replicate.stats.classify import float_above, float_below
 
     outcomes: dict = {}
     for line in path.read_bytes().splitlines():

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import orjson
 
-from replicate.judge.synth import Split, Version, make_release
+from replicate.examples.judge_release import Split, Version, make_release
 from replicate.parsing import PARSERS, UNPARSED
 
 PARSER = "umbrela-fallback@1"
@@ -151,7 +151,7 @@ def run_bench(root: Path, *, versions: int, repeats: int, scale: float, repeat: 
     from replicate.judge.api import load_runs
     from replicate.judge.compare import comparison_of
     from replicate.judge.figures import pair_counts
-    from replicate.judge.runs import RunSpec
+    from replicate.judge.select import RunSpec
 
     t = time.perf_counter()
     runs = generate(root, versions=versions, repeats=repeats, scale=scale)

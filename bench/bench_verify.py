@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from replicate.judge.synth import Split, Version, make_release
+from replicate.examples.judge_release import Split, Version, make_release
 
 PARSER_NAMES = ("umbrela-checked@1", "umbrela-fallback@1", "umbrela-strict@1")
 EDGE_METRICS = (
@@ -72,7 +72,7 @@ def straightforward(claims_path: Path, root: Path) -> dict[tuple[str, str], floa
     from replicate.judge.api import load_runs
     from replicate.judge.compare import compare
     from replicate.judge.floor import floor
-    from replicate.judge.runs import RunSpec
+    from replicate.judge.select import RunSpec
     from replicate.parsing import PARSERS, UNPARSED
     from replicate.verify.claims import load_claims
 

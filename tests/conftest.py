@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
+from support.paths import ROOT, SHARED_DATA
+
+__all__ = ["ROOT", "SHARED_DATA"]
 
 
 @pytest.fixture

@@ -85,8 +85,8 @@ def floor_cmd(
         --edge alpha-2024-08 alpha-2025-01 --parser umbrela-fallback@1
     """
     from replicate.judge.floor import floor
-    from replicate.judge.floor_runs import select_runs
-    from replicate.judge.render_floor import floor_text
+    from replicate.judge.select import select_runs
+    from replicate.judge.render.floor import floor_text
 
     check_run_values(edge=edge, main=main)
     extra = [*(edge or ()), *([main] if main else [])]
@@ -148,9 +148,9 @@ def matrix_cmd(
     Example:
       replicate matrix --runs fixtures/example/runs.toml --parser umbrela-fallback@1
     """
-    from replicate.judge.floor_runs import select_runs
+    from replicate.judge.select import select_runs
     from replicate.judge.matrix import matrix
-    from replicate.judge.render_matrix import matrix_text
+    from replicate.judge.render.matrix import matrix_text
 
     sel = select_runs(runs or [], runs_file)
     if len(sel.main) < 2:
@@ -198,7 +198,7 @@ def audit_cmd(
       replicate parsers audit -p umbrela-strict@1 -p umbrela-fallback@1 results/*.jsonl
     """
     from replicate.judge.audit import audit
-    from replicate.judge.render_audit import audit_text
+    from replicate.judge.render.audit import audit_text
     from replicate.parsing import PARSERS
 
     check_run_values(edge=edge)
@@ -212,7 +212,7 @@ def audit_cmd(
 
 def _edge_among(edge: tuple[str, str], specs, where: str) -> tuple[str, str]:
     """The run names an --edge of an audit means: each value a run's name, its file, or its file's run name."""
-    from replicate.judge.runs import run_name
+    from replicate.judge.select import run_name
 
     by_token = {**{str(s.paths[0]): s.name for s in specs}, **{s.name: s.name for s in specs}}
     by_token.update({run_name(s.paths[0]): s.name for s in specs if run_name(s.paths[0]) not in by_token})

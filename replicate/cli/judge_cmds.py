@@ -49,9 +49,9 @@ def parse_cmd(
 
     Example: replicate parse results/model_annotations.jsonl --parser umbrela-fallback@1
     """
-    from replicate.judge.export import write_labels
+    from replicate.judge.load.export import write_labels
     from replicate.judge.render import parse_summary, parse_text
-    from replicate.judge.runs import runs_from_files
+    from replicate.judge.select import runs_from_files
 
     if labels is not None and len(files) != 1:
         raise UsageError(f"--labels writes one file's labels; got {len(files)} files")
@@ -69,7 +69,7 @@ def parse_cmd(
 
 
 def _side_specs(positional: list[Path] | None, old: list[Path] | None, new: list[Path] | None):
-    from replicate.judge.runs import RunSpec, run_name
+    from replicate.judge.select import RunSpec, run_name
 
     positional = list(positional or [])
     old, new = list(old or []), list(new or [])
@@ -199,6 +199,6 @@ def demo_cmd(
     Without the bundled folder (an install without fixtures/), the same seeded
     release is rebuilt in a temporary directory that is removed afterwards.
     """
-    from replicate.judge.demo import run_demo
+    from replicate.examples.demo import run_demo
 
     echo(run_demo(path, parser=parser, fmt=format))

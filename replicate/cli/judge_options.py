@@ -143,7 +143,7 @@ def emit(
 
 def resolve_runs(files: Sequence[Path] | None, runs_toml: Path | None) -> list:
     """RunSpecs from file arguments (one file = one run) or from a runs TOML, not both."""
-    from replicate.judge.runs import runs_from_files, runs_from_toml
+    from replicate.judge.select import runs_from_files, runs_from_toml
 
     files = list(files or [])
     if files and runs_toml is not None:

@@ -44,7 +44,7 @@ def items(
     from replicate.diagnostics import Diagnostics
     from replicate.trials.engine import analyse_items, parse_edge, per_item_rows
     from replicate.trials.render import render_items
-    from replicate.trials.table import read_trials
+    from replicate.trials.load import read_trials
 
     diag = Diagnostics(strict=strict)
     table = read_trials(trials, diagnostics=diag)
@@ -71,7 +71,7 @@ def screen_cmd(
     """Screen benchmarks: share of items where at least one model's accuracy lies in [low, high]."""
     from replicate.diagnostics import Diagnostics
     from replicate.trials.screen import render_screen, screen
-    from replicate.trials.table import read_trials
+    from replicate.trials.load import read_trials
 
     diag = Diagnostics(strict=strict)
     result = screen(read_trials(trials, diagnostics=diag), low=low, high=high, threshold=threshold)

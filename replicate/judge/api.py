@@ -13,7 +13,7 @@ from replicate.diagnostics import Diagnostics
 from replicate.errors import UsageError
 from replicate.judge.load import FieldSpec, load_run
 from replicate.judge.model import LabelledRun, Run
-from replicate.judge.runs import RunSpec
+from replicate.judge.select import RunSpec
 from replicate.parsing import PARSERS
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from replicate.errors import BadInput
-from replicate.trials.table import API_ERROR, CATEGORIES, CORRECT, TrialsTable, readonly, short_repr
+from replicate.trials.load import API_ERROR, CATEGORIES, CORRECT, TrialsTable, readonly, short_repr
 
 
 @dataclass(frozen=True, eq=False)

@@ -21,11 +21,11 @@ import numpy as np
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import UsageError
-from replicate.trials.classify import CLASSES, IMPROVED, REGRESSED, classify, parse_eps, parse_eps_list
+from replicate.stats.classify import CLASSES, IMPROVED, REGRESSED, classify, parse_eps, parse_eps_list
 from replicate.trials.counts import Counts, aggregate, unit_metadata
-from replicate.trials.fisher import PValueTables
-from replicate.trials.intervals import DIFF_METHODS, MEAN_INTERVAL, mean_interval, diff_interval
-from replicate.trials.null import permutation_null
+from replicate.stats.fisher import PValueTables
+from replicate.stats.intervals import DIFF_METHODS, MEAN_INTERVAL, mean_interval, diff_interval
+from replicate.stats.null import permutation_null
 from replicate.trials.results import (
     CellResult,
     ItemRows,
@@ -38,8 +38,8 @@ from replicate.trials.results import (
     SingleDraw,
     Stratum,
 )
-from replicate.trials.stats import Rule, cell_tests
-from replicate.trials.table import CATEGORIES, TrialsTable
+from replicate.stats.itemtests import Rule, cell_tests
+from replicate.trials.load import CATEGORIES, TrialsTable
 
 DEFAULT_SEED = 12345
 BY_CHOICES = ("benchmark", "none")

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from replicate.provenance import FileProvenance
-from replicate.trials.classify import CLASSES
+from replicate.stats.classify import CLASSES
 
 
 def _f(x: Any) -> float | None:

@@ -20,7 +20,7 @@ from replicate.output import Format, dumps_json, pct, table
 from replicate.provenance import FileProvenance
 from replicate.trials.counts import aggregate
 from replicate.trials.render import input_lines
-from replicate.trials.table import TrialsTable
+from replicate.trials.load import TrialsTable
 
 
 def _frac(value: str | float | Fraction, name: str) -> Fraction:

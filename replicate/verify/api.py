@@ -184,7 +184,7 @@ def verify(
     """
     from replicate.judge.api import load_runs
     from replicate.judge.load import FieldSpec
-    from replicate.judge.runs import RunSpec
+    from replicate.judge.select import RunSpec
 
     claims = load_claims(claims_path, parsers=PARSERS.names())
     columns, _ = parser_columns(claims, parsers)

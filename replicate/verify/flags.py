@@ -5,7 +5,7 @@
 - impossible printed figures (a rate above 100%, an MAE beyond the label scale,
   a correlation outside [-1, 1]);
 - runs produced differently: a repeat far beyond the other repeats (the rule of
-  ``replicate floor --main``: :func:`replicate.judge.floor_checks.far_beyond`),
+  ``replicate floor --main``: :func:`replicate.judge.floor.checks.far_beyond`),
   a run pooling files whose outputs sit in different fields, files whose bytes
   no longer match their fetch manifest;
 - edges compared on fewer items than a run holds;
@@ -19,7 +19,7 @@ from fractions import Fraction
 from typing import Iterable, Mapping, Sequence
 
 from replicate.diagnostics import Diagnostics
-from replicate.judge.floor_checks import far_beyond
+from replicate.judge.floor.checks import far_beyond
 from replicate.judge.model import RunFile
 from replicate.output import pct
 from replicate.verify.claims import ClaimsFile

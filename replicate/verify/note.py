@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path, PurePath, PurePosixPath
 
-from replicate.judge.floor_range import Span, place
+from replicate.stats.ranges import Span, place
 from replicate.output import Format, pct, table
 from replicate.verify.matching import Verdict
 from replicate.verify.recompute import EdgeFigures, FloorFigures

@@ -1,0 +1,310 @@
+"""Rerun floors: the churn between repeats of one model (pure).
+
+A *floor* is what an upgrade edge must exceed before it says anything about the
+new version. For repeats R1..Rm of one model and configuration this module
+computes, over the items every repeat has:
+
+- the four cells, regression_rate and change_rate of every ordered pair of
+  repeats, and the min-max range of each rate (:class:`Span`);
+- each repeat's EM against gold, with the mean and the *sample* standard
+  deviation (ddof=1) across repeats;
+- the Jaccard overlap of the regression sets (the items each ordered pair
+  regressed on) between pairs of repeat pairs;
+- optionally an edge old -> new set against the regression range and a
+  main-results run set against the change range (:mod:`.floor_checks`).
+
+Ranges and placement (below / inside / above, exact at the bounds) live in
+:mod:`.floor_range`; the names are re-exported here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from itertools import combinations
+from typing import Sequence
+
+import numpy as np
+
+from replicate.errors import UsageError
+from replicate.judge.align import Aligned, align
+from replicate.judge.figures import FourCell, POLICIES, Policy, pair_counts
+from replicate.judge.floor.checks import (  # noqa: F401  (re-exported)
+    FAR_BEYOND_RULE, MAIN_VERDICTS, EdgeCheck, MainCheck, check_edge, check_main,
+)
+from replicate.stats.ranges import VERDICTS, Placement, Span, frac as _frac, place  # noqa: F401
+from replicate.judge.model import LabelledRun
+from replicate.parsing import UNPARSED
+
+
+@dataclass(frozen=True, slots=True)
+class FloorPair:
+    """One ordered pair of repeats: its cells and label changes."""
+
+    old: str
+    new: str
+    cells: FourCell
+    changed: int
+
+    @property
+    def n(self) -> int:
+        return self.cells.n
+
+    @property
+    def regression(self) -> Fraction | None:
+        return _frac(self.cells.only_old, self.n)
+
+    @property
+    def change(self) -> Fraction | None:
+        return _frac(self.changed, self.n)
+
+    @property
+    def regression_rate(self) -> float | None:
+        return self.cells.regression_rate
+
+    @property
+    def change_rate(self) -> float | None:
+        return None if self.n == 0 else self.changed / self.n
+
+    def to_json(self) -> dict:
+        return {
+            "old": self.old,
+            "new": self.new,
+            "n": self.n,
+            "cells": self.cells.figures()["cells"],
+            "regression_rate": self.regression_rate,
+            "change_rate": self.change_rate,
+            "changed": self.changed,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Overlap:
+    """Jaccard overlap of the regression sets of two ordered repeat pairs."""
+
+    first: tuple[str, str]
+    second: tuple[str, str]
+    intersection: int
+    union: int
+
+    @property
+    def jaccard(self) -> float | None:
+        return None if self.union == 0 else self.intersection / self.union
+
+    def to_json(self) -> dict:
+        return {
+            "first": list(self.first),
+            "second": list(self.second),
+            "intersection": self.intersection,
+            "union": self.union,
+            "jaccard": self.jaccard,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatInfo:
+    """One repeat: its items before alignment, what alignment dropped, its EM on shared items."""
+
+    name: str
+    items: int
+    dropped: int
+    unparsed: int  # on the shared items
+    n: int  # items entering EM under the policy
+    correct: int
+
+    @property
+    def em(self) -> float | None:
+        return None if self.n == 0 else self.correct / self.n
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "items": self.items,
+            "dropped": self.dropped,
+            "unparsed": self.unparsed,
+            "n": self.n,
+            "correct": self.correct,
+            "em": self.em,
+        }
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The rerun floor of a set of repeats, plus optional edge and main checks."""
+
+    repeats: tuple[RepeatInfo, ...]
+    pairs: tuple[FloorPair, ...]
+    overlaps: tuple[Overlap, ...]
+    shared_items: int
+    parser: str
+    unparsed_policy: str
+    edge: EdgeCheck | None = None
+    main: MainCheck | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(r.name for r in self.repeats)
+
+    @property
+    def regression_span(self) -> Span | None:
+        return Span.of([p.regression for p in self.pairs])
+
+    @property
+    def change_span(self) -> Span | None:
+        return Span.of([p.change for p in self.pairs])
+
+    @property
+    def em_mean(self) -> float | None:
+        ems = [r.em for r in self.repeats if r.em is not None]
+        return math.fsum(ems) / len(ems) if ems else None
+
+    @property
+    def em_sd(self) -> float | None:
+        """Sample standard deviation (ddof=1): repeats are a sample of possible reruns."""
+        ems = [r.em for r in self.repeats if r.em is not None]
+        if len(ems) < 2:
+            return None
+        return float(np.std(np.array(ems), ddof=1))
+
+    @property
+    def jaccard_span(self) -> tuple[float, float, float] | None:
+        """(min, mean, max) of the defined Jaccard overlaps."""
+        values = [o.jaccard for o in self.overlaps if o.jaccard is not None]
+        if not values:
+            return None
+        return min(values), math.fsum(values) / len(values), max(values)
+
+    @property
+    def items_differ(self) -> bool:
+        return any(r.dropped for r in self.repeats)
+
+    def to_json(self) -> dict:
+        def span(s: Span | None) -> dict:
+            return {"min": None, "max": None, "width": None} if s is None else s.to_json()
+
+        js = self.jaccard_span
+        out = {
+            "repeats": [r.to_json() for r in self.repeats],
+            "shared_items": self.shared_items,
+            "items_differ": self.items_differ,
+            "parser": self.parser,
+            "unparsed_policy": self.unparsed_policy,
+            "pairs": [p.to_json() for p in self.pairs],
+            "regression_rate": span(self.regression_span),
+            "change_rate": span(self.change_span),
+            "em": {"mean": self.em_mean, "sd": self.em_sd, "sd_ddof": 1},
+            "jaccard": {
+                "min": None if js is None else js[0],
+                "mean": None if js is None else js[1],
+                "max": None if js is None else js[2],
+                "overlaps": [o.to_json() for o in self.overlaps],
+            },
+        }
+        if self.edge is not None:
+            out["edge"] = self.edge.to_json()
+        if self.main is not None:
+            out["main"] = self.main.to_json()
+        return out
+
+
+def _valid(aligned: Aligned, policy: str) -> tuple[np.ndarray, np.ndarray]:
+    correct = aligned.labels == aligned.gold[None, :]
+    valid = aligned.labels != UNPARSED if policy == "intersect" else np.ones_like(correct)
+    return correct, valid
+
+
+def regression_sets(aligned: Aligned, pairs: Sequence[tuple[int, int]], *, policy: Policy = "intersect") -> np.ndarray:
+    """Boolean matrix (len(pairs), n_items): the items each ordered pair regressed on.
+
+    Item i is in the regression set of (a, b) when run a is right on it and run
+    b is wrong (under ``intersect`` both must be parsed; under ``wrong`` an
+    unparsed label counts as wrong).
+    """
+    correct, valid = _valid(aligned, policy)
+    wrong = valid & ~correct
+    return np.stack([correct[a] & valid[a] & wrong[b] for a, b in pairs]) if pairs else np.zeros((0, aligned.n_items), bool)
+
+
+def overlaps(aligned: Aligned, pairs: Sequence[tuple[int, int]], *, policy: Policy = "intersect") -> tuple[Overlap, ...]:
+    """Jaccard overlaps between the regression sets of ordered pairs.
+
+    Pairs whose regression sets are disjoint by construction are skipped: when
+    the old run of one is the new run of the other, an item cannot be right
+    and wrong in that run at once, so the overlap is always 0.
+    """
+    sets = regression_sets(aligned, pairs, policy=policy)
+    f = sets.astype(np.float64)
+    inter = np.rint(f @ f.T).astype(np.int64)
+    sizes = sets.sum(axis=1)
+    names = aligned.names
+    out = []
+    for p, q in combinations(range(len(pairs)), 2):
+        (a, b), (c, d) = pairs[p], pairs[q]
+        if a == d or b == c:
+            continue
+        union = int(sizes[p] + sizes[q] - inter[p, q])
+        out.append(Overlap((names[a], names[b]), (names[c], names[d]), int(inter[p, q]), union))
+    return tuple(out)
+
+
+def _check_policy(policy: str) -> None:
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {policy!r}")
+
+
+def floor(
+    repeats: Sequence[LabelledRun],
+    *,
+    policy: Policy = "intersect",
+    edge: tuple[LabelledRun, LabelledRun] | None = None,
+    main: LabelledRun | None = None,
+) -> Floor:
+    """The rerun floor of ``repeats`` (at least two), with optional edge and main checks.
+
+    Repeats are compared on the items all of them have; each repeat's
+    ``dropped`` count says how many of its items others lacked. The edge is
+    compared on the items its two runs share and placed against the
+    regression-rate range; MAIN is compared with each repeat on the items
+    they share and placed against the change-rate range.
+    """
+    _check_policy(policy)
+    repeats = tuple(repeats)
+    if len(repeats) < 2:
+        raise UsageError(f"a floor needs at least two repeats of one model; got {len(repeats)}")
+    aligned = align(repeats)
+    counts = pair_counts(aligned, policy=policy)
+    r = len(repeats)
+    ordered = [(i, j) for i in range(r) for j in range(r) if i != j]
+    pairs = tuple(
+        FloorPair(aligned.names[i], aligned.names[j], counts.cells(i, j), int(counts.changed[i, j])) for i, j in ordered
+    )
+    correct, valid = _valid(aligned, policy)
+    unparsed = aligned.unparsed_aligned
+    infos = tuple(
+        RepeatInfo(
+            run.name,
+            len(run),
+            aligned.dropped[k],
+            int(unparsed[k]),
+            int(valid[k].sum()),
+            int((correct[k] & valid[k]).sum()),
+        )
+        for k, run in enumerate(repeats)
+    )
+    result = Floor(
+        repeats=infos,
+        pairs=pairs,
+        overlaps=overlaps(aligned, ordered, policy=policy),
+        shared_items=aligned.n_items,
+        parser=" + ".join(aligned.parsers),
+        unparsed_policy=policy,
+    )
+    edge_check = main_check = None
+    if edge is not None:
+        edge_check = check_edge(*edge, regression=result.regression_span, change=result.change_span, policy=policy)
+    if main is not None:
+        main_check = check_main(main, repeats, change=result.change_span, policy=policy)
+    if edge_check is None and main_check is None:
+        return result
+    return replace(result, edge=edge_check, main=main_check)

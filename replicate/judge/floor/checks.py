@@ -1,0 +1,141 @@
+"""Checks set against a rerun floor (pure): an upgrade edge, and a main-results run.
+
+- :func:`check_edge`: the edge old -> new, compared on the items its two runs
+  share, placed against the floor's regression-rate range (below / inside /
+  above, with the margin);
+- :func:`check_main`: a main-results run compared with each repeat, its
+  closest change rate placed against the repeat-to-repeat change range, and
+  ``far_beyond`` per :data:`FAR_BEYOND_RULE`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Sequence
+
+from replicate.errors import UsageError
+from replicate.judge.compare import Comparison, compare
+from replicate.judge.figures import Policy
+from replicate.stats.ranges import Placement, Span, frac, place
+from replicate.judge.model import LabelledRun
+
+MAIN_VERDICTS = ("below", "inside", "above", "far_beyond")
+#: A run is far beyond the repeats when its smallest change rate against them
+#: exceeds this multiple of the largest repeat-to-repeat change rate.
+FAR_BEYOND_FACTOR = 2
+#: The rule behind ``far_beyond`` in words (shown in outputs and docs).
+FAR_BEYOND_RULE = (
+    "far_beyond: even the repeat closest to MAIN differs from it on more than twice "
+    "the largest repeat-to-repeat change rate"
+)
+
+
+def far_beyond(closest: Fraction, largest_repeat_change: Fraction) -> bool:
+    """:data:`FAR_BEYOND_RULE`: a run's smallest change rate against the repeats vs their largest.
+
+    One rule for ``replicate floor --main`` and for verify's "produced
+    differently" flag (where each repeat in turn is set against the others).
+    """
+    return closest > FAR_BEYOND_FACTOR * largest_repeat_change
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeCheck:
+    """An upgrade edge set against the floor of its target model."""
+
+    comparison: Comparison
+    regression: Placement | None  # None when the edge has no items
+    change: Placement | None
+
+    @property
+    def verdict(self) -> str | None:
+        return None if self.regression is None else self.regression.verdict
+
+    def to_json(self) -> dict:
+        out = self.comparison.to_json()
+        out["verdict"] = self.verdict
+        out["margin"] = None if self.regression is None else self.regression.margin
+        out["placement"] = {
+            "regression_rate": None if self.regression is None else self.regression.to_json(),
+            "change_rate": None if self.change is None else self.change.to_json(),
+        }
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class MainCheck:
+    """A main-results run set against the repeat-to-repeat change range.
+
+    ``against`` holds MAIN's comparison with each repeat (MAIN as old). The
+    verdict places the *smallest* of those change rates (the most charitable
+    reading: MAIN resembles at least its closest repeat) against the range;
+    ``far_beyond`` follows :data:`FAR_BEYOND_RULE`.
+    """
+
+    name: str
+    against: tuple[Comparison, ...]
+    floor: Span
+    closest: Placement | None
+
+    @property
+    def verdict(self) -> str | None:
+        if self.closest is None:
+            return None
+        if far_beyond(self.closest.exact, self.floor.hi):  # implies "above": the rates are >= 0
+            return "far_beyond"
+        return self.closest.verdict
+
+    @property
+    def far_beyond(self) -> bool:
+        return self.verdict == "far_beyond"
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "against": [
+                {
+                    "repeat": c.new.name,
+                    "n": c.cells.n,
+                    "changed": c.changed,
+                    "change_rate": c.change_rate,
+                    "regression_rate": c.cells.regression_rate,
+                }
+                for c in self.against
+            ],
+            "change_rate": {
+                "min": min((c.change_rate for c in self.against if c.change_rate is not None), default=None),
+                "max": max((c.change_rate for c in self.against if c.change_rate is not None), default=None),
+            },
+            "floor": self.floor.to_json(),
+            "closest": None if self.closest is None else self.closest.to_json(),
+            "verdict": self.verdict,
+            "far_beyond": self.far_beyond,
+            "rule": FAR_BEYOND_RULE,
+        }
+
+
+def check_edge(
+    old: LabelledRun, new: LabelledRun, *, regression: Span | None, change: Span | None, policy: Policy
+) -> EdgeCheck:
+    """Compare old -> new on their shared items and place its rates against the floor's ranges."""
+    cmp = compare(old, new, policy=policy)
+    reg = frac(cmp.cells.only_old, cmp.cells.n)
+    chg = frac(cmp.changed, cmp.cells.n)
+    return EdgeCheck(
+        cmp,
+        None if reg is None or regression is None else place(reg, regression),
+        None if chg is None or change is None else place(chg, change),
+    )
+
+
+def check_main(
+    main: LabelledRun, repeats: Sequence[LabelledRun], *, change: Span | None, policy: Policy
+) -> MainCheck:
+    """Compare MAIN with each repeat; place the closest change rate against the repeats' change range."""
+    if main.name in {r.name for r in repeats}:
+        raise UsageError(f"--main {main.name!r} is also one of the repeats; name a different run")
+    against = tuple(compare(main, rep, policy=policy) for rep in repeats)
+    defined = [x for x in (frac(c.changed, c.cells.n) for c in against) if x is not None]
+    closest = None if not defined or change is None else place(min(defined), change)
+    return MainCheck(main.name, against, change or Span(Fraction(0), Fraction(0)), closest)

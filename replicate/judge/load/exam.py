@@ -1,0 +1,124 @@
+"""Grouped EXAM files -> items whose labels come from exam grades."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replicate.diagnostics import Diagnostics
+from replicate.errors import BadInput
+from replicate.judge.load.fields import GOLD_MAX, describe, gold_int, key_text
+from replicate.judge.model import KEY_SEP, RunFile
+from replicate.judge.load.readfile import BLANK, Items, RawFile, split_lines, parse_line, strip_bom
+from replicate.parsing import UNPARSED
+
+
+def exam_label(covered: int, total: int) -> int | None:
+    """round(3 x covered / total) exactly as Python's ``round`` does it (ties to even).
+
+    The released EXAM analysis computed ``round(3 * covered / total)`` in
+    Python, so a tie goes to the even grade: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2. Done
+    in integer arithmetic so no float error can move a tie. None when total is 0.
+    """
+    if total <= 0:
+        return None
+    q, r = divmod(3 * covered, total)
+    twice = 2 * r
+    if twice > total or (twice == total and q % 2 == 1):
+        q += 1
+    return q
+
+
+def _exam_covered(grade: Any) -> tuple[int, int] | None:
+    """(covered, total) from one ``exam_grades`` entry; None if it has neither form."""
+    if not isinstance(grade, dict):
+        return None
+    right, wrong = grade.get("correctAnswered"), grade.get("wrongAnswered")
+    if isinstance(right, list) or isinstance(wrong, list):
+        right = right if isinstance(right, list) else []
+        wrong = wrong if isinstance(wrong, list) else []
+        return len(right), len(right) + len(wrong)
+    ratings = grade.get("self_ratings")
+    if isinstance(ratings, list):
+        values = []
+        for r in ratings:
+            v = r.get("self_rating") if isinstance(r, dict) else r
+            if type(v) not in (int, float):
+                return None
+            values.append(v)
+        return sum(1 for v in values if v >= 4), len(values)
+    return None
+
+
+def load_exam_file(
+    f: RawFile, file_idx: int, acc: Items, files: list[RawFile], diag: Diagnostics, split: str
+) -> RunFile:
+    lines, torn = split_lines(f, strip_bom(f, diag), diag)
+    records = skipped = 0
+    n_lines = len(lines)
+    for lineno, line in enumerate(lines, 1):
+        value = parse_line(f, lineno, line, n_lines, torn, diag)
+        if value is BLANK:
+            skipped += 1
+            continue
+        if not (isinstance(value, list) and len(value) == 2 and isinstance(value[1], list)):
+            raise BadInput(
+                f"expected an EXAM line [query_id, [paragraph, ...]], got {describe(value)}",
+                path=f.path,
+                line=lineno,
+            )
+        qid = key_text(value[0])
+        if qid is None:
+            raise BadInput(f"query id must be a string or an integer, got {describe(value[0])}", path=f.path, line=lineno)
+        for pos, para in enumerate(value[1], 1):
+            where = f"paragraph {pos}"
+            if not isinstance(para, dict) or key_text(para.get("paragraph_id")) is None:
+                raise BadInput(f"{where}: expected an object with a 'paragraph_id'", path=f.path, line=lineno)
+            pid = key_text(para["paragraph_id"])
+            where = f"paragraph {pid!r}"
+            try:
+                judgment = para["paragraph_data"]["judgments"][0]
+                rel = judgment["relevance"]
+            except (KeyError, IndexError, TypeError):
+                raise BadInput(
+                    f"{where}: lacks paragraph_data.judgments[0].relevance", path=f.path, line=lineno
+                ) from None
+            judged = key_text(judgment.get("query"))
+            if judged is not None and judged != qid:
+                diag.warn(
+                    "exam-query-mismatch",
+                    f"{where}: judgments[0].query is {judged!r} but the line's query id is {qid!r} (the line's is used)",
+                    path=f.path,
+                    line=lineno,
+                )
+            gold = gold_int(rel)
+            if gold is None:
+                raise BadInput(f"{where}: relevance must be a non-negative integer grade (at most {GOLD_MAX}), got {describe(rel)}", path=f.path, line=lineno)
+            grades = para.get("exam_grades")
+            if not isinstance(grades, list) or not grades:
+                raise BadInput(f"{where}: lacks exam_grades[0]", path=f.path, line=lineno)
+            cov = _exam_covered(grades[0])
+            if cov is None:
+                raise BadInput(
+                    f"{where}: exam_grades[0] has neither correctAnswered/wrongAnswered lists nor numeric self_ratings",
+                    path=f.path,
+                    line=lineno,
+                )
+            label = exam_label(*cov)
+            if label is None:
+                diag.warn("exam-no-questions", f"{where}: no exam questions graded (unparsed)", path=f.path, line=lineno)
+                label = UNPARSED
+            key = qid + KEY_SEP + pid
+            if not acc.add(key, gold, None, label, split=split, files=files, file_idx=file_idx, lineno=lineno, diag=diag):
+                skipped += 1
+                continue
+            records += 1
+    return RunFile(
+        provenance=f.provenance(),
+        format="exam",
+        lines=len(lines),
+        records=records,
+        output_field=None,
+        skipped=skipped,
+    )
+
+

@@ -1,0 +1,178 @@
+"""Naming runs: which files make up which run (I/O-free except reading a TOML file).
+
+A run is one model version's outputs: one file, or several pooled (e.g. the
+DL 2019 file and the DL 2020 file of one model). Runs come either from plain
+file arguments (one file = one run, named after the file) or from a
+``runs.toml`` file whose ``[runs]`` table lists them in version-line order::
+
+    [runs]
+    gpt-4o = ["results/gpt-4o_annotations.jsonl", "results_2020/gpt-4o_annotations.jsonl"]
+    gpt-4.1 = ["results/gpt-4.1_annotations.jsonl"]
+
+Paths in the table are relative to the TOML file's directory (or ``root``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from replicate.tomlfile import read_toml
+from replicate.errors import BadInput, UsageError
+
+_SUFFIXES = (".jsonl.gz", ".json.gz", ".jsonl", ".json", ".gz")
+_ANNOTATIONS = "_annotations"
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """A run's name and the files pooled into it (in reading order)."""
+
+    name: str
+    paths: tuple[Path, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "paths", tuple(Path(p) for p in self.paths))
+        if not self.name:
+            raise ValueError("a run needs a non-empty name")
+        if not self.paths:
+            raise ValueError(f"run {self.name!r} names no files")
+
+
+def run_name(path: str | Path) -> str:
+    """A file's run name: its file name without ``.jsonl``/``.jsonl.gz`` and ``_annotations``.
+
+    ``results/gpt-4o_annotations.jsonl`` -> ``gpt-4o`` (the released layout
+    names every file ``<model>_annotations.jsonl``).
+    """
+    name = Path(path).name
+    for suffix in _SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+            break
+    if name.endswith(_ANNOTATIONS) and len(name) > len(_ANNOTATIONS):
+        name = name[: -len(_ANNOTATIONS)]
+    return name
+
+
+def runs_from_files(paths: Iterable[str | Path]) -> list[RunSpec]:
+    """One run per file, named after the file.
+
+    Two files with the same name in different directories (``results/x.jsonl``
+    and ``results_2020/x.jsonl``) are told apart by their parent directory.
+    """
+    paths = [Path(p) for p in paths]
+    dupes = sorted({str(p) for p in paths if paths.count(p) > 1})
+    if dupes:
+        raise UsageError(f"file {dupes[0]!r} is given twice; give each run once")
+    names = [run_name(p) for p in paths]
+    clash = {n for n in names if names.count(n) > 1}
+    names = [f"{p.parent.name}/{n}" if n in clash and p.parent.name else n for p, n in zip(paths, names)]
+    clash = {n for n in names if names.count(n) > 1}
+    names = [str(p) if n in clash else n for p, n in zip(paths, names)]
+    return [RunSpec(n, (p,)) for p, n in zip(paths, names)]
+
+
+def runs_from_table(table: Mapping, *, root: Path, where: str) -> list[RunSpec]:
+    """Runs from a ``[runs]`` table: name -> path or list of paths (relative to ``root``)."""
+    if not isinstance(table, Mapping):
+        raise BadInput(f"[runs] must be a table of name = [paths], got {type(table).__name__}", path=where)
+    if not table:
+        raise BadInput("[runs] lists no runs", path=where)
+    out = []
+    for name, value in table.items():
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+            raise BadInput(
+                f"run {name!r}: expected a path or a non-empty list of paths, got {value!r}", path=where
+            )
+        paths = tuple(Path(v) if Path(v).is_absolute() else root / v for v in value)
+        if len(set(paths)) != len(paths):
+            raise BadInput(f"run {name!r} lists a file twice", path=where)
+        out.append(RunSpec(str(name), paths))
+    return out
+
+
+def runs_from_toml(path: str | Path, *, root: Path | None = None) -> list[RunSpec]:
+    """Runs listed in the ``[runs]`` table of a TOML file (paths relative to its directory)."""
+    path = Path(path)
+    data = read_toml(path, what="runs file")
+    if "runs" not in data:
+        raise BadInput("no [runs] table (expected: [runs] then name = [\"file.jsonl\", ...])", path=path)
+    return runs_from_table(data["runs"], root=path.parent if root is None else Path(root), where=str(path))
+
+
+# --- Which runs a floor, matrix or audit command means ---
+# Which runs a floor, matrix or audit command means (no figures; reads a TOML file at most).
+# 
+# Each RUN argument (and each value of ``--edge``/``--main``) is either the name
+# of a run in the RUNS.toml given with ``--runs`` (its ``[runs]`` table, and its
+# ``[repeats]`` table when present) or a file (one file = one run, named after
+# the file). With ``--runs`` and no RUN arguments, every run of the ``[runs]``
+# table is meant, except those named by ``--edge``/``--main``.
+
+#: Tables of a RUNS.toml whose entries can be named on the command line.
+TABLES = ("runs", "repeats")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The runs to load (each once) and which of them each role refers to."""
+
+    specs: tuple[RunSpec, ...]
+    main: tuple[str, ...]  # the RUN arguments, by run name, in order
+    extra: tuple[str, ...]  # the --edge/--main values, by run name, in order
+
+
+def table_specs(runs_toml: Path) -> tuple[list[RunSpec], list[RunSpec]]:
+    """(the [runs] entries, the [repeats] entries) of a RUNS.toml."""
+    data = read_toml(runs_toml, what="runs file")
+    if "runs" not in data:
+        raise BadInput('no [runs] table (expected: [runs] then name = ["file.jsonl", ...])', path=runs_toml)
+    root = runs_toml.parent
+    listed = runs_from_table(data["runs"], root=root, where=str(runs_toml))
+    repeats = (
+        runs_from_table(data["repeats"], root=root, where=f"{runs_toml} [repeats]") if "repeats" in data else []
+    )
+    clash = sorted({s.name for s in listed} & {s.name for s in repeats})
+    if clash:
+        raise BadInput(f"[runs] and [repeats] both name {', '.join(clash)}", path=runs_toml)
+    return listed, repeats
+
+
+def select_runs(args: Sequence[str], runs_toml: Path | None, *, extra: Sequence[str] = ()) -> Selection:
+    """Resolve RUN arguments and ``--edge``/``--main`` values to run specs (see module doc)."""
+    listed: list[RunSpec] = []
+    named: dict[str, RunSpec] = {}
+    if runs_toml is not None:
+        listed, repeats = table_specs(Path(runs_toml))
+        named = {s.name: s for s in [*listed, *repeats]}
+    args, extra = list(args), list(extra)
+    if not args:
+        if runs_toml is None:
+            raise UsageError("no runs given: pass RUN files (one per run) or --runs RUNS.toml")
+        args = [s.name for s in listed if s.name not in extra]
+    files: list[str] = []
+    for token in [*args, *extra]:
+        if token in named or token in files:
+            continue
+        if not Path(token).is_file():
+            where = f"; runs in {runs_toml}: {', '.join(named)}" if named else ""
+            raise UsageError(f"run {token!r} is neither a run named in --runs nor an existing file{where}")
+        files.append(token)
+    from_files = runs_from_files(files) if files else []
+    clash = sorted({s.name for s in from_files} & set(named))
+    if clash:
+        raise UsageError(f"a file and a run in --runs are both named {', '.join(clash)}; rename one")
+    by_token = {**{n: s for n, s in named.items()}, **dict(zip(files, from_files))}
+    chosen: dict[str, RunSpec] = {}
+    for token in [*args, *extra]:
+        spec = by_token[token]
+        chosen.setdefault(spec.name, spec)
+    return Selection(
+        tuple(chosen.values()),
+        tuple(by_token[t].name for t in args),
+        tuple(by_token[t].name for t in extra),
+    )

@@ -1,0 +1,65 @@
+"""Docs that cannot drift: generated pages, README commands and .ci/run agree with the code."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from support.tools import load_tool
+
+docgen = load_tool("docgen")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_generated_pages_are_up_to_date():
+    for name, make in docgen.PAGES.items():
+        page = (ROOT / "docs" / name).read_text(encoding="utf-8")
+        assert page == make() + "\n", f"docs/{name} is stale: run `python tools/docgen.py`"
+
+
+def test_command_reference_covers_every_command():
+    from typer.main import get_command
+
+    from replicate.cli.app import app
+
+    text = docgen.command_reference()
+    root = get_command(app)
+    for name in root.list_commands(None):  # type: ignore[arg-type]
+        assert f"## `replicate {name}`" in text
+
+
+def _bash_blocks(text: str) -> list[str]:
+    return [b.strip() for b in re.findall(r"```bash\n(.*?)```", text, flags=re.S)]
+
+
+def test_readme_quick_start_is_two_commands_and_ci_runs_the_second():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    blocks = _bash_blocks(quick)
+    assert len(blocks) == 2, blocks
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert blocks[1] in ci.splitlines(), "the README's test command must be the one .ci/run runs"
+
+
+def test_readme_main_job_runs():
+    # the first quick-start command minus its install step
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick = readme.split("## Quick start", 1)[1]
+    first = _bash_blocks(quick)[0]
+    job = first.split("&&", 1)[1].strip()
+    assert job.startswith("python3 -m replicate ")
+    args = job.split()[3:]
+    out = subprocess.run([sys.executable, "-m", "replicate", *args], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "SYNTHETIC" in out.stdout
+
+
+def test_docs_links_resolve():
+    for md in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", md.read_text(encoding="utf-8")):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            assert (md.parent / target).exists(), f"{md.name}: broken link {target}"

@@ -1,0 +1,143 @@
+"""Parser audits on in-memory runs with two small parsers whose readings are known by hand."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from replicate.errors import UsageError
+from replicate.judge.audit import audit, audit_file, trim
+from replicate.judge.model import Run
+from replicate.parsing import Parser
+
+
+def _first(text):
+    m = re.search(r"[0-3]", text)
+    return None if m is None else int(m.group())
+
+
+def _strict(text):
+    m = re.search(r"score:\s*([0-3])\b", text, re.I)
+    return None if m is None else int(m.group(1))
+
+
+FIRST = Parser("toy-first@1", "first digit 0-3", _first)
+STRICT = Parser("toy-strict@1", "'score: N' only", _strict)
+
+
+def _raw(name, outputs, gold, keys=None):
+    keys = keys or [f"q{i}\x1fd{i}" for i in range(len(outputs))]
+    return Run(name, np.array(keys, dtype=object), np.array(gold, dtype=np.int16), tuple(outputs), files=())
+
+
+OUTS = ["score: 2", "2", "1 then score: 3", "nothing", "score: 0", None, "3"]
+GOLD = [2, 2, 3, 0, 0, 1, 1]
+# first:  2, 2, 1, -, 0, -, 3      strict: 2, -, 3, -, 0, -, -
+
+
+def test_audit_file_by_hand():
+    fa = audit_file(_raw("m", OUTS, GOLD), [FIRST, STRICT])
+    first, strict = fa.parsers
+    assert (first.parsed, first.unparsed, first.correct) == (5, 2, 3)  # right: items 0, 1, 4
+    assert (strict.parsed, strict.unparsed, strict.correct) == (3, 4, 3)  # right: items 0, 2, 4
+    assert first.em == 3 / 5 and strict.em == 1.0
+    assert fa.labels_differ == 3  # items 1 (2 vs -), 2 (1 vs 3), 6 (3 vs -)
+    assert fa.pairwise_differ == (("toy-first@1", "toy-strict@1", 3),)
+    pats = [(dict(p.labels), p.count) for p in fa.patterns]
+    assert pats == [
+        ({"toy-first@1": 1, "toy-strict@1": 3}, 1),
+        ({"toy-first@1": 2, "toy-strict@1": None}, 1),
+        ({"toy-first@1": 3, "toy-strict@1": None}, 1),
+    ]
+    assert [e.to_json() for e in fa.examples][0] == {
+        "key": "q2 / d2",
+        "gold": 3,
+        "output": "1 then score: 3",
+        "labels": {"toy-first@1": 1, "toy-strict@1": 3},
+    }
+    assert len(fa.examples) == 3
+
+
+def test_audit_file_under_wrong_policy():
+    fa = audit_file(_raw("m", OUTS, GOLD), [FIRST, STRICT], policy="wrong")
+    assert [t.em for t in fa.parsers] == [3 / 7, 3 / 7]
+
+
+def test_examples_cover_each_pattern_first_then_file_order():
+    outs = ["2"] * 4 + ["1 score: 3"] + ["3"]
+    run = _raw("m", outs, [2] * 6)
+    fa = audit_file(run, [FIRST, STRICT], examples=2)
+    # most frequent pattern (2 vs unparsed, 4 items) first, then the next pattern
+    assert [e.key for e in fa.examples] == ["q0 / d0", "q4 / d4"]
+    fa = audit_file(run, [FIRST, STRICT], examples=4)
+    assert [e.key for e in fa.examples] == ["q0 / d0", "q4 / d4", "q5 / d5", "q1 / d1"]
+    assert audit_file(run, [FIRST, STRICT], examples=0).examples == ()
+
+
+def test_trim_keeps_head_and_tail():
+    text = "start " + "blah " * 100 + "Final score: 2"
+    out = trim(text, 60)
+    assert len(out) == 60
+    assert out.startswith("start blah") and out.endswith("Final score: 2") and " … " in out
+    assert trim("a\n\n  b\tc", 60) == "a b c"
+    assert trim(None) is None
+    with pytest.raises(ValueError, match="width must be at least 20; got 5"):
+        trim("x", 5)
+
+
+def test_edge_figures_move_between_parsers():
+    keys = ["a", "b", "c", "d"]
+    gold = [2, 2, 1, 0]
+    old = _raw("old", ["score: 2", "score: 2", "1", "0"], gold, keys)
+    new = _raw("new", ["2 score: 1", "score: 2", "score: 1", "3"], gold, keys)
+    res = audit([old, new], [FIRST, STRICT], edge=("old", "new"))
+    first, strict = res.edge.comparisons
+    # first-digit: old 2,2,1,0 all right; new 2,2,1,3 -> only d regresses
+    assert (first.cells.both, first.cells.only_old) == (3, 1)
+    # strict: old 2,2,-,- ; new 1,2,1,- -> over a,b: a regresses
+    assert (strict.cells.n, strict.cells.only_old) == (2, 1)
+    moves = res.edge.moves()
+    assert moves["regression_rate"]["values"] == {"toy-first@1": 0.25, "toy-strict@1": 0.5}
+    assert moves["regression_rate"]["delta"] == {"toy-strict@1": 0.25}
+    assert moves["n"]["delta"] == {"toy-strict@1": -2}
+    js = res.to_json()
+    assert [f["path"] for f in js["files"]] == ["old", "new"]
+    assert set(js["files"][0]["parsers"]["toy-first@1"]) == {"parsed", "unparsed", "correct", "em"}
+    assert js["edge"]["parsers"]["toy-strict@1"]["regression_rate"] == 0.5
+
+
+def test_audit_usage_errors():
+    run = _raw("m", OUTS, GOLD)
+    with pytest.raises(UsageError, match=r"at least two parsers \(--parser A --parser B\); got 1"):
+        audit([run], [FIRST])
+    with pytest.raises(UsageError, match="repeated: toy-first@1"):
+        audit([run], [FIRST, FIRST])
+    with pytest.raises(UsageError, match="--edge names unknown run\\(s\\) 'zz'; runs: m"):
+        audit([run], [FIRST, STRICT], edge=("m", "zz"))
+    exam = Run("e", run.keys, run.gold, run.outputs, (), labels=np.zeros(7, np.int8))
+    with pytest.raises(UsageError, match="holds labels, not raw outputs"):
+        audit([exam], [FIRST, STRICT])
+
+
+def test_real_umbrela_parsers_disagree_on_known_shapes():
+    from replicate.parsing import PARSERS
+
+    strict, fallback = PARSERS.get_many(["umbrela-strict@1", "umbrela-fallback@1"])
+    run = _raw("m", ["##final score: 2", "1", "Final score: 2.5"], [2, 1, 2])
+    fa = audit_file(run, [strict, fallback])
+    by = {t.parser: t for t in fa.parsers}
+    # bare "1" is read only by the fallback; "2.5" is unparsed by strict, read as 2 by fallback
+    assert by["umbrela-strict@1"].parsed == 1 and by["umbrela-fallback@1"].parsed == 3
+    assert fa.labels_differ == 2
+
+
+def test_markdown_escapes_pipes_in_examples():
+    from replicate.judge.render.audit import audit_text
+
+    run = _raw("m", ["a | b 1 score: 2", "2"], [2, 2])
+    text = audit_text(audit([run], [FIRST, STRICT]), "markdown")
+    assert " a \\| b 1 score: 2 " in text
+    assert "a | b" not in text
+    assert "## m (2 items)" in text

@@ -1,0 +1,122 @@
+"""Properties of every parser on many generated outputs (seeded), and speed-path equivalence.
+
+- no parser raises; each returns None or an int in its own ``labels``;
+- parse_many equals calling the parser one text at a time;
+- the fast paths of parsers/umbrela.py (literal pre-checks, the reverse digit
+  scan) give exactly what a plain transcription of the rule text gives (the
+  straightforward readings of bench/bench_parsers.py);
+- the @1 readings trim the text, so surrounding whitespace never matters.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from replicate.parsing import PARSERS, UNPARSED
+from replicate_parsers import umbrela
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_parsers", ROOT / "bench" / "bench_parsers.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+BENCH = _bench()
+
+# Pieces that exercise every rule, their near misses, and Unicode corners.
+TOKENS = [
+    "final", "Final", "FINAL", "f\u0131nal", "F\u0130NAL", "score", "Score", "\u017fcore", "final score",
+    "Final Score", "overall", "Overall", "for", "this", "passage", "for this passage", "is",
+    " ", "  ", "\n", "\r\n", "\r", "\t", "\u00a0", "\u2028", ":", "=", "*", "**", "#", "##", "######", "#######",
+    "O", "o", "M", "T", "(O)", "(Final Score)", "( final  score )", "(", ")",
+    "0", "1", "2", "3", "4", "9", "10", "02", ".", "2.5", "2.0", "3.", "1.99999999999999999", "-", "/", "_",
+    "\u00e9", "\u00b2", "\u0660", "\u0665", "\uff12", "a", "x", "Answer", "relevance", "\U0001f600",
+]
+
+
+def random_outputs(n: int, *, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        k = rng.randint(0, 16)
+        out.append("".join(rng.choice(TOKENS) for _ in range(k)))
+    # and some fully random unicode noise
+    for _ in range(n // 10):
+        out.append("".join(chr(rng.randint(0, 0x2FFF)) for _ in range(rng.randint(0, 40))))
+    return out
+
+
+TEXTS = random_outputs(4000, seed=20240601)
+
+
+@pytest.mark.parametrize("name", PARSERS.names())
+def test_never_raises_and_stays_in_labels(name):
+    parser = PARSERS.get(name)
+    allowed = set(parser.labels)
+    for text in TEXTS:
+        label = parser(text)
+        assert label is None or (type(label) is int and label in allowed), (name, text, label)
+
+
+@pytest.mark.parametrize("name", PARSERS.names())
+def test_parse_many_equals_one_at_a_time(name):
+    parser = PARSERS.get(name)
+    texts = TEXTS[:1500] + TEXTS[:300]  # repeats hit the cache
+    one = [UNPARSED if (v := parser(t)) is None else v for t in texts]
+    assert parser.parse_many(texts).tolist() == one
+
+
+@pytest.mark.parametrize("name", ["umbrela-strict@1", "umbrela-fallback@1"])
+def test_fast_paths_agree_with_a_plain_transcription(name):
+    naive = BENCH.NAIVE[name]
+    parser = PARSERS.get(name)
+    disagree = [t for t in TEXTS if parser(t) != naive(t)]
+    assert not disagree, disagree[:5]
+    # the generator must actually reach every rule, or this test proves little
+    assert {parser(t) for t in TEXTS} == {None, 0, 1, 2, 3}
+
+
+def test_reverse_digit_scan_equals_the_regex():
+    rx = re.compile(r"\b([0-3])\b")
+    for text in TEXTS + ["2020 1", "a1 2b _3 (0)", "1\u00b2", "x" * 50 + "3" + "y"]:
+        found = rx.findall(text)
+        assert umbrela._last_standalone_digit(text) == (int(found[-1]) if found else None), text
+
+
+@pytest.mark.parametrize("name", ["umbrela-strict@1", "umbrela-fallback@1"])
+def test_surrounding_whitespace_never_matters_for_the_released_readings(name):
+    parser = PARSERS.get(name)
+    for text in TEXTS[:1500]:
+        assert parser(" \n\t" + text + "\r\n ") == parser(text), text
+
+
+def test_hypothesis_texts_never_break_a_parser():
+    hypothesis = pytest.importorskip("hypothesis", reason="hypothesis is not installed (seeded tests above cover this)")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=300, derandomize=True, deadline=None)
+    @hypothesis.given(st.lists(st.one_of(st.sampled_from(TOKENS), st.text(max_size=3)), max_size=20).map("".join))
+    def check(text):
+        for parser in PARSERS:
+            label = parser(text)
+            assert label is None or label in parser.labels
+        assert PARSERS.get("umbrela-strict@1")(text) == BENCH.naive_strict(text)
+        assert PARSERS.get("umbrela-fallback@1")(text) == BENCH.naive_fallback(text)
+
+    check()
+
+
+def test_benchmark_smoke():
+    """The benchmark's core runs and its two approaches agree (it raises otherwise)."""
+    results = BENCH.run(300, seed=1)
+    assert [r["parser"] for r in results] == ["umbrela-strict@1", "umbrela-fallback@1", "umbrela-checked@1"]
+    assert all(r["outputs"] == 300 for r in results)

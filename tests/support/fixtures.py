@@ -1,0 +1,28 @@
+"""Pytest fixtures shared by the fetch tests (imported by each test module)."""
+
+from __future__ import annotations
+
+import pytest
+
+from support.repos import Release, build_release
+from support.server import FakeGitHub
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory) -> Release:
+    """One release repository per test module (read-only for tests)."""
+    return build_release(tmp_path_factory.mktemp("src"))
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    path = tmp_path / "cache"
+    monkeypatch.setenv("REPLICATE_CACHE_DIR", str(path))
+    return path
+
+
+@pytest.fixture
+def github(release):
+    gh = FakeGitHub(release.repo).start()
+    yield gh
+    gh.stop()

@@ -1,0 +1,53 @@
+"""The note reads as plain text: prose wrapped at 100 columns without changing what markdown renders."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from replicate.verify.note import WIDTH, wrap_prose
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "note_example.md"
+
+
+def _paragraphs(text: str) -> list[str]:
+    """Blocks as markdown sees them: blank-line separated, lines joined; list items split."""
+    blocks = []
+    for block in re.split(r"\n\s*\n", text):
+        items = re.split(r"\n(?=- )", block)
+        blocks += [" ".join(item.split()) for item in items]
+    return blocks
+
+
+def test_wrapped_prose_renders_the_same():
+    long = ("word " * 25).strip()
+    text = f"# Title\n\n{long} - 12. # ok\n\n- {long} {long}\n\n| a | b |\n|---|---|\n| {long} | x |\n\n```sh\n{long}\n```\n"
+    wrapped = wrap_prose(text, 40)
+    assert _paragraphs(wrapped) == _paragraphs(text)
+    for line in wrapped.splitlines():
+        if not line.startswith(("|", "word word word word word word word word word word word word")):
+            assert len(line) <= 40, line
+
+
+@pytest.mark.parametrize("word", ["-", "+", "*", ">", "#", "##", "12.", "3)", "=", "---", "|x", "```"])
+def test_no_continuation_line_opens_a_markdown_block(word):
+    text = "aaaa bbbb cccc " + word + " dddd eeee ffff gggg"
+    wrapped = wrap_prose(text, 14)
+    lines = wrapped.splitlines()
+    assert len(lines) > 1 and " ".join(wrapped.split()) == text
+    assert all(not line.startswith(word + " ") and line != word for line in lines[1:]), wrapped
+
+
+def test_list_items_continue_indented():
+    assert wrap_prose("- aaaa bbbb cccc dddd", 11) == "- aaaa bbbb\n  cccc dddd"
+
+
+def test_golden_note_prose_fits_the_width():
+    text = GOLDEN.read_text(encoding="utf-8")
+    fenced = False
+    for line in text.splitlines():
+        fenced ^= line.startswith("```")
+        if not fenced and not line.startswith(("|", "```")):
+            assert len(line) <= WIDTH, line
