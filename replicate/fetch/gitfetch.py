@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from replicate.fetch.cache import Cache
 from replicate.fetch.errors import RevisionNotFound, TransportError
@@ -22,6 +23,19 @@ from replicate.fetch.source import Source
 from replicate.fetch.tree import TreeEntry
 
 _HEX = re.compile(r"^[0-9a-f]{7,40}$")
+# git's ways of saying that the serving side lacks an object (they vary by version).
+_MISSING = re.compile(
+    r"(?:not our ref|could not fetch|unable to read|unadvertised object|missing blob object)"
+    r"\s+'?([0-9a-f]{40})"
+)
+# For a repository on this machine git runs upload-pack itself: let it serve filtered
+# clones and single-object requests whatever the repository's own settings, so that a
+# fetch asks only for the selected blobs (and works when the source is itself a partial
+# clone, which cannot send blobs it does not hold).
+_LOCAL_UPLOAD_PACK = (
+    "git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack"
+)
+_NO_FILTER = "filtering not recognized by server"
 _NO_GIT = "the git transport needs the git command; install git, or use --via http for GitHub sources"
 
 
@@ -42,6 +56,7 @@ class GitTransport:
         self.timeout = timeout
         self.git_dir = cache.git_dir(source.cache_key)
         self._default_branch: str | None = None
+        self._commit: str | None = None  # the commit whose tree was listed
         self._repo = None  # gitpython Repo, opened lazily
 
     # -- running git -----------------------------------------------------------
@@ -61,6 +76,16 @@ class GitTransport:
         for k, v in opts.items():
             out += ["-c", f"{k}={v}"]
         return out
+
+    def _upload_pack(self) -> list[str]:
+        """Options for clone/fetch/ls-remote: the upload-pack to run for local sources."""
+        return ["--upload-pack", _LOCAL_UPLOAD_PACK] if self.local_path() is not None else []
+
+    def local_path(self) -> Path | None:
+        """The source's directory when it is a repository on this machine, else None."""
+        if self.source.kind not in ("file", "path"):
+            return None
+        return Path(unquote(urlsplit(self.source.git_url).path))
 
     def _git(self, *args: str, cwd: Path | None = None, what: str) -> str:
         git = _gitpython()
@@ -82,17 +107,21 @@ class GitTransport:
         if (self.git_dir / "HEAD").is_file():
             self._git(
                 "fetch", "--quiet", "--prune", "--filter=blob:none", "--no-recurse-submodules",
-                "origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*",
+                *self._upload_pack(), "origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*",
                 cwd=self.git_dir, what="fetch",
             )
         else:
             self.git_dir.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=self.git_dir.parent))
             try:
-                self._git(
-                    "clone", "--quiet", "--bare", "--filter=blob:none", "--no-recurse-submodules",
-                    "--", self.source.git_url, str(tmp / "repo.git"), what="clone",
-                )
+                try:
+                    self._git(
+                        "clone", "--quiet", "--bare", "--filter=blob:none", "--no-recurse-submodules",
+                        *self._upload_pack(), "--", self.source.git_url, str(tmp / "repo.git"),
+                        what="clone",
+                    )
+                except TransportError as exc:
+                    raise self._explain_clone(exc) from None
                 try:
                     os.replace(tmp / "repo.git", self.git_dir)
                 except OSError as exc:
@@ -104,7 +133,8 @@ class GitTransport:
                         ) from None
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
-        head = self._git("ls-remote", "--symref", "origin", "HEAD", cwd=self.git_dir, what="ls-remote")
+        head = self._git("ls-remote", *self._upload_pack(), "--symref", "origin", "HEAD",
+                         cwd=self.git_dir, what="ls-remote")
         m = re.search(r"^ref: refs/heads/(\S+)\tHEAD", head, re.M)
         self._default_branch = m.group(1) if m else None
 
@@ -123,8 +153,8 @@ class GitTransport:
         commit = self._rev_parse(name)
         if commit is None and _HEX.match(name):
             try:  # a commit no branch or tag points at: ask the server for it
-                self._git("fetch", "--quiet", "--filter=blob:none", "origin", name,
-                          cwd=self.git_dir, what="fetch of a commit")
+                self._git("fetch", "--quiet", "--filter=blob:none", *self._upload_pack(), "origin",
+                          name, cwd=self.git_dir, what="fetch of a commit")
             except TransportError:
                 pass
             commit = self._rev_parse(name)
@@ -156,6 +186,7 @@ class GitTransport:
             meta, path = rec.split("\t", 1)
             mode, _type, sha = meta.split()
             entries.append(TreeEntry(path, mode, sha, None))
+        self._commit = commit
         return entries, True
 
     def prepare(self, entries: list[TreeEntry]) -> dict[str, int]:
@@ -164,13 +195,88 @@ class GitTransport:
         if not wanted:
             return {}
         for i in range(0, len(wanted), 1000):
-            self._git(
-                "-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags",
-                "--no-write-fetch-head", "--no-recurse-submodules", "--filter=blob:none",
-                "origin", *wanted[i : i + 1000], cwd=self.git_dir, what="fetch of file contents",
-            )
+            try:
+                self._git(
+                    "-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags",
+                    "--no-write-fetch-head", "--no-recurse-submodules", "--filter=blob:none",
+                    *self._upload_pack(), "origin", *wanted[i : i + 1000],
+                    cwd=self.git_dir, what="fetch of file contents",
+                )
+            except TransportError as exc:
+                raise self._explain_missing(exc, entries) from None
         repo = self._open_repo()
         return {sha: repo.odb.info(bytes.fromhex(sha)).size for sha in wanted}
+
+    # -- explaining failures -----------------------------------------------------
+    def _promisor(self) -> str | None:
+        """For a local source that is itself a partial clone: the URL it was cloned from."""
+        path = self.local_path()
+        if path is None:
+            return None
+        try:  # git writes remote.<name>.promisor (older versions extensions.partialClone)
+            out = self._git("-C", str(path), "config", "--get-regexp",
+                            r"^(extensions\.partialclone|remote\..*\.promisor)$", what="config")
+        except TransportError:
+            return None  # neither key: not a partial clone
+        remote = None
+        for line in out.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "extensions.partialclone":
+                remote = value.strip()
+            elif value.strip().lower() in ("true", "yes", "on", "1"):
+                remote = key[len("remote."):-len(".promisor")]
+        if remote is None:
+            return None
+        try:
+            url = self._git("-C", str(path), "config", "--get", f"remote.{remote}.url",
+                            what="config").strip()
+        except TransportError:
+            url = ""
+        return url or f"its remote {remote!r}"
+
+    def _held_objects(self) -> set[str] | None:
+        """The ids of the objects a local source holds (never asks its own remote for more)."""
+        path = self.local_path()
+        if path is None:
+            return None
+        try:
+            out = self._git("-C", str(path), "cat-file", "--batch-all-objects",
+                            "--batch-check=%(objectname)", what="cat-file")
+        except TransportError:
+            return None
+        return set(out.split())
+
+    def _explain_clone(self, exc: TransportError) -> TransportError:
+        text = str(exc)
+        if _NO_FILTER not in text:
+            return exc
+        return TransportError(
+            f"{self.source.canonical} does not serve filtered (partial) clones, so git asked it "
+            "for every file of every commit, and it could not send them all (is it itself a "
+            "partial clone?). On the serving side run `git config uploadpack.allowFilter true` "
+            "(and `git config uploadpack.allowAnySHA1InWant true`), or fetch from the "
+            f"repository it was cloned from.\n{text}"
+        )
+
+    def _explain_missing(self, exc: TransportError, entries: list[TreeEntry]) -> TransportError:
+        missing = set(_MISSING.findall(str(exc)))
+        if not missing:
+            return exc
+        held = self._held_objects()
+        if held is not None:  # a local source can say every selected blob it lacks, not just the first
+            missing |= {e.sha for e in entries} - held
+        paths = sorted(e.path for e in entries if e.sha in missing)
+        shown = ", ".join(paths[:10]) + (f", ... ({len(paths)} files)" if len(paths) > 10 else "")
+        msg = f"{self.source.canonical} does not hold the contents of {shown or ', '.join(sorted(missing))}"
+        origin = self._promisor()
+        if origin is not None:
+            rev = f" --rev {self._commit}" if self._commit else ""
+            msg += (
+                f": it is itself a partial clone (of {origin}) that never downloaded them, and a "
+                f"repository does not pass on files it lacks. Fetch from the original instead "
+                f"(replicate fetch {origin}{rev} --include ...)"
+            )
+        return TransportError(f"{msg}.\n{exc}")
 
     def _open_repo(self):
         if self._repo is None:
