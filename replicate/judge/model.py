@@ -29,7 +29,7 @@ class RunFile:
     output_field: str | None  # which field held the raw output (flat JSONL)
     rewritten: int = 0  # records carrying an ``original_output`` (rewritten by a retry script)
     skipped: int = 0  # lines skipped with a warning (counted, never silent)
-    thoughts: int = 0  # records carrying a thought field (``model_thought``/``gemini_thought``)
+    thoughts: int = 0  # records with a non-empty thought field (``model_thought``/``gemini_thought``)
 
     def to_json(self) -> dict:
         out = self.provenance.to_json()

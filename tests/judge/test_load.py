@@ -120,6 +120,25 @@ def test_fast_and_careful_paths_agree(tmp_path, pad):
     assert (n_thoughts, n_rewritten) == (thoughts, rewritten) == (8, 10)
 
 
+@pytest.mark.parametrize("careful", [False, True], ids=["bulk", "careful"])
+def test_only_non_empty_thoughts_count(tmp_path, careful):
+    # A release whose every record has model_thought = "" has no thoughts (it used to count them all).
+    empty = ["", "   \n", None, [], {}]
+    rows = [rec(str(i), "1", 1, "final score: 1", model_thought=empty[i % len(empty)]) for i in range(10)]
+    rows += [rec("t1", "1", 1, "1", model_thought="because"), rec("t2", "1", 1, "1", gemini_thought=["step"])]
+    if careful:
+        rows.append(rec("t3", "1", 1, "1", model_thought=" ", gemini_thought="also"))
+    lines = [json.dumps(r).encode() for r in rows]
+    fields = FieldSpec()
+    if careful:
+        f = RawFile(tmp_path / "x", b"", b"")
+        thoughts = careful_records(f, 0, lines, False, fields, Items.empty(), [f], Diagnostics(), "s")[2]
+        assert thoughts == 3
+    else:
+        fast = bulk_records(b"\n".join(lines) + b"\n", fields)
+        assert fast is not None and fast[6] == 2
+
+
 def test_bulk_path_in_small_chunks_gives_the_same_result():
     rows = [json.dumps(rec(i if i > 30 else str(i), str(i), i % 4, f"final score: {i % 4}")).encode() for i in range(60)]
     data = b"\n".join(rows) + b"\n"

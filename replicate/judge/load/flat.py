@@ -65,6 +65,26 @@ def _count_fields(objs: list[dict], names: Sequence[str]) -> int:
     return sum(1 for o in objs if any(n in o for n in names))
 
 
+def has_thought(obj: dict, names: Sequence[str]) -> bool:
+    """Whether a record carries a thought: one of ``names`` holding text (not only
+    whitespace), or any other non-empty value; ``""``, ``null``, ``[]`` and ``{}`` do not count."""
+    for n in names:
+        v = obj.get(n)
+        if isinstance(v, str):
+            if v.strip():
+                return True
+        elif v is not None and v != [] and v != {}:
+            return True
+    return False
+
+
+def _count_thoughts(objs: list[dict], names: Sequence[str]) -> int:
+    """How many records carry a non-empty thought (see :func:`has_thought`)."""
+    if not any(sum(map(operator.contains, objs, repeat(n))) for n in names):
+        return 0  # the common case, at C speed: no record has the field at all
+    return sum(1 for o in objs if has_thought(o, names))
+
+
 def _newlines(piece: bytes) -> int:
     """How many newline bytes ``piece`` holds (numpy: ~10x faster than ``bytes.count``)."""
     return int(np.count_nonzero(np.frombuffer(piece, dtype=np.uint8) == 10))
@@ -129,7 +149,7 @@ def bulk_records(data: bytes, fields: FieldSpec, *, chunk: int = _CHUNK):
             return None
         add_keys(ck)
         if thought_fields:
-            thoughts += _count_fields(objs, thought_fields)
+            thoughts += _count_thoughts(objs, thought_fields)
         rewritten += _count_fields(objs, (fields.rewritten_field,))
         n_lines += lines_here
     if not keys or set(map(type, outputs)) != {str} or not set(map(type, golds)) <= {int, float}:
@@ -208,7 +228,7 @@ def careful_records(
             skipped += 1
             continue
         records += 1
-        if any(t in obj for t in fields.thought_fields):
+        if has_thought(obj, fields.thought_fields):
             thoughts += 1
         if fields.rewritten_field in obj:
             rewritten += 1

@@ -306,7 +306,7 @@ def parse_text(s: ParseSummary, fmt: Format | str) -> str:
         ["unparsed", f"{s.unparsed} ({pct(s.unparsed / s.records if s.records else None, 1)})"],
         ["skipped lines (warned)", s.skipped],
         ["rewritten (original_output kept)", s.rewritten],
-        ["with a thought field", s.thoughts],
+        ["with a non-empty thought", s.thoughts],
         ["output field", ", ".join(s.output_fields) or "-"],
     ]
     head = f"{s.run}: read with {s.parser}\n"
