@@ -1,0 +1,391 @@
+"""Bootstrap intervals for every paired figure of many edges at once (pure, seeded, vectorised).
+
+Items judged for one query are alike (a TREC query has ~200 judged passages),
+so they are not independent draws: resampling them one by one makes intervals
+too narrow. The **cluster bootstrap** resamples whole clusters (by default the
+query-id part of the item key) with replacement, keeping every item of a drawn
+cluster; with no cluster key it falls back to the **item bootstrap** (each
+item its own cluster).
+
+For one edge, each item falls in one of :data:`CATEGORIES` (or is left out
+under the unparsed policy); every figure of :data:`FIGURES` is a function of
+the five category counts. So a replicate needs only the counts:
+
+- cluster bootstrap: per cluster and edge, the category counts ``T`` (shape
+  ``(G, P, 5)``); cluster ``c`` drawn ``W[b, c]`` times in replicate ``b``
+  gives replicate counts ``W @ T`` - one matrix product for all edges;
+- item bootstrap: drawing N items with replacement gives a multinomial
+  number of items of each category (the categories' shares as probabilities),
+  so each replicate is one multinomial draw of six counts per edge. This is
+  exact in distribution, not an approximation, and does not grow with N.
+
+Intervals are percentile intervals (``method`` names which bootstrap), at
+``confidence_level``, from ``n_resamples`` replicates drawn with
+``numpy.random.default_rng(seed)``; the same seed gives the same numbers.
+A replicate in which a figure is undefined (e.g. no old-correct item drawn)
+is left out of that figure's percentiles and counted (``undefined``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: Per edge, the item categories every figure is computed from (over items valid under the policy).
+CATEGORIES: tuple[str, ...] = ("both", "only_old", "only_new", "neither_same", "neither_changed")
+
+#: The figures given an interval, each a function of the category counts.
+FIGURES: tuple[str, ...] = (
+    "em_old",
+    "em_new",
+    "accuracy_difference",
+    "regression_rate",
+    "regression_share_of_old_correct",
+    "backward_rate",
+    "change_rate",
+    "independence_ratio",
+)
+
+CLUSTER_METHOD = "cluster-bootstrap-percentile"
+ITEM_METHOD = "item-bootstrap-percentile"
+DEFAULT_RESAMPLES = 1000
+DEFAULT_SEED = 0
+
+UNPARSED = -1  # replicate.parsing.UNPARSED (stats/ does not import the judge side)
+_BLOCK = 64
+_GRAM_CLUSTERS = 5000  # up to this many clusters, per-cluster Gram products (see _counts_by_gram)
+
+
+@dataclass(frozen=True)
+class Clusters:
+    """Which cluster each item belongs to: ``codes[i]`` in ``0..count-1``.
+
+    ``name`` says what a cluster is (e.g. ``query_id``); None means every item
+    is its own cluster (the item bootstrap).
+    """
+
+    codes: np.ndarray
+    count: int
+    name: str | None
+
+    @property
+    def is_items(self) -> bool:
+        return self.name is None
+
+    @classmethod
+    def items(cls, n: int) -> Clusters:
+        """No cluster key: each of ``n`` items is its own cluster."""
+        return cls(np.arange(n, dtype=np.int64), n, None)
+
+    @classmethod
+    def from_values(cls, values: Sequence[object] | np.ndarray, name: str) -> Clusters:
+        """Clusters from one value per item (items with equal values share a cluster)."""
+        uniq, codes = np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)
+        return cls(codes.astype(np.int64).ravel(), len(uniq), name)
+
+    @classmethod
+    def from_keys(cls, keys: Sequence[str] | np.ndarray, *, field: int, name: str, sep: str) -> Clusters:
+        """Clusters from field ``field`` of item keys whose fields are joined by ``sep``."""
+        parts = [k.split(sep) for k in np.asarray(keys, dtype=object).tolist()]
+        short = next((i for i, p in enumerate(parts) if len(p) <= field), None)
+        if short is not None:
+            raise ValueError(f"item key {keys[short]!r} has no field {field} to cluster by")
+        return cls.from_values([p[field] for p in parts], name)
+
+    def to_json(self) -> dict:
+        return {"cluster": self.name, "clusters": self.count}
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A bootstrap interval of one figure of one edge, with how it was made."""
+
+    low: float | None
+    high: float | None
+    method: str
+    replicates: int
+    cluster: str | None
+    clusters: int
+    confidence_level: float
+    seed: int
+    undefined: int = 0  # replicates in which the figure was undefined (left out)
+
+    def contains(self, value: float) -> bool:
+        return self.low is not None and self.high is not None and self.low <= value <= self.high
+
+    def to_json(self) -> dict:
+        return {
+            "low": self.low,
+            "high": self.high,
+            "method": self.method,
+            "replicates": self.replicates,
+            "cluster": self.cluster,
+            "clusters": self.clusters,
+            "confidence_level": self.confidence_level,
+            "seed": self.seed,
+            "undefined_replicates": self.undefined,
+        }
+
+
+def _masks(labels: np.ndarray, gold: np.ndarray, a: np.ndarray, b: np.ndarray, policy: str) -> tuple[np.ndarray, ...]:
+    """Boolean ``(len(a), N)`` per category of :data:`CATEGORIES`: which items of edges a -> b fall in it."""
+    correct = labels == gold[None, :]
+    valid = labels != UNPARSED if policy == "intersect" else np.ones_like(correct)
+    ok = valid[a] & valid[b]
+    ca, cb = correct[a], correct[b]
+    wrong_both = ok & ~ca & ~cb
+    same = labels[a] == labels[b]
+    return (ok & ca & cb, ok & ca & ~cb, ok & ~ca & cb, wrong_both & same, wrong_both & ~same)
+
+
+def _check(policy: str, n_resamples: int, confidence_level: float) -> None:
+    if policy not in ("intersect", "wrong"):
+        raise ValueError(f"policy must be one of intersect, wrong; got {policy!r}")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a positive integer; got {n_resamples!r}")
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level must lie in (0, 1); got {confidence_level!r}")
+
+
+def cluster_category_counts(
+    labels: np.ndarray,
+    gold: np.ndarray,
+    pairs: Sequence[tuple[int, int]],
+    codes: np.ndarray,
+    n_clusters: int,
+    *,
+    policy: str = "intersect",
+) -> np.ndarray:
+    """Per cluster and edge, the category counts: int64 ``(n_clusters, len(pairs), 5)``.
+
+    Items are sorted by cluster once and each category mask summed within
+    clusters (``numpy.add.reduceat``), so the
+    cost is a few passes over an ``(edges x items)`` mask, no loop over items.
+    """
+    labels = np.asarray(labels)
+    gold = np.asarray(gold)
+    N = labels.shape[1]
+    P = len(pairs)
+    if P == 0 or N == 0:
+        return np.zeros((n_clusters, P, len(CATEGORIES)), dtype=np.int64)
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    order = np.argsort(codes, kind="stable")
+    labels, gold = labels[:, order], gold[order]
+    bounds = np.searchsorted(codes[order], np.arange(n_clusters + 1))
+    if n_clusters <= _GRAM_CLUSTERS and len(np.unique(np.concatenate([a, b]))) ** 2 <= 2 * P + 4:
+        return _counts_by_gram(labels, gold, a, b, bounds, policy)
+    out = np.zeros((n_clusters, P, len(CATEGORIES)), dtype=np.int64)
+    starts = np.minimum(bounds[:-1], N - 1)
+    absent = bounds[:-1] == bounds[1:]
+    for lo in range(0, P, _BLOCK):  # blocks of edges bound the memory of the (edges x items) masks
+        sl = slice(lo, lo + _BLOCK)
+        for k, mask in enumerate(_masks(labels, gold, a[sl], b[sl], policy)):
+            summed = np.add.reduceat(mask.astype(np.int32), starts, axis=1).astype(np.int64)
+            summed[:, absent] = 0  # reduceat gives an empty cluster the next item, not 0
+            out[:, sl, k] = summed.T
+    return out
+
+
+def _counts_by_gram(
+    labels: np.ndarray, gold: np.ndarray, a: np.ndarray, b: np.ndarray, bounds: np.ndarray, policy: str
+) -> np.ndarray:
+    """Category counts from per-cluster Gram matrices of the runs (items sorted by cluster).
+
+    For many edges over few runs (a matrix): per cluster, ``C @ C.T`` (both
+    right), ``C @ X.T`` (old right, new wrong), ``V @ V.T`` (both valid) and
+    the same-label counts, as small float products (exact: counts of 0/1
+    products), instead of one mask per edge.
+    """
+    correct = labels == gold[None, :]
+    valid = labels != UNPARSED if policy == "intersect" else np.ones_like(correct)
+    wrong = valid & ~correct
+    values = np.unique(labels)
+    if policy == "intersect":
+        values = values[values != UNPARSED]
+    onehot = np.stack([labels == v for v in values]).astype(np.float32)  # (k, R, N)
+    C, X, V = (m.astype(np.float32) for m in (correct & valid, wrong, valid))
+    G = len(bounds) - 1
+    R = labels.shape[0]
+    grams = np.zeros((4, G, R, R), dtype=np.float32)
+    for g in range(G):
+        s = slice(bounds[g], bounds[g + 1])
+        if s.start == s.stop:
+            continue
+        c, x, v = C[:, s], X[:, s], V[:, s]
+        grams[0, g] = c @ c.T
+        grams[1, g] = c @ x.T
+        grams[2, g] = v @ v.T
+        o = onehot[:, :, s]
+        grams[3, g] = np.matmul(o, o.transpose(0, 2, 1)).sum(axis=0)
+    both, only_old, n, agree = (np.rint(m[:, a, b]).astype(np.int64) for m in grams)
+    only_new = np.rint(grams[1][:, b, a]).astype(np.int64)
+    same = agree - both
+    return np.stack([both, only_old, only_new, same, n - both - only_old - only_new - same], axis=-1)
+
+
+def figures_from_counts(counts: np.ndarray) -> dict[str, np.ndarray]:
+    """Each figure of :data:`FIGURES` from category counts ``(..., 5)``; NaN where undefined."""
+    c = np.asarray(counts, dtype=np.float64)
+    both, only_old, only_new, n_same, n_changed = (c[..., k] for k in range(5))
+    n = both + only_old + only_new + n_same + n_changed
+    old_correct = both + only_old
+    new_correct = both + only_new
+
+    def div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+        out = np.full(np.shape(num), np.nan)
+        np.divide(num, den, out=out, where=den != 0)
+        return out
+
+    return {
+        "em_old": div(old_correct, n),
+        "em_new": div(new_correct, n),
+        "accuracy_difference": div(only_old - only_new, n),
+        "regression_rate": div(only_old, n),
+        "regression_share_of_old_correct": div(only_old, old_correct),
+        "backward_rate": div(only_new, n),
+        "change_rate": div(only_old + only_new + n_changed, n),
+        "independence_ratio": div(only_old * n, old_correct * (n - new_correct)),
+    }
+
+
+def cluster_weights(rng: np.random.Generator, n_clusters: int, n_resamples: int) -> np.ndarray:
+    """How often each cluster is drawn in each replicate: int64 ``(n_resamples, n_clusters)``.
+
+    Replicate ``b`` draws ``n_clusters`` cluster indices uniformly with replacement,
+    ``rng.integers(n_clusters, size=(n_resamples, n_clusters))[b]``; a plain loop
+    drawing ``rng.integers(n_clusters, size=n_clusters)`` per replicate gets the same indices.
+    """
+    draws = rng.integers(n_clusters, size=(n_resamples, n_clusters))
+    flat = (draws + n_clusters * np.arange(n_resamples)[:, None]).ravel()
+    return np.bincount(flat, minlength=n_resamples * n_clusters).reshape(n_resamples, n_clusters)
+
+
+@dataclass(frozen=True)
+class PairBootstrap:
+    """Bootstrap replicates of the category counts of several edges, and their intervals.
+
+    ``replicates`` has shape ``(n_resamples, n_pairs, 5)`` (see :data:`CATEGORIES`).
+    """
+
+    pairs: tuple[tuple[int, int], ...]
+    replicates: np.ndarray
+    method: str
+    cluster: str | None
+    clusters: int
+    confidence_level: float
+    seed: int
+    _figures: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def n_resamples(self) -> int:
+        return int(self.replicates.shape[0])
+
+    def values(self, figure: str) -> np.ndarray:
+        """The figure in every replicate and edge: float ``(n_resamples, n_pairs)``, NaN = undefined."""
+        if figure not in FIGURES:
+            raise ValueError(f"figure must be one of {', '.join(FIGURES)}; got {figure!r}")
+        if not self._figures:
+            self._figures.update(figures_from_counts(self.replicates))
+        return self._figures[figure]
+
+    def bounds(self, figure: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Percentile bounds of one figure for every edge: (low, high, undefined count); NaN when never defined.
+
+        The percentiles are numpy's default ("linear") over the replicates in
+        which the figure is defined, all edges at once from one sort.
+        """
+        v = np.sort(self.values(figure), axis=0)  # NaN (undefined) sorts last
+        defined = v.shape[0] - np.count_nonzero(np.isnan(v), axis=0)
+        alpha = 1 - self.confidence_level
+        cols = np.arange(v.shape[1])
+        out = []
+        for q in (alpha / 2, 1 - alpha / 2):
+            h = (defined - 1) * q
+            below = np.clip(np.floor(h).astype(np.int64), 0, None)
+            above = np.minimum(below + 1, np.maximum(defined - 1, 0))
+            x0, x1 = v[below, cols], v[above, cols]
+            value = x0 + (h - below) * (x1 - x0)
+            out.append(np.where(defined > 0, value, np.nan))
+        return out[0], out[1], v.shape[0] - defined
+
+    def intervals(self) -> list[dict[str, Interval]]:
+        """Per edge (in ``pairs`` order), an :class:`Interval` for each figure of :data:`FIGURES`."""
+        out: list[dict[str, Interval]] = [{} for _ in self.pairs]
+        common = (self.method, self.n_resamples, self.cluster, self.clusters, self.confidence_level, self.seed)
+        for figure in FIGURES:
+            lo, hi, undefined = self.bounds(figure)
+            for p, (low, high, u) in enumerate(zip(lo.tolist(), hi.tolist(), undefined.tolist())):
+                out[p][figure] = Interval(
+                    None if math.isnan(low) else low, None if math.isnan(high) else high, *common, u
+                )
+        return out
+
+
+def bootstrap_pairs(
+    labels: np.ndarray,
+    gold: np.ndarray,
+    pairs: Sequence[tuple[int, int]],
+    *,
+    clusters: Clusters | None = None,
+    policy: str = "intersect",
+    n_resamples: int = DEFAULT_RESAMPLES,
+    confidence_level: float = 0.95,
+    seed: int = DEFAULT_SEED,
+) -> PairBootstrap:
+    """Bootstrap every edge ``(a, b)`` of ``pairs`` over the items of ``labels`` (runs x items).
+
+    ``labels[r, i]`` is run r's label of item i (-1 = unparsed), ``gold[i]``
+    the reference. ``clusters`` None or :meth:`Clusters.items` gives the item
+    bootstrap; otherwise whole clusters are resampled, the same clusters for
+    every edge. (The item bootstrap draws each edge's multinomial on its own:
+    each edge's intervals are exact in distribution, but replicates are not
+    shared across edges.)
+    """
+    _check(policy, n_resamples, confidence_level)
+    labels = np.asarray(labels)
+    gold = np.asarray(gold)
+    n_items = labels.shape[1]
+    clusters = Clusters.items(n_items) if clusters is None else clusters
+    if len(clusters.codes) != n_items:
+        raise ValueError(f"clusters cover {len(clusters.codes)} items; the labels have {n_items}")
+    pairs = tuple((int(a), int(b)) for a, b in pairs)
+    rng = np.random.default_rng(seed)
+    if clusters.is_items:
+        totals = cluster_category_counts(labels, gold, pairs, np.zeros(n_items, np.int64), 1, policy=policy)[0]
+        reps = item_replicates(rng, totals, n_items, n_resamples)
+        method = ITEM_METHOD
+    else:
+        per_cluster = cluster_category_counts(labels, gold, pairs, clusters.codes, clusters.count, policy=policy)
+        reps = cluster_replicates(rng, per_cluster, n_resamples)
+        method = CLUSTER_METHOD
+    reps.setflags(write=False)
+    return PairBootstrap(pairs, reps, method, clusters.name, clusters.count, confidence_level, seed)
+
+
+def cluster_replicates(rng: np.random.Generator, per_cluster: np.ndarray, n_resamples: int) -> np.ndarray:
+    """Replicate counts ``(n_resamples, P, 5)`` from per-cluster counts ``(G, P, 5)``: one product ``W @ T``."""
+    G, P, K = per_cluster.shape
+    if G == 0:
+        return np.zeros((n_resamples, P, K), dtype=np.int64)
+    W = cluster_weights(rng, G, n_resamples)
+    T = per_cluster.reshape(G, P * K)
+    # Float products of integer counts are exact while every sum stays below the float's
+    # integer range; a replicate count is at most G times the largest cluster count.
+    dtype = np.float32 if G * int(T.max(initial=0)) < (1 << 24) else np.float64
+    reps = np.rint(W.astype(dtype) @ T.astype(dtype)).astype(np.int64)
+    return reps.reshape(n_resamples, P, K)
+
+
+def item_replicates(rng: np.random.Generator, totals: np.ndarray, n_items: int, n_resamples: int) -> np.ndarray:
+    """Item bootstrap: per edge, multinomial counts of N draws over the categories (plus left-out items)."""
+    P, K = totals.shape
+    if n_items == 0 or P == 0:
+        return np.zeros((n_resamples, P, K), dtype=np.int64)
+    left_out = n_items - totals.sum(axis=1, keepdims=True)
+    probs = np.concatenate([totals, left_out], axis=1) / n_items
+    draws = rng.multinomial(n_items, probs, size=(n_resamples, P))
+    return draws[..., :K].astype(np.int64)

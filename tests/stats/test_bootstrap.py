@@ -1,0 +1,233 @@
+"""The bootstrap of replicate.stats.bootstrap against a plain loop, and its coverage by simulation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from replicate.stats.bootstrap import (
+    CATEGORIES,
+    CLUSTER_METHOD,
+    FIGURES,
+    ITEM_METHOD,
+    Clusters,
+    bootstrap_pairs,
+    cluster_category_counts,
+)
+
+# (old label, new label) for each category when gold is 0: both right; old right only;
+# new right only; both wrong with one label; both wrong with different labels.
+CATEGORY_LABELS = np.array([(0, 0), (0, 1), (1, 0), (1, 1), (1, 2)], dtype=np.int8)
+
+
+def labels_of(categories: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two runs' labels (and gold 0) realising the given item categories."""
+    return CATEGORY_LABELS[categories].T.copy(), np.zeros(len(categories), dtype=np.int16)
+
+
+def plain_figures(old: list[int], new: list[int], gold: list[int], policy: str) -> dict[str, float | None]:
+    """Every figure of one edge by counting items one at a time (the reference)."""
+    both = only_old = only_new = neither = changed = 0
+    for x, y, g in zip(old, new, gold):
+        if policy == "intersect" and (x < 0 or y < 0):
+            continue
+        right_old, right_new = x == g, y == g
+        both += right_old and right_new
+        only_old += right_old and not right_new
+        only_new += right_new and not right_old
+        neither += not right_old and not right_new
+        changed += x != y
+    n = both + only_old + only_new + neither
+    oc, nc = both + only_old, both + only_new
+
+    def ratio(a: float, b: float) -> float | None:
+        return None if b == 0 else a / b
+
+    return {
+        "em_old": ratio(oc, n),
+        "em_new": ratio(nc, n),
+        "accuracy_difference": ratio(only_old - only_new, n),
+        "regression_rate": ratio(only_old, n),
+        "regression_share_of_old_correct": ratio(only_old, oc),
+        "backward_rate": ratio(only_new, n),
+        "change_rate": ratio(changed, n),
+        "independence_ratio": ratio(only_old * n, oc * (n - nc)),
+    }
+
+
+def plain_cluster_bootstrap(labels, gold, pairs, codes, n_clusters, *, policy, n_resamples, seed, level=0.95):
+    """A loop over replicates and edges: draw clusters, gather their items, count."""
+    rng = np.random.default_rng(seed)
+    members = [np.flatnonzero(codes == c) for c in range(n_clusters)]
+    values = {(p, f): [] for p in range(len(pairs)) for f in FIGURES}
+    for _ in range(n_resamples):
+        drawn = rng.integers(n_clusters, size=n_clusters)
+        items = [i for c in drawn for i in members[c]]
+        for p, (a, b) in enumerate(pairs):
+            figs = plain_figures([labels[a][i] for i in items], [labels[b][i] for i in items], [gold[i] for i in items], policy)
+            for f, v in figs.items():
+                if v is not None:
+                    values[p, f].append(v)
+    alpha = 1 - level
+    return {k: tuple(np.quantile(v, [alpha / 2, 1 - alpha / 2])) for k, v in values.items() if v}
+
+
+def small_release(seed: int = 3, runs: int = 4, clusters: int = 9):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 8, clusters)
+    codes = np.repeat(np.arange(clusters), sizes)
+    n = len(codes)
+    gold = rng.integers(0, 3, n).astype(np.int16)
+    labels = np.where(rng.random((runs, n)) < 0.6, gold, rng.integers(-1, 3, (runs, n))).astype(np.int8)
+    perm = rng.permutation(n)  # clusters need not be contiguous
+    return labels[:, perm], gold[perm], codes[perm]
+
+
+@pytest.mark.parametrize("policy", ["intersect", "wrong"])
+def test_cluster_bootstrap_matches_a_plain_loop_with_the_same_seed(policy):
+    labels, gold, codes = small_release()
+    pairs = [(0, 1), (1, 0), (2, 3), (0, 3)]
+    clusters = Clusters(codes, int(codes.max()) + 1, "query_id")
+    ours = bootstrap_pairs(labels, gold, pairs, clusters=clusters, policy=policy, n_resamples=300, seed=11)
+    plain = plain_cluster_bootstrap(labels, gold, pairs, codes, clusters.count, policy=policy, n_resamples=300, seed=11)
+    intervals = ours.intervals()
+    checked = 0
+    for p in range(len(pairs)):
+        for f in FIGURES:
+            iv = intervals[p][f]
+            assert iv.method == CLUSTER_METHOD and iv.replicates == 300 and iv.cluster == "query_id"
+            if (p, f) in plain:
+                assert (iv.low, iv.high) == pytest.approx(plain[p, f], abs=1e-12), (pairs[p], f)
+                checked += 1
+            else:
+                assert iv.low is None and iv.undefined == 300
+    assert checked >= 28
+
+
+def test_category_counts_per_cluster_match_counting_by_hand():
+    labels, gold, codes = small_release(seed=5)
+    G = int(codes.max()) + 1
+    counts = cluster_category_counts(labels, gold, [(0, 2)], codes, G, policy="intersect")
+    for c in range(G):
+        idx = np.flatnonzero(codes == c)
+        figs = plain_figures(labels[0][idx].tolist(), labels[2][idx].tolist(), gold[idx].tolist(), "intersect")
+        n = int(counts[c, 0].sum())
+        both, only_old, only_new = (int(x) for x in counts[c, 0, :3])
+        if n:
+            assert figs["regression_rate"] == pytest.approx(only_old / n)
+            assert figs["em_new"] == pytest.approx((both + only_new) / n)
+    assert counts.shape == (G, 1, len(CATEGORIES))
+
+
+def test_same_seed_same_numbers_other_seed_other_numbers():
+    labels, gold, codes = small_release()
+    cl = Clusters(codes, int(codes.max()) + 1, "q")
+    a = bootstrap_pairs(labels, gold, [(0, 1)], clusters=cl, seed=1).intervals()[0]["regression_rate"]
+    b = bootstrap_pairs(labels, gold, [(0, 1)], clusters=cl, seed=1).intervals()[0]["regression_rate"]
+    c = bootstrap_pairs(labels, gold, [(0, 1)], clusters=cl, seed=2).intervals()[0]["regression_rate"]
+    assert a == b and (a.low, a.high) != (c.low, c.high)
+    assert a.seed == 1 and c.seed == 2
+
+
+def test_item_bootstrap_agrees_with_a_plain_resampling_loop():
+    rng = np.random.default_rng(8)
+    cats = rng.choice(5, 400, p=[0.5, 0.15, 0.1, 0.15, 0.1])
+    labels, gold = labels_of(cats)
+    ours = bootstrap_pairs(labels, gold, [(0, 1)], n_resamples=4000, seed=4).intervals()[0]
+    assert ours["regression_rate"].method == ITEM_METHOD and ours["regression_rate"].cluster is None
+    loop_rng = np.random.default_rng(99)
+    vals: dict[str, list[float]] = {f: [] for f in FIGURES}
+    for _ in range(4000):
+        idx = loop_rng.integers(400, size=400)
+        for f, v in plain_figures(labels[0][idx].tolist(), labels[1][idx].tolist(), gold[idx].tolist(), "intersect").items():
+            vals[f].append(v)
+    for f in FIGURES:
+        lo, hi = np.quantile(vals[f], [0.025, 0.975])
+        tol = 0.06 * (hi - lo)  # Monte Carlo error of a percentile at 4,000 replicates
+        assert ours[f].low == pytest.approx(lo, abs=tol), f
+        assert ours[f].high == pytest.approx(hi, abs=tol), f
+
+
+def test_clusters_from_keys_take_the_named_field():
+    cl = Clusters.from_keys(["q1|a", "q2|b", "q1|c"], field=0, name="query_id", sep="|")
+    assert cl.count == 2 and cl.codes.tolist() == [0, 1, 0]
+    with pytest.raises(ValueError, match="has no field 1"):
+        Clusters.from_keys(["q1|a", "q2"], field=1, name="x", sep="|")
+
+
+def test_bad_arguments_are_named():
+    labels, gold = labels_of(np.array([0, 1, 2]))
+    with pytest.raises(ValueError, match="n_resamples"):
+        bootstrap_pairs(labels, gold, [(0, 1)], n_resamples=0)
+    with pytest.raises(ValueError, match="policy"):
+        bootstrap_pairs(labels, gold, [(0, 1)], policy="drop")
+    with pytest.raises(ValueError, match="clusters cover"):
+        bootstrap_pairs(labels, gold, [(0, 1)], clusters=Clusters.items(2))
+
+
+# -- coverage by simulation ---------------------------------------------------------
+#
+# A study whose truth is known: each query draws its own category shares from a
+# Dirichlet around PI (small concentration = strongly clustered items), then its
+# items from those shares. The population figures are functions of PI.
+PI = np.array([0.45, 0.12, 0.08, 0.2, 0.15])
+TRUTH = {
+    "regression_rate": PI[1],
+    "accuracy_difference": PI[1] - PI[2],
+    "em_new": PI[0] + PI[2],
+    "change_rate": PI[1] + PI[2] + PI[4],
+    "independence_ratio": PI[1] / ((PI[0] + PI[1]) * (1 - PI[0] - PI[2])),
+}
+
+
+def simulated_release(rng: np.random.Generator, *, queries: int, per_query: int, concentration: float | None):
+    if concentration is None:  # independent items
+        cats = rng.choice(5, queries * per_query, p=PI)
+    else:
+        shares = rng.dirichlet(concentration * PI, size=queries)
+        cats = np.concatenate([rng.choice(5, per_query, p=s) for s in shares])
+    return cats, np.repeat(np.arange(queries), per_query)
+
+
+def coverage(*, clustered_data: bool, cluster_bootstrap: bool, releases: int = 1000) -> dict[str, float]:
+    rng = np.random.default_rng(2024)
+    hits = {f: 0 for f in TRUTH}
+    for r in range(releases):
+        cats, codes = simulated_release(rng, queries=60, per_query=10, concentration=4.0 if clustered_data else None)
+        labels, gold = labels_of(cats)
+        clusters = Clusters(codes, 60, "query") if cluster_bootstrap else None
+        iv = bootstrap_pairs(labels, gold, [(0, 1)], clusters=clusters, n_resamples=1000, seed=r).intervals()[0]
+        for f, truth in TRUTH.items():
+            hits[f] += iv[f].contains(truth)
+    return {f: h / releases for f, h in hits.items()}
+
+
+@pytest.mark.parametrize("clustered", [True, False], ids=["clustered-queries", "independent-items"])
+def test_nominal_95_percent_intervals_cover_in_93_to_97_percent_of_releases(clustered):
+    for figure, share in coverage(clustered_data=clustered, cluster_bootstrap=clustered).items():
+        assert 0.93 <= share <= 0.97, (figure, share)
+
+
+def test_the_item_bootstrap_on_clustered_data_undercovers():
+    """Why the cluster key matters: treating clustered items as independent makes intervals too narrow."""
+    shares = coverage(clustered_data=True, cluster_bootstrap=False, releases=300)
+    assert shares["regression_rate"] < 0.9 and shares["em_new"] < 0.9
+
+
+def test_gram_and_mask_paths_give_the_same_category_counts():
+    labels, gold, codes = small_release(seed=9, runs=5)
+    G = int(codes.max()) + 1
+    every = [(i, j) for i in range(5) for j in range(5) if i != j]  # a matrix: Gram path
+    few = every[:3]  # a few edges: mask path
+    for policy in ("intersect", "wrong"):
+        full = cluster_category_counts(labels, gold, every, codes, G, policy=policy)
+        part = cluster_category_counts(labels, gold, few, codes, G, policy=policy)
+        assert (full[:, :3] == part).all()
+        for c in range(G):
+            idx = np.flatnonzero(codes == c)
+            for p, (a, b) in enumerate(every):
+                figs = plain_figures(labels[a][idx].tolist(), labels[b][idx].tolist(), gold[idx].tolist(), policy)
+                n = int(full[c, p].sum())
+                if n:
+                    assert figs["change_rate"] == pytest.approx((full[c, p, 1] + full[c, p, 2] + full[c, p, 4]) / n)
+                    assert figs["regression_rate"] == pytest.approx(full[c, p, 1] / n)
