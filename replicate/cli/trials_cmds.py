@@ -103,3 +103,35 @@ def _write_jsonl(path: Path, rows) -> None:
                 fh.write(orjson.dumps(r) + b"\n")
     except OSError as exc:
         raise UsageError(f"cannot write --per-item file {path}: {exc.strerror or exc}") from None
+
+
+@app.command("plan")
+def plan_cmd(
+    items_: Annotated[int, typer.Option("--items", "-n", help="Items in a cell (one edge x benchmark), the BH family size.", show_default=False)],
+    move: Annotated[Optional[list[str]], typer.Option("--move", "-m", help="A true move P:Q of one item's accuracy, source then target (default 0.4:0.6); repeatable.")] = None,
+    k: Annotated[Optional[list[str]], typer.Option("--k", "-k", help="Non-error trials per item: K on both sides or KSRC:KTGT (default 50); repeatable.")] = None,
+    alpha: Annotated[float, typer.Option("--alpha", help="BH level: an item is significant when q <= alpha.")] = 0.05,
+    eps: Annotated[str, typer.Option("--eps", help="Practical threshold on the per-item difference, decided exactly (0.2 = 1/5).")] = "0.2",
+    moving: Annotated[float, typer.Option("--moving", help="Assumed share of the cell's other items that move the same way; the rest stay put.")] = 0.0,
+    base_rate: Annotated[Optional[float], typer.Option("--base-rate", help="Accuracy of the other items that stay put (default: P of the move).")] = None,
+    power: Annotated[Optional[float], typer.Option("--power", help="Also find the smallest K per side reaching this power, e.g. 0.8.")] = None,
+    k_max: Annotated[int, typer.Option("--k-max", help="Largest K examined by --power.")] = 200,
+    resamples: Annotated[int, typer.Option("--resamples", help="Simulated draws of the other items (the item itself is summed exactly).")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the simulated draws; always recorded.")] = 12345,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """How likely `replicate items` flags an item that truly moves P -> Q, at K trials per side.
+
+    The engine's rule (Fisher two-sided, Benjamini-Hochberg across --items items, d >= eps decided
+    exactly) summed exactly over the item's two binomials; BH depends on the other items, so they
+    follow the stated assumption (--moving, --base-rate), drawn --resamples times with --seed.
+    Exact bounds that hold whatever the other items do are shown beside.
+    """
+    from replicate.trials.plan import parse_k, parse_move, plan, render_plan
+
+    result = plan(
+        [parse_move(m) for m in (move or ["0.4:0.6"])], [parse_k(x) for x in (k or ["50"])],
+        n_items=items_, alpha=alpha, eps=eps, moving=moving, base_rate=base_rate, target=power,
+        k_max=k_max, n_resamples=resamples, seed=seed,
+    )
+    echo(render_plan(result, fmt))
