@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+from replicate.examples.trials import synthetic_rows, write_jsonl
 from replicate.stats.classify import CLASSES
 from replicate.trials.engine import analyse_items, per_item_rows
-from replicate.examples.trials import synthetic_rows, write_jsonl
 from replicate.trials.load import read_trials
 
 EDGES = [("m1", "m2"), ("m2", "m3"), ("m1", "m3")]
@@ -55,8 +55,8 @@ def straightforward(path: Path, *, n_null: int, seed: int, eps: Fraction = Fract
     import orjson
     from scipy.stats import false_discovery_control, fisher_exact
 
-    from replicate.stats.intervals import diff_interval
     from replicate.stats.classify import float_above, float_below
+    from replicate.stats.intervals import diff_interval
 
     outcomes: dict = {}
     for line in path.read_bytes().splitlines():
@@ -77,7 +77,7 @@ def straightforward(path: Path, *, n_null: int, seed: int, eps: Fraction = Fract
     null_tests = 0
     for (src, tgt, bench), items in cells.items():
         ps, diffs = [], []
-        for item, xs, xt in items:
+        for _item, xs, xt in items:
             a, n1, b, n2 = sum(xs), len(xs), sum(xt), len(xt)
             ps.append(fisher_exact([[a, n1 - a], [b, n2 - b]]).pvalue)
             diffs.append((a, n1, b, n2))
@@ -97,7 +97,7 @@ def straightforward(path: Path, *, n_null: int, seed: int, eps: Fraction = Fract
         t0 = time.perf_counter()
         for _ in range(n_null):
             ps = []
-            for item, xs, xt in items:
+            for _item, xs, xt in items:
                 pool = np.array(xs + xt)
                 rng.shuffle(pool)
                 a, n1 = int(pool[: len(xs)].sum()), len(xs)

@@ -108,7 +108,7 @@ def run(n_runs: int, n_items: int, *, seed: int = 0) -> dict:
         bad = next(k for k in ref if ref[k] != got.get(k))
         raise AssertionError(f"matrix and loop disagree on {bad}: {got.get(bad)} vs {ref[bad]}")
     # the figure matrices agree with the loop's cells too
-    for (a, b), (both, only_old, _, _, _) in ref.items():
+    for (a, b), (_both, only_old, _, _, _) in ref.items():
         i, j = m.names.index(a), m.names.index(b)
         n = sum(ref[a, b][:4])
         if m.figures["regression_rate"][i, j] != only_old / n:

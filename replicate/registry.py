@@ -72,8 +72,11 @@ class VersionedName:
 class Plugin(Protocol):
     """What every registered object offers: its versioned name and one line of text."""
 
-    name: str
-    description: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
 
 
 P = TypeVar("P", bound=Plugin)

@@ -29,7 +29,6 @@ from pathlib import Path
 
 from replicate.examples.judge_release import write_example  # the seeded spec lives there
 
-
 if __name__ == "__main__":
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "fixtures" / "example"
     write_example(target)

@@ -7,8 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from replicate.errors import UsageError
 from replicate.cli.base import FormatOpt, StrictOpt, app, echo, warn
+from replicate.errors import UsageError
 from replicate.output import Format
 
 

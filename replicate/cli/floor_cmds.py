@@ -30,7 +30,6 @@ from replicate.cli.parsers_cmds import parsers_app
 from replicate.errors import UsageError
 from replicate.output import Format
 
-
 RunArgs = Annotated[
     list[str] | None,
     typer.Argument(
@@ -85,8 +84,8 @@ def floor_cmd(
         --edge alpha-2024-08 alpha-2025-01 --parser umbrela-fallback@1
     """
     from replicate.judge.floor import floor
-    from replicate.judge.select import select_runs
     from replicate.judge.render.floor import floor_text
+    from replicate.judge.select import select_runs
 
     check_run_values(edge=edge, main=main)
     extra = [*(edge or ()), *([main] if main else [])]
@@ -148,9 +147,9 @@ def matrix_cmd(
     Example:
       replicate matrix --runs fixtures/example/runs.toml --parser umbrela-fallback@1
     """
-    from replicate.judge.select import select_runs
     from replicate.judge.matrix import matrix
     from replicate.judge.render.matrix import matrix_text
+    from replicate.judge.select import select_runs
 
     sel = select_runs(runs or [], runs_file)
     if len(sel.main) < 2:

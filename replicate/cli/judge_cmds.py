@@ -30,7 +30,6 @@ from replicate.errors import UsageError
 from replicate.output import Format, dumps_json
 
 
-
 @app.command("parse")
 def parse_cmd(
     files: Annotated[list[Path], typer.Argument(metavar="FILE", help="Released judge files (.jsonl, .jsonl.gz, EXAM .jsonl.gz); each is reported on its own.")],

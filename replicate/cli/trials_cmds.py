@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -43,8 +42,8 @@ def items(
     """
     from replicate.diagnostics import Diagnostics
     from replicate.trials.engine import analyse_items, parse_edge, per_item_rows
-    from replicate.trials.render import render_items
     from replicate.trials.load import read_trials
+    from replicate.trials.render import render_items
 
     diag = Diagnostics(strict=strict)
     table = read_trials(trials, diagnostics=diag)
@@ -70,8 +69,8 @@ def screen_cmd(
 ) -> None:
     """Screen benchmarks: share of items where at least one model's accuracy lies in [low, high]."""
     from replicate.diagnostics import Diagnostics
-    from replicate.trials.screen import render_screen, screen
     from replicate.trials.load import read_trials
+    from replicate.trials.screen import render_screen, screen
 
     diag = Diagnostics(strict=strict)
     result = screen(read_trials(trials, diagnostics=diag), low=low, high=high, threshold=threshold)

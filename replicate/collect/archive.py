@@ -25,8 +25,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import orjson
 
 from replicate.collect.config import CollectConfig, Item
-from replicate.inputfile import json_lines, read_input
 from replicate.errors import BadInput, UsageError
+from replicate.inputfile import json_lines, read_input
 
 ARCHIVE_SCHEMA = "replicate.archive/1"
 

@@ -16,10 +16,10 @@ from typing import Any, Mapping
 
 import orjson
 
-from replicate.tomlfile import read_toml
-from replicate.inputfile import json_lines, read_input
 from replicate.errors import BadInput, UsageError
+from replicate.inputfile import json_lines, read_input
 from replicate.registry import VersionedName
+from replicate.tomlfile import read_toml
 
 _ENDPOINT_KEYS = {"base_url", "api_key_env"}
 _COLLECTION_KEYS = {
@@ -184,9 +184,9 @@ def load_config(path: str | Path) -> CollectConfig:
                 f"[{table}] unknown key(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(allowed))}",
                 path=path,
             )
-    for table, keys in (("endpoint", ("base_url", "api_key_env")), ("collection", ("models", "k"))):
+    for table, required in (("endpoint", ("base_url", "api_key_env")), ("collection", ("models", "k"))):
         src = endpoint if table == "endpoint" else coll
-        for key in keys:
+        for key in required:
             if key not in src:
                 raise BadInput(f"[{table}] {key} is required", path=path)
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import AbstractSet, Iterable, Sequence
 
 from replicate.collect.config import CollectConfig, Item
 from replicate.output import Format, dumps_json, table
@@ -96,7 +96,7 @@ class Plan:
 _CAP_PARAMS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 
 
-def make_plan(config: CollectConfig, items: Sequence[Item], *, done: set[Triple] = frozenset()) -> Plan:
+def make_plan(config: CollectConfig, items: Sequence[Item], *, done: AbstractSet[Triple] = frozenset()) -> Plan:
     """The dry-run plan: requests per phase and estimated tokens. Pure."""
     per_item = {it.id: estimate_prompt_tokens(it) for it in items}
     cap = next((config.params[p] for p in _CAP_PARAMS if isinstance(config.params.get(p), int)), None)

@@ -36,8 +36,8 @@ from typing import Any, Mapping, Sequence
 import orjson
 
 from replicate.collect.config import Item, load_items
-from replicate.tomlfile import read_toml
 from replicate.errors import BadInput
+from replicate.tomlfile import read_toml
 
 FAULTS = ("rate_429", "rate_500", "rate_hang", "rate_drop", "rate_malformed", "rate_truncate",
           "rate_refusal", "rate_no_answer")
@@ -84,7 +84,7 @@ DEFAULT_SIM = SimConfig(models=MappingProxyType({"sim-a": SimModel("sim-a", 0.5)
 def _num(value: object, name: str, path: Path, *, integer: bool = False) -> float:
     """A TOML number for ``name``; true/false and strings are bad input naming the key."""
     ok = isinstance(value, int) if integer else isinstance(value, (int, float))
-    if isinstance(value, bool) or not ok:
+    if isinstance(value, bool) or not ok or not isinstance(value, (int, float)):
         kind = "an integer" if integer else "a number"
         raise BadInput(f"{name} must be {kind}, got {value!r}", path=path)
     return value if integer else float(value)
@@ -181,7 +181,7 @@ class SimServer(ThreadingHTTPServer):
 
     @property
     def url(self) -> str:
-        return f"http://{self.server_address[0]}:{self.port}/v1"
+        return f"http://{str(self.server_address[0])}:{self.port}/v1"
 
     def next_draw(self, model: str, key: str, stream: str) -> float:
         with self.lock:
@@ -242,7 +242,7 @@ class _Handler(BaseHTTPRequestHandler):
         for k, v in headers.items():
             self.send_header(k, v)
         # headers and body in one write (no Nagle / delayed-ACK stall between them)
-        self._headers_buffer.extend([b"\r\n", body])
+        self._headers_buffer.extend([b"\r\n", body])  # type: ignore[attr-defined]  # private, not in typeshed
         self.flush_headers()
 
     def _error(self, status: int, message: str, type_: str, code: str | None = None,
@@ -324,8 +324,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._drop()
             return
         if fault == "rate_malformed":
-            body = b'{"id": "chatcmpl-sim", "choices": [{"message": {"content": "Final ans'
-            self._send(200, body)
+            self._send(200, b'{"id": "chatcmpl-sim", "choices": [{"message": {"content": "Final ans')
             return
         prompt_chars = sum(len(str(m.get("content", ""))) for m in messages if isinstance(m, dict))
         spec = cfg.models[model]

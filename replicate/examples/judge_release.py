@@ -139,7 +139,7 @@ def _items(rng: random.Random, split: Split) -> list[tuple[str, str, int, str]]:
     for q in range(split.queries):
         qid = str(split.first_query_id + q * rng.randint(7, 97))
         text = _query_text(rng)
-        docs = set()
+        docs: set[str] = set()
         while len(docs) < split.docs_per_query:
             docs.add(str(rng.randint(10_000, 8_841_822)))
         for d in sorted(docs, key=int):
@@ -260,7 +260,7 @@ def make_exam(
     items = []
     for q in range(queries):
         qid = str(1000 + 37 * q)
-        for p in range(paragraphs):
+        for _p in range(paragraphs):
             items.append((qid, str(rng.randint(100_000, 999_999)), rng.randint(0, 3), _reasoning(rng, 1)))
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)

@@ -20,8 +20,8 @@ from replicate.errors import UsageError
 from replicate.fetch.cache import Cache, Snapshot
 from replicate.fetch.errors import IntegrityError, OfflineMissing
 from replicate.fetch.globs import Includes
-from replicate.fetch.lock import DEFAULT_LOCK_TIMEOUT, source_lock
 from replicate.fetch.httpfetch import HttpSettings
+from replicate.fetch.lock import DEFAULT_LOCK_TIMEOUT, source_lock
 from replicate.fetch.manifest import (
     FileEntry,
     Manifest,
@@ -253,8 +253,11 @@ def _materialise(src, rev, commit, via, snap: Snapshot, includes: Includes, limi
         else:
             fetchable.append(replace(e, size=size))
     seen: set[str] = set()
-    to_download = [e for e in fetchable
-                   if not cache.has_object(e.sha) and not (e.sha in seen or seen.add(e.sha))]
+    to_download = []
+    for e in fetchable:
+        if not cache.has_object(e.sha) and e.sha not in seen:
+            seen.add(e.sha)
+            to_download.append(e)
     if to_download:
         transport.download_all(to_download, cache, commit, note)
 

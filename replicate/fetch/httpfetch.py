@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any
 from urllib.parse import quote
 
 from replicate.fetch.cache import Cache
@@ -61,7 +62,7 @@ class HttpSettings:
     def from_env(cls, **overrides) -> HttpSettings:
         """Settings from REPLICATE_GITHUB_API, REPLICATE_GITHUB_RAW and GITHUB_TOKEN;
         keyword arguments that are not None win."""
-        values = {
+        values: dict[str, Any] = {
             "api_url": os.environ.get("REPLICATE_GITHUB_API") or DEFAULT_API,
             "raw_url": os.environ.get("REPLICATE_GITHUB_RAW") or DEFAULT_RAW,
             "token": os.environ.get("GITHUB_TOKEN") or None,
@@ -295,8 +296,9 @@ class HttpTransport:
             for f in pending:
                 f.cancel()
             for f in futures:
-                if f in done and f.exception() is not None:
-                    raise f.exception()
+                error = f.exception() if f in done else None
+                if error is not None:
+                    raise error
             for i, e in enumerate(entries, 1):
                 note("downloaded", f"{e.path} ({i}/{len(entries)})")
 

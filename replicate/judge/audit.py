@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -177,7 +177,7 @@ class Audit:
     edge: EdgeAudit | None = None
 
     def to_json(self) -> dict:
-        out = {
+        out: dict[str, Any] = {
             "parsers": list(self.parsers),
             "unparsed_policy": self.unparsed_policy,
             "files": [f.to_json() for f in self.files],

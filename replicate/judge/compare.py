@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from replicate.judge.align import Aligned, align
 from replicate.judge.figures import FourCell, PairCounts, Policy, pair_counts
@@ -52,7 +52,7 @@ class Comparison:
         return None if rate is None else 1.0 - rate
 
     def to_json(self) -> dict:
-        out = {"old": self.old.to_json(), "new": self.new.to_json()}
+        out: dict[str, Any] = {"old": self.old.to_json(), "new": self.new.to_json()}
         out.update(self.cells.figures())
         out.update(
             change_rate=self.change_rate,

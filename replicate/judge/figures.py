@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -199,7 +199,7 @@ def _gram(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Counts of items where row i of ``a`` and row j of ``b`` are both set (exact)."""
     # Sums of 0/1 products are exact integers in float32 up to 2**24 items (and in
     # float64 far beyond); float32 halves the matrix product's cost.
-    dtype = np.float32 if a.shape[1] < (1 << 24) else np.float64
+    dtype: type[np.floating[Any]] = np.float32 if a.shape[1] < (1 << 24) else np.float64
     return np.rint(a.astype(dtype) @ b.astype(dtype).T).astype(np.int64)
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from replicate.tomlfile import read_toml
 from replicate.errors import BadInput, UsageError
+from replicate.tomlfile import read_toml
 
 _SUFFIXES = (".jsonl.gz", ".json.gz", ".jsonl", ".json", ".gz")
 _ANNOTATIONS = "_annotations"
@@ -62,16 +62,16 @@ def runs_from_files(paths: Iterable[str | Path]) -> list[RunSpec]:
     Two files with the same name in different directories (``results/x.jsonl``
     and ``results_2020/x.jsonl``) are told apart by their parent directory.
     """
-    paths = [Path(p) for p in paths]
-    dupes = sorted({str(p) for p in paths if paths.count(p) > 1})
+    files = [Path(p) for p in paths]
+    dupes = sorted({str(p) for p in files if files.count(p) > 1})
     if dupes:
         raise UsageError(f"file {dupes[0]!r} is given twice; give each run once")
-    names = [run_name(p) for p in paths]
+    names = [run_name(p) for p in files]
     clash = {n for n in names if names.count(n) > 1}
-    names = [f"{p.parent.name}/{n}" if n in clash and p.parent.name else n for p, n in zip(paths, names)]
+    names = [f"{p.parent.name}/{n}" if n in clash and p.parent.name else n for p, n in zip(files, names)]
     clash = {n for n in names if names.count(n) > 1}
-    names = [str(p) if n in clash else n for p, n in zip(paths, names)]
-    return [RunSpec(n, (p,)) for p, n in zip(paths, names)]
+    names = [str(p) if n in clash else n for p, n in zip(files, names)]
+    return [RunSpec(n, (p,)) for p, n in zip(files, names)]
 
 
 def runs_from_table(table: Mapping, *, root: Path, where: str) -> list[RunSpec]:
@@ -106,7 +106,7 @@ def runs_from_toml(path: str | Path, *, root: Path | None = None) -> list[RunSpe
 
 # --- Which runs a floor, matrix or audit command means ---
 # Which runs a floor, matrix or audit command means (no figures; reads a TOML file at most).
-# 
+#
 # Each RUN argument (and each value of ``--edge``/``--main``) is either the name
 # of a run in the RUNS.toml given with ``--runs`` (its ``[runs]`` table, and its
 # ``[repeats]`` table when present) or a file (one file = one run, named after

@@ -11,10 +11,10 @@ Built-in scorers ship through the ``replicate.scorers`` entry point group.
 
 from replicate.scoring.base import (
     CATEGORIES,
+    SCORERS,
     NoResult,
     ScoreInput,
     Scorer,
-    SCORERS,
     Verdict,
     categorize,
     scorer,

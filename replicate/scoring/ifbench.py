@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from replicate.inputfile import json_lines, read_input
 from replicate.errors import BadInput
+from replicate.inputfile import json_lines, read_input
 
 
 @dataclass(frozen=True, slots=True)

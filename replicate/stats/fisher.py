@@ -37,8 +37,8 @@ def fisher_table(n1: int, n2: int) -> np.ndarray:
     from scipy.stats import hypergeom
 
     M = n1 + n2
-    a, b = np.meshgrid(np.arange(n1 + 1), np.arange(n2 + 1), indexing="ij")
-    a, b = a.ravel(), b.ravel()
+    grid_a, grid_b = np.meshgrid(np.arange(n1 + 1), np.arange(n2 + 1), indexing="ij")
+    a, b = grid_a.ravel(), grid_b.ravel()
     n = a + b
     inner = (n > 0) & (n < M)  # a zero column sum gives p = 1 (scipy's early return)
     a, n = a[inner], n[inner]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+
 import numpy as np
 
 from replicate.stats.classify import diff_at_least

@@ -13,13 +13,14 @@ across the cell's items, the exact threshold) is rerun on the drawn counts.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final, Literal
 
 import numpy as np
 
 from replicate.stats.itemtests import Rule, cell_tests
 
 QUANTILE = 0.95
-QUANTILE_METHOD = "linear"  # numpy.quantile's default (type 7 in R)
+QUANTILE_METHOD: Final[Literal["linear"]] = "linear"  # numpy.quantile's default (type 7 in R)
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class NullDraws:
     counts: np.ndarray
 
     def shares_p95(self, group_sizes: np.ndarray, *, eps_index: int = 0, group: int | None = None) -> dict:
-        c = self.counts[:, eps_index]  # (R, G, 2)
+        c: np.ndarray = self.counts[:, eps_index]  # (R, G, 2)
         if group is None:
             c = c.sum(axis=1)
             size = float(group_sizes.sum())

@@ -80,6 +80,7 @@ def aggregate(table: TrialsTable) -> tuple[Counts, np.ndarray]:
 
 
 _SCALARS = frozenset({str, int, float, bool})
+_KINDS: dict[type, str] = {list: "a list", dict: "an object"}
 
 
 def unit_metadata(
@@ -97,7 +98,7 @@ def unit_metadata(
         if v is None:
             continue
         if type(v) not in _SCALARS:
-            kind = {list: "a list", dict: "an object"}.get(type(v), type(v).__name__)
+            kind = _KINDS.get(type(v), type(v).__name__)
             raise BadInput(
                 f"metadata column {column!r} holds {kind} ({short_repr(v)}); --strata needs one "
                 "value per item: a string, a number or true/false",

@@ -22,10 +22,12 @@ import numpy as np
 from replicate.diagnostics import Diagnostics
 from replicate.errors import UsageError
 from replicate.stats.classify import CLASSES, IMPROVED, REGRESSED, classify, parse_eps, parse_eps_list
-from replicate.trials.counts import Counts, aggregate, unit_metadata
 from replicate.stats.fisher import PValueTables
-from replicate.stats.intervals import DIFF_METHODS, MEAN_INTERVAL, mean_interval, diff_interval
+from replicate.stats.intervals import DIFF_METHODS, MEAN_INTERVAL, diff_interval, mean_interval
+from replicate.stats.itemtests import Rule, cell_tests
 from replicate.stats.null import permutation_null
+from replicate.trials.counts import Counts, aggregate, unit_metadata
+from replicate.trials.load import CATEGORIES, TrialsTable
 from replicate.trials.results import (
     CellResult,
     ItemRows,
@@ -38,8 +40,6 @@ from replicate.trials.results import (
     SingleDraw,
     Stratum,
 )
-from replicate.stats.itemtests import Rule, cell_tests
-from replicate.trials.load import CATEGORIES, TrialsTable
 
 DEFAULT_SEED = 12345
 BY_CHOICES = ("benchmark", "none")
@@ -308,7 +308,7 @@ def _cell(
         ck = classify(tests.significant, tests.up[k], tests.down[k], lo, hi, rule.eps_list[k])
         sensitivity.append(SensitivityRow(_eps_text(rule.eps_list[k]), Shares.of(ck), p95(k)))
 
-    strata_rows = ()
+    strata_rows: tuple[Stratum, ...] = ()
     if stratum_of_unit is not None:
         strata_rows = tuple(
             Stratum(

@@ -289,7 +289,7 @@ def _intern(
     distinct = dict.fromkeys(col)
     for v in distinct:
         if type(v) is str and not v.strip():
-            r = _first_row(col, lambda x: x == v)
+            r = _first_row(col, lambda x, v=v: x == v)
             raise BadInput(f"column {name!r} is empty", path=path, line=int(lines[r]))
     # Item ids compare as strings: 7 and "7" are the same item.
     names = sorted({str(v) for v in distinct})

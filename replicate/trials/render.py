@@ -118,12 +118,12 @@ def _sensitivity(result: ItemsResult, fmt: Format) -> Section:
 
 
 def _single_draw(result: ItemsResult, fmt: Format) -> Section:
-    cells = [c for c in result.cells if c.single_draw]
+    cells = [(c, c.single_draw) for c in result.cells if c.single_draw]
     if not cells:
         return None
     rows = []
-    for c in cells:
-        sd = c.single_draw.to_json()
+    for c, draw in cells:
+        sd = draw.to_json()
         rows.append([_edge(c), _bench(c.benchmark), c.n_items,
                      pct(sd["correct_to_incorrect"], 1), pct(sd["incorrect_to_correct"], 1),
                      pct(c.shares.p_minus, 1), pct(c.shares.p_plus, 1)])
@@ -133,11 +133,11 @@ def _single_draw(result: ItemsResult, fmt: Format) -> Section:
 
 
 def _loose(result: ItemsResult, fmt: Format) -> Section:
-    cells = [c for c in result.cells if c.loose]
+    cells = [(c, c.loose) for c in result.cells if c.loose]
     if not cells:
         return None
-    rows = [[_edge(c), _bench(c.benchmark), c.loose.n_items, _signed(c.loose.r_source),
-             _signed(c.loose.r_target), _signed(c.loose.delta_r)] for c in cells]
+    rows = [[_edge(c), _bench(c.benchmark), loose.n_items, _signed(loose.r_source),
+             _signed(loose.r_target), _signed(loose.delta_r)] for c, loose in cells]
     return "Strict vs loose (R = mean loose - mean strict)", table(
         rows, ["edge", "benchmark", "items", "R src", "R tgt", "delta R"], fmt)
 

@@ -19,8 +19,8 @@ from replicate.errors import UsageError
 from replicate.output import Format, dumps_json, pct, table
 from replicate.provenance import FileProvenance
 from replicate.trials.counts import aggregate
-from replicate.trials.render import input_lines
 from replicate.trials.load import TrialsTable
+from replicate.trials.render import input_lines
 
 
 def _frac(value: str | float | Fraction, name: str) -> Fraction:

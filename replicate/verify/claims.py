@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Collection, Mapping
 
-from replicate.tomlfile import read_toml
 from replicate.errors import BadInput
+from replicate.tomlfile import read_toml
 from replicate.verify.matching import Printed
 from replicate.verify.metrics import METRICS, UNITS, Metric
 
@@ -242,7 +242,7 @@ def _check_run_fields(c: dict, metric: Metric | None, runs: Mapping[str, Any], s
             say(f"unknown run {name!r} in {what}{_close(name, runs)}; runs: {', '.join(runs)}")
 
     if has["runs"]:
-        if "floor" not in scopes:
+        if metric is not None and "floor" not in scopes:
             say(f"metric {metric.name!r} does not take 'runs'; it names {_scope_words(metric)}")
         elif has["run"] or has["old"] or has["new"]:
             say("give either 'runs' (a floor) or 'run' or 'old' and 'new', not several")
@@ -255,7 +255,7 @@ def _check_run_fields(c: dict, metric: Metric | None, runs: Mapping[str, Any], s
                 say("runs lists a run twice")
         return
     if has["old"] or has["new"]:
-        if "edge" not in scopes:
+        if metric is not None and "edge" not in scopes:
             say(f"metric {metric.name!r} does not take 'old'/'new'; it names {_scope_words(metric)}")
             return
         if has["run"]:
@@ -269,7 +269,7 @@ def _check_run_fields(c: dict, metric: Metric | None, runs: Mapping[str, Any], s
             say(f"old and new are the same run {c['old']!r}")
         return
     if has["run"]:
-        if "run" not in scopes:
+        if metric is not None and "run" not in scopes:
             say(f"metric {metric.name!r} does not take 'run'; it names {_scope_words(metric)}")
         else:
             known(c["run"], "run")
@@ -351,7 +351,7 @@ def _parse_claim(
     if len(problems) > before or metric is None or printed is None:
         return None
     return Claim(
-        id=cid, metric=metric.name, printed=printed, where=c.get("where", ""), text=c.get("text", ""),
+        id=str(cid), metric=metric.name, printed=printed, where=c.get("where", ""), text=c.get("text", ""),
         run=c.get("run"), old=c.get("old"), new=c.get("new"), runs=tuple(c.get("runs", ())),
         parser=parser, unparsed=policy, position=position,
     )
@@ -370,7 +370,7 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
     study = _parse_study(data.get("study"), problems, parsers)
     runs = _parse_runs(data.get("runs"), problems)
     fields = _parse_fields(data.get("fields"), problems)
-    raw_runs = data.get("runs") if isinstance(data.get("runs"), dict) else {}
+    raw_runs = data["runs"] if isinstance(data.get("runs"), dict) else {}
     claims_raw = data.get("claims")
     claims: list[Claim] = []
     if claims_raw is None:

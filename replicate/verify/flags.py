@@ -112,7 +112,7 @@ def collect_flags(
         by_run.setdefault(f.name, []).append(f)
     for name, figs in by_run.items():
         if any(f.unparsed for f in figs):
-            parts = [f"{f.unparsed} ({pct(float(f.unparsed_rate))}) under {f.parser}" for f in figs]
+            parts = [f"{f.unparsed} ({pct(float(f.unparsed_rate or 0))}) under {f.parser}" for f in figs]
             flags.append(Flag("unparsed", f"{name}: outputs left unparsed (of {figs[0].items}): {'; '.join(parts)}"))
     flags.extend(_files(run_files))
     flags.extend(_impossible(claims, run_figures))

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path, PurePath, PurePosixPath
 
-from replicate.stats.ranges import Span, place
 from replicate.output import Format, pct, table
+from replicate.stats.ranges import Span, place
 from replicate.verify.matching import Verdict
 from replicate.verify.recompute import EdgeFigures, FloorFigures
 from replicate.verify.result import ClaimResult, Verification
@@ -141,10 +141,10 @@ def _floor_of(v: Verification, e: EdgeFigures) -> FloorFigures | None:
     return None
 
 
-def _position(rate: Fraction | None, lo: Fraction | None, hi: Fraction | None) -> str:
+def _position(rate: Fraction | int | None, lo: Fraction | None, hi: Fraction | None) -> str:
     if rate is None or lo is None or hi is None:
         return "-"
-    return place(rate, Span(lo, hi)).verdict
+    return place(Fraction(rate), Span(lo, hi)).verdict
 
 
 def _f(x: Fraction | float | None) -> float | None:

@@ -30,8 +30,7 @@ import numpy as np
 from replicate.errors import ReplicateError
 from replicate.judge.compare import compare
 from replicate.judge.figures import FourCell
-from replicate.judge.floor import Floor, FloorPair
-from replicate.judge.floor import floor as judge_floor
+from replicate.judge.floor import Floor, FloorPair, floor as judge_floor
 from replicate.judge.model import LabelledRun, Run
 from replicate.parsing import UNPARSED, Parser
 from replicate.verify.claims import Claim

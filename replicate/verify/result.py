@@ -89,8 +89,8 @@ class Verification:
 
     def summary_line(self) -> str:
         """E.g. "62 of 70 claims match under umbrela-strict@1; 70 of 70 under umbrela-fallback@1"."""
-        parts = []
-        for i, (p, s) in enumerate(self.summary().items()):
+        parts: list[str] = []
+        for _i, (p, s) in enumerate(self.summary().items()):
             total = sum(s.values())
             if total == 0:
                 continue
@@ -151,7 +151,7 @@ def _f(x: Any) -> Any:
 
 
 def _edge_json(e: EdgeFigures) -> dict:
-    out = {"old": e.old, "new": e.new, "parser": e.parser, "unparsed_policy": e.policy}
+    out: dict[str, Any] = {"old": e.old, "new": e.new, "parser": e.parser, "unparsed_policy": e.policy}
     out.update(e.cells.figures())
     out.update(change_rate=_f(e.value("change_rate")), changed=e.changed, shared_items=e.shared_items,
                unparsed={"old": e.unparsed_old, "new": e.unparsed_new})

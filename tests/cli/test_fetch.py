@@ -6,7 +6,6 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from support.fixtures import cache, github, release  # noqa: F401  (pytest fixtures)
 from replicate.cli.app import app
 from replicate.provenance import MANIFEST_NAME
 

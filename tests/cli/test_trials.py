@@ -19,7 +19,8 @@ runner = CliRunner()
 def trials(tmp_path_factory):
     d = tmp_path_factory.mktemp("cli")
     p = np.linspace(0.2, 0.8, 24)
-    q = p.copy(); q[:6] = np.clip(q[:6] + 0.6, 0, 1)
+    q = p.copy()
+    q[:6] = np.clip(q[:6] + 0.6, 0, 1)
     rows = synthetic_rows({"old": p, "new": q}, k=30, seed=2, benchmark=["x"] * 12 + ["y"] * 12,
                           loose_bonus=0.2, metadata={"difficulty": ["easy", "hard"] * 12})
     write_jsonl(rows, d / "t.jsonl")

@@ -13,10 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
+from replicate.verify.plots import NO_MATPLOTLIB
 from support.tools import load_tool
 
 regen_golden = load_tool("regen_golden")
-from replicate.verify.plots import NO_MATPLOTLIB
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "fixtures" / "example"
@@ -206,7 +206,7 @@ def fetched(tmp_path, monkeypatch):
         "repository": {"licence": None, "default_branch": "main"},
     }
     (rel / "replicate-manifest.json").write_text(json.dumps(manifest))
-    (tmp_path / "claims.toml").write_text(f"""\
+    (tmp_path / "claims.toml").write_text("""\
 [study]
 title = "Backbone study"
 reference = "arXiv:2610.09820"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
@@ -49,7 +48,8 @@ def test_demo_commands_and_outputs_match_the_docs(tmp_path, monkeypatch):
     assert dry.stdout == doc_block("The dry run prints the plan")
     summary = doc_block("a summary on stdout")
     # the retry counts may differ between runs; everything else is as documented
-    strip = lambda t: re.sub(r"requests sent: .*\n|wall time: .*\n", "", t)
+    def strip(t):
+        return re.sub(r"requests sent: .*\n|wall time: .*\n", "", t)
     assert strip(run.stdout).replace(str(tmp_path / "demo."), "demo.") == strip(summary)
     assert score.stdout.replace(str(tmp_path / "demo."), "demo.") == doc_block("The score report")
     assert "sim-a -> sim-b" in items.stdout

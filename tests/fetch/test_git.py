@@ -11,13 +11,12 @@ import subprocess
 import orjson
 import pytest
 
-from support.fixtures import cache, release  # noqa: F401  (pytest fixtures)
-from support.repos import LFS_POINTER, blob_bytes, build_release
 from replicate.errors import CheckFailed, UsageError
 from replicate.fetch import OfflineMissing, RevisionNotFound, TransportError, check, fetch
 from replicate.fetch.errors import IntegrityError
 from replicate.fetch.writer import write_verified
 from replicate.provenance import MANIFEST_NAME
+from support.repos import LFS_POINTER, blob_bytes, build_release
 
 SELECTED = ["results/big.bin", "results/dl19/run_a.jsonl", "results/dl19/run_b.jsonl",
             "results/model.jsonl", "results/notes.txt", "results/readme_link"]

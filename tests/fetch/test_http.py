@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from support.fixtures import cache, github, release  # noqa: F401  (pytest fixtures)
-from support.repos import blob_bytes
 from replicate.errors import UsageError
 from replicate.fetch import (
     HttpSettings,
@@ -18,6 +16,7 @@ from replicate.fetch import (
     fetch,
 )
 from replicate.fetch.errors import IntegrityError
+from support.repos import blob_bytes
 
 
 class Sleeps(list):

@@ -10,7 +10,6 @@ import threading
 import pytest
 from typer.testing import CliRunner
 
-from support.fixtures import release  # noqa: F401  (pytest fixtures)
 from replicate.cli.app import app
 from replicate.fetch import fetch, parse_source
 from replicate.fetch.cache import Cache

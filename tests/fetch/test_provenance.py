@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from support.fixtures import cache, github, release  # noqa: F401  (pytest fixtures)
 from replicate.fetch import HttpSettings, fetch
 from replicate.provenance import file_provenance, find_release, sha256_file
 

@@ -14,12 +14,11 @@ import git
 import pytest
 from typer.testing import CliRunner
 
-from support.fixtures import cache, github, release  # noqa: F401  (pytest fixtures)
-from support.repos import commit_files, init_repo
 from replicate.cli.app import app
 from replicate.fetch import FetchError, fetch, parse_source
 from replicate.fetch.cache import Cache
 from replicate.provenance import MANIFEST_NAME
+from support.repos import commit_files, init_repo
 
 
 def _repo(path, files: dict[str, bytes]) -> git.Repo:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from replicate.errors import UsageError
+from replicate.fetch.errors import FetchError
 from replicate.fetch.globs import Includes, glob_to_regex
 from replicate.fetch.httpfetch import HttpSettings, rate_limit_error
 from replicate.fetch.safety import (
@@ -17,7 +18,6 @@ from replicate.fetch.safety import (
     refuse_path,
     safe_target,
 )
-from replicate.fetch.errors import FetchError
 from replicate.fetch.source import parse_source
 from replicate.fetch.tree import git_blob_id
 

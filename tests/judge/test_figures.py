@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from replicate.errors import BadInput, UsageError
 from replicate.judge.align import align
 from replicate.judge.compare import chain, compare
 from replicate.judge.figures import FourCell, pair_counts, wilson_interval
 from replicate.judge.model import LabelledRun
-from replicate.errors import BadInput, UsageError
 
 
 def test_published_recomputation_figures():

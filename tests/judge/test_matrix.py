@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from replicate.judge.align import align
 from replicate.judge.figures import FourCell
 from replicate.judge.matrix import FIGURES, Baseline, baselines, matrix, pearson_r, sanity_flags
-from replicate.judge.align import align
 from replicate.judge.model import LabelledRun
 
 

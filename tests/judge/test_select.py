@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from replicate.errors import BadInput, UsageError
+from replicate.examples.judge_release import write_example
 from replicate.judge.api import load_runs
 from replicate.judge.select import RunSpec, run_name, runs_from_files, runs_from_table, runs_from_toml
-from replicate.examples.judge_release import write_example
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "fixtures" / "example"

@@ -145,7 +145,8 @@ def test_refusal_detector_only_when_no_answer(tmp_path):
         w.append({"type": "trial", "model": "m", "item": "1", "trial": t, "text": text, "finish_reason": "stop",
                   "refusal": None, "usage": {}, "error_kind": None})
     w.close()
-    cats = lambda det: [r["category"] for r in (orjson.loads(x) for x in (tmp_path / "t.jsonl").read_bytes().splitlines())]
+    def cats(det):
+        return [r["category"] for r in (orjson.loads(x) for x in (tmp_path / "t.jsonl").read_bytes().splitlines())]
     score_archive_to_file(tmp_path / "a.jsonl", items, tmp_path / "t.jsonl")
     assert cats(1) == ["refusal", "correct", "format_failure"]
     score_archive_to_file(tmp_path / "a.jsonl", items, tmp_path / "t.jsonl", refusal_detector=None)

@@ -1,4 +1,4 @@
-"""Pytest fixtures shared by the fetch tests (imported by each test module)."""
+"""Pytest fixtures shared by the fetch tests (registered in tests/conftest.py)."""
 
 from __future__ import annotations
 

@@ -9,11 +9,11 @@ from scipy.stats import false_discovery_control, fisher_exact
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, UsageError
+from replicate.examples.trials import synthetic_rows, write_jsonl
 from replicate.output import dumps_json
 from replicate.trials.engine import DEFAULT_SEED, analyse_items, parse_edge, per_item_rows
-from replicate.trials.screen import screen
-from replicate.examples.trials import synthetic_rows, write_jsonl
 from replicate.trials.load import read_trials
+from replicate.trials.screen import screen
 
 
 def table_of(tmp_path, rows, name="t.jsonl"):
@@ -104,8 +104,8 @@ def test_null_frequency_matches_the_exact_hypergeometric_probability():
     from scipy.stats import hypergeom
 
     from replicate.stats.fisher import PValueTables
-    from replicate.stats.null import permutation_null
     from replicate.stats.itemtests import Rule
+    from replicate.stats.null import permutation_null
 
     a, n1, b, n2 = 6, 20, 14, 30
     c, M = a + b, n1 + n2
@@ -130,15 +130,17 @@ def test_seeded_reproducibility(planted):
     one = dumps_json(analyse_items(planted, [("old", "new")], n_null=100, seed=1, single_draw=True).to_json())
     two = dumps_json(analyse_items(planted, [("old", "new")], n_null=100, seed=1, single_draw=True).to_json())
     assert one == two
-    from replicate.stats.fisher import PValueTables
-    from replicate.stats.null import permutation_null
-    from replicate.stats.itemtests import Rule
     from fractions import Fraction
+
+    from replicate.stats.fisher import PValueTables
+    from replicate.stats.itemtests import Rule
+    from replicate.stats.null import permutation_null
 
     counts = {}
     for seed in (1, 2):
         rng = np.random.default_rng(seed)
-        a = np.full(40, 10); n = np.full(40, 20)
+        a = np.full(40, 10)
+        n = np.full(40, 20)
         counts[seed] = permutation_null(a, n, a, n, Rule(PValueTables(), 0.9, (Fraction(1, 20),)),
                                         n_resamples=50, rng=rng).counts
     assert not np.array_equal(counts[1], counts[2])
@@ -197,7 +199,8 @@ def test_items_missing_or_only_api_errors_are_excluded_and_counted(tmp_path):
 
 def test_pooled_cells_and_sensitivity_and_strata(tmp_path):
     p = np.linspace(0.1, 0.9, 60)
-    q = p.copy(); q[:10] = np.clip(q[:10] + 0.6, 0, 1)
+    q = p.copy()
+    q[:10] = np.clip(q[:10] + 0.6, 0, 1)
     rows = synthetic_rows({"a": p, "b": q}, k=40, seed=1, benchmark=["x"] * 30 + ["y"] * 30,
                           metadata={"difficulty": [1, 2, 3] * 20})
     t = table_of(tmp_path, rows)
@@ -292,11 +295,12 @@ def test_null_summary_mean_and_monte_carlo_p_value(tmp_path, planted):
     rng = np.random.default_rng(2)
     p = rng.uniform(0.1, 0.9, 60)
     t = table_of(tmp_path, synthetic_rows({"a": p, "b": p}, k=10, seed=9))
-    from replicate.trials.engine import _cell_rng
-    from replicate.stats.fisher import PValueTables
-    from replicate.stats.null import permutation_null
-    from replicate.stats.itemtests import Rule
     from fractions import Fraction
+
+    from replicate.stats.fisher import PValueTables
+    from replicate.stats.itemtests import Rule
+    from replicate.stats.null import permutation_null
+    from replicate.trials.engine import _cell_rng
 
     res = analyse_items(t, [("a", "b")], n_null=200, seed=4, eps="0.1", alpha=0.9)
     (cell,) = res.cells

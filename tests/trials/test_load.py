@@ -10,8 +10,8 @@ import pytest
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
-from replicate.trials.counts import aggregate, unit_metadata
 from replicate.examples.trials import synthetic_rows, write_csv, write_jsonl
+from replicate.trials.counts import aggregate, unit_metadata
 from replicate.trials.load import read_trials
 
 

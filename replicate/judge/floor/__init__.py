@@ -29,13 +29,18 @@ import numpy as np
 
 from replicate.errors import UsageError
 from replicate.judge.align import Aligned, align
-from replicate.judge.figures import FourCell, POLICIES, Policy, pair_counts
+from replicate.judge.figures import POLICIES, FourCell, Policy, pair_counts
 from replicate.judge.floor.checks import (  # noqa: F401  (re-exported)
-    FAR_BEYOND_RULE, MAIN_VERDICTS, EdgeCheck, MainCheck, check_edge, check_main,
+    FAR_BEYOND_RULE,
+    MAIN_VERDICTS,
+    EdgeCheck,
+    MainCheck,
+    check_edge,
+    check_main,
 )
-from replicate.stats.ranges import VERDICTS, Placement, Span, frac as _frac, place  # noqa: F401
 from replicate.judge.model import LabelledRun
 from replicate.parsing import UNPARSED
+from replicate.stats.ranges import VERDICTS, Placement, Span, frac as _frac, place  # noqa: F401
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,8 @@ from typing import Sequence
 from replicate.errors import UsageError
 from replicate.judge.compare import Comparison, compare
 from replicate.judge.figures import Policy
-from replicate.stats.ranges import Placement, Span, frac, place
 from replicate.judge.model import LabelledRun
+from replicate.stats.ranges import Placement, Span, frac, place
 
 MAIN_VERDICTS = ("below", "inside", "above", "far_beyond")
 #: A run is far beyond the repeats when its smallest change rate against them

@@ -41,11 +41,11 @@ import numpy as np
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, UsageError
+from replicate.judge.load.exam import exam_label, load_exam_file
 from replicate.judge.load.fields import FieldSpec, gold_int, key_text
-from replicate.judge.load.exam import load_exam_file, exam_label
 from replicate.judge.load.flat import load_flat_file
-from replicate.judge.model import Origins, Run, RunFile, readonly
 from replicate.judge.load.readfile import BOM, Items, RawFile, read_file
+from replicate.judge.model import Origins, Run, RunFile, readonly
 
 __all__ = ["FieldSpec", "load_run", "detect_format", "exam_label", "key_text", "gold_int", "FORMATS"]
 
@@ -80,10 +80,9 @@ def load_run(
     """
     if format not in FORMATS:
         raise UsageError(f"format must be one of {', '.join(FORMATS)}; got {format!r}")
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
-    paths = [Path(p) for p in paths]
-    if not paths:
+    given = [paths] if isinstance(paths, (str, Path)) else paths
+    file_paths = [Path(p) for p in given]
+    if not file_paths:
         raise UsageError(f"run {name!r} names no files")
     acc = Items.empty()
     files: list[RawFile] = []
@@ -93,11 +92,11 @@ def load_run(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        _read_all(paths, format, fields, acc, files, run_files, diagnostics)
+        _read_all(file_paths, format, fields, acc, files, run_files, diagnostics)
     finally:
         if gc_was_enabled:
             gc.enable()
-    return _finish(name, paths, acc, run_files)
+    return _finish(name, file_paths, acc, run_files)
 
 
 def _read_all(paths, format, fields, acc, files, run_files, diagnostics) -> None:

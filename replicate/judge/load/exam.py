@@ -7,8 +7,8 @@ from typing import Any
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
 from replicate.judge.load.fields import GOLD_MAX, describe, gold_int, key_text
+from replicate.judge.load.readfile import BLANK, Items, RawFile, parse_line, split_lines, strip_bom
 from replicate.judge.model import KEY_SEP, RunFile
-from replicate.judge.load.readfile import BLANK, Items, RawFile, split_lines, parse_line, strip_bom
 from replicate.parsing import UNPARSED
 
 
@@ -39,10 +39,10 @@ def _exam_covered(grade: Any) -> tuple[int, int] | None:
         return len(right), len(right) + len(wrong)
     ratings = grade.get("self_ratings")
     if isinstance(ratings, list):
-        values = []
+        values: list[int | float] = []
         for r in ratings:
             v = r.get("self_rating") if isinstance(r, dict) else r
-            if type(v) not in (int, float):
+            if not isinstance(v, (int, float)) or type(v) not in (int, float):
                 return None
             values.append(v)
         return sum(1 for v in values if v >= 4), len(values)
@@ -71,9 +71,9 @@ def load_exam_file(
             raise BadInput(f"query id must be a string or an integer, got {describe(value[0])}", path=f.path, line=lineno)
         for pos, para in enumerate(value[1], 1):
             where = f"paragraph {pos}"
-            if not isinstance(para, dict) or key_text(para.get("paragraph_id")) is None:
+            pid = key_text(para.get("paragraph_id")) if isinstance(para, dict) else None
+            if pid is None:
                 raise BadInput(f"{where}: expected an object with a 'paragraph_id'", path=f.path, line=lineno)
-            pid = key_text(para["paragraph_id"])
             where = f"paragraph {pid!r}"
             try:
                 judgment = para["paragraph_data"]["judgments"][0]

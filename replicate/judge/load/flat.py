@@ -13,8 +13,8 @@ import orjson
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
 from replicate.judge.load.fields import GOLD_MAX, FieldSpec, describe, gold_int, key_text
+from replicate.judge.load.readfile import BLANK, Items, RawFile, parse_line, split_lines, strip_bom
 from replicate.judge.model import KEY_SEP, RunFile
-from replicate.judge.load.readfile import BLANK, Items, RawFile, split_lines, parse_line, strip_bom
 
 #: Bytes of lines the bulk path parses per orjson call (small enough to stay in the CPU cache).
 _CHUNK = 1 << 18

@@ -17,8 +17,8 @@ import numpy as np
 import orjson
 
 from replicate.diagnostics import Diagnostics
-from replicate.inputfile import read_input
 from replicate.errors import BadInput
+from replicate.inputfile import read_input
 from replicate.judge.model import KEY_SEP
 from replicate.provenance import FileProvenance, find_release
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from replicate.diagnostics import Diagnostics
 from replicate.judge.compare import Comparison
 from replicate.judge.figures import FourCell
 from replicate.output import Format, num, pct, table
+
+if TYPE_CHECKING:
+    from replicate.provenance import FileProvenance
 
 
 def _ci(cells: FourCell, figure: str) -> str:
@@ -75,8 +78,10 @@ def identity_line(cells: FourCell) -> str:
     """regression - backward = EM old - EM new, shown with the numbers."""
     if cells.n == 0:
         return "identity: undefined (n = 0)"
-    lhs = cells.regression_rate - cells.backward_rate
-    rhs = cells.em_old - cells.em_new
+    reg, back, em_old, em_new = cells.regression_rate, cells.backward_rate, cells.em_old, cells.em_new
+    assert reg is not None and back is not None and em_old is not None and em_new is not None  # n > 0
+    lhs = reg - back
+    rhs = em_old - em_new
     ok = (cells.only_old - cells.only_new) == (cells.old_correct - cells.new_correct)
     return (
         f"identity: regression - backward = {pct(cells.regression_rate)} - {pct(cells.backward_rate)} = {pct(lhs)}"
@@ -165,7 +170,7 @@ def _input_section(sides) -> str:
     """Markdown: what was read (per fetched release its source, commit and licence; every file's sha256)."""
     from replicate.provenance import provenance_markdown
 
-    seen: dict[str, object] = {}
+    seen: dict[str, FileProvenance] = {}
     for side in sides:
         for f in side.files:
             seen.setdefault(f.provenance.path, f.provenance)
@@ -299,7 +304,7 @@ def parse_summary(labelled, run) -> ParseSummary:
 
 
 def parse_text(s: ParseSummary, fmt: Format | str) -> str:
-    rows = [
+    rows: list[list[Any]] = [
         ["lines", s.lines],
         ["records (items)", s.records],
         ["parsed", f"{s.parsed} ({pct(s.parsed / s.records if s.records else None, 1)})"],

@@ -6,7 +6,6 @@ from replicate.judge.floor import FAR_BEYOND_RULE, Floor, Placement, Span
 from replicate.judge.render import heading
 from replicate.output import Format, num, pct, table
 
-
 READINGS = {
     "inside": "Reading: this edge's regressions cannot be told apart from rerun noise.",
     "above": "Reading: this edge regresses more than reruns of its target model do.",
