@@ -10,9 +10,8 @@ import subprocess
 
 import pytest
 
-from support.fixtures import cache  # noqa: F401  (pytest fixture)
-from support.repos import blob_bytes, commit_files, init_repo
 from replicate.fetch import TransportError, fetch
+from support.repos import blob_bytes, commit_files, init_repo
 
 FILES = {
     "README.md": b"# study\n",
