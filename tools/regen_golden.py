@@ -52,7 +52,7 @@ def main() -> int:
 
     from replicate.cli.app import app
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[1]
     if not (root / "fixtures" / "example" / "claims.toml").is_file():
         print(f"not a source checkout (no fixtures/example/claims.toml under {root})", file=sys.stderr)
         return 2

@@ -1,18 +1,18 @@
 """Matching a recomputed value against a printed one at its printed precision (pure, exact).
 
 A printed value ``v`` with ``d`` digits after the decimal point stands for
-every value that rounds to it. We use the half-open interval
+every value that rounds to it. We use the closed interval
 
-    v - 5 * 10**-(d+1)  <=  x  <  v + 5 * 10**-(d+1)
+    v - 5 * 10**-(d+1)  <=  x  <=  v + 5 * 10**-(d+1)
 
-so "28.0" (percent) covers 27.95 <= x < 28.05 and "0.77" covers
-0.765 <= x < 0.775. The lower boundary belongs to the printed value (27.95
-rounds half up to 28.0) and the upper one does not (28.05 rounds up to 28.1).
-This is round-half-up, the rule taught in school and the one most papers
-state; it applies the same way to negative values (-0.125 prints as -0.12).
-A recomputed value that lies exactly on a boundary is reported as a tie,
-because round-half-even (Python's ``round`` and ``format`` on exact binary
-values) may have printed the neighbour.
+so "28.0" (percent) covers 27.95 <= x <= 28.05 and "0.77" covers
+0.765 <= x <= 0.775. A value exactly on a boundary is halfway between two
+printable values, and papers round halves differently: half up (the school
+rule), half away from zero, or half to even on the binary value (Python's
+``round`` and ``format``: 559/2000 = 27.95% prints as "27.9"). So a boundary
+value matches *either* neighbour and is reported as a **tie**, never as a
+mismatch. The rule is symmetric in sign: "-0.12" covers -0.125 <= x <= -0.115,
+exactly the mirror of "0.12".
 
 Arithmetic is exact: printed text is read as :class:`decimal.Decimal`,
 recomputed values arrive as :class:`fractions.Fraction` (figures that are
@@ -79,7 +79,7 @@ class Printed:
         return Fraction(1, 2 * 10**self.places)
 
     def interval(self) -> tuple[Fraction, Fraction]:
-        """``[lo, hi)`` in the printed scale (percent points for percent)."""
+        """``[lo, hi]`` in the printed scale (percent points for percent); both bounds are ties."""
         centre = Fraction(self.value)
         h = self.half_width
         return centre - h, centre + h
@@ -90,11 +90,11 @@ class Printed:
         return x * 100 if self.unit == "percent" else x
 
     def show_interval(self) -> str:
-        """The interval as text, e.g. ``[27.95, 28.05)`` or ``= 6252``."""
+        """The interval as text, e.g. ``[27.95, 28.05]`` or ``= 6252``."""
         if self.unit == "count":
             return f"= {self.value}"
         lo, hi = self.interval()
-        return f"[{_exact_decimal(lo)}, {_exact_decimal(hi)})"
+        return f"[{_exact_decimal(lo)}, {_exact_decimal(hi)}]"
 
 
 def _exact_decimal(x: Fraction) -> str:
@@ -126,14 +126,18 @@ def match(printed: Printed, computed: Fraction | int | float) -> Match:
         return Match(Verdict.match if x == Fraction(printed.value) else Verdict.mismatch, x)
     x = printed.scale(computed)
     lo, hi = printed.interval()
-    verdict = Verdict.match if lo <= x < hi else Verdict.mismatch
+    verdict = Verdict.match if lo <= x <= hi else Verdict.mismatch
     return Match(verdict, x, tie=(x == lo or x == hi))
 
 
 def rounded(printed: Printed, computed: Fraction | int | float) -> str:
-    """The recomputed value rounded half up to the printed number of places (printed scale)."""
+    """The recomputed value rounded to the printed number of places (printed scale), halves away from zero.
+
+    Symmetric in sign: -0.125 gives "-0.13" as 0.125 gives "0.13" (a half is a tie: see :func:`match`).
+    """
     x = printed.scale(computed)
     q = Fraction(1, 10**printed.places)
-    steps = (x / q + Fraction(1, 2)).__floor__()
+    magnitude = (abs(x) / q + Fraction(1, 2)).__floor__()
+    steps = magnitude if x >= 0 else -magnitude
     value = Decimal(steps) / Decimal(10**printed.places)
     return f"{value:.{printed.places}f}"

@@ -336,7 +336,8 @@ def render_note(v: Verification, *, out: str | None = None, figures: Figures | N
         "## Claims", "",
         "Each recomputed value is shown in the printed unit with three more decimals than printed, "
         "then its verdict: a printed value matches when the recomputed one rounds to it "
-        "(half up: \"28.0\" covers 27.95 <= x < 28.05); counts must be equal.", "",
+        "(\"28.0\" covers 27.95 <= x <= 28.05; a value exactly on a boundary matches either neighbour "
+        "and is flagged as a tie); counts must be equal.", "",
         claims.rstrip("\n"), "", *_claim_texts(v, notes), "",
     ]
     parts += _edges(v) + _floors(v) + _runs(v) + _flags(v) + _figures(figures) + _sources(v)

@@ -114,7 +114,7 @@ def test_json_output(example_copy):
     assert reg["metric"] == "regression_rate" and reg["printed"] == "14.3"
     assert reg["computed"]["umbrela-fallback@1"] == 39 / 273  # rates as fractions, from the cells
     assert reg["verdict"] == {"umbrela-fallback@1": "match", "umbrela-checked@1": "mismatch"}
-    assert reg["interval"] == "[14.25, 14.35)"
+    assert reg["interval"] == "[14.25, 14.35]"
     edge = next(e for e in out["edges"] if e["parser"] == "umbrela-fallback@1"
                 and (e["old"], e["new"]) == ("alpha-2024-08", "alpha-2025-01"))
     assert edge["cells"] == {"both": 101, "only_old": 39, "only_new": 36, "neither": 97}
