@@ -198,8 +198,24 @@ def test_floor_main_far_beyond_is_flagged_in_text(tmp_path):
         "Warning: main differs from its repeats far beyond rerun noise: "
         "it was likely produced with another configuration." in res.stdout
     )
+    assert ("far_beyond: even the closest repeat differs from main on 83.33%, more than 2 x the "
+            "largest repeat-to-repeat change rate 16.67% = 33.33%\n") in res.stdout
     md = _run("floor", rep1, rep2, "--main", main, "-p", P, "-f", "markdown").stdout
     assert "\n- verdict: far_beyond\n" in md
+
+
+def test_floor_main_prints_the_far_beyond_rule_only_when_it_fires(tmp_path):
+    rep1 = _write(tmp_path / "rep1.jsonl", [0, 1, 2, 3, 1, 2])
+    rep2 = _write(tmp_path / "rep2.jsonl", [0, 1, 2, 3, 1, 1])  # repeats differ on f only: 1/6
+    main = _write(tmp_path / "main.jsonl", [0, 1, 2, 0, 1, 2])  # vs rep1: d = 1/6; vs rep2: d, f
+    res = _run("floor", rep1, rep2, "--main", main, "-p", P)
+    assert res.exit_code == 0, res.output
+    assert "verdict: inside\n" in res.stdout
+    assert "far_beyond" not in res.stdout and "Warning" not in res.stdout  # it used to print the rule
+    js = json.loads(_run("floor", rep1, rep2, "--main", main, "-p", P, "-f", "json").stdout)["main"]
+    assert js["far_beyond"] is False
+    assert js["far_beyond_rule"]["closest_change_rate"] == pytest.approx(1 / 6)
+    assert js["far_beyond_rule"]["threshold"] == pytest.approx(2 / 6)
 
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "example"

@@ -163,7 +163,12 @@ def test_main_far_beyond_rule_and_its_boundary():
     main = _ten("main", {0, 5, 6, 7})  # vs rep1: 3/10, vs rep2: 4/10
     check = floor(reps, main=main).main
     assert check.verdict == "far_beyond" and check.far_beyond
-    assert check.to_json()["rule"] == FAR_BEYOND_RULE
+    js = check.to_json()
+    assert js["far_beyond"] is True and "rule" not in js
+    # the numbers the rule compares: closest 3/10 against 2 x the largest repeat change 1/10
+    assert js["far_beyond_rule"] == {"closest_change_rate": 0.3, "factor": 2,
+                                     "largest_repeat_change_rate": 0.1, "threshold": 0.2}
+    assert "more than twice" in FAR_BEYOND_RULE  # the definition the docs quote
     near = floor(reps, main=_ten("main", {0, 5})).main  # vs rep1: f = 1/10; vs rep2: b,f
     assert near.closest.rate == 0.1 and near.verdict == "inside"
     two = floor(reps, main=_ten("main", {2, 3})).main  # vs rep1: a,c,d = 3/10; vs rep2: a,b,c,d
@@ -171,6 +176,8 @@ def test_main_far_beyond_rule_and_its_boundary():
     just_twice = floor(reps, main=_ten("main", {1, 2})).main  # vs rep1: a,b,c = 3/10; vs rep2: a,c = 2/10
     assert just_twice.closest.rate == 0.2
     assert just_twice.verdict == "above"  # exactly 2 x max is not "far beyond" (strictly greater is)
+    assert just_twice.to_json()["far_beyond"] is False
+    assert just_twice.to_json()["far_beyond_rule"]["threshold"] == 0.2
 
 
 def test_fewer_than_two_repeats_is_a_usage_error():

@@ -31,6 +31,7 @@ from replicate.errors import UsageError
 from replicate.judge.align import Aligned, align
 from replicate.judge.figures import POLICIES, FourCell, Policy, pair_counts
 from replicate.judge.floor.checks import (  # noqa: F401  (re-exported)
+    FAR_BEYOND_FACTOR,
     FAR_BEYOND_RULE,
     MAIN_VERDICTS,
     EdgeCheck,

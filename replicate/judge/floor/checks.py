@@ -90,6 +90,20 @@ class MainCheck:
     def far_beyond(self) -> bool:
         return self.verdict == "far_beyond"
 
+    @property
+    def far_beyond_threshold(self) -> Fraction:
+        """The change rate MAIN's closest repeat must exceed for ``far_beyond``."""
+        return FAR_BEYOND_FACTOR * self.floor.hi
+
+    def far_beyond_numbers(self) -> dict:
+        """What :data:`FAR_BEYOND_RULE` compares, as rates 0-1 (closest None: no items)."""
+        return {
+            "closest_change_rate": None if self.closest is None else self.closest.rate,
+            "factor": FAR_BEYOND_FACTOR,
+            "largest_repeat_change_rate": float(self.floor.hi),
+            "threshold": float(self.far_beyond_threshold),
+        }
+
     def to_json(self) -> dict:
         return {
             "name": self.name,
@@ -111,7 +125,7 @@ class MainCheck:
             "closest": None if self.closest is None else self.closest.to_json(),
             "verdict": self.verdict,
             "far_beyond": self.far_beyond,
-            "rule": FAR_BEYOND_RULE,
+            "far_beyond_rule": self.far_beyond_numbers(),
         }
 
 

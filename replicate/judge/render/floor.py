@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replicate.judge.floor import FAR_BEYOND_RULE, Floor, Placement, Span
+from replicate.judge.floor import FAR_BEYOND_FACTOR, Floor, Placement, Span
 from replicate.judge.render import heading
 from replicate.output import Format, num, pct, table
 
@@ -89,9 +89,13 @@ def floor_text(fl: Floor, fmt: Format | str) -> str:
         lines = [
             f"verdict: {m.verdict}",
             _placement(m.closest, "closest change rate") + f" [{_span(m.floor)}]",
-            f"rule: {FAR_BEYOND_RULE}",
         ]
-        if m.far_beyond:
+        if m.far_beyond and m.closest is not None:  # the rule is shown only when it fired
+            lines.append(
+                f"far_beyond: even the closest repeat differs from {m.name} on {pct(m.closest.rate)}, "
+                f"more than {FAR_BEYOND_FACTOR} x the largest repeat-to-repeat change rate "
+                f"{pct(m.floor.max)} = {pct(float(m.far_beyond_threshold))}"
+            )
             lines.append(
                 f"Warning: {m.name} differs from its repeats far beyond rerun noise: "
                 "it was likely produced with another configuration."
