@@ -23,6 +23,7 @@ def collect_cmd(
     base_url: Annotated[Optional[str], typer.Option("--base-url", help="Override [endpoint] base_url.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan (requests per phase, estimated tokens) and send nothing.")] = False,
     progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show progress on stderr (default: on).")] = None,
+    retry_errors: Annotated[bool, typer.Option("--retry-errors", help="On resume, ask again the trials recorded as api_error (the new record supersedes the old).")] = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Ask every item K times per model over an OpenAI-compatible API, into a crash-safe archive.
@@ -31,10 +32,15 @@ def collect_cmd(
     (item, trial) is sent in a seeded random order. The API key is read from the
     environment variable named by api_key_env. Transient faults (408, 409, 429,
     5xx, timeouts, dropped connections, invalid JSON) are retried with backoff;
-    401/403/404 or an unknown model stop the run (rerun the same command after
-    the fix to resume). Rerunning resumes the missing trials only; a changed
-    config (models, k, params, items) is refused. Ctrl-C stops at once: what
-    was recorded stays, requests in flight are asked again on resume (exit 130).
+    401/403/404, an unknown model, a 400 naming a request parameter (e.g.
+    max_tokens where the model wants max_completion_tokens) or the same 400 on
+    the first 3 distinct items of a phase stop the run with nothing recorded
+    for those requests (exit 2; rerun the same command after the fix to
+    resume). Other 400s are that trial's api_error; the run exits 1 when more
+    than half of a model's trials are api_error. Rerunning resumes the missing
+    trials only (--retry-errors: and the api_error ones); a changed config
+    (models, k, params, items) is refused. Ctrl-C stops at once: what was
+    recorded stays, requests in flight are asked again on resume (exit 130).
     """
     from replicate.collect import load_config, load_items
     from replicate.collect.archive import read_archive
@@ -51,13 +57,19 @@ def collect_cmd(
         return
     prog = Progress() if progress is not False else None
     try:
-        summary = collect(cfg, its, archive, progress=prog)
+        summary = collect(cfg, its, archive, progress=prog, retry_errors=retry_errors)
     except CollectionStopped as exc:
         warn(render_summary(exc.summary, Format.table).rstrip("\n"))
         raise
     except CollectionInterrupted as exc:
         _exit_interrupted(exc)
     echo(render_summary(summary, fmt))
+    if summary.mostly_errors:
+        from replicate.collect.runner import mostly_errors_line
+
+        for m in summary.mostly_errors:
+            warn("error: " + mostly_errors_line(m, summary.models[m]))
+        raise typer.Exit(1)
 
 
 def _exit_interrupted(exc) -> None:

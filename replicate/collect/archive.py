@@ -8,7 +8,10 @@ of every item's messages. Every further line is one finished trial
 plus at most one torn last line (no trailing newline), which the next run
 detects, reports and cuts off. Each resumed run appends a ``"type": "resume"``
 record with the settings it ran with (endpoint, concurrency, seed, timeouts,
-retry policy may differ from the header's). A lock file (``ARCHIVE.lock``, ``fcntl.flock``)
+retry policy may differ from the header's). A trial recorded as an API
+error may be recorded again by a later run (``collect --retry-errors``): the
+later record of the same (model, item, trial) supersedes the error; any other
+repeat is a duplicate and bad input. A lock file (``ARCHIVE.lock``, ``fcntl.flock``)
 keeps a second collector away; the kernel drops the lock when its holder dies,
 even by ``kill -9``.
 """
@@ -142,10 +145,16 @@ class ArchiveContents:
     torn_bytes: int = 0  # size of a torn last line (0 if none)
     valid_size: int = 0  # bytes up to and including the last complete line
     resumes: tuple[dict[str, Any], ...] = ()  # one "resume" record per resumed run, in order
+    superseded: int = 0  # api_error records replaced by a later record of the same trial
 
     @property
     def done(self) -> set[tuple[str, str, int]]:
         return {(r["model"], r["item"], r["trial"]) for _, r in self.records}
+
+    @property
+    def errors(self) -> set[tuple[str, str, int]]:
+        """The trials whose (latest) record is an API error."""
+        return {(r["model"], r["item"], r["trial"]) for _, r in self.records if r.get("error_kind")}
 
 
 def read_archive(path: str | Path) -> ArchiveContents:
@@ -159,9 +168,9 @@ def read_archive(path: str | Path) -> ArchiveContents:
     end = data.rfind(b"\n") + 1
     torn = len(data) - end
     header: dict[str, Any] | None = None
-    records: list[tuple[int, dict[str, Any]]] = []
+    records: dict[tuple[str, str, int], tuple[int, dict[str, Any]]] = {}
     resumes: list[dict[str, Any]] = []
-    seen: dict[tuple[str, str, int], int] = {}
+    superseded = 0
     for lineno, obj in json_lines(data[:end], path=path, record="archive record"):
         kind = obj.get("type") if isinstance(obj, dict) else None
         if kind == "header":
@@ -183,12 +192,15 @@ def read_archive(path: str | Path) -> ArchiveContents:
                 raise BadInput("a trial record needs model, item and trial (an integer >= 0)", path=path,
                                line=lineno)
             key = (str(obj["model"]), str(obj["item"]), trial)
-            if key in seen:
-                raise BadInput(
-                    f"duplicate trial {key} (also on line {seen[key]})", path=path, line=lineno
-                )
-            seen[key] = lineno
-            records.append((lineno, obj))
+            earlier = records.get(key)
+            if earlier is not None:
+                if not earlier[1].get("error_kind"):
+                    raise BadInput(
+                        f"duplicate trial {key} (also on line {earlier[0]})", path=path, line=lineno
+                    )
+                del records[key]  # a retried API error: the later record stands
+                superseded += 1
+            records[key] = (lineno, obj)
         elif kind == "resume":
             if header is None:
                 raise BadInput("a resume record before the header", path=path, line=lineno)
@@ -199,7 +211,7 @@ def read_archive(path: str | Path) -> ArchiveContents:
         else:
             raise BadInput(f"unknown record type {kind!r}; expected 'header', 'trial' or 'resume'", path=path,
                            line=lineno)
-    return ArchiveContents(path, header, tuple(records), torn, end, tuple(resumes))
+    return ArchiveContents(path, header, tuple(records.values()), torn, end, tuple(resumes), superseded)
 
 
 # -- writing -------------------------------------------------------------------------
@@ -245,6 +257,8 @@ class OpenedArchive:
     done: frozenset[tuple[str, str, int]]
     torn_bytes: int
     resumed: bool
+    #: trials of ``done`` recorded as API errors -> their error kind
+    errors: Mapping[tuple[str, str, int], str] = field(default_factory=dict)
 
 
 def open_for_collection(path: str | Path, config: CollectConfig, items: Sequence[Item]) -> OpenedArchive:
@@ -290,7 +304,8 @@ def open_for_collection(path: str | Path, config: CollectConfig, items: Sequence
         "already_done": len(contents.records),
         "torn_bytes_discarded": contents.torn_bytes,
     })
-    return OpenedArchive(writer, frozenset(contents.done), contents.torn_bytes, True)
+    return OpenedArchive(writer, frozenset(contents.done), contents.torn_bytes, True, {
+        (r["model"], r["item"], r["trial"]): str(r["error_kind"]) for _, r in contents.records if r.get("error_kind")})
 
 
 def _check_records_are_asked_for(contents: ArchiveContents, config: CollectConfig, items: Sequence[Item]) -> None:

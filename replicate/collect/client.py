@@ -12,9 +12,15 @@ Fault classes:
   409, 429, 5xx, timeouts, connection errors, a 200 whose body is not valid
   JSON or lacks a choice;
 - permanent for the whole collection (:class:`PermanentFault`): 401, 403, 404,
-  a 400 naming an unknown model, a missing API key variable, other statuses;
+  a 400/422 naming an unknown model (OpenAI ``model_not_found``, LiteLLM
+  "Invalid model name passed in model=..."), a 400/422 naming a request
+  parameter (OpenAI ``unsupported_parameter``/``unsupported_value``, an error
+  whose ``param`` is one of ``[params]``, vLLM/pydantic "Extra inputs are not
+  permitted"), a missing API key variable, other statuses;
 - request-specific (recorded as the trial's ``api_error``): any other 4xx,
   e.g. a 400 "input too long"; also a transient fault that hit the retry cap.
+  The runner stops the collection when the first few distinct requests of a
+  phase all get the same such error (see :mod:`replicate.collect.runner`).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 import orjson
@@ -38,7 +45,17 @@ from replicate.errors import ReplicateError
 
 _TRANSIENT_STATUS = {408, 409, 429}
 _PERMANENT_STATUS = {401, 403, 404}
-_MODEL_MISSING = re.compile(r"model.{0,80}(does not exist|not found|unknown|not exist)|unknown model", re.I | re.S)
+_MODEL_MISSING = re.compile(
+    r"model.{0,80}(does not exist|not found|unknown|not exist)|unknown model|invalid model name", re.I | re.S)
+_PARAM_CODES = {"unsupported_parameter", "unsupported_value", "unknown_parameter", "invalid_parameter"}
+_PARAM_TEXT = re.compile(
+    r"(?:unsupported|unrecognized|unknown|invalid) (?:request )?(?:parameter|argument|value)s?:?\s*['\"`]?(?P<p>[A-Za-z_][\w.]*)"
+    r"|['\"`](?P<q>[A-Za-z_][\w.]*)['\"`]\s*(?:is not supported|is not a valid|is not permitted)"
+    r"|(?P<extra>extra (?:inputs|fields) are not permitted|extra_forbidden)",
+    re.I,
+)
+#: The parameter a provider may want instead: the two names of the output-token cap.
+PARAM_ALTERNATIVES = {"max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens"}
 _MAX_MESSAGE = 500
 _HEADER_SAFE_KEY = re.compile(r"[\x21-\x7e]+")  # visible ASCII: what an Authorization header can carry as is
 
@@ -70,6 +87,51 @@ class Outcome:
     retries: Mapping[str, int]
     error_kind: str | None = None
     error_message: str | None = None
+    request_fault: bool = False  # the error is a 4xx the server gave this request (not a retry cap)
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """An error response: its scrubbed one-line message, and the ``code`` and ``param`` it names."""
+
+    message: str
+    code: str | None = None
+    param: str | None = None
+
+
+def classify_bad_request(err: ErrorInfo, params: Mapping[str, Any]) -> "_Fault | None":
+    """A permanent fault for a 400/422 that names the model or a request parameter, else ``None``.
+
+    Such an error is the same for every request of the collection (the
+    parameters are), so recording it trial after trial would only fill the
+    archive with errors that look like data.
+    """
+    msg = err.message
+    if err.code == "model_not_found" or _MODEL_MISSING.search(msg):
+        return _Fault("permanent", "unknown_model", msg)
+    param = err.param if err.param not in (None, "messages") else None
+    m = _PARAM_TEXT.search(msg)
+    if param is None and m is not None:
+        param = m["p"] or m["q"]
+    named = param is not None and (param in params or param == "model")
+    if err.code in _PARAM_CODES or named or (m is not None and (m["p"] or m["q"] or m["extra"])):
+        if param is None:  # "Extra inputs are not permitted": name the [params] keys the message mentions
+            param = next((k for k in params if k in msg), None)
+        return _Fault("permanent", "unsupported_parameter", unsupported_parameter_message(param, msg, params))
+    return None
+
+
+def unsupported_parameter_message(param: str | None, message: str, params: Mapping[str, Any]) -> str:
+    """What to tell the user about a rejected parameter, naming the alternative where there is one."""
+    head = f"the endpoint rejects the request parameter {param!r}" if param else \
+        "the endpoint rejects a request parameter"
+    hint = ""
+    alt = PARAM_ALTERNATIVES.get(param or "")
+    if alt is not None:
+        hint = f"; this model wants {alt!r} instead of {param!r}: rename it in [params]"
+    elif param and param in params:
+        hint = f"; remove or change [params] {param}"
+    return f"{head}: {message}{hint}"
 
 
 @dataclass
@@ -171,7 +233,8 @@ class ChatClient:
         return text[:_MAX_MESSAGE]
 
     # -- one attempt ---------------------------------------------------------------
-    def _attempt(self, body: bytes, model: str) -> tuple[dict | None, _Fault | None, float]:
+    def _attempt(self, body: bytes, model: str, params: Mapping[str, Any] = MappingProxyType({})
+                 ) -> tuple[dict | None, _Fault | None, float]:
         headers = {"Authorization": f"Bearer {self._key()}", "Content-Type": "application/json"}
         t0 = time.perf_counter()
         try:
@@ -193,31 +256,43 @@ class ChatClient:
             except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
                 return None, _Fault("transient", "invalid_json", "the 200 response body is not a valid completion"), latency
             return data, None, latency
-        message = self._error_message(content, status)
+        err = self._error_info(content, status)
+        message = err.message
         if status in _TRANSIENT_STATUS or 500 <= status < 600:
             ra = parse_retry_after(resp.headers.get("Retry-After"))
             return None, _Fault("transient", f"http_{status}", message, ra), latency
         if status in _PERMANENT_STATUS:
             return None, _Fault("permanent", f"http_{status}", message), latency
-        if status == 400 and ("model_not_found" in message or _MODEL_MISSING.search(message)):
-            return None, _Fault("permanent", "unknown_model", message), latency
+        if status in (400, 422):
+            fault = classify_bad_request(err, params)
+            if fault is not None:
+                return None, fault, latency
         if 400 <= status < 500:
             return None, _Fault("request", f"http_{status}", message), latency
         return None, _Fault("permanent", f"http_{status}", message), latency
 
-    def _error_message(self, content: bytes, status: int) -> str:
-        text = ""
+    def _error_info(self, content: bytes, status: int) -> "ErrorInfo":
+        text, code, param = "", None, None
         try:
             data = orjson.loads(content)
             err = data.get("error") if isinstance(data, dict) else None
             if isinstance(err, dict):
                 code = err.get("code")
+                param = err.get("param")
                 text = str(err.get("message", "")) + (f" [{code}]" if code else "")
             elif isinstance(err, str):
                 text = err
+            elif isinstance(data, dict) and "detail" in data:  # FastAPI/pydantic validation (vLLM, 422)
+                text = str(data["detail"])
+            elif isinstance(data, dict) and isinstance(data.get("message"), str):
+                text = data["message"]
         except orjson.JSONDecodeError:
             text = content[:200].decode("utf-8", "replace")
-        return self.scrub(f"HTTP {status}: {text}".strip())
+        return ErrorInfo(
+            self.scrub(f"HTTP {status}: {text}".strip()),
+            str(code) if code is not None else None,
+            str(param) if isinstance(param, str) and param else None,
+        )
 
     # -- one trial -----------------------------------------------------------------
     def complete(self, model: str, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> Outcome:
@@ -229,7 +304,7 @@ class ChatClient:
             if self.stop.is_set():
                 raise Aborted()
             attempts += 1
-            data, fault, latency = self._attempt(body, model)
+            data, fault, latency = self._attempt(body, model, params)
             if fault is None:
                 assert data is not None
                 choice = data["choices"][0]
@@ -247,7 +322,7 @@ class ChatClient:
                 raise PermanentFault(fault.label, f"{fault.message} (model {model}, {self.url})")
             if fault.kind == "request":
                 return Outcome(None, None, None, {}, round(latency, 4), attempts, dict(retries),
-                               fault.label, fault.message)
+                               fault.label, fault.message, request_fault=True)
             if self.retry.max_retries and sum(retries.values()) >= self.retry.max_retries:
                 return Outcome(None, None, None, {}, round(latency, 4), attempts, dict(retries), fault.label,
                                f"gave up after {attempts} attempts (max_retries={self.retry.max_retries}); "

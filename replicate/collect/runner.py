@@ -4,6 +4,13 @@ The main thread owns the archive: workers only send requests and return
 outcomes; the main thread writes every finished batch in one write + fsync and
 only then counts it. A permanent fault stops new submissions, aborts requests
 waiting to retry, writes what finished, and raises :class:`CollectionStopped`.
+
+A 400 that names no parameter or model is taken for a request-specific error
+(the trial's ``api_error``), unless the first :data:`SAME_ERROR_STOP` distinct
+items of a phase all get the very same error: then it is the collection's
+fault, not the items', and the run stops with nothing recorded for them (the
+outcomes of a phase's first errors are held back until a success or a
+different error settles the question).
 """
 
 from __future__ import annotations
@@ -41,6 +48,14 @@ class CollectSummary:
     torn_bytes_discarded: int
     resumed: bool
     stopped: str | None = None
+    retried_errors: int = 0  # api_error trials asked again (--retry-errors)
+    #: per model, over the whole archive after this run: trials, api_errors, api_error kinds
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def mostly_errors(self) -> list[str]:
+        """Models more than half of whose recorded trials are API errors."""
+        return [m for m, d in self.models.items() if d["trials"] and 2 * d["api_errors"] > d["trials"]]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -56,6 +71,9 @@ class CollectSummary:
             "torn_bytes_discarded": self.torn_bytes_discarded,
             "resumed": self.resumed,
             "stopped": self.stopped,
+            "retried_errors": self.retried_errors,
+            "models": self.models,
+            "mostly_api_errors": self.mostly_errors,
         }
 
 
@@ -90,6 +108,10 @@ def render_summary(s: CollectSummary, fmt: Format) -> str:
     ]
     if s.torn_bytes_discarded:
         lines.append(f"discarded a torn last line ({s.torn_bytes_discarded} bytes) left by an interrupted run")
+    if s.retried_errors:
+        lines.append(f"api errors asked again (--retry-errors): {s.retried_errors}")
+    for m in s.mostly_errors:
+        lines.append(mostly_errors_line(m, s.models[m]))
     rows = [[m, t["prompt_tokens"], t["completion_tokens"], t["reasoning_tokens"]] for m, t in s.tokens.items()]
     out = "\n".join(lines) + "\n"
     if rows:
@@ -134,6 +156,12 @@ class Progress:
         else:
             self.stream.write(f"{self.model}: {stats}\n")
         self.stream.flush()
+
+
+def mostly_errors_line(model: str, d: Mapping[str, Any]) -> str:
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(d["error_kinds"].items(), key=lambda kv: (-kv[1], kv[0])))
+    return (f"model {model}: {d['api_errors']} of {d['trials']} recorded trials are api_error ({kinds}); "
+            "fix the cause and rerun with --retry-errors to ask them again")
 
 
 def _clock(seconds: float) -> str:
@@ -192,11 +220,15 @@ def collect(
     *,
     progress: Progress | None = None,
     client_factory: Callable[[CollectConfig, threading.Event], ChatClient] | None = None,
+    retry_errors: bool = False,
 ) -> CollectSummary:
     """Collect every missing (model, item, trial) of ``config`` into ``archive``.
 
     Holds the archive's lock for the whole run. Returns a summary; raises
     :class:`CollectionStopped` (carrying the summary) after a permanent fault.
+    ``retry_errors``: also ask again the trials recorded as API errors (the new
+    record supersedes the old one). The summary's :attr:`CollectSummary.mostly_errors`
+    names models whose trials are mostly API errors (the command line exits 1).
     """
     archive = Path(archive)
     t_start = time.monotonic()
@@ -212,12 +244,14 @@ def collect(
             )
         client = (client_factory or (lambda c, s: ChatClient.from_config(c, stop=s)))(config, stop)
         failure: PermanentFault | None = None
+        done = opened.done - set(opened.errors) if retry_errors else opened.done
+        state: dict[tuple[str, str, int], str | None] = {t: opened.errors.get(t) for t in opened.done}
 
         def summary() -> CollectSummary:
             return CollectSummary(
                 archive=str(archive),
                 trials_recorded=tally.recorded,
-                already_done=len(opened.done),
+                already_done=len(done),
                 requests_sent=tally.sent,
                 api_errors=tally.errors,
                 retries=dict(tally.retries),
@@ -226,13 +260,15 @@ def collect(
                 torn_bytes_discarded=opened.torn_bytes,
                 resumed=opened.resumed,
                 stopped=None if failure is None else str(failure),
+                retried_errors=len(opened.done) - len(done),
+                models=_model_state(config.models, state),
             )
 
         pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="collect")
-        run = _Run(config, by_id, params, client, pool, opened.writer, tally, stop, progress)
+        run = _Run(config, by_id, params, client, pool, opened.writer, tally, stop, progress, state)
         try:
             for model in config.models:
-                todo = pending(items, model, k=config.k, seed=config.seed, done=opened.done)
+                todo = pending(items, model, k=config.k, seed=config.seed, done=done)
                 if progress is not None:
                     progress.start_phase(model, len(todo), len(items) * config.k - len(todo))
                 failure = run.phase(model, todo)
@@ -263,6 +299,59 @@ def collect(
     return summary()
 
 
+def _model_state(models: Sequence[str], state: Mapping[tuple[str, str, int], str | None]) -> dict[str, dict]:
+    """Per model: trials recorded, how many are API errors, and of which kinds."""
+    trials: Counter[str] = Counter()
+    kinds: dict[str, Counter[str]] = {m: Counter() for m in models}
+    for (m, _, _), kind in state.items():
+        trials[m] += 1
+        if kind is not None:
+            kinds.setdefault(m, Counter())[kind] += 1
+    return {m: {"trials": trials[m], "api_errors": sum(kinds.get(m, Counter()).values()),
+                "error_kinds": dict(sorted(kinds.get(m, Counter()).items()))}
+            for m in dict.fromkeys([*models, *trials])}
+
+
+#: A phase whose first this many distinct items all get the same request-specific error stops the run.
+SAME_ERROR_STOP = 3
+
+
+@dataclass
+class _Probation:
+    """The first request-specific errors of a phase, held back until it is clear whose fault they are."""
+
+    model: str
+    limit: int = SAME_ERROR_STOP
+    settled: bool = False
+    held: list = field(default_factory=list)  # (outcome, record) in arrival order
+    fatal: str | None = None  # the error that stopped the run: later copies of it are not recorded either
+
+    def offer(self, outcome: Outcome, record: dict[str, Any]) -> tuple[list, PermanentFault | None]:
+        """What may be written now, and the fault when the same error has hit ``limit`` distinct items."""
+        if self.fatal is not None and outcome.error_message == self.fatal:
+            return [], None
+        if self.settled:
+            return [(outcome, record)], None
+        if not outcome.request_fault:
+            return self.settle() + [(outcome, record)], None
+        if self.held and outcome.error_message != self.held[0][0].error_message:
+            return self.settle() + [(outcome, record)], None
+        self.held.append((outcome, record))
+        if len({r["item"] for _, r in self.held}) >= self.limit:
+            self.settled, self.held, self.fatal = True, [], outcome.error_message
+            return [], PermanentFault(
+                "same_error",
+                f"the first {self.limit} distinct items asked of {self.model} all got the same error, so it is "
+                f"not about the items: {outcome.error_message}",
+            )
+        return [], None
+
+    def settle(self) -> list:
+        self.settled = True
+        out, self.held = self.held, []
+        return out
+
+
 @dataclass(frozen=True, slots=True)
 class _Run:
     """What every phase of one ``collect`` run shares."""
@@ -276,6 +365,7 @@ class _Run:
     tally: _Tally
     stop: threading.Event
     progress: Progress | None
+    state: dict
 
     def phase(self, model: str, todo: Sequence[tuple[str, int]]) -> PermanentFault | None:
         """Send ``todo`` (item id, trial) for ``model``, at most ``2 * concurrency`` in flight, writing each
@@ -287,6 +377,7 @@ class _Run:
         done_in_phase = 0
         limit = self.config.concurrency * 2
         retries0, errors0 = sum(tally.retries.values()), tally.errors
+        probation = _Probation(model)
 
         def show(final: bool = False) -> None:
             if progress is not None:
@@ -318,13 +409,27 @@ class _Run:
                             "unexpected", self.client.scrub(f"unexpected {type(exc).__name__}: {exc}"))
                     stop.set()
                     continue
-                records.append((outcome, _record(model, item_id, trial, self.config.params_hash, outcome)))
-            if records:
-                self.writer.append_many([r for _, r in records])  # flushed and fsynced
-                for outcome, _ in records:
-                    tally.add(model, outcome)
-                done_in_phase += len(records)
+                ready, fault = probation.offer(outcome, _record(model, item_id, trial, self.config.params_hash,
+                                                                outcome))
+                records.extend(ready)
+                if fault is not None and failure is None:
+                    failure = fault
+                    stop.set()
+            self._write(model, records)
+            done_in_phase += len(records)
             show()
             submit_more()
+        if failure is None:  # a phase too small to tell: the errors are the items'
+            held = probation.settle()
+            self._write(model, held)
+            done_in_phase += len(held)
         show(final=True)
         return failure
+
+    def _write(self, model: str, records: list) -> None:
+        if not records:
+            return
+        self.writer.append_many([r for _, r in records])  # flushed and fsynced
+        for outcome, r in records:
+            self.tally.add(model, outcome)
+            self.state[(model, r["item"], r["trial"])] = outcome.error_kind

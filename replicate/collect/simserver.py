@@ -40,7 +40,11 @@ from replicate.errors import BadInput
 from replicate.tomlfile import read_toml
 
 FAULTS = ("rate_429", "rate_500", "rate_hang", "rate_drop", "rate_malformed", "rate_truncate",
-          "rate_refusal", "rate_no_answer")
+          "rate_refusal", "rate_no_answer", "rate_reasoning_only")
+#: Where a model puts its reasoning text: nowhere, ``message.reasoning`` (vLLM, Ollama),
+#: ``message.reasoning_content`` (llama.cpp, LiteLLM, DeepSeek) or a content list of typed parts.
+REASONING_STYLES = ("none", "reasoning", "reasoning_content", "content_list")
+REASONING_TEXT = "The user asks for a sum. I add the two numbers and check the result."
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +53,23 @@ class SimModel:
     p: float = 0.5  # pass probability for items without their own
     items: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     reasoning_tokens: int = 0
+    reasoning: str = "none"  # one of REASONING_STYLES
+    reject_params: frozenset[str] = frozenset()  # 400 unsupported_parameter when a request sets one
+    bad_request: str | None = None  # every request gets a 400 with this message (naming nothing)
+    snapshot: str | None = None  # the "model" a response reports (default: the name asked for)
+    fingerprint: str | None = None  # system_fingerprint
+    swap_after: int = 0  # after this many answered requests, report swap_snapshot / swap_fingerprint
+    swap_snapshot: str | None = None
+    swap_fingerprint: str | None = None
 
     def p_for(self, item_id: str | None) -> float:
         return self.items.get(item_id, self.p) if item_id is not None else self.p
+
+    def reported(self, n: int) -> tuple[str, str | None]:
+        """The snapshot and fingerprint reported with the ``n``-th answer (0-based)."""
+        if self.swap_after and n >= self.swap_after:
+            return self.swap_snapshot or self.snapshot or self.name, self.swap_fingerprint or self.fingerprint
+        return self.snapshot or self.name, self.fingerprint
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +85,15 @@ class SimConfig:
     too_long: frozenset[str] = frozenset()
     items: tuple[Item, ...] = ()
     api_key_env: str | None = None
+    unknown_model: str = "openai"  # "openai": 404 model_not_found; "litellm": 400 "Invalid model name passed in"
 
     def __post_init__(self) -> None:
+        if self.unknown_model not in ("openai", "litellm"):
+            raise ValueError(f"unknown_model must be 'openai' or 'litellm', got {self.unknown_model!r}")
+        for m in self.models.values():
+            if m.reasoning not in REASONING_STYLES:
+                raise ValueError(f"[models.{m.name}] reasoning must be one of {', '.join(REASONING_STYLES)}, "
+                                 f"got {m.reasoning!r}")
         for name, rate in self.faults.items():
             if name not in FAULTS:
                 raise ValueError(f"unknown fault {name!r}; allowed: {', '.join(FAULTS)}")
@@ -90,11 +115,23 @@ def _num(value: object, name: str, path: Path, *, integer: bool = False) -> floa
     return value if integer else float(value)
 
 
+_MODEL_KEYS = {"p", "items", "reasoning_tokens", "reasoning", "reject_params", "bad_request", "snapshot",
+               "fingerprint", "swap_after", "swap_snapshot", "swap_fingerprint"}
+
+
+def _str(value: object, name: str, path: Path) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise BadInput(f"{name} must be a string, got {value!r}", path=path)
+    return value
+
+
 def load_sim_config(path: str | Path) -> SimConfig:
     """Read a sim-server TOML (see ``fixtures/collect/sim.toml``)."""
     path = Path(path)
     data = read_toml(path, what="sim config")
-    allowed = {"seed", "latency", "items", "too_long", "api_key_env", "models", "faults"}
+    allowed = {"seed", "latency", "items", "too_long", "api_key_env", "models", "faults", "unknown_model", "batch"}
     unknown = set(data) - allowed
     if unknown:
         raise BadInput(f"unknown key(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(allowed))}", path=path)
@@ -103,6 +140,10 @@ def load_sim_config(path: str | Path) -> SimConfig:
         if not isinstance(spec, dict):
             raise BadInput(f"[models.{name}] must be a table", path=path)
         where = f"[models.{name}]"
+        unknown = set(spec) - _MODEL_KEYS
+        if unknown:
+            raise BadInput(f"{where} unknown key(s) {', '.join(sorted(unknown))}; allowed: "
+                           f"{', '.join(sorted(_MODEL_KEYS))}", path=path)
         models[name] = SimModel(
             name,
             _num(spec.get("p", 0.5), f"{where} p", path),
@@ -110,6 +151,15 @@ def load_sim_config(path: str | Path) -> SimConfig:
                 str(k): _num(v, f"{where} items.{k}", path) for k, v in (spec.get("items") or {}).items()
             }),
             int(_num(spec.get("reasoning_tokens", 0), f"{where} reasoning_tokens", path, integer=True)),
+            reasoning=_str(spec.get("reasoning", "none"), f"{where} reasoning", path) or "none",
+            reject_params=frozenset(_str(x, f"{where} reject_params", path) or "" for x in
+                                    spec.get("reject_params", [])),
+            bad_request=_str(spec.get("bad_request"), f"{where} bad_request", path),
+            snapshot=_str(spec.get("snapshot"), f"{where} snapshot", path),
+            fingerprint=_str(spec.get("fingerprint"), f"{where} fingerprint", path),
+            swap_after=int(_num(spec.get("swap_after", 0), f"{where} swap_after", path, integer=True)),
+            swap_snapshot=_str(spec.get("swap_snapshot"), f"{where} swap_snapshot", path),
+            swap_fingerprint=_str(spec.get("swap_fingerprint"), f"{where} swap_fingerprint", path),
         )
     if not models:
         raise BadInput("no [models.NAME] tables", path=path)
@@ -130,9 +180,14 @@ def load_sim_config(path: str | Path) -> SimConfig:
             too_long=frozenset(str(x) for x in data.get("too_long", [])),
             items=items,
             api_key_env=data.get("api_key_env"),
+            unknown_model=str(data.get("unknown_model", "openai")),
         )
     except ValueError as exc:
         raise BadInput(str(exc), path=path) from None
+
+
+def _err(message: str, type_: str, code: str | None, *, param: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
 
 
 def _u(*parts: object) -> float:
@@ -192,6 +247,114 @@ class SimServer(ThreadingHTTPServer):
     def count(self, outcome: str) -> None:
         with self.lock:
             self.stats[outcome] += 1
+
+    def _fault(self, u: float) -> str | None:
+        acc = 0.0
+        for name in FAULTS:
+            acc += self.config.faults.get(name, 0.0)
+            if u < acc:
+                return name
+        return None
+
+    def answer(self, req: Mapping[str, Any], *, transport: bool) -> tuple[int, Any, Mapping[str, str]]:
+        """(status, JSON body, headers) for one chat-completions request body.
+
+        Status 0 means a transport fault (``body`` names it: hang, drop,
+        malformed), only drawn when ``transport`` (not inside a batch, where the
+        provider retries those itself).
+        """
+        cfg = self.config
+        model, messages = req["model"], req["messages"]
+        if model not in cfg.models:
+            self.count("404")
+            if cfg.unknown_model == "litellm":
+                return 400, _err(f"litellm.BadRequestError: Invalid model name passed in model={model}. Call "
+                                 "`/v1/models` to view available models for your key.", "invalid_request_error",
+                                 "400"), {}
+            return 404, _err(f"The model `{model}` does not exist or you do not have access to it.",
+                             "invalid_request_error", "model_not_found"), {}
+        spec = cfg.models[model]
+        rejected = sorted(p for p in spec.reject_params if p in req)
+        if rejected:
+            self.count("400")
+            p = rejected[0]
+            alt = {"max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens"}.get(p)
+            hint = f" Use '{alt}' instead." if alt else ""
+            return 400, _err(f"Unsupported parameter: '{p}' is not supported with this model.{hint}",
+                             "invalid_request_error", "unsupported_parameter", param=p), {}
+        if spec.bad_request is not None:
+            self.count("400")
+            return 400, _err(spec.bad_request, "invalid_request_error", None), {}
+        key = hashlib.sha256(orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+        item = self.by_hash.get(key)
+        if item is not None and item.id in cfg.too_long:
+            self.count("400")
+            return 400, _err("This model's maximum context length is 128 tokens. Please reduce the length "
+                             "of the messages.", "invalid_request_error", "context_length_exceeded",
+                             param="messages"), {}
+        if cfg.latency and transport:
+            time.sleep(cfg.latency)
+        fault = self._fault(self.next_draw(model, key, "fault"))
+        if not transport and fault in ("rate_429", "rate_500", "rate_hang", "rate_drop", "rate_malformed"):
+            fault = None
+        self.count(fault or "ok")
+        if fault == "rate_429":
+            return 429, _err("Rate limit reached. Please try again later.", "requests", "rate_limit_exceeded"), \
+                {"Retry-After": f"{cfg.retry_after:g}"}
+        if fault == "rate_500":
+            return 500, _err("The server had an error while processing your request.", "server_error", None), {}
+        if fault in ("rate_hang", "rate_drop", "rate_malformed"):
+            return 0, fault, {}
+        prompt_chars = sum(len(str(m.get("content", ""))) for m in messages if isinstance(m, dict))
+        reference = item.reference if item is not None else "yes"
+        refusal = None
+        finish = "stop"
+        reasoning: str | None = REASONING_TEXT if spec.reasoning != "none" else None
+        if fault == "rate_refusal":
+            text, refusal = None, "I'm sorry, but I can't help with that."
+        elif fault == "rate_truncate":
+            text, finish = "Let me think about this step by step. First, we consider", "length"
+            if reasoning is not None:  # a thinking model runs out of tokens while still thinking
+                text = None
+        elif fault == "rate_no_answer":
+            text = "I considered the question carefully but could not settle on an answer."
+        elif fault == "rate_reasoning_only":
+            text, reasoning = None, REASONING_TEXT
+        else:
+            correct = self.next_draw(model, key, "answer") < spec.p_for(item.id if item else None)
+            self.count("correct" if correct else "wrong")
+            answer = reference if correct else wrong_answer(reference)
+            text = f"Working through the question.\nFinal answer: {answer}"
+        with self.lock:
+            n = self.counts[(model, "", "answered")]
+            self.counts[(model, "", "answered")] = n + 1
+        snapshot, fingerprint = spec.reported(n)
+        completion = len(text or refusal or "") // 4 + 1
+        message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": refusal}
+        style = spec.reasoning if spec.reasoning != "none" or reasoning is None else "reasoning"
+        if reasoning is not None and style == "content_list":
+            parts = [{"type": "thinking", "thinking": reasoning}]
+            if text is not None:
+                parts.append({"type": "text", "text": text})
+            message["content"] = parts
+        elif reasoning is not None:
+            message[style] = reasoning
+        body = {
+            "id": f"chatcmpl-sim-{key[:8]}-{n}",
+            "object": "chat.completion",
+            "created": 1_760_000_000 + n,
+            "model": snapshot,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": prompt_chars // 4 + 4,
+                "completion_tokens": completion + spec.reasoning_tokens,
+                "total_tokens": prompt_chars // 4 + 4 + completion + spec.reasoning_tokens,
+                "completion_tokens_details": {"reasoning_tokens": spec.reasoning_tokens},
+            },
+        }
+        if fingerprint is not None:
+            body["system_fingerprint"] = fingerprint
+        return 200, body, {}
 
     def stop(self) -> None:
         """Shut down (releases hanging requests) and close the socket."""
@@ -281,94 +444,33 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        route = self.path.rstrip("/")
+        if route != "/v1/chat/completions":
             self._error(404, f"no route {self.path}", "invalid_request_error")
             return
         if not self._authorised():
             return
         try:
             req = orjson.loads(raw)
-            model, messages = req["model"], req["messages"]
+            req["model"], req["messages"]
         except (orjson.JSONDecodeError, KeyError, TypeError):
             self._error(400, "the request body must be JSON with 'model' and 'messages'", "invalid_request_error")
             return
-        cfg, srv = self.server.config, self.server
-        if model not in cfg.models:
-            srv.count("404")
-            self._error(404, f"The model `{model}` does not exist or you do not have access to it.",
-                        "invalid_request_error", "model_not_found")
+        status, body, headers = self.server.answer(req, transport=True)
+        if status == 0:  # a transport fault
+            if body == "rate_hang":
+                self.server.closing.wait(self.server.config.hang_seconds)
+                self._drop()
+            elif body == "rate_drop":
+                self._drop()
+            else:
+                self._send(200, b'{"id": "chatcmpl-sim", "choices": [{"message": {"content": "Final ans')
             return
-        key = hashlib.sha256(orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
-        item = srv.by_hash.get(key)
-        if item is not None and item.id in cfg.too_long:
-            srv.count("400")
-            self._error(400, "This model's maximum context length is 128 tokens. Please reduce the length "
-                        "of the messages.", "invalid_request_error", "context_length_exceeded")
-            return
-        if cfg.latency:
-            time.sleep(cfg.latency)
-        fault = self._fault(srv.next_draw(model, key, "fault"))
-        srv.count(fault or "ok")
-        if fault == "rate_429":
-            self._error(429, "Rate limit reached. Please try again later.", "requests", "rate_limit_exceeded",
-                        {"Retry-After": f"{cfg.retry_after:g}"})
-            return
-        if fault == "rate_500":
-            self._error(500, "The server had an error while processing your request.", "server_error")
-            return
-        if fault == "rate_hang":
-            srv.closing.wait(cfg.hang_seconds)
-            self._drop()
-            return
-        if fault == "rate_drop":
-            self._drop()
-            return
-        if fault == "rate_malformed":
-            self._send(200, b'{"id": "chatcmpl-sim", "choices": [{"message": {"content": "Final ans')
-            return
-        prompt_chars = sum(len(str(m.get("content", ""))) for m in messages if isinstance(m, dict))
-        spec = cfg.models[model]
-        reference = item.reference if item is not None else "yes"
-        refusal = None
-        finish = "stop"
-        if fault == "rate_refusal":
-            text, refusal = None, "I'm sorry, but I can't help with that."
-        elif fault == "rate_truncate":
-            text, finish = "Let me think about this step by step. First, we consider", "length"
-        elif fault == "rate_no_answer":
-            text = "I considered the question carefully but could not settle on an answer."
-        else:
-            correct = srv.next_draw(model, key, "answer") < spec.p_for(item.id if item else None)
-            srv.count("correct" if correct else "wrong")
-            answer = reference if correct else wrong_answer(reference)
-            text = f"Working through the question.\nFinal answer: {answer}"
-        completion = len(text or refusal or "") // 4 + 1
-        body = {
-            "id": f"chatcmpl-sim-{key[:8]}",
-            "object": "chat.completion",
-            "created": 0,
-            "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text, "refusal": refusal},
-                         "finish_reason": finish}],
-            "usage": {
-                "prompt_tokens": prompt_chars // 4 + 4,
-                "completion_tokens": completion + spec.reasoning_tokens,
-                "total_tokens": prompt_chars // 4 + 4 + completion + spec.reasoning_tokens,
-                "completion_tokens_details": {"reasoning_tokens": spec.reasoning_tokens},
-            },
-        }
         try:
-            self._send(200, orjson.dumps(body))
+            self._send(status, orjson.dumps(body), headers)
         except (BrokenPipeError, ConnectionResetError):
             pass
 
-    def _fault(self, u: float) -> str | None:
-        acc = 0.0
-        for name in FAULTS:
-            acc += self.server.config.faults.get(name, 0.0)
-            if u < acc:
-                return name
-        return None
 
 
 def sim_items_note(items: Sequence[Item]) -> str:

@@ -64,6 +64,7 @@ FAULTS = [
     ("rate_truncate", None, "truncation"),
     ("rate_refusal", None, "refusal"),
     ("rate_no_answer", None, "format_failure"),
+    ("rate_reasoning_only", None, "format_failure"),  # reasoning but no content, finish_reason stop
 ]
 
 
@@ -218,7 +219,7 @@ def test_key_an_http_header_cannot_carry_stops_without_showing_it(items, tmp_pat
 
 def test_unexpected_worker_error_stops_with_a_scrubbed_line(items, tmp_path):
     class Broken(ChatClient):
-        def _attempt(self, body, model):
+        def _attempt(self, body, model, params=None):
             raise RuntimeError(f"bug while holding {os.environ[ENV]}")
 
     with start_sim_server(sim(), api_key=KEY) as srv:
