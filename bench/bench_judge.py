@@ -150,7 +150,7 @@ def run_bench(root: Path, *, versions: int, repeats: int, scale: float, repeat: 
     from replicate.judge.align import align
     from replicate.judge.api import load_runs
     from replicate.judge.compare import comparison_of
-    from replicate.judge.figures import pair_counts
+    from replicate.judge.pairs import pair_counts
     from replicate.judge.select import RunSpec
 
     t = time.perf_counter()

@@ -173,8 +173,8 @@ def cells_cmd(
 
     Example: replicate cells 6252 5776 1455 7163
     """
-    from replicate.judge.figures import FourCell
     from replicate.judge.render import cells_text
+    from replicate.stats.fourcell import FourCell
 
     cells = FourCell(both, only_old, only_new, neither)
     echo(dumps_json(cells.figures()) if format is Format.json else cells_text(cells, format))

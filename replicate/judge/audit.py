@@ -25,9 +25,11 @@ import numpy as np
 from replicate.errors import UsageError
 from replicate.judge.align import show_key
 from replicate.judge.compare import Comparison, compare
-from replicate.judge.figures import POLICIES, Policy
 from replicate.judge.model import LabelledRun, Run, readonly
+from replicate.judge.pairs import POLICIES, Policy
 from replicate.parsing import UNPARSED, Parser
+from replicate.stats.fourcell import as_float
+from replicate.stats.gold import accuracy
 
 #: Edge figures whose movement between parsers an audit reports.
 EDGE_FIGURES = ("n", "em_old", "em_new", "regression_rate", "regression_share_of_old_correct", "change_rate", "independence_ratio")
@@ -75,7 +77,7 @@ class ParserTally:
     def em(self) -> float | None:
         """EM under the policy: over parsed items (intersect) or all items (wrong)."""
         den = self.parsed if self.policy == "intersect" else self.items
-        return None if den == 0 else self.correct / den
+        return as_float(accuracy(self.correct, den))
 
     def to_json(self) -> dict:
         return {"parsed": self.parsed, "unparsed": self.unparsed, "correct": self.correct, "em": self.em}

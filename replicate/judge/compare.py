@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from replicate.judge.align import Aligned, align
-from replicate.judge.figures import FourCell, PairCounts, Policy, pair_counts
 from replicate.judge.model import LabelledRun, RunFile
+from replicate.judge.pairs import PairCounts, Policy, pair_counts
+from replicate.stats.fourcell import FourCell
 
 
 @dataclass(frozen=True)
@@ -32,19 +33,26 @@ class RunSide:
 
 @dataclass(frozen=True)
 class Comparison:
-    """An edge old -> new: its four cells plus label changes, unparsed counts and provenance."""
+    """An edge old -> new: its four cells (with label changes), unparsed counts and provenance.
+
+    Every figure comes from ``cells`` (:class:`~replicate.stats.fourcell.FourCell`).
+    """
 
     old: RunSide
     new: RunSide
     cells: FourCell
-    changed: int
     shared_items: int
     parser: str
     unparsed_policy: str
 
     @property
+    def changed(self) -> int:
+        """Items whose two labels differ."""
+        return int(self.cells.changed or 0)
+
+    @property
     def change_rate(self) -> float | None:
-        return None if self.cells.n == 0 else self.changed / self.cells.n
+        return self.cells.change_rate
 
     @property
     def label_agreement(self) -> float | None:
@@ -77,7 +85,6 @@ def comparison_of(aligned: Aligned, counts: PairCounts, i: int, j: int) -> Compa
         old=_side(aligned, i),
         new=_side(aligned, j),
         cells=counts.cells(i, j),
-        changed=int(counts.changed[i, j]),
         shared_items=aligned.n_items,
         parser=parser,
         unparsed_policy=counts.policy,

@@ -1,11 +1,11 @@
 """All-pairs matrices and per-run baselines against gold (pure).
 
 :func:`matrix` aligns the runs on their shared items once, gets the four cells
-of every ordered pair from :func:`~replicate.judge.figures.pair_counts`
-(matrix products, no per-pair loop) and derives each figure as an
-``(n_runs, n_runs)`` array (row = old, column = new). Per-run baselines (n, EM,
-MAE, Pearson r against gold) and the sanity flags of :func:`sanity_flags` come
-with it.
+of every ordered pair from :func:`~replicate.judge.pairs.pair_counts`
+(matrix products, no per-pair loop) and evaluates each figure's one
+definition (:mod:`replicate.stats.fourcell`) as an ``(n_runs, n_runs)`` array
+(row = old, column = new). Per-run baselines (n, EM, MAE, Pearson r against
+gold) and the sanity flags of :func:`sanity_flags` come with it.
 
 Baselines are computed over the shared items, so they describe the same items
 as the pairs. EM follows the unparsed policy (``intersect``: over the run's
@@ -23,10 +23,12 @@ import numpy as np
 
 from replicate.judge.align import Aligned, align
 from replicate.judge.compare import Comparison, RunSide
-from replicate.judge.figures import POLICIES, PairCounts, Policy, pair_counts
 from replicate.judge.model import LabelledRun, readonly
+from replicate.judge.pairs import POLICIES, PairCounts, Policy, pair_counts
 from replicate.output import pct
 from replicate.parsing import UNPARSED
+from replicate.stats.fourcell import as_float, figure_arrays
+from replicate.stats.gold import accuracy, mean_absolute_error, pearson_r
 
 #: The figures shown as matrices, in order (all fractions; ratio for independence).
 FIGURES: tuple[str, ...] = (
@@ -40,28 +42,13 @@ DEFAULT_SCALE = (0, 3)
 N_TOLERANCE = 0.01
 
 
-def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """num / den as float64, NaN where den == 0 (undefined, never 0)."""
-    num = num.astype(np.float64)
-    den = den.astype(np.float64)
-    out = np.full(num.shape, np.nan)
-    np.divide(num, den, out=out, where=den != 0)
-    return out
-
-
 def figure_matrices(counts: PairCounts) -> dict[str, np.ndarray]:
-    """Each figure of :data:`FIGURES` for every ordered pair (read-only arrays, NaN = undefined)."""
-    n = counts.n
-    old_correct = counts.both + counts.only_old
-    new_correct = counts.both + counts.only_new
-    out = {
-        "regression_rate": _div(counts.only_old, n),
-        "regression_share_of_old_correct": _div(counts.only_old, old_correct),
-        # only_old * n / (old_correct * (n - new_correct)), as in FourCell
-        "independence_ratio": _div(counts.only_old * n, old_correct * (n - new_correct)),
-        "label_agreement": _div(n - counts.changed, n),
-    }
-    return {k: readonly(v) for k, v in out.items()}
+    """Each figure of :data:`FIGURES` for every ordered pair (read-only arrays, NaN = undefined).
+
+    The definitions are :data:`replicate.stats.fourcell.RATIOS`, evaluated over
+    the count arrays, so each entry equals the figure of ``counts.cells(i, j)``.
+    """
+    return {k: readonly(v) for k, v in figure_arrays(counts, FIGURES).items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,18 +105,6 @@ class Flag:
         return {"code": self.code, "run": self.run, "message": self.message}
 
 
-def pearson_r(x: np.ndarray, y: np.ndarray) -> float | None:
-    """Pearson correlation via numpy; None when either side is constant or n < 2."""
-    if len(x) < 2:
-        return None
-    xc = x.astype(np.float64) - x.mean()
-    yc = y.astype(np.float64) - y.mean()
-    den = np.sqrt(float(xc @ xc) * float(yc @ yc))
-    if den == 0:
-        return None
-    return float(np.clip(float(xc @ yc) / den, -1.0, 1.0))
-
-
 def baselines(aligned: Aligned, *, policy: Policy = "intersect", scale: tuple[int, int] = DEFAULT_SCALE) -> tuple[Baseline, ...]:
     """n, EM, MAE and Pearson r of each aligned run against gold (see module doc)."""
     if policy not in POLICIES:
@@ -153,9 +128,9 @@ def baselines(aligned: Aligned, *, policy: Policy = "intersect", scale: tuple[in
                 unparsed=int(np.count_nonzero(~parsed)),
                 n=n,
                 correct=correct,
-                em=None if n == 0 else correct / n,
+                em=as_float(accuracy(correct, n)),
                 n_scored=n_scored,
-                mae=None if n_scored == 0 else float(np.abs(x.astype(np.int64) - y).mean()),
+                mae=as_float(mean_absolute_error(int(np.abs(x.astype(np.int64) - y).sum()), n_scored)),
                 pearson_r=pearson_r(x, y),
                 labels_outside_scale=int(np.count_nonzero((x < lo) | (x > hi))),
                 gold_outside_scale=gold_out,
@@ -273,7 +248,6 @@ class Matrix:
                 old=sides[i],
                 new=sides[j],
                 cells=counts.cells(i, j),
-                changed=int(counts.changed[i, j]),
                 shared_items=al.n_items,
                 parser=" + ".join(dict.fromkeys((al.runs[i].parser, al.runs[j].parser))),
                 unparsed_policy=counts.policy,

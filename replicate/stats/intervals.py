@@ -1,4 +1,7 @@
-"""Confidence intervals, vectorised: a difference of two independent proportions, and a mean accuracy.
+"""Confidence intervals, vectorised: one proportion (Wilson), a difference of two independent proportions, and a mean accuracy.
+
+:func:`wilson` is the one Wilson score interval; :func:`wilson_interval` is it for one count
+(the four-cell figures), and Newcombe's interval below is built from it.
 
 Difference ``d = x_t / n_t - x_s / n_s`` (target minus source), at
 ``confidence_level`` (default 0.95), by one of :data:`DIFF_METHODS`:
@@ -37,6 +40,14 @@ def wilson(x: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarr
     centre = (x + z2 / 2) / (n + z2)
     half = z * np.sqrt(n) / (n + z2) * np.sqrt(p * (1 - p) + z2 / (4 * n))
     return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+
+
+def wilson_interval(k: int, n: int, *, confidence_level: float = 0.95) -> tuple[float, float] | None:
+    """Wilson score interval for ``k`` successes in ``n`` trials: :func:`wilson` of one count (None when n == 0)."""
+    if n == 0:
+        return None
+    lo, hi = wilson(np.array([k]), np.array([n]), z_value(confidence_level))
+    return float(lo[0]), float(hi[0])
 
 
 def diff_interval(

@@ -1,5 +1,7 @@
-"""Paired tests of two versions' accuracies beyond the exact McNemar test (pure, vectorised).
+"""Paired tests of two versions' accuracies: McNemar's exact test and its relatives (pure, vectorised).
 
+- :func:`mcnemar_exact_p`: the exact two-sided McNemar p-value (a float; what
+  ``FourCell.mcnemar_p`` reports);
 - :func:`mcnemar_exact_log10_p`: the exact two-sided McNemar p-value as its
   base-10 logarithm, so a p-value below the float range (a large edge) is
   reported as what it is (e.g. ``-412.7``) instead of ``0.0``;
@@ -21,6 +23,21 @@ import numpy as np
 
 CLUSTERED_MCNEMAR = "durkalski-2003"
 LOG10_2 = math.log10(2.0)
+
+
+def mcnemar_exact_p(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value: the binomial test of ``b`` of ``b + c`` at 1/2 (1 when b + c = 0).
+
+    ``b`` and ``c`` are the discordant counts (for an edge: only_old and
+    only_new). Below the float range it is 0.0; :func:`mcnemar_exact_log10_p`
+    gives the same p-value as a logarithm.
+    """
+    m = b + c
+    if m == 0:
+        return 1.0
+    from scipy.special import bdtr
+
+    return float(min(1.0, 2.0 * bdtr(min(b, c), m, 0.5)))
 
 
 def mcnemar_exact_log10_p(b: int, c: int) -> float:

@@ -41,11 +41,6 @@ class Span:
         return {"min": self.min, "max": self.max, "width": self.width}
 
 
-def frac(num: int, den: int) -> Fraction | None:
-    """``num / den`` as an exact fraction; None when ``den`` is 0."""
-    return None if den == 0 else Fraction(int(num), int(den))
-
-
 @dataclass(frozen=True, slots=True)
 class Placement:
     """Where a rate lies against a floor range.

@@ -20,8 +20,7 @@ together, every ordered pair), the same computation as ``replicate floor``.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Callable, Mapping, Sequence
 
@@ -29,10 +28,11 @@ import numpy as np
 
 from replicate.errors import ReplicateError
 from replicate.judge.compare import compare
-from replicate.judge.figures import FourCell
 from replicate.judge.floor import Floor, FloorPair, floor as judge_floor
 from replicate.judge.model import LabelledRun, Run
 from replicate.parsing import UNPARSED, Parser
+from replicate.stats.fourcell import RATIOS, FourCell, exact_ratio
+from replicate.stats.gold import accuracy, mean_absolute_error, pearson_r
 from replicate.verify.claims import Claim
 
 Value = Fraction | int | float
@@ -53,10 +53,6 @@ def _json_number(v: Value | None) -> float | int | None:
     if v is None or isinstance(v, int):
         return v
     return float(v)
-
-
-def _frac(num: int, den: int) -> Fraction | None:
-    return None if den == 0 else Fraction(int(num), int(den))
 
 
 @dataclass(frozen=True)
@@ -83,15 +79,15 @@ class RunFigures:
 
     @property
     def em(self) -> Fraction | None:
-        return _frac(self.correct, self.n)
+        return accuracy(self.correct, self.n)
 
     @property
     def mae(self) -> Fraction | None:
-        return _frac(self.abs_error, self.parsed)
+        return mean_absolute_error(self.abs_error, self.parsed)
 
     @property
     def unparsed_rate(self) -> Fraction | None:
-        return _frac(self.unparsed, self.items)
+        return exact_ratio(self.unparsed, self.items)
 
 
 @dataclass(frozen=True)
@@ -112,21 +108,20 @@ class EdgeFigures:
     unparsed_old: int  # over the shared items
     unparsed_new: int
 
+    def __post_init__(self) -> None:
+        if self.cells.changed != self.changed:  # the table's figures need the label changes too
+            object.__setattr__(self, "cells", replace(self.cells, changed=self.changed))
+
     def value(self, metric: str) -> Fraction | int | None:
+        """A count (``n``, ``cells.*``) or the exact figure of :data:`~replicate.stats.fourcell.RATIOS`."""
         c = self.cells
-        n, oc, nc = c.n, c.old_correct, c.new_correct
         if metric == "n":
-            return n
+            return c.n
         if metric.startswith("cells."):
             return getattr(c, metric[len("cells."):])
-        return {
-            "regression_rate": lambda: _frac(c.only_old, n),
-            "regression_share_of_old_correct": lambda: _frac(c.only_old, oc),
-            "backward_rate": lambda: _frac(c.only_new, n),
-            "change_rate": lambda: _frac(self.changed, n),
-            "independent_regression_rate": lambda: _frac(oc * (n - nc), n * n),
-            "independence_ratio": lambda: _frac(c.only_old * n, oc * (n - nc)),
-        }[metric]()
+        if metric not in RATIOS:
+            raise KeyError(metric)
+        return c.exact(metric)
 
 
 @dataclass(frozen=True)
@@ -207,7 +202,7 @@ class Recomputer:
             self._run[key] = RunFigures(
                 name=name, parser=lr.parser, policy=policy, items=len(lr),
                 unparsed=int((~parsed).sum()), correct=int((x == y).sum()),
-                abs_error=int(np.abs(x - y).sum()), pearson=_pearson(x, y),
+                abs_error=int(np.abs(x - y).sum()), pearson=pearson_r(x, y),
                 label_max=int(max(x.max(initial=0), gold.max(initial=0))) if len(gold) else None,
             )
         return self._run[key]
@@ -267,16 +262,3 @@ class Recomputer:
         value = fl.value(metric)
         return Computed(value, None if value is not None else "the repeats share no scored items")
 
-
-def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:
-    """Pearson's r from exact integer sums and one square root (None when undefined)."""
-    n = len(x)
-    if n < 2:
-        return None
-    sx, sy = int(x.sum()), int(y.sum())
-    sxx, syy, sxy = int((x * x).sum()), int((y * y).sum()), int((x * y).sum())
-    vx, vy = n * sxx - sx * sx, n * syy - sy * sy
-    if vx == 0 or vy == 0:
-        return None
-    cov = n * sxy - sx * sy
-    return cov / (math.sqrt(vx) * math.sqrt(vy))

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from replicate.errors import BadInput
-from replicate.judge.figures import FourCell
 from replicate.parsing import PARSERS
+from replicate.stats.fourcell import FourCell
 from replicate.verify.claims import parse_claims
 from replicate.verify.matching import Verdict, match
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from replicate.errors import BadInput, UsageError
-from replicate.judge.figures import FourCell
 from replicate.judge.floor import FAR_BEYOND_RULE, Span, floor, place
 from replicate.judge.model import LabelledRun
+from replicate.stats.fourcell import FourCell
 
 
 def _run(name, labels, keys="abcdef", gold=(0, 1, 2, 3, 1, 2)):

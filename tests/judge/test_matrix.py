@@ -9,9 +9,9 @@ import pytest
 from scipy import stats
 
 from replicate.judge.align import align
-from replicate.judge.figures import FourCell
 from replicate.judge.matrix import FIGURES, Baseline, baselines, matrix, pearson_r, sanity_flags
 from replicate.judge.model import LabelledRun
+from replicate.stats.fourcell import FourCell
 
 
 def _run(name, keys, gold, labels):

@@ -6,9 +6,9 @@ import numpy as np
 
 from replicate.diagnostics import Diagnostics
 from replicate.judge.compare import chain
-from replicate.judge.figures import FourCell
 from replicate.judge.model import LabelledRun
 from replicate.judge.render import cells_text, chain_text, comparison_text, identity_line, reading, warnings_text
+from replicate.stats.fourcell import FourCell
 
 
 def _run(name, labels, gold=(1, 1, 1, 0)):

@@ -29,7 +29,6 @@ import numpy as np
 
 from replicate.errors import UsageError
 from replicate.judge.align import Aligned, align
-from replicate.judge.figures import POLICIES, FourCell, Policy, pair_counts
 from replicate.judge.floor.checks import (  # noqa: F401  (re-exported)
     FAR_BEYOND_FACTOR,
     FAR_BEYOND_RULE,
@@ -40,30 +39,36 @@ from replicate.judge.floor.checks import (  # noqa: F401  (re-exported)
     check_main,
 )
 from replicate.judge.model import LabelledRun
+from replicate.judge.pairs import POLICIES, Policy, pair_counts
 from replicate.parsing import UNPARSED
-from replicate.stats.ranges import VERDICTS, Placement, Span, frac as _frac, place  # noqa: F401
+from replicate.stats.fourcell import FourCell, as_float, float_ratio
+from replicate.stats.gold import accuracy
+from replicate.stats.ranges import VERDICTS, Placement, Span, place  # noqa: F401
 
 
 @dataclass(frozen=True, slots=True)
 class FloorPair:
-    """One ordered pair of repeats: its cells and label changes."""
+    """One ordered pair of repeats: its cells with label changes (figures from :class:`FourCell`)."""
 
     old: str
     new: str
     cells: FourCell
-    changed: int
 
     @property
     def n(self) -> int:
         return self.cells.n
 
     @property
+    def changed(self) -> int:
+        return int(self.cells.changed or 0)
+
+    @property
     def regression(self) -> Fraction | None:
-        return _frac(self.cells.only_old, self.n)
+        return self.cells.exact("regression_rate")
 
     @property
     def change(self) -> Fraction | None:
-        return _frac(self.changed, self.n)
+        return self.cells.exact("change_rate")
 
     @property
     def regression_rate(self) -> float | None:
@@ -71,7 +76,7 @@ class FloorPair:
 
     @property
     def change_rate(self) -> float | None:
-        return None if self.n == 0 else self.changed / self.n
+        return self.cells.change_rate
 
     def to_json(self) -> dict:
         return {
@@ -96,7 +101,7 @@ class Overlap:
 
     @property
     def jaccard(self) -> float | None:
-        return None if self.union == 0 else self.intersection / self.union
+        return float_ratio(self.intersection, self.union)
 
     def to_json(self) -> dict:
         return {
@@ -121,7 +126,7 @@ class RepeatInfo:
 
     @property
     def em(self) -> float | None:
-        return None if self.n == 0 else self.correct / self.n
+        return as_float(accuracy(self.correct, self.n))
 
     def to_json(self) -> dict:
         return {
@@ -283,7 +288,7 @@ def floor(
     r = len(repeats)
     ordered = [(i, j) for i in range(r) for j in range(r) if i != j]
     pairs = tuple(
-        FloorPair(aligned.names[i], aligned.names[j], counts.cells(i, j), int(counts.changed[i, j])) for i, j in ordered
+        FloorPair(aligned.names[i], aligned.names[j], counts.cells(i, j)) for i, j in ordered
     )
     correct, valid = _valid(aligned, policy)
     unparsed = aligned.unparsed_aligned

@@ -16,9 +16,9 @@ from typing import Sequence
 
 from replicate.errors import UsageError
 from replicate.judge.compare import Comparison, compare
-from replicate.judge.figures import Policy
 from replicate.judge.model import LabelledRun
-from replicate.stats.ranges import Placement, Span, frac, place
+from replicate.judge.pairs import Policy
+from replicate.stats.ranges import Placement, Span, place
 
 MAIN_VERDICTS = ("below", "inside", "above", "far_beyond")
 #: A run is far beyond the repeats when its smallest change rate against them
@@ -134,8 +134,8 @@ def check_edge(
 ) -> EdgeCheck:
     """Compare old -> new on their shared items and place its rates against the floor's ranges."""
     cmp = compare(old, new, policy=policy)
-    reg = frac(cmp.cells.only_old, cmp.cells.n)
-    chg = frac(cmp.changed, cmp.cells.n)
+    reg = cmp.cells.exact("regression_rate")
+    chg = cmp.cells.exact("change_rate")
     return EdgeCheck(
         cmp,
         None if reg is None or regression is None else place(reg, regression),
@@ -150,6 +150,6 @@ def check_main(
     if main.name in {r.name for r in repeats}:
         raise UsageError(f"--main {main.name!r} is also one of the repeats; name a different run")
     against = tuple(compare(main, rep, policy=policy) for rep in repeats)
-    defined = [x for x in (frac(c.changed, c.cells.n) for c in against) if x is not None]
+    defined = [x for x in (c.cells.exact("change_rate") for c in against) if x is not None]
     closest = None if not defined or change is None else place(min(defined), change)
     return MainCheck(main.name, against, change or Span(Fraction(0), Fraction(0)), closest)

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from replicate.diagnostics import Diagnostics
 from replicate.judge.compare import Comparison
-from replicate.judge.figures import FourCell
 from replicate.output import Format, num, pct, table
+from replicate.stats.fourcell import FourCell
 
 if TYPE_CHECKING:
     from replicate.provenance import FileProvenance

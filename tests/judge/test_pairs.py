@@ -1,4 +1,4 @@
-"""Four-cell figures against hand-computed cells and scipy."""
+"""Pair counting over aligned runs (alignment, cells of every pair) against hand-computed cells."""
 
 from __future__ import annotations
 
@@ -6,66 +6,13 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from replicate.errors import BadInput, UsageError
 from replicate.judge.align import align
 from replicate.judge.compare import chain, compare
-from replicate.judge.figures import FourCell, pair_counts, wilson_interval
 from replicate.judge.model import LabelledRun
-
-
-def test_published_recomputation_figures():
-    # GPT-4o Mini -> GPT-5 Mini as printed in a published recomputation.
-    fc = FourCell(both=6252, only_old=5776, only_new=1455, neither=7163)
-    assert fc.n == 20646
-    assert round(100 * fc.regression_rate, 1) == 28.0
-    assert round(100 * fc.regression_share_of_old_correct, 1) == 48.0
-    assert round(100 * fc.backward_rate, 1) == 7.0
-    assert round(100 * fc.independent_regression_rate, 1) == 36.5
-    assert round(fc.independence_ratio, 2) == 0.77
-    # exact fractions, not just rounding
-    assert fc.regression_rate == 5776 / 20646
-    assert fc.regression_share_of_old_correct == 5776 / 12028
-    assert fc.independent_regression_rate == pytest.approx((12028 / 20646) * (1 - 7707 / 20646), rel=1e-15)
-
-
-def test_identity_forward_minus_backward_is_accuracy_difference():
-    fc = FourCell(10, 7, 3, 5)
-    assert fc.regression_rate - fc.backward_rate == pytest.approx(fc.em_old - fc.em_new, abs=1e-15)
-    assert fc.accuracy_difference == (7 - 3) / 25
-
-
-def test_undefined_figures_are_none_not_zero():
-    assert FourCell(0, 0, 0, 0).regression_rate is None
-    assert FourCell(0, 0, 0, 0).independence_ratio is None
-    # old never right -> independent rate 0 -> ratio undefined
-    assert FourCell(0, 0, 4, 6).independence_ratio is None
-    # new always right -> denominator 0 as well
-    assert FourCell(5, 0, 5, 0).independence_ratio is None
-    assert FourCell(0, 0, 3, 2).regression_share_of_old_correct is None
-
-
-@pytest.mark.parametrize("b,c", [(0, 0), (5, 5), (12, 3), (1, 40), (300, 251)])
-def test_mcnemar_matches_scipy_binomtest(b, c):
-    fc = FourCell(100, b, c, 50)
-    expected = 1.0 if b + c == 0 else stats.binomtest(b, b + c, 0.5).pvalue
-    assert fc.mcnemar_p() == pytest.approx(expected, rel=1e-12)
-
-
-@pytest.mark.parametrize("k,n", [(0, 10), (3, 10), (10, 10), (5776, 20646)])
-def test_wilson_matches_scipy(k, n):
-    res = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-    lo, hi = wilson_interval(k, n)
-    assert lo == pytest.approx(res.low, abs=1e-12)
-    assert hi == pytest.approx(res.high, abs=1e-12)
-
-
-def test_fourcell_rejects_bad_counts():
-    with pytest.raises(ValueError, match="only_old must be a non-negative integer"):
-        FourCell(1, -1, 0, 0)
-    with pytest.raises(ValueError, match="figure must be one of"):
-        FourCell(1, 1, 1, 1).confidence_interval("nope")
+from replicate.judge.pairs import pair_counts
+from replicate.stats.fourcell import FourCell
 
 
 def _run(name, keys, gold, labels):
