@@ -27,13 +27,28 @@ def verify_cmd(
     date: Annotated[Optional[str], typer.Option("--date", help="Date printed in the note, YYYY-MM-DD (default: today, UTC).", metavar="YYYY-MM-DD", show_default=False)] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw PNG and SVG figures beside the note (needs the plots extra).")] = True,
     strict: StrictOpt = False,
+    replication: Annotated[
+        Optional[list[str]],
+        typer.Option("--replication", help="Replace the trials table NAME of the claims file by a fresh collection "
+                     "(collect + score) and judge its claims within sampling error (repeatable).",
+                     metavar="NAME=TRIALS", show_default=False),
+    ] = None,
+    replication_archive: Annotated[
+        Optional[list[str]],
+        typer.Option("--replication-archive", help="The archive the fresh table NAME was scored from: its config "
+                     "(no secrets) and dates go into the note (repeatable).", metavar="NAME=ARCHIVE",
+                     show_default=False),
+    ] = None,
 ) -> None:
     """Recompute a paper's printed figures from its released files and match them at printed precision.
 
     Each claim gets a verdict per parser: match, mismatch or not_computable
-    (with why). Exit 1 when a claim mismatches under the gating parser (the
-    first --parser; without --parser, the claim's own parser, else the
-    [study] parser, else the first released umbrela reading), 0 otherwise;
+    (with why). Claims over K-trial tables ([trials]) are recomputed with the
+    items/screen engine; with --replication their table is a fresh collection
+    and each claim replicates, does not replicate or is underpowered. Exit 1
+    when a claim mismatches under the gating parser (the first --parser;
+    without --parser, the claim's own parser, else the [study] parser, else
+    the first released umbrela reading) or does not replicate, 0 otherwise;
     2 for bad input.
     """
     from replicate.errors import BadInput, CheckFailed
@@ -45,7 +60,9 @@ def verify_cmd(
     if out is not None and (out.is_dir() or not out.parent.is_dir()):
         why = "is a directory, not a file" if out.is_dir() else "its directory does not exist"
         raise BadInput(f"cannot write --out note: {why}", path=out)
-    v = verify(claims, root=str(root), parsers=parser or None, date=date, strict=strict)
+    v = verify(claims, root=str(root), parsers=parser or None, date=date, strict=strict,
+               replications=_pairs(replication, "--replication", "NAME=TRIALS"),
+               replication_archives=_pairs(replication_archive, "--replication-archive", "NAME=ARCHIVE"))
     if out is not None:
         fig = figures_for(v, out, draw=plots)
         try:
@@ -59,5 +76,27 @@ def verify_cmd(
         echo(render_note(v))
     else:
         echo(render_table(v, fmt))
-    if v.failed and not no_fail:
-        raise CheckFailed(f"{len(v.failed)} claim(s) mismatch: {', '.join(r.claim.id for r in v.failed)}")
+    failed = v.failed_ids
+    if failed and not no_fail:
+        raise CheckFailed(f"{len(failed)} claim(s) {_failed_words(v)}: {', '.join(failed)}")
+
+
+def _failed_words(v: object) -> str:
+    trials = getattr(v, "trials", None)
+    if trials is not None and any(r.verdict == "does not replicate" for r in trials.failed):
+        return "mismatch or do not replicate"
+    return "mismatch"
+
+
+def _pairs(values: Optional[list[str]], option: str, shape: str) -> dict[str, str]:
+    from replicate.errors import UsageError
+
+    out: dict[str, str] = {}
+    for text in values or ():
+        name, sep, path = text.partition("=")
+        if not sep or not name or not path:
+            raise UsageError(f"{option} must look like {shape}, got {text!r}")
+        if name in out:
+            raise UsageError(f"{option} names {name!r} twice")
+        out[name] = path
+    return out

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -175,8 +176,16 @@ def verify(
     parsers: Sequence[str] | None = None,
     date: str | None = None,
     strict: bool = False,
+    replications: Mapping[str, str | Path] | None = None,
+    replication_archives: Mapping[str, str | Path] | None = None,
 ) -> Verification:
     """Read a claims file and the files its runs name (under ``root``), then :func:`verify_runs`.
+
+    Trial claims are checked by :func:`replicate.verify.trials_check.check_trials`
+    over the ``[trials]`` tables; ``replications`` (name -> fresh trials table,
+    as ``--replication NAME=TRIALS``; paths as given) replaces the claims file's
+    ``[replication]`` entries (paths under ``root``) of the same name, and
+    ``replication_archives`` names the archive each fresh table was scored from.
 
     Raises :class:`BadInput` (exit 2) for a malformed claims file (listing
     every problem) or run files that are missing or malformed, and
@@ -193,6 +202,12 @@ def verify(
     if not root_path.is_dir():
         raise UsageError(f"--root {str(root)!r} is not a directory")
     used = _used_runs(claims)
+    trials = None
+    if claims.trials.claims or replications:
+        from replicate.verify.trials_io import load_trials_part
+
+        trials = load_trials_part(claims, root_path, replications=replications or {},
+                                  archives=replication_archives or {}, strict=strict)
     missing = [f"{name}: {f}" for name in used for f in claims.runs[name] if not (root_path / f).is_file()]
     if missing:
         raise BadInput(
@@ -205,7 +220,8 @@ def verify(
         raise BadInput(f"[fields]: {exc}", path=claims_path) from None
     specs = [RunSpec(name, tuple(root_path / f for f in claims.runs[name])) for name in used]
     loaded = load_runs(specs, fields=fields, strict=strict)
-    return verify_runs(
+    v = verify_runs(
         claims, {r.name: r for r in loaded.runs}, parsers=list(columns) if parsers else None,
         root=str(root), date=date, diagnostics=loaded.diagnostics,
     )
+    return v if trials is None else replace(v, trials=trials)

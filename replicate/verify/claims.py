@@ -37,6 +37,16 @@ from replicate.errors import BadInput
 from replicate.tomlfile import read_toml
 from replicate.verify.matching import Printed
 from replicate.verify.metrics import METRICS, UNITS, Metric
+from replicate.verify.trials_claims import (
+    SETTING_FIELDS,
+    TrialClaim,
+    TrialSettings,
+    TrialsPart,
+    parse_replication,
+    parse_settings,
+    parse_tables,
+    parse_trial_claim,
+)
 
 POLICIES = ("intersect", "wrong")
 
@@ -46,7 +56,7 @@ CLAIM_FIELDS = (
     "id", "where", "text", "metric", "value", "unit",
     "run", "old", "new", "runs", "parser", "unparsed",
 )
-TOP_LEVEL = ("study", "runs", "claims", "fields")
+TOP_LEVEL = ("study", "runs", "claims", "fields", "trials", "replication")
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +150,7 @@ class ClaimsFile:
     runs: dict[str, tuple[str, ...]]  # run name -> file paths relative to --root, in file order
     claims: tuple[Claim, ...]
     fields: dict[str, Any] = field(default_factory=dict)  # FieldSpec overrides, if any
+    trials: TrialsPart = field(default_factory=TrialsPart)  # [trials], [replication] and the trial claims
 
     def claim(self, claim_id: str) -> Claim:
         for c in self.claims:
@@ -192,7 +203,7 @@ def _parse_study(table: Any, problems: list[str], parsers: Collection[str] | Non
     if not isinstance(table, dict):
         problems.append("[study]: must be a table")
         return Study()
-    problems.extend(f"[study]: {p}" for p in _unknown_keys(table, STUDY_FIELDS))
+    problems.extend(f"[study]: {p}" for p in _unknown_keys(table, STUDY_FIELDS + SETTING_FIELDS))
     values = {}
     for key in STUDY_FIELDS:
         v = table.get(key)
@@ -368,11 +379,25 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
         if key not in TOP_LEVEL:
             problems.append(f"unknown table [{key}]{_close(key, TOP_LEVEL)}; allowed: {', '.join(TOP_LEVEL)}")
     study = _parse_study(data.get("study"), problems, parsers)
-    runs = _parse_runs(data.get("runs"), problems)
+    claims_raw = data.get("claims")
+    trial_claims_raw = isinstance(claims_raw, list) and any(isinstance(c, dict) and "trials" in c for c in claims_raw)
+    judge_claims_raw = not isinstance(claims_raw, list) or any(
+        not (isinstance(c, dict) and "trials" in c) for c in claims_raw)
+    if data.get("runs") is None and data.get("trials") is not None and not judge_claims_raw:
+        runs: dict[str, tuple[str, ...]] = {}  # a K-trial study alone needs no [runs]
+    else:
+        runs = _parse_runs(data.get("runs"), problems)
+    tables = parse_tables(data.get("trials"), problems)
+    if trial_claims_raw and data.get("trials") is None:
+        problems.append("[trials]: missing table naming each trials table (claims name 'trials')")
+    study_raw = data.get("study")
+    study_table: Mapping[str, Any] = study_raw if isinstance(study_raw, dict) else {}
+    settings = parse_settings(study_table, TrialSettings(), lambda m: problems.append(f"[study]: {m}"))
+    replication = parse_replication(data.get("replication"), tables, problems)
     fields = _parse_fields(data.get("fields"), problems)
     raw_runs = data["runs"] if isinstance(data.get("runs"), dict) else {}
-    claims_raw = data.get("claims")
     claims: list[Claim] = []
+    trial_claims: list[TrialClaim] = []
     if claims_raw is None:
         problems.append("no [[claims]]: nothing to verify")
     elif not isinstance(claims_raw, list):
@@ -380,13 +405,42 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
     else:
         seen: dict[str, int] = {}
         for i, c in enumerate(claims_raw, start=1):
+            if isinstance(c, dict) and "trials" in c:
+                tc = _parse_trial(c, i, tables, settings, seen, problems)
+                if tc is not None:
+                    trial_claims.append(tc)
+                continue
             claim = _parse_claim(c, i, raw_runs, parsers, seen, problems)
             if claim is not None:
                 claims.append(claim)
     if problems:
         n = len(problems)
         raise BadInput(f"{n} problem{'s' if n != 1 else ''} in the claims file:\n" + "\n".join(problems), path=path)
-    return ClaimsFile(path, study, runs, tuple(claims), fields)
+    return ClaimsFile(path, study, runs, tuple(claims), fields,
+                      TrialsPart(tables, tuple(trial_claims), settings, replication))
+
+
+def _parse_trial(
+    c: dict, position: int, tables: Mapping[str, str], settings: TrialSettings, seen: dict[str, int],
+    problems: list[str],
+) -> TrialClaim | None:
+    """A claim over a trials table: its id checked as any claim's, the rest by :mod:`trials_claims`."""
+    cid = c.get("id")
+    label = f"claim {cid!r}" if isinstance(cid, str) and cid else f"claims[{position}]"
+    before = len(problems)
+
+    def say(message: str) -> None:
+        problems.append(f"{label}: {message}")
+
+    if "id" in c:
+        if not isinstance(cid, str) or not cid:
+            say("id must be a non-empty string")
+        elif cid in seen:
+            say(f"duplicate id (also claims[{seen[cid]}])")
+        else:
+            seen[cid] = position
+    claim = parse_trial_claim(c, label, position, cid, tables, settings, say)
+    return claim if len(problems) == before else None
 
 
 

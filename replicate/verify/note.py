@@ -19,6 +19,7 @@ from replicate.stats.ranges import Span, place
 from replicate.verify.matching import Verdict
 from replicate.verify.recompute import EdgeFigures, FloorFigures
 from replicate.verify.result import ClaimResult, Verification
+from replicate.verify.trials_note import reproduce_args, trial_sections, trial_table
 
 PLOTS_HINT = "pip install 'replicate-audit[plots]'"
 
@@ -81,7 +82,11 @@ def claims_table(v: Verification, fmt: Format, *, figure: bool = True) -> tuple[
 
 
 def _summary(v: Verification) -> list[str]:
+    if v.trials is not None and not v.results:
+        return [f"**{v.summary_line()}.**", "", *_trial_summary(v)]
     lines = [f"**{v.summary_line()}.**" if v.results else "**No claims.**", ""]
+    if v.trials is not None:
+        lines += _trial_summary(v) + [""]
     gate = v.parsers[0] if v.explicit_parsers else "each claim's first parser"
     if v.failed:
         ids = ", ".join(r.claim.id for r in v.failed)
@@ -93,6 +98,15 @@ def _summary(v: Verification) -> list[str]:
                   "else under every registered umbrela parser with the released readings first and the "
                   "project's own corrected readings last; a claim's first parser gates the result."]
     return lines
+
+
+def _trial_summary(v: Verification) -> list[str]:
+    assert v.trials is not None
+    bad = [r for r in v.trials.failed]
+    if not bad:
+        return ["Trial claims: none mismatches and none fails to replicate."]
+    ids = ", ".join(r.claim.id for r in bad)
+    return [f"Check failed: {len(bad)} trial claim(s) mismatch or do not replicate: {ids}."]
 
 
 def _releases(v: Verification) -> list[tuple[str, str, str]]:
@@ -128,7 +142,8 @@ def _header(v: Verification) -> list[str]:
         if study.release:
             at = f" at `{study.commit}`" if study.commit else ""
             rows.append(["Release named", f"{str(study.release)}{at} (not verified: no fetch manifest)"])
-    rows.append(["Parsers", ", ".join(f"`{p}`" for p in v.parsers)])
+    if v.results or v.trials is None:
+        rows.append(["Parsers", ", ".join(f"`{p}`" for p in v.parsers)])
     rows.append(["Tool", f"replicate {v.tool_version}"])
     rows.append(["Date", v.date])
     return [f"# Verification note: {title}", "", table(rows, ["", ""], Format.markdown).rstrip("\n")]
@@ -256,12 +271,15 @@ def _glob(path: PurePosixPath) -> str:
     return f"{path.parent}/**" if str(path.parent) != "." else str(path)
 
 
-def _includes(v: Verification) -> list[str]:
-    globs: dict[str, None] = {}
-    for s in v.sources():
-        path = PurePosixPath(s["release"]["repo_path"] if s.get("release") else _rel(s["path"], v.root))
-        globs.setdefault(_glob(path), None)
-    return list(globs)
+def minimal_globs(globs: list[str]) -> list[str]:
+    """``globs`` without those another one covers (``a/b/**`` under ``a/**``), first-seen order kept."""
+    dirs = [g[: -len("/**")] for g in globs if g.endswith("/**")]
+
+    def covered(g: str) -> bool:
+        body = g[: -len("/**")] if g.endswith("/**") else g
+        return any(body != d and body.startswith(d + "/") for d in dirs)
+
+    return [g for g in dict.fromkeys(globs) if not covered(g)]
 
 
 def _dest(manifest: str, root: str) -> str:
@@ -283,17 +301,19 @@ def _fetch_plan(v: Verification) -> list[tuple[str, str, str, list[str]]]:
             if rel is not None:
                 key = (rel.source, rel.commit, _dest(rel.manifest, v.root))
                 plan.setdefault(key, {}).setdefault(_glob(PurePosixPath(rel.repo_path)), None)
-    return [(s, c, d, list(g)) for (s, c, d), g in plan.items()]
+    return [(s, c, d, minimal_globs(list(g))) for (s, c, d), g in plan.items()]
 
 
 def reproduce_commands(v: Verification, *, out: str | None) -> list[str]:
-    """The shell commands that repeat this check: fetch each release at its commit (when known), then verify."""
+    """The shell commands that repeat this check: fetch each release its files came from, then verify.
+
+    Only fetched files (with a fetch manifest) give a fetch command, into the
+    directory they were fetched to: local files not from a fetch are read where
+    they are (a [study] release named without a fetch is not fetched over them).
+    """
     q = shlex.quote
     cmds = []
     plan = _fetch_plan(v)
-    study = v.claims_file.study
-    if not plan and study.release and study.commit:
-        plan = [(study.release, study.commit, v.root, _includes(v))]
     for source, commit, dest, globs in plan:
         inc = " ".join(f"--include {q(g)}" for g in globs)
         cmds.append(f"replicate fetch {q(source)} --rev {q(commit)} {inc} --dest {q(dest)}")
@@ -301,6 +321,8 @@ def reproduce_commands(v: Verification, *, out: str | None) -> list[str]:
     verify = f"replicate verify {q(PurePath(v.claims_file.path).as_posix())} --root {q(v.root)}"
     if v.explicit_parsers:
         verify += "".join(f" --parser {q(p)}" for p in v.parsers)
+    if v.trials is not None:
+        verify += reproduce_args(v.trials)
     if out is not None:
         verify += f" --out {q(out)}"
     cmds.append(verify)
@@ -332,15 +354,23 @@ def render_note(v: Verification, *, out: str | None = None, figures: Figures | N
     """The whole note as markdown text (ends with one newline)."""
     claims, notes = claims_table(v, Format.markdown, figure=False)
     parts: list[str] = [*_header(v), "", "## Summary", "", *_summary(v), ""]
-    parts += [
-        "## Claims", "",
-        "Each recomputed value is shown in the printed unit with three more decimals than printed, "
-        "then its verdict: a printed value matches when the recomputed one rounds to it "
-        "(\"28.0\" covers 27.95 <= x <= 28.05; a value exactly on a boundary matches either neighbour "
-        "and is flagged as a tie); counts must be equal.", "",
-        claims.rstrip("\n"), "", *_claim_texts(v, notes), "",
-    ]
-    parts += _edges(v) + _floors(v) + _runs(v) + _flags(v) + _figures(figures) + _sources(v)
+    judge = bool(v.results) or v.trials is None
+    if judge:
+        parts += [
+            "## Claims", "",
+            "Each recomputed value is shown in the printed unit with three more decimals than printed, "
+            "then its verdict: a printed value matches when the recomputed one rounds to it "
+            "(\"28.0\" covers 27.95 <= x <= 28.05; a value exactly on a boundary matches either neighbour "
+            "and is flagged as a tie); counts must be equal.", "",
+            claims.rstrip("\n"), "", *_claim_texts(v, notes), "",
+        ]
+    if v.trials is not None:
+        parts += trial_sections(v.trials)
+    if judge:
+        parts += _edges(v) + _floors(v) + _runs(v)
+    parts += _flags(v)
+    if judge:
+        parts += _figures(figures) + _sources(v)
     parts += ["## Reproduce", "", "```sh", *reproduce_commands(v, out=out), "```", ""]
     return wrap_prose("\n".join(parts)).rstrip("\n") + "\n"
 
@@ -390,9 +420,15 @@ def wrap_prose(text: str, width: int = WIDTH) -> str:
 
 def render_table(v: Verification, fmt: Format = Format.table) -> str:
     """The terminal view: the claims table, reasons for anything not computable, the summary line."""
-    claims, notes = claims_table(v, fmt)
-    lines = [claims.rstrip("\n")]
-    if notes:
-        lines += [""] + [f"[{i}] {why}" for why, i in notes.items()]
+    lines = []
+    if v.results or v.trials is None:
+        claims, notes = claims_table(v, fmt)
+        lines.append(claims.rstrip("\n"))
+        if notes:
+            lines += [""] + [f"[{i}] {why}" for why, i in notes.items()]
+    if v.trials is not None:
+        if lines:
+            lines.append("")
+        lines.append(trial_table(v.trials, fmt).rstrip("\n"))
     lines += ["", v.summary_line()]
     return "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@ from replicate.judge.model import RunFile
 from replicate.verify.claims import Claim, ClaimsFile
 from replicate.verify.matching import Match, Verdict, rounded
 from replicate.verify.recompute import Computed, EdgeFigures, FloorFigures, RunFigures
+from replicate.verify.trials_result import TrialsVerification
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class ClaimResult:
 
     def to_json(self) -> dict:
         out = self.claim.to_json()
+        out["mode"] = "recomputed"
         out["interval"] = self.claim.printed.show_interval()
         out["parsers"] = list(self.parsers)
         out["computed"] = {p: c.to_json() for p, c in self.computed.items()}
@@ -78,6 +80,7 @@ class Verification:
     tool_version: str
     date: str
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    trials: TrialsVerification | None = None  # the trial claims, when the claims file has any
 
     def summary(self) -> dict[str, dict[str, int]]:
         """Per parser column: how many claims match, mismatch or are not computable."""
@@ -88,7 +91,18 @@ class Verification:
         return out
 
     def summary_line(self) -> str:
-        """E.g. "62 of 70 claims match under umbrela-strict@1; 70 of 70 under umbrela-fallback@1"."""
+        """E.g. "62 of 70 claims match under umbrela-strict@1; 70 of 70 under umbrela-fallback@1".
+
+        With trial claims, their line follows (alone when there are no judge claims).
+        """
+        judge = self._judge_line()
+        if self.trials is None:
+            return judge
+        if not self.results:
+            return self.trials.summary_line()
+        return f"{judge}; {self.trials.summary_line()}"
+
+    def _judge_line(self) -> str:
         parts: list[str] = []
         for _i, (p, s) in enumerate(self.summary().items()):
             total = sum(s.values())
@@ -107,7 +121,16 @@ class Verification:
 
     @property
     def ok(self) -> bool:
-        return not self.failed
+        return not self.failed and not (self.trials is not None and self.trials.failed)
+
+    @property
+    def failed_ids(self) -> list[str]:
+        """Every claim that fails the check: judge claims mismatching under their gating parser, trial claims
+        that mismatch (recomputed) or do not replicate (replicated)."""
+        ids = [r.claim.id for r in self.failed]
+        if self.trials is not None:
+            ids += [r.claim.id for r in self.trials.failed]
+        return ids
 
     def sources(self) -> list[dict[str, Any]]:
         """Every file read, once, with the runs that use it."""
@@ -143,6 +166,7 @@ class Verification:
             "flags": [f.to_json() for f in self.flags],
             "sources": self.sources(),
             "warnings": self.diagnostics.to_json(),
+            **({} if self.trials is None else {"trials": self.trials.to_json()}),
         }
 
 

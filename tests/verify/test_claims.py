@@ -97,7 +97,7 @@ BAD = {
 
 EXPECTED = """\
 claims.toml: 18 problems in the claims file:
-[study]: unknown field 'year'; allowed: title, reference, release, commit, parser
+[study]: unknown field 'year'; allowed: title, reference, release, commit, parser, eps, alpha, ci, null, seed, by, low, high, threshold, tolerance
 [runs] 'c': must be a non-empty list of file paths (strings)
 [runs] 'd': paths must be relative to --root without '..': ../escape.jsonl
 claim 'c1': unknown metric 'regresion_rate' (did you mean 'regression_rate'?); metrics: n, em, mae, pearson, unparsed, cells.both, cells.only_old, cells.only_new, cells.neither, regression_rate, regression_share_of_old_correct, backward_rate, change_rate, independent_regression_rate, independence_ratio, floor.regression_min, floor.regression_max, floor.change_min, floor.change_max
@@ -158,7 +158,7 @@ def test_file_level_problems():
         parse_claims({"study": "t", "claim": []}, path="c.toml")
     assert str(info.value) == (
         "c.toml: 4 problems in the claims file:\n"
-        "unknown table [claim] (did you mean 'claims'?); allowed: study, runs, claims, fields\n"
+        "unknown table [claim] (did you mean 'claims'?); allowed: study, runs, claims, fields, trials, replication\n"
         "[study]: must be a table\n"
         "[runs]: missing table naming each run and its files\n"
         "no [[claims]]: nothing to verify"

@@ -1,0 +1,353 @@
+"""Replicated trial claims: a fresh collection's figure against the printed one, within sampling error.
+
+The statistics (intervals, the z test, the verdict rule) are
+:mod:`replicate.stats.replication`; this module picks the right one for each
+metric family (see :mod:`replicate.verify.trials_metrics`), gathers the
+per-item counts it needs from the engine's own tables, restricts a fresh table
+to the items the release has, and compares the two item classifications.
+Pure: tables in, results out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from replicate.stats.classify import (
+    CLASSES,
+    EQUIVALENT,
+    IMPROVED,
+    INCONCLUSIVE,
+    REGRESSED,
+)
+from replicate.stats.replication import (
+    DOES_NOT_REPLICATE,
+    REPLICATES,
+    UNDERPOWERED,
+    Comparison,
+    mean_rate_variance,
+    share_difference,
+    verdict,
+    wilson_interval,
+    z_test,
+)
+from replicate.trials.counts import Counts, aggregate
+from replicate.trials.load import CATEGORIES, TrialsTable
+from replicate.trials.results import CellResult
+from replicate.verify.matching import Printed
+from replicate.verify.trials_claims import PrintedFlag, TrialClaim
+from replicate.verify.trials_recompute import TrialComputed, TrialsRecomputer
+
+DESIGN_TEST = "exact: an item count is fixed by the design, not sampled"
+FLAG_TEST = "Wilson score interval of the fresh share against the threshold"
+
+#: Metadata columns of a trials table that name what the endpoint reported (shown in the note when present).
+SNAPSHOT_COLUMNS = ("snapshot", "model_snapshot", "response_model", "system_fingerprint", "fingerprint")
+
+
+@dataclass(frozen=True)
+class ItemDifference:
+    """Items of the release missing from the fresh table and the reverse, per benchmark (compared: the shared ones)."""
+
+    shared: int
+    only_released: dict[str, int]
+    only_fresh: dict[str, int]
+
+    @property
+    def same(self) -> bool:
+        return not self.only_released and not self.only_fresh
+
+    def to_json(self) -> dict:
+        return {"shared_items": self.shared, "only_in_release": dict(self.only_released),
+                "only_in_fresh": dict(self.only_fresh)}
+
+
+def _units(table: TrialsTable) -> set[tuple[str, str]]:
+    pairs = set(zip(table.benchmark.tolist(), table.item.tolist()))
+    return {(table.benchmarks[b], table.items[i]) for b, i in pairs}
+
+
+def _count_by_benchmark(units: set[tuple[str, str]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for b, _ in sorted(units):
+        out[b] = out.get(b, 0) + 1
+    return out
+
+
+def restrict(table: TrialsTable, units: set[tuple[str, str]]) -> TrialsTable:
+    """The rows of ``table`` whose (benchmark, item) is in ``units`` (codes and name tuples unchanged)."""
+    names = np.array([(table.benchmarks[b], table.items[i]) in units
+                      for b, i in zip(table.benchmark.tolist(), table.item.tolist())], dtype=bool)
+    keep = np.flatnonzero(names)
+
+    def sub(a: np.ndarray) -> np.ndarray:
+        out = a[keep]
+        out.flags.writeable = False
+        return out
+
+    rows = [table._rows[int(r)] for r in keep] if table._rows else ()
+    return replace(table, model=sub(table.model), benchmark=sub(table.benchmark), item=sub(table.item),
+                   trial=sub(table.trial), category=sub(table.category), loose=sub(table.loose),
+                   line=sub(table.line), _rows=rows)
+
+
+def shared_items(released: TrialsTable, fresh: TrialsTable) -> tuple[TrialsTable, ItemDifference]:
+    """The fresh table on the items the release has, and what differs (never hidden: the note shows it)."""
+    r, f = _units(released), _units(fresh)
+    diff = ItemDifference(len(r & f), _count_by_benchmark(r - f), _count_by_benchmark(f - r))
+    return (fresh if not (f - r) else restrict(fresh, r & f)), diff
+
+
+@dataclass(frozen=True)
+class Replicated:
+    """A claim checked against a fresh collection."""
+
+    computed: TrialComputed  # the figure on the fresh table
+    verdict: str | None  # replicates | does not replicate | underpowered; None when not computable
+    test: str
+    tolerance: float
+    comparison: Comparison | None = None
+    why: str | None = None
+    fresh_outcome: str | None = None  # for a flag: pass | fail | undecided
+
+    def to_json(self) -> dict:
+        c = self.comparison
+        return {
+            "interval": None if c is None else {"low": c.low, "high": c.high, "level": 0.95,
+                                                "of": "fresh - printed"},
+            "difference": None if c is None else c.difference,
+            "test": self.test,
+            "p_value": None if c is None else c.p_value,
+            "statistic": None if c is None else c.statistic,
+            "tolerance": self.tolerance,
+        }
+
+
+def _printed_fraction(p: Printed, n: int | None) -> float:
+    """The printed value as a fraction 0-1 (a count of items over the release's ``n`` items)."""
+    x = Fraction(p.value)
+    if p.unit == "percent":
+        x /= 100
+    elif p.unit == "count":
+        x = x / n if n else Fraction(0)
+    return float(x)
+
+
+class ReplicationChecker:
+    """Compares claims over table ``name`` between the release and the fresh table in ``rc``."""
+
+    def __init__(self, rc: TrialsRecomputer, released: str, fresh: str) -> None:
+        self.rc = rc
+        self.released = released
+        self.fresh = fresh
+        self._counts: dict[str, Counts] = {}
+        self._unit: dict[str, dict[tuple[str, str], int]] = {}
+
+    def counts(self, name: str) -> Counts:
+        if name not in self._counts:
+            c = aggregate(self.rc.tables[name])[0]
+            self._counts[name] = c
+            self._unit[name] = {(c.benchmarks[int(b)], it): u
+                                for u, (b, it) in enumerate(zip(c.unit_benchmark.tolist(), c.unit_item))}
+        return self._counts[name]
+
+    def check(self, c: TrialClaim) -> Replicated:
+        fresh = self.rc.compute(c, self.fresh)
+        tol = float(c.settings.fraction("tolerance"))
+        family = c.spec.family
+        if family == "design":
+            return self._design(c, fresh, tol)
+        if fresh.value is None:
+            return Replicated(fresh, None, "-", tol, why=fresh.why)
+        if family == "flag":
+            return self._flag(c, fresh, tol)
+        if family == "share":
+            released = self.rc.compute(c, self.released)
+            n0 = released.n or 0
+            printed = _printed_fraction(c.printed, n0)  # type: ignore[arg-type]
+            k = float(fresh.value) if c.printed.unit == "count" else float(fresh.value) * (fresh.n or 0)
+            if not n0 or not fresh.n:
+                return Replicated(fresh, None, "-", tol, why="no items on a side")
+            cmp = share_difference(k, fresh.n, printed, n0)
+            return Replicated(fresh, verdict(cmp.low, cmp.high, tol), cmp.test, tol, cmp)
+        var_f = self._variance(c, self.fresh)
+        var_r = self._variance(c, self.released)
+        printed = _printed_fraction(c.printed, None)  # type: ignore[arg-type]
+        cmp = z_test(float(fresh.value), printed, var_f, var_r)
+        return Replicated(fresh, verdict(cmp.low, cmp.high, tol), cmp.test, tol, cmp)
+
+    def _design(self, c: TrialClaim, fresh: TrialComputed, tol: float) -> Replicated:
+        p = c.printed
+        assert isinstance(p, Printed)
+        same = fresh.value is not None and Fraction(fresh.value) == Fraction(p.value)
+        return Replicated(fresh, REPLICATES if same else DOES_NOT_REPLICATE, DESIGN_TEST, tol)
+
+    def _flag(self, c: TrialClaim, fresh: TrialComputed, tol: float) -> Replicated:
+        row = self.rc.screen_row(c, self.fresh)
+        assert row is not None and isinstance(c.printed, PrintedFlag)
+        lo, hi = wilson_interval(row.informative, row.n_items)
+        th = float(c.settings.fraction("threshold"))
+        outcome = "pass" if lo >= th else "fail" if hi < th else "undecided"
+        if outcome == "undecided":
+            v = UNDERPOWERED
+        else:
+            v = REPLICATES if (outcome == "pass") == c.printed.value else DOES_NOT_REPLICATE
+        share = row.informative / row.n_items
+        cmp = Comparison(share - th, lo - th, hi - th, FLAG_TEST)
+        return Replicated(fresh, v, FLAG_TEST, tol, cmp, fresh_outcome=outcome)
+
+    def _variance(self, c: TrialClaim, name: str) -> float:
+        """Trial-level variance of the claim's mean figure on table ``name`` (see stats.replication)."""
+        counts = self.counts(name)
+        if c.spec.scope == "model":
+            m, b = counts.models.index(str(c.model)), counts.benchmarks.index(str(c.benchmark))
+            units = np.flatnonzero(counts.unit_benchmark == b)
+            if c.metric == "accuracy.loose":
+                ln = counts.loose_n[m, units]
+                u = units[ln > 0]
+                return mean_rate_variance(counts.loose_correct[m, u], counts.loose_n[m, u])
+            v = counts.valid[m, units]
+            u = units[v > 0]
+            return mean_rate_variance(counts.correct[m, u], counts.valid[m, u])
+        cell = self.rc.cell(c, name)
+        rows = cell.rows
+        assert rows is not None
+        if c.metric == "items.delta":
+            return mean_rate_variance(rows.a, rows.n1) + mean_rate_variance(rows.b, rows.n2)
+        # items.delta_r: R = mean loose - mean strict per side, over items with a loose reading on both sides;
+        # the variances of the four means add (loose and strict readings of one trial are positively
+        # correlated, so this over-states the variance: a conservative interval).
+        index = self._unit[name]
+        units = np.array([index[(b, it)] for b, it in zip(rows.benchmarks, rows.items)], dtype=np.int64)
+        s, t = counts.models.index(cell.source), counts.models.index(cell.target)
+        both = (counts.loose_n[s, units] > 0) & (counts.loose_n[t, units] > 0)
+        u = units[both]
+        total = 0.0
+        for m in (s, t):
+            total += mean_rate_variance(counts.loose_correct[m, u], counts.loose_n[m, u])
+            total += mean_rate_variance(counts.correct[m, u], counts.valid[m, u])
+        return total
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """The release's and the fresh collection's classification of one cell's shared items."""
+
+    source: str
+    target: str
+    benchmark: str | None
+    table: tuple[tuple[int, ...], ...]  # rows: release class, columns: fresh class (CLASSES order)
+    items_compared: int
+
+    def _cell(self, r: int, f: int) -> int:
+        return self.table[r][f]
+
+    @property
+    def significant_released(self) -> int:
+        return sum(self._cell(r, f) for r in (IMPROVED, REGRESSED) for f in range(len(CLASSES)))
+
+    @property
+    def again(self) -> int:
+        """Significant in the release and changed the same way again in the fresh data."""
+        return self._cell(IMPROVED, IMPROVED) + self._cell(REGRESSED, REGRESSED)
+
+    @property
+    def reversed(self) -> int:
+        return self._cell(IMPROVED, REGRESSED) + self._cell(REGRESSED, IMPROVED)
+
+    @property
+    def new(self) -> int:
+        """Significant in the fresh data, not in the release."""
+        return sum(self._cell(r, f) for r in (EQUIVALENT, INCONCLUSIVE) for f in (IMPROVED, REGRESSED))
+
+    @property
+    def same_class(self) -> int:
+        return sum(self._cell(k, k) for k in range(len(CLASSES)))
+
+    def to_json(self) -> dict:
+        return {
+            "source": self.source, "target": self.target, "benchmark": self.benchmark,
+            "items_compared": self.items_compared, "classes": list(CLASSES),
+            "table": [list(r) for r in self.table],
+            "significant_in_release": self.significant_released, "changed_again": self.again,
+            "reversed": self.reversed, "new_in_fresh": self.new,
+            "same_class": self.same_class,
+            "agreement": None if not self.items_compared else self.same_class / self.items_compared,
+        }
+
+
+def agreement(released: CellResult, fresh: CellResult) -> Agreement:
+    """Cross-tabulate the two classifications of the items both cells hold."""
+    assert released.rows is not None and fresh.rows is not None
+    cls_f = {(b, it): int(k) for b, it, k in zip(fresh.rows.benchmarks, fresh.rows.items, fresh.rows.cls.tolist())}
+    n = len(CLASSES)
+    table = [[0] * n for _ in range(n)]
+    compared = 0
+    for b, it, k in zip(released.rows.benchmarks, released.rows.items, released.rows.cls.tolist()):
+        f = cls_f.get((b, it))
+        if f is not None:
+            table[int(k)][f] += 1
+            compared += 1
+    return Agreement(released.source, released.target, released.benchmark,
+                     tuple(tuple(r) for r in table), compared)
+
+
+@dataclass(frozen=True)
+class CollectionProvenance:
+    """What a fresh collection says about itself: file, counts by category, snapshots, archive header and dates."""
+
+    name: str
+    trials: dict[str, Any]  # the trials file: path, size, sha256
+    rows: int
+    models: tuple[str, ...]
+    benchmarks: tuple[str, ...]
+    scorers: tuple[str, ...]
+    categories: dict[str, dict[str, int]]  # model -> category -> trials
+    snapshots: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # column -> model -> values
+    archive: dict[str, Any] | None = None  # path, sha256, config (no secrets), seed, first/last trial date
+    items: ItemDifference | None = None
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "trials": self.trials, "rows": self.rows, "models": list(self.models),
+                "benchmarks": list(self.benchmarks), "scorers": list(self.scorers),
+                "categories": self.categories, "snapshots": self.snapshots, "archive": self.archive,
+                "items": None if self.items is None else self.items.to_json()}
+
+
+def collection_provenance(name: str, table: TrialsTable, diff: ItemDifference,
+                          archive: dict[str, Any] | None) -> CollectionProvenance:
+    counts = aggregate(table)[0]
+    cats = counts.categories.sum(axis=1)
+    categories = {m: {c: int(cats[i, j]) for j, c in enumerate(CATEGORIES)} for i, m in enumerate(counts.models)}
+    snapshots: dict[str, dict[str, list[str]]] = {}
+    for col in SNAPSHOT_COLUMNS:
+        if col in table.metadata_columns:
+            per: dict[str, set[str]] = {}
+            for m, v in zip(table.model.tolist(), table.column(col)):
+                if v is not None:
+                    per.setdefault(table.models[m], set()).add(str(v))
+            snapshots[col] = {m: sorted(v) for m, v in sorted(per.items())}
+    prov = table.provenance.to_json() if table.provenance else {"path": table.path}
+    return CollectionProvenance(name, prov, table.n_rows, table.models, table.benchmarks, table.scorers,
+                                categories, snapshots, archive, diff)
+
+
+def archive_summary(contents: Any, sha256: str, path: str) -> dict[str, Any]:
+    """The archive header's public config (it holds no secrets: only the key's variable name) and trial dates."""
+    stamps = sorted(str(r["ts"]) for _, r in contents.records if r.get("ts"))
+    header = contents.header or {}
+    return {"path": path, "sha256": sha256, "config": header.get("config"), "seed": header.get("seed"),
+            "params_hash": header.get("params_hash"), "trials": len(contents.records),
+            "resumes": len(contents.resumes), "first_trial": stamps[0] if stamps else None,
+            "last_trial": stamps[-1] if stamps else None}
+
+
+def summarise(verdicts: Sequence[str | None]) -> dict[str, int]:
+    out = {REPLICATES: 0, DOES_NOT_REPLICATE: 0, UNDERPOWERED: 0, "not_computable": 0}
+    for v in verdicts:
+        out[v if v is not None else "not_computable"] += 1
+    return out

@@ -1,0 +1,122 @@
+"""Check a claims file's trial claims against loaded trials tables (pure: tables in, results out).
+
+:func:`check_trials` recomputes every claim from the released table it names,
+except claims over a table that a fresh collection replaces (``[replication]``
+or ``--replication``): those are replicated, i.e. the fresh figure is judged
+against the printed one within sampling error (:mod:`replicate.verify.replication`).
+A claim naming a model, benchmark or edge the table lacks is bad input; every
+such problem is reported at once, by claim id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import PurePath
+from typing import Any
+
+from replicate.diagnostics import Diagnostics
+from replicate.errors import BadInput
+from replicate.trials.load import TrialsTable
+from replicate.verify.matching import Printed, match
+from replicate.verify.replication import (
+    Agreement,
+    ReplicationChecker,
+    agreement,
+    collection_provenance,
+    shared_items,
+)
+from replicate.verify.trials_claims import PrintedFlag, TrialsPart
+from replicate.verify.trials_recompute import TrialsRecomputer, problems_with_names
+from replicate.verify.trials_result import (
+    RECOMPUTED,
+    REPLICATED,
+    ReplicationReport,
+    TableInfo,
+    TrialClaimResult,
+    TrialsVerification,
+)
+
+FRESH = " (fresh)"
+
+
+def _rel(path: str, root: str) -> str:
+    try:
+        return PurePath(path).relative_to(PurePath(root)).as_posix()
+    except ValueError:
+        return PurePath(path).as_posix()
+
+
+def _info(name: str, role: str, t: TrialsTable, root: str,
+          given: tuple[str, str, str | None] | None = None) -> TableInfo:
+    prov = t.provenance.to_json() if t.provenance else {"path": t.path}
+    origin, path, archive = given or ("[trials]" if role == "released" else "[replication]", _rel(t.path, root), None)
+    return TableInfo(name, role, _rel(t.path, root), prov, t.n_rows, t.models, t.benchmarks, t.scorers,
+                     origin, path, archive)
+
+
+def check_trials(
+    part: TrialsPart,
+    tables: Mapping[str, TrialsTable],
+    fresh: Mapping[str, TrialsTable] | None = None,
+    *,
+    archives: Mapping[str, dict[str, Any] | None] | None = None,
+    root: str = ".",
+    claims_path: str = "claims file",
+    diagnostics: Diagnostics | None = None,
+    given: Mapping[str, tuple[str, str, str | None]] | None = None,
+) -> TrialsVerification:
+    """Recompute (or, for tables in ``fresh``, replicate) every trial claim of ``part``.
+
+    ``given`` says, per fresh table, where it was named (origin, path as written,
+    archive as written), for the note's Reproduce block.
+    """
+    fresh = dict(fresh or {})
+    diag = diagnostics if diagnostics is not None else Diagnostics()
+    problems: list[str] = []
+    for name, table in tables.items():
+        problems += problems_with_names([c for c in part.claims if c.trials == name], table,
+                                        f"trials table {name!r}")
+    for name, table in fresh.items():
+        problems += problems_with_names([c for c in part.claims if c.trials == name], table,
+                                        f"the fresh collection for {name!r}")
+    if problems:
+        n = len(problems)
+        raise BadInput(f"{n} problem{'s' if n != 1 else ''} with the trial claims:\n" + "\n".join(problems),
+                       path=claims_path)
+    all_tables: dict[str, TrialsTable] = dict(tables)
+    diffs = {}
+    for name, table in fresh.items():
+        restricted, diffs[name] = shared_items(tables[name], table)
+        all_tables[name + FRESH] = restricted
+    rc = TrialsRecomputer(all_tables, diag)
+    rc.prepare(part.claims)
+    replicated = [c for c in part.claims if c.trials in fresh]
+    rc.prepare(replicated, {name: name + FRESH for name in fresh})
+    checkers = {name: ReplicationChecker(rc, name, name + FRESH) for name in fresh}
+    results = []
+    for c in part.claims:
+        released = rc.compute(c)
+        if c.trials in fresh:
+            rep = checkers[c.trials].check(c)
+            results.append(TrialClaimResult(c, REPLICATED, rep.computed, replicated=rep, released=released))
+            continue
+        m = None
+        if released.value is not None and isinstance(c.printed, Printed) and not isinstance(released.value, bool):
+            m = match(c.printed, released.value)
+        elif released.value is not None:
+            assert isinstance(c.printed, PrintedFlag)
+        results.append(TrialClaimResult(c, RECOMPUTED, released, m))
+    reports = []
+    for name, table in fresh.items():
+        seen: dict[tuple, Agreement] = {}
+        for c in part.claims:
+            if c.trials == name and c.spec.scope == "cell":
+                s = c.settings
+                key = (rc.edge_of(c, name), c.benchmark, s.eps, s.alpha, s.ci)
+                if key not in seen:
+                    seen[key] = agreement(rc.cell(c, name), rc.cell(c, name + FRESH))
+        prov = collection_provenance(name, table, diffs[name], (archives or {}).get(name))
+        reports.append(ReplicationReport(name, prov, tuple(seen.values())))
+    infos = [_info(n, "released", t, root) for n, t in tables.items()]
+    infos += [_info(n, "fresh", t, root, (given or {}).get(n)) for n, t in fresh.items()]
+    return TrialsVerification(tuple(results), tuple(infos), tuple(reports), diag.to_json())

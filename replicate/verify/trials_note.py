@@ -1,0 +1,284 @@
+"""The trial sections of the verification note, and the terminal table of trial claims (pure rendering)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from replicate.output import Format, pct, table
+from replicate.stats.classify import CLASSES
+from replicate.stats.replication import SHARE_INTERVAL, Z_TEST
+from replicate.verify.replication import (
+    DESIGN_TEST,
+    FLAG_TEST,
+    Agreement,
+    CollectionProvenance,
+)
+from replicate.verify.trials_claims import PrintedFlag, TrialSettings
+from replicate.verify.trials_result import (
+    RECOMPUTED,
+    REPLICATED,
+    TrialClaimResult,
+    TrialsVerification,
+)
+
+
+def _printed(r: TrialClaimResult) -> str:
+    p = r.claim.printed
+    if isinstance(p, PrintedFlag):
+        return "pass" if p.value else "fail"
+    return f"{p.text.rstrip('%').rstrip()}{'%' if p.unit == 'percent' else ''}"
+
+
+def show_value(r: TrialClaimResult, value: Any) -> str:
+    """A figure in the claim's printed unit, three more decimals than printed (counts and flags as they are)."""
+    p = r.claim.printed
+    if value is None:
+        return "-"
+    if isinstance(value, bool) or isinstance(p, PrintedFlag):
+        return "pass" if value else "fail"
+    if p.unit == "count":
+        return str(value)
+    x = float(Fraction(value) * 100) if p.unit == "percent" else float(value)
+    return f"{x:.{p.places + 3}f}"
+
+
+def _points(r: TrialClaimResult, x: float) -> str:
+    """A difference of fractions in the printed scale (percentage points for percent)."""
+    p = r.claim.printed
+    places = (p.places if not isinstance(p, PrintedFlag) else 1) + 1
+    if p.unit in ("percent", "count") or isinstance(p, PrintedFlag):  # a count is compared as a share
+        return f"{100 * x:+.{max(places, 1) if p.unit == 'count' else places}f}"
+    return f"{x:+.{max(places, 3)}f}"
+
+
+def _interval(r: TrialClaimResult) -> str:
+    rep = r.replicated
+    if rep is None or rep.comparison is None:
+        return "-"
+    c = rep.comparison
+    unit = " pts" if r.claim.printed.unit in ("percent", "flag", "count") else ""
+    return f"[{_points(r, c.low)}, {_points(r, c.high)}]{unit}"
+
+
+def _p(r: TrialClaimResult) -> str:
+    rep = r.replicated
+    if rep is None or rep.comparison is None or rep.comparison.p_value is None:
+        return "-"
+    return f"{rep.comparison.p_value:.3g}"
+
+
+def _verdict(r: TrialClaimResult, notes: dict[str, int]) -> str:
+    if r.verdict == "not_computable":
+        ref = notes.setdefault(r.why or "undefined", len(notes) + 1)
+        return f"not computable [{ref}]"
+    tie = " (tie)" if r.match is not None and r.match.tie else ""
+    return r.verdict + tie
+
+
+def recomputed_table(results: list[TrialClaimResult], fmt: Format, notes: dict[str, int]) -> str:
+    rows = [[r.claim.id, r.claim.where or "-", f"{r.claim.metric} ({r.claim.target})", _printed(r),
+             show_value(r, r.computed.value), _verdict(r, notes)] for r in results]
+    return table(rows, ["id", "where", "figure", "printed", "recomputed", "verdict"], fmt)
+
+
+def replicated_table(results: list[TrialClaimResult], fmt: Format, notes: dict[str, int]) -> str:
+    rows = []
+    for r in results:
+        rows.append([r.claim.id, f"{r.claim.metric} ({r.claim.target})", _printed(r),
+                     show_value(r, r.released.value if r.released else None), show_value(r, r.computed.value),
+                     _interval(r), _p(r), _verdict(r, notes)])
+    headers = ["id", "figure", "printed", "release", "fresh", "95% interval, fresh - printed", "p", "verdict"]
+    return table(rows, headers, fmt)
+
+
+def _tests_used(results: list[TrialClaimResult]) -> list[str]:
+    used = {r.replicated.test for r in results if r.replicated is not None}
+    text = {
+        Z_TEST: ("**Means over items** (accuracy, Δ, ΔR): " + Z_TEST + ". The items are the same in both "
+                 "collections, so the sampling error is the trials': each item's rate varies as a binomial share "
+                 "of its K trials, estimated as p(1 - p) / (K - 1); the printed side's error is estimated from "
+                 "the released table. ΔR adds the variances of its loose and strict means (conservative). The "
+                 "interval is the difference ± 1.96 standard errors; p is two-sided."),
+        SHARE_INTERVAL: ("**Shares of items** (P+, P-, Pchg, equivalent, inconclusive, the null's 95th "
+                         "percentiles, a screening share; counts of items as shares of the cell): "
+                         + SHARE_INTERVAL + ", 95%, from the two Wilson intervals, the printed share taken over "
+                         "the release's items of the cell. Each item's class is its own draw, so a binomial "
+                         "share's variance bounds the share's: the interval is conservative. No p-value."),
+        DESIGN_TEST: "**Item counts** (items.n, screen.n_items): " + DESIGN_TEST + "; equal or not.",
+        FLAG_TEST: ("**Pass/fail** (screen.passes): " + FLAG_TEST + ". The fresh benchmark passes (fails) when "
+                    "the whole 95% interval lies at or above (below) the threshold; otherwise undecided, i.e. "
+                    "underpowered. The interval shown is the fresh share's, minus the threshold."),
+    }
+    return [f"- {text[t]}" for t in (Z_TEST, SHARE_INTERVAL, DESIGN_TEST, FLAG_TEST) if t in used]
+
+
+def _settings_table(results: list[TrialClaimResult]) -> list[str]:
+    groups: dict[tuple, list[str]] = {}
+    shown: dict[tuple, TrialSettings] = {}
+    for r in results:
+        s = r.claim.settings
+        key = (s.eps, s.alpha, s.ci, s.null, s.seed, s.low, s.high, s.threshold, s.tolerance, r.claim.by)
+        groups.setdefault(key, []).append(r.claim.id)
+        shown[key] = s
+    rows = []
+    for key, ids in groups.items():
+        s = shown[key]
+
+        def mark(name: str, value: Any, s: TrialSettings = s) -> str:
+            return f"{value}" if name in s.given else f"{value} (default)"
+
+        by = key[-1]
+        rows.append([", ".join(ids), mark("eps", s.eps), mark("alpha", s.alpha), mark("ci", s.ci),
+                     mark("null", s.null), mark("seed", s.seed), "per benchmark" if by == "benchmark" else "pooled",
+                     f"[{s.low}, {s.high}] >= {s.threshold}", mark("tolerance", s.tolerance)])
+    headers = ["claims", "eps", "alpha", "ci", "null", "seed", "cells", "screen band", "tolerance"]
+    return [table(rows, headers, Format.markdown).rstrip("\n")]
+
+
+def _claim_lines(results: list[TrialClaimResult]) -> list[str]:
+    out = []
+    for r in results:
+        c = r.claim
+        where = f" ({c.where})" if c.where else ""
+        text = f"; as printed: \"{c.text}\"" if c.text else ""
+        if r.mode == RECOMPUTED:
+            tail = f"matches {c.printed.show_interval()}"
+        else:
+            tail = f"replicated against the fresh collection for `{c.trials}`"
+        out.append(f"- `{c.id}`{where}: `{c.metric}` of {c.target} in `{c.trials}`, printed {_printed(r)}, "
+                   f"{tail}{text}")
+    return out
+
+
+def _provenance(p: CollectionProvenance) -> list[str]:
+    f = p.trials
+    rows = [["Trials table", f"`{f.get('path')}` ({f.get('size', '-')} bytes, sha256 `{f.get('sha256', '-')}`)"],
+            ["Rows", str(p.rows)], ["Models", ", ".join(p.models)], ["Benchmarks", ", ".join(p.benchmarks)],
+            ["Scorers", ", ".join(f"`{s}`" for s in p.scorers) or "-"]]
+    for col, per in p.snapshots.items():
+        rows.append([f"Reported `{col}`", "; ".join(f"{m}: {', '.join(v)}" for m, v in per.items())])
+    a = p.archive
+    if a is None:
+        rows.append(["Archive", "not given (pass --replication-archive NAME=ARCHIVE for the collection's config "
+                     "and dates)"])
+    else:
+        cfg = a.get("config") or {}
+        coll = cfg.get("collection", {})
+        rows += [
+            ["Archive", f"`{a['path']}` (sha256 `{a['sha256']}`), {a['trials']} trial records, "
+                        f"{a['resumes']} resume(s)"],
+            ["Endpoint", f"{cfg.get('endpoint', {}).get('base_url', '-')} (key from "
+                         f"${cfg.get('endpoint', {}).get('api_key_env', '-')}; the key itself is never stored)"],
+            ["Collection", f"models {', '.join(coll.get('models', []))}; k = {coll.get('k', '-')}; "
+                           f"seed {coll.get('seed', '-')}; params {_params(cfg.get('params', {}))}"],
+            ["Trials dated", f"{a.get('first_trial') or '-'} to {a.get('last_trial') or '-'}"],
+        ]
+    out = [table(rows, ["", ""], Format.markdown).rstrip("\n"), ""]
+    cat_rows = [[m, *[p.categories[m][c] for c in p.categories[m]]] for m in p.categories]
+    if cat_rows:
+        cats = list(next(iter(p.categories.values())))
+        out += ["Trials by category:", "", table(cat_rows, ["model", *cats], Format.markdown).rstrip("\n"), ""]
+    d = p.items
+    if d is not None:
+        if d.same:
+            out += [f"The fresh collection has exactly the release's items ({d.shared}).", ""]
+        else:
+            def by(x: dict[str, int]) -> str:
+                return ", ".join(f"{b}: {n}" for b, n in x.items()) or "none"
+
+            out += [f"**The item sets differ.** Compared on the {d.shared} items both have. Only in the release: "
+                    f"{by(d.only_released)}. Only in the fresh collection (left out): {by(d.only_fresh)}.", ""]
+    return out
+
+
+def _params(params: dict) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in params.items()) or "none"
+
+
+def _agreement(a: Agreement) -> list[str]:
+    where = f"{a.source} -> {a.target}, " + (a.benchmark if a.benchmark is not None else "all benchmarks pooled")
+    rows = [[f"release: {CLASSES[i]}", *row, sum(row)] for i, row in enumerate(a.table)]
+    totals = [sum(a.table[i][j] for i in range(len(CLASSES))) for j in range(len(CLASSES))]
+    rows.append(["total", *totals, a.items_compared])
+    share = "-" if not a.items_compared else pct(a.same_class / a.items_compared, 1)
+    return [
+        f"**{where}** ({a.items_compared} items in both): of the {a.significant_released} items the release "
+        f"finds reliably changed, {a.again} change the same way again in the fresh data and {a.reversed} the "
+        f"other way; {a.new} items are reliably changed in the fresh data only. Same class: {share}.", "",
+        table(rows, ["", *[f"fresh: {c}" for c in CLASSES], "total"], Format.markdown).rstrip("\n"), "",
+    ]
+
+
+def trial_sections(t: TrialsVerification) -> list[str]:
+    """The note's trial sections: claims, settings, replications, the tables read."""
+    results = list(t.results)
+    notes: dict[str, int] = {}
+    rec = [r for r in results if r.mode == RECOMPUTED]
+    rep = [r for r in results if r.mode == REPLICATED]
+    out = ["## Trial claims", "",
+           "Figures of the K-trial study, computed by the engine of `replicate items` and `replicate screen` "
+           "with the settings below.", ""]
+    if rec:
+        out += ["Recomputed from the released tables, shown in the printed unit with three more decimals than "
+                "printed; a value matches when it rounds (half up) to the printed one, counts and pass/fail "
+                "when equal.", "", recomputed_table(rec, Format.markdown, notes).rstrip("\n"), ""]
+    if rep:
+        tol = sorted({r.claim.settings.tolerance for r in rep})
+        out += ["Replicated: the figure from a fresh collection of the same items, judged against the printed "
+                "one within sampling error. **does not replicate**: the 95% interval for fresh - printed excludes "
+                "0. **replicates**: it lies inside [-tolerance, +tolerance] (tolerance "
+                f"{', '.join(tol)} as a fraction, i.e. {', '.join(pct(float(x), 1) for x in tol)} points for "
+                "shares and rates), so the fresh data show the two agree to within it. **underpowered**: "
+                "neither; the fresh data could not tell a difference of the tolerance from none. \"release\" is "
+                "the same figure recomputed from the released table.", "",
+                replicated_table(rep, Format.markdown, notes).rstrip("\n"), "", *_tests_used(rep), ""]
+    out += _claim_lines(results)
+    if notes:
+        out += ["", "Not computable:", ""] + [f"[{i}] {why}" for why, i in notes.items()]
+    out += ["", "### Settings", "",
+            "Settings that change a figure, from each claim or the `[study]` table (\"default\": neither gives "
+            "it; the engine's default is used).", "", *_settings_table(results), ""]
+    for report in t.replications:
+        out += [f"## Replication: `{report.name}`", "", *_provenance(report.provenance)]
+        if report.agreements:
+            out += ["### Item-level agreement", "",
+                    "Each cell a claim names, classified in the release (rows) and in the fresh collection "
+                    "(columns), over the items both hold.", ""]
+            for a in report.agreements:
+                out += _agreement(a)
+    rows = [[tb.name, tb.role, f"`{tb.path}`", tb.rows, ", ".join(tb.models), ", ".join(tb.benchmarks),
+             f"`{tb.provenance.get('sha256', '-')}`"] for tb in t.tables]
+    out += ["## Trials tables", "",
+            table(rows, ["name", "role", "file", "rows", "models", "benchmarks", "sha256"],
+                  Format.markdown).rstrip("\n"), ""]
+    return out
+
+
+def trial_table(t: TrialsVerification, fmt: Format) -> str:
+    """The terminal view of the trial claims (recomputed, then replicated) with reasons for anything not computable."""
+    notes: dict[str, int] = {}
+    rec = [r for r in t.results if r.mode == RECOMPUTED]
+    rep = [r for r in t.results if r.mode == REPLICATED]
+    parts = []
+    if rec:
+        parts.append(recomputed_table(rec, fmt, notes).rstrip("\n"))
+    if rep:
+        parts.append(replicated_table(rep, fmt, notes).rstrip("\n"))
+    lines = ["\n\n".join(parts)]
+    if notes:
+        lines += [""] + [f"[{i}] {why}" for why, i in notes.items()]
+    return "\n".join(lines) + "\n"
+
+
+def reproduce_args(t: TrialsVerification) -> str:
+    """The --replication options of the verify command that repeats this check."""
+    import shlex
+
+    out = ""
+    for tb in t.tables:
+        if tb.role == "fresh" and tb.origin == "--replication":
+            out += f" --replication {shlex.quote(tb.name + '=' + tb.given)}"
+        if tb.role == "fresh" and tb.archive is not None:
+            out += f" --replication-archive {shlex.quote(tb.name + '=' + tb.archive)}"
+    return out

@@ -1,0 +1,215 @@
+"""Recompute trial claims from trials tables with the ``items`` / ``screen`` engine (pure: tables in, values out).
+
+Nothing here classifies an item or computes a share: every figure is read by
+key from :func:`replicate.trials.engine.analyse_items` (the cells),
+:func:`replicate.trials.engine.accuracy_table` or
+:func:`replicate.trials.screen.screen`, called with the claim's settings, so a
+claim and the ``items`` / ``screen`` commands can never disagree. Counts stay
+integers and shares of items exact fractions (``improved / n``), so matching
+at printed precision suffers no binary rounding.
+
+Claims sharing a table and settings share one engine call (all their edges at
+once); the permutation null runs only for a group with a ``null_p95`` claim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from replicate.diagnostics import Diagnostics
+from replicate.trials.counts import aggregate
+from replicate.trials.engine import accuracy_table, analyse_items, parse_edge
+from replicate.trials.load import TrialsTable
+from replicate.trials.results import CellResult, ItemsResult, ModelAccuracy
+from replicate.trials.screen import ScreenResult, ScreenRow, screen
+from replicate.verify.trials_claims import TrialClaim
+from replicate.verify.trials_metrics import NULL_PREFIX
+
+TrialValue = Fraction | int | float | bool
+
+
+@dataclass(frozen=True, slots=True)
+class TrialComputed:
+    """A recomputed trial figure (``n``: the items it is over, for shares), or why it could not be computed."""
+
+    value: TrialValue | None
+    why: str | None = None
+    n: int | None = None
+
+    def to_json(self) -> float | int | bool | None:
+        v = self.value
+        if v is None or isinstance(v, (bool, int)):
+            return v
+        return float(v)
+
+
+def _items_key(name: str, c: TrialClaim) -> tuple:
+    s = c.settings
+    return (name, s.eps, s.alpha, s.ci, c.by, s.null, s.seed)
+
+
+def _share(k: int, n: int, unit: str) -> Fraction | int:
+    return k if unit == "count" else Fraction(k, n)
+
+
+def problems_with_names(claims: Sequence[TrialClaim], table: TrialsTable, label: str) -> list[str]:
+    """Each claim naming a model, benchmark or edge absent from ``table``, with what the table holds."""
+    out = []
+    for c in claims:
+        say = f"claim {c.id!r}: "
+        if c.benchmark is not None and c.benchmark not in table.benchmarks:
+            out.append(f"{say}benchmark {c.benchmark!r} is not in {label}; benchmarks: {', '.join(table.benchmarks)}")
+        models: list[str] = []
+        if c.spec.scope == "cell" and c.edge is not None:
+            models = list(parse_edge(c.edge, table.models))
+        elif c.model is not None:
+            models = [c.model]
+        missing = [m for m in models if m not in table.models]
+        if missing:
+            what = "edge " + repr(c.edge) + " names " if c.edge is not None else ""
+            out.append(f"{say}{what}model(s) {', '.join(map(repr, missing))} not in {label}; "
+                       f"models: {', '.join(table.models)}")
+        elif len(models) == 2 and models[0] == models[1]:
+            out.append(f"{say}edge {c.edge!r} names the same model twice")
+        if c.spec.needs_loose and not table.has_loose:
+            out.append(f"{say}{c.metric} needs a loose reading, but {label} has no correct_loose values")
+    return out
+
+
+class TrialsRecomputer:
+    """Computes trial claims over named tables, calling the engine once per table and settings."""
+
+    def __init__(self, tables: Mapping[str, TrialsTable], diagnostics: Diagnostics | None = None) -> None:
+        self.tables = dict(tables)
+        self.diagnostics = diagnostics if diagnostics is not None else Diagnostics()
+        self._items: dict[tuple, ItemsResult] = {}
+        self._accuracy: dict[str, tuple[ModelAccuracy, ...]] = {}
+        self._screen: dict[tuple, ScreenResult] = {}
+
+    def prepare(self, claims: Sequence[TrialClaim], name_of: Mapping[str, str] | None = None) -> None:
+        """Run the engine for every cell the claims need: one call per (table, settings), all edges at once.
+
+        ``name_of`` maps a claim's table to the table to compute from (a replication).
+        The permutation null runs only for a group holding a ``null_p95`` claim (no
+        other figure depends on it).
+        """
+        groups: dict[tuple, list[TrialClaim]] = {}
+        for c in claims:
+            if c.spec.scope == "cell":
+                groups.setdefault(_items_key((name_of or {}).get(c.trials, c.trials), c), []).append(c)
+        for key, members in groups.items():
+            if key in self._items:
+                continue
+            name, eps, alpha, ci, by, n_null, seed = key
+            edges = list(dict.fromkeys(self.edge_of(c, name) for c in members))
+            with_null = any(c.spec.needs_null for c in members)
+            self._items[key] = analyse_items(
+                self.tables[name], edges, by=by, eps=eps, alpha=alpha, ci=ci,
+                n_null=n_null if with_null else 0, seed=seed, diagnostics=self.diagnostics,
+            )
+
+    def edge_of(self, c: TrialClaim, name: str) -> tuple[str, str]:
+        return parse_edge(c.edge or "", self.tables[name].models)
+
+    def items_result(self, c: TrialClaim, name: str) -> ItemsResult:
+        key = _items_key(name, c)
+        if key not in self._items:
+            self.prepare([c], {c.trials: name})
+        return self._items[key]
+
+    def cell(self, c: TrialClaim, name: str | None = None) -> CellResult:
+        name = name or c.trials
+        res = self.items_result(c, name)
+        src, tgt = self.edge_of(c, name)
+        for cell in res.cells:
+            if cell.source == src and cell.target == tgt and cell.benchmark == c.benchmark:
+                return cell
+        raise KeyError((src, tgt, c.benchmark))  # pragma: no cover - prepare() asked for it
+
+    def accuracy_row(self, c: TrialClaim, name: str | None = None) -> ModelAccuracy | None:
+        name = name or c.trials
+        if name not in self._accuracy:
+            self._accuracy[name] = accuracy_table(aggregate(self.tables[name])[0])
+        return next((a for a in self._accuracy[name] if a.model == c.model and a.benchmark == c.benchmark), None)
+
+    def screen_result(self, c: TrialClaim, name: str | None = None) -> ScreenResult:
+        name = name or c.trials
+        s = c.settings
+        key = (name, s.low, s.high, s.threshold)
+        if key not in self._screen:
+            self._screen[key] = screen(self.tables[name], low=s.low, high=s.high, threshold=s.threshold)
+        return self._screen[key]
+
+    def screen_row(self, c: TrialClaim, name: str | None = None) -> ScreenRow | None:
+        return next((r for r in self.screen_result(c, name).rows if r.benchmark == c.benchmark), None)
+
+    def compute(self, c: TrialClaim, name: str | None = None) -> TrialComputed:
+        """The claim's figure from table ``name`` (default: the claim's own table)."""
+        name = name or c.trials
+        scope = c.spec.scope
+        if scope == "cell":
+            return cell_value(self.cell(c, name), c.metric, c.printed.unit)
+        if scope == "model":
+            row = self.accuracy_row(c, name)
+            if row is None:
+                return TrialComputed(None, f"{c.model} has no trials on {c.benchmark}")
+            return accuracy_value(row, c.metric)
+        row_s = self.screen_row(c, name)
+        if row_s is None:  # pragma: no cover - names are checked before
+            return TrialComputed(None, f"no benchmark {c.benchmark}")
+        return screen_value(row_s, c.metric, c.printed.unit)
+
+
+def cell_value(cell: CellResult, metric: str, unit: str) -> TrialComputed:
+    """A cell figure by its ``items --format json`` name."""
+    sh = cell.shares
+    n = sh.n_items
+    key = metric[len("items."):]
+    if key == "n":
+        return TrialComputed(n, n=n)
+    if n == 0 and key != "n":
+        return TrialComputed(None, f"{cell.source} -> {cell.target} has no items with non-error trials on both "
+                             "sides in this cell", n=0)
+    counts = {"improved": sh.improved, "regressed": sh.regressed, "changed": sh.improved + sh.regressed,
+              "equivalent": sh.equivalent, "inconclusive": sh.inconclusive}
+    if key in counts:
+        return TrialComputed(_share(counts[key], n, unit), n=n)
+    shares = {"p_plus": sh.improved, "p_minus": sh.regressed, "p_chg": sh.improved + sh.regressed}
+    if key in shares:
+        return TrialComputed(Fraction(shares[key], n), n=n)
+    if key == "delta":
+        return TrialComputed(cell.delta, n=n)
+    if key == "delta_r":
+        d = None if cell.loose is None else cell.loose.delta_r
+        return TrialComputed(d, None if d is not None else "no item has a loose reading on both sides", n=n)
+    if metric.startswith(NULL_PREFIX):
+        k = metric[len(NULL_PREFIX):]
+        null: dict[str, Any] = cell.null_p95 or {}
+        if k not in null:
+            return TrialComputed(None, f"the null has no {k!r}; keys: {', '.join(null) or 'none'}", n=n)
+        return TrialComputed(null[k], None if null[k] is not None else "the permutation null was not run", n=n)
+    raise KeyError(metric)  # pragma: no cover - the catalogue lists every name
+
+
+def accuracy_value(row: ModelAccuracy, metric: str) -> TrialComputed:
+    if metric == "accuracy":
+        v = row.accuracy
+        return TrialComputed(v, None if v is not None else "no item has a non-error trial", n=row.n_items)
+    v = row.loose
+    return TrialComputed(v, None if v is not None else "no item has a loose reading", n=row.loose_items)
+
+
+def screen_value(row: ScreenRow, metric: str, unit: str) -> TrialComputed:
+    n = row.n_items
+    if metric == "screen.n_items":
+        return TrialComputed(n, n=n)
+    if n == 0:
+        return TrialComputed(None, "no item has a non-error trial", n=0)
+    if metric == "screen.passes":
+        return TrialComputed(row.passes, n=n)
+    if metric == "screen.share":
+        return TrialComputed(Fraction(row.informative, n), n=n)
+    return TrialComputed(_share(row.informative, n, unit), n=n)
