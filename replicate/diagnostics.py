@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from replicate.errors import BadInput
+from replicate.errors import BadInput, Message, Param
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +42,7 @@ class Diagnostics:
     def warn(self, code: str, message: str, *, path: object = None, line: int | None = None) -> None:
         p = None if path is None else str(path)
         if self.strict:
-            raise BadInput(f"{message} [{code}; --strict]", path=p, line=line)
+            raise BadInput(Message(f"{message} [{code}; ", Param("strict"), "]"), path=p, line=line)
         self.warnings.append(Warning_(code, message, p, line))
 
     def counts(self) -> dict[str, int]:

@@ -6,7 +6,7 @@ of behaviour is a new ``@N``. Goldens in ``tests/test_score_goldens.py`` pin the
 
 from __future__ import annotations
 
-from replicate.errors import UsageError
+from replicate.errors import Message, Param, UsageError
 from replicate.scoring.answers import choice_letter, final_answer_line, math_answer, math_equivalent, normalize
 from replicate.scoring.base import NoResult, ScoreInput, Verdict, scorer
 
@@ -62,7 +62,8 @@ def ifbench_v1(inp: ScoreInput) -> Verdict:
     trial is counted as unscored and left out of the table."""
     results = inp.resources.get("ifbench")
     if results is None:
-        raise UsageError("ifbench@1 needs the verifier's results: pass --ifbench-strict (and --ifbench-loose)")
+        raise UsageError(Message("ifbench@1 needs the verifier's results: pass ", Param("ifbench_strict"),
+                                 " (and ", Param("ifbench_loose"), ")"))
     if not inp.text or not inp.text.strip():
         return Verdict(None)
     prompt = inp.item.prompt_text if inp.item is not None else str(inp.reference)

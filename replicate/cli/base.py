@@ -3,23 +3,63 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 import typer
 from typer.core import TyperGroup
 
-from replicate.errors import ReplicateError
+from replicate.errors import Namer, ReplicateError
 from replicate.output import Format
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def flags(**param_flags: str) -> Callable[[F], F]:
+    """Which option of this command stands for a library parameter of another name.
+
+    Library errors name parameters (``n_null must be >= 0``); the command line
+    shows its options instead. A parameter named like one of the command's own
+    (``alpha`` -> ``--alpha``) needs no entry; ``@flags(n_null="--null")`` names the rest.
+    """
+
+    def mark(f: F) -> F:
+        f.__dict__["replicate_flags"] = dict(param_flags)
+        return f
+
+    return mark
+
+
+#: Library parameters several commands show as one option of another name
+#: (used for a command that has that option).
+COMMON_FLAGS = {"parsers": "--parser", "output_fields": "--output-field"}
+
+
+def _namer(command: Any) -> Namer:
+    """Library parameter -> this command's option (its first long name), else None."""
+    if command is None:
+        return lambda name: None
+    options = [p for p in command.params if p.param_type_name == "option" and p.name]
+    given = {o for p in options for o in p.opts}
+    table = {k: v for k, v in COMMON_FLAGS.items() if v in given}
+    table.update({p.name: next((o for o in p.opts if o.startswith("--")), p.opts[0]) for p in options})
+    table.update(getattr(command.callback, "replicate_flags", {}))
+    return table.get
 
 
 class ReplicateGroup(TyperGroup):
-    """Prints :class:`ReplicateError` as ``Error: <message>`` and exits with its code."""
+    """Prints :class:`ReplicateError` as ``Error: <message>`` and exits with its code.
+
+    Parameters the message names are shown as the failing command's options.
+    """
 
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except ReplicateError as exc:
-            for i, line in enumerate(str(exc).splitlines() or [""]):
+            sub = ctx.invoked_subcommand
+            text = exc.message_for(_namer(self.get_command(ctx, sub) if sub else None))
+            for i, line in enumerate(text.splitlines() or [""]):
                 typer.echo(("Error: " if i == 0 else "       ") + line, err=True)
             ctx.exit(exc.exit_code)
 

@@ -8,13 +8,14 @@ from typing import Annotated, Optional
 
 import typer
 
-from replicate.cli.base import FormatOpt, StrictOpt, app, echo, warn
+from replicate.cli.base import FormatOpt, StrictOpt, app, echo, flags, warn
 from replicate.output import Format
 
 _TRIALS_HELP = "Trials table: JSONL (.jsonl, .jsonl.gz) or CSV (.csv), one row per trial."
 
 
 @app.command("items")
+@flags(n_null="--null", edges="--edge")
 def items(
     trials: Annotated[Path, typer.Argument(metavar="TRIALS", help=_TRIALS_HELP, show_default=False)],
     edge: Annotated[
@@ -105,6 +106,7 @@ def _write_jsonl(path: Path, rows) -> None:
 
 
 @app.command("plan")
+@flags(n_items="--items", n_resamples="--resamples")
 def plan_cmd(
     items_: Annotated[int, typer.Option("--items", "-n", help="Items in a cell (one edge x benchmark), the BH family size.", show_default=False)],
     move: Annotated[Optional[list[str]], typer.Option("--move", "-m", help="A true move P:Q of one item's accuracy, source then target (default 0.4:0.6); repeatable.")] = None,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from replicate.errors import UsageError
+from replicate.errors import Message, Param, UsageError
 from replicate.fetch.cache import Cache, Snapshot
 from replicate.fetch.errors import IntegrityError, OfflineMissing
 from replicate.fetch.globs import Includes
@@ -92,26 +92,26 @@ def _choose_via(src: Source, via: str) -> str:
     if via == "auto":
         return "http" if src.github else "git"
     if via == "http" and src.github is None:
-        raise UsageError(
-            f"--via http needs a GitHub source (owner/repo or https://github.com/owner/repo); "
-            f"{src.canonical} is served by git only: use --via git or auto"
-        )
+        raise UsageError(Message(
+            Param("via"), " http needs a GitHub source (owner/repo or https://github.com/owner/repo); "
+            f"{src.canonical} is served by git only: use ", Param("via"), " git or auto"
+        ))
     return via
 
 
 def _prepare_dest(dest: Path) -> Manifest | None:
     if dest.exists() and not dest.is_dir():
-        raise UsageError(f"--dest {dest} exists and is not a directory")
+        raise UsageError(Message(Param("dest"), f" {dest} exists and is not a directory"))
     if (dest / MANIFEST_NAME).is_file():
         return read_manifest(dest)
     # Empty directories and temporary files of an interrupted first fetch do not count.
     if dest.is_dir() and any(
         (p.is_file() or p.is_symlink()) and not p.name.endswith(TMP_SUFFIX) for p in dest.rglob("*")
     ):
-        raise UsageError(
-            f"--dest {dest} is not empty and holds no {MANIFEST_NAME}; "
+        raise UsageError(Message(
+            Param("dest"), f" {dest} is not empty and holds no {MANIFEST_NAME}; "
             "fetch into an empty or new directory (replicate fetch never overwrites files it did not write)"
-        )
+        ))
     return None
 
 
@@ -152,10 +152,10 @@ def fetch(
     dest_path = Path(dest) if dest is not None else Path.cwd() / src.name
     old = _prepare_dest(dest_path)
     if old is not None and old.source != src.canonical:
-        raise UsageError(
-            f"--dest {dest_path} holds files fetched from {old.source}, not {src.canonical}; "
-            "choose another --dest"
-        )
+        raise UsageError(Message(
+            Param("dest"), f" {dest_path} holds files fetched from {old.source}, not {src.canonical}; "
+            "choose another ", Param("dest")
+        ))
     cache = Cache(cache_dir)
     note = progress or (lambda event, path: None)
 
@@ -215,18 +215,18 @@ def _offline_snapshot(cache: Cache, src: Source, rev: str | None, chosen: str,
         commit = refs[rev or ""]
     else:
         what = f"revision {rev!r}" if rev else "the default branch"
-        raise OfflineMissing(
-            f"--offline: the cache has no resolution of {what} for {src.canonical}; "
-            "fetch once online or pass a full 40-hex commit id with --rev"
-        )
+        raise OfflineMissing(Message(
+            Param("offline"), f": the cache has no resolution of {what} for {src.canonical}; "
+            "fetch once online or pass a full 40-hex commit id with ", Param("rev")
+        ))
     order = [chosen] + [v for v in ("http", "git") if v != chosen]
     for v in order:
         snap = cache.load_snapshot(src.cache_key, commit, v)
         if snap is not None and snap.usable_for(includes.patterns):
             return commit, snap, v
-    raise OfflineMissing(
-        f"--offline: the cache has no tree listing of {src.canonical} at {commit}; fetch once online"
-    )
+    raise OfflineMissing(Message(
+        Param("offline"), f": the cache has no tree listing of {src.canonical} at {commit}; fetch once online"
+    ))
 
 
 def _materialise(src, rev, commit, via, snap: Snapshot, includes: Includes, limit: int,
@@ -295,10 +295,10 @@ def _sizes(todo: list[TreeEntry], cache: Cache, transport, limit: int, allow_lar
     need = [e for e in todo if not cache.has_object(e.sha)]
     if transport is None and need:
         names = ", ".join(e.path for e in need[:20]) + (", ..." if len(need) > 20 else "")
-        raise OfflineMissing(
-            f"--offline: {len(need)} file(s) of {source} at {commit[:12]} are not in the "
+        raise OfflineMissing(Message(
+            Param("offline"), f": {len(need)} file(s) of {source} at {commit[:12]} are not in the "
             f"cache: {names}; fetch once online"
-        )
+        ))
     sizes = {e.sha: e.size for e in todo if e.size is not None}
     sizes.update({e.sha: cache.object_size(e.sha) for e in todo
                   if e.sha not in sizes and cache.has_object(e.sha)})

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from replicate.errors import Message, Param
 from replicate.fetch.cache import Cache
 from replicate.fetch.errors import RevisionNotFound, TransportError
 from replicate.fetch.manifest import RepositoryMeta
@@ -36,14 +37,15 @@ _LOCAL_UPLOAD_PACK = (
     "git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack"
 )
 _NO_FILTER = "filtering not recognized by server"
-_NO_GIT = "the git transport needs the git command; install git, or use --via http for GitHub sources"
+_NO_GIT = Message("the git transport needs the git command; install git, or use ", Param("via"),
+                  " http for GitHub sources")
 
 
 def _gitpython():
     try:
         import git
     except ImportError as exc:  # gitpython refuses to import without a git executable
-        raise TransportError(f"{_NO_GIT} ({exc.__class__.__name__})") from None
+        raise TransportError(Message(*_NO_GIT.parts, f" ({exc.__class__.__name__})")) from None
     return git
 
 
@@ -144,12 +146,12 @@ class GitTransport:
 
     def resolve(self, rev: str | None) -> str:
         if rev is not None and rev.startswith("-"):
-            raise RevisionNotFound(f"--rev {rev!r}: a revision cannot start with '-'")
+            raise RevisionNotFound(Message(Param("rev"), f" {rev!r}: a revision cannot start with '-'"))
         name = rev if rev is not None else self._default_branch
         if name is None:
-            raise RevisionNotFound(
-                f"{self.source.canonical} has no default branch (empty repository?); pass --rev"
-            )
+            raise RevisionNotFound(Message(
+                f"{self.source.canonical} has no default branch (empty repository?); pass ", Param("rev")
+            ))
         commit = self._rev_parse(name)
         if commit is None and _HEX.match(name):
             try:  # a commit no branch or tag points at: ask the server for it

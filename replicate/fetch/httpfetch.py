@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote
 
+from replicate.errors import Message, Param
 from replicate.fetch.cache import Cache
 from replicate.fetch.errors import (
     FetchError,
@@ -221,7 +222,8 @@ class HttpTransport:
     def resolve(self, rev: str | None) -> str:
         name = rev if rev is not None else self._meta.get("default_branch")
         if not name:
-            raise RevisionNotFound(f"{self.owner}/{self.repo}: the host names no default branch; pass --rev")
+            raise RevisionNotFound(Message(f"{self.owner}/{self.repo}: the host names no default branch; pass ",
+                                           Param("rev")))
         url = f"{self._base}/commits/{quote(name, safe='')}"
         data = self.client.get_json(url, not_found=lambda: RevisionNotFound(
             f"{self.owner}/{self.repo} has no commit, branch or tag {name!r}"))
@@ -258,10 +260,10 @@ class HttpTransport:
                 return
             data = self._tree(sha, False)
         if data.get("truncated"):
-            raise FetchError(
+            raise FetchError(Message(
                 f"{self.owner}/{self.repo}: the host truncated even the listing of directory "
-                f"{prefix or '/'}; it cannot be fetched over http, try --via git"
-            )
+                f"{prefix or '/'}; it cannot be fetched over http, try ", Param("via"), " git"
+            ))
         for item in data.get("tree", []):
             path = prefix + item["path"]
             if item.get("type") == "tree":
@@ -321,10 +323,10 @@ class HttpTransport:
                 last = f"download interrupted ({type(exc).__name__})"
             except IntegrityError as exc:
                 if entry.size is not None and entry.size <= LFS_MAX_POINTER:
-                    raise IntegrityError(
+                    raise IntegrityError(Message(
                         f"{exc} (a small blob answered with other bytes: the host may have served "
-                        "Git LFS content in place of the pointer; try --via git)"
-                    ) from None
+                        "Git LFS content in place of the pointer; try ", Param("via"), " git)"
+                    )) from None
                 raise
         raise TransportError(f"GET {url} failed after {s.retries + 1} attempts: {last}")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from replicate.errors import UsageError
+from replicate.errors import Message, Param, UsageError
 from replicate.fetch.globs import Includes
 from replicate.fetch.manifest import Skipped
 from replicate.fetch.safety import LfsPointer, human_size, refuse_path
@@ -29,11 +29,11 @@ def select(entries: Sequence[TreeEntry], includes: Includes, *, source: str, com
     if missing:
         top = sorted({e.path.split("/", 1)[0] + ("/" if "/" in e.path else "") for e in entries})
         shown = ", ".join(top[:15]) + (", ..." if len(top) > 15 else "")
-        raise UsageError(
-            f"--include {', '.join(repr(p) for p in missing)} matched no file of {source} "
+        raise UsageError(Message(
+            Param("include"), f" {', '.join(repr(p) for p in missing)} matched no file of {source} "
             f"at {commit[:12]} (top level: {shown or 'empty tree'}); patterns match the full "
             "path, e.g. 'results/**' or '**/*.jsonl'"
-        )
+        ))
     skipped: list[Skipped] = []
     candidates: list[TreeEntry] = []
     for e in selected:

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from replicate.errors import UsageError
+from replicate.errors import Message, Param, UsageError
 from replicate.judge.align import show_key
 from replicate.judge.compare import Comparison, compare
 from replicate.judge.model import LabelledRun, Run, readonly
@@ -194,10 +194,11 @@ def _check(parsers: Sequence[Parser], policy: str, examples: int) -> None:
         raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {policy!r}")
     names = [p.name for p in parsers]
     if len(names) < 2:
-        raise UsageError(f"a parser audit needs at least two parsers (--parser A --parser B); got {len(names)}")
+        raise UsageError(Message("a parser audit needs at least two parsers (", Param("parsers"), " A ",
+                                 Param("parsers"), f" B); got {len(names)}"))
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
-        raise UsageError(f"each --parser must differ; repeated: {', '.join(dupes)}")
+        raise UsageError(Message("each ", Param("parsers"), f" must differ; repeated: {', '.join(dupes)}"))
     if examples < 0:
         raise ValueError(f"examples must be >= 0; got {examples}")
 
@@ -284,7 +285,7 @@ def audit(
         missing = [n for n in edge if n not in by_name]
         if missing:
             raise UsageError(
-                f"--edge names unknown run(s) {', '.join(map(repr, missing))}; runs: {', '.join(by_name)}"
+                Message(Param("edge"), f" names unknown run(s) {', '.join(map(repr, missing))}; runs: {', '.join(by_name)}")
             )
         old, new = (by_name[n] for n in edge)
 

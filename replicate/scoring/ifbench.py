@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from replicate.errors import BadInput
+from replicate.errors import BadInput, Message, Param
 from replicate.inputfile import json_lines, read_input
 
 
@@ -87,7 +87,7 @@ def _merge(paths: Iterable[Path]) -> dict[tuple[str, str], bool]:
 def load_ifbench_results(strict: Sequence[Path], loose: Sequence[Path] = ()) -> IFBenchResults:
     """Read the verifier's strict (required) and loose (optional) result files."""
     if not strict:
-        raise BadInput("IFBench loose results were given without the strict ones (--ifbench-strict)")
+        raise BadInput(Message("IFBench loose results were given without the strict ones (", Param("ifbench_strict"), ")"))
     s = _merge(strict)
     lo = _merge(loose) if loose else None
     if lo is not None:

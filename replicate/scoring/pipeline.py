@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import orjson
 
 from replicate.diagnostics import Diagnostics
-from replicate.errors import BadInput, UsageError
+from replicate.errors import BadInput, Message, Param, UsageError
 from replicate.output import Format, dumps_json, table
 from replicate.scoring.base import CATEGORIES, SCORERS, NoResult, ScoreInput, Scorer, categorize
 
@@ -130,7 +130,7 @@ def _check_out_name(out: Path) -> str:
     for ext in (".csv", ".jsonl.gz", ".jsonl"):
         if name.endswith(ext):
             return ext
-    raise UsageError(f"--out {out}: unknown table format; use a name ending in .jsonl, .jsonl.gz or .csv")
+    raise UsageError(Message(Param("out"), f" {out}: unknown table format; use a name ending in .jsonl, .jsonl.gz or .csv"))
 
 
 def trials_bytes(rows: Sequence[Mapping[str, Any]], ext: str) -> bytes:
@@ -220,7 +220,8 @@ def score_archive_to_file(
             {it.id: it.prompt_text for it in items if "ifbench" in scorer_for[it.id].needs}, diag)
     for sc in resolved.values():  # every scorer in ``resolved`` scores at least one item
         if any(n not in resources for n in sc.needs):
-            raise UsageError(f"{sc.name} needs the verifier's results: pass --ifbench-strict (and --ifbench-loose)")
+            raise UsageError(Message(f"{sc.name} needs the verifier's results: pass ", Param("ifbench_strict"),
+                                     " (and ", Param("ifbench_loose"), ")"))
     rows, unscored = score_records(contents.records, by_id, scorer_for=scorer_for, resources=resources,
                                    detector=detector, diag=diag, archive_path=str(archive))
     if out is not None:

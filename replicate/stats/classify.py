@@ -51,7 +51,7 @@ def parse_eps(value: str | float | Fraction | Decimal, *, name: str = "eps") -> 
     return f
 
 
-def parse_eps_list(text: str, *, name: str = "--sensitivity") -> list[Fraction]:
+def parse_eps_list(text: str, *, name: str = "sensitivity") -> list[Fraction]:
     parts = [p for p in (s.strip() for s in text.split(",")) if p]
     if not parts:
         raise ValueError(f"{name} needs a comma-separated list of thresholds such as 0.10,0.20")

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from replicate.errors import BadInput
+from replicate.errors import BadInput, Message, Param
 from replicate.trials.load import API_ERROR, CATEGORIES, CORRECT, TrialsTable, readonly, short_repr
 
 
@@ -100,8 +100,8 @@ def unit_metadata(
         if type(v) not in _SCALARS:
             kind = _KINDS.get(type(v), type(v).__name__)
             raise BadInput(
-                f"metadata column {column!r} holds {kind} ({short_repr(v)}); --strata needs one "
-                "value per item: a string, a number or true/false",
+                Message(f"metadata column {column!r} holds {kind} ({short_repr(v)}); ", Param("strata"),
+                        " needs one value per item: a string, a number or true/false"),
                 path=table.path,
                 line=int(table.line[r]),
             )

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from replicate.diagnostics import Diagnostics
-from replicate.errors import UsageError
+from replicate.errors import Message, Param, UsageError
 from replicate.stats.classify import CLASSES, IMPROVED, REGRESSED, classify, parse_eps, parse_eps_list
 from replicate.stats.fisher import PValueTables
 from replicate.stats.intervals import DIFF_METHODS, MEAN_INTERVAL, diff_interval, mean_interval
@@ -55,7 +55,7 @@ def parse_edge(text: str, models: Sequence[str] | None = None) -> tuple[str, str
     splits = [(text[:i], text[i + 1 :]) for i, ch in enumerate(text) if ch == ":"]
     splits = [(s, t) for s, t in splits if s and t]
     if not splits:
-        raise UsageError(f"--edge must look like SOURCE:TARGET, got {text!r}")
+        raise UsageError(Message(Param("edge"), f" must look like SOURCE:TARGET, got {text!r}"))
     if models is not None:
         known = [(s, t) for s, t in splits if s in models and t in models]
         if len(known) == 1:
@@ -87,26 +87,26 @@ def _validate(
     seed: int,
 ) -> None:
     if not edges:
-        raise UsageError("give at least one --edge SOURCE:TARGET")
+        raise UsageError(Message("give at least one ", Param("edges"), " SOURCE:TARGET"))
     unknown = sorted({m for e in edges for m in e if m not in counts.models})
     if unknown:
         raise UsageError(
-            f"unknown model(s) in --edge: {', '.join(unknown)}; "
-            f"models in the table: {', '.join(counts.models)}"
+            Message("unknown model(s) in ", Param("edges"), f": {', '.join(unknown)}; "
+                    f"models in the table: {', '.join(counts.models)}")
         )
     same = [f"{s}:{t}" for s, t in edges if s == t]
     if same:
         raise UsageError(f"an edge needs two different models, got {', '.join(same)}")
     if by not in BY_CHOICES:
-        raise UsageError(f"--by must be one of {', '.join(BY_CHOICES)}; got {by!r}")
+        raise UsageError(Message(Param("by"), f" must be one of {', '.join(BY_CHOICES)}; got {by!r}"))
     if not 0 < alpha < 1:
-        raise UsageError(f"--alpha must lie in (0, 1), got {alpha}")
+        raise UsageError(Message(Param("alpha"), f" must lie in (0, 1), got {alpha}"))
     if ci not in DIFF_METHODS:
-        raise UsageError(f"--ci must be one of {', '.join(DIFF_METHODS)}; got {ci!r}")
+        raise UsageError(Message(Param("ci"), f" must be one of {', '.join(DIFF_METHODS)}; got {ci!r}"))
     if n_null < 0:
-        raise UsageError(f"--null must be >= 0 (0 = off), got {n_null}")
+        raise UsageError(Message(Param("n_null"), f" must be >= 0 (0 = off), got {n_null}"))
     if seed < 0:
-        raise UsageError(f"--seed must be >= 0, got {seed}")
+        raise UsageError(Message(Param("seed"), f" must be >= 0, got {seed}"))
 
 
 def analyse_items(
@@ -128,13 +128,13 @@ def analyse_items(
     diag = diagnostics if diagnostics is not None else Diagnostics()
     seed = DEFAULT_SEED if seed is None else int(seed)
     try:
-        eps_f = parse_eps(eps, name="--eps")
+        eps_f = parse_eps(eps, name="eps")
         if isinstance(sensitivity, str):
-            sens = parse_eps_list(sensitivity)
+            sens = parse_eps_list(sensitivity, name="sensitivity")
         else:
-            sens = [parse_eps(e, name="--sensitivity") for e in (sensitivity or ())]
+            sens = [parse_eps(e, name="sensitivity") for e in (sensitivity or ())]
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(Message.naming(str(exc), "eps", "sensitivity")) from None
     counts, row_unit = aggregate(table)
     _validate(counts, edges, by, alpha, ci, n_null, seed)
     rule = Rule(PValueTables(), float(alpha), (eps_f, *sens))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
-from replicate.errors import UsageError
+from replicate.errors import Message, Param, UsageError
 from replicate.output import Format, dumps_json, pct, table
 from replicate.stats.classify import parse_eps
 from replicate.stats.power import (
@@ -29,9 +29,9 @@ def _rate(text: str, what: str) -> float:
     try:
         v = Decimal(text.strip())
     except InvalidOperation:
-        raise UsageError(f"{what}: {text!r} is not a number") from None
+        raise UsageError(Message(Param(what), f": {text!r} is not a number")) from None
     if not 0 <= v <= 1:
-        raise UsageError(f"{what}: {text} must lie in [0, 1]")
+        raise UsageError(Message(Param(what), f": {text} must lie in [0, 1]"))
     return float(v)
 
 
@@ -39,8 +39,8 @@ def parse_move(text: str) -> tuple[float, float]:
     """``"0.4:0.6"`` -> ``(0.4, 0.6)``: the item's true accuracy on the source, then on the target."""
     parts = text.split(":")
     if len(parts) != 2:
-        raise UsageError(f"--move must look like P:Q (source and target accuracy), got {text!r}")
-    return _rate(parts[0], "--move"), _rate(parts[1], "--move")
+        raise UsageError(Message(Param("move"), f" must look like P:Q (source and target accuracy), got {text!r}"))
+    return _rate(parts[0], "move"), _rate(parts[1], "move")
 
 
 def parse_k(text: str) -> tuple[int, int]:
@@ -51,7 +51,7 @@ def parse_k(text: str) -> tuple[int, int]:
     except ValueError:
         ks = []
     if len(ks) not in (1, 2) or min(ks) < 1:
-        raise UsageError(f"--k must be a positive integer K or KSRC:KTGT, got {text!r}")
+        raise UsageError(Message(Param("k"), f" must be a positive integer K or KSRC:KTGT, got {text!r}"))
     return (ks[0], ks[-1])
 
 
@@ -101,6 +101,10 @@ def _eps_text(e: Fraction) -> str:
     return format(d.normalize(), "f") if Fraction(d) == e else f"{e.numerator}/{e.denominator}"
 
 
+#: The parameters of :func:`plan` the statistics' messages may name.
+_PARAMS = ("n_items", "n_resamples", "base_rate", "moving", "eps", "seed")
+
+
 def plan(
     moves: Sequence[tuple[float, float]],
     ks: Sequence[tuple[int, int]],
@@ -117,9 +121,9 @@ def plan(
 ) -> PlanResult:
     """Power per move and K, and (with ``target``) the K needed per move; errors as UsageError."""
     try:
-        eps_f = parse_eps(eps, name="--eps")
+        eps_f = parse_eps(eps, name="eps")
         if seed < 0:
-            raise ValueError(f"--seed must be >= 0, got {seed}")
+            raise ValueError(f"seed must be >= 0, got {seed}")
         rows = tuple(
             flag_power(p, q, k=k1, k_target=k2, n_items=n_items, alpha=alpha, eps=eps_f, moving=moving,
                        base_rate=base_rate, n_resamples=n_resamples, seed=seed)
@@ -133,8 +137,7 @@ def plan(
                 for p, q in moves
             )
     except ValueError as exc:
-        raise UsageError(str(exc).replace("n_items", "--items").replace("n_resamples", "--resamples")
-                         .replace("base_rate", "--base-rate").replace("moving", "--moving")) from None
+        raise UsageError(Message.naming(str(exc), *_PARAMS)) from None
     return PlanResult(rows, needed, int(n_items), float(alpha), eps_f, float(moving), base_rate,
                       int(n_resamples), int(seed), target, int(k_max))
 

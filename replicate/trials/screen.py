@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from replicate.errors import UsageError
+from replicate.errors import Message, Param, UsageError
 from replicate.output import Format, dumps_json, pct, table
 from replicate.provenance import FileProvenance
 from replicate.trials.counts import aggregate
@@ -27,9 +27,9 @@ def _frac(value: str | float | Fraction, name: str) -> Fraction:
     try:
         f = value if isinstance(value, Fraction) else Fraction(Decimal(repr(value) if isinstance(value, float) else str(value)))
     except (InvalidOperation, ValueError):
-        raise UsageError(f"{name} must be a number in [0, 1], got {value!r}") from None
+        raise UsageError(Message(Param(name), f" must be a number in [0, 1], got {value!r}")) from None
     if not 0 <= f <= 1:
-        raise UsageError(f"{name} must lie in [0, 1], got {value}")
+        raise UsageError(Message(Param(name), f" must lie in [0, 1], got {value}"))
     return f
 
 
@@ -90,9 +90,9 @@ def screen(
     high: str | float | Fraction = "0.9",
     threshold: str | float | Fraction = "0.35",
 ) -> ScreenResult:
-    lo, hi, th = _frac(low, "--low"), _frac(high, "--high"), _frac(threshold, "--threshold")
+    lo, hi, th = _frac(low, "low"), _frac(high, "high"), _frac(threshold, "threshold")
     if lo > hi:
-        raise UsageError(f"--low must not exceed --high, got low={low}, high={high}")
+        raise UsageError(Message(Param("low"), " must not exceed ", Param("high"), f", got low={low}, high={high}"))
     counts, _ = aggregate(table_)
     valid = counts.valid.astype(np.int64)
     correct = counts.correct.astype(np.int64)

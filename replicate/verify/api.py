@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 
 from replicate import __version__
 from replicate.diagnostics import Diagnostics
-from replicate.errors import BadInput, UsageError
+from replicate.errors import BadInput, Message, Param, UsageError
 from replicate.judge.model import Run
 from replicate.parsing import PARSERS
 from replicate.verify.claims import ClaimsFile, load_claims
@@ -78,7 +78,7 @@ def parser_columns(claims: ClaimsFile, parsers: Sequence[str] | None) -> tuple[t
         if c.parser is not None and c.parser not in names:
             names.append(c.parser)
     if not names:
-        raise UsageError(f"no parser given and no {DEFAULT_FAMILY} parser is registered; pass --parser")
+        raise UsageError(Message(f"no parser given and no {DEFAULT_FAMILY} parser is registered; pass ", Param("parsers")))
     return tuple(names), False
 
 
@@ -114,8 +114,8 @@ def verify_runs(
         elif defaults:
             ps = defaults
         else:
-            raise UsageError(f"claim {c.id!r} names no parser and no {DEFAULT_FAMILY} parser is registered; "
-                             "pass --parser")
+            raise UsageError(Message(f"claim {c.id!r} names no parser and no {DEFAULT_FAMILY} parser is registered; "
+                                     "pass ", Param("parsers")))
         computed: dict[str, Computed] = {}
         matches = {}
         for p in ps:
@@ -200,7 +200,7 @@ def verify(
     check_date(date)
     root_path = Path(root)
     if not root_path.is_dir():
-        raise UsageError(f"--root {str(root)!r} is not a directory")
+        raise UsageError(Message(Param("root"), f" {str(root)!r} is not a directory"))
     used = _used_runs(claims)
     trials = None
     if claims.trials.claims or replications:

@@ -136,3 +136,15 @@ def test_markdown_output(release, cache, tmp_path):
     assert lines[2].replace(" ", "") == "|source|" + release.path.resolve().as_uri() + "|"
     assert lines[3].replace(" ", "") == f"|commit|{release.first}(v1)|"
     assert lines[5].replace(" ", "") == "|licence|unknown(plaingit;rootlicencefile:none)|"
+
+
+def test_errors_show_the_options_the_library_names_as_parameters(release, cache, tmp_path):
+    src = release.path.resolve().as_uri()
+    r = _run(release.url, "--via", "http", "-d", str(tmp_path / "o"))
+    assert r.exit_code == 2 and r.stderr == (
+        "Error: --via http needs a GitHub source (owner/repo or https://github.com/owner/repo); "
+        f"{src} is served by git only: use --via git or auto\n")
+    r = _run(release.url, "--include", "nothing/**", "-d", str(tmp_path / "o"))
+    assert r.exit_code == 2 and r.stderr.startswith("Error: --include 'nothing/**' matched no file of ")
+    r = _run(release.url, "--rev", "-x", "-d", str(tmp_path / "o"))
+    assert r.exit_code == 2 and r.stderr == "Error: --rev '-x': a revision cannot start with '-'\n"

@@ -135,3 +135,25 @@ def test_bench_core_smoke(tmp_path):
     r = bench_items.run(6, 8, 20, 1, tmp_path)
     assert r["identical"] and r["mismatches"] == 0
     assert r["fisher_tests_full"] == r["items_x_edges"] * 20
+
+
+def test_library_errors_name_parameters_and_the_cli_shows_its_options(trials):
+    from replicate.errors import UsageError
+    from replicate.trials.engine import analyse_items
+    from replicate.trials.load import read_trials
+
+    with pytest.raises(UsageError, match=r"^n_null must be >= 0 \(0 = off\), got -1$"):
+        analyse_items(read_trials(trials), [("old", "new")], n_null=-1)
+    cases = [
+        (["items", str(trials), "--edge", "old:new", "--null", "-1"], "--null must be >= 0 (0 = off), got -1"),
+        (["items", str(trials), "--edge", "old:zz"], "unknown model(s) in --edge: zz; models in the table: new, old"),
+        (["items", str(trials), "--edge", "old:new", "--sensitivity", ","],
+         "--sensitivity needs a comma-separated list of thresholds such as 0.10,0.20"),
+        (["screen", str(trials), "--low", "0.9", "--high", "0.1"], "--low must not exceed --high, got low=0.9, high=0.1"),
+        (["plan", "--items", "0"], "--items must be an integer >= 1, got 0"),
+        (["plan", "--items", "5", "--resamples", "1"], "--resamples must be an integer >= 2, got 1"),
+    ]
+    for args, message in cases:
+        r = runner.invoke(app, args)
+        assert r.exit_code == 2, (args, r.output)
+        assert r.stderr == f"Error: {message}\n", args

@@ -181,7 +181,7 @@ def test_offline_uses_only_the_cache(tmp_path):
     assert r.manifest.commit == rel.head and r.downloaded == 0
     assert r.manifest.files == fetch(rel.url, include=["results/dl19/**"], dest=tmp_path / "a",
                                      cache_dir=c, offline=True).manifest.files
-    with pytest.raises(OfflineMissing, match=r"--offline: 2 file\(s\) of .* are not in the cache: "
+    with pytest.raises(OfflineMissing, match=r"offline: 2 file\(s\) of .* are not in the cache: "
                                              r"README.md, results_2020/run_a.jsonl; fetch once online"):
         fetch(rel.url, include=["README.md", "results_2020/**"], dest=tmp_path / "c", cache_dir=c, offline=True)
     # The default branch's name resolves offline too (it was what "no --rev" meant).
@@ -230,12 +230,12 @@ def test_dest_of_another_source_is_refused(release, cache, tmp_path):
     other = build_release(tmp_path / "other", name="other")
     fetch(release.url, include=["README.md"], dest=tmp_path / "o")
     with pytest.raises(UsageError, match=r"holds files fetched from file://.*/study, not file://.*/other; "
-                                         r"choose another --dest"):
+                                         r"choose another dest"):
         fetch(other.url, include=["README.md"], dest=tmp_path / "o")
 
 
 def test_include_that_matches_nothing_is_an_error(release, cache, tmp_path):
-    with pytest.raises(UsageError, match=r"--include 'result/\*\*' matched no file of .* \(top level: "
+    with pytest.raises(UsageError, match=r"include 'result/\*\*' matched no file of .* \(top level: "
                                          r"\.gitattributes, README\.md, results/, results_2020/\)"):
         fetch(release.url, include=["results/**", "result/**"], dest=tmp_path / "o")
 

@@ -237,7 +237,7 @@ def test_offline_after_http_fetch(release, github, cache, tmp_path):
 
 
 def test_via_http_needs_a_github_source(release, cache, tmp_path):
-    with pytest.raises(UsageError, match=r"--via http needs a GitHub source .*: use --via git or auto"):
+    with pytest.raises(UsageError, match=r"via http needs a GitHub source .*: use via git or auto"):
         fetch(release.url, via="http", dest=tmp_path / "o")
     with pytest.raises(UsageError, match=r"via: 'ftp' is not one of auto, git, http"):
         fetch(release.url, via="ftp", dest=tmp_path / "o")

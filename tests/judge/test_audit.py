@@ -110,11 +110,11 @@ def test_edge_figures_move_between_parsers():
 
 def test_audit_usage_errors():
     run = _raw("m", OUTS, GOLD)
-    with pytest.raises(UsageError, match=r"at least two parsers \(--parser A --parser B\); got 1"):
+    with pytest.raises(UsageError, match=r"at least two parsers \(parsers A parsers B\); got 1"):
         audit([run], [FIRST])
     with pytest.raises(UsageError, match="repeated: toy-first@1"):
         audit([run], [FIRST, FIRST])
-    with pytest.raises(UsageError, match="--edge names unknown run\\(s\\) 'zz'; runs: m"):
+    with pytest.raises(UsageError, match="edge names unknown run\\(s\\) 'zz'; runs: m"):
         audit([run], [FIRST, STRICT], edge=("m", "zz"))
     exam = Run("e", run.keys, run.gold, run.outputs, (), labels=np.zeros(7, np.int8))
     with pytest.raises(UsageError, match="holds labels, not raw outputs"):

@@ -186,7 +186,7 @@ def test_fewer_than_two_repeats_is_a_usage_error():
 
 
 def test_main_that_is_a_repeat_is_refused():
-    with pytest.raises(UsageError, match="--main 'R1' is also one of the repeats"):
+    with pytest.raises(UsageError, match="main 'R1' is also one of the repeats"):
         floor([R1, R2], main=R1)
 
 

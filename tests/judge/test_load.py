@@ -361,7 +361,7 @@ def test_null_output_is_a_warning_and_reads_unparsed(tmp_path):
 )
 def test_strict_turns_warnings_into_errors(tmp_path, lines, code):
     p = write(tmp_path / "s.jsonl", lines)
-    with pytest.raises(BadInput, match=rf"s.jsonl:2: .*\[{code}; --strict\]"):
+    with pytest.raises(BadInput, match=rf"s.jsonl:2: .*\[{code}; strict\]"):
         load(p, strict=True)
 
 

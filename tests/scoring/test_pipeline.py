@@ -215,7 +215,7 @@ def test_ifbench_response_never_verified_is_left_out_and_counted(ifbench, tmp_pa
 
 def test_ifbench_needs_results(ifbench, tmp_path):
     arch, items, _ = ifbench
-    with pytest.raises(UsageError, match=r"ifbench@1 needs the verifier's results: pass --ifbench-strict"):
+    with pytest.raises(UsageError, match=r"ifbench@1 needs the verifier's results: pass ifbench_strict"):
         score_archive_to_file(arch, items, tmp_path / "t.jsonl")
 
 

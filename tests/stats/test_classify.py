@@ -59,7 +59,7 @@ def test_parse_eps_rejects(bad):
 
 def test_parse_eps_list():
     assert parse_eps_list("0.10, 0.15,0.2") == [Fraction(1, 10), Fraction(3, 20), Fraction(1, 5)]
-    with pytest.raises(ValueError, match="--sensitivity needs"):
+    with pytest.raises(ValueError, match="sensitivity needs"):
         parse_eps_list(" , ")
 
 

@@ -233,17 +233,17 @@ def test_single_draw_and_loose(tmp_path):
 
 
 def test_usage_errors(planted):
-    with pytest.raises(UsageError, match=r"unknown model\(s\) in --edge: x, y; models in the table: new, old"):
+    with pytest.raises(UsageError, match=r"unknown model\(s\) in edges: x, y; models in the table: new, old"):
         analyse_items(planted, [("x", "y")])
-    with pytest.raises(UsageError, match="--by must be one of benchmark, none; got 'model'"):
+    with pytest.raises(UsageError, match="by must be one of benchmark, none; got 'model'"):
         analyse_items(planted, [("old", "new")], by="model")
-    with pytest.raises(UsageError, match="--ci must be one of newcombe, wald, agresti-caffo"):
+    with pytest.raises(UsageError, match="ci must be one of newcombe, wald, agresti-caffo"):
         analyse_items(planted, [("old", "new")], ci="exact")
-    with pytest.raises(UsageError, match=r"--eps must lie in \(0, 1\]"):
+    with pytest.raises(UsageError, match=r"eps must lie in \(0, 1\]"):
         analyse_items(planted, [("old", "new")], eps="2")
     with pytest.raises(UsageError, match="an edge needs two different models, got old:old"):
         analyse_items(planted, [("old", "old")])
-    with pytest.raises(UsageError, match="--edge must look like SOURCE:TARGET"):
+    with pytest.raises(UsageError, match="edge must look like SOURCE:TARGET"):
         parse_edge("oldnew")
     assert parse_edge("org:a:org:b", ["org:a", "org:b"]) == ("org:a", "org:b")
 
@@ -259,7 +259,7 @@ def test_screen_exact_bounds(tmp_path):
     assert (r.n_items, r.informative, r.passes) == (3, 2, True)
     res = screen(table_of(tmp_path, rows), threshold="0.67")
     assert res.rows[0].passes is False
-    with pytest.raises(UsageError, match="--low must not exceed --high"):
+    with pytest.raises(UsageError, match="low must not exceed high"):
         screen(table_of(tmp_path, rows), low="0.9", high="0.1")
 
 
@@ -284,7 +284,7 @@ def test_strata_on_list_valued_metadata_is_a_clear_error(tmp_path):
                           metadata={"tags": [["x", "y"], ["z"]], "level": [1, True]})
     t = table_of(tmp_path, rows)
     with pytest.raises(BadInput, match=r"t\.jsonl:1: metadata column 'tags' holds a list \(\['x', 'y'\]\); "
-                                       r"--strata needs one value per item: a string, a number or true/false"):
+                                       r"strata needs one value per item: a string, a number or true/false"):
         analyse_items(t, [("a", "b")], n_null=0, strata="tags")
     # 1 and true are two strata, not one (Python's True == 1)
     res = analyse_items(t, [("a", "b")], n_null=0, strata="level")

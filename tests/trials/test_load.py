@@ -127,7 +127,7 @@ def test_blank_lines_are_counted_not_silent(tmp_path):
     t = read_trials(p, diagnostics=diag)
     assert t.n_rows == 2 and t.line.tolist() == [1, 3]
     assert diag.counts() == {"blank-line": 1}
-    with pytest.raises(BadInput, match=r"t\.jsonl:2: blank line skipped \[blank-line; --strict\]"):
+    with pytest.raises(BadInput, match=r"t\.jsonl:2: blank line skipped \[blank-line; strict\]"):
         read_trials(p, diagnostics=Diagnostics(strict=True))
     # CSV too (its blank lines used to be skipped without a warning)
     c = tmp_path / "t.csv"
@@ -136,7 +136,7 @@ def test_blank_lines_are_counted_not_silent(tmp_path):
     t = read_trials(c, diagnostics=diag)
     assert t.n_rows == 2 and t.line.tolist() == [2, 5]
     assert [(w.code, w.line) for w in diag.warnings] == [("blank-line", 3), ("blank-line", 4)]
-    with pytest.raises(BadInput, match=r"t\.csv:3: blank line skipped \[blank-line; --strict\]"):
+    with pytest.raises(BadInput, match=r"t\.csv:3: blank line skipped \[blank-line; strict\]"):
         read_trials(c, diagnostics=Diagnostics(strict=True))
 
 

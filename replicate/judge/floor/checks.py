@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Sequence
 
-from replicate.errors import UsageError
+from replicate.errors import Message, Param, UsageError
 from replicate.judge.compare import Comparison, compare
 from replicate.judge.model import LabelledRun
 from replicate.judge.pairs import Policy
@@ -148,7 +148,7 @@ def check_main(
 ) -> MainCheck:
     """Compare MAIN with each repeat; place the closest change rate against the repeats' change range."""
     if main.name in {r.name for r in repeats}:
-        raise UsageError(f"--main {main.name!r} is also one of the repeats; name a different run")
+        raise UsageError(Message(Param("main"), f" {main.name!r} is also one of the repeats; name a different run"))
     against = tuple(compare(main, rep, policy=policy) for rep in repeats)
     defined = [x for x in (c.cells.exact("change_rate") for c in against) if x is not None]
     closest = None if not defined or change is None else place(min(defined), change)

@@ -11,7 +11,7 @@ import numpy as np
 import orjson
 
 from replicate.diagnostics import Diagnostics
-from replicate.errors import BadInput
+from replicate.errors import BadInput, Message, Param
 from replicate.judge.load.fields import GOLD_MAX, FieldSpec, describe, gold_int, key_text
 from replicate.judge.load.readfile import BLANK, Items, RawFile, parse_line, split_lines, strip_bom
 from replicate.judge.model import KEY_SEP, RunFile
@@ -25,8 +25,8 @@ def _output_field(f: RawFile, obj: dict, fields: FieldSpec, lineno: int) -> str:
         if name in obj:
             return name
     raise BadInput(
-        f"record has no output field: looked for {', '.join(map(repr, fields.output_fields))} "
-        f"(set the output field name, e.g. --output-field)",
+        Message(f"record has no output field: looked for {', '.join(map(repr, fields.output_fields))} "
+                "(set the output field name, e.g. ", Param("output_fields"), ")"),
         path=f.path,
         line=lineno,
     )
