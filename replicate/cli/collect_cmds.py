@@ -106,10 +106,14 @@ def score_cmd(
     """Score an archive into the trials table (one row per trial, six categories).
 
     Category precedence: api_error, truncation (finish reason 'length'),
-    refusal (the API's refusal field, or the refusal detector when no answer is
-    found), format_failure (no answer found), else correct or wrong. Each row
+    refusal (finish reason 'content_filter', the API's refusal field, or the
+    refusal detector when no answer is found), format_failure (no answer found;
+    also a reply with reasoning but no content that did not hit the token
+    limit), else correct or wrong. Only the content is scored. Each row
     names its scorer (name@N); correct_loose is filled where the scorer has a
-    loose reading (ifbench@1). Prints counts per model and category.
+    loose reading (ifbench@1). Prints counts per model and category, and flags
+    a model answered by more than one snapshot or system fingerprint (columns
+    snapshot, system_fingerprint). Exits 1 when no trial was scored.
     """
     from replicate.scoring.pipeline import render_report, score_archive_to_file
 
@@ -118,6 +122,10 @@ def score_cmd(
         refusal_detector=None if refusal_detector == "none" else refusal_detector, strict=strict,
     )
     echo(render_report(report, fmt))
+    if report.rows == 0:
+        warn(f"error: no trial was scored from {archive}: the archive holds no trials, or every trial was "
+             "left out (see above)")
+        raise typer.Exit(1)
 
 
 @app.command("sim-server")

@@ -32,6 +32,7 @@ def items(
     sensitivity: Annotated[Optional[str], typer.Option("--sensitivity", help="Also report the shares for each of these eps, e.g. 0.10,0.15,0.20,0.25.")] = None,
     single_draw: Annotated[bool, typer.Option("--single-draw", help="Also show the flips one random trial per item per model would show.")] = False,
     strata: Annotated[Optional[str], typer.Option("--strata", help="Break the shares down by this item metadata column, e.g. difficulty.")] = None,
+    by_snapshot: Annotated[bool, typer.Option("--by-snapshot", help="Split each model answered by several snapshots into MODEL@SNAPSHOT models (name those in --edge).")] = False,
     fmt: FormatOpt = Format.table,
     strict: StrictOpt = False,
 ) -> None:
@@ -39,7 +40,9 @@ def items(
 
     Per edge and benchmark: Fisher's exact test per item (two-sided), Benjamini-Hochberg
     across the cell's items, an exact practical threshold eps, an equivalence interval, and
-    a permutation null (95th percentile of P+, P-, Pchg, shown in brackets).
+    a permutation null (95th percentile of P+, P-, Pchg, shown in brackets). A model whose
+    trials were answered by more than one snapshot or system fingerprint (columns snapshot,
+    system_fingerprint of 'replicate score') is flagged with the trials per value.
     """
     from replicate.diagnostics import Diagnostics
     from replicate.trials.engine import analyse_items, parse_edge, per_item_rows
@@ -48,6 +51,7 @@ def items(
 
     diag = Diagnostics(strict=strict)
     table = read_trials(trials, diagnostics=diag)
+    table = _snapshots(table, diag, split=by_snapshot)
     edges = [parse_edge(e, table.models) for e in edge]
     result = analyse_items(
         table, edges, by=by, eps=eps, alpha=alpha, ci=ci, n_null=null, seed=seed,
@@ -78,6 +82,15 @@ def screen_cmd(
     result = dataclasses.replace(result, diagnostics=diag.to_json())
     echo(render_screen(result, fmt))
     _show_warnings(diag)
+
+
+def _snapshots(table, diag, *, split: bool):
+    """Flag models answered by several snapshots/fingerprints; with ``split``, split them by snapshot."""
+    from replicate.trials.snapshots import describe_change, split_by_snapshot, table_snapshot_changes
+
+    for m, ch in table_snapshot_changes(table).items():
+        diag.warn("snapshot_changed", describe_change(m, ch), path=table.path)
+    return split_by_snapshot(table) if split else table
 
 
 _SHOWN_WARNINGS = 20

@@ -41,7 +41,10 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from replicate.collect.config import CollectConfig, RetryPolicy
+from replicate.collect.response import Outcome, outcome_of
 from replicate.errors import ReplicateError
+
+__all__ = ["Aborted", "ChatClient", "ErrorInfo", "Outcome", "PermanentFault", "classify_bad_request"]
 
 _TRANSIENT_STATUS = {408, 409, 429}
 _PERMANENT_STATUS = {401, 403, 404}
@@ -72,22 +75,6 @@ class PermanentFault(ReplicateError):
 
 class Aborted(Exception):
     """The collection is stopping; this request was given up and records nothing."""
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """One finished trial: a response or a request-specific API error."""
-
-    text: str | None
-    finish_reason: str | None
-    refusal: str | None
-    usage: Mapping[str, int | None]
-    latency_s: float
-    attempts: int
-    retries: Mapping[str, int]
-    error_kind: str | None = None
-    error_message: str | None = None
-    request_fault: bool = False  # the error is a 4xx the server gave this request (not a retry cap)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,16 +145,6 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
             return None
         secs = when.timestamp() - (time.time() if now is None else now)
     return max(0.0, secs)
-
-
-def _usage(body: Mapping[str, Any]) -> dict[str, int | None]:
-    u = body.get("usage") or {}
-    details = u.get("completion_tokens_details") or {}
-    return {
-        "prompt_tokens": u.get("prompt_tokens"),
-        "completion_tokens": u.get("completion_tokens"),
-        "reasoning_tokens": details.get("reasoning_tokens") if isinstance(details, dict) else None,
-    }
 
 
 @dataclass
@@ -307,17 +284,7 @@ class ChatClient:
             data, fault, latency = self._attempt(body, model, params)
             if fault is None:
                 assert data is not None
-                choice = data["choices"][0]
-                msg = choice.get("message") or {}
-                return Outcome(
-                    text=msg.get("content"),
-                    finish_reason=choice.get("finish_reason"),
-                    refusal=msg.get("refusal"),
-                    usage=_usage(data),
-                    latency_s=round(latency, 4),
-                    attempts=attempts,
-                    retries=dict(retries),
-                )
+                return outcome_of(data, latency_s=round(latency, 4), attempts=attempts, retries=retries)
             if fault.kind == "permanent":
                 raise PermanentFault(fault.label, f"{fault.message} (model {model}, {self.url})")
             if fault.kind == "request":

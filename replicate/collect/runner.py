@@ -190,6 +190,8 @@ def _record(model: str, item: str, trial: int, params_hash: str, o: Outcome) -> 
         "retries": dict(o.retries),
         "error_kind": o.error_kind,
         "error_message": o.error_message,
+        "reasoning": o.reasoning,
+        **o.provenance,
         "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
     }
 

@@ -80,15 +80,19 @@ def categorize(
     """The category of one trial, by precedence.
 
     api_error (the trial ended in an error) > truncation (finish reason
-    ``length``) > refusal (the API's refusal field is set, or no answer was
-    found and the refusal detector fires) > format_failure (no answer found)
-    > correct / wrong.
+    ``length``) > refusal (finish reason ``content_filter``, the API's refusal
+    field is set, or no answer was found and the refusal detector fires) >
+    format_failure (no answer found) > correct / wrong.
+
+    A reasoning model's reply with reasoning but no content is a truncation
+    when it hit the token limit (finish reason ``length``) and otherwise a
+    format failure: the scorer only ever reads the content.
     """
     if error_kind:
         return API_ERROR
     if finish_reason == "length":
         return TRUNCATION
-    if refusal:
+    if refusal or finish_reason == "content_filter":
         return REFUSAL
     if verdict is None or verdict.answer is None:
         return REFUSAL if detector_says_refusal else FORMAT_FAILURE

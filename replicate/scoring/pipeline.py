@@ -22,9 +22,10 @@ from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, UsageError
 from replicate.output import Format, dumps_json, table
 from replicate.scoring.base import CATEGORIES, SCORERS, NoResult, ScoreInput, Scorer, categorize
+from replicate.trials.snapshots import describe_change, snapshot_changes
 
 CORE_COLUMNS = ("model", "item", "trial", "benchmark", "category", "correct_loose", "scorer",
-                "prompt_tokens", "completion_tokens", "reasoning_tokens")
+                "prompt_tokens", "completion_tokens", "reasoning_tokens", "snapshot", "system_fingerprint")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,8 @@ class ScoreReport:
     unscored: dict[str, int]  # reason -> trials left out
     ifbench: dict | None = None
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    #: models answered by more than one snapshot or fingerprint: trials per value
+    snapshot_changes: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +60,7 @@ class ScoreReport:
             "refusal_detector": self.refusal_detector,
             "unscored": self.unscored,
             "ifbench": self.ifbench,
+            "snapshot_changes": self.snapshot_changes,
             "warnings": self.diagnostics.to_json(),
         }
 
@@ -88,7 +92,8 @@ def score_records(
         sc = scorer_for[item.id]
         verdict = None
         fires = False
-        if not (rec.get("error_kind") or rec.get("finish_reason") == "length" or rec.get("refusal")):
+        if not (rec.get("error_kind") or rec.get("finish_reason") in ("length", "content_filter")
+                or rec.get("refusal")):
             try:
                 verdict = sc.judge(ScoreInput(rec.get("text") or "", item.reference, item, resources))
             except NoResult as exc:
@@ -119,6 +124,8 @@ def score_records(
             "prompt_tokens": usage.get("prompt_tokens"),
             "completion_tokens": usage.get("completion_tokens"),
             "reasoning_tokens": usage.get("reasoning_tokens"),
+            "snapshot": rec.get("response_model"),
+            "system_fingerprint": rec.get("system_fingerprint"),
         }
         row.update(_meta_columns(item.metadata))
         rows.append(row)
@@ -224,6 +231,9 @@ def score_archive_to_file(
                                      " (and ", Param("ifbench_loose"), ")"))
     rows, unscored = score_records(contents.records, by_id, scorer_for=scorer_for, resources=resources,
                                    detector=detector, diag=diag, archive_path=str(archive))
+    changes = snapshot_changes((r["model"], r["snapshot"], r["system_fingerprint"]) for r in rows)
+    for m, ch in changes.items():
+        diag.warn("snapshot_changed", describe_change(m, ch), path=archive)
     if out is not None:
         write_trials(rows, out)
     counts: dict[str, dict[str, int]] = {}
@@ -232,7 +242,7 @@ def score_archive_to_file(
         counts.setdefault(r["model"], dict.fromkeys(CATEGORIES, 0))[r["category"]] += 1
         used[r["scorer"]] += 1
     return ScoreReport(str(archive), str(items_path), None if out is None else str(out), len(rows), counts,
-                       dict(sorted(used.items())), refusal_detector, dict(unscored), ifb_report, diag)
+                       dict(sorted(used.items())), refusal_detector, dict(unscored), ifb_report, diag, changes)
 
 
 def _ifbench_resource(strict: Sequence[Path], loose: Sequence[Path], item_prompts: dict[str, str],
@@ -266,6 +276,8 @@ def render_report(rep: ScoreReport, fmt: Format) -> str:
         lines.append(f"ifbench join: {j['result_prompts']} verifier prompts, {j['unmatched_prompts']} match no item "
                      f"({j['unmatched_prompts_whitespace_only']} only by whitespace), "
                      f"{len(j['items_without_result'])} items without a result")
+    for m, ch in rep.snapshot_changes.items():
+        lines.append(f"snapshot changed: {describe_change(m, ch)}")
     for code, n in sorted(rep.diagnostics.counts().items()):
         lines.append(f"warning [{code}]: {n}")
     return out + "\n".join(lines) + "\n"

@@ -1,0 +1,91 @@
+"""Snapshot drift within a collection: the model versions a provider actually served. Pure.
+
+A request names a model (``gpt-4o``); the response names the snapshot that
+answered (``gpt-4o-2024-08-06``) and often a ``system_fingerprint``. The
+trials table carries both (columns ``snapshot`` and ``system_fingerprint``).
+A model whose trials were answered by more than one snapshot or fingerprint
+mixes versions, the very change a version audit measures: ``score`` and
+``items`` flag it with the trials per value, and ``items --by-snapshot``
+splits such a model into one pseudo-model per snapshot (``model@snapshot``).
+Trials without a value (API errors, servers that send none) are not counted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from replicate.errors import UsageError
+
+PROVENANCE_COLUMNS = ("snapshot", "system_fingerprint")
+
+
+def snapshot_changes(rows: Iterable[tuple[str, Any, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+    """Per model with more than one snapshot or fingerprint: trials per value of each column.
+
+    ``rows``: (model, snapshot, system_fingerprint) per trial. Models served by
+    one snapshot and one fingerprint are left out.
+    """
+    seen: dict[str, dict[str, Counter[str]]] = {}
+    for model, snap, fp in rows:
+        d = seen.setdefault(model, {c: Counter() for c in PROVENANCE_COLUMNS})
+        if isinstance(snap, str) and snap:
+            d["snapshot"][snap] += 1
+        if isinstance(fp, str) and fp:
+            d["system_fingerprint"][fp] += 1
+    return {
+        m: {c: dict(sorted(cnt.items())) for c, cnt in d.items()}
+        for m, d in sorted(seen.items())
+        if any(len(cnt) > 1 for cnt in d.values())
+    }
+
+
+def describe_change(model: str, change: Mapping[str, Mapping[str, int]]) -> str:
+    """One line: which snapshots / fingerprints answered ``model``, with trials each."""
+    parts = []
+    for col, label in (("snapshot", "snapshots"), ("system_fingerprint", "fingerprints")):
+        values = change.get(col) or {}
+        if len(values) > 1:
+            parts.append(f"{len(values)} {label} (" + ", ".join(f"{v} {n}" for v, n in values.items()) + ")")
+    return f"model {model} was answered by " + " and ".join(parts) + " within one collection"
+
+
+def table_snapshot_changes(table: Any) -> dict[str, dict[str, dict[str, int]]]:
+    """:func:`snapshot_changes` of a :class:`~replicate.trials.load.TrialsTable` (empty without the columns)."""
+    cols = [c for c in PROVENANCE_COLUMNS if c in table.metadata_columns]
+    if not cols:
+        return {}
+    values = {c: table.column(c) if c in cols else [None] * table.n_rows for c in PROVENANCE_COLUMNS}
+    models = [table.models[i] for i in table.model]
+    return snapshot_changes(zip(models, values["snapshot"], values["system_fingerprint"]))
+
+
+def split_by_snapshot(table: Any) -> Any:
+    """The table with each model served by several snapshots split into ``model@snapshot`` models.
+
+    A model with one snapshot keeps its name. A trial with no snapshot (an API
+    error) of a split model goes to ``model@unknown``.
+    """
+    if "snapshot" not in table.metadata_columns:
+        raise UsageError("--by-snapshot: the trials table has no 'snapshot' column (score the archive with "
+                         "this version of 'replicate score', which writes it)")
+    snaps: Sequence[Any] = table.column("snapshot")
+    per_model: dict[int, set[str]] = {}
+    for m, s in zip(table.model.tolist(), snaps):
+        if isinstance(s, str) and s:
+            per_model.setdefault(m, set()).add(s)
+    split = {m for m, ss in per_model.items() if len(ss) > 1}
+    if not split:
+        return table
+    names = [
+        f"{table.models[m]}@{s if isinstance(s, str) and s else 'unknown'}" if m in split else table.models[m]
+        for m, s in zip(table.model.tolist(), snaps)
+    ]
+    models = tuple(sorted(set(names)))
+    index = {n: i for i, n in enumerate(models)}
+    code = np.fromiter((index[n] for n in names), dtype=np.int32, count=len(names))
+    code.flags.writeable = False
+    return dataclasses.replace(table, models=models, model=code)
