@@ -12,8 +12,8 @@ retry policy may differ from the header's). A trial recorded as an API
 error may be recorded again by a later run (``collect --retry-errors``): the
 later record of the same (model, item, trial) supersedes the error; any other
 repeat is a duplicate and bad input. A lock file (``ARCHIVE.lock``, ``fcntl.flock``)
-keeps a second collector away; the kernel drops the lock when its holder dies,
-even by ``kill -9``.
+keeps a second collector away; it is removed when the run ends, and the kernel
+drops the lock when its holder dies, even by ``kill -9``.
 """
 
 from __future__ import annotations
@@ -46,22 +46,41 @@ class ArchiveLock:
         self._fd: int | None = None
 
     def acquire(self) -> "ArchiveLock":
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise UsageError(
+                    f"another collector is writing {self.path.with_suffix('').name} "
+                    f"(it holds the lock {self.path}); wait for it to finish or stop it first"
+                ) from None
+            # The holder removes the file as it releases it: a lock taken on a file that
+            # is no longer at the path (removed meanwhile) guards nothing; take it again.
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
             os.close(fd)
-            raise UsageError(
-                f"another collector is writing {self.path.with_suffix('').name} "
-                f"(it holds the lock {self.path}); wait for it to finish or stop it first"
-            ) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
         return self
 
     def release(self) -> None:
+        """Remove the lock file (while still holding the lock), then let go of it.
+
+        So no lock file outlives a run that ends normally, by an error or by Ctrl-C;
+        one left by ``kill -9`` holds no lock and is taken over by the next run.
+        """
         if self._fd is not None:
+            try:
+                os.unlink(self.path)
+            except FileNotFoundError:
+                pass
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import io
 import os
 import signal
@@ -18,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
-from replicate.collect.archive import ArchiveLock, read_archive
+from replicate.collect.archive import ArchiveLock, lock_path, read_archive
 from replicate.collect.config import load_config, load_items
 from replicate.collect.runner import CollectionStopped, Progress, collect
 from replicate.collect.simserver import SimConfig, SimModel, load_sim_config, start_sim_server
@@ -196,6 +197,37 @@ def test_records_outside_the_collection_are_bad_input(server, items, tmp_path):
         read_archive(arch)
 
 
+def test_lock_file_does_not_outlive_the_run(tmp_path):
+    arch = tmp_path / "a.jsonl"
+    with ArchiveLock(arch):
+        assert lock_path(arch).read_text() == f"{os.getpid()}\n"
+    assert not lock_path(arch).exists()
+    lock_path(arch).write_text("12345\n")  # left behind by a collector killed with -9: no lock held
+    with ArchiveLock(arch):
+        assert lock_path(arch).read_text() == f"{os.getpid()}\n"
+    assert not lock_path(arch).exists()
+
+
+def test_lock_taken_on_a_removed_file_is_taken_again(tmp_path, monkeypatch):
+    # The holder removes the file as it lets go; a second collector that opened the old
+    # file just before must not count its lock on that removed file as the lock.
+    arch = tmp_path / "a.jsonl"
+    import replicate.collect.archive as archive_mod
+
+    real_flock, calls = archive_mod.fcntl.flock, []
+
+    def flock(fd, op):
+        real_flock(fd, op)
+        if op & fcntl.LOCK_EX and not calls:
+            calls.append(fd)
+            os.unlink(lock_path(arch))  # the previous holder finished in between
+
+    monkeypatch.setattr(archive_mod.fcntl, "flock", flock)
+    lock = ArchiveLock(arch).acquire()
+    assert os.fstat(lock._fd).st_ino == os.stat(lock_path(arch)).st_ino
+    lock.release()
+
+
 def test_lock_refuses_second_collector(server, items, tmp_path):
     arch = tmp_path / "a.jsonl"
     with ArchiveLock(arch):
@@ -213,6 +245,7 @@ def test_wrong_key_stops_cleanly_and_records_nothing(server, items, tmp_path, mo
         collect(config_for(server.url), items, arch)
     assert len(str(ei.value).splitlines()) == 1 and "sk-wrong-key-123" not in str(ei.value)
     assert ei.value.summary.trials_recorded == 0
+    assert not lock_path(arch).exists()  # a stopped run leaves no lock file either
     c = read_archive(arch)
     assert c.header is not None and c.records == ()
     assert server.stats["401"] >= 1 and server.stats["ok"] == 0
@@ -276,7 +309,7 @@ def test_api_key_appears_nowhere(server, items, tmp_path, monkeypatch):
     assert r3.exit_code == 2 and r3.stderr.count("Error: collection stopped: HTTP 401") == 1
     outputs = [r.stdout + r.stderr for r in (r1, r2, r3)]
     files = [p.read_bytes().decode() for p in tmp_path.iterdir() if p.is_file()]
-    assert len(files) >= 5
+    assert {p.name for p in tmp_path.iterdir() if p.is_file()} >= {"c.toml", "a.jsonl", "t.csv"}
     for text in outputs + files:
         assert KEY not in text
 
