@@ -68,7 +68,7 @@ class TrialClaimResult:
         out = self.claim.to_json()
         out.update(mode=self.mode, computed=self.computed.to_json(), rounded=self.rounded(),
                    verdict=self.verdict, why=self.why, n_items=self.computed.n,
-                   settings=self.claim.settings.to_json())
+                   settings={**self.claim.settings.to_json(), "by": self.claim.by})
         if self.mode == RECOMPUTED:
             out["matches"] = self.claim.printed.show_interval()
             out["tie"] = bool(self.match is not None and self.match.tie)

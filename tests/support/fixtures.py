@@ -26,3 +26,12 @@ def github(release):
     gh = FakeGitHub(release.repo).start()
     yield gh
     gh.stop()
+
+
+@pytest.fixture(scope="session")
+def fresh_trials_study(tmp_path_factory):
+    """A work directory holding ``fixtures`` (-> the repository's) and ``fresh/`` (archive and trials table):
+    the worked trials study collected again from the simulated endpoint."""
+    from support.trials_study import collect_fresh
+
+    return collect_fresh(tmp_path_factory.mktemp("trials-study"))

@@ -51,3 +51,11 @@ def test_golden_note_prose_fits_the_width():
         fenced ^= line.startswith("```")
         if not fenced and not line.startswith(("|", "```")):
             assert len(line) <= WIDTH, line
+
+
+def test_include_patterns_covered_by_a_parent_are_left_out():
+    from replicate.verify.note import minimal_globs
+
+    assert minimal_globs(["results/**", "results/dl20/**", "top.jsonl", "results/**", "resultsX/**"]) == [
+        "results/**", "top.jsonl", "resultsX/**"]
+    assert minimal_globs(["a/b/**", "a/**"]) == ["a/**"]

@@ -5,22 +5,17 @@ it; a fresh collection from the simulated endpoint over real HTTP (`collect` + `
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
-from replicate.collect.config import load_config, load_items
-from replicate.collect.runner import collect
-from replicate.collect.simserver import load_sim_config, start_sim_server
 from replicate.examples.trials_study import PLANTED, write_study
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "fixtures" / "trials-study"
-KEY = "sk-test-verify-trials"
-ENV = "REPLICATE_VERIFY_TRIALS_KEY"
+KEY = "sk-test-verify-trials-doc"  # the key support/trials_study.py collects with
 runner = CliRunner()
 
 
@@ -32,25 +27,10 @@ def test_committed_study_is_exactly_the_generators_output(tmp_path):
         assert p.read_bytes() == (FIX / p.relative_to(tmp_path)).read_bytes(), p.name
 
 
-def fresh_collection(d: Path) -> tuple[Path, Path]:
-    """Collect the study again from the simulated endpoint (its true rates), then score it."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv(ENV, KEY)
-    try:
-        with start_sim_server(load_sim_config(FIX / "sim.toml"), api_key=KEY) as srv:
-            cfg = replace(load_config(FIX / "collect.toml"), base_url=srv.url, api_key_env=ENV, concurrency=16)
-            collect(cfg, load_items(FIX / "items.jsonl"), d / "archive.jsonl")
-    finally:
-        mp.undo()
-    r = runner.invoke(app, ["score", str(d / "archive.jsonl"), "--items", str(FIX / "items.jsonl"),
-                            "--out", str(d / "trials.jsonl")])
-    assert r.exit_code == 0, r.output
-    return d / "trials.jsonl", d / "archive.jsonl"
-
-
 @pytest.fixture(scope="module")
-def fresh(tmp_path_factory):
-    return fresh_collection(tmp_path_factory.mktemp("fresh"))
+def fresh(fresh_trials_study):
+    """The documented collect + score, over real HTTP from the in-process sim server (support/trials_study.py)."""
+    return fresh_trials_study / "fresh" / "trials.jsonl", fresh_trials_study / "fresh" / "archive.jsonl"
 
 
 def _verify(*extra: str) -> tuple[int, dict]:

@@ -1,0 +1,98 @@
+"""One claims file with judge runs and a trials table: one note covers both; the Reproduce block works as
+written when the files were not fetched; what the endpoint reported about the model reaches the note."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from replicate.cli.app import app
+from replicate.examples.trials import write_jsonl
+from replicate.trials.load import read_trials
+from replicate.verify.claims import parse_claims
+from replicate.verify.replication import collection_provenance, shared_items
+from replicate.verify.trials_check import check_trials
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "fixtures" / "example"
+STUDY = ROOT / "fixtures" / "trials-study"
+runner = CliRunner()
+
+TRIAL_CLAIMS = '''
+[trials]
+study = ["release/trials.jsonl.gz"]
+
+[[claims]]
+id = "tr-acc"
+metric = "accuracy"
+trials = "study"
+model = "mini-1"
+benchmark = "arith"
+value = "44.3"
+unit = "percent"
+
+[[claims]]
+id = "tr-plus"
+metric = "items.p_plus"
+trials = "study"
+edge = "mini-2:mini-3"
+benchmark = "arith"
+value = "15.0"
+unit = "percent"
+'''
+
+
+def _mixed_root(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    shutil.copytree(EXAMPLE, root)
+    (root / "release").mkdir()
+    shutil.copy(STUDY / TRIAL_CLAIMS.split('"')[1], root / "release" / "trials.jsonl.gz")
+    text = (EXAMPLE / "claims.toml").read_text()
+    # the study names a release, but these files were not fetched: no fetch command may be given
+    text = text.replace('parser = "umbrela-fallback@1"', 'parser = "umbrela-fallback@1"\n'
+                        'release = "org/alpha"\ncommit = "0123456789abcdef0123456789abcdef01234567"', 1)
+    (root / "claims.toml").write_text(text.replace("\n[runs]", TRIAL_CLAIMS + "\n[runs]", 1))
+    return root
+
+
+def test_one_note_covers_judge_and_trial_claims(tmp_path):
+    root = _mixed_root(tmp_path)
+    note = tmp_path / "note.md"
+    r = runner.invoke(app, ["verify", str(root / "claims.toml"), "--root", str(root), "--out", str(note),
+                            "--no-plots", "--date", "2026-12-02"])
+    assert r.exit_code == 1  # the example's own misprint, and the invented P+
+    assert "tr-plus" in r.stderr and "tr-acc" not in r.stderr
+    text = note.read_text()
+    for heading in ("## Claims", "## Trial claims", "### Settings", "## Edges", "## Trials tables", "## Sources"):
+        assert f"\n{heading}\n" in text, heading
+    summary = re.search(r"## Summary\n\n\*\*(.*?)\.\*\*", text, re.S)[1].replace("\n", " ")
+    assert summary.endswith("; 1 of 2 recomputed trial claims match")
+    assert "Check failed: 1 trial claim(s) mismatch or do not replicate: tr-plus." in text
+    block = re.search(r"## Reproduce\n\n```sh\n(.*?)```", text, re.S)[1]
+    assert "replicate fetch" not in block and block.startswith("replicate verify ")
+    out = json.loads(runner.invoke(app, ["verify", str(root / "claims.toml"), "--root", str(root), "-f", "json",
+                                         "--no-plots"]).stdout)
+    assert out["ok"] is False and {c["mode"] for c in out["claims"]} == {"recomputed"}
+    assert [c["verdict"] for c in out["trials"]["claims"]] == ["match", "mismatch"]
+
+
+def test_reported_snapshots_are_listed_per_model(tmp_path):
+    rows = [{"model": m, "item": "i", "trial": t, "benchmark": "B", "category": "correct",
+             "system_fingerprint": f"fp-{m}-{t % 2}"} for m in ("a", "b") for t in range(3)]
+    write_jsonl(rows, tmp_path / "t.jsonl")
+    table = read_trials(tmp_path / "t.jsonl")
+    _, diff = shared_items(table, table)
+    prov = collection_provenance("s", table, diff, None)
+    assert prov.snapshots == {"system_fingerprint": {"a": ["fp-a-0", "fp-a-1"], "b": ["fp-b-0", "fp-b-1"]}}
+    cf = parse_claims({"trials": {"s": ["t.jsonl"]}, "claims": [
+        {"id": "x", "metric": "accuracy", "trials": "s", "model": "a", "benchmark": "B", "value": "100",
+         "unit": "percent"}]}, path="c.toml")
+    tv = check_trials(cf.trials, {"s": table}, {"s": table})
+    assert tv.results[0].verdict == "replicates"
+    from replicate.verify.trials_note import trial_sections
+
+    assert "| Reported `system_fingerprint` | a: fp-a-0, fp-a-1; b: fp-b-0, fp-b-1" in "\n".join(trial_sections(tv))
