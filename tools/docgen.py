@@ -78,19 +78,29 @@ def _catalogue_section(title: str, plugins: list[Any], intro: str, *, readings: 
     return parts
 
 
+def _reader_facts(r: Any) -> str:
+    facts = [f"Yields: {r.yields}", f"key: {', '.join(r.key_names)}", "gold in the file" if r.has_gold else "gold from --gold"]
+    if r.label_set is not None:
+        facts.append(f"labels: {r.label_set}")
+    if r.decided:
+        facts.append(f"shown as parser: `{r.decided}`")
+    return "; ".join(facts) + "."
+
+
 def plugin_catalogue() -> str:
     from replicate.parsing import PARSERS
+    from replicate.reading import READERS
     from replicate.scoring import SCORERS
 
     parts = [
-        "# Parser and scorer catalogue",
+        "# Parser, scorer and reader catalogue",
         "",
         GENERATED,
         "",
-        "Every parser and scorer is named `family-variant@N`. A released version never",
+        "Every parser, scorer and reader is named `family-variant@N`. A released version never",
         "changes behaviour; a behaviour change is a new version. This page lists the",
         "built-in plugins (third-party plugins installed alongside appear in",
-        "`replicate parsers list`).",
+        "`replicate parsers list` and `replicate readers list`).",
         "",
     ]
     parts += _catalogue_section(
@@ -106,6 +116,18 @@ def plugin_catalogue() -> str:
         _builtin(SCORERS),
         "K-trial response scorers: one response and the item's reference in, one of six categories out.",
     )
+    readers = _builtin(READERS)
+    section = _catalogue_section(
+        "Readers",
+        readers,
+        "Readers of released files: one file in, records out (raw outputs for a parser, labels already\n"
+        "decided, or correctness verdicts). Chosen by content when `--reader` is not given; see\n"
+        "[readers.md](readers.md) and [writing-a-reader.md](writing-a-reader.md).",
+    )
+    for r in readers:  # each reader's facts under its heading
+        at = section.index(f"### `{r.name}`") + 4
+        section[at:at] = [_reader_facts(r), ""]
+    parts += section
     return "\n".join(parts)
 
 

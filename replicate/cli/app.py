@@ -13,6 +13,7 @@ from replicate.cli.base import app, echo
 COMMAND_MODULES = (
     "replicate.cli.judge_cmds",
     "replicate.cli.parsers_cmds",
+    "replicate.cli.readers_cmds",
     "replicate.cli.floor_cmds",
     "replicate.cli.fetch_cmds",
     "replicate.cli.trials_cmds",

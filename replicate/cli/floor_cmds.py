@@ -17,6 +17,7 @@ from replicate.cli.judge_options import (
     KeyFieldOpt,
     OutputFieldOpt,
     ParserOpt,
+    ReaderOpt,
     RunsFileOpt,
     Unparsed,
     UnparsedOpt,
@@ -54,6 +55,7 @@ def floor_cmd(
     runs: RunArgs = None,
     runs_file: RunsFileOpt = None,
     parser: ParserOpt = None,
+    reader: ReaderOpt = None,
     edge: EdgeOpt = None,
     main: Annotated[
         str | None,
@@ -92,7 +94,7 @@ def floor_cmd(
     sel = select_runs(runs or [], runs_file, extra=extra)
     if len(sel.main) < 2:
         raise UsageError(f"a floor needs at least two repeats of one model; got {len(sel.main)}")
-    loaded = load(sel.specs, key_field, gold_field, output_field, strict)
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader)
     labelled = {r.name: r for r in loaded.labelled(need_parser(parser, loaded))}
     names = list(sel.extra)
     result = floor(
@@ -123,6 +125,7 @@ def matrix_cmd(
     runs: RunArgs = None,
     runs_file: RunsFileOpt = None,
     parser: ParserOpt = None,
+    reader: ReaderOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
     scale: Annotated[
         str | None,
@@ -154,7 +157,9 @@ def matrix_cmd(
     sel = select_runs(runs or [], runs_file)
     if len(sel.main) < 2:
         raise UsageError(f"a matrix needs at least two runs; got {len(sel.main)}")
-    loaded = load(sel.specs, key_field, gold_field, output_field, strict)
+    if scale is not None:
+        _scale(scale, "")  # a bad --scale is a usage error before any file is read
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader)
     name = need_parser(parser, loaded)
     result = matrix(loaded.labelled(name), policy=unparsed.value, scale=_scale(scale, name))
     emit(loaded, format, json=result.to_json, text=lambda: matrix_text(result, format))
@@ -171,6 +176,7 @@ def audit_cmd(
         typer.Argument(metavar="FILE...", help="Released judge files with raw outputs; each is one run, audited on its own (or use --runs).", show_default=False),
     ] = None,
     runs_file: RunsFileOpt = None,
+    reader: ReaderOpt = None,
     edge: Annotated[
         tuple[str, str] | None,
         typer.Option("--edge", metavar="OLD NEW", help="Also show how an edge's figures move between the parsers (two of the audited runs, by file or run name).", show_default=False),
@@ -201,10 +207,12 @@ def audit_cmd(
     from replicate.parsing import PARSERS
 
     check_run_values(edge=edge)
+    if len(parser) < 2:
+        raise UsageError(f"a parser audit needs at least two parsers (--parser A --parser B); got {len(parser)}")
     parsers = PARSERS.get_many(parser)
     specs = resolve_runs(files, runs_file)
     edge_names = None if edge is None else _edge_among(edge, specs, "the FILEs" if runs_file is None else f"the runs in {runs_file}")
-    loaded = load(specs, key_field, gold_field, output_field, strict)
+    loaded = load(specs, key_field, gold_field, output_field, strict, reader)
     result = audit(loaded.runs, parsers, policy=unparsed.value, edge=edge_names, examples=examples, width=width)
     emit(loaded, format, json=result.to_json, text=lambda: audit_text(result, format))
 

@@ -18,6 +18,7 @@ from replicate.cli.judge_options import (
     KeyFieldOpt,
     OutputFieldOpt,
     ParserOpt,
+    ReaderOpt,
     RunsFileOpt,
     Unparsed,
     UnparsedOpt,
@@ -34,6 +35,7 @@ from replicate.output import Format, dumps_json
 def parse_cmd(
     files: Annotated[list[Path], typer.Argument(metavar="FILE", help="Released judge files (.jsonl, .jsonl.gz, EXAM .jsonl.gz); each is reported on its own.")],
     parser: ParserOpt = None,
+    reader: ReaderOpt = None,
     labels: Annotated[
         Path | None,
         typer.Option("--labels", metavar="OUT.jsonl", help="Write one row per item: the key fields, label (int or null) and gold. One FILE only."),
@@ -54,7 +56,7 @@ def parse_cmd(
 
     if labels is not None and len(files) != 1:
         raise UsageError(f"--labels writes one file's labels; got {len(files)} files")
-    loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict)
+    loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader)
     labelled = loaded.labelled(need_parser(parser, loaded))
     summaries = [parse_summary(lr, run) for lr, run in zip(labelled, loaded.runs)]
     if labels is not None:
@@ -101,6 +103,7 @@ def compare_cmd(
     old: Annotated[list[Path] | None, typer.Option("--old", metavar="FILE", help="A file of the old run (repeat to pool, e.g. DL 2019 + DL 2020).")] = None,
     new: Annotated[list[Path] | None, typer.Option("--new", metavar="FILE", help="A file of the new run (repeatable).")] = None,
     parser: ParserOpt = None,
+    reader: ReaderOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
@@ -121,7 +124,7 @@ def compare_cmd(
     from replicate.judge.compare import compare
     from replicate.judge.render import comparison_text
 
-    loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict)
+    loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader)
     a, b = loaded.labelled(need_parser(parser, loaded))
     cmp = compare(a, b, policy=unparsed.value)
     emit(loaded, format, json=cmp.to_json, text=lambda: comparison_text(cmp, format), comparisons=[cmp])
@@ -132,6 +135,7 @@ def chain_cmd(
     files: Annotated[list[Path] | None, typer.Argument(metavar="RUN", help="Run files in version order, oldest first (one file = one run).")] = None,
     runs: RunsFileOpt = None,
     parser: ParserOpt = None,
+    reader: ReaderOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
@@ -150,7 +154,7 @@ def chain_cmd(
     specs = resolve_runs(files, runs)
     if len(specs) < 2:
         raise UsageError(f"a chain needs at least two runs; got {len(specs)}")
-    loaded = load(specs, key_field, gold_field, output_field, strict)
+    loaded = load(specs, key_field, gold_field, output_field, strict, reader)
     edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=unparsed.value)
     emit(
         loaded,

@@ -17,6 +17,7 @@ from replicate.output import Format, dumps_json
 
 __all__ = [
     "ParserOpt",
+    "ReaderOpt",
     "UnparsedOpt",
     "Unparsed",
     "RunsFileOpt",
@@ -85,6 +86,17 @@ GoldFieldOpt = Annotated[
         show_default=False,
     ),
 ]
+ReaderOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--reader",
+        "-r",
+        metavar="NAME@N",
+        help="Reader of the run files, e.g. trec-qrels@1 (see 'replicate readers list'). "
+        "Default: chosen by each file's content (the choice is printed on stderr).",
+        show_default=False,
+    ),
+]
 OutputFieldOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -111,11 +123,30 @@ def field_spec(key_fields: Sequence[str] | None, gold_field: str | None, output_
         raise UsageError(str(exc)) from None
 
 
-def load(specs, key_field: Sequence[str] | None, gold_field: str | None, output_field: Sequence[str] | None, strict: bool):
-    """Load the runs ``specs`` with the field options (the first step of every judge command)."""
+def load(
+    specs,
+    key_field: Sequence[str] | None,
+    gold_field: str | None,
+    output_field: Sequence[str] | None,
+    strict: bool,
+    reader: str | None = None,
+):
+    """Load the runs ``specs`` with the field options (the first step of every judge command).
+
+    Says on stderr which reader was chosen by content for which files.
+    """
     from replicate.judge.api import load_runs
 
-    return load_runs(specs, fields=field_spec(key_field, gold_field, output_field), strict=strict)
+    loaded = load_runs(specs, fields=field_spec(key_field, gold_field, output_field), strict=strict, reader=reader)
+    show_detected(loaded.detected())
+    return loaded
+
+
+def show_detected(detected: dict[str, list[str]]) -> None:
+    """One stderr line per reader chosen by content: which files it read (the first three named)."""
+    for name, paths in detected.items():
+        shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        warn(f"reader: {name} (chosen by content; --reader to choose) for {shown}")
 
 
 def emit(
@@ -177,7 +208,7 @@ def need_parser(parser: str | None, loaded) -> str:
     if parser is not None:
         return parser
     if all(r.labels is not None for r in loaded.runs):
-        return "exam-grades"
+        return " + ".join(dict.fromkeys(r.decided or "exam-grades" for r in loaded.runs))
     from replicate.parsing import PARSERS
 
     raise UsageError(

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from replicate.cli.base import FormatOpt, StrictOpt, app, echo, warn
+from replicate.cli.judge_options import ReaderOpt, show_detected
 from replicate.output import Format
 
 
@@ -39,6 +40,7 @@ def verify_cmd(
                      "(no secrets) and dates go into the note (repeatable).", metavar="NAME=ARCHIVE",
                      show_default=False),
     ] = None,
+    reader: ReaderOpt = None,
 ) -> None:
     """Recompute a paper's printed figures from its released files and match them at printed precision.
 
@@ -62,7 +64,14 @@ def verify_cmd(
         raise BadInput(f"cannot write --out note: {why}", path=out)
     v = verify(claims, root=str(root), parsers=parser or None, date=date, strict=strict,
                replications=_pairs(replication, "--replication", "NAME=TRIALS"),
-               replication_archives=_pairs(replication_archive, "--replication-archive", "NAME=ARCHIVE"))
+               replication_archives=_pairs(replication_archive, "--replication-archive", "NAME=ARCHIVE"),
+               reader=reader)
+    detected: dict[str, list[str]] = {}
+    for files in v.run_files.values():
+        for f in files:
+            if f.chosen == "by content":
+                detected.setdefault(f.reader, []).append(f.provenance.path)
+    show_detected(detected)
     if out is not None:
         fig = figures_for(v, out, draw=plots)
         try:

@@ -46,6 +46,11 @@ class Aligned:
         return tuple(dict.fromkeys(r.parser for r in self.runs))
 
     @property
+    def readers(self) -> tuple[str, ...]:
+        """The readers of the runs' files, each once, in run order."""
+        return tuple(dict.fromkeys(name for r in self.runs for name in r.reader.split(" + ")))
+
+    @property
     def n_items(self) -> int:
         return len(self.keys)
 

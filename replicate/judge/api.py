@@ -15,6 +15,7 @@ from replicate.judge.load import FieldSpec, load_run
 from replicate.judge.model import LabelledRun, Run
 from replicate.judge.select import RunSpec
 from replicate.parsing import PARSERS
+from replicate.reading import READERS, ReadOptions
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,15 @@ class Loaded:
     def names(self) -> tuple[str, ...]:
         return tuple(r.name for r in self.runs)
 
+    def detected(self) -> dict[str, list[str]]:
+        """Reader name -> paths of the files whose reader was chosen by content (not named)."""
+        out: dict[str, list[str]] = {}
+        for r in self.runs:
+            for f in r.files:
+                if f.chosen == "by content":
+                    out.setdefault(f.reader, []).append(f.provenance.path)
+        return out
+
     def labelled(self, parser_name: str) -> list[LabelledRun]:
         """Each run labelled by the registered parser ``parser_name`` (EXAM runs keep their grades)."""
         if parser_name not in self._cache:
@@ -49,10 +59,18 @@ class Loaded:
         raise UsageError(f"unknown run {name!r}; runs: {', '.join(self.names)}")
 
 
-def load_runs(specs: Sequence[RunSpec], *, fields: FieldSpec = FieldSpec(), strict: bool = False) -> Loaded:
+def load_runs(
+    specs: Sequence[RunSpec],
+    *,
+    fields: FieldSpec = FieldSpec(),
+    strict: bool = False,
+    reader: str | None = None,
+    options: ReadOptions | None = None,
+) -> Loaded:
     """Read every run of ``specs`` (each file once) into a :class:`Loaded`.
 
-    Errors raise :class:`~replicate.errors.BadInput` naming file and line;
+    ``reader`` names the reader of runs whose spec names none (``--reader``);
+    without either, each file's reader is chosen by content. Errors raise :class:`~replicate.errors.BadInput` naming file and line;
     warnings are counted in ``Loaded.diagnostics`` (``strict=True`` raises on the first).
     """
     names = [s.name for s in specs]
@@ -60,5 +78,10 @@ def load_runs(specs: Sequence[RunSpec], *, fields: FieldSpec = FieldSpec(), stri
     if dupes:
         raise UsageError(f"run names must be unique; repeated: {', '.join(dupes)}")
     diag = Diagnostics(strict=strict)
-    runs = tuple(load_run(s.name, s.paths, fields=fields, diagnostics=diag) for s in specs)
+    if reader is not None:
+        READERS.get(reader)  # an unknown name is a usage error before any file is read
+    runs = tuple(
+        load_run(s.name, s.paths, fields=fields, diagnostics=diag, reader=s.reader or reader, options=options)
+        for s in specs
+    )
     return Loaded(runs, diag, fields)

@@ -44,6 +44,7 @@ class Comparison:
     shared_items: int
     parser: str
     unparsed_policy: str
+    reader: str = "-"  # the reader(s) of both sides' files
 
     @property
     def changed(self) -> int:
@@ -68,6 +69,7 @@ class Comparison:
             unparsed={"old": self.old.unparsed, "new": self.new.unparsed},
             shared_items=self.shared_items,
             parser=self.parser,
+            reader=self.reader,
             unparsed_policy=self.unparsed_policy,
         )
         return out
@@ -88,7 +90,14 @@ def comparison_of(aligned: Aligned, counts: PairCounts, i: int, j: int) -> Compa
         shared_items=aligned.n_items,
         parser=parser,
         unparsed_policy=counts.policy,
+        reader=pair_reader(aligned, i, j),
     )
+
+
+def pair_reader(aligned: Aligned, i: int, j: int) -> str:
+    """The readers of runs i and j, each once (``a + b`` when they differ)."""
+    names = [n for k in (i, j) for n in aligned.runs[k].reader.split(" + ")]
+    return " + ".join(dict.fromkeys(names))
 
 
 def edges(

@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from replicate.judge.align import Aligned, align
-from replicate.judge.compare import Comparison, RunSide
+from replicate.judge.compare import Comparison, RunSide, pair_reader
 from replicate.judge.model import LabelledRun, readonly
 from replicate.judge.pairs import POLICIES, PairCounts, Policy, pair_counts
 from replicate.output import pct
@@ -251,6 +251,7 @@ class Matrix:
                 shared_items=al.n_items,
                 parser=" + ".join(dict.fromkeys((al.runs[i].parser, al.runs[j].parser))),
                 unparsed_policy=counts.policy,
+                reader=pair_reader(al, i, j),
             )
             for i, j in self.ordered_pairs()
         ]
@@ -262,6 +263,7 @@ class Matrix:
             "flags": [f.to_json() for f in self.flags],
             "shared_items": self.aligned.n_items,
             "parser": self.parser,
+            "reader": " + ".join(self.aligned.readers),
             "unparsed_policy": self.unparsed_policy,
             "scale": {"min": self.scale[0], "max": self.scale[1]},
         }

@@ -6,11 +6,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from replicate.labels import LabelSet
 from replicate.parsing import UNPARSED, Parser
 from replicate.provenance import FileProvenance
 
 #: Separator joining the key fields of an item into one string key.
 KEY_SEP = "\x1f"
+#: The gold value of an item whose file carries no gold (it may come from ``--gold``).
+NO_GOLD = -1
 
 
 def readonly(arr: np.ndarray) -> np.ndarray:
@@ -30,11 +33,14 @@ class RunFile:
     rewritten: int = 0  # records carrying an ``original_output`` (rewritten by a retry script)
     skipped: int = 0  # lines skipped with a warning (counted, never silent)
     thoughts: int = 0  # records with a non-empty thought field (``model_thought``/``gemini_thought``)
+    reader: str = "judge-jsonl@1"  # the reader that read the file
+    chosen: str = "given"  # how: "given" (--reader, a runs file) or "by content" (detected)
 
     def to_json(self) -> dict:
         out = self.provenance.to_json()
         out.update(
             format=self.format,
+            reader=self.reader,
             lines=self.lines,
             records=self.records,
             output_field=self.output_field,
@@ -75,6 +81,14 @@ class Run:
     labels: np.ndarray | None = None  # int8 with UNPARSED, for pre-labelled formats
     splits: np.ndarray | None = None  # object array: split name per item, or None
     origins: Origins | None = None  # file and line of each item, when read from files
+    yields: str = "outputs"  # what its records carry: outputs | labels | verdicts
+    decided: str | None = None  # pseudo-parser name of decided labels (e.g. exam-grades)
+    label_set: LabelSet | None = None  # the decided labels' set (readers of labels)
+
+    @property
+    def reader(self) -> str:
+        """The reader(s) that read the run's files (``a + b`` when they differ)."""
+        return " + ".join(dict.fromkeys(f.reader for f in self.files)) or "-"
 
     def __post_init__(self) -> None:
         n = len(self.keys)
@@ -89,13 +103,17 @@ class Run:
     def label_with(self, parser: Parser | None) -> "LabelledRun":
         """Apply a parser (or take the file's own labels) to get a :class:`LabelledRun`."""
         if self.labels is not None:
-            labels, parser_name = self.labels, "exam-grades"
+            labels, parser_name = self.labels, self.decided or "exam-grades"
         else:
             if parser is None:
                 raise ValueError(f"run {self.name!r} holds raw outputs: a parser is needed")
             labels, parser_name = parser.parse_many(self.outputs), parser.name
         labels = readonly(np.asarray(labels, np.int8))
-        return LabelledRun(self.name, self.keys, self.gold, labels, parser_name, self.files, self.origins)
+        label_set = self.label_set if self.labels is not None else getattr(parser, "label_set", None)
+        return LabelledRun(
+            self.name, self.keys, self.gold, labels, parser_name, self.files, self.origins,
+            yields=self.yields, label_set=label_set,
+        )
 
     def to_json(self) -> dict:
         return {"name": self.name, "items": len(self), "files": [f.to_json() for f in self.files]}
@@ -112,6 +130,13 @@ class LabelledRun:
     parser: str
     files: tuple[RunFile, ...] = field(default=())
     origins: Origins | None = None  # file and line of each item, when read from files
+    yields: str = "outputs"  # outputs | labels | verdicts (see replicate.reading)
+    label_set: LabelSet | None = None  # the parser's or reader's label set, when declared
+
+    @property
+    def reader(self) -> str:
+        """The reader(s) that read the run's files (``a + b`` when they differ)."""
+        return " + ".join(dict.fromkeys(f.reader for f in self.files)) or "-"
 
     def where(self, item: int) -> str | None:
         """``path:line`` where item ``item`` was read, if known."""

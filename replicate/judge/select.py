@@ -8,8 +8,12 @@ file arguments (one file = one run, named after the file) or from a
     [runs]
     gpt-4o = ["results/gpt-4o_annotations.jsonl", "results_2020/gpt-4o_annotations.jsonl"]
     gpt-4.1 = ["results/gpt-4.1_annotations.jsonl"]
+    llm-judge = { files = ["qrels/judge.txt"], reader = "trec-qrels@1" }
 
-Paths in the table are relative to the TOML file's directory (or ``root``).
+Paths in the table are relative to the TOML file's directory (or ``root``). A
+run given as an inline table names its files and, optionally, its reader
+(which wins over ``--reader`` for that run; without either, each file's
+reader is chosen by content).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ class RunSpec:
 
     name: str
     paths: tuple[Path, ...]
+    reader: str | None = None  # the run's own reader (a runs file's inline table), else None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "paths", tuple(Path(p) for p in self.paths))
@@ -82,17 +87,32 @@ def runs_from_table(table: Mapping, *, root: Path, where: str) -> list[RunSpec]:
         raise BadInput("[runs] lists no runs", path=where)
     out = []
     for name, value in table.items():
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-            raise BadInput(
-                f"run {name!r}: expected a path or a non-empty list of paths, got {value!r}", path=where
-            )
+        value, reader = run_entry(name, value, where)
         paths = tuple(Path(v) if Path(v).is_absolute() else root / v for v in value)
         if len(set(paths)) != len(paths):
             raise BadInput(f"run {name!r} lists a file twice", path=where)
-        out.append(RunSpec(str(name), paths))
+        out.append(RunSpec(str(name), paths, reader))
     return out
+
+
+def run_entry(name: object, value: object, where: str) -> tuple[list[str], str | None]:
+    """(files, reader) of one runs-table entry: a path, a list of paths, or ``{files = [...], reader = "..."}``."""
+    reader = None
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - {"files", "reader"})
+        if unknown:
+            raise BadInput(f"run {name!r}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: files, reader", path=where)
+        reader = value.get("reader")
+        if reader is not None and (not isinstance(reader, str) or not reader):
+            raise BadInput(f"run {name!r}: reader must be a reader name such as 'trec-qrels@1', got {reader!r}", path=where)
+        value = value.get("files")
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+        raise BadInput(
+            f"run {name!r}: expected a path or a non-empty list of paths, got {value!r}", path=where
+        )
+    return value, reader
 
 
 def runs_from_toml(path: str | Path, *, root: Path | None = None) -> list[RunSpec]:

@@ -178,6 +178,7 @@ def verify(
     strict: bool = False,
     replications: Mapping[str, str | Path] | None = None,
     replication_archives: Mapping[str, str | Path] | None = None,
+    reader: str | None = None,
 ) -> Verification:
     """Read a claims file and the files its runs name (under ``root``), then :func:`verify_runs`.
 
@@ -218,8 +219,8 @@ def verify(
         fields = FieldSpec(**claims.fields)
     except (TypeError, ValueError) as exc:
         raise BadInput(f"[fields]: {exc}", path=claims_path) from None
-    specs = [RunSpec(name, tuple(root_path / f for f in claims.runs[name])) for name in used]
-    loaded = load_runs(specs, fields=fields, strict=strict)
+    specs = [RunSpec(name, tuple(root_path / f for f in claims.runs[name]), claims.readers.get(name)) for name in used]
+    loaded = load_runs(specs, fields=fields, strict=strict, reader=reader)
     v = verify_runs(
         claims, {r.name: r for r in loaded.runs}, parsers=list(columns) if parsers else None,
         root=str(root), date=date, diagnostics=loaded.diagnostics,

@@ -10,6 +10,7 @@ parser = "umbrela-fallback@1"   # optional: the reading the paper used (first co
 
 [runs]                          # a run = one or more files, paths relative to --root
 "gpt-4o-mini" = ["results/gpt-4o-mini_annotations.jsonl"]
+"llm-judge" = { files = ["qrels/judge.txt"], reader = "trec-qrels@1" }   # a run's own reader
 
 [[claims]]
 id = "s4.2-regression"
@@ -151,6 +152,7 @@ class ClaimsFile:
     claims: tuple[Claim, ...]
     fields: dict[str, Any] = field(default_factory=dict)  # FieldSpec overrides, if any
     trials: TrialsPart = field(default_factory=TrialsPart)  # [trials], [replication] and the trial claims
+    readers: dict[str, str] = field(default_factory=dict)  # run name -> its reader, where [runs] names one
 
     def claim(self, claim_id: str) -> Claim:
         for c in self.claims:
@@ -175,7 +177,10 @@ def _string_list(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, str) and v for v in value)
 
 
-def _parse_runs(table: Any, problems: list[str]) -> dict[str, tuple[str, ...]]:
+def _parse_runs(
+    table: Any, problems: list[str], readers: dict[str, str] | None = None
+) -> dict[str, tuple[str, ...]]:
+    """Run name -> files; a run given as ``{files = [...], reader = "NAME@N"}`` also fills ``readers``."""
     if table is None:
         problems.append("[runs]: missing table naming each run and its files")
         return {}
@@ -184,6 +189,18 @@ def _parse_runs(table: Any, problems: list[str]) -> dict[str, tuple[str, ...]]:
         return {}
     runs: dict[str, tuple[str, ...]] = {}
     for name, files in table.items():
+        if isinstance(files, dict):
+            extra = sorted(set(files) - {"files", "reader"})
+            reader = files.get("reader")
+            if extra:
+                problems.append(f"[runs] {name!r}: unknown key(s) {', '.join(map(repr, extra))}; allowed: files, reader")
+                continue
+            if reader is not None and not (isinstance(reader, str) and reader):
+                problems.append(f"[runs] {name!r}: reader must be a reader name such as 'trec-qrels@1'")
+                continue
+            if reader is not None and readers is not None:
+                readers[name] = reader
+            files = files.get("files")
         if isinstance(files, str) and files:
             files = [files]
         if not _string_list(files):
@@ -379,6 +396,7 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
         if key not in TOP_LEVEL:
             problems.append(f"unknown table [{key}]{_close(key, TOP_LEVEL)}; allowed: {', '.join(TOP_LEVEL)}")
     study = _parse_study(data.get("study"), problems, parsers)
+    readers: dict[str, str] = {}
     claims_raw = data.get("claims")
     trial_claims_raw = isinstance(claims_raw, list) and any(isinstance(c, dict) and "trials" in c for c in claims_raw)
     judge_claims_raw = not isinstance(claims_raw, list) or any(
@@ -386,7 +404,7 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
     if data.get("runs") is None and data.get("trials") is not None and not judge_claims_raw:
         runs: dict[str, tuple[str, ...]] = {}  # a K-trial study alone needs no [runs]
     else:
-        runs = _parse_runs(data.get("runs"), problems)
+        runs = _parse_runs(data.get("runs"), problems, readers)
     tables = parse_tables(data.get("trials"), problems)
     if trial_claims_raw and data.get("trials") is None:
         problems.append("[trials]: missing table naming each trials table (claims name 'trials')")
@@ -417,7 +435,7 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
         n = len(problems)
         raise BadInput(f"{n} problem{'s' if n != 1 else ''} in the claims file:\n" + "\n".join(problems), path=path)
     return ClaimsFile(path, study, runs, tuple(claims), fields,
-                      TrialsPart(tables, tuple(trial_claims), settings, replication))
+                      TrialsPart(tables, tuple(trial_claims), settings, replication), readers)
 
 
 def _parse_trial(

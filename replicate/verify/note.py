@@ -232,8 +232,9 @@ def _runs(v: Verification) -> list[str]:
             f = by.get((name, p))
             cells.append("-" if f is None else f"{f.unparsed} ({pct(_f(f.unparsed_rate))})")
         rewritten = sum(x.rewritten for x in files)
-        rows.append([str(name), len(files), items, *cells, rewritten])
-    headers = ["run", "files", "items", *[f"unparsed: {p}" for p in parsers], "rewritten"]
+        reader = " + ".join(dict.fromkeys(f"`{x.reader}`" for x in files))
+        rows.append([str(name), len(files), reader, items, *cells, rewritten])
+    headers = ["run", "files", "reader", "items", *[f"unparsed: {p}" for p in parsers], "rewritten"]
     return ["## Runs", "", table(rows, headers, Format.markdown).rstrip("\n"), ""]
 
 

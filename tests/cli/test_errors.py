@@ -107,7 +107,7 @@ def test_windows_line_ends_read_like_unix_ones(tmp_path):
     a = _run(["parse", EXAMPLE, "-p", "umbrela-fallback@1"])
     b = _run(["parse", crlf, "-p", "umbrela-fallback@1"])
     assert a.exit_code == b.exit_code == 0
-    assert b.output.replace("crlf: read", "alpha-2024-05: read") == a.output
+    assert b.stdout.replace("crlf: read", "alpha-2024-05: read") == a.stdout
 
 
 @pytest.mark.parametrize(

@@ -74,14 +74,16 @@ def test_exit_1_when_a_claim_mismatches_under_the_first_parser(example_copy):
     result = run("verify", "fixtures/example/claims.toml", "--root", "fixtures/example",
                  "--parser", "umbrela-fallback@1", "--parser", "umbrela-strict@1")
     assert result.exit_code == 1
-    assert result.stderr == "Error: 2 claim(s) mismatch: t1-mae-2025-04, s4-change-2025\n"
+    reader_line, error = result.stderr.splitlines()
+    assert reader_line.startswith("reader: judge-jsonl@1 (chosen by content; --reader to choose) for fixtures/example/")
+    assert error == "Error: 2 claim(s) mismatch: t1-mae-2025-04, s4-change-2025"
     assert result.stdout.splitlines()[-1] == (
         "14 of 16 claims match under umbrela-fallback@1; 5 of 16 under umbrela-strict@1"
     )
     # the same claims with strict first fail on more of them
     result = run("verify", "fixtures/example/claims.toml", "--root", "fixtures/example",
                  "--parser", "umbrela-strict@1", "--parser", "umbrela-fallback@1")
-    assert result.exit_code == 1 and result.stderr.startswith("Error: 11 claim(s) mismatch:")
+    assert result.exit_code == 1 and result.stderr.splitlines()[-1].startswith("Error: 11 claim(s) mismatch:")
     # --no-fail: 0
     result = run("verify", "fixtures/example/claims.toml", "--root", "fixtures/example", "--no-fail")
     assert result.exit_code == 0, result.output
@@ -97,7 +99,9 @@ def test_exit_0_when_every_claim_matches(example_copy):
     result = run("verify", "ok.toml", "--root", "fixtures/example", "--parser", "umbrela-fallback@1")
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[-1] == "14 of 14 claims match under umbrela-fallback@1"
-    assert result.stderr == ""
+    assert result.stderr.endswith(" and 7 more\n") and result.stderr.count("\n") == 1  # the reader chosen, only
+    result = run("verify", "ok.toml", "--root", "fixtures/example", "-p", "umbrela-fallback@1", "--reader", "judge-jsonl@1")
+    assert result.exit_code == 0 and result.stderr == ""
 
 
 @needs_example

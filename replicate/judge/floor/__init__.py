@@ -152,6 +152,7 @@ class Floor:
     unparsed_policy: str
     edge: EdgeCheck | None = None
     main: MainCheck | None = None
+    reader: str = "-"  # the reader(s) of the repeats' files
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -200,6 +201,7 @@ class Floor:
             "shared_items": self.shared_items,
             "items_differ": self.items_differ,
             "parser": self.parser,
+            "reader": self.reader,
             "unparsed_policy": self.unparsed_policy,
             "pairs": [p.to_json() for p in self.pairs],
             "regression_rate": span(self.regression_span),
@@ -310,6 +312,7 @@ def floor(
         shared_items=aligned.n_items,
         parser=" + ".join(aligned.parsers),
         unparsed_policy=policy,
+        reader=" + ".join(aligned.readers),
     )
     edge_check = main_check = None
     if edge is not None:

@@ -29,11 +29,18 @@ and output (``duplicate-identical``, first kept); a ``null`` output
 (``null-output``, read as unparsed); an EXAM paragraph without graded
 questions (``exam-no-questions``, unparsed) or whose judgment names another
 query than its line (``exam-query-mismatch``).
+
+Which reader reads a file is a :class:`~replicate.reading.Reader` named with
+``reader=`` (``--reader``) or chosen by content (:mod:`~replicate.judge.load.detect`);
+the two formats above are the built-in readers ``judge-jsonl@1`` and
+``exam@1``; others (``trec-qrels@1``, ``umbrela-judge@1``, plugins) hand the
+loader :class:`~replicate.reading.Record` values (:mod:`~replicate.judge.load.records`).
 """
 
 from __future__ import annotations
 
 import gc
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
@@ -41,11 +48,13 @@ import numpy as np
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, UsageError
-from replicate.judge.load.exam import exam_label, load_exam_file
+from replicate.judge.load.detect import choose_reader
+from replicate.judge.load.exam import exam_label
 from replicate.judge.load.fields import FieldSpec, gold_int, key_text
-from replicate.judge.load.flat import load_flat_file
 from replicate.judge.load.readfile import BOM, Items, RawFile, read_file
+from replicate.judge.load.records import load_records
 from replicate.judge.model import Origins, Run, RunFile, readonly
+from replicate.reading import READERS, Reader, ReadOptions
 
 __all__ = ["FieldSpec", "load_run", "detect_format", "exam_label", "key_text", "gold_int", "FORMATS"]
 
@@ -69,61 +78,77 @@ def load_run(
     fields: FieldSpec = FieldSpec(),
     diagnostics: Diagnostics,
     format: str = "auto",
+    reader: str | None = None,
+    options: ReadOptions | None = None,
 ) -> Run:
     """Read one run (one file, or several pooled, e.g. DL 2019 + DL 2020).
 
-    ``format`` is ``auto`` (a file whose first line is a JSON array is grouped
-    EXAM, anything else flat JSONL), ``jsonl`` or ``exam``. Items keep file
+    ``reader`` names the reader of every file (``--reader``); without it each
+    file's reader is chosen by content (see :func:`~replicate.judge.load.detect.choose_reader`).
+    ``format`` is the older spelling: ``jsonl`` means ``judge-jsonl@1``,
+    ``exam`` means ``exam@1``, ``auto`` chooses by content. Items keep file
     order; an item key seen twice in the run (within or across files) is a
     warning when gold and output agree, else an error. The split of each item
     is its file's parent directory name.
     """
     if format not in FORMATS:
         raise UsageError(f"format must be one of {', '.join(FORMATS)}; got {format!r}")
-    given = [paths] if isinstance(paths, (str, Path)) else paths
-    file_paths = [Path(p) for p in given]
+    if reader is None and format != "auto":
+        reader = _FORMAT_READERS[format]
+    given_paths = [paths] if isinstance(paths, (str, Path)) else paths
+    file_paths = [Path(p) for p in given_paths]
     if not file_paths:
         raise UsageError(f"run {name!r} names no files")
+    opts = options if options is not None else ReadOptions(fields=fields)
+    if opts.fields is None:
+        opts = ReadOptions(fields=fields, extra=opts.extra)
+    given = READERS.get(reader) if reader is not None else None
     acc = Items.empty()
     files: list[RawFile] = []
     run_files: list[RunFile] = []
+    kinds: list[Reader] = []
     # Parsed records are acyclic: pause the cyclic collector while hundreds of
     # thousands of them are made (it would otherwise scan them again and again).
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        _read_all(file_paths, format, fields, acc, files, run_files, diagnostics)
+        for i, path in enumerate(file_paths):
+            f = read_file(path)
+            files.append(f)
+            r = given if given is not None else choose_reader(f, opts, previous=kinds[-1] if kinds else None)
+            split = path.parent.name
+            if r.load_file is not None:
+                rf = r.load_file(f, i, opts, acc, files, diagnostics, split)
+            else:
+                rf = load_records(r, f, i, opts, acc, files, diagnostics, split)
+            run_files.append(replace(rf, reader=r.name, chosen="given" if given is not None else "by content"))
+            kinds.append(r)
     finally:
         if gc_was_enabled:
             gc.enable()
-    return _finish(name, file_paths, acc, run_files)
+    return _finish(name, file_paths, acc, run_files, kinds)
 
 
-def _read_all(paths, format, fields, acc, files, run_files, diagnostics) -> None:
-    for i, path in enumerate(paths):
-        f = read_file(path)
-        files.append(f)
-        fmt = detect_format(f.data) if format == "auto" else format
-        split = path.parent.name
-        if fmt == "exam":
-            rf = load_exam_file(f, i, acc, files, diagnostics, split)
-        else:
-            rf = load_flat_file(f, i, fields, acc, files, diagnostics, split)
-        run_files.append(rf)
+_FORMAT_READERS = {"jsonl": "judge-jsonl@1", "exam": "exam@1"}
 
 
-def _finish(name: str, paths: list[Path], acc: Items, run_files: list[RunFile]) -> Run:
-    kinds = {rf.format for rf in run_files if rf.records}
-    if len(kinds) > 1:
-        listing = ", ".join(f"{rf.provenance.path} ({rf.format})" for rf in run_files)
-        raise BadInput(f"run {name!r} mixes EXAM-graded and raw-output files: {listing}")
+def _finish(name: str, paths: list[Path], acc: Items, run_files: list[RunFile], readers: list[Reader]) -> Run:
+    used = [(rf, r) for rf, r in zip(run_files, readers) if rf.records]
+    yields = {r.yields for _, r in used}
+    if len(yields) > 1 or len({r.decided for _, r in used if r.yields == "labels"}) > 1:
+        if {r.name for _, r in used} == {"exam@1", "judge-jsonl@1"}:
+            listing = ", ".join(f"{rf.provenance.path} ({rf.format})" for rf in run_files)
+            raise BadInput(f"run {name!r} mixes EXAM-graded and raw-output files: {listing}")
+        listing = ", ".join(f"{rf.provenance.path} ({r.name}: {r.yields})" for rf, r in zip(run_files, readers))
+        raise BadInput(f"run {name!r} mixes files whose records differ in kind (raw outputs, decided labels, verdicts): {listing}")
     if not acc.keys:
         raise BadInput(f"run {name!r} has no records", path=", ".join(str(p) for p in paths))
+    kind = used[0][1] if used else readers[0]
     n = len(acc.keys)
     keys = np.empty(n, dtype=object)
     keys[:] = acc.keys
     labels = None
-    if kinds == {"exam"}:
+    if kind.yields != "outputs":
         labels = readonly(np.asarray(acc.labels, dtype=np.int8))
     splits = np.empty(n, dtype=object)
     splits[:] = acc.splits
@@ -137,4 +162,7 @@ def _finish(name: str, paths: list[Path], acc: Items, run_files: list[RunFile]) 
         labels=labels,
         splits=readonly(splits),
         origins=Origins(readonly(file_index), readonly(line)),
+        yields=kind.yields,
+        decided=kind.decided,
+        label_set=kind.label_set,
     )

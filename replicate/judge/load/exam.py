@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
@@ -49,16 +49,12 @@ def _exam_covered(grade: Any) -> tuple[int, int] | None:
     return None
 
 
-def load_exam_file(
-    f: RawFile, file_idx: int, acc: Items, files: list[RawFile], diag: Diagnostics, split: str
-) -> RunFile:
-    lines, torn = split_lines(f, strip_bom(f, diag), diag)
-    records = skipped = 0
+def exam_items(f: RawFile, diag: Diagnostics, lines: list[bytes], torn: bool) -> Iterator[tuple[int, str, str, int, int]]:
+    """``(line, query id, paragraph id, gold, label)`` of every paragraph of a grouped EXAM file."""
     n_lines = len(lines)
     for lineno, line in enumerate(lines, 1):
         value = parse_line(f, lineno, line, n_lines, torn, diag)
         if value is BLANK:
-            skipped += 1
             continue
         if not (isinstance(value, list) and len(value) == 2 and isinstance(value[1], list)):
             raise BadInput(
@@ -70,48 +66,63 @@ def load_exam_file(
         if qid is None:
             raise BadInput(f"query id must be a string or an integer, got {describe(value[0])}", path=f.path, line=lineno)
         for pos, para in enumerate(value[1], 1):
-            where = f"paragraph {pos}"
-            pid = key_text(para.get("paragraph_id")) if isinstance(para, dict) else None
-            if pid is None:
-                raise BadInput(f"{where}: expected an object with a 'paragraph_id'", path=f.path, line=lineno)
-            where = f"paragraph {pid!r}"
-            try:
-                judgment = para["paragraph_data"]["judgments"][0]
-                rel = judgment["relevance"]
-            except (KeyError, IndexError, TypeError):
-                raise BadInput(
-                    f"{where}: lacks paragraph_data.judgments[0].relevance", path=f.path, line=lineno
-                ) from None
-            judged = key_text(judgment.get("query"))
-            if judged is not None and judged != qid:
-                diag.warn(
-                    "exam-query-mismatch",
-                    f"{where}: judgments[0].query is {judged!r} but the line's query id is {qid!r} (the line's is used)",
-                    path=f.path,
-                    line=lineno,
-                )
-            gold = gold_int(rel)
-            if gold is None:
-                raise BadInput(f"{where}: relevance must be a non-negative integer grade (at most {GOLD_MAX}), got {describe(rel)}", path=f.path, line=lineno)
-            grades = para.get("exam_grades")
-            if not isinstance(grades, list) or not grades:
-                raise BadInput(f"{where}: lacks exam_grades[0]", path=f.path, line=lineno)
-            cov = _exam_covered(grades[0])
-            if cov is None:
-                raise BadInput(
-                    f"{where}: exam_grades[0] has neither correctAnswered/wrongAnswered lists nor numeric self_ratings",
-                    path=f.path,
-                    line=lineno,
-                )
-            label = exam_label(*cov)
-            if label is None:
-                diag.warn("exam-no-questions", f"{where}: no exam questions graded (unparsed)", path=f.path, line=lineno)
-                label = UNPARSED
-            key = qid + KEY_SEP + pid
-            if not acc.add(key, gold, None, label, split=split, files=files, file_idx=file_idx, lineno=lineno, diag=diag):
-                skipped += 1
-                continue
-            records += 1
+            pid, gold, label = _paragraph(f, diag, lineno, qid, pos, para)
+            yield lineno, qid, pid, gold, label
+
+
+def _paragraph(f: RawFile, diag: Diagnostics, lineno: int, qid: str, pos: int, para: Any) -> tuple[str, int, int]:
+    where = f"paragraph {pos}"
+    pid = key_text(para.get("paragraph_id")) if isinstance(para, dict) else None
+    if pid is None:
+        raise BadInput(f"{where}: expected an object with a 'paragraph_id'", path=f.path, line=lineno)
+    where = f"paragraph {pid!r}"
+    try:
+        judgment = para["paragraph_data"]["judgments"][0]
+        rel = judgment["relevance"]
+    except (KeyError, IndexError, TypeError):
+        raise BadInput(
+            f"{where}: lacks paragraph_data.judgments[0].relevance", path=f.path, line=lineno
+        ) from None
+    judged = key_text(judgment.get("query"))
+    if judged is not None and judged != qid:
+        diag.warn(
+            "exam-query-mismatch",
+            f"{where}: judgments[0].query is {judged!r} but the line's query id is {qid!r} (the line's is used)",
+            path=f.path,
+            line=lineno,
+        )
+    gold = gold_int(rel)
+    if gold is None:
+        raise BadInput(f"{where}: relevance must be a non-negative integer grade (at most {GOLD_MAX}), got {describe(rel)}", path=f.path, line=lineno)
+    grades = para.get("exam_grades")
+    if not isinstance(grades, list) or not grades:
+        raise BadInput(f"{where}: lacks exam_grades[0]", path=f.path, line=lineno)
+    cov = _exam_covered(grades[0])
+    if cov is None:
+        raise BadInput(
+            f"{where}: exam_grades[0] has neither correctAnswered/wrongAnswered lists nor numeric self_ratings",
+            path=f.path,
+            line=lineno,
+        )
+    label = exam_label(*cov)
+    if label is None:
+        diag.warn("exam-no-questions", f"{where}: no exam questions graded (unparsed)", path=f.path, line=lineno)
+        label = UNPARSED
+    return pid, gold, label
+
+
+def load_exam_file(
+    f: RawFile, file_idx: int, acc: Items, files: list[RawFile], diag: Diagnostics, split: str
+) -> RunFile:
+    lines, torn = split_lines(f, strip_bom(f, diag), diag)
+    records = 0
+    skipped = sum(1 for line in lines if not line.strip())  # blank lines, warned by exam_items
+    for lineno, qid, pid, gold, label in exam_items(f, diag, lines, torn):
+        key = qid + KEY_SEP + pid
+        if not acc.add(key, gold, None, label, split=split, files=files, file_idx=file_idx, lineno=lineno, diag=diag):
+            skipped += 1
+            continue
+        records += 1
     return RunFile(
         provenance=f.provenance(),
         format="exam",
@@ -119,6 +130,5 @@ def load_exam_file(
         records=records,
         output_field=None,
         skipped=skipped,
+        reader="exam@1",
     )
-
-

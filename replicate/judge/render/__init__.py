@@ -171,10 +171,23 @@ def _input_section(sides) -> str:
     from replicate.provenance import provenance_markdown
 
     seen: dict[str, FileProvenance] = {}
+    readers: dict[str, str] = {}
     for side in sides:
         for f in side.files:
             seen.setdefault(f.provenance.path, f.provenance)
-    return "\n### Input\n\n" + provenance_markdown(seen.values())
+            readers.setdefault(f.provenance.path, f.reader)
+    return "\n### Input\n\n" + provenance_markdown(seen.values()) + "\n" + readers_line(readers)
+
+
+def readers_line(readers: dict[str, str]) -> str:
+    """Markdown: which reader read which files (``- Reader: `judge-jsonl@1` (every file)``)."""
+    by_reader: dict[str, list[str]] = {}
+    for path, name in readers.items():
+        by_reader.setdefault(name, []).append(path)
+    if len(by_reader) == 1:
+        return f"- Reader: `{next(iter(by_reader))}` (every file)"
+    parts = [f"`{name}` ({', '.join(f'`{p}`' for p in paths)})" for name, paths in by_reader.items()]
+    return "- Readers: " + "; ".join(parts)
 
 
 #: Plain-text prose lines are wrapped to this width (markdown lines are left whole: they reflow).
@@ -264,11 +277,13 @@ class ParseSummary:
     skipped: int
     output_fields: tuple[str, ...]
     files: tuple
+    reader: str = "-"
 
     def to_json(self) -> dict:
         return {
             "run": self.run,
             "parser": self.parser,
+            "reader": self.reader,
             "lines": self.lines,
             "records": self.records,
             "parsed": self.parsed,
@@ -300,6 +315,7 @@ def parse_summary(labelled, run) -> ParseSummary:
         skipped=sum(f.skipped for f in run.files),
         output_fields=tuple(dict.fromkeys(f.output_field for f in run.files if f.output_field)),
         files=run.files,
+        reader=run.reader,
     )
 
 

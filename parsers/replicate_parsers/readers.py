@@ -1,0 +1,146 @@
+"""Built-in readers, shipped through the ``replicate.readers`` entry point ``builtin``.
+
+``judge-jsonl@1``
+    flat JSONL judge files: one object per item with key, gold and raw-output
+    fields (``--key-field``, ``--gold-field``, ``--output-field``);
+``exam@1``
+    grouped EXAM files: ``[query_id, [paragraph, ...]]`` per line, each
+    paragraph's label decided by its exam grades.
+
+Each has a bulk path (``load_file``) that gives the same items as its
+``records`` function, faster. docs/readers.md describes every format.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Iterator
+
+import orjson
+
+from replicate.judge.load.exam import exam_items, load_exam_file
+from replicate.judge.load.fields import FieldSpec
+from replicate.judge.load.flat import _checked_record, load_flat_file
+from replicate.judge.load.readfile import BLANK, RawFile, parse_line, split_lines
+from replicate.judge.model import KEY_SEP
+from replicate.labels import RELEVANCE_0_3
+from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
+
+
+def _first_json(head: bytes, opener: bytes) -> tuple[bool, object]:
+    """(the first line opens with ``opener``, its parsed value or None)."""
+    line = first_line(head)
+    if line is None or not line.startswith(opener):
+        return False, None
+    try:
+        return True, orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return True, None
+
+
+def _fields(options: ReadOptions) -> FieldSpec:
+    return options.fields if options.fields is not None else FieldSpec()
+
+
+def _raw(src: Source) -> RawFile:
+    return RawFile(src.path, src.data, src.data)
+
+
+# judge-jsonl@1 --------------------------------------------------------------------
+def _sniff_jsonl(head: bytes, options: ReadOptions) -> Match:
+    opens, obj = _first_json(head, b"{")
+    if not opens:
+        return "no"
+    fields = _fields(options)
+    if isinstance(obj, dict) and fields.gold_field in obj and any(o in obj for o in fields.output_fields):
+        return "yes"
+    return "maybe"
+
+
+def _jsonl_records(src: Source) -> Iterator[Record]:
+    """One JSON object per line (``.jsonl`` or ``.jsonl.gz``), e.g.
+    ``{"query_id": "19335", "corpus_id": "1082489", "original_qrel_score": 0.0,
+    "model_output": "##final score: 1"}``.
+
+    Key: the key fields (default query_id and corpus_id; strings or integers,
+    compared as strings). Gold: the gold field (default original_qrel_score; a
+    whole number, 2.0 reads as 2). Raw output: the first of the output fields
+    (default model_output, then gemini_output) present in the file's first
+    record; null is read as unparsed. Thought fields and original_output
+    (a retry script's rewrite) are counted. Refused: a line that is not a
+    JSON object, a missing key/gold/output field, a fractional or negative
+    gold, a duplicate key with other content, a torn last line."""
+    f = _raw(src)
+    fields = _fields(src.options)
+    lines, torn = split_lines(f, src.data, src.diagnostics)
+    out_field: str | None = None
+    for lineno, line in enumerate(lines, 1):
+        obj = parse_line(f, lineno, line, len(lines), torn, src.diagnostics)
+        if obj is BLANK:
+            src.skipped += 1
+            continue
+        key, gold, output, out_field = _checked_record(obj, fields, out_field, f, lineno)
+        if output is None:
+            src.warn("null-output", f"output field {out_field!r} is null (read as unparsed)", lineno)
+        yield Record(tuple(key.split(KEY_SEP)), lineno, output=output, gold=gold)
+
+
+def _load_jsonl(f, file_idx, options, acc, files, diag, split):
+    return load_flat_file(f, file_idx, _fields(options), acc, files, diag, split)
+
+
+JUDGE_JSONL = Reader(
+    "judge-jsonl@1",
+    "Flat JSONL judge files: key, gold grade and raw output fields per line.",
+    _sniff_jsonl,
+    _jsonl_records,
+    yields="outputs",
+    format="jsonl",
+    details=inspect.cleandoc(_jsonl_records.__doc__ or ""),
+    load_file=_load_jsonl,
+)
+
+
+# exam@1 ---------------------------------------------------------------------------
+def _sniff_exam(head: bytes, options: ReadOptions) -> Match:
+    opens, value = _first_json(head, b"[")
+    if not opens:
+        return "no"
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[1], list):
+        return "yes"
+    return "maybe"
+
+
+def _exam_records(src: Source) -> Iterator[Record]:
+    """Grouped EXAM files (``.jsonl.gz``): each line ``[query_id, [paragraph, ...]]``;
+    each paragraph is one item keyed by (query id, paragraph_id). Gold:
+    paragraph_data.judgments[0].relevance. Label: decided by the paragraph's
+    first exam_grades entry, round(3 x covered / total) with ties to even
+    (covered = correctAnswered, or self_ratings >= 4); no graded question
+    reads as unparsed. No parser is needed: the pseudo-parser is exam-grades."""
+    f = _raw(src)
+    lines, torn = split_lines(f, src.data, src.diagnostics)
+    src.skipped += sum(1 for line in lines if not line.strip())
+    for lineno, qid, pid, gold, label in exam_items(f, src.diagnostics, lines, torn):
+        yield Record((qid, pid), lineno, label=label if label >= 0 else None, gold=gold)
+
+
+def _load_exam(f, file_idx, options, acc, files, diag, split):
+    return load_exam_file(f, file_idx, acc, files, diag, split)
+
+
+EXAM = Reader(
+    "exam@1",
+    "Grouped EXAM files: [query_id, [paragraph, ...]] per line, labels decided by exam grades.",
+    _sniff_exam,
+    _exam_records,
+    yields="labels",
+    label_set=RELEVANCE_0_3,
+    key_names=("query_id", "paragraph_id"),
+    decided="exam-grades",
+    format="exam",
+    details=inspect.cleandoc(_exam_records.__doc__ or ""),
+    load_file=_load_exam,
+)
+
+READERS = [JUDGE_JSONL, EXAM]

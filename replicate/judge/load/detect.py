@@ -1,0 +1,83 @@
+"""Choosing a file's reader by its content (never by its name alone).
+
+Every installed reader's ``sniff`` looks at the head of the file (gzip undone,
+a UTF-8 BOM removed) and answers ``yes``, ``maybe`` or ``no`` (see
+:mod:`replicate.reading`). The one ``yes`` is chosen; with no ``yes``, the one
+``maybe``; otherwise the file's shape is ambiguous or unknown, and the error
+lists the readers that could apply. An empty (or blank) file holds no record
+whatever its reader: it keeps the reader of the run's previous file (the
+default ``judge-jsonl@1`` for the first) and is warned as empty.
+"""
+
+from __future__ import annotations
+
+from replicate.errors import BadInput
+from replicate.judge.load.readfile import BOM, RawFile
+from replicate.reading import HEAD_BYTES, MATCHES, READERS, Reader, ReadOptions, first_line
+
+#: The reader of an empty file that is the first of its run.
+DEFAULT_READER = "judge-jsonl@1"
+
+
+def file_head(f: RawFile) -> bytes:
+    """What ``sniff`` sees: the first :data:`HEAD_BYTES` bytes, UTF-8 BOM removed.
+
+    A UTF-16 file is refused here (every reader reads UTF-8).
+    """
+    data = f.data
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise BadInput(
+            "file is UTF-16 (it starts with a UTF-16 byte-order mark); JSON lines must be UTF-8: "
+            "convert it first, e.g. iconv -f UTF-16 -t UTF-8",
+            path=f.path,
+        )
+    head = data[: HEAD_BYTES + len(BOM)]
+    if head.startswith(BOM):
+        head = head[len(BOM) :]
+    return head[:HEAD_BYTES]
+
+
+def sniff_all(head: bytes, options: ReadOptions) -> dict[str, str]:
+    """Every installed reader's answer for ``head`` (a reader whose sniff fails answers ``no``)."""
+    out: dict[str, str] = {}
+    for r in READERS:
+        try:
+            answer = r.sniff(head, options)
+        except Exception:  # a broken plugin must not stop other readers from being tried
+            answer = "no"
+        out[r.name] = answer if answer in MATCHES else "no"
+    return out
+
+
+def _shown(head: bytes) -> str:
+    line = first_line(head) or b""
+    text = line[:60].decode("utf-8", "replace")
+    return text + ("..." if len(line) > 60 else "")
+
+
+def choose_reader(f: RawFile, options: ReadOptions, *, previous: Reader | None = None) -> Reader:
+    """The reader of ``f`` by content (see the module doc); BadInput when none or several fit."""
+    head = file_head(f)
+    if first_line(head) is None:
+        return previous if previous is not None else READERS.get(DEFAULT_READER)
+    answers = sniff_all(head, options)
+    yes = [n for n, a in answers.items() if a == "yes"]
+    maybe = [n for n, a in answers.items() if a == "maybe"]
+    if len(yes) == 1:
+        return READERS.get(yes[0])
+    hint = "name one with --reader (see 'replicate readers list')"
+    if len(yes) > 1:
+        raise BadInput(f"ambiguous shape: several readers recognise this file: {', '.join(yes)}; {hint}", path=f.path)
+    if len(maybe) == 1:
+        return READERS.get(maybe[0])
+    if maybe:
+        raise BadInput(
+            f"ambiguous shape: no reader recognises this file for sure, several could apply: {', '.join(maybe)}; {hint}",
+            path=f.path,
+        )
+    listing = "; ".join(f"{r.name} ({r.description})" for r in READERS) or "none installed"
+    raise BadInput(
+        f"unknown shape: no installed reader recognises this file (first line: {_shown(head)!r}); "
+        f"readers: {listing}; {hint}",
+        path=f.path,
+    )

@@ -1,0 +1,118 @@
+"""Records from a reader -> the items of a run (the generic path of every reader without a bulk one).
+
+Each :class:`~replicate.reading.Record` is checked and encoded here, so every
+reader gets the same rules: a key is a non-empty tuple of strings; a decided
+label is a whole-number grade (or a category of the reader's label set); a
+verdict is True/False/None; gold is a whole-number grade or, for a
+categorical label set, one of its names. An item key seen twice is a warning
+when everything agrees, else an error naming both places.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from replicate.diagnostics import Diagnostics
+from replicate.errors import BadInput
+from replicate.judge.load.fields import GOLD_MAX, gold_int
+from replicate.judge.load.readfile import Items, RawFile, strip_bom
+from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
+from replicate.labels import LabelSet, grade_code
+from replicate.parsing import UNPARSED
+from replicate.reading import Reader, ReadOptions, Record, Source
+
+
+def _gold(rec: Record, label_set: LabelSet | None, src: Source) -> int:
+    value = rec.gold
+    if value is None:
+        return NO_GOLD
+    if type(value) is str:
+        if label_set is not None and not label_set.is_ordinal:
+            code = label_set.code(value)
+            if code is None:
+                raise src.bad(f"gold {value!r} is not a label of {label_set}", rec.line)
+            return code
+        code = grade_code(value)
+        if code is not None:
+            return code
+    else:
+        g = gold_int(value)
+        if g is not None:
+            return g
+    raise src.bad(f"gold must be a non-negative whole-number grade (at most {GOLD_MAX}), got {value!r}", rec.line)
+
+
+def _label(rec: Record, reader: Reader, src: Source) -> int:
+    value = rec.label
+    if value is None:
+        return UNPARSED
+    ls = reader.label_set
+    assert ls is not None  # Reader checks this for readers of labels
+    if ls.is_ordinal:
+        code = grade_code(value)
+        if code is None:
+            raise src.bad(f"label must be a whole-number grade 0-127, got {value!r}", rec.line)
+        if not ls.low <= code <= ls.high:
+            src.warn("label-outside-set", f"label {code} lies outside the label set {ls} (kept as read)", rec.line)
+        return code
+    code = ls.code(value)
+    if code is None:
+        raise src.bad(f"label {value!r} is not one of {', '.join(ls.names)}", rec.line)
+    return code
+
+
+def _key(rec: Record, src: Source) -> str:
+    key = rec.key
+    if not isinstance(key, tuple) or not key or not all(type(k) is str for k in key):
+        raise src.bad(f"reader gave a key that is not a non-empty tuple of strings: {key!r}", rec.line)
+    return KEY_SEP.join(key)
+
+
+def load_records(
+    reader: Reader,
+    f: RawFile,
+    file_idx: int,
+    options: ReadOptions,
+    acc: Items,
+    files: list[RawFile],
+    diag: Diagnostics,
+    split: str,
+) -> RunFile:
+    """Add every record ``reader`` reads from ``f`` to ``acc``; what was read, as a :class:`RunFile`."""
+    data = strip_bom(f, diag)
+    src = Source(f.path, data, options, diag)
+    records = skipped = 0
+    yields = reader.yields
+    for rec in reader.records(src):
+        key = _key(rec, src)
+        output: str | None = None
+        label: int | None = None
+        if yields == "outputs":
+            gold = _gold(rec, None, src)
+            output = rec.output
+            if output is not None and type(output) is not str:
+                raise src.bad(f"reader gave an output that is not text: {output!r}", rec.line)
+        elif yields == "labels":
+            gold = _gold(rec, reader.label_set, src)
+            label = _label(rec, reader, src)
+        else:  # verdicts: right is label 1 against gold 1
+            if rec.correct is not None and type(rec.correct) is not bool:
+                raise src.bad(f"reader gave a verdict that is not True/False/None: {rec.correct!r}", rec.line)
+            gold, label = 1, (UNPARSED if rec.correct is None else int(rec.correct))
+        if not acc.add(key, gold, output, label, split=split, files=files, file_idx=file_idx, lineno=rec.line, diag=diag):
+            skipped += 1
+            continue
+        records += 1
+    n_lines = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 10)) + (1 if src.torn else 0)
+    return RunFile(
+        provenance=f.provenance(),
+        format=reader.format,
+        lines=n_lines,
+        records=records,
+        output_field=None,
+        skipped=skipped + src.skipped,
+        reader=reader.name,
+    )
+
+
+__all__ = ["load_records", "BadInput"]

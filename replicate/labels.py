@@ -1,0 +1,117 @@
+"""Label sets: which labels a parser (or a reader of decided labels) can give (pure).
+
+A label set is either **ordinal** (whole-number grades on a range, ``0-3``,
+``1-10``: distances mean something, so MAE and Pearson r apply) or
+**categorical** (named labels such as ``A``, ``B``, ``tie``: only equality
+means something, so MAE and Pearson r are absent and say why).
+
+Inside label arrays every label is a small integer code: an ordinal grade is
+its own code; a category's code is its position in :attr:`LabelSet.names`.
+``-1`` is the unparsed marker (:data:`replicate.parsing.UNPARSED`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+LabelKind = Literal["ordinal", "categorical"]
+
+#: Largest code a label array (int8) holds.
+CODE_MAX = 127
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSet:
+    """The labels one reading can give: an ordinal range or a list of categories."""
+
+    kind: LabelKind
+    low: int = 0
+    high: int = 3
+    names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind == "ordinal":
+            if not (0 <= self.low <= self.high <= CODE_MAX):
+                raise ValueError(f"an ordinal label set needs 0 <= low <= high <= {CODE_MAX}; got {self.low}-{self.high}")
+            if self.names:
+                raise ValueError("an ordinal label set has no names")
+        elif self.kind == "categorical":
+            if not self.names or len(set(self.names)) != len(self.names):
+                raise ValueError("a categorical label set needs distinct names")
+            if len(self.names) > CODE_MAX + 1:
+                raise ValueError(f"at most {CODE_MAX + 1} categories")
+            object.__setattr__(self, "low", 0)
+            object.__setattr__(self, "high", len(self.names) - 1)
+        else:
+            raise ValueError(f"label set kind must be 'ordinal' or 'categorical'; got {self.kind!r}")
+
+    @classmethod
+    def ordinal(cls, low: int, high: int) -> "LabelSet":
+        """Whole-number grades ``low``..``high`` (both included)."""
+        return cls("ordinal", low, high)
+
+    @classmethod
+    def categorical(cls, *names: str) -> "LabelSet":
+        """Named categories; a category's code is its position."""
+        return cls("categorical", names=tuple(names))
+
+    @property
+    def is_ordinal(self) -> bool:
+        return self.kind == "ordinal"
+
+    @property
+    def codes(self) -> tuple[int, ...]:
+        return tuple(range(self.low, self.high + 1))
+
+    def __str__(self) -> str:
+        if self.is_ordinal:
+            return f"ordinal {self.low}-{self.high}"
+        return "categorical " + ", ".join(self.names)
+
+    def show(self, code: int) -> str:
+        """A code as the label it stands for (a grade, or a category name)."""
+        if self.is_ordinal or not 0 <= code < len(self.names):
+            return str(code)
+        return self.names[code]
+
+    def code(self, value: Any) -> int | None:
+        """The code of a label value read from a file, or None when it is not a label of this set.
+
+        Ordinal: an int (or integral float) inside the range. Categorical: one
+        of the names (exact text). Values outside are None; readers that keep
+        out-of-range grades use :func:`grade_code` instead.
+        """
+        if self.is_ordinal:
+            v = grade_code(value)
+            return v if v is not None and self.low <= v <= self.high else None
+        if type(value) is str and value in self.names:
+            return self.names.index(value)
+        return None
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {"kind": self.kind, "min": self.low, "max": self.high}
+        if not self.is_ordinal:
+            out["names"] = list(self.names)
+        return out
+
+
+def grade_code(value: Any) -> int | None:
+    """A whole-number grade 0..127 as its code: 2, 2.0 and "2" give 2; 2.5, -1, "x" give None."""
+    t = type(value)
+    if t is int:
+        v = value
+    elif t is float and value.is_integer():
+        v = int(value)
+    elif t is str:
+        text = value.strip()
+        if not text.isascii() or not text.isdigit():
+            return None
+        v = int(text)
+    else:
+        return None
+    return v if 0 <= v <= CODE_MAX else None
+
+
+#: The relevance grades of TREC-style judging (UMBRELA, the DL tracks): 0-3.
+RELEVANCE_0_3 = LabelSet.ordinal(0, 3)

@@ -1,0 +1,239 @@
+"""Readers: released files in, the project's records out.
+
+A reader is a :class:`Reader` registered under a canonical versioned name such
+as ``trec-qrels@1`` in the ``replicate.readers`` entry-point group (the same
+registry mechanism as parsers and scorers; built-ins ship from
+``parsers/replicate_parsers/readers.py`` through the same entry points third
+parties use). ``docs/writing-a-reader.md`` shows a complete plugin package.
+
+The contract
+------------
+
+A reader offers two functions:
+
+``sniff(head: bytes, options: ReadOptions) -> Match``
+    Look at the first bytes of a file (gzip already undone, a UTF-8 BOM
+    removed) and say whether it is of this reader's shape: ``"yes"`` (the
+    fields this reader needs are there), ``"maybe"`` (the broad kind is right,
+    e.g. a JSON object, but its fields are missing: reading it will name what
+    is wrong) or ``"no"``. Without ``--reader`` the reader answering ``"yes"``
+    is chosen (exactly one must); with no ``"yes"``, the only ``"maybe"``; any
+    other outcome is an error listing the readers that could apply. Sniffing
+    decides by content, never by file name.
+
+``records(source: Source) -> Iterable[Record]``
+    Every item of one file, in file order. A :class:`Record` carries the item's
+    ``key`` (a tuple of strings, compared as strings), the 1-based ``line`` it
+    was read from, and what the file says about it, in one of three forms
+    (:attr:`Reader.yields`):
+
+    - ``"outputs"``: ``output``, a raw judge output text that a parser turns
+      into a label (``None``: no output, read as unparsed);
+    - ``"labels"``: ``label``, a label already decided in the file (a qrels
+      grade, a number or string the tool stored): an int grade or a category
+      name of the reader's :attr:`Reader.label_set` (``None``: unparsed);
+    - ``"verdicts"``: ``correct``, a correctness verdict without label or
+      gold (a benchmark log's ``acc == 1``).
+
+    ``gold`` is the reference label when the file carries one (else ``None``:
+    gold then comes from ``--gold``). ``trial`` numbers repeats/epochs of one
+    item for K-trial data (``None`` for single-label runs). Problems are raised
+    with :meth:`Source.bad` (a :class:`~replicate.errors.BadInput` naming file
+    and line) or counted with :meth:`Source.warn`; fields a reader does not
+    know are ignored, never fatal.
+
+Provenance (path, size, sha256, the fetched release) is recorded by the
+loader for every file; the reader's name goes beside the parser in every
+output. Readers of decided labels name the pseudo-parser shown where a parser
+name goes (:attr:`Reader.decided`), e.g. ``exam-grades`` or ``qrels-grades``:
+no ``--parser`` is needed for them.
+
+Reading is I/O at the edge: a reader gets bytes and returns records; it keeps
+no state between files and a released version never changes behaviour.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, Mapping
+
+from replicate.errors import BadInput
+from replicate.labels import LabelSet
+from replicate.registry import Registry, VersionedName
+
+if TYPE_CHECKING:  # pragma: no cover
+    from replicate.diagnostics import Diagnostics
+    from replicate.judge.load.fields import FieldSpec
+
+Match = Literal["yes", "maybe", "no"]
+Yields = Literal["outputs", "labels", "verdicts"]
+YIELDS: tuple[str, ...] = ("outputs", "labels", "verdicts")
+MATCHES: tuple[str, ...] = ("yes", "maybe", "no")
+
+#: How many bytes of a file :func:`sniff` functions see.
+HEAD_BYTES = 1 << 16
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One item read from a file (see the module doc for the three forms)."""
+
+    key: tuple[str, ...]
+    line: int
+    output: str | None = None
+    label: int | str | None = None
+    correct: bool | None = None
+    gold: int | str | None = None
+    trial: int | None = None
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What the command line (or a runs file) tells readers.
+
+    ``fields`` is the flat-JSONL field spec (``--key-field``, ``--gold-field``,
+    ``--output-field``); ``extra`` holds reader-specific options by name (e.g.
+    a benchmark log's filter or metric), which a reader reads with
+    :meth:`get` and ignores when they are not its own.
+    """
+
+    fields: "FieldSpec | None" = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.extra.get(name, default)
+
+
+@dataclass
+class Source:
+    """One file as a reader sees it: its bytes (gzip undone, BOM removed) and where problems go."""
+
+    path: Path
+    data: bytes
+    options: ReadOptions
+    diagnostics: "Diagnostics"
+    skipped: int = 0  # lines skipped with a warning (see :meth:`skip`)
+
+    def bad(self, message: str, line: int | None = None) -> BadInput:
+        """A :class:`BadInput` naming this file and ``line`` (raise it)."""
+        return BadInput(message, path=self.path, line=line)
+
+    def warn(self, code: str, message: str, line: int | None = None) -> None:
+        """Count a warning about this file (``--strict`` makes it an error)."""
+        self.diagnostics.warn(code, message, path=self.path, line=line)
+
+    def skip(self, code: str, message: str, line: int | None = None) -> None:
+        """Skip a line with a counted warning (a blank line, a comment): never silently."""
+        self.warn(code, message, line)
+        self.skipped += 1
+
+    def lines(self) -> Iterator[tuple[int, bytes]]:
+        """``(line number, line)`` for every line, ``\\r\\n`` and ``\\n`` endings removed.
+
+        A last line without a newline is yielded too; readers whose records
+        must end with a newline check :attr:`torn`.
+        """
+        data = self.data
+        if not data:
+            return
+        parts = data.split(b"\n")
+        if parts[-1] == b"":
+            parts.pop()
+        for i, line in enumerate(parts, 1):
+            yield i, line[:-1] if line.endswith(b"\r") else line
+
+    @property
+    def torn(self) -> bool:
+        """True when the file does not end with a newline (its last line may be cut short)."""
+        return bool(self.data) and not self.data.endswith(b"\n")
+
+
+SniffFn = Callable[[bytes, ReadOptions], Match]
+RecordsFn = Callable[[Source], Iterable[Record]]
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """A named, versioned reading of one file shape into records.
+
+    ``yields`` says which form its records take; ``label_set`` is the set of
+    decided labels (``yields == "labels"``); ``key_names`` name the parts of
+    an item key (for display and exported label files); ``has_gold`` says
+    whether its records carry gold; ``decided`` is the pseudo-parser name shown
+    for decided labels. ``details`` is the full text shown by ``readers show``.
+    ``format`` is a short word for the file kind, kept in each file's
+    provenance. ``load_file`` is an optional fast path of the built-in readers
+    (same records, read in bulk); plugins leave it None.
+    """
+
+    name: str
+    description: str
+    sniff: SniffFn
+    records: RecordsFn
+    yields: Yields = "outputs"
+    label_set: LabelSet | None = None
+    key_names: tuple[str, ...] = ("query_id", "corpus_id")
+    has_gold: bool = True
+    decided: str | None = None
+    format: str = ""
+    details: str = ""
+    load_file: Callable[..., Any] | None = field(default=None, kw_only=True, repr=False)
+
+    def __post_init__(self) -> None:
+        VersionedName.parse(self.name)  # raises ValueError on a bad name
+        if "\n" in self.description:
+            raise ValueError(f"reader {self.name}: description must be one line")
+        if self.yields not in YIELDS:
+            raise ValueError(f"reader {self.name}: yields must be one of {', '.join(YIELDS)}; got {self.yields!r}")
+        if self.yields == "labels":
+            if self.label_set is None:
+                raise ValueError(f"reader {self.name}: a reader of decided labels declares its label_set")
+            if not self.decided:
+                object.__setattr__(self, "decided", f"{VersionedName.parse(self.name).base}-labels")
+        if not self.format:
+            object.__setattr__(self, "format", VersionedName.parse(self.name).base)
+
+    @property
+    def version(self) -> VersionedName:
+        return VersionedName.parse(self.name)
+
+
+def reader(
+    name: str,
+    description: str,
+    *,
+    sniff: SniffFn,
+    yields: Yields = "outputs",
+    label_set: LabelSet | None = None,
+    key_names: tuple[str, ...] = ("query_id", "corpus_id"),
+    has_gold: bool = True,
+    decided: str | None = None,
+    format: str = "",
+) -> Callable[[RecordsFn], Reader]:
+    """Decorator turning ``def records(source) -> Iterable[Record]`` into a :class:`Reader`.
+
+    The function's docstring becomes the reader's catalogue entry.
+    """
+
+    def wrap(func: RecordsFn) -> Reader:
+        return Reader(
+            name, description, sniff, func, yields, label_set, key_names, has_gold, decided, format,
+            inspect.cleandoc(func.__doc__ or ""),
+        )
+
+    return wrap
+
+
+def first_line(head: bytes) -> bytes | None:
+    """The first non-blank line of ``head`` (stripped), or None when there is none."""
+    for line in head.split(b"\n"):
+        stripped = line.strip()
+        if stripped:
+            return stripped
+    return None
+
+
+#: Every reader installed, discovered through the ``replicate.readers`` entry points.
+READERS: Registry[Reader] = Registry("replicate.readers", "reader")
