@@ -20,7 +20,7 @@ def collect_cmd(
     models: Annotated[Optional[str], typer.Option("--models", help="Override [collection] models: comma-separated, in phase order.")] = None,
     k: Annotated[Optional[int], typer.Option("--k", help="Override [collection] k (trials per model and item).")] = None,
     concurrency: Annotated[Optional[int], typer.Option("--concurrency", help="Override [collection] concurrency (requests in flight).")] = None,
-    base_url: Annotated[Optional[str], typer.Option("--base-url", help="Override [endpoint] base_url.")] = None,
+    base_url: Annotated[Optional[str], typer.Option("--base-url", help="Override [endpoint] base_url (which overrides the environment's OPENAI_BASE_URL).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan (requests per phase, estimated tokens) and send nothing.")] = False,
     progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show progress on stderr (default: on).")] = None,
     retry_errors: Annotated[bool, typer.Option("--retry-errors", help="On resume, ask again the trials recorded as api_error (the new record supersedes the old).")] = False,
@@ -49,7 +49,7 @@ def collect_cmd(
 
     overrides = dict(k=k, concurrency=concurrency, base_url=base_url,
                      models=None if models is None else [m.strip() for m in models.split(",") if m.strip()])
-    cfg = load_config(config).with_overrides(**overrides)
+    cfg = load_config(config, base_url=base_url).with_overrides(**overrides)
     its = load_items(items)
     if dry_run:
         done = read_archive(archive).done if archive.exists() and archive.stat().st_size else set()

@@ -116,7 +116,7 @@ def header_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """What differs between an archive's header and the current run, in words.
 
     Only what changes the data is compared: models (and their order), K,
-    request parameters and items. Endpoint, concurrency, seed, timeouts and
+    seed_per_trial, request parameters and items. Endpoint, concurrency, seed, timeouts and
     retry policy may change between runs.
     """
     out: list[str] = []
@@ -125,6 +125,9 @@ def header_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
         out.append(f"models: {oc['collection']['models']} -> {nc['collection']['models']}")
     if oc["collection"]["k"] != nc["collection"]["k"]:
         out.append(f"k: {oc['collection']['k']} -> {nc['collection']['k']}")
+    ospt, nspt = oc["collection"].get("seed_per_trial", False), nc["collection"].get("seed_per_trial", False)
+    if ospt != nspt:
+        out.append(f"seed_per_trial: {str(ospt).lower()} -> {str(nspt).lower()}")
     if old["params_hash"] != new["params_hash"]:
         op, np_ = oc["params"], nc["params"]
         diffs = []

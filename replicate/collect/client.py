@@ -1,7 +1,9 @@
 """An OpenAI-compatible chat-completions client with the collection's retry policy.
 
 One :class:`requests.Session` is shared by every worker thread; its
-``HTTPAdapter`` keeps a connection pool the size of the concurrency. The API
+``HTTPAdapter`` keeps a connection pool the size of the concurrency. Proxy and
+CA settings come from the environment like any requests client (``HTTPS_PROXY``,
+``NO_PROXY``, ``REQUESTS_CA_BUNDLE``, ...); ``~/.netrc`` is never read. The API
 key is read from the named environment variable at each request, placed in the
 ``Authorization`` header only, and scrubbed from every message this module
 produces (a provider may echo a key in an error body).
@@ -147,6 +149,16 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     return max(0.0, secs)
 
 
+def environment_proxies(url: str) -> dict[str, str]:
+    """The proxies the environment sets for ``url`` (empty when NO_PROXY exempts it)."""
+    return dict(requests.utils.get_environ_proxies(url))
+
+
+def environment_ca_bundle() -> str | bool:
+    """REQUESTS_CA_BUNDLE, else CURL_CA_BUNDLE, else ``True`` (the default trust store)."""
+    return os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
+
+
 @dataclass
 class ChatClient:
     """Sends one chat-completions request per trial, retrying transient faults."""
@@ -178,7 +190,12 @@ class ChatClient:
         adapter = HTTPAdapter(pool_connections=1, pool_maxsize=self.pool_size, max_retries=0, pool_block=True)
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
-        self.session.trust_env = False  # no proxies or netrc credentials picked up behind the user's back
+        # Proxies and CA bundle come from the environment, as for every requests user (HTTPS_PROXY,
+        # HTTP_PROXY, ALL_PROXY, NO_PROXY, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE); netrc credentials never do,
+        # since trust_env would let a ~/.netrc entry replace the Authorization header.
+        self.session.trust_env = False
+        self.session.proxies = environment_proxies(self.url)
+        self.session.verify = environment_ca_bundle()
         self._rng = random.Random()
         self._rng_lock = threading.Lock()
 

@@ -3,12 +3,18 @@
 The API key never appears here: the config names the environment variable
 that holds it (``api_key_env``) and the client reads that variable at request
 time. A config that carries a key itself is refused.
+
+Where the endpoint comes from, first match wins: the command line
+(``--base-url``), the config's ``[endpoint]``, then the environment the
+OpenAI SDKs read: ``OPENAI_BASE_URL`` for ``base_url`` and the variable
+``OPENAI_API_KEY`` for ``api_key_env``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -33,7 +39,15 @@ _COLLECTION_KEYS = {
     "backoff_base",
     "backoff_max",
     "retry_after_max",
+    "seed_per_trial",
+    "mode",
+    "batch_max_lines",
+    "batch_max_bytes",
+    "batch_poll",
+    "batch_window",
 }
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+BASE_URL_ENV = "OPENAI_BASE_URL"
 _SECRET_HINTS = ("api_key", "key", "token", "secret", "password", "authorization")
 
 
@@ -63,6 +77,21 @@ class RetryPolicy:
 
 
 @dataclass(frozen=True, slots=True)
+class BatchSettings:
+    """Batch mode (``[collection] mode = "batch"`` or ``collect --batch``): limits per batch and polling."""
+
+    enabled: bool = False
+    max_lines: int = 50_000  # OpenAI: 50,000 requests per batch
+    max_bytes: int = 200 * 1024 * 1024  # OpenAI: 200 MB per input file
+    poll: float = 30.0  # seconds between status checks
+    window: str = "24h"  # completion_window
+
+    def public(self) -> dict[str, Any]:
+        return {"mode": "batch" if self.enabled else "online", "batch_max_lines": self.max_lines,
+                "batch_max_bytes": self.max_bytes, "batch_poll": self.poll, "batch_window": self.window}
+
+
+@dataclass(frozen=True, slots=True)
 class CollectConfig:
     """Everything a collection needs except the items and the secret."""
 
@@ -76,9 +105,22 @@ class CollectConfig:
     connect_timeout: float = 10.0
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    seed_per_trial: bool = False  # send seed + trial index instead of one seed for every trial
+    batch: "BatchSettings" = field(default_factory=lambda: BatchSettings())
 
     def __post_init__(self) -> None:
         _validate(self)
+
+    def params_for(self, trial: int) -> dict[str, Any]:
+        """The request parameters of trial ``trial``: ``[params]``, with ``seed + trial`` under seed_per_trial.
+
+        The base is ``[params] seed`` when set, else the collection seed.
+        """
+        params = dict(self.params)
+        if self.seed_per_trial:
+            base = params.get("seed", self.seed)
+            params["seed"] = int(base) + trial
+        return params
 
     def with_overrides(self, **changes: Any) -> "CollectConfig":
         """A copy with command-line overrides applied (``None`` values are ignored)."""
@@ -107,6 +149,8 @@ class CollectConfig:
                 "backoff_base": self.retry.backoff_base,
                 "backoff_max": self.retry.backoff_max,
                 "retry_after_max": self.retry.retry_after_max,
+                "seed_per_trial": self.seed_per_trial,
+                **self.batch.public(),
             },
             "params": dict(self.params),
         }
@@ -139,6 +183,21 @@ def _validate(c: CollectConfig) -> None:
         v = getattr(r, name)
         if not _is_number(v) or v < 0:
             raise UsageError(f"{name} must be a number of seconds >= 0, got {v!r}")
+    if not isinstance(c.seed_per_trial, bool):
+        raise UsageError(f"seed_per_trial must be true or false, got {c.seed_per_trial!r}")
+    if c.seed_per_trial and "seed" in c.params and (not isinstance(c.params["seed"], int)
+                                                    or isinstance(c.params["seed"], bool)):
+        raise UsageError(f"seed_per_trial adds the trial index to [params] seed, which must be an integer, "
+                         f"got {c.params['seed']!r}")
+    b = c.batch
+    for name in ("max_lines", "max_bytes"):
+        v = getattr(b, name)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise UsageError(f"batch_{name} must be an integer >= 1, got {v!r}")
+    if not _is_number(b.poll) or b.poll < 0:
+        raise UsageError(f"batch_poll must be a number of seconds >= 0, got {b.poll!r}")
+    if not isinstance(b.window, str) or not b.window:
+        raise UsageError(f"batch_window must be a completion window like '24h', got {b.window!r}")
     reserved = {"model", "messages", "stream", "n"} & set(c.params)
     if reserved:
         raise UsageError(
@@ -156,8 +215,12 @@ def _canonical(obj: Any) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
 
 
-def load_config(path: str | Path) -> CollectConfig:
-    """Read a collection config TOML. Unknown keys and inline secrets are bad input."""
+def load_config(path: str | Path, *, base_url: str | None = None) -> CollectConfig:
+    """Read a collection config TOML. Unknown keys and inline secrets are bad input.
+
+    ``base_url`` (the command line's ``--base-url``) wins over the config's,
+    which wins over ``OPENAI_BASE_URL``.
+    """
     path = Path(path)
     data = read_toml(path, what="config file")
     unknown_tables = set(data) - {"endpoint", "collection", "params"}
@@ -184,15 +247,21 @@ def load_config(path: str | Path) -> CollectConfig:
                 f"[{table}] unknown key(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(allowed))}",
                 path=path,
             )
-    for table, required in (("endpoint", ("base_url", "api_key_env")), ("collection", ("models", "k"))):
-        src = endpoint if table == "endpoint" else coll
-        for key in required:
-            if key not in src:
-                raise BadInput(f"[{table}] {key} is required", path=path)
+    for key in ("models", "k"):
+        if key not in coll:
+            raise BadInput(f"[collection] {key} is required", path=path)
+    base_url = base_url or endpoint.get("base_url") or os.environ.get(BASE_URL_ENV)
+    if not base_url:
+        raise BadInput(f"[endpoint] base_url is required (or set the environment variable {BASE_URL_ENV}, "
+                       "or pass --base-url)", path=path)
+    mode = coll.get("mode", "online")
+    if mode not in ("online", "batch"):
+        raise BadInput(f"[collection] mode must be 'online' or 'batch', got {mode!r}", path=path)
+    defaults = BatchSettings()
     try:
         return CollectConfig(
-            base_url=endpoint["base_url"],
-            api_key_env=endpoint["api_key_env"],
+            base_url=base_url,
+            api_key_env=endpoint.get("api_key_env", DEFAULT_KEY_ENV),
             models=tuple(coll["models"]) if isinstance(coll["models"], list) else coll["models"],
             k=coll["k"],
             concurrency=coll.get("concurrency", 8),
@@ -206,6 +275,14 @@ def load_config(path: str | Path) -> CollectConfig:
                 retry_after_max=coll.get("retry_after_max", 900.0),
             ),
             params=MappingProxyType(params),
+            seed_per_trial=coll.get("seed_per_trial", False),
+            batch=BatchSettings(
+                enabled=mode == "batch",
+                max_lines=coll.get("batch_max_lines", defaults.max_lines),
+                max_bytes=coll.get("batch_max_bytes", defaults.max_bytes),
+                poll=coll.get("batch_poll", defaults.poll),
+                window=coll.get("batch_window", defaults.window),
+            ),
         )
     except UsageError as exc:
         raise BadInput(str(exc), path=path) from None

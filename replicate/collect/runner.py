@@ -174,8 +174,9 @@ def _clock(seconds: float) -> str:
 # -- the collector -------------------------------------------------------------------
 
 
-def _record(model: str, item: str, trial: int, params_hash: str, o: Outcome) -> dict[str, Any]:
-    return {
+def _record(model: str, item: str, trial: int, params_hash: str, o: Outcome,
+            seed: int | None = None) -> dict[str, Any]:
+    rec = {
         "type": "trial",
         "model": model,
         "item": item,
@@ -194,6 +195,9 @@ def _record(model: str, item: str, trial: int, params_hash: str, o: Outcome) -> 
         **o.provenance,
         "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
     }
+    if seed is not None:
+        rec["request_seed"] = seed  # seed_per_trial: the seed this trial was sent with
+    return rec
 
 
 @dataclass
@@ -392,7 +396,8 @@ class _Run:
                 if nxt is None:
                     return
                 item_id, trial = nxt
-                fut = self.pool.submit(self.client.complete, model, self.by_id[item_id].messages, self.params)
+                fut = self.pool.submit(self.client.complete, model, self.by_id[item_id].messages,
+                                       self.config.params_for(trial) if self.config.seed_per_trial else self.params)
                 inflight[fut] = nxt
 
         submit_more()
@@ -411,8 +416,9 @@ class _Run:
                             "unexpected", self.client.scrub(f"unexpected {type(exc).__name__}: {exc}"))
                     stop.set()
                     continue
+                seed = self.config.params_for(trial)["seed"] if self.config.seed_per_trial else None
                 ready, fault = probation.offer(outcome, _record(model, item_id, trial, self.config.params_hash,
-                                                                outcome))
+                                                                outcome, seed))
                 records.extend(ready)
                 if fault is not None and failure is None:
                     failure = fault
