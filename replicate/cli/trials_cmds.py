@@ -33,6 +33,8 @@ def items(
     single_draw: Annotated[bool, typer.Option("--single-draw", help="Also show the flips one random trial per item per model would show.")] = False,
     strata: Annotated[Optional[str], typer.Option("--strata", help="Break the shares down by this item metadata column, e.g. difficulty.")] = None,
     by_snapshot: Annotated[bool, typer.Option("--by-snapshot", help="Split each model answered by several snapshots into MODEL@SNAPSHOT models (name those in --edge).")] = False,
+    tarone: Annotated[bool, typer.Option("--tarone", help="Leave out items whose smallest attainable Fisher p-value exceeds --alpha (they can never be significant), before BH.")] = False,
+    power_move: Annotated[str, typer.Option("--power-move", help="Reference move P:Q whose power at each cell's K is shown beside P+ and P-.")] = "0.4:0.6",
     fmt: FormatOpt = Format.table,
     strict: StrictOpt = False,
 ) -> None:
@@ -40,13 +42,16 @@ def items(
 
     Per edge and benchmark: Fisher's exact test per item (two-sided), Benjamini-Hochberg
     across the cell's items, an exact practical threshold eps, an equivalence interval, and
-    a permutation null (95th percentile of P+, P-, Pchg, shown in brackets). A model whose
-    trials were answered by more than one snapshot or system fingerprint (columns snapshot,
+    a permutation null (95th percentile of P+, P-, Pchg, shown in brackets; its expected number of
+    false discoveries per cell and the chance of at least one). P+ and P- are lower bounds on churn
+    at the data's K: the power to flag an item moving --power-move is shown beside them. A model
+    whose trials were answered by more than one snapshot or system fingerprint (columns snapshot,
     system_fingerprint of 'replicate score') is flagged with the trials per value.
     """
     from replicate.diagnostics import Diagnostics
     from replicate.trials.engine import analyse_items, parse_edge, per_item_rows
     from replicate.trials.load import read_trials
+    from replicate.trials.plan import parse_move
     from replicate.trials.render import render_items
 
     diag = Diagnostics(strict=strict)
@@ -55,7 +60,8 @@ def items(
     edges = [parse_edge(e, table.models) for e in edge]
     result = analyse_items(
         table, edges, by=by, eps=eps, alpha=alpha, ci=ci, n_null=null, seed=seed,
-        sensitivity=sensitivity, single_draw=single_draw, strata=strata, diagnostics=diag,
+        sensitivity=sensitivity, single_draw=single_draw, strata=strata, tarone=tarone,
+        power_move=parse_move(power_move, param="power_move"), diagnostics=diag,
     )
     if per_item is not None:
         _write_jsonl(per_item, per_item_rows(result))

@@ -76,3 +76,28 @@ def cell_tests(
         ups.append(u)
         downs.append(d)
     return CellTests(p, q, sig, tuple(ups), tuple(downs))
+
+
+def min_attainable_p(n1: np.ndarray, n2: np.ndarray, c: np.ndarray, tables: PValueTables) -> np.ndarray:
+    """Per item: the smallest two-sided Fisher p-value any table with its margins can give.
+
+    Margins are the trial counts ``n1``, ``n2`` and the pooled correct count ``c = a + b``;
+    the permutation null keeps all three, so the value is the same in every replication.
+    An item whose minimum exceeds the BH level can never be significant (q >= p): Tarone's
+    (1990) untestable items. All-correct or all-wrong pooled items have minimum 1.
+    """
+    n1 = np.asarray(n1, dtype=np.int64)
+    n2 = np.asarray(n2, dtype=np.int64)
+    c = np.asarray(c, dtype=np.int64)
+    out = np.ones(c.shape, dtype=np.float64)
+    if c.size == 0:
+        return out
+    pairs = np.unique(np.stack([n1, n2], axis=1), axis=0)
+    for x, y in pairs.tolist():
+        a, b = np.meshgrid(np.arange(x + 1), np.arange(y + 1), indexing="ij")
+        p = tables.lookup(a, np.full_like(a, x), b, np.full_like(b, y))
+        by_c = np.full(x + y + 1, np.inf)
+        np.minimum.at(by_c, (a + b).ravel(), p.ravel())
+        sel = (n1 == x) & (n2 == y)
+        out[sel] = by_c[c[sel]]
+    return out

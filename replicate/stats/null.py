@@ -52,10 +52,14 @@ class NullDraws:
     def summary(
         self, group_sizes: np.ndarray, observed: tuple[int, int], *, eps_index: int = 0
     ) -> dict | None:
-        """Beyond the 95th percentile, over the whole cell: the null's mean shares and
+        """Beyond the 95th percentile, over the whole cell: the null's mean shares,
         Monte Carlo p-values ``(1 + #{null count >= observed count}) / (R + 1)`` for
         P+, P- and Pchg (the share of replications at least as extreme as the data,
-        counting the data as one replication; never 0).
+        counting the data as one replication; never 0), and the false discoveries:
+        every item flagged under the null is one, so ``expected_false_discoveries``
+        is the mean number of flagged items per cell and ``p_at_least_one`` the share
+        of replications with any. (Under BH at 5% the 95th percentile is 0 by
+        construction: P(at least one) is about alpha or less.)
         """
         c = self.counts[:, eps_index].sum(axis=1)  # (R, 2)
         size = float(group_sizes.sum())
@@ -68,6 +72,8 @@ class NullDraws:
             "replications": int(n_rep),
             "mean": {k: float(v.mean() / size) for k, v in stats.items()},
             "p_value": {k: (1 + int((v >= obs[k]).sum())) / (n_rep + 1) for k, v in stats.items()},
+            "expected_false_discoveries": {k: float(v.mean()) for k, v in stats.items()},
+            "p_at_least_one": {k: float((v >= 1).mean()) for k, v in stats.items()},
         }
 
 

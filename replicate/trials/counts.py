@@ -24,7 +24,9 @@ class Counts:
     ``api_error``; ``correct`` the rows whose category is ``correct``;
     ``valid = trials - api_errors`` is the denominator of p̂(m, i).
     ``loose_n``/``loose_correct`` count the non-error trials that carry a loose
-    reading and those read correct under it.
+    reading and those read correct under it; ``loose_strict_correct`` counts the
+    same responses read correct strictly, so loose and strict compare per response.
+    An API-error row never counts, whatever its ``correct_loose``.
     """
 
     models: tuple[str, ...]
@@ -37,6 +39,7 @@ class Counts:
     categories: np.ndarray  # (n_models, n_units, len(CATEGORIES))
     loose_n: np.ndarray
     loose_correct: np.ndarray
+    loose_strict_correct: np.ndarray
 
     @property
     def n_units(self) -> int:
@@ -63,7 +66,8 @@ def aggregate(table: TrialsTable) -> tuple[Counts, np.ndarray]:
     )
     has_loose = (table.loose >= 0) & (table.category != API_ERROR)
     loose_n = np.bincount(mu[has_loose], minlength=size).reshape(n_models, n_units)
-    loose_ok = np.bincount(mu[table.loose == 1], minlength=size).reshape(n_models, n_units)
+    loose_ok = np.bincount(mu[has_loose & (table.loose == 1)], minlength=size).reshape(n_models, n_units)
+    strict_ok = np.bincount(mu[has_loose & (table.category == CORRECT)], minlength=size).reshape(n_models, n_units)
     counts = Counts(
         models=table.models,
         benchmarks=table.benchmarks,
@@ -74,7 +78,8 @@ def aggregate(table: TrialsTable) -> tuple[Counts, np.ndarray]:
         correct=readonly(np.ascontiguousarray(cats[:, :, CORRECT])),
         categories=readonly(cats),
         loose_n=readonly(loose_n),
-        loose_correct=readonly(np.minimum(loose_ok, loose_n)),
+        loose_correct=readonly(loose_ok),
+        loose_strict_correct=readonly(strict_ok),
     )
     return counts, row_unit
 

@@ -23,17 +23,17 @@ from replicate.diagnostics import Diagnostics
 from replicate.errors import Message, Param, UsageError
 from replicate.stats.classify import CLASSES, IMPROVED, REGRESSED, classify, parse_eps, parse_eps_list
 from replicate.stats.fisher import PValueTables
-from replicate.stats.intervals import DIFF_METHODS, MEAN_INTERVAL, diff_interval, mean_interval
-from replicate.stats.itemtests import Rule, cell_tests
+from replicate.stats.intervals import DIFF_METHODS, diff_interval
+from replicate.stats.itemtests import Rule, cell_tests, min_attainable_p
 from replicate.stats.null import permutation_null
+from replicate.stats.power import FlagPower, flag_power
+from replicate.trials.accuracy import accuracy_table, looseness
 from replicate.trials.counts import Counts, aggregate, unit_metadata
-from replicate.trials.load import CATEGORIES, TrialsTable
+from replicate.trials.load import TrialsTable
 from replicate.trials.results import (
     CellResult,
     ItemRows,
     ItemsResult,
-    Looseness,
-    ModelAccuracy,
     SensitivityRow,
     Shares,
     SideSummary,
@@ -42,6 +42,7 @@ from replicate.trials.results import (
 )
 
 DEFAULT_SEED = 12345
+POWER_MOVE = (0.4, 0.6)  # the reference move whose power is shown beside P+ and P-
 BY_CHOICES = ("benchmark", "none")
 MISSING_STRATUM = "(missing)"
 
@@ -122,9 +123,16 @@ def analyse_items(
     sensitivity: Sequence[str | float | Fraction] | str | None = None,
     single_draw: bool = False,
     strata: str | None = None,
+    tarone: bool = False,
+    power_move: tuple[float, float] = POWER_MOVE,
     diagnostics: Diagnostics | None = None,
 ) -> ItemsResult:
-    """Classify every item of every edge x benchmark cell; see the module docstring."""
+    """Classify every item of every edge x benchmark cell; see the module docstring.
+
+    ``tarone``: leave out of each cell the items whose smallest attainable Fisher p-value
+    exceeds ``alpha`` (they can never be significant); counted per cell. ``power_move``:
+    the reference move ``p -> q`` whose power at each cell's K is reported beside P+ and P-.
+    """
     diag = diagnostics if diagnostics is not None else Diagnostics()
     seed = DEFAULT_SEED if seed is None else int(seed)
     try:
@@ -137,6 +145,8 @@ def analyse_items(
         raise UsageError(Message.naming(str(exc), "eps", "sensitivity")) from None
     counts, row_unit = aggregate(table)
     _validate(counts, edges, by, alpha, ci, n_null, seed)
+    if not all(0 <= x <= 1 for x in power_move) or len(power_move) != 2:
+        raise UsageError(Message(Param("power_move"), f" must be two accuracies in [0, 1], got {power_move}"))
     rule = Rule(PValueTables(), float(alpha), (eps_f, *sens))
     stratum_of_unit = (
         unit_metadata(table, row_unit, counts.n_units, strata) if strata is not None else None
@@ -160,7 +170,7 @@ def analyse_items(
                 _cell(
                     counts, s, t, bench, units,
                     rule=rule, ci=ci, n_null=n_null, seed=seed, stratum_of_unit=stratum_of_unit,
-                    draws=draws, diag=diag, path=table.path,
+                    draws=draws, diag=diag, path=table.path, tarone=tarone, power_move=power_move,
                 )
             )
     return ItemsResult(
@@ -174,6 +184,8 @@ def analyse_items(
         by=by,
         strata_column=strata,
         single_draw=single_draw,
+        tarone=tarone,
+        power_move=(float(power_move[0]), float(power_move[1])),
         input={
             "file": table.provenance.to_json() if table.provenance else {"path": table.path},
             "rows": table.n_rows,
@@ -228,22 +240,6 @@ def _strata_groups(stratum_of_unit: list[Any] | None, keep: np.ndarray) -> tuple
     return [keyed[k] for k in order], g
 
 
-def _looseness(counts: Counts, s: int, t: int, keep: np.ndarray) -> Looseness | None:
-    """Loose minus strict mean rate per side, over the kept units with a loose reading on both."""
-    ln_s, ln_t = counts.loose_n[s, keep], counts.loose_n[t, keep]
-    both = (ln_s > 0) & (ln_t > 0)
-    if not both.any():
-        return None
-    u = keep[both]
-
-    def r_of(m: int, ln: np.ndarray) -> float:
-        lr = counts.loose_correct[m, u] / ln[both]
-        sr = counts.correct[m, u] / counts.valid[m, u]
-        return float(lr.mean() - sr.mean())
-
-    return Looseness(int(both.sum()), r_of(s, ln_s), r_of(t, ln_t))
-
-
 def _cell(
     counts: Counts,
     s: int,
@@ -259,6 +255,8 @@ def _cell(
     draws: np.ndarray | None,
     diag: Diagnostics,
     path: str,
+    tarone: bool = False,
+    power_move: tuple[float, float] = POWER_MOVE,
 ) -> CellResult:
     src, tgt = counts.models[s], counts.models[t]
     tr_s, tr_t = counts.trials[s, units], counts.trials[t, units]
@@ -278,12 +276,23 @@ def _cell(
             path=path,
         )
     keep = units[(v_s > 0) & (v_t > 0)]
+    removed = None
+    if tarone:
+        keep, removed = _tarone(counts, s, t, keep, rule)
     if keep.size == 0:
         diag.warn("empty-cell", f"{where}: no item has non-error trials on both sides", path=path)
     a, n1 = counts.correct[s, keep].astype(np.int64), counts.valid[s, keep].astype(np.int64)
     b, n2 = counts.correct[t, keep].astype(np.int64), counts.valid[t, keep].astype(np.int64)
     tests = cell_tests(a, n1, b, n2, rule)
     lo, hi = diff_interval(a, n1, b, n2, method=ci)
+    zero = int((lo == hi).sum())
+    if zero:
+        diag.warn(
+            "zero-width-interval",
+            f"{where}: {zero} item(s) have a zero-width {ci} interval for d (all correct or all wrong "
+            "on both sides): the interval is the single point d and says nothing about its uncertainty",
+            path=path,
+        )
     cls = classify(tests.significant, tests.up[0], tests.down[0], lo, hi, rule.eps_list[0])
     ps, pt = (a / n1, b / n2) if keep.size else (np.zeros(0), np.zeros(0))
     acc_s = float(ps.mean()) if keep.size else None
@@ -325,7 +334,7 @@ def _cell(
         ds, dt = draws[s, keep], draws[t, keep]
         single = SingleDraw(int(keep.size), int((ds & ~dt).sum()), int((~ds & dt).sum()))
 
-    loose = _looseness(counts, s, t, keep)
+    loose = looseness(counts, s, t, keep)
     rows = ItemRows(
         items=tuple(counts.unit_item[u] for u in keep.tolist()),
         benchmarks=tuple(counts.benchmarks[int(counts.unit_benchmark[u])] for u in keep.tolist()),
@@ -350,45 +359,29 @@ def _cell(
         loose=loose,
         strata=strata_rows,
         rows=rows,
+        tarone_removed=removed,
+        power=reference_power(n1, n2, tests.p, rule, power_move),
     )
 
 
-def accuracy_table(counts: Counts) -> tuple[ModelAccuracy, ...]:
-    """Per model and benchmark: mean over items of p̂ with a normal-over-items 95% interval."""
-    out = []
-    for m, model in enumerate(counts.models):
-        for k, bench in enumerate(counts.benchmarks):
-            units = np.flatnonzero((counts.unit_benchmark == k) & (counts.trials[m] > 0))
-            if units.size == 0:
-                continue
-            valid = counts.valid[m, units]
-            ok = units[valid > 0]
-            rates = counts.correct[m, ok] / counts.valid[m, ok]
-            lo, hi = mean_interval(rates)
-            cats = counts.categories[m, units].sum(axis=0)
-            lo_units = ok[counts.loose_n[m, ok] > 0]
-            strict = loose = None
-            if lo_units.size:
-                strict = float((counts.correct[m, lo_units] / counts.valid[m, lo_units]).mean())
-                loose = float((counts.loose_correct[m, lo_units] / counts.loose_n[m, lo_units]).mean())
-            out.append(
-                ModelAccuracy(
-                    model=model,
-                    benchmark=bench,
-                    n_items=int(ok.size),
-                    items_without_valid_trials=int(units.size - ok.size),
-                    trials=int(counts.trials[m, units].sum()),
-                    categories={c: int(cats[i]) for i, c in enumerate(CATEGORIES)},
-                    accuracy=float(rates.mean()) if rates.size else None,
-                    ci_low=lo,
-                    ci_high=hi,
-                    interval=MEAN_INTERVAL,
-                    strict=strict,
-                    loose=loose,
-                    loose_items=int(lo_units.size),
-                )
-            )
-    return tuple(out)
+def _tarone(counts: Counts, s: int, t: int, keep: np.ndarray, rule: Rule) -> tuple[np.ndarray, int]:
+    """The kept units whose smallest attainable Fisher p-value is <= alpha, and how many were left out."""
+    n1, n2 = counts.valid[s, keep], counts.valid[t, keep]
+    c = counts.correct[s, keep] + counts.correct[t, keep]
+    testable = min_attainable_p(n1, n2, c, rule.tables) <= rule.alpha
+    return keep[testable], int((~testable).sum())
+
+
+def reference_power(
+    n1: np.ndarray, n2: np.ndarray, p: np.ndarray, rule: Rule, move: tuple[float, float]
+) -> FlagPower | None:
+    """The chance that one more item, moving ``move`` at the cell's K (the median per side when K
+    varies), is flagged beside the cell's items with their observed p-values (exact)."""
+    if n1.size == 0:
+        return None
+    k1, k2 = (int(np.floor(np.median(n) + 0.5)) for n in (n1, n2))
+    return flag_power(move[0], move[1], k=k1, k_target=k2, n_items=int(n1.size) + 1, alpha=rule.alpha,
+                      eps=rule.eps_list[0], others=p)
 
 
 def per_item_rows(result: ItemsResult):
@@ -397,8 +390,8 @@ def per_item_rows(result: ItemsResult):
         r = c.rows
         if r is None:
             continue
-        d = r.b / np.maximum(r.n2, 1) - r.a / np.maximum(r.n1, 1)
         for i in range(len(r.items)):
+            d = Fraction(int(r.b[i]), int(r.n2[i])) - Fraction(int(r.a[i]), int(r.n1[i]))
             yield {
                 "source": c.source,
                 "target": c.target,
@@ -412,7 +405,8 @@ def per_item_rows(result: ItemsResult):
                 "api_errors_target": int(r.api2[i]),
                 "p": float(r.p[i]),
                 "q": float(r.q[i]),
-                "d": float(d[i]),
+                "d": float(d),  # correctly rounded: d >= eps in floats agrees with the exact rule
+                "d_exact": str(d),  # b/n2 - a/n1 as a reduced fraction, e.g. "1/5"
                 "ci_low": float(r.lo[i]),
                 "ci_high": float(r.hi[i]),
                 "class": CLASSES[int(r.cls[i])],

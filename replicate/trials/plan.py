@@ -35,12 +35,12 @@ def _rate(text: str, what: str) -> float:
     return float(v)
 
 
-def parse_move(text: str) -> tuple[float, float]:
+def parse_move(text: str, *, param: str = "move") -> tuple[float, float]:
     """``"0.4:0.6"`` -> ``(0.4, 0.6)``: the item's true accuracy on the source, then on the target."""
     parts = text.split(":")
     if len(parts) != 2:
-        raise UsageError(Message(Param("move"), f" must look like P:Q (source and target accuracy), got {text!r}"))
-    return _rate(parts[0], "move"), _rate(parts[1], "move")
+        raise UsageError(Message(Param(param), f" must look like P:Q (source and target accuracy), got {text!r}"))
+    return _rate(parts[0], param), _rate(parts[1], param)
 
 
 def parse_k(text: str) -> tuple[int, int]:

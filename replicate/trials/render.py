@@ -38,6 +38,7 @@ def render_items(result: ItemsResult, fmt: Format | str) -> str:
     md = fmt is Format.markdown
     sections = [
         _classes(result, fmt),
+        _power(result, fmt),
         _excluded(result, fmt),
         _sensitivity(result, fmt),
         _single_draw(result, fmt),
@@ -90,6 +91,39 @@ def _classes(result: ItemsResult, fmt: Format) -> Section:
         ])
     return title, table(rows, ["edge", "benchmark", "items", "K src", "K tgt", "acc src", "acc tgt", "delta",
                                "P+", "P-", "Pchg", "null p", "equiv", "inconcl"], fmt)
+
+
+def _power(result: ItemsResult, fmt: Format) -> Section:
+    """Beside P+ and P-: the power at the reference move, the null's false discoveries, Tarone's removals."""
+    p, q = result.power_move
+    move = f"{p:g} -> {q:g}"
+    title = "Power at this K and the null's false discoveries"
+    headers = ["edge", "benchmark", "items", "K src", "K tgt", f"power {move}", "bounds",
+               "null E[false disc.]", "null P(>= 1)"]
+    if result.tarone:
+        headers.append("untestable left out")
+    rows = []
+    for c in result.cells:
+        pw = c.power
+        ns = c.null_summary
+        row = [_edge(c), _bench(c.benchmark), c.n_items,
+               "-" if pw is None else pw.k_source, "-" if pw is None else pw.k_target,
+               "-" if pw is None else pct(pw.power, 1),
+               "-" if pw is None else f"[{pct(pw.bounds[0], 1)}, {pct(pw.bounds[1], 1)}]",
+               "-" if ns is None else f"{ns['expected_false_discoveries']['p_chg']:.3g}",
+               "-" if ns is None else pct(ns["p_at_least_one"]["p_chg"], 1)]
+        if result.tarone:
+            row.append(c.tarone_removed)
+        rows.append(row)
+    note = (f"P+ and P- are lower bounds on churn at this K: an item that truly moves {move} is flagged "
+            "only with the chance under 'power' (exact, as one more item beside the cell's items with "
+            "their observed p-values; the bounds hold whatever the other items do). The null columns: "
+            "the expected number of false discoveries per cell and the chance of at least one, under the "
+            "permutation null (its 95th percentile is 0 by construction under BH).\n")
+    if result.tarone:
+        note += (f"\nUntestable: items whose smallest attainable Fisher p-value exceeds {result.alpha:g}, "
+                 "left out of the cell before BH (--tarone).\n")
+    return title, table(rows, headers, fmt) + "\n" + note
 
 
 def _excluded(result: ItemsResult, fmt: Format) -> Section:

@@ -13,6 +13,7 @@ import numpy as np
 
 from replicate.provenance import FileProvenance
 from replicate.stats.classify import CLASSES
+from replicate.stats.power import FlagPower
 
 
 def _f(x: Any) -> float | None:
@@ -207,7 +208,9 @@ class CellResult:
     loose: Looseness | None = None
     strata: tuple[Stratum, ...] = ()
     rows: ItemRows | None = field(default=None, repr=False)
-    null_summary: dict | None = None  # replications, mean and Monte Carlo p-value of P+, P-, Pchg
+    null_summary: dict | None = None  # replications, mean, Monte Carlo p-value, false discoveries
+    tarone_removed: int | None = None  # items left out as untestable (``tarone=True`` only)
+    power: FlagPower | None = None  # power at the reference move, at this cell's K and items
 
     @property
     def n_items(self) -> int:
@@ -247,6 +250,9 @@ class CellResult:
             out["loose"] = self.loose.to_json()
         if self.strata:
             out["strata"] = [s.to_json() for s in self.strata]
+        out["power_at_reference"] = None if self.power is None else self.power.to_json()
+        if self.tarone_removed is not None:
+            out["tarone"] = {"removed": self.tarone_removed}
         return out
 
 
@@ -312,6 +318,8 @@ class ItemsResult:
     input: dict
     diagnostics: dict
     provenance: FileProvenance | None = None  # the trials file, for markdown and table output
+    tarone: bool = False
+    power_move: tuple[float, float] = (0.4, 0.6)
 
     def to_json(self) -> dict:
         return {
@@ -331,6 +339,13 @@ class ItemsResult:
                 "single_draw": self.single_draw,
                 "fisher": "two-sided, as scipy.stats.fisher_exact",
                 "multiple_testing": "Benjamini-Hochberg per cell, as scipy.stats.false_discovery_control",
+                "tarone": self.tarone,
+                "power_reference": {
+                    "p": self.power_move[0],
+                    "q": self.power_move[1],
+                    "k": "the cell's K per side (the median when K varies)",
+                    "context": "one more item beside the cell's items, their observed p-values fixed",
+                },
             },
             "input": self.input,
             "diagnostics": self.diagnostics,

@@ -52,7 +52,7 @@ def test_items_json_keys_seed_and_provenance(trials, tmp_path):
     assert len(rows) == 24
     assert set(rows[0]) == {"source", "target", "benchmark", "item", "correct_source", "trials_source",
                             "api_errors_source", "correct_target", "trials_target", "api_errors_target",
-                            "p", "q", "d", "ci_low", "ci_high", "class"}
+                            "p", "q", "d", "d_exact", "ci_low", "ci_high", "class"}
     improved = sum(r["class"] == "improved" for r in rows)
     assert improved == sum(c["counts"]["improved"] for c in j["cells"])
 
