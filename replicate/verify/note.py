@@ -15,6 +15,7 @@ from fractions import Fraction
 from pathlib import Path, PurePath, PurePosixPath
 
 from replicate.output import Format, pct, table
+from replicate.provenance import FileProvenance
 from replicate.stats.ranges import Span, place
 from replicate.verify.matching import Verdict
 from replicate.verify.recompute import EdgeFigures, FloorFigures
@@ -109,14 +110,21 @@ def _trial_summary(v: Verification) -> list[str]:
     return [f"Check failed: {len(bad)} trial claim(s) mismatch or do not replicate: {ids}."]
 
 
+def _released_files(v: Verification) -> list[FileProvenance]:
+    """Every released file read: the runs' files, then the released trials tables (not fresh collections)."""
+    files = [f.provenance for fs in v.run_files.values() for f in fs]
+    if v.trials is not None:
+        files += [t.file for t in v.trials.tables if t.role == "released" and t.file is not None]
+    return files
+
+
 def _releases(v: Verification) -> list[tuple[str, str, str]]:
     """(source, commit, licence status in words) of each fetched release the files come from."""
     seen: dict[tuple[str, str], str] = {}
-    for files in v.run_files.values():
-        for f in files:
-            rel = f.provenance.release
-            if rel is not None:
-                seen.setdefault((rel.source, rel.commit), rel.licence_words)
+    for f in _released_files(v):
+        rel = f.release
+        if rel is not None:
+            seen.setdefault((rel.source, rel.commit), rel.licence_words)
     return [(s, c, words) for (s, c), words in seen.items()]
 
 
@@ -296,12 +304,11 @@ def _dest(manifest: str, root: str) -> str:
 def _fetch_plan(v: Verification) -> list[tuple[str, str, str, list[str]]]:
     """(source, commit, destination, include globs) for each fetched release the files come from."""
     plan: dict[tuple[str, str, str], dict[str, None]] = {}
-    for files in v.run_files.values():
-        for f in files:
-            rel = f.provenance.release
-            if rel is not None:
-                key = (rel.source, rel.commit, _dest(rel.manifest, v.root))
-                plan.setdefault(key, {}).setdefault(_glob(PurePosixPath(rel.repo_path)), None)
+    for f in _released_files(v):
+        rel = f.release
+        if rel is not None:
+            key = (rel.source, rel.commit, _dest(rel.manifest, v.root))
+            plan.setdefault(key, {}).setdefault(_glob(PurePosixPath(rel.repo_path)), None)
     return [(s, c, d, minimal_globs(list(g))) for (s, c, d), g in plan.items()]
 
 

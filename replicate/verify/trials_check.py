@@ -51,7 +51,7 @@ def _info(name: str, role: str, t: TrialsTable, root: str,
     prov = t.provenance.to_json() if t.provenance else {"path": t.path}
     origin, path, archive = given or ("[trials]" if role == "released" else "[replication]", _rel(t.path, root), None)
     return TableInfo(name, role, _rel(t.path, root), prov, t.n_rows, t.models, t.benchmarks, t.scorers,
-                     origin, path, archive)
+                     origin, path, archive, t.provenance)
 
 
 def check_trials(

@@ -157,7 +157,8 @@ def _provenance(p: CollectionProvenance) -> list[str]:
             ["Rows", str(p.rows)], ["Models", ", ".join(p.models)], ["Benchmarks", ", ".join(p.benchmarks)],
             ["Scorers", ", ".join(f"`{s}`" for s in p.scorers) or "-"]]
     for col, per in p.snapshots.items():
-        rows.append([f"Reported `{col}`", "; ".join(f"{m}: {', '.join(v)}" for m, v in per.items())])
+        rows.append([f"Reported `{col}`",
+                     "; ".join(f"{m}: {', '.join(v)}" for m, v in per.items()) or "none (empty in every row)"])
     a = p.archive
     if a is None:
         rows.append(["Archive", "not given (pass --replication-archive NAME=ARCHIVE for the collection's config "
@@ -247,11 +248,25 @@ def trial_sections(t: TrialsVerification) -> list[str]:
                     "(columns), over the items both hold.", ""]
             for a in report.agreements:
                 out += _agreement(a)
-    rows = [[tb.name, tb.role, f"`{tb.path}`", tb.rows, ", ".join(tb.models), ", ".join(tb.benchmarks),
-             f"`{tb.provenance.get('sha256', '-')}`"] for tb in t.tables]
+    rows = []
+    for tb in t.tables:
+        rel = tb.file.release if tb.file is not None else None
+        check = "-" if tb.file is None or rel is None else (
+            "matches manifest" if tb.file.matches_manifest else "DIFFERS from manifest")
+        rows.append([tb.name, tb.role, f"`{rel.repo_path if rel is not None else tb.path}`", tb.rows,
+                     ", ".join(tb.models), ", ".join(tb.benchmarks), f"`{tb.provenance.get('sha256', '-')}`", check])
     out += ["## Trials tables", "",
-            table(rows, ["name", "role", "file", "rows", "models", "benchmarks", "sha256"],
+            table(rows, ["name", "role", "file", "rows", "models", "benchmarks", "sha256", "manifest"],
                   Format.markdown).rstrip("\n"), ""]
+    w = t.warnings or {}
+    if w.get("count"):
+        codes = ", ".join(f"{c}: {n}" for c, n in w["by_code"].items())
+        shown = w["first"][:20]
+        out += [f"Warnings while reading and computing the trials tables: {w['count']} ({codes}).", ""]
+        out += [f"- `{x['code']}` {x['message']}" for x in shown]
+        if w["count"] > len(shown):
+            out.append(f"- and {w['count'] - len(shown)} more (all counted in the JSON output)")
+        out.append("")
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from replicate.provenance import FileProvenance
 from replicate.verify.matching import Match, Printed, rounded
 from replicate.verify.replication import (
     Agreement,
@@ -96,6 +97,7 @@ class TableInfo:
     origin: str = "[trials]"  # [trials], [replication] or --replication
     given: str = ""  # the path as written where it was given (for the note's Reproduce block)
     archive: str | None = None  # the archive as given (--replication-archive), if any
+    file: FileProvenance | None = None  # the file's provenance (its fetched release, if any)
 
     def to_json(self) -> dict:
         return {"name": self.name, "role": self.role, "path": self.path, "origin": self.origin,

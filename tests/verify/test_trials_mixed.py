@@ -96,3 +96,46 @@ def test_reported_snapshots_are_listed_per_model(tmp_path):
     from replicate.verify.trials_note import trial_sections
 
     assert "| Reported `system_fingerprint` | a: fp-a-0, fp-a-1; b: fp-b-0, fp-b-1" in "\n".join(trial_sections(tv))
+
+
+def test_a_fetched_trials_table_is_fetched_again_in_the_reproduce_block(tmp_path):
+    import hashlib
+
+    rel = tmp_path / "release"
+    (rel / "trials").mkdir(parents=True)
+    data = (STUDY / "release" / "trials.jsonl.gz").read_bytes()
+    (rel / "trials" / "t.jsonl.gz").write_bytes(data)
+    commit = "ab" * 20
+    (rel / "replicate-manifest.json").write_text(json.dumps({
+        "schema_version": 1, "source": "org/study", "commit": commit, "via": "http",
+        "fetched_at": "2026-01-01T00:00:00Z",
+        "files": [{"path": "trials/t.jsonl.gz", "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}],
+        "repository": {"licence": "MIT", "default_branch": "main"}}))
+    claims = TRIAL_CLAIMS.replace("release/trials.jsonl.gz", "trials/t.jsonl.gz")
+    (tmp_path / "claims.toml").write_text(claims)
+    note = tmp_path / "note.md"
+    r = runner.invoke(app, ["verify", str(tmp_path / "claims.toml"), "--root", str(rel), "--out", str(note),
+                            "--no-fail", "--date", "2026-12-02"])
+    assert r.exit_code == 0, r.output
+    text = note.read_text()
+    assert f"org/study at commit `{commit}`, fetched into `{rel}`" in text
+    assert "| `trials/t.jsonl.gz` |" in text and "matches manifest" in text
+    assert f"replicate fetch org/study --rev {commit} --include 'trials/**' --dest {rel}\n" in text
+
+
+def test_engine_warnings_reach_the_note(tmp_path):
+    # item q2 has only API errors for model b: the engine leaves it out of the cell and says so
+    rows = [{"model": m, "item": i, "trial": t, "benchmark": "B",
+             "category": "api_error" if (m, i) == ("b", "q2") else "correct"}
+            for m in ("a", "b") for i in ("q1", "q2") for t in range(3)]
+    write_jsonl(rows, tmp_path / "t.jsonl")
+    cf = parse_claims({"trials": {"s": ["t.jsonl"]}, "claims": [
+        {"id": "x", "metric": "items.n", "trials": "s", "edge": "a:b", "benchmark": "B", "value": "1",
+         "unit": "count"}]}, path="c.toml")
+    tv = check_trials(cf.trials, {"s": read_trials(tmp_path / "t.jsonl")})
+    assert tv.results[0].verdict == "match"
+    from replicate.verify.trials_note import trial_sections
+
+    text = "\n".join(trial_sections(tv))
+    assert "Warnings while reading and computing the trials tables: 1 (items-excluded: 1)." in text
+    assert "1 with only API errors on a side" in text
