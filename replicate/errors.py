@@ -2,7 +2,7 @@
 
 Every error a user can cause derives from :class:`ReplicateError`; the command
 line prints it as ``Error: <message>`` without a traceback and exits with its
-``exit_code`` (see design: 0 success, 1 a check failed, 2 bad usage or input).
+``exit_code`` (see docs/design/design.md: 0 success, 1 a check failed, 2 bad usage or input).
 
 Library errors name the library's parameters (``n_null must be >= 0``), not a
 front end's options. A message that names parameters is a :class:`Message`

@@ -100,7 +100,7 @@ def plugin_catalogue() -> str:
         "Every parser, scorer and reader is named `family-variant@N`. A released version never",
         "changes behaviour; a behaviour change is a new version. This page lists the",
         "built-in plugins (third-party plugins installed alongside appear in",
-        "`replicate parsers list` and `replicate readers list`).",
+        "`replicate parsers list`, `replicate scorers list` and `replicate readers list`).",
         "",
     ]
     parts += _catalogue_section(

@@ -14,6 +14,7 @@ COMMAND_MODULES = (
     "replicate.cli.judge_cmds",
     "replicate.cli.parsers_cmds",
     "replicate.cli.readers_cmds",
+    "replicate.cli.scorers_cmds",
     "replicate.cli.floor_cmds",
     "replicate.cli.fetch_cmds",
     "replicate.cli.trials_cmds",

@@ -38,26 +38,31 @@ def catalogue() -> dict[str, Any]:
     """Every registered parser and every plugin that failed to load, as plain values."""
     from replicate.parsing import PARSERS
 
-    return {
-        "parsers": [_entry(p, PARSERS.origin(p.name)) for p in PARSERS],
-        "broken": [
-            {"entry_point": b.entry_point, "value": b.value, "distribution": b.distribution, "error": b.error}
-            for b in PARSERS.broken
-        ],
-    }
+    return {"parsers": [_entry(p, PARSERS.origin(p.name)) for p in PARSERS], "broken": broken_entries(PARSERS)}
+
+
+def broken_entries(registry: Any) -> list[dict[str, Any]]:
+    """The plugins of ``registry`` that failed to load, as plain values."""
+    return [
+        {"entry_point": b.entry_point, "value": b.value, "distribution": b.distribution, "error": b.error}
+        for b in registry.broken
+    ]
+
+
+def render_broken(broken: list[dict[str, Any]], fmt: Format) -> str:
+    """The table of plugins that failed to load ('' when none did)."""
+    if not broken:
+        return ""
+    rows = [[b["entry_point"], b["value"], b["distribution"] or "-", b["error"]] for b in broken]
+    title = "Plugins that failed to load:" if fmt is Format.table else "### Plugins that failed to load"
+    return "\n" + title + "\n\n" + table(rows, ["entry point", "value", "distribution", "error"], fmt)
 
 
 def render_catalogue(cat: dict[str, Any], fmt: Format) -> str:
     if fmt is Format.json:
         return dumps_json(cat)
     rows = [[p["name"], _reading(p), p["description"], p["origin"]] for p in cat["parsers"]]
-    text = table(rows, ["name", "reading", "description", "origin"], fmt)
-    if cat["broken"]:
-        broken = [[b["entry_point"], b["value"], b["distribution"] or "-", b["error"]] for b in cat["broken"]]
-        title = "Plugins that failed to load:" if fmt is Format.table else "### Plugins that failed to load"
-        text += "\n" + title + "\n\n"
-        text += table(broken, ["entry point", "value", "distribution", "error"], fmt)
-    return text
+    return table(rows, ["name", "reading", "description", "origin"], fmt) + render_broken(cat["broken"], fmt)
 
 
 def render_parser(entry: dict[str, Any], details: str, fmt: Format) -> str:

@@ -12,7 +12,6 @@ Layout under the cache root (``REPLICATE_CACHE_DIR``, else
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -112,12 +111,6 @@ class Cache:
 
     def object_size(self, blob: str) -> int:
         return self.object_path(blob).stat().st_size
-
-    def object_sha256(self, blob: str) -> str:
-        h = hashlib.sha256()
-        for block in self.read_object(blob):
-            h.update(block)
-        return h.hexdigest()
 
     # -- snapshots and refs ----------------------------------------------------
     def _snapdir(self, source_key: str) -> Path:

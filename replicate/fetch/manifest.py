@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -20,14 +20,8 @@ from replicate.provenance import MANIFEST_NAME, licence_words, sha256_file
 
 SCHEMA_VERSION = 1
 
-# Reasons a selected tree entry was not written.
-SKIP_REASONS = {
-    "lfs-pointer": "Git LFS pointer: the data lives in LFS storage, not in the repository",
-    "too-large": "larger than the size limit",
-    "symlink": "symbolic link: refused",
-    "submodule": "submodule: refused (another repository)",
-    "refused-path": "path would escape or alias the destination: refused",
-}
+#: Why a selected tree entry was not written.
+SkipReason = Literal["lfs-pointer", "too-large", "symlink", "submodule", "refused-path"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +41,7 @@ class FileEntry:
 @dataclass(frozen=True, slots=True)
 class Skipped:
     path: str
-    reason: str  # a key of SKIP_REASONS
+    reason: SkipReason
     detail: str
     size: int | None = None
     lfs: dict | None = None  # {"oid": "sha256:...", "size": n} for LFS pointers

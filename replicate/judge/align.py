@@ -27,7 +27,7 @@ class Aligned:
     """Runs restricted to the items all of them have, in one matrix.
 
     ``labels[r, i]`` is run r's label of item i (:data:`UNPARSED` = -1).
-    ``items[r]`` and ``unparsed_total[r]`` describe run r before alignment;
+    ``items[r]`` describes run r before alignment;
     ``dropped[r]`` counts its items that other runs lack.
     """
 
@@ -59,10 +59,6 @@ class Aligned:
             return self.names.index(name)
         except ValueError:
             raise UsageError(f"unknown run {name!r}; runs: {', '.join(self.names)}") from None
-
-    @property
-    def unparsed_total(self) -> tuple[int, ...]:
-        return tuple(r.unparsed for r in self.runs)
 
     @cached_property
     def unparsed_aligned(self) -> np.ndarray:

@@ -55,11 +55,6 @@ class Comparison:
     def change_rate(self) -> float | None:
         return self.cells.change_rate
 
-    @property
-    def label_agreement(self) -> float | None:
-        rate = self.change_rate
-        return None if rate is None else 1.0 - rate
-
     def to_json(self) -> dict:
         out: dict[str, Any] = {"old": self.old.to_json(), "new": self.new.to_json()}
         out.update(self.cells.figures())

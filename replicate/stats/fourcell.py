@@ -1,4 +1,4 @@
-"""Four-cell tables: every single-label figure of design.md, defined once (pure).
+"""Four-cell tables: every single-label figure of docs/design/design.md, defined once (pure).
 
 For an edge old -> new over N shared items the cells are ``both`` (old right,
 new right), ``only_old`` (old right, new wrong: a regression), ``only_new``

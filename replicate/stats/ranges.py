@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
+from typing import Literal, Sequence
 
-VERDICTS = ("below", "inside", "above")
+#: Where a rate falls against a span.
+Verdict = Literal["below", "inside", "above"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +51,7 @@ class Placement:
     ``to_min`` = rate - min and ``to_max`` = rate - max keep the signs.
     """
 
-    verdict: str
+    verdict: Verdict
     exact: Fraction  # the rate as an exact fraction of counts
     margin: float
     to_min: float
@@ -73,6 +74,7 @@ class Placement:
 def place(rate: Fraction, span: Span) -> Placement:
     """Below, inside (bounds included) or above a floor range, with the margin."""
     rate = Fraction(rate)
+    verdict: Verdict
     if rate < span.lo:
         verdict, margin = "below", span.lo - rate
     elif rate > span.hi:

@@ -1,4 +1,4 @@
-"""One definition per figure: compare, matrix, floor and verify agree on every figure of design.md.
+"""One definition per figure: compare, matrix, floor and verify agree on every figure of docs/design/design.md.
 
 Two runs A and B over ten items, built so that the edge A -> B has the cells
 written below; every expected value is computed here by hand from those cells

@@ -32,7 +32,6 @@ from replicate.judge.align import Aligned, align
 from replicate.judge.floor.checks import (  # noqa: F401  (re-exported)
     FAR_BEYOND_FACTOR,
     FAR_BEYOND_RULE,
-    MAIN_VERDICTS,
     EdgeCheck,
     MainCheck,
     check_edge,
@@ -43,7 +42,7 @@ from replicate.judge.pairs import POLICIES, Policy, pair_counts
 from replicate.parsing import UNPARSED
 from replicate.stats.fourcell import FourCell, as_float, float_ratio
 from replicate.stats.gold import accuracy
-from replicate.stats.ranges import VERDICTS, Placement, Span, place  # noqa: F401
+from replicate.stats.ranges import Placement, Span, place  # noqa: F401
 
 
 @dataclass(frozen=True, slots=True)

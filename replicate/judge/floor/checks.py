@@ -12,15 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
+from typing import Literal, Sequence
 
 from replicate.errors import Message, Param, UsageError
 from replicate.judge.compare import Comparison, compare
 from replicate.judge.model import LabelledRun
 from replicate.judge.pairs import Policy
-from replicate.stats.ranges import Placement, Span, place
+from replicate.stats.ranges import Placement, Span, Verdict, place
 
-MAIN_VERDICTS = ("below", "inside", "above", "far_beyond")
+#: Where a main run falls against the repeats: a placement, or far beyond them.
+MainVerdict = Literal[Verdict, "far_beyond"]
 #: A run is far beyond the repeats when its smallest change rate against them
 #: exceeds this multiple of the largest repeat-to-repeat change rate.
 FAR_BEYOND_FACTOR = 2
@@ -49,7 +50,7 @@ class EdgeCheck:
     change: Placement | None
 
     @property
-    def verdict(self) -> str | None:
+    def verdict(self) -> Verdict | None:
         return None if self.regression is None else self.regression.verdict
 
     def to_json(self) -> dict:
@@ -79,7 +80,7 @@ class MainCheck:
     closest: Placement | None
 
     @property
-    def verdict(self) -> str | None:
+    def verdict(self) -> MainVerdict | None:
         if self.closest is None:
             return None
         if far_beyond(self.closest.exact, self.floor.hi):  # implies "above": the rates are >= 0
