@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from replicate.cli.base import FormatOpt, app, echo, make_app
+from replicate.cli.parsers_cmds import broken_entries, render_broken
 from replicate.output import Format, dumps_json, table
 
 readers_app = make_app(
@@ -35,13 +36,7 @@ def catalogue() -> dict[str, Any]:
     """Every registered reader and every reader plugin that failed to load."""
     from replicate.reading import READERS
 
-    return {
-        "readers": [reader_entry(r, READERS.origin(r.name)) for r in READERS],
-        "broken": [
-            {"entry_point": b.entry_point, "value": b.value, "distribution": b.distribution, "error": b.error}
-            for b in READERS.broken
-        ],
-    }
+    return {"readers": [reader_entry(r, READERS.origin(r.name)) for r in READERS], "broken": broken_entries(READERS)}
 
 
 def _labels(entry: dict[str, Any]) -> str:
@@ -57,13 +52,7 @@ def render_catalogue(cat: dict[str, Any], fmt: Format) -> str:
     if fmt is Format.json:
         return dumps_json(cat)
     rows = [[r["name"], r["yields"], r["description"], r["origin"]] for r in cat["readers"]]
-    text = table(rows, ["name", "yields", "description", "origin"], fmt)
-    if cat["broken"]:
-        broken = [[b["entry_point"], b["value"], b["distribution"] or "-", b["error"]] for b in cat["broken"]]
-        title = "Plugins that failed to load:" if fmt is Format.table else "### Plugins that failed to load"
-        text += "\n" + title + "\n\n"
-        text += table(broken, ["entry point", "value", "distribution", "error"], fmt)
-    return text
+    return table(rows, ["name", "yields", "description", "origin"], fmt) + render_broken(cat["broken"], fmt)
 
 
 def render_reader(entry: dict[str, Any], details: str, fmt: Format) -> str:
