@@ -144,3 +144,84 @@ EXAM = Reader(
 )
 
 READERS = [JUDGE_JSONL, EXAM]
+
+
+# trec-qrels@1 ---------------------------------------------------------------------
+def _qrels_tokens(line: bytes) -> list[bytes]:
+    return line.split()
+
+
+def _is_int(token: bytes) -> bool:
+    t = token[1:] if token[:1] in (b"-", b"+") else token
+    return t.isdigit()
+
+
+def _sniff_qrels(head: bytes, options: ReadOptions) -> Match:
+    line = first_line(head)
+    if line is None or line[:1] in (b"{", b"["):
+        return "no"
+    tokens = _qrels_tokens(line)
+    if len(tokens) == 4 and (tokens[1] == b"Q0" or _is_int(tokens[1])) and _is_int(tokens[3]):
+        return "yes"
+    return "maybe" if 3 <= len(tokens) <= 5 else "no"
+
+
+def _qrels_records(src: Source) -> Iterator[Record]:
+    """TREC qrels: one judgment a line, ``qid iter docid grade``, whitespace
+    separated (``q49 0 p3659 2``), as trec_eval reads them. The second column
+    (``0`` or ``Q0``, the unused iteration field) is ignored.
+
+    Key: (qid, docid), compared as strings. Label: the grade, a whole number,
+    decided in the file (no parser needed; shown as parser ``qrels-grades``).
+    Grades outside the declared 0-3 scale are kept as read and warned
+    (``label-outside-set``): they count as wrong against any 0-3 gold and the
+    matrix flags them. Used as ``--gold``, the grade is the gold label.
+    Refused, naming file and line: a line with other than four columns, a
+    grade that is not a whole number, a negative grade (replicate keeps grades
+    >= 0), a (qid, docid) given twice with different grades, a last line cut
+    short (no newline and fewer than four columns), bytes that are not UTF-8.
+    Blank lines are skipped with a warning; ``\\r\\n`` line ends read like ``\\n``."""
+    torn = src.torn
+    n_lines = src.data.count(b"\n") + (1 if torn else 0)
+    for lineno, line in src.lines():
+        tokens = line.split()
+        if not tokens:
+            src.skip("blank-line", "blank line (skipped)", lineno)
+            continue
+        if len(tokens) != 4:
+            if torn and lineno == n_lines and len(tokens) < 4:
+                raise src.bad("torn last line: the file ends in the middle of a judgment (truncated file?)", lineno)
+            raise src.bad(
+                f"expected 4 whitespace-separated columns 'qid iter docid grade' (e.g. 'q49 0 p3659 2'), "
+                f"got {len(tokens)}: {line[:60].decode('utf-8', 'replace')!r}",
+                lineno,
+            )
+        try:
+            qid, _, docid, grade = (t.decode("utf-8") for t in tokens)
+        except UnicodeDecodeError:
+            raise src.bad("not valid UTF-8", lineno) from None
+        if not _is_int(tokens[3]):
+            raise src.bad(f"grade {grade!r} is not a whole number", lineno)
+        value = int(grade)
+        if value < 0:
+            raise src.bad(f"grade {value} is negative: replicate reads grades >= 0 (-1 marks unparsed)", lineno)
+        if value > 127:
+            raise src.bad(f"grade {value} is too large (at most 127)", lineno)
+        yield Record((qid, docid), lineno, label=value)
+
+
+TREC_QRELS = Reader(
+    "trec-qrels@1",
+    "TREC qrels 'qid iter docid grade' per line: grades already decided (an LLM judge's qrels, or gold).",
+    _sniff_qrels,
+    _qrels_records,
+    yields="labels",
+    label_set=RELEVANCE_0_3,
+    key_names=("query_id", "doc_id"),
+    has_gold=False,
+    decided="qrels-grades",
+    format="qrels",
+    details=inspect.cleandoc(_qrels_records.__doc__ or ""),
+)
+
+READERS.append(TREC_QRELS)

@@ -14,6 +14,8 @@ import typer
 from replicate.cli.base import FormatOpt, StrictOpt, app
 from replicate.cli.judge_options import (
     GoldFieldOpt,
+    GoldOpt,
+    GoldReaderOpt,
     KeyFieldOpt,
     OutputFieldOpt,
     ParserOpt,
@@ -56,6 +58,8 @@ def floor_cmd(
     runs_file: RunsFileOpt = None,
     parser: ParserOpt = None,
     reader: ReaderOpt = None,
+    gold: GoldOpt = None,
+    gold_reader: GoldReaderOpt = None,
     edge: EdgeOpt = None,
     main: Annotated[
         str | None,
@@ -94,7 +98,7 @@ def floor_cmd(
     sel = select_runs(runs or [], runs_file, extra=extra)
     if len(sel.main) < 2:
         raise UsageError(f"a floor needs at least two repeats of one model; got {len(sel.main)}")
-    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader)
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader)
     labelled = {r.name: r for r in loaded.labelled(need_parser(parser, loaded))}
     names = list(sel.extra)
     result = floor(
@@ -126,6 +130,8 @@ def matrix_cmd(
     runs_file: RunsFileOpt = None,
     parser: ParserOpt = None,
     reader: ReaderOpt = None,
+    gold: GoldOpt = None,
+    gold_reader: GoldReaderOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
     scale: Annotated[
         str | None,
@@ -159,7 +165,7 @@ def matrix_cmd(
         raise UsageError(f"a matrix needs at least two runs; got {len(sel.main)}")
     if scale is not None:
         _scale(scale, "")  # a bad --scale is a usage error before any file is read
-    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader)
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader)
     name = need_parser(parser, loaded)
     result = matrix(loaded.labelled(name), policy=unparsed.value, scale=_scale(scale, name))
     emit(loaded, format, json=result.to_json, text=lambda: matrix_text(result, format))
@@ -177,6 +183,8 @@ def audit_cmd(
     ] = None,
     runs_file: RunsFileOpt = None,
     reader: ReaderOpt = None,
+    gold: GoldOpt = None,
+    gold_reader: GoldReaderOpt = None,
     edge: Annotated[
         tuple[str, str] | None,
         typer.Option("--edge", metavar="OLD NEW", help="Also show how an edge's figures move between the parsers (two of the audited runs, by file or run name).", show_default=False),
@@ -212,7 +220,7 @@ def audit_cmd(
     parsers = PARSERS.get_many(parser)
     specs = resolve_runs(files, runs_file)
     edge_names = None if edge is None else _edge_among(edge, specs, "the FILEs" if runs_file is None else f"the runs in {runs_file}")
-    loaded = load(specs, key_field, gold_field, output_field, strict, reader)
+    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader)
     result = audit(loaded.runs, parsers, policy=unparsed.value, edge=edge_names, examples=examples, width=width)
     emit(loaded, format, json=result.to_json, text=lambda: audit_text(result, format))
 

@@ -15,6 +15,8 @@ import typer
 from replicate.cli.base import FormatOpt, StrictOpt, app, echo
 from replicate.cli.judge_options import (
     GoldFieldOpt,
+    GoldOpt,
+    GoldReaderOpt,
     KeyFieldOpt,
     OutputFieldOpt,
     ParserOpt,
@@ -36,6 +38,8 @@ def parse_cmd(
     files: Annotated[list[Path], typer.Argument(metavar="FILE", help="Released judge files (.jsonl, .jsonl.gz, EXAM .jsonl.gz); each is reported on its own.")],
     parser: ParserOpt = None,
     reader: ReaderOpt = None,
+    gold: GoldOpt = None,
+    gold_reader: GoldReaderOpt = None,
     labels: Annotated[
         Path | None,
         typer.Option("--labels", metavar="OUT.jsonl", help="Write one row per item: the key fields, label (int or null) and gold. One FILE only."),
@@ -56,7 +60,7 @@ def parse_cmd(
 
     if labels is not None and len(files) != 1:
         raise UsageError(f"--labels writes one file's labels; got {len(files)} files")
-    loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader)
+    loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=False)
     labelled = loaded.labelled(need_parser(parser, loaded))
     summaries = [parse_summary(lr, run) for lr, run in zip(labelled, loaded.runs)]
     if labels is not None:
@@ -104,6 +108,8 @@ def compare_cmd(
     new: Annotated[list[Path] | None, typer.Option("--new", metavar="FILE", help="A file of the new run (repeatable).")] = None,
     parser: ParserOpt = None,
     reader: ReaderOpt = None,
+    gold: GoldOpt = None,
+    gold_reader: GoldReaderOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
@@ -124,7 +130,7 @@ def compare_cmd(
     from replicate.judge.compare import compare
     from replicate.judge.render import comparison_text
 
-    loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader)
+    loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader)
     a, b = loaded.labelled(need_parser(parser, loaded))
     cmp = compare(a, b, policy=unparsed.value)
     emit(loaded, format, json=cmp.to_json, text=lambda: comparison_text(cmp, format), comparisons=[cmp])
@@ -136,6 +142,8 @@ def chain_cmd(
     runs: RunsFileOpt = None,
     parser: ParserOpt = None,
     reader: ReaderOpt = None,
+    gold: GoldOpt = None,
+    gold_reader: GoldReaderOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
@@ -154,7 +162,7 @@ def chain_cmd(
     specs = resolve_runs(files, runs)
     if len(specs) < 2:
         raise UsageError(f"a chain needs at least two runs; got {len(specs)}")
-    loaded = load(specs, key_field, gold_field, output_field, strict, reader)
+    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader)
     edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=unparsed.value)
     emit(
         loaded,

@@ -18,6 +18,8 @@ from replicate.output import Format, dumps_json
 __all__ = [
     "ParserOpt",
     "ReaderOpt",
+    "GoldOpt",
+    "GoldReaderOpt",
     "UnparsedOpt",
     "Unparsed",
     "RunsFileOpt",
@@ -97,6 +99,25 @@ ReaderOpt = Annotated[
         show_default=False,
     ),
 ]
+GoldOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--gold",
+        metavar="FILE",
+        help="Reference labels kept apart from the runs (e.g. human TREC qrels), joined by item key; "
+        "items without gold and gold without items are counted and reported.",
+        show_default=False,
+    ),
+]
+GoldReaderOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--gold-reader",
+        metavar="NAME@N",
+        help="Reader of the --gold file, e.g. trec-qrels@1. Default: chosen by its content.",
+        show_default=False,
+    ),
+]
 OutputFieldOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -130,6 +151,10 @@ def load(
     output_field: Sequence[str] | None,
     strict: bool,
     reader: str | None = None,
+    gold: Path | None = None,
+    gold_reader: str | None = None,
+    *,
+    need_gold: bool = True,
 ):
     """Load the runs ``specs`` with the field options (the first step of every judge command).
 
@@ -137,7 +162,10 @@ def load(
     """
     from replicate.judge.api import load_runs
 
-    loaded = load_runs(specs, fields=field_spec(key_field, gold_field, output_field), strict=strict, reader=reader)
+    loaded = load_runs(
+        specs, fields=field_spec(key_field, gold_field, output_field), strict=strict, reader=reader,
+        gold=gold, gold_reader=gold_reader, need_gold=need_gold,
+    )
     show_detected(loaded.detected())
     return loaded
 
@@ -167,7 +195,10 @@ def emit(
     if comparisons is not None:
         require_shared_items(loaded, comparisons)
     if fmt is Format.json:
-        echo(dumps_json({**json(), "warnings": loaded.diagnostics.to_json()}))
+        out = json()
+        if loaded.gold is not None:
+            out["gold"] = loaded.gold.to_json()
+        echo(dumps_json({**out, "warnings": loaded.diagnostics.to_json()}))
     else:
         echo(text())
 

@@ -7,10 +7,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import UsageError
+from replicate.judge.gold import GoldJoin, join_gold, require_gold
 from replicate.judge.load import FieldSpec, load_run
 from replicate.judge.model import LabelledRun, Run
 from replicate.judge.select import RunSpec
@@ -29,6 +31,7 @@ class Loaded:
     runs: tuple[Run, ...]
     diagnostics: Diagnostics
     fields: FieldSpec = FieldSpec()
+    gold: GoldJoin | None = None  # what --gold joined, when given
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -42,6 +45,8 @@ class Loaded:
             for f in r.files:
                 if f.chosen == "by content":
                     out.setdefault(f.reader, []).append(f.provenance.path)
+        if self.gold is not None and self.gold.chosen == "by content":
+            out.setdefault(self.gold.reader, []).append(self.gold.path)
         return out
 
     def labelled(self, parser_name: str) -> list[LabelledRun]:
@@ -66,11 +71,17 @@ def load_runs(
     strict: bool = False,
     reader: str | None = None,
     options: ReadOptions | None = None,
+    gold: str | Path | None = None,
+    gold_reader: str | None = None,
+    need_gold: bool = True,
 ) -> Loaded:
     """Read every run of ``specs`` (each file once) into a :class:`Loaded`.
 
     ``reader`` names the reader of runs whose spec names none (``--reader``);
-    without either, each file's reader is chosen by content. Errors raise :class:`~replicate.errors.BadInput` naming file and line;
+    without either, each file's reader is chosen by content. ``gold`` is a
+    file of reference labels read with ``gold_reader`` (or by content) and
+    joined by key (:func:`~replicate.judge.gold.join_gold`); without it a run
+    that carries no gold is an error unless ``need_gold`` is False. Errors raise :class:`~replicate.errors.BadInput` naming file and line;
     warnings are counted in ``Loaded.diagnostics`` (``strict=True`` raises on the first).
     """
     names = [s.name for s in specs]
@@ -84,4 +95,12 @@ def load_runs(
         load_run(s.name, s.paths, fields=fields, diagnostics=diag, reader=s.reader or reader, options=options)
         for s in specs
     )
-    return Loaded(runs, diag, fields)
+    joined = None
+    if gold is not None:
+        if gold_reader is not None:
+            READERS.get(gold_reader)
+        gold_run = load_run("gold", gold, fields=fields, diagnostics=diag, reader=gold_reader, options=options)
+        runs, joined = join_gold(runs, gold_run, diag)
+    elif need_gold:
+        require_gold(runs)
+    return Loaded(runs, diag, fields, joined)

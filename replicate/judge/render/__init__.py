@@ -300,7 +300,7 @@ class ParseSummary:
 
 def parse_summary(labelled, run) -> ParseSummary:
     labels = Counter(int(x) for x in labelled.labels if x >= 0)
-    gold = Counter(int(x) for x in run.gold)
+    gold = Counter(int(x) for x in run.gold if x >= 0)  # NO_GOLD (-1): the file carries none
     return ParseSummary(
         run=run.name,
         parser=labelled.parser,
