@@ -47,7 +47,11 @@ class ArchiveLock:
 
     def acquire(self) -> "ArchiveLock":
         while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except FileNotFoundError:
+                raise BadInput("cannot create the archive: its directory does not exist",
+                               path=self.path.with_name(self.path.name[: -len(".lock")])) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

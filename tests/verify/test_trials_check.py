@@ -144,3 +144,58 @@ def test_cli_recomputes_and_replicates_with_exit_codes_and_json(table, tmp_path)
     assert c["plus"]["p_value"] is None and c["plus"]["test"].startswith("Newcombe")
     r = run.invoke(app, ["verify", str(tmp_path / "c.toml"), "--root", str(tmp_path), "--replication", "nope=x"])
     assert r.exit_code == 2 and "--replication names no [trials] table: nope; tables: s" in r.output
+
+
+# (item) -> {model: (strict correct, loose-only correct, wrong)} over K = 10 trials, benchmark L
+LOOSE = {"i1": {"a": (4, 2, 4), "b": (8, 1, 1)}, "i2": {"a": (5, 0, 5), "b": (5, 2, 3)}}
+
+
+def loose_rows() -> list[dict]:
+    out = []
+    for item, per in LOOSE.items():
+        for model, (c, lo, w) in per.items():
+            cats = [("correct", True)] * c + [("wrong", True)] * lo + [("wrong", False)] * (w)
+            out += [{"model": model, "item": item, "trial": t, "benchmark": "L", "category": cat,
+                     "correct_loose": loose} for t, (cat, loose) in enumerate(cats)]
+    return out
+
+
+def test_loose_readings_and_their_replication_variance(tmp_path):
+    write_jsonl(loose_rows(), tmp_path / "l.jsonl")
+    table = read_trials(tmp_path / "l.jsonl")
+    cf = parse_claims({"trials": {"s": ["l.jsonl"]}, "claims": [
+        claim("acc-loose-a", "accuracy.loose", "55.0", model="a", benchmark="L"),   # (6/10 + 5/10) / 2
+        claim("acc-a", "accuracy", "45.0", model="a", benchmark="L"),               # (4/10 + 5/10) / 2
+        claim("dr", "items.delta_r", "5.0", edge="a:b", benchmark="L"),             # R_b 0.15 - R_a 0.10
+    ]}, path="c.toml")
+    tv = check_trials(cf.trials, {"s": table})
+    assert [r.verdict for r in tv.results] == ["match"] * 3
+    tv = check_trials(cf.trials, {"s": table}, {"s": table})
+    dr = tv.results[2]
+    assert dr.mode == "replicated" and dr.replicated.comparison.p_value == pytest.approx(1.0)
+
+    def var(rates_k):  # sum over items of p(1 - p) / (K - 1), over N^2
+        return sum(p * (1 - p) / (k - 1) for p, k in rates_k) / len(rates_k) ** 2
+
+    side = {m: [(c / 10, 10) for c, _, _ in (LOOSE[i][m] for i in LOOSE)] for m in ("a", "b")}
+    loose = {m: [((c + lo) / 10, 10) for c, lo, _ in (LOOSE[i][m] for i in LOOSE)] for m in ("a", "b")}
+    one = sum(var(side[m]) + var(loose[m]) for m in ("a", "b"))  # one table's variance of delta_r
+    half = 1.959963984540054 * (2 * one) ** 0.5  # printed side from the release, fresh side alike
+    c = dr.replicated.comparison
+    assert (c.low, c.high) == pytest.approx((-half, half))
+
+
+def test_replication_named_in_the_claims_file(table, tmp_path):
+    write_jsonl(rows(), tmp_path / "fresh.jsonl")
+    (tmp_path / "c.toml").write_text(
+        '[trials]\ns = ["t.jsonl"]\n\n[replication]\ns = "fresh.jsonl"\n\n' + "".join(
+            "[[claims]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in c.items()) + "\n" for c in CLAIMS[:3]))
+    note = tmp_path / "note.md"
+    r = CliRunner().invoke(app, ["verify", str(tmp_path / "c.toml"), "--root", str(tmp_path), "--out", str(note),
+                                 "-f", "json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    # n is equal; a share of 1 item in 4 cannot be pinned to within 5 points by 4 items
+    assert [c["verdict"] for c in out["trials"]["claims"]] == ["replicates", "underpowered", "underpowered"]
+    assert [t["origin"] for t in out["trials"]["tables"]] == ["[trials]", "[replication]"]
+    assert "--replication" not in note.read_text().split("## Reproduce")[1]  # the claims file names it
