@@ -189,6 +189,17 @@ def _weigh(item: _Item, others: np.ndarray, alpha: float) -> tuple[np.ndarray, n
     return f @ item.w_up, f @ item.w_down
 
 
+def _bound(item: _Item, m: int, alpha: float, *, low: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_weigh` beside ``m - 1`` other p-values all 1 (``low``) or all 0, in closed form.
+
+    All 1: the item is first in order, its q is ``p * (m / 1)`` (the others' ``1 * (m / j)``
+    exceed alpha). All 0: it is last, its q is ``p * (m / m)``.
+    """
+    q = item.values * (m / 1.0) if low else item.values * (m / float(m))
+    f = (q <= alpha).astype(np.float64)
+    return np.array([f @ item.w_up]), np.array([f @ item.w_down])
+
+
 def flag_power(
     p: float,
     q: float,
@@ -214,8 +225,8 @@ def flag_power(
     eps_f = parse_eps(eps)
     item = _item(p, q, int(k), int(k2), eps_f, alpha)
     m = int(n_items)
-    lo_up, lo_down = _weigh(item, np.ones((1, m - 1)), alpha)
-    hi_up, hi_down = _weigh(item, np.zeros((1, m - 1)), alpha)
+    lo_up, lo_down = _bound(item, m, alpha, low=True)
+    hi_up, hi_down = _bound(item, m, alpha, low=False)
     direction = (lo_up, hi_up) if q > p else (lo_down, hi_down) if q < p else (lo_up + lo_down, hi_up + hi_down)
     bounds = (float(direction[0][0]), float(direction[1][0]))
     base_result = FlagPower(p=float(p), q=float(q), k_source=int(k), k_target=int(k2), n_items=m,
@@ -338,7 +349,7 @@ def k_for_power(
         if direction_share(p, q, k=k, eps=eps_f) < power:
             continue
         item = _item(p, q, k, k, eps_f, alpha)
-        hi_up, hi_down = _weigh(item, np.zeros((1, int(n_items) - 1)), alpha)
+        hi_up, hi_down = _bound(item, int(n_items), alpha, low=False)
         if (hi_up if q > p else hi_down if q < p else hi_up + hi_down)[0] < power:
             continue
         res = flag_power(p, q, k=k, n_items=n_items, alpha=alpha, eps=eps, moving=moving,
