@@ -10,15 +10,21 @@ import dataclasses
 import enum
 import math
 import re
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence, TypeAlias
 
 import orjson
 
 
 class Format(str, enum.Enum):
+    """Output format of every figure-computing command."""
+
     table = "table"
     markdown = "markdown"
     json = "json"
+
+
+#: A format as the enum or its name (renderers accept either).
+FormatArg: TypeAlias = Format | Literal["table", "markdown", "json"]
 
 
 # Dataclasses pass through to ``_default`` so that their own ``to_json()`` decides
@@ -70,7 +76,7 @@ def md_cell(value: Any) -> Any:
     return _UNESCAPED_PIPE.sub(r"\\|", value.replace("\r\n", " ").replace("\n", " "))
 
 
-def table(rows: Sequence[Sequence[Any]], headers: Sequence[str], fmt: Format | str) -> str:
+def table(rows: Sequence[Sequence[Any]], headers: Sequence[str], fmt: FormatArg) -> str:
     """A plain-text (``simple``) or GitHub-markdown (``github``) table.
 
     In markdown every cell goes through :func:`md_cell`, so a ``|`` in an item

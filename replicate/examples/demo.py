@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 
 from replicate.errors import UsageError
-from replicate.output import Format, dumps_json, pct
+from replicate.output import Format, FormatArg, dumps_json, pct
 
 INTRO = """\
 replicate demo: a SYNTHETIC release of an LLM relevance judge, {versions} versions of
@@ -72,7 +72,7 @@ def _short(path: str | Path) -> str:
         return str(path)
 
 
-def run_demo(path: Path | None, *, parser: str, fmt: Format | str = Format.table) -> str:
+def run_demo(path: Path | None, *, parser: str, fmt: FormatArg = Format.table) -> str:
     """The demo's text (or JSON) for the release in ``path``.
 
     ``path`` None: the bundled fixtures/example, or, when the package was

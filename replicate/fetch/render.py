@@ -5,14 +5,14 @@ from __future__ import annotations
 from replicate.fetch.api import FetchResult
 from replicate.fetch.manifest import CheckResult
 from replicate.fetch.safety import human_size
-from replicate.output import Format, dumps_json, table
+from replicate.output import Format, FormatArg, dumps_json, table
 
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def render_fetch(result: FetchResult, fmt: Format | str) -> str:
+def render_fetch(result: FetchResult, fmt: FormatArg) -> str:
     fmt = Format(fmt)
     if fmt is Format.json:
         return dumps_json(result.to_json())
@@ -51,7 +51,7 @@ def _pairs(rows) -> str:
     return "".join(f"{k:<{width}}  {v}\n" for k, v in rows)
 
 
-def render_check(result: CheckResult, fmt: Format | str) -> str:
+def render_check(result: CheckResult, fmt: FormatArg) -> str:
     fmt = Format(fmt)
     if fmt is Format.json:
         return dumps_json(result.to_json())

@@ -26,10 +26,11 @@ from replicate.errors import Message, Param, UsageError
 from replicate.judge.align import show_key
 from replicate.judge.compare import Comparison, compare
 from replicate.judge.model import LabelledRun, Run, readonly
-from replicate.judge.pairs import POLICIES, Policy
+from replicate.judge.pairs import Policy
 from replicate.parsing import UNPARSED, Parser
 from replicate.stats.fourcell import as_float
 from replicate.stats.gold import accuracy
+from replicate.stats.policy import check_policy
 
 #: Edge figures whose movement between parsers an audit reports.
 EDGE_FIGURES = ("n", "em_old", "em_new", "regression_rate", "regression_share_of_old_correct", "change_rate", "independence_ratio")
@@ -67,7 +68,7 @@ class ParserTally:
     items: int
     parsed: int
     correct: int
-    policy: str
+    policy: Policy
 
     @property
     def unparsed(self) -> int:
@@ -174,7 +175,7 @@ class Audit:
     """A parser audit over several files, with an optional edge."""
 
     parsers: tuple[str, ...]
-    unparsed_policy: str
+    unparsed_policy: Policy
     files: tuple[FileAudit, ...]
     edge: EdgeAudit | None = None
 
@@ -190,8 +191,7 @@ class Audit:
 
 
 def _check(parsers: Sequence[Parser], policy: str, examples: int) -> None:
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {policy!r}")
+    check_policy(policy)
     names = [p.name for p in parsers]
     if len(names) < 2:
         raise UsageError(Message("a parser audit needs at least two parsers (", Param("parsers"), " A ",

@@ -43,7 +43,7 @@ class Comparison:
     cells: FourCell
     shared_items: int
     parser: str
-    unparsed_policy: str
+    unparsed_policy: Policy
     reader: str = "-"  # the reader(s) of both sides' files
 
     @property

@@ -24,11 +24,12 @@ import numpy as np
 from replicate.judge.align import Aligned, align
 from replicate.judge.compare import Comparison, RunSide, pair_reader
 from replicate.judge.model import LabelledRun, readonly
-from replicate.judge.pairs import POLICIES, PairCounts, Policy, pair_counts
+from replicate.judge.pairs import PairCounts, Policy, pair_counts
 from replicate.output import pct
 from replicate.parsing import UNPARSED
 from replicate.stats.fourcell import as_float, figure_arrays
 from replicate.stats.gold import accuracy, mean_absolute_error, pearson_r
+from replicate.stats.policy import check_policy
 
 #: The figures shown as matrices, in order (all fractions; ratio for independence).
 FIGURES: tuple[str, ...] = (
@@ -107,8 +108,7 @@ class Flag:
 
 def baselines(aligned: Aligned, *, policy: Policy = "intersect", scale: tuple[int, int] = DEFAULT_SCALE) -> tuple[Baseline, ...]:
     """n, EM, MAE and Pearson r of each aligned run against gold (see module doc)."""
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {policy!r}")
+    check_policy(policy)
     lo, hi = scale
     gold = aligned.gold
     gold_out = int(np.count_nonzero((gold < lo) | (gold > hi)))

@@ -10,7 +10,7 @@ The unparsed policy decides which items a pair counts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -18,9 +18,7 @@ from replicate.judge.align import Aligned
 from replicate.judge.model import readonly
 from replicate.parsing import UNPARSED
 from replicate.stats.fourcell import FourCell
-
-Policy = Literal["intersect", "wrong"]
-POLICIES: tuple[str, ...] = ("intersect", "wrong")
+from replicate.stats.policy import POLICIES, Policy, check_policy  # noqa: F401  (re-exported)
 
 
 @dataclass(frozen=True)
@@ -28,7 +26,7 @@ class PairCounts:
     """Four cells and label changes of every ordered pair (row = old, column = new)."""
 
     names: tuple[str, ...]
-    policy: str
+    policy: Policy
     n: np.ndarray
     both: np.ndarray
     only_old: np.ndarray
@@ -58,8 +56,7 @@ def pair_counts(aligned: Aligned, *, policy: Policy = "intersect") -> PairCounts
     ``wrong`` keeps them and counts an unparsed output as wrong (and as a
     label of its own when counting changes).
     """
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {policy!r}")
+    check_policy(policy)
     labels = aligned.labels
     correct = labels == aligned.gold[None, :]
     valid = labels != UNPARSED if policy == "intersect" else np.ones_like(correct)

@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from replicate.stats.policy import Policy, check_policy
+
 #: Per edge, the item categories every figure is computed from (over items valid under the policy).
 CATEGORIES: tuple[str, ...] = ("both", "only_old", "only_new", "neither_same", "neither_changed")
 
@@ -130,7 +132,7 @@ class Interval:
         }
 
 
-def _masks(labels: np.ndarray, gold: np.ndarray, a: np.ndarray, b: np.ndarray, policy: str) -> tuple[np.ndarray, ...]:
+def _masks(labels: np.ndarray, gold: np.ndarray, a: np.ndarray, b: np.ndarray, policy: Policy) -> tuple[np.ndarray, ...]:
     """Boolean ``(len(a), N)`` per category of :data:`CATEGORIES`: which items of edges a -> b fall in it."""
     correct = labels == gold[None, :]
     valid = labels != UNPARSED if policy == "intersect" else np.ones_like(correct)
@@ -142,8 +144,7 @@ def _masks(labels: np.ndarray, gold: np.ndarray, a: np.ndarray, b: np.ndarray, p
 
 
 def _check(policy: str, n_resamples: int, confidence_level: float) -> None:
-    if policy not in ("intersect", "wrong"):
-        raise ValueError(f"policy must be one of intersect, wrong; got {policy!r}")
+    check_policy(policy)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
         raise ValueError(f"n_resamples must be a positive integer; got {n_resamples!r}")
     if not 0 < confidence_level < 1:
@@ -157,7 +158,7 @@ def cluster_category_counts(
     codes: np.ndarray,
     n_clusters: int,
     *,
-    policy: str = "intersect",
+    policy: Policy = "intersect",
 ) -> np.ndarray:
     """Per cluster and edge, the category counts: int64 ``(n_clusters, len(pairs), 5)``.
 
@@ -191,7 +192,7 @@ def cluster_category_counts(
 
 
 def _counts_by_gram(
-    labels: np.ndarray, gold: np.ndarray, a: np.ndarray, b: np.ndarray, bounds: np.ndarray, policy: str
+    labels: np.ndarray, gold: np.ndarray, a: np.ndarray, b: np.ndarray, bounds: np.ndarray, policy: Policy
 ) -> np.ndarray:
     """Category counts from per-cluster Gram matrices of the runs (items sorted by cluster).
 
@@ -331,7 +332,7 @@ def bootstrap_pairs(
     pairs: Sequence[tuple[int, int]],
     *,
     clusters: Clusters | None = None,
-    policy: str = "intersect",
+    policy: Policy = "intersect",
     n_resamples: int = DEFAULT_RESAMPLES,
     confidence_level: float = 0.95,
     seed: int = DEFAULT_SEED,

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from replicate.stats.policy import Policy
+
 UNPARSED = -1
 DIFFICULTY_METHOD = "leave-pair-out difficulty, logistic shift per side"
 MIN_OTHER_RUNS = 2
@@ -91,7 +93,7 @@ def _shift(logits: np.ndarray, weights: np.ndarray, target: np.ndarray) -> np.nd
 
 
 def difficulty_baseline(
-    labels: np.ndarray, gold: np.ndarray, pairs: Sequence[tuple[int, int]], *, policy: str = "intersect"
+    labels: np.ndarray, gold: np.ndarray, pairs: Sequence[tuple[int, int]], *, policy: Policy = "intersect"
 ) -> DifficultyBaseline:
     """Expected regression rate of each edge under errors independent given item difficulty.
 

@@ -19,10 +19,13 @@ Difference ``d = x_t / n_t - x_s / n_s`` (target minus source), at
 from __future__ import annotations
 
 from statistics import NormalDist
+from typing import Literal, get_args
 
 import numpy as np
 
-DIFF_METHODS: tuple[str, ...] = ("newcombe", "wald", "agresti-caffo")
+#: Intervals for a difference of two proportions.
+DiffMethod = Literal["newcombe", "wald", "agresti-caffo"]
+DIFF_METHODS: tuple[DiffMethod, ...] = get_args(DiffMethod)
 
 
 def z_value(confidence_level: float) -> float:
@@ -56,7 +59,7 @@ def diff_interval(
     x_t: np.ndarray,
     n_t: np.ndarray,
     *,
-    method: str = "newcombe",
+    method: DiffMethod = "newcombe",
     confidence_level: float = 0.95,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Interval for ``x_t / n_t - x_s / n_s``; every ``n`` must be > 0."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence, get_args
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from replicate.diagnostics import Diagnostics
 from replicate.errors import Message, Param, UsageError
 from replicate.stats.classify import CLASSES, IMPROVED, REGRESSED, classify, parse_eps, parse_eps_list
 from replicate.stats.fisher import PValueTables
-from replicate.stats.intervals import DIFF_METHODS, diff_interval
+from replicate.stats.intervals import DIFF_METHODS, DiffMethod, diff_interval
 from replicate.stats.itemtests import Rule, cell_tests, min_attainable_p
 from replicate.stats.null import permutation_null
 from replicate.stats.power import FlagPower, flag_power
@@ -43,7 +43,9 @@ from replicate.trials.results import (
 
 DEFAULT_SEED = 12345
 POWER_MOVE = (0.4, 0.6)  # the reference move whose power is shown beside P+ and P-
-BY_CHOICES = ("benchmark", "none")
+#: How cells are formed: one per edge and benchmark, or benchmarks pooled.
+By = Literal["benchmark", "none"]
+BY_CHOICES: tuple[By, ...] = get_args(By)
 MISSING_STRATUM = "(missing)"
 
 
@@ -86,7 +88,8 @@ def _validate(
     ci: str,
     n_null: int,
     seed: int,
-) -> None:
+) -> DiffMethod:
+    """Raise on bad arguments; ``ci`` as the interval method it names."""
     if not edges:
         raise UsageError(Message("give at least one ", Param("edges"), " SOURCE:TARGET"))
     unknown = sorted({m for e in edges for m in e if m not in counts.models})
@@ -108,6 +111,7 @@ def _validate(
         raise UsageError(Message(Param("n_null"), f" must be >= 0 (0 = off), got {n_null}"))
     if seed < 0:
         raise UsageError(Message(Param("seed"), f" must be >= 0, got {seed}"))
+    return ci
 
 
 def analyse_items(
@@ -144,7 +148,7 @@ def analyse_items(
     except ValueError as exc:
         raise UsageError(Message.naming(str(exc), "eps", "sensitivity")) from None
     counts, row_unit = aggregate(table)
-    _validate(counts, edges, by, alpha, ci, n_null, seed)
+    method = _validate(counts, edges, by, alpha, ci, n_null, seed)
     if not all(0 <= x <= 1 for x in power_move) or len(power_move) != 2:
         raise UsageError(Message(Param("power_move"), f" must be two accuracies in [0, 1], got {power_move}"))
     rule = Rule(PValueTables(), float(alpha), (eps_f, *sens))
@@ -169,7 +173,7 @@ def analyse_items(
             cells.append(
                 _cell(
                     counts, s, t, bench, units,
-                    rule=rule, ci=ci, n_null=n_null, seed=seed, stratum_of_unit=stratum_of_unit,
+                    rule=rule, ci=method, n_null=n_null, seed=seed, stratum_of_unit=stratum_of_unit,
                     draws=draws, diag=diag, path=table.path, tarone=tarone, power_move=power_move,
                 )
             )
@@ -248,7 +252,7 @@ def _cell(
     units: np.ndarray,
     *,
     rule: Rule,
-    ci: str,
+    ci: DiffMethod,
     n_null: int,
     seed: int,
     stratum_of_unit: list[Any] | None,

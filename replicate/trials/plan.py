@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 from replicate.errors import Message, Param, UsageError
-from replicate.output import Format, dumps_json, pct, table
+from replicate.output import Format, FormatArg, dumps_json, pct, table
 from replicate.stats.classify import parse_eps
 from replicate.stats.power import (
     DEFAULT_RESAMPLES,
@@ -146,7 +146,7 @@ def _move(p: float, q: float) -> str:
     return f"{p:g} -> {q:g}"
 
 
-def render_plan(result: PlanResult, fmt: Format | str) -> str:
+def render_plan(result: PlanResult, fmt: FormatArg) -> str:
     fmt = Format(fmt)
     if fmt is Format.json:
         return dumps_json(result.to_json())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replicate.output import Format, dumps_json, pct, table
+from replicate.output import Format, FormatArg, dumps_json, pct, table
 from replicate.provenance import FileProvenance, provenance_markdown
 from replicate.trials.results import ItemsResult
 
@@ -30,7 +30,7 @@ def input_lines(provenance: FileProvenance | None, fmt: Format) -> str:
     return line + ")\n"
 
 
-def render_items(result: ItemsResult, fmt: Format | str) -> str:
+def render_items(result: ItemsResult, fmt: FormatArg) -> str:
     """The ``replicate items`` report: JSON, or a text/markdown table per section."""
     fmt = Format(fmt)
     if fmt is Format.json:

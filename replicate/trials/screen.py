@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 
 from replicate.errors import Message, Param, UsageError
-from replicate.output import Format, dumps_json, pct, table
+from replicate.output import Format, FormatArg, dumps_json, pct, table
 from replicate.provenance import FileProvenance
 from replicate.trials.counts import aggregate
 from replicate.trials.load import TrialsTable
@@ -132,7 +132,7 @@ def screen(
     )
 
 
-def render_screen(result: ScreenResult, fmt: Format | str) -> str:
+def render_screen(result: ScreenResult, fmt: FormatArg) -> str:
     fmt = Format(fmt)
     if fmt is Format.json:
         return dumps_json(result.to_json())

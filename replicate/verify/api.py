@@ -150,7 +150,7 @@ def _touched(
         c = r.claim
         for p in r.parsers:
             if c.scope == "edge":
-                e = rc.edge(c.old, c.new, p, c.policy)  # type: ignore[arg-type]
+                e = rc.edge(c.old, c.new, p, c.policy)  # type: ignore[arg-type]  # an edge claim names old and new
                 if not isinstance(e, str):
                     edges.setdefault((c.old, c.new, p, c.policy), e)
             elif c.scope == "floor":

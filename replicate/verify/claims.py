@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Collection, Mapping
 
 from replicate.errors import BadInput
+from replicate.stats.policy import POLICIES, Policy
 from replicate.tomlfile import read_toml
 from replicate.verify.matching import Printed
 from replicate.verify.metrics import METRICS, UNITS, Metric
@@ -48,8 +49,6 @@ from replicate.verify.trials_claims import (
     parse_tables,
     parse_trial_claim,
 )
-
-POLICIES = ("intersect", "wrong")
 
 STUDY_FIELDS = ("title", "reference", "release", "commit", "parser")
 FIELDS_FIELDS = ("key_fields", "gold_field", "output_fields")
@@ -93,7 +92,7 @@ class Claim:
     new: str | None = None
     runs: tuple[str, ...] = ()
     parser: str | None = None  # pinned parser (None: recompute under every parser asked)
-    unparsed: str | None = None  # pinned unparsed policy (None: the default, intersect)
+    unparsed: Policy | None = None  # pinned unparsed policy (None: the default, intersect)
     position: int = 0  # 1-based position among [[claims]]
 
     @property
@@ -126,7 +125,7 @@ class Claim:
         return str(self.run)
 
     @property
-    def policy(self) -> str:
+    def policy(self) -> Policy:
         return self.unparsed or "intersect"
 
     def to_json(self) -> dict:

@@ -33,6 +33,7 @@ from replicate.judge.model import LabelledRun, Run
 from replicate.parsing import UNPARSED, Parser
 from replicate.stats.fourcell import RATIOS, FourCell, exact_ratio
 from replicate.stats.gold import accuracy, mean_absolute_error, pearson_r
+from replicate.stats.policy import Policy
 from replicate.verify.claims import Claim
 
 Value = Fraction | int | float
@@ -61,7 +62,7 @@ class RunFigures:
 
     name: str
     parser: str
-    policy: str
+    policy: Policy
     items: int
     unparsed: int
     correct: int
@@ -101,7 +102,7 @@ class EdgeFigures:
     old: str
     new: str
     parser: str
-    policy: str
+    policy: Policy
     cells: FourCell
     changed: int
     shared_items: int
@@ -191,7 +192,7 @@ class Recomputer:
         return self._labelled[key]
 
     # -- figures ---------------------------------------------------------------------
-    def run_figures(self, name: str, parser: str, policy: str) -> RunFigures:
+    def run_figures(self, name: str, parser: str, policy: Policy) -> RunFigures:
         key = (name, parser, policy)
         if key not in self._run:
             lr = self.labelled(name, parser)
@@ -207,12 +208,12 @@ class Recomputer:
             )
         return self._run[key]
 
-    def edge(self, old: str, new: str, parser: str, policy: str) -> EdgeFigures | str:
+    def edge(self, old: str, new: str, parser: str, policy: Policy) -> EdgeFigures | str:
         """The edge's figures, or the reason (text) it cannot be computed."""
         key = (old, new, parser, policy)
         if key not in self._edge:
             try:
-                cmp = compare(self.labelled(old, parser), self.labelled(new, parser), policy=policy)  # type: ignore[arg-type]
+                cmp = compare(self.labelled(old, parser), self.labelled(new, parser), policy=policy)
             except ReplicateError as exc:
                 self._edge[key] = str(exc)
                 return self._edge[key]
@@ -222,12 +223,12 @@ class Recomputer:
             )
         return self._edge[key]
 
-    def floor(self, runs: Sequence[str], parser: str, policy: str) -> FloorFigures | str:
+    def floor(self, runs: Sequence[str], parser: str, policy: Policy) -> FloorFigures | str:
         """The floor of the repeats ``runs``, or the reason (text) it cannot be computed."""
         key = (tuple(runs), parser, policy)
         if key not in self._floor:
             try:
-                fl = judge_floor([self.labelled(r, parser) for r in runs], policy=policy)  # type: ignore[arg-type]
+                fl = judge_floor([self.labelled(r, parser) for r in runs], policy=policy)
             except ReplicateError as exc:
                 self._floor[key] = str(exc)
                 return self._floor[key]
@@ -249,7 +250,7 @@ class Recomputer:
                 why = _UNDEFINED.get(metric, "the run has no items")
             return Computed(value, None if value is not None else why)
         if claim.scope == "edge":
-            e = self.edge(claim.old, claim.new, parser, policy)  # type: ignore[arg-type]
+            e = self.edge(claim.old, claim.new, parser, policy)  # type: ignore[arg-type]  # an edge claim names old and new
             if isinstance(e, str):
                 return Computed(None, e)
             if e.cells.n == 0 and metric != "n" and not metric.startswith("cells."):

@@ -38,10 +38,11 @@ from replicate.judge.floor.checks import (  # noqa: F401  (re-exported)
     check_main,
 )
 from replicate.judge.model import LabelledRun
-from replicate.judge.pairs import POLICIES, Policy, pair_counts
+from replicate.judge.pairs import Policy, pair_counts
 from replicate.parsing import UNPARSED
 from replicate.stats.fourcell import FourCell, as_float, float_ratio
 from replicate.stats.gold import accuracy
+from replicate.stats.policy import check_policy
 from replicate.stats.ranges import Placement, Span, place  # noqa: F401
 
 
@@ -148,7 +149,7 @@ class Floor:
     overlaps: tuple[Overlap, ...]
     shared_items: int
     parser: str
-    unparsed_policy: str
+    unparsed_policy: Policy
     edge: EdgeCheck | None = None
     main: MainCheck | None = None
     reader: str = "-"  # the reader(s) of the repeats' files
@@ -220,7 +221,7 @@ class Floor:
         return out
 
 
-def _valid(aligned: Aligned, policy: str) -> tuple[np.ndarray, np.ndarray]:
+def _valid(aligned: Aligned, policy: Policy) -> tuple[np.ndarray, np.ndarray]:
     correct = aligned.labels == aligned.gold[None, :]
     valid = aligned.labels != UNPARSED if policy == "intersect" else np.ones_like(correct)
     return correct, valid
@@ -260,9 +261,6 @@ def overlaps(aligned: Aligned, pairs: Sequence[tuple[int, int]], *, policy: Poli
     return tuple(out)
 
 
-def _check_policy(policy: str) -> None:
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {policy!r}")
 
 
 def floor(
@@ -280,7 +278,7 @@ def floor(
     regression-rate range; MAIN is compared with each repeat on the items
     they share and placed against the change-rate range.
     """
-    _check_policy(policy)
+    check_policy(policy)
     repeats = tuple(repeats)
     if len(repeats) < 2:
         raise UsageError(f"a floor needs at least two repeats of one model; got {len(repeats)}")

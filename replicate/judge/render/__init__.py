@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from replicate.diagnostics import Diagnostics
 from replicate.judge.compare import Comparison
-from replicate.output import Format, num, pct, table
+from replicate.output import Format, FormatArg, num, pct, table
 from replicate.stats.fourcell import FourCell
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def heading(text: str, fmt: Format, level: int = 2) -> str:
     return f"{text}\n{('=' if level <= 2 else '-') * len(text)}\n"
 
 
-def cells_table(cells: FourCell, fmt: Format | str, *, old: str = "old", new: str = "new") -> str:
+def cells_table(cells: FourCell, fmt: FormatArg, *, old: str = "old", new: str = "new") -> str:
     """The four cells as a 2x2 table with margins."""
     rows = [
         [f"{old} right", f"{cells.both} (both)", f"{cells.only_old} (only_old)", str(cells.old_correct)],
@@ -46,7 +46,7 @@ def cells_table(cells: FourCell, fmt: Format | str, *, old: str = "old", new: st
     return table(rows, ["", f"{new} right", f"{new} wrong", "total"], fmt)
 
 
-def figures_table(cells: FourCell, fmt: Format | str, *, change_rate: float | None = None, from_labels: bool = False) -> str:
+def figures_table(cells: FourCell, fmt: FormatArg, *, change_rate: float | None = None, from_labels: bool = False) -> str:
     """Every figure of one edge with its definition and, for rates, a Wilson 95% interval.
 
     ``from_labels`` (the figures of a comparison of labelled runs) adds the change rate, which the four
@@ -137,7 +137,7 @@ def _files_line(side, shared: int) -> str:
     )
 
 
-def comparison_text(cmp: Comparison, fmt: Format | str) -> str:
+def comparison_text(cmp: Comparison, fmt: FormatArg) -> str:
     """The full report of one edge (table or markdown)."""
     fmt = Format(fmt)
     c = cmp.cells
@@ -232,7 +232,7 @@ _CHAIN_TEXT_BLOCKS = [
 ]
 
 
-def chain_text(edges: Sequence[Comparison], fmt: Format | str) -> str:
+def chain_text(edges: Sequence[Comparison], fmt: FormatArg) -> str:
     """One row per edge: one table in markdown, two narrower blocks in plain text."""
     fmt = Format(fmt)
     if fmt is Format.markdown:
@@ -253,7 +253,7 @@ def chain_text(edges: Sequence[Comparison], fmt: Format | str) -> str:
     return out
 
 
-def cells_text(cells: FourCell, fmt: Format | str) -> str:
+def cells_text(cells: FourCell, fmt: FormatArg) -> str:
     """Figures derived from a four-cell table alone (no change rate: it needs the labels)."""
     fmt = Format(fmt)
     parts = [cells_table(cells, fmt), figures_table(cells, fmt), *_prose([identity_line(cells), reading(cells)], fmt)]
@@ -319,7 +319,7 @@ def parse_summary(labelled, run) -> ParseSummary:
     )
 
 
-def parse_text(s: ParseSummary, fmt: Format | str) -> str:
+def parse_text(s: ParseSummary, fmt: FormatArg) -> str:
     rows: list[list[Any]] = [
         ["lines", s.lines],
         ["records (items)", s.records],

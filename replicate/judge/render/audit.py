@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from replicate.judge.audit import EDGE_FIGURES, Audit, FileAudit
 from replicate.judge.render import heading
-from replicate.output import Format, num, pct, table
+from replicate.output import Format, FormatArg, num, pct, table
+from replicate.stats.policy import Policy
 
 #: How many label patterns a text report lists per file (JSON lists all).
 PATTERNS_SHOWN = 10
@@ -14,7 +15,7 @@ def _lab(v: int | None) -> str:
     return "unparsed" if v is None else str(v)
 
 
-def file_text(fa: FileAudit, fmt: Format | str, *, policy: str) -> str:
+def file_text(fa: FileAudit, fmt: FormatArg, *, policy: Policy) -> str:
     fmt = Format(fmt)
     out = [heading(f"{fa.path} ({fa.items} items)", fmt)]
     rows = [[t.parser, t.parsed, t.unparsed, pct(t.unparsed / fa.items if fa.items else None, 1), pct(t.em, 1)] for t in fa.parsers]
@@ -58,7 +59,7 @@ def _delta(fig: str, v: float | int | None) -> str:
     return f"{100 * v:+.2f} pp"
 
 
-def audit_text(a: Audit, fmt: Format | str) -> str:
+def audit_text(a: Audit, fmt: FormatArg) -> str:
     """Each file's parser tallies, differing labels and examples; then the edge per parser."""
     fmt = Format(fmt)
     out = [f"parsers: {', '.join(a.parsers)}; unparsed policy: {a.unparsed_policy}\n"]

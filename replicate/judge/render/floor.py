@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from replicate.judge.floor import FAR_BEYOND_FACTOR, Floor, Placement, Span
 from replicate.judge.render import heading
-from replicate.output import Format, num, pct, table
+from replicate.output import Format, FormatArg, num, pct, table
 
 READINGS = {
     "inside": "Reading: this edge's regressions cannot be told apart from rerun noise.",
@@ -37,7 +37,7 @@ def _placement(p: Placement | None, what: str) -> str:
     return f"{what} {pct(p.rate)} lies {p.verdict} the floor by {pp(p.margin)}"
 
 
-def floor_text(fl: Floor, fmt: Format | str) -> str:
+def floor_text(fl: Floor, fmt: FormatArg) -> str:
     """Repeats, every ordered pair, the ranges, EM spread, Jaccard overlaps and the checks asked for."""
     fmt = Format(fmt)
     out = [heading(f"Rerun floor of {len(fl.repeats)} repeats: {', '.join(fl.names)}", fmt)]

@@ -6,7 +6,7 @@ import math
 
 from replicate.judge.matrix import FIGURES, Matrix
 from replicate.judge.render import heading
-from replicate.output import Format, num, pct, table
+from replicate.output import Format, FormatArg, num, pct, table
 
 TITLES = {
     "regression_rate": "regression rate (only_old / n)",
@@ -22,7 +22,7 @@ def _cell(figure: str, value: float) -> str:
     return num(value, 2) if figure == "independence_ratio" else pct(value, 1)
 
 
-def figure_table(m: Matrix, figure: str, fmt: Format | str) -> str:
+def figure_table(m: Matrix, figure: str, fmt: FormatArg) -> str:
     """One figure as a matrix: rows = old, columns = new; the diagonal is left blank."""
     fmt = Format(fmt)
     if figure not in m.figures:
@@ -36,7 +36,7 @@ def figure_table(m: Matrix, figure: str, fmt: Format | str) -> str:
     return table(rows, ["old \\ new", *names], fmt)
 
 
-def baselines_table(m: Matrix, fmt: Format | str) -> str:
+def baselines_table(m: Matrix, fmt: FormatArg) -> str:
     rows = [
         [b.name, b.items, b.dropped, b.unparsed, b.n, pct(b.em, 1), b.n_scored, num(b.mae), num(b.pearson_r)]
         for b in m.baselines
@@ -44,7 +44,7 @@ def baselines_table(m: Matrix, fmt: Format | str) -> str:
     return table(rows, ["run", "items", "not shared", "unparsed", "n (EM)", "EM", "n (MAE, r)", "MAE", "Pearson r"], Format(fmt))
 
 
-def matrix_text(m: Matrix, fmt: Format | str) -> str:
+def matrix_text(m: Matrix, fmt: FormatArg) -> str:
     """Baselines, one matrix per figure, then the sanity flags."""
     fmt = Format(fmt)
     head = f"All pairs of {len(m.names)} runs ({len(m.names) * (len(m.names) - 1)} ordered pairs)"
