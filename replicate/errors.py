@@ -110,6 +110,8 @@ class CheckFailed(ReplicateError):
 
 
 def _locate(path: str | None, line: int | None, message: str) -> str:
+    if path == "-":
+        path = "<stdin>"
     if path is None:
         return message
     if line is None:

@@ -163,6 +163,8 @@ def _licence_of(manifest: dict) -> str | None:
 
 def find_release(path: str | os.PathLike[str]) -> ReleaseRef | None:
     """The manifest entry of ``path`` if it lies inside a fetched release directory."""
+    if os.fspath(path) == "-":  # standard input comes from no release
+        return None
     p = Path(path).resolve()
     for parent in p.parents:
         candidate = parent / MANIFEST_NAME

@@ -49,6 +49,13 @@ def command_reference() -> str:
         "Every command below is shown with its `--help` text. Exit codes: 0 success,",
         "1 a check failed, 2 bad usage or bad input.",
         "",
+        "A file to read given as `-` is standard input (`replicate parse -`,",
+        "`replicate items -`); a file to write given as `-` is standard output",
+        "(`--out -`, `--labels -`, `--per-item -`), the command's report then going",
+        "to stderr. `replicate --version` prints the version;",
+        "`replicate --install-completion` installs shell completion (bash, zsh, fish,",
+        "PowerShell) and `--show-completion` prints the script instead.",
+        "",
     ]
     for sub_ctx, cmd in _walk(root, ctx):
         title = sub_ctx.command_path

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any, TypeVar
 
 import typer
 from typer.core import TyperGroup
 
+from replicate.cli.help import ReplicateContext, ReplicateTyper, tidy_params
 from replicate.errors import Namer, ReplicateError
 from replicate.output import Format
 
@@ -53,6 +55,12 @@ class ReplicateGroup(TyperGroup):
     Parameters the message names are shown as the failing command's options.
     """
 
+    context_class = ReplicateContext
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        tidy_params(self.params)
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
@@ -64,13 +72,15 @@ class ReplicateGroup(TyperGroup):
             ctx.exit(exc.exit_code)
 
 
-def make_app(name: str | None = None, help: str | None = None) -> typer.Typer:
-    return typer.Typer(
+def make_app(name: str | None = None, help: str | None = None, *, completion: bool = False) -> typer.Typer:
+    """A command group; ``completion`` adds ``--install-completion``/``--show-completion``
+    (the root application only)."""
+    return ReplicateTyper(
         name=name,
         help=help,
         cls=ReplicateGroup,
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=completion,
         pretty_exceptions_show_locals=False,  # never print API keys held in locals
         rich_markup_mode=None,
     )
@@ -79,6 +89,7 @@ def make_app(name: str | None = None, help: str | None = None) -> typer.Typer:
 app = make_app(
     "replicate",
     "Audit published LLM-judge and benchmark outputs across model versions.",
+    completion=True,
 )
 
 # Shared option types -----------------------------------------------------------
@@ -99,8 +110,31 @@ def warn(text: str) -> None:
     typer.echo(text, err=True)
 
 
+@contextlib.contextmanager
+def report_to_stderr(when: bool) -> Iterator[None]:
+    """While a command's file goes to standard output (``--out -``), its report goes to stderr."""
+    if not when:
+        yield
+        return
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from replicate import __version__
+
+        echo(f"replicate {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
     """Audit published LLM-judge and benchmark outputs across model versions.
 
     Every verb that computes figures offers --format table|markdown|json.

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from replicate.cli.base import FormatOpt, StrictOpt, app, echo, warn
+from replicate.cli.base import FormatOpt, StrictOpt, app, echo, report_to_stderr, warn
 from replicate.errors import UsageError
 from replicate.output import Format
 
@@ -17,10 +17,10 @@ def collect_cmd(
     config: Annotated[Path, typer.Argument(metavar="CONFIG", help="Collection config (TOML): [endpoint], [collection], [params].")],
     items: Annotated[Path, typer.Option("--items", help="Items file (JSONL): id, benchmark, messages or prompt, reference, scorer, metadata.")],
     archive: Annotated[Path, typer.Option("--archive", help="Archive (JSONL) to create or resume; append-only.")],
-    models: Annotated[Optional[str], typer.Option("--models", help="Override [collection] models: comma-separated, in phase order.")] = None,
+    models: Annotated[Optional[str], typer.Option("--models", metavar="NAME,...", help="Override [collection] models: comma-separated, in phase order.")] = None,
     k: Annotated[Optional[int], typer.Option("--k", help="Override [collection] k (trials per model and item).")] = None,
-    concurrency: Annotated[Optional[int], typer.Option("--concurrency", help="Override [collection] concurrency (requests in flight).")] = None,
-    base_url: Annotated[Optional[str], typer.Option("--base-url", help="Override [endpoint] base_url (which overrides the environment's OPENAI_BASE_URL).")] = None,
+    concurrency: Annotated[Optional[int], typer.Option("--concurrency", metavar="N", help="Override [collection] concurrency (requests in flight).")] = None,
+    base_url: Annotated[Optional[str], typer.Option("--base-url", metavar="URL", help="Override [endpoint] base_url (which overrides the environment's OPENAI_BASE_URL).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan (requests per phase, estimated tokens) and send nothing.")] = False,
     progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show progress on stderr (default: on).")] = None,
     retry_errors: Annotated[bool, typer.Option("--retry-errors", help="On resume, ask again the trials recorded as api_error (the new record supersedes the old).")] = False,
@@ -47,6 +47,8 @@ def collect_cmd(
     from replicate.collect.plan import make_plan, render_plan
     from replicate.collect.runner import CollectionInterrupted, CollectionStopped, Progress, collect, render_summary
 
+    if str(archive) == "-":
+        raise UsageError("--archive must name a file (it is appended to and resumed), not standard output")
     overrides = dict(k=k, concurrency=concurrency, base_url=base_url,
                      models=None if models is None else [m.strip() for m in models.split(",") if m.strip()])
     cfg = load_config(config, base_url=base_url).with_overrides(**overrides)
@@ -95,11 +97,11 @@ def _exit_interrupted(exc) -> None:
 def score_cmd(
     archive: Annotated[Path, typer.Argument(metavar="ARCHIVE", help="Archive written by 'replicate collect'.")],
     items: Annotated[Path, typer.Option("--items", help="The items file the archive was collected from.")],
-    out: Annotated[Path, typer.Option("--out", help="Trials table to write: .jsonl, .jsonl.gz or .csv.")],
-    scorer: Annotated[Optional[str], typer.Option("--scorer", help="Use this scorer (name@N) for every item instead of each item's own.")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Trials table to write: .jsonl, .jsonl.gz or .csv (- writes JSONL to standard output, the report then going to stderr).")],
+    scorer: Annotated[Optional[str], typer.Option("--scorer", metavar="NAME@N", help="Use this scorer (name@N) for every item instead of each item's own.")] = None,
     ifbench_strict: Annotated[Optional[list[Path]], typer.Option("--ifbench-strict", help="IFBench verifier strict results (eval_results_strict.jsonl); repeatable.")] = None,
     ifbench_loose: Annotated[Optional[list[Path]], typer.Option("--ifbench-loose", help="IFBench verifier loose results (eval_results_loose.jsonl); repeatable.")] = None,
-    refusal_detector: Annotated[str, typer.Option("--refusal-detector", help="Versioned refusal detector for answers without an answer line, or 'none'.")] = "refusal-phrases@1",
+    refusal_detector: Annotated[str, typer.Option("--refusal-detector", metavar="NAME@N", help="Versioned refusal detector for answers without an answer line, or 'none'.")] = "refusal-phrases@1",
     strict: StrictOpt = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -117,11 +119,13 @@ def score_cmd(
     """
     from replicate.scoring.pipeline import render_report, score_archive_to_file
 
+    to_stdout = str(out) == "-"
     report = score_archive_to_file(
         archive, items, out, scorer=scorer, ifbench_strict=ifbench_strict or [], ifbench_loose=ifbench_loose or [],
         refusal_detector=None if refusal_detector == "none" else refusal_detector, strict=strict,
     )
-    echo(render_report(report, fmt))
+    with report_to_stderr(to_stdout):
+        echo(render_report(report, fmt))
     if report.rows == 0:
         warn(f"error: no trial was scored from {archive}: the archive holds no trials, or every trial was "
              "left out (see above)")

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from replicate.cli.base import FormatOpt, StrictOpt, app, echo
+from replicate.cli.base import FormatOpt, StrictOpt, app, echo, report_to_stderr
 from replicate.cli.judge_options import (
     GoldFieldOpt,
     GoldOpt,
@@ -42,7 +42,7 @@ def parse_cmd(
     gold_reader: GoldReaderOpt = None,
     labels: Annotated[
         Path | None,
-        typer.Option("--labels", metavar="OUT.jsonl", help="Write one row per item: the key fields, label (int or null) and gold. One FILE only."),
+        typer.Option("--labels", metavar="OUT.jsonl", help="Write one row per item: the key fields, label (int or null) and gold (- for standard output, the report then going to stderr). One FILE only."),
     ] = None,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
@@ -54,6 +54,7 @@ def parse_cmd(
 
     Example: replicate parse results/model_annotations.jsonl --parser umbrela-fallback@1
     """
+    from replicate.inputfile import is_stdio
     from replicate.judge.load.export import write_labels
     from replicate.judge.render import parse_summary, parse_text
     from replicate.judge.select import runs_from_files
@@ -65,12 +66,13 @@ def parse_cmd(
     summaries = [parse_summary(lr, run) for lr, run in zip(labelled, loaded.runs)]
     if labels is not None:
         write_labels(labels, labelled[0], fields=loaded.fields, run=loaded.runs[0])
-    emit(
-        loaded,
-        format,
-        json=lambda: {"runs": [s.to_json() for s in summaries]},
-        text=lambda: "\n".join(parse_text(s, format) for s in summaries),
-    )
+    with report_to_stderr(is_stdio(labels)):
+        emit(
+            loaded,
+            format,
+            json=lambda: {"runs": [s.to_json() for s in summaries]},
+            text=lambda: "\n".join(parse_text(s, format) for s in summaries),
+        )
 
 
 def _side_specs(positional: list[Path] | None, old: list[Path] | None, new: list[Path] | None):

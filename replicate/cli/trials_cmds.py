@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from replicate.cli.base import FormatOpt, StrictOpt, app, echo, flags, warn
+from replicate.cli.base import FormatOpt, StrictOpt, app, echo, flags, report_to_stderr, warn
 from replicate.output import Format
 
 _TRIALS_HELP = "Trials table: JSONL (.jsonl, .jsonl.gz) or CSV (.csv), one row per trial."
@@ -20,18 +20,18 @@ def items(
     trials: Annotated[Path, typer.Argument(metavar="TRIALS", help=_TRIALS_HELP, show_default=False)],
     edge: Annotated[
         list[str],
-        typer.Option("--edge", "-e", help="An edge SOURCE:TARGET (old model -> new model); repeatable."),
+        typer.Option("--edge", "-e", metavar="SRC:TGT", help="An edge SOURCE:TARGET (old model -> new model); repeatable."),
     ],
-    by: Annotated[str, typer.Option("--by", help="One cell per edge and benchmark ('benchmark') or benchmarks pooled ('none').")] = "benchmark",
+    by: Annotated[str, typer.Option("--by", metavar="benchmark|none", help="One cell per edge and benchmark ('benchmark') or benchmarks pooled ('none').")] = "benchmark",
     eps: Annotated[str, typer.Option("--eps", help="Practical threshold on the per-item difference, decided exactly (0.2 = 1/5).")] = "0.2",
     alpha: Annotated[float, typer.Option("--alpha", help="BH level: an item is significant when q <= alpha.")] = 0.05,
-    ci: Annotated[str, typer.Option("--ci", help="Interval for equivalence: newcombe (hybrid score), wald or agresti-caffo.")] = "newcombe",
-    null: Annotated[int, typer.Option("--null", help="Permutation replications (0 = off).")] = 1000,
+    ci: Annotated[str, typer.Option("--ci", metavar="METHOD", help="Interval for equivalence: newcombe (hybrid score), wald or agresti-caffo.")] = "newcombe",
+    null: Annotated[int, typer.Option("--null", metavar="N", help="Permutation replications (0 = off).")] = 1000,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of every random draw (default 12345); always recorded.")] = None,
-    per_item: Annotated[Optional[Path], typer.Option("--per-item", help="Write one JSON row per item and edge to this file.")] = None,
-    sensitivity: Annotated[Optional[str], typer.Option("--sensitivity", help="Also report the shares for each of these eps, e.g. 0.10,0.15,0.20,0.25.")] = None,
+    per_item: Annotated[Optional[Path], typer.Option("--per-item", help="Write one JSON row per item and edge to this file (- for standard output, the report then going to stderr).")] = None,
+    sensitivity: Annotated[Optional[str], typer.Option("--sensitivity", metavar="EPS,...", help="Also report the shares for each of these eps, e.g. 0.10,0.15,0.20,0.25.")] = None,
     single_draw: Annotated[bool, typer.Option("--single-draw", help="Also show the flips one random trial per item per model would show.")] = False,
-    strata: Annotated[Optional[str], typer.Option("--strata", help="Break the shares down by this item metadata column, e.g. difficulty.")] = None,
+    strata: Annotated[Optional[str], typer.Option("--strata", metavar="COLUMN", help="Break the shares down by this item metadata column, e.g. difficulty.")] = None,
     by_snapshot: Annotated[bool, typer.Option("--by-snapshot", help="Split each model answered by several snapshots into MODEL@SNAPSHOT models (name those in --edge).")] = False,
     tarone: Annotated[bool, typer.Option("--tarone", help="Leave out items whose smallest attainable Fisher p-value exceeds --alpha (they can never be significant), before BH.")] = False,
     power_move: Annotated[str, typer.Option("--power-move", help="Reference move P:Q whose power at each cell's K is shown beside P+ and P-.")] = "0.4:0.6",
@@ -49,6 +49,7 @@ def items(
     system_fingerprint of 'replicate score') is flagged with the trials per value.
     """
     from replicate.diagnostics import Diagnostics
+    from replicate.inputfile import is_stdio
     from replicate.trials.engine import analyse_items, parse_edge, per_item_rows
     from replicate.trials.load import read_trials
     from replicate.trials.plan import parse_move
@@ -65,7 +66,8 @@ def items(
     )
     if per_item is not None:
         _write_jsonl(per_item, per_item_rows(result))
-    echo(render_items(result, fmt))
+    with report_to_stderr(is_stdio(per_item)):
+        echo(render_items(result, fmt))
     _show_warnings(diag)
 
 
@@ -115,7 +117,11 @@ def _write_jsonl(path: Path, rows) -> None:
     import orjson
 
     from replicate.errors import UsageError
+    from replicate.inputfile import is_stdio, write_stdout
 
+    if is_stdio(path):
+        write_stdout(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+        return
     try:
         with open(path, "wb") as fh:
             for r in rows:
@@ -127,8 +133,8 @@ def _write_jsonl(path: Path, rows) -> None:
 @app.command("plan")
 @flags(n_items="--items", n_resamples="--resamples")
 def plan_cmd(
-    items_: Annotated[int, typer.Option("--items", "-n", help="Items in a cell (one edge x benchmark), the BH family size.", show_default=False)],
-    move: Annotated[Optional[list[str]], typer.Option("--move", "-m", help="A true move P:Q of one item's accuracy, source then target (default 0.4:0.6); repeatable.")] = None,
+    items_: Annotated[int, typer.Option("--items", "-n", metavar="N", help="Items in a cell (one edge x benchmark), the BH family size.", show_default=False)],
+    move: Annotated[Optional[list[str]], typer.Option("--move", "-m", metavar="P:Q", help="A true move P:Q of one item's accuracy, source then target (default 0.4:0.6); repeatable.")] = None,
     k: Annotated[Optional[list[str]], typer.Option("--k", "-k", help="Non-error trials per item: K on both sides or KSRC:KTGT (default 50); repeatable.")] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="BH level: an item is significant when q <= alpha.")] = 0.05,
     eps: Annotated[str, typer.Option("--eps", help="Practical threshold on the per-item difference, decided exactly (0.2 = 1/5).")] = "0.2",
@@ -136,7 +142,7 @@ def plan_cmd(
     base_rate: Annotated[Optional[float], typer.Option("--base-rate", help="Accuracy of the other items that stay put (default: P of the move).")] = None,
     power: Annotated[Optional[float], typer.Option("--power", help="Also find the smallest K per side reaching this power, e.g. 0.8.")] = None,
     k_max: Annotated[int, typer.Option("--k-max", help="Largest K examined by --power.")] = 200,
-    resamples: Annotated[int, typer.Option("--resamples", help="Simulated draws of the other items (the item itself is summed exactly).")] = 1000,
+    resamples: Annotated[int, typer.Option("--resamples", metavar="N", help="Simulated draws of the other items (the item itself is summed exactly).")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the simulated draws; always recorded.")] = 12345,
     fmt: FormatOpt = Format.table,
 ) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from replicate.cli.base import FormatOpt, StrictOpt, app, echo, warn
+from replicate.cli.base import FormatOpt, StrictOpt, app, echo, report_to_stderr, warn
 from replicate.cli.judge_options import ReaderOpt, show_detected
 from replicate.output import Format
 
@@ -22,7 +22,7 @@ def verify_cmd(
                      "Default: each claim's own parser, else the [study] parser, then every registered umbrela "
                      "parser, released readings before the project's corrected ones (umbrela-checked).", metavar="PARSER", show_default=False),
     ] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the markdown verification note here (figures beside it).", metavar="NOTE.md", show_default=False)] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the markdown verification note here (figures beside it; - for standard output, without figures, the report then going to stderr).", metavar="NOTE.md", show_default=False)] = None,
     fmt: FormatOpt = Format.table,
     no_fail: Annotated[bool, typer.Option("--no-fail", help="Exit 0 even when claims mismatch (bad input still exits 2).")] = False,
     date: Annotated[Optional[str], typer.Option("--date", help="Date printed in the note, YYYY-MM-DD (default: today, UTC).", metavar="YYYY-MM-DD", show_default=False)] = None,
@@ -54,12 +54,14 @@ def verify_cmd(
     2 for bad input.
     """
     from replicate.errors import BadInput, CheckFailed
+    from replicate.inputfile import write_stdout
     from replicate.output import dumps_json
     from replicate.verify.api import verify
     from replicate.verify.note import render_note, render_table
     from replicate.verify.plots import figures_for
 
-    if out is not None and (out.is_dir() or not out.parent.is_dir()):
+    to_stdout = out is not None and str(out) == "-"
+    if out is not None and not to_stdout and (out.is_dir() or not out.parent.is_dir()):
         why = "is a directory, not a file" if out.is_dir() else "its directory does not exist"
         raise BadInput(f"cannot write --out note: {why}", path=out)
     v = verify(claims, root=str(root), parsers=parser or None, date=date, strict=strict,
@@ -72,19 +74,22 @@ def verify_cmd(
             if f.chosen == "by content":
                 detected.setdefault(f.reader, []).append(f.provenance.path)
     show_detected(detected)
-    if out is not None:
+    if to_stdout:  # the note to standard output (no figures: they need a directory); the report to stderr
+        write_stdout(render_note(v).encode("utf-8"))
+    elif out is not None:
         fig = figures_for(v, out, draw=plots)
         try:
             out.write_text(render_note(v, out=out.as_posix(), figures=fig), encoding="utf-8")
         except OSError as exc:
             raise BadInput(f"cannot write --out note: {exc.strerror}", path=out) from None
         warn(f"wrote {out}" + "".join(f", {f}" for _, png, svg in fig.files for f in (png, svg)))
-    if fmt is Format.json:
-        echo(dumps_json(v))
-    elif fmt is Format.markdown and out is None:
-        echo(render_note(v))
-    else:
-        echo(render_table(v, fmt))
+    with report_to_stderr(to_stdout):
+        if fmt is Format.json:
+            echo(dumps_json(v))
+        elif fmt is Format.markdown and out is None:
+            echo(render_note(v))
+        else:
+            echo(render_table(v, fmt))
     failed = v.failed_ids
     if failed and not no_fail:
         raise CheckFailed(f"{len(failed)} claim(s) {_failed_words(v)}: {', '.join(failed)}")

@@ -49,8 +49,10 @@ def run_name(path: str | Path) -> str:
     """A file's run name: its file name without ``.jsonl``/``.jsonl.gz`` and ``_annotations``.
 
     ``results/gpt-4o_annotations.jsonl`` -> ``gpt-4o`` (the released layout
-    names every file ``<model>_annotations.jsonl``).
+    names every file ``<model>_annotations.jsonl``); ``-`` (standard input) -> ``stdin``.
     """
+    if str(path) == "-":
+        return "stdin"
     name = Path(path).name
     for suffix in _SUFFIXES:
         if name.endswith(suffix) and len(name) > len(suffix):

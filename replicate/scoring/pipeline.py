@@ -20,6 +20,7 @@ import orjson
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, UsageError
+from replicate.inputfile import is_stdio, write_stdout
 from replicate.output import Format, dumps_json, table
 from replicate.scoring.base import CATEGORIES, SCORERS, NoResult, ScoreInput, Scorer, categorize
 from replicate.trials.snapshots import describe_change, snapshot_changes
@@ -133,6 +134,8 @@ def score_records(
 
 
 def _check_out_name(out: Path) -> str:
+    if str(out) == "-":
+        return ".jsonl"  # standard output
     name = out.name.lower()
     for ext in (".csv", ".jsonl.gz", ".jsonl"):
         if name.endswith(ext):
@@ -157,13 +160,17 @@ def trials_bytes(rows: Sequence[Mapping[str, Any]], ext: str) -> bytes:
 
 
 def write_trials(rows: Sequence[Mapping[str, Any]], out: str | Path) -> None:
-    """Write the trials table: JSONL (``.jsonl``, ``.jsonl.gz``) or CSV (``.csv``) by extension.
+    """Write the trials table: JSONL (``.jsonl``, ``.jsonl.gz``) or CSV (``.csv``) by extension;
+    ``-``: JSONL to standard output.
 
     Written to a temporary file beside ``out`` and renamed over it, so a failed
     write never leaves half a table behind.
     """
     out = Path(out)
     blob = trials_bytes(rows, _check_out_name(out))
+    if is_stdio(out):
+        write_stdout(blob)
+        return
     tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
     try:
         tmp.write_bytes(blob)
@@ -266,7 +273,8 @@ def render_report(rep: ScoreReport, fmt: Format) -> str:
         return dumps_json(rep.to_json())
     rows = [[m, *(cs[c] for c in CATEGORIES), sum(cs.values())] for m, cs in rep.counts.items()]
     out = table(rows, ["model", *CATEGORIES, "trials"], fmt)
-    lines = [f"{rep.rows} trials written to {rep.out}" if rep.out else f"{rep.rows} trials scored"]
+    where = "standard output" if is_stdio(rep.out) else rep.out
+    lines = [f"{rep.rows} trials written to {where}" if rep.out else f"{rep.rows} trials scored"]
     lines.append("scorers: " + (", ".join(f"{k} ({v})" for k, v in rep.scorers.items()) or "none"))
     lines.append(f"refusal detector: {rep.refusal_detector or 'none'}")
     if rep.unscored:

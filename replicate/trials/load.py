@@ -32,7 +32,7 @@ import orjson
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
-from replicate.inputfile import read_input
+from replicate.inputfile import is_stdio, read_input
 from replicate.provenance import FileProvenance, file_provenance
 
 CATEGORIES: tuple[str, ...] = (
@@ -109,21 +109,22 @@ class TrialsTable:
 def read_trials(
     path: str | os.PathLike[str], *, diagnostics: Diagnostics | None = None
 ) -> TrialsTable:
-    """Read and validate a trials table. ``.csv`` is CSV; anything else is JSONL (``.gz`` ok)."""
+    """Read and validate a trials table. ``.csv`` is CSV; anything else is JSONL (``.gz`` ok);
+    ``-`` reads standard input (CSV unless its first record starts with ``{``)."""
     diag = diagnostics if diagnostics is not None else Diagnostics()
     p = Path(path)
     raw = read_input(p, what="trials table")
     prov = file_provenance(p, data=raw)
     data = raw
     name = p.name.lower()
-    if name.endswith(".gz"):
+    if name.endswith(".gz") or (is_stdio(p) and raw[:2] == b"\x1f\x8b"):
         try:
             data = gzip.decompress(raw)
         except (OSError, EOFError) as exc:
             raise BadInput(f"not a readable gzip file ({exc})", path=p) from None
         name = name[:-3]
-    if name.endswith(".csv"):
-        rows, lines = _rows_csv(data, p, diag)
+    if name.endswith(".csv") or (is_stdio(p) and data.lstrip()[:1] not in (b"{", b"")):
+        rows, lines = _rows_csv(data, p, diag)  # standard input: CSV unless it starts like JSONL
     else:
         rows, lines = _rows_jsonl(data, p, diag)
     return _build(rows, lines, p, prov)

@@ -7,6 +7,7 @@ from pathlib import Path
 import orjson
 
 from replicate.errors import BadInput
+from replicate.inputfile import is_stdio, write_stdout
 from replicate.judge.load import FieldSpec
 from replicate.judge.model import KEY_SEP, LabelledRun, Run
 
@@ -25,10 +26,13 @@ def label_rows(labelled: LabelledRun, *, key_fields: tuple[str, ...]) -> list[di
 
 
 def write_labels(path: str | Path, labelled: LabelledRun, *, fields: FieldSpec, run: Run) -> int:
-    """Write ``label_rows`` as JSONL to ``path``; returns the number of rows."""
+    """Write ``label_rows`` as JSONL to ``path`` (``-``: standard output); returns the number of rows."""
     key_fields = EXAM_KEY_FIELDS if run.labels is not None else fields.key_fields
     rows = label_rows(labelled, key_fields=key_fields)
     data = b"".join(orjson.dumps(r) + b"\n" for r in rows)
+    if is_stdio(path):
+        write_stdout(data)
+        return len(rows)
     try:
         Path(path).write_bytes(data)
     except OSError as exc:

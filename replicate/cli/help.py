@@ -1,0 +1,103 @@
+"""How help texts read: placeholders instead of Python types, no name broken across lines.
+
+Every command is a :class:`ReplicateCommand` (``ReplicateTyper.command`` makes it so)
+and every group a ``ReplicateGroup`` (``replicate.cli.base``) calling :func:`tidy_params`:
+
+- an argument shows its name alone (``FILE...``, not ``FILE <list[Path]>``);
+- an option without a metavar gets one: ``FILE`` for paths, else its name in capitals;
+- help text wraps at spaces only, never inside ``umbrela-fallback@1`` or ``--per-item``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import typer
+from typer.core import TyperArgument, TyperCommand, TyperOption
+
+#: Stands in for "-" while help text is wrapped, so that no line breaks inside a
+#: name (``umbrela-fallback@1``, ``--per-item``); same width, put back afterwards.
+_HYPHEN = "\u2011"
+
+
+# Typer's own Click classes (recent Typer versions carry their own copy of Click).
+_Context: Any = TyperCommand.context_class
+_Formatter: Any = _Context.formatter_class
+
+
+class HelpFormatter(_Formatter):
+    """Click's help formatter, wrapping at spaces only (never inside a hyphenated name)."""
+
+    def write_text(self, text: str) -> None:
+        super().write_text(text.replace("-", _HYPHEN))
+
+    def write_dl(self, rows: Sequence[tuple[str, str]], col_max: int = 30, col_spacing: int = 2) -> None:
+        rows = [(a.replace("-", _HYPHEN), b.replace("-", _HYPHEN)) for a, b in rows]
+        super().write_dl(rows, col_max, col_spacing)
+
+    def getvalue(self) -> str:
+        return str(super().getvalue()).replace(_HYPHEN, "-")
+
+
+class ReplicateContext(_Context):
+    formatter_class = HelpFormatter
+
+
+def _option_metavar(option: TyperOption) -> str | None:
+    """A placeholder for an option given none: FILE for paths, else the option's name
+    in capitals (``--seed SEED``); never a Python type (``<int>``, ``<list[str]>``)."""
+    desc = getattr(option, "type_descriptor", None)
+    if desc is not None:
+        choice, path = bool(desc.is_choice), bool(desc.is_path)
+    else:  # older Typer: a Click parameter type
+        kind = getattr(getattr(option, "type", None), "name", "")
+        choice, path = kind == "choice", kind == "path"
+    if choice:
+        return None  # choices list their values
+    if path:
+        return "FILE"
+    long = next((o for o in option.opts if o.startswith("--")), option.opts[0])
+    return long.lstrip("-").replace("-", "_").upper()
+
+
+class ReplicateArgument(TyperArgument):
+    """An argument shown by its name alone: ``FILE...``, never ``FILE <list[Path]>``."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None
+
+    def _usage_display_name(self) -> str:
+        name = self.display_name_raw
+        if self.nargs != 1 and not name.endswith("...") and " " not in name:
+            name += "..."
+        if not self.required and not name.startswith("["):
+            name = f"[{name}]"
+        return name
+
+
+def tidy_params(params: list[Any]) -> None:
+    for p in params:
+        if isinstance(p, TyperArgument):
+            p.__class__ = ReplicateArgument  # same fields; only how it is displayed differs
+        elif isinstance(p, TyperOption) and p.metavar is None and not p.is_flag and not p.count:
+            p.metavar = _option_metavar(p)
+
+
+class ReplicateCommand(TyperCommand):
+    """A command whose help wraps at spaces only and names placeholders, not types."""
+
+    context_class = ReplicateContext
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        tidy_params(self.params)
+
+
+class ReplicateTyper(typer.Typer):
+    """A Typer application whose commands are :class:`ReplicateCommand` unless told otherwise."""
+
+    def command(self, name: str | None = None, *, cls: type[TyperCommand] | None = None, **kwargs: Any) -> Any:
+        return super().command(name, cls=cls or ReplicateCommand, **kwargs)
+
+
