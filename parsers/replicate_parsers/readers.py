@@ -19,7 +19,7 @@ from typing import Iterator
 import orjson
 
 from replicate.judge.load.exam import exam_items, load_exam_file
-from replicate.judge.load.fields import FieldSpec
+from replicate.judge.load.fields import FieldSpec, describe
 from replicate.judge.load.flat import _checked_record, load_flat_file
 from replicate.judge.load.readfile import BLANK, RawFile, parse_line, split_lines
 from replicate.judge.model import KEY_SEP
@@ -225,3 +225,81 @@ TREC_QRELS = Reader(
 )
 
 READERS.append(TREC_QRELS)
+
+
+# umbrela-judge@1 ------------------------------------------------------------------
+_UMBRELA_IDS = ("qid", "docid")
+
+
+def _sniff_umbrela(head: bytes, options: ReadOptions) -> Match:
+    _, obj = _first_json(head, b"{")
+    if isinstance(obj, dict) and "prediction" in obj and "query" in obj and "passage" in obj:
+        return "yes"
+    return "no"
+
+
+def _umbrela_text(obj: dict, name: str, src: Source, lineno: int) -> str:
+    value = obj.get(name)
+    if type(value) is str:
+        return value
+    if type(value) is int and name in _UMBRELA_IDS:
+        return str(value)
+    if name not in obj:
+        raise src.bad(f"record lacks {name!r}", lineno)
+    raise src.bad(f"{name!r} must be a string, got {describe(value)}", lineno)
+
+
+def _umbrela_records(src: Source) -> Iterator[Record]:
+    """UMBRELA judge output (castorini/umbrela): one JSON object per
+    query-passage pair, as its judge writes them: ``model``, ``query``,
+    ``passage``, ``prompt``, ``prediction`` (the raw LLM response),
+    ``judgment`` (the tool's own 0-3 reading) and, in newer versions,
+    ``result_status`` and ``reasoning``.
+
+    Key: ``qid`` and ``docid`` when the file's first record has both (strings
+    or integers; then every record must), else the (query, passage) texts.
+    Raw output: ``prediction``, read by ``--parser`` (null reads as
+    unparsed). The tool's own ``judgment`` is not taken as the label (its
+    parse falls back to 0 when it finds no grade; name a parser instead), and
+    the records carry no gold: give it with ``--gold`` (qrels join by
+    qid/docid, so ids are needed for them). Other fields are ignored. Refused,
+    naming file and line: a line that is not a JSON object, a missing
+    query/passage/prediction (or id, once the first record has ids), a
+    prediction that is not text, a torn last line."""
+    f = _raw(src)
+    lines, torn = split_lines(f, src.data, src.diagnostics)
+    by_ids: bool | None = None
+    for lineno, line in enumerate(lines, 1):
+        obj = parse_line(f, lineno, line, len(lines), torn, src.diagnostics)
+        if obj is BLANK:
+            src.skipped += 1
+            continue
+        if not isinstance(obj, dict):
+            raise src.bad(f"expected a JSON object, got {describe(obj)}", lineno)
+        if by_ids is None:
+            by_ids = all(k in obj for k in _UMBRELA_IDS)
+        names = _UMBRELA_IDS if by_ids else ("query", "passage")
+        key = tuple(_umbrela_text(obj, n, src, lineno) for n in names)
+        if "prediction" not in obj:
+            raise src.bad("record lacks 'prediction' (the raw judge output)", lineno)
+        output = obj["prediction"]
+        if output is None:
+            src.warn("null-output", "'prediction' is null (read as unparsed)", lineno)
+        elif type(output) is not str:
+            raise src.bad(f"'prediction' must be a string, got {describe(output)}", lineno)
+        yield Record(key, lineno, output=output)
+
+
+UMBRELA_JUDGE = Reader(
+    "umbrela-judge@1",
+    "UMBRELA judge output JSONL: query, passage, raw prediction (parsed by --parser), the tool's judgment.",
+    _sniff_umbrela,
+    _umbrela_records,
+    yields="outputs",
+    key_names=("qid", "docid"),
+    has_gold=False,
+    format="umbrela",
+    details=inspect.cleandoc(_umbrela_records.__doc__ or ""),
+)
+
+READERS.append(UMBRELA_JUDGE)
