@@ -124,6 +124,10 @@ def _settings_table(results: list[TrialClaimResult]) -> list[str]:
     rows = []
     for key, ids in groups.items():
         s = shown[key]
+        if len(groups) > 1 and len(ids) > 8 and key == max(groups, key=lambda k: len(groups[k])):
+            ids = ["every other claim"]
+        elif len(groups) == 1:
+            ids = ["every claim"]
 
         def mark(name: str, value: Any, s: TrialSettings = s) -> str:
             return f"{value}" if name in s.given else f"{value} (default)"
@@ -132,6 +136,7 @@ def _settings_table(results: list[TrialClaimResult]) -> list[str]:
         rows.append([", ".join(ids), mark("eps", s.eps), mark("alpha", s.alpha), mark("ci", s.ci),
                      mark("null", s.null), mark("seed", s.seed), "per benchmark" if by == "benchmark" else "pooled",
                      f"[{s.low}, {s.high}] >= {s.threshold}", mark("tolerance", s.tolerance)])
+    rows.sort(key=lambda row: row[0] == "every other claim")  # the catch-all row last
     headers = ["claims", "eps", "alpha", "ci", "null", "seed", "cells", "screen band", "tolerance"]
     return [table(rows, headers, Format.markdown).rstrip("\n")]
 
@@ -145,7 +150,9 @@ def _claim_lines(results: list[TrialClaimResult]) -> list[str]:
         if r.mode == RECOMPUTED:
             tail = f"matches {c.printed.show_interval()}"
         else:
-            tail = f"replicated against the fresh collection for `{c.trials}`"
+            test = {Z_TEST: "z test", SHARE_INTERVAL: "Newcombe interval", DESIGN_TEST: "exact",
+                    FLAG_TEST: "Wilson interval vs threshold"}.get(r.replicated.test if r.replicated else "", "-")
+            tail = f"replicated against the fresh collection for `{c.trials}` ({test})"
         out.append(f"- `{c.id}`{where}: `{c.metric}` of {c.target} in `{c.trials}`, printed {_printed(r)}, "
                    f"{tail}{text}")
     return out
