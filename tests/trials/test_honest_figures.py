@@ -171,3 +171,18 @@ def test_power_beside_p_plus_is_flag_power_on_the_observed_p_values(tmp_path):
     assert j["power"] == want.power and j["k_source"] == 30 and j["n_items"] == 41
     assert res.to_json()["settings"]["power_reference"]["p"] == 0.3
     assert "power 0.3 -> 0.7" in render_items(res, "table")
+
+
+def test_power_and_null_section_in_markdown_and_json_keys(tmp_path):
+    rng = np.random.default_rng(6)
+    base = rng.uniform(0.2, 0.8, 30)
+    t = table_of(tmp_path, synthetic_rows({"old": base, "new": base}, k=20, seed=2))
+    res = analyse_items(t, [("old", "new")], n_null=50, tarone=True)
+    md = render_items(res, "markdown")
+    assert "## Power at this K and the null's false discoveries" in md
+    assert "| untestable left out" in md and "P+ and P- are lower bounds on churn at this K" in md
+    j = res.to_json()
+    cell = j["cells"][0]
+    assert {"power", "bounds", "k_source", "k_target", "n_items", "method"} <= set(cell["power_at_reference"])
+    assert cell["power_at_reference"]["n_items"] == cell["n_items"] + 1
+    assert j["settings"]["tarone"] is True and j["settings"]["power_reference"]["q"] == 0.6
