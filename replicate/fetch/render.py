@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from replicate.fetch.api import FetchResult
-from replicate.fetch.manifest import CheckResult
+from typing import TYPE_CHECKING
+
 from replicate.fetch.safety import human_size
 from replicate.output import Format, FormatArg, dumps_json, table
+
+if TYPE_CHECKING:  # the result types only: rendering reads no files
+    from replicate.fetch.api import FetchResult
+    from replicate.fetch.manifest import CheckResult
 
 
 def _plural(n: int, word: str) -> str:

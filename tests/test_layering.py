@@ -1,0 +1,125 @@
+"""The layering rule of the README's Development section, checked on the source (AST).
+
+Every import a module makes at run time counts, including imports inside
+functions; imports under ``if TYPE_CHECKING:`` do not (they never run).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "replicate"
+
+#: Modules that read or write files, talk to the network or run programs.
+IO_MODULES = (
+    "requests", "git", "subprocess", "socket", "http", "urllib", "shutil", "tempfile", "gzip",
+    "replicate.judge.load", "replicate.judge.api", "replicate.trials.load", "replicate.inputfile",
+    "replicate.tomlfile", "replicate.collect", "replicate.fetch.api", "replicate.fetch.gitfetch",
+    "replicate.fetch.httpfetch", "replicate.fetch.cache", "replicate.verify.api", "replicate.scoring.pipeline",
+)
+#: Standard-library modules a pure statistics module has no use for.
+STDLIB_IO = ("os", "io", "pathlib", "glob", "csv", "json", "pickle", "sqlite3", "tomllib", "zipfile", "tarfile")
+RENDER = ("replicate.judge.render", "replicate.trials.render", "replicate.fetch.render", "replicate.output")
+PURE_JUDGE = ("replicate.judge.align", "replicate.judge.compare", "replicate.judge.matrix", "replicate.judge.pairs",
+              "replicate.judge.model", "replicate.judge.audit", "replicate.judge.floor")
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
+
+
+def runtime_imports(path: Path) -> set[str]:
+    """Every module ``path`` imports at run time (``from a import b`` gives ``a`` and ``a.b``)."""
+    me = _module(path)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    out: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                for orelse in child.orelse:
+                    visit(orelse)
+                continue
+            if isinstance(child, ast.Import):
+                out.update(a.name for a in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package.split(".")[: len(package.split(".")) - (child.level - 1)]
+                    name = ".".join(base + ([child.module] if child.module else []))
+                else:
+                    name = child.module or ""
+                out.add(name)
+                out.update(f"{name}.{a.name}" for a in child.names)
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    return out
+
+
+def _under(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+MODULES = {_module(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _violations(selected, bad) -> list[str]:
+    """``module imports name`` for each selected module (a tuple of packages, or a set of
+    module names) and each name it imports that ``bad`` rejects."""
+    found = []
+    for name, path in MODULES.items():
+        if name in selected if isinstance(selected, set) else _under(name, selected):
+            found += [f"{name} imports {i}" for i in sorted(runtime_imports(path)) if bad(i)]
+    return found
+
+
+def test_the_scanner_sees_lazy_imports_and_skips_type_checking_blocks(tmp_path):
+    src = tmp_path / "replicate" / "x" / "m.py"
+    src.parent.mkdir(parents=True)
+    src.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import git\n"
+                   "def f():\n    import requests\n    from .sib import y\n")
+    global ROOT
+    saved, ROOT = ROOT, tmp_path
+    try:
+        assert runtime_imports(src) == {"typing", "typing.TYPE_CHECKING", "requests", "replicate.x.sib",
+                                        "replicate.x.sib.y"}
+    finally:
+        ROOT = saved
+
+
+#: The command line and ``python -m replicate``, which starts it.
+CLI = ("replicate.cli", "replicate.__main__")
+LIBRARY = {n for n in MODULES if not _under(n, CLI)}
+
+
+def test_no_library_module_imports_the_cli():
+    assert _violations(LIBRARY, lambda i: _under(i, ("replicate.cli",))) == []
+
+
+def test_only_the_cli_imports_typer():
+    assert _violations(LIBRARY, lambda i: _under(i, ("typer", "click"))) == []
+
+
+def test_stats_imports_only_numpy_scipy_and_itself():
+    def bad(i: str) -> bool:
+        if _under(i, ("replicate",)):
+            return not _under(i, ("replicate.stats", "replicate.errors"))
+        return _under(i, IO_MODULES + STDLIB_IO) or _under(i, ("orjson", "tabulate", "typer"))
+
+    assert _violations(("replicate.stats",), bad) == []
+
+
+@pytest.mark.parametrize("layer", [RENDER, PURE_JUDGE], ids=["render", "pure-judge"])
+def test_render_and_pure_judge_modules_do_no_io(layer):
+    assert _violations(layer, lambda i: _under(i, IO_MODULES)) == []
