@@ -13,14 +13,18 @@ import typer
 
 from replicate.cli.base import FormatOpt, StrictOpt, app
 from replicate.cli.judge_options import (
+    ClusterOpt,
     GoldFieldOpt,
     GoldOpt,
     GoldReaderOpt,
     KeyFieldOpt,
+    MinItemsOpt,
     OutputFieldOpt,
     ParserOpt,
     ReaderOpt,
+    ReplicatesOpt,
     RunsFileOpt,
+    SeedOpt,
     Unparsed,
     UnparsedOpt,
     check_run_values,
@@ -28,6 +32,7 @@ from replicate.cli.judge_options import (
     load,
     need_parser,
     resolve_runs,
+    uncertainty_of,
 )
 from replicate.cli.parsers_cmds import parsers_app
 from replicate.errors import UsageError
@@ -70,6 +75,10 @@ def floor_cmd(
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
     strict: StrictOpt = False,
+    replicates: ReplicatesOpt = 1000,
+    seed: SeedOpt = 0,
+    cluster: ClusterOpt = None,
+    min_items: MinItemsOpt = 100,
     format: FormatOpt = Format.table,
 ) -> None:
     """Rerun floor: the churn between repeats of one model and configuration.
@@ -78,7 +87,11 @@ def floor_cmd(
     rates; their min-max ranges; EM mean and sample sd (ddof=1); the Jaccard
     overlap of the regression sets. --edge OLD NEW says whether that edge's
     regression rate lies below, inside (bounds included) or above the floor,
-    with the margin. --main MAIN sets MAIN's change rate against each repeat
+    with the margin, allowing for sampling error: 'above' only when the
+    edge's bootstrap interval (whole queries resampled, --cluster) clears the
+    floor's range, 'indistinguishable' when the rate lies outside the range
+    but its interval reaches it. Floors and edges on fewer than --min-items
+    items, and an edge over other items than the floor's, are flagged. --main MAIN sets MAIN's change rate against each repeat
     beside the repeat-to-repeat range; it is flagged far_beyond when even its
     closest repeat differs on more than twice the largest repeat-to-repeat
     change rate.
@@ -106,6 +119,7 @@ def floor_cmd(
         policy=unparsed.value,
         edge=(labelled[names[0]], labelled[names[1]]) if edge else None,
         main=labelled[names[-1]] if main else None,
+        uncertainty=uncertainty_of(replicates, seed, cluster, min_items, loaded),
     )
     emit(loaded, format, json=result.to_json, text=lambda: floor_text(result, format))
 
@@ -141,6 +155,10 @@ def matrix_cmd(
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
     strict: StrictOpt = False,
+    replicates: ReplicatesOpt = 1000,
+    seed: SeedOpt = 0,
+    cluster: ClusterOpt = None,
+    min_items: MinItemsOpt = 100,
     format: FormatOpt = Format.table,
 ) -> None:
     """Every ordered pair of runs at once, plus each run's baseline against gold.
@@ -149,8 +167,11 @@ def matrix_cmd(
     of old-correct, independence ratio, label agreement. Baselines: n, EM,
     MAE and Pearson r (MAE and r over parsed items). Sanity flags: an MAE
     above the scale's range, an EM outside [0, 1], labels or gold off the
-    scale, a run whose n differs, a run with items others lack. All figures
-    use the items every run has.
+    scale, a run whose n differs, a run with items others lack, pairs on
+    fewer than --min-items items. All figures use the items every run has.
+    Every pair's figures get bootstrap intervals resampling whole queries
+    (--cluster; --replicates 0 for none) and, with 4+ runs, the regression
+    expected from errors independent given item difficulty.
 
     \b
     Example:
@@ -167,7 +188,8 @@ def matrix_cmd(
         _scale(scale, "")  # a bad --scale is a usage error before any file is read
     loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader)
     name = need_parser(parser, loaded)
-    result = matrix(loaded.labelled(name), policy=unparsed.value, scale=_scale(scale, name))
+    settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
+    result = matrix(loaded.labelled(name), policy=unparsed.value, scale=_scale(scale, name), uncertainty=settings)
     emit(loaded, format, json=result.to_json, text=lambda: matrix_text(result, format))
 
 

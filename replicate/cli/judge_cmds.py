@@ -14,20 +14,25 @@ import typer
 
 from replicate.cli.base import FormatOpt, StrictOpt, app, echo, report_to_stderr
 from replicate.cli.judge_options import (
+    ClusterOpt,
     GoldFieldOpt,
     GoldOpt,
     GoldReaderOpt,
     KeyFieldOpt,
+    MinItemsOpt,
     OutputFieldOpt,
     ParserOpt,
     ReaderOpt,
+    ReplicatesOpt,
     RunsFileOpt,
+    SeedOpt,
     Unparsed,
     UnparsedOpt,
     emit,
     load,
     need_parser,
     resolve_runs,
+    uncertainty_of,
 )
 from replicate.errors import UsageError
 from replicate.output import Format, dumps_json
@@ -117,6 +122,10 @@ def compare_cmd(
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
     strict: StrictOpt = False,
+    replicates: ReplicatesOpt = 1000,
+    seed: SeedOpt = 0,
+    cluster: ClusterOpt = None,
+    min_items: MinItemsOpt = 100,
     format: FormatOpt = Format.table,
 ) -> None:
     """Compare two versions item by item: four cells, regression figures, McNemar, identity check.
@@ -125,7 +134,9 @@ def compare_cmd(
     neither), EM of each side, regression rate (only_old / n), the share of the
     old version's correct items that the new one loses, backward rate, change
     rate, independence ratio, McNemar's exact p, Wilson 95% intervals and
-    unparsed counts per side. JSON rates are fractions.
+    unparsed counts per side. JSON rates are fractions. Every figure also gets
+    a seeded bootstrap interval that resamples whole queries (--cluster), and
+    McNemar a clustered counterpart; an edge on fewer than --min-items items is flagged.
 
     Example: replicate compare old.jsonl new.jsonl --parser umbrela-fallback@1
     """
@@ -134,7 +145,7 @@ def compare_cmd(
 
     loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader)
     a, b = loaded.labelled(need_parser(parser, loaded))
-    cmp = compare(a, b, policy=unparsed.value)
+    cmp = compare(a, b, policy=unparsed.value, uncertainty=uncertainty_of(replicates, seed, cluster, min_items, loaded))
     emit(loaded, format, json=cmp.to_json, text=lambda: comparison_text(cmp, format), comparisons=[cmp])
 
 
@@ -151,6 +162,10 @@ def chain_cmd(
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
     strict: StrictOpt = False,
+    replicates: ReplicatesOpt = 1000,
+    seed: SeedOpt = 0,
+    cluster: ClusterOpt = None,
+    min_items: MinItemsOpt = 100,
     format: FormatOpt = Format.table,
 ) -> None:
     """Every adjacent edge of a version line (RUN1 -> RUN2 -> ...), one row per edge.
@@ -160,17 +175,25 @@ def chain_cmd(
     """
     from replicate.judge.compare import chain
     from replicate.judge.render import chain_text
+    from replicate.judge.samples import dropped_per_run, edge_flags
 
     specs = resolve_runs(files, runs)
     if len(specs) < 2:
         raise UsageError(f"a chain needs at least two runs; got {len(specs)}")
     loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader)
-    edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=unparsed.value)
+    settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
+    edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=unparsed.value, uncertainty=settings)
+    flags = edge_flags(edges, min_items=None if settings is None else settings.min_items)
     emit(
         loaded,
         format,
-        json=lambda: {"edges": [e.to_json() for e in edges]},
-        text=lambda: chain_text(edges, format),
+        json=lambda: {
+            "edges": [e.to_json() for e in edges],
+            "runs": dropped_per_run(edges),
+            "flags": [f.to_json() for f in flags],
+            "uncertainty": None if settings is None else settings.to_json(),
+        },
+        text=lambda: chain_text(edges, format, flags=flags),
         comparisons=edges,
     )
 

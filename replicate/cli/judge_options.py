@@ -35,6 +35,11 @@ __all__ = [
     "show_warnings",
     "need_parser",
     "require_shared_items",
+    "ReplicatesOpt",
+    "SeedOpt",
+    "ClusterOpt",
+    "MinItemsOpt",
+    "uncertainty_of",
 ]
 
 
@@ -127,6 +132,52 @@ OutputFieldOpt = Annotated[
         "its first record has). Default: model_output, then gemini_output.",
     ),
 ]
+
+
+ReplicatesOpt = Annotated[
+    int,
+    typer.Option(
+        "--replicates",
+        min=0,
+        metavar="N",
+        help="Bootstrap replicates for the intervals of every figure (0: no bootstrap intervals).",
+    ),
+]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap (recorded in the output).")]
+ClusterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster",
+        metavar="FIELD|item",
+        help="Key field whose items are resampled together (items of one query are alike), or 'item' "
+        "for the plain item bootstrap. Default: the first key field when the key has two or more "
+        "(query_id), else 'item'.",
+        show_default=False,
+    ),
+]
+MinItemsOpt = Annotated[
+    int,
+    typer.Option(
+        "--min-items",
+        min=0,
+        metavar="N",
+        help="Flag an edge or floor compared on fewer items than this (its figures are too uncertain for a verdict).",
+    ),
+]
+
+
+def uncertainty_of(replicates: int, seed: int, cluster: str | None, min_items: int, loaded):
+    """Uncertainty settings from the options (None when --replicates 0); a UsageError for an unknown --cluster."""
+    from replicate.judge.uncertainty import Uncertainty
+
+    if replicates == 0:
+        return None
+    try:
+        return Uncertainty(
+            replicates=replicates, seed=seed, cluster=cluster, key_fields=tuple(loaded.fields.key_fields), min_items=min_items
+        )
+    except ValueError as exc:
+        raise UsageError(f"--cluster: {exc}") from None
 
 
 def field_spec(key_fields: Sequence[str] | None, gold_field: str | None, output_fields: Sequence[str] | None):

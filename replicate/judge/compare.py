@@ -8,6 +8,7 @@ from typing import Any, Iterable, Sequence
 from replicate.judge.align import Aligned, align
 from replicate.judge.model import LabelledRun, RunFile
 from replicate.judge.pairs import PairCounts, Policy, pair_counts
+from replicate.judge.uncertainty import EXACT_MCNEMAR_ASSUMES, EdgeUncertainty, Uncertainty, edge_uncertainty
 from replicate.stats.fourcell import FourCell
 
 
@@ -36,6 +37,9 @@ class Comparison:
     """An edge old -> new: its four cells (with label changes), unparsed counts and provenance.
 
     Every figure comes from ``cells`` (:class:`~replicate.stats.fourcell.FourCell`).
+    With ``uncertainty`` (computed when the edge was asked for with
+    :class:`~replicate.judge.uncertainty.Uncertainty` settings), each figure
+    has a bootstrap interval and McNemar a clustered counterpart.
     """
 
     old: RunSide
@@ -45,6 +49,13 @@ class Comparison:
     parser: str
     unparsed_policy: Policy
     reader: str = "-"  # the reader(s) of both sides' files
+    uncertainty: EdgeUncertainty | None = None
+    settings: Uncertainty | None = None
+
+    @property
+    def small(self) -> bool:
+        """Compared on fewer items than the settings' ``min_items``."""
+        return self.settings is not None and self.cells.n < self.settings.min_items
 
     @property
     def changed(self) -> int:
@@ -67,6 +78,14 @@ class Comparison:
             reader=self.reader,
             unparsed_policy=self.unparsed_policy,
         )
+        out["mcnemar_assumes"] = EXACT_MCNEMAR_ASSUMES
+        if self.uncertainty is not None and self.settings is not None:
+            u = self.uncertainty
+            out["interval"] = {k: v.to_json() for k, v in u.interval.items()}
+            out["mcnemar_clustered"] = u.mcnemar_json()
+            out["independence_baselines"] = u.baselines_json(self.cells)
+            out["uncertainty"] = self.settings.to_json()
+            out["small_sample"] = self.small
         return out
 
 
@@ -75,7 +94,15 @@ def _side(aligned: Aligned, i: int) -> RunSide:
     return RunSide(run.name, len(run), run.unparsed, int(aligned.unparsed_aligned[i]), run.files)
 
 
-def comparison_of(aligned: Aligned, counts: PairCounts, i: int, j: int) -> Comparison:
+def comparison_of(
+    aligned: Aligned,
+    counts: PairCounts,
+    i: int,
+    j: int,
+    *,
+    uncertainty: EdgeUncertainty | None = None,
+    settings: Uncertainty | None = None,
+) -> Comparison:
     """The edge from run i to run j of an aligned set, from its pre-computed pair counts."""
     parser = " + ".join(dict.fromkeys((aligned.runs[i].parser, aligned.runs[j].parser)))
     return Comparison(
@@ -86,6 +113,8 @@ def comparison_of(aligned: Aligned, counts: PairCounts, i: int, j: int) -> Compa
         parser=parser,
         unparsed_policy=counts.policy,
         reader=pair_reader(aligned, i, j),
+        uncertainty=uncertainty,
+        settings=settings,
     )
 
 
@@ -96,19 +125,37 @@ def pair_reader(aligned: Aligned, i: int, j: int) -> str:
 
 
 def edges(
-    aligned: Aligned, pairs: Iterable[tuple[int, int]], *, policy: Policy = "intersect"
+    aligned: Aligned,
+    pairs: Iterable[tuple[int, int]],
+    *,
+    policy: Policy = "intersect",
+    uncertainty: Uncertainty | None = None,
 ) -> list[Comparison]:
-    """Comparisons for the given (old, new) index pairs, computed in one pass."""
+    """Comparisons for the given (old, new) index pairs, computed in one pass.
+
+    With ``uncertainty`` settings, one bootstrap gives every edge its intervals.
+    """
+    pairs = list(pairs)
     counts = pair_counts(aligned, policy=policy)
-    return [comparison_of(aligned, counts, i, j) for i, j in pairs]
+    errors: list[EdgeUncertainty | None] = [None] * len(pairs)
+    if uncertainty is not None and pairs:
+        errors = list(edge_uncertainty(aligned, pairs, uncertainty, policy=policy))
+    return [
+        comparison_of(aligned, counts, i, j, uncertainty=err, settings=uncertainty)
+        for (i, j), err in zip(pairs, errors)
+    ]
 
 
-def compare(old: LabelledRun, new: LabelledRun, *, policy: Policy = "intersect") -> Comparison:
+def compare(
+    old: LabelledRun, new: LabelledRun, *, policy: Policy = "intersect", uncertainty: Uncertainty | None = None
+) -> Comparison:
     """The edge old -> new over the items both runs have."""
-    return edges(align([old, new]), [(0, 1)], policy=policy)[0]
+    return edges(align([old, new]), [(0, 1)], policy=policy, uncertainty=uncertainty)[0]
 
 
-def chain(runs: Sequence[LabelledRun], *, policy: Policy = "intersect") -> list[Comparison]:
+def chain(
+    runs: Sequence[LabelledRun], *, policy: Policy = "intersect", uncertainty: Uncertainty | None = None
+) -> list[Comparison]:
     """Every adjacent edge of a version line, over the items all runs share."""
     aligned = align(runs)
-    return edges(aligned, [(i, i + 1) for i in range(len(runs) - 1)], policy=policy)
+    return edges(aligned, [(i, i + 1) for i in range(len(runs) - 1)], policy=policy, uncertainty=uncertainty)

@@ -25,6 +25,7 @@ from replicate.judge.align import Aligned, align
 from replicate.judge.compare import Comparison, RunSide, pair_reader
 from replicate.judge.model import LabelledRun, readonly
 from replicate.judge.pairs import PairCounts, Policy, pair_counts
+from replicate.judge.uncertainty import EdgeUncertainty, Uncertainty, edge_uncertainty
 from replicate.output import pct
 from replicate.parsing import UNPARSED
 from replicate.stats.fourcell import as_float, figure_arrays
@@ -217,6 +218,9 @@ class Matrix:
     flags: tuple[Flag, ...]
     scale: tuple[int, int]
     figures: dict[str, np.ndarray] = field(repr=False)
+    #: Sampling error of each ordered pair (row-major, as :meth:`ordered_pairs`), when asked for.
+    errors: tuple[EdgeUncertainty, ...] | None = field(default=None, repr=False)
+    settings: Uncertainty | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -243,6 +247,8 @@ class Matrix:
         al, counts = self.aligned, self.counts
         unparsed = al.unparsed_aligned
         sides = [RunSide(r.name, len(r), r.unparsed, int(unparsed[k]), r.files) for k, r in enumerate(al.runs)]
+        pairs = self.ordered_pairs()
+        errors = self.errors if self.errors is not None else [None] * len(pairs)
         return [
             Comparison(
                 old=sides[i],
@@ -252,9 +258,33 @@ class Matrix:
                 parser=" + ".join(dict.fromkeys((al.runs[i].parser, al.runs[j].parser))),
                 unparsed_policy=counts.policy,
                 reader=pair_reader(al, i, j),
+                uncertainty=err,
+                settings=self.settings,
             )
-            for i, j in self.ordered_pairs()
+            for (i, j), err in zip(pairs, errors)
         ]
+
+    def error_matrix(self, figure: str, bound: str) -> np.ndarray:
+        """One bound (``low``/``high``) of a figure's interval for every ordered pair; NaN on the diagonal and where undefined."""
+        r = len(self.names)
+        out = np.full((r, r), np.nan)
+        if self.errors is not None:
+            for (i, j), err in zip(self.ordered_pairs(), self.errors):
+                value = getattr(err.interval[figure], bound)
+                out[i, j] = np.nan if value is None else value
+        return out
+
+    def difficulty_matrix(self) -> np.ndarray:
+        """Regression rate over the rate expected from errors independent given item difficulty (NaN where unavailable)."""
+        r = len(self.names)
+        out = np.full((r, r), np.nan)
+        reg = self.figures["regression_rate"]
+        if self.errors is not None:
+            for (i, j), err in zip(self.ordered_pairs(), self.errors):
+                exp = err.difficulty_expected
+                if exp:
+                    out[i, j] = reg[i, j] / exp
+        return out
 
     def to_json(self) -> dict:
         return {
@@ -266,6 +296,7 @@ class Matrix:
             "reader": " + ".join(self.aligned.readers),
             "unparsed_policy": self.unparsed_policy,
             "scale": {"min": self.scale[0], "max": self.scale[1]},
+            "uncertainty": None if self.settings is None else self.settings.to_json(),
         }
 
 
@@ -275,8 +306,14 @@ def matrix(
     policy: Policy = "intersect",
     scale: tuple[int, int] = DEFAULT_SCALE,
     n_tolerance: float = N_TOLERANCE,
+    uncertainty: Uncertainty | None = None,
 ) -> Matrix:
-    """All ordered pairs of ``runs`` over their shared items, with baselines and flags."""
+    """All ordered pairs of ``runs`` over their shared items, with baselines and flags.
+
+    With ``uncertainty`` settings every pair gets bootstrap intervals (one
+    bootstrap for all pairs), and a pair on fewer than ``min_items`` items a
+    ``small_sample`` flag.
+    """
     lo, hi = scale
     if not 0 <= n_tolerance < 1:
         raise ValueError(f"n_tolerance must be a share in [0, 1); got {n_tolerance!r}")
@@ -286,4 +323,19 @@ def matrix(
     counts = pair_counts(aligned, policy=policy)
     base = baselines(aligned, policy=policy, scale=scale)
     flags = sanity_flags(base, scale=scale, n_tolerance=n_tolerance)
-    return Matrix(aligned, counts, base, flags, scale, figure_matrices(counts))
+    errors = None
+    if uncertainty is not None:
+        r = len(aligned.runs)
+        pairs = [(i, j) for i in range(r) for j in range(r) if i != j]
+        errors = tuple(edge_uncertainty(aligned, pairs, uncertainty, policy=policy))
+        n = counts.n
+        small = [(i, j) for i, j in pairs if n[i, j] < uncertainty.min_items]
+        if small:
+            shown = ", ".join(f"{aligned.names[i]} -> {aligned.names[j]} (n = {int(n[i, j])})" for i, j in small[:5])
+            more = f" and {len(small) - 5} more" if len(small) > 5 else ""
+            flags = (*flags, Flag(
+                "small_sample", None,
+                f"{len(small)} pair(s) compared on fewer than --min-items {uncertainty.min_items} items: {shown}{more}; "
+                "too few for a verdict (read the intervals)",
+            ))
+    return Matrix(aligned, counts, base, flags, scale, figure_matrices(counts), errors, uncertainty)

@@ -279,6 +279,9 @@ class PairBootstrap:
     clusters: int
     confidence_level: float
     seed: int
+    #: Observed category counts per edge ``(P, 5)``, and per cluster ``(G, P, 5)`` (None for the item bootstrap).
+    totals: np.ndarray | None = field(default=None, repr=False, compare=False)
+    per_cluster: np.ndarray | None = field(default=None, repr=False, compare=False)
     _figures: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -355,16 +358,22 @@ def bootstrap_pairs(
         raise ValueError(f"clusters cover {len(clusters.codes)} items; the labels have {n_items}")
     pairs = tuple((int(a), int(b)) for a, b in pairs)
     rng = np.random.default_rng(seed)
+    per_cluster: np.ndarray | None = None
     if clusters.is_items:
         totals = cluster_category_counts(labels, gold, pairs, np.zeros(n_items, np.int64), 1, policy=policy)[0]
         reps = item_replicates(rng, totals, n_items, n_resamples)
         method = ITEM_METHOD
     else:
         per_cluster = cluster_category_counts(labels, gold, pairs, clusters.codes, clusters.count, policy=policy)
+        totals = per_cluster.sum(axis=0)
         reps = cluster_replicates(rng, per_cluster, n_resamples)
         method = CLUSTER_METHOD
-    reps.setflags(write=False)
-    return PairBootstrap(pairs, reps, method, clusters.name, clusters.count, confidence_level, seed)
+    for arr in (reps, totals, per_cluster):
+        if arr is not None:
+            arr.setflags(write=False)
+    return PairBootstrap(
+        pairs, reps, method, clusters.name, clusters.count, confidence_level, seed, totals=totals, per_cluster=per_cluster
+    )
 
 
 def cluster_replicates(rng: np.random.Generator, per_cluster: np.ndarray, n_resamples: int) -> np.ndarray:

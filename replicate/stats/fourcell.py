@@ -32,7 +32,7 @@ from typing import Any, Callable, Protocol, Sequence
 import numpy as np
 
 from replicate.stats.intervals import wilson, z_value
-from replicate.stats.paired import mcnemar_exact_p
+from replicate.stats.paired import mcnemar_exact_log10_p, mcnemar_exact_p
 
 
 class Cells(Protocol):
@@ -289,6 +289,7 @@ class FourCell:
             "independent_regression_rate": self.independent_regression_rate,
             "independence_ratio": self.independence_ratio,
             "mcnemar_p": self.mcnemar_p(),
+            "mcnemar_log10_p": mcnemar_exact_log10_p(self.only_old, self.only_new),
             "intervals": self.confidence_intervals(),
         }
 

@@ -52,7 +52,12 @@ def test_floor_json(repeats):
     assert js["regression_rate"]["min"] == 1 / 6 and js["regression_rate"]["max"] == 2 / 5
     assert js["change_rate"]["min"] == 2 / 5 and js["change_rate"]["max"] == 3 / 5
     assert js["em"]["mean"] == pytest.approx((4 / 5 + 5 / 6 + 4 / 6) / 3)
-    assert js["edge"]["verdict"] == "above"
+    # 0.5 lies above the 1/6-2/5 range, but on 6 items its bootstrap interval reaches into the range
+    assert js["edge"]["point_verdict"] == "above" and js["edge"]["verdict"] == "indistinguishable"
+    iv = js["edge"]["interval"]["regression_rate"]
+    assert iv["low"] <= 0.4 < 0.5 <= iv["high"] and iv["replicates"] == 1000 and iv["cluster"] == "query_id"
+    assert [f["code"] for f in js["edge"]["sample_flags"]] == ["small_sample"]
+    assert js["edge"]["floor_baseline"]["expected_regression_rate"] == pytest.approx(sum(p["regression_rate"] for p in js["pairs"]) / 6)
     assert js["edge"]["margin"] == pytest.approx(0.5 - 0.4)
     assert js["edge"]["old"]["name"] == "v1" and js["edge"]["regression_rate"] == 0.5
     # main vs R1 (over a-e): e differs -> 1/5; vs R2: c -> 1/6; vs R3: a, d -> 2/6
@@ -63,7 +68,7 @@ def test_floor_json(repeats):
 
 def test_floor_table_text(repeats):
     _, files = repeats
-    res = _run("floor", *files, "-p", P)
+    res = _run("floor", *files, "-p", P, "--replicates", "0", "--min-items", "0")
     assert res.exit_code == 0, res.output
     assert "Rerun floor of 3 repeats: R1, R2, R3" in res.stdout
     assert "regression rate             16.67% - 40.00% (width 23.33 pp)" in res.stdout
@@ -138,7 +143,10 @@ def test_matrix_json_and_table(repeats):
     assert len(js["pairs"]) == 6
     p = js["pairs"][0]
     assert (p["old"]["name"], p["new"]["name"], p["regression_rate"], p["change_rate"]) == ("R1", "R2", 0.2, 0.4)
-    assert [f["code"] for f in js["flags"]] == ["n_differs"]
+    assert [f["code"] for f in js["flags"]] == ["n_differs", "small_sample"]  # 3 pairs of 5-6 items < 100
+    assert "6 pair(s) compared on fewer than --min-items 100 items" in js["flags"][1]["message"]
+    assert p["interval"]["regression_rate"]["method"] == "cluster-bootstrap-percentile"
+    assert js["uncertainty"] == {"replicates": 1000, "seed": 0, "cluster": "query_id", "confidence_level": 0.95, "min_items": 100}
     text = _run("matrix", *files, "-p", P).stdout
     assert "regression rate (only_old / n); rows = old, columns = new" in text
     assert "R1           ·      20.0%  40.0%" in text
@@ -208,7 +216,7 @@ def test_floor_main_prints_the_far_beyond_rule_only_when_it_fires(tmp_path):
     rep1 = _write(tmp_path / "rep1.jsonl", [0, 1, 2, 3, 1, 2])
     rep2 = _write(tmp_path / "rep2.jsonl", [0, 1, 2, 3, 1, 1])  # repeats differ on f only: 1/6
     main = _write(tmp_path / "main.jsonl", [0, 1, 2, 0, 1, 2])  # vs rep1: d = 1/6; vs rep2: d, f
-    res = _run("floor", rep1, rep2, "--main", main, "-p", P)
+    res = _run("floor", rep1, rep2, "--main", main, "-p", P, "--min-items", "6")
     assert res.exit_code == 0, res.output
     assert "verdict: inside\n" in res.stdout
     assert "far_beyond" not in res.stdout and "Warning" not in res.stdout  # it used to print the rule

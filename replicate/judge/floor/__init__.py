@@ -39,7 +39,10 @@ from replicate.judge.floor.checks import (  # noqa: F401  (re-exported)
 )
 from replicate.judge.model import LabelledRun
 from replicate.judge.pairs import Policy, pair_counts
+from replicate.judge.samples import SampleFlag, small_sample_flag
+from replicate.judge.uncertainty import Uncertainty, edge_uncertainty
 from replicate.parsing import UNPARSED
+from replicate.stats.bootstrap import Interval
 from replicate.stats.fourcell import FourCell, as_float, float_ratio
 from replicate.stats.gold import accuracy
 from replicate.stats.policy import check_policy
@@ -53,6 +56,7 @@ class FloorPair:
     old: str
     new: str
     cells: FourCell
+    interval: dict[str, Interval] | None = None  # bootstrap intervals, when asked for
 
     @property
     def n(self) -> int:
@@ -87,6 +91,7 @@ class FloorPair:
             "regression_rate": self.regression_rate,
             "change_rate": self.change_rate,
             "changed": self.changed,
+            **({} if self.interval is None else {"interval": {k: v.to_json() for k, v in self.interval.items()}}),
         }
 
 
@@ -153,6 +158,22 @@ class Floor:
     edge: EdgeCheck | None = None
     main: MainCheck | None = None
     reader: str = "-"  # the reader(s) of the repeats' files
+    settings: Uncertainty | None = None
+    sample_flags: tuple[SampleFlag, ...] = ()
+
+    @property
+    def regression_mean(self) -> Fraction | None:
+        """Mean regression rate over the ordered repeat pairs: the rerun baseline of an edge."""
+        rates = [p.regression for p in self.pairs if p.regression is not None]
+        return sum(rates, Fraction(0)) / len(rates) if rates else None
+
+    @property
+    def regression_span_with_error(self) -> tuple[float, float] | None:
+        """(lowest interval low, highest interval high) over the repeat pairs: the floor with its own sampling error."""
+        ivs = [p.interval["regression_rate"] for p in self.pairs if p.interval is not None]
+        lows = [iv.low for iv in ivs if iv.low is not None]
+        highs = [iv.high for iv in ivs if iv.high is not None]
+        return (min(lows), max(highs)) if lows and highs else None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -216,6 +237,13 @@ class Floor:
         }
         if self.edge is not None:
             out["edge"] = self.edge.to_json()
+        if self.settings is not None:
+            with_error = self.regression_span_with_error
+            out["uncertainty"] = self.settings.to_json()
+            out["regression_rate_with_error"] = (
+                None if with_error is None else {"low": with_error[0], "high": with_error[1]}
+            )
+        out["sample_flags"] = [f.to_json() for f in self.sample_flags]
         if self.main is not None:
             out["main"] = self.main.to_json()
         return out
@@ -269,6 +297,7 @@ def floor(
     policy: Policy = "intersect",
     edge: tuple[LabelledRun, LabelledRun] | None = None,
     main: LabelledRun | None = None,
+    uncertainty: Uncertainty | None = None,
 ) -> Floor:
     """The rerun floor of ``repeats`` (at least two), with optional edge and main checks.
 
@@ -277,6 +306,11 @@ def floor(
     compared on the items its two runs share and placed against the
     regression-rate range; MAIN is compared with each repeat on the items
     they share and placed against the change-rate range.
+
+    With ``uncertainty`` settings every repeat pair and the edge get bootstrap
+    intervals, the edge's verdict allows for its sampling error (see
+    :class:`EdgeCheck`), and floors or edges on fewer than ``min_items`` items,
+    or an edge over other items than the floor's, are flagged.
     """
     check_policy(policy)
     repeats = tuple(repeats)
@@ -286,8 +320,11 @@ def floor(
     counts = pair_counts(aligned, policy=policy)
     r = len(repeats)
     ordered = [(i, j) for i in range(r) for j in range(r) if i != j]
+    errors: list[dict[str, Interval] | None] = [None] * len(ordered)
+    if uncertainty is not None:
+        errors = [e.interval for e in edge_uncertainty(aligned, ordered, uncertainty, policy=policy)]
     pairs = tuple(
-        FloorPair(aligned.names[i], aligned.names[j], counts.cells(i, j)) for i, j in ordered
+        FloorPair(aligned.names[i], aligned.names[j], counts.cells(i, j), err) for (i, j), err in zip(ordered, errors)
     )
     correct, valid = _valid(aligned, policy)
     unparsed = aligned.unparsed_aligned
@@ -310,12 +347,43 @@ def floor(
         parser=" + ".join(aligned.parsers),
         unparsed_policy=policy,
         reader=" + ".join(aligned.readers),
+        settings=uncertainty,
     )
+    floor_flags: list[SampleFlag] = []
+    if uncertainty is not None:
+        flag = small_sample_flag("floor", aligned.n_items, uncertainty.min_items, "the repeats share")
+        if flag is not None:
+            floor_flags.append(flag)
     edge_check = main_check = None
     if edge is not None:
-        edge_check = check_edge(*edge, regression=result.regression_span, change=result.change_span, policy=policy)
+        edge_flags = _edge_sample_flags(edge, aligned, uncertainty)
+        edge_check = check_edge(
+            *edge, regression=result.regression_span, change=result.change_span, policy=policy,
+            uncertainty=uncertainty, floor_mean=result.regression_mean, sample_flags=tuple(edge_flags),
+        )
     if main is not None:
         main_check = check_main(main, repeats, change=result.change_span, policy=policy)
-    if edge_check is None and main_check is None:
-        return result
-    return replace(result, edge=edge_check, main=main_check)
+    return replace(result, edge=edge_check, main=main_check, sample_flags=tuple(floor_flags))
+
+
+def _edge_sample_flags(
+    edge: tuple[LabelledRun, LabelledRun], aligned: Aligned, uncertainty: Uncertainty | None
+) -> list[SampleFlag]:
+    """An edge over other items than the floor's (how many each side lacks), and an edge on too few items."""
+    old, new = edge
+    where = f"{old.name} -> {new.name}"
+    edge_items = set(old.keys.tolist()) & set(new.keys.tolist())
+    floor_items = set(aligned.keys.tolist())
+    flags = []
+    only_edge, only_floor = len(edge_items - floor_items), len(floor_items - edge_items)
+    if only_edge or only_floor:
+        flags.append(SampleFlag(
+            "items_differ_from_floor", where,
+            f"the edge has {len(edge_items)} items and the floor {len(floor_items)}: {only_edge} of the edge's are not "
+            f"in the floor and {only_floor} of the floor's are not in the edge; edge and floor measure different items",
+        ))
+    if uncertainty is not None:
+        flag = small_sample_flag(where, len(edge_items), uncertainty.min_items, "the edge has")
+        if flag is not None:
+            flags.append(flag)
+    return flags

@@ -18,6 +18,9 @@ from replicate.errors import Message, Param, UsageError
 from replicate.judge.compare import Comparison, compare
 from replicate.judge.model import LabelledRun
 from replicate.judge.pairs import Policy
+from replicate.judge.samples import SampleFlag
+from replicate.judge.uncertainty import Uncertainty
+from replicate.stats.bootstrap import Interval
 from replicate.stats.ranges import Placement, Span, Verdict, place
 
 #: Where a main run falls against the repeats: a placement, or far beyond them.
@@ -43,25 +46,72 @@ def far_beyond(closest: Fraction, largest_repeat_change: Fraction) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class EdgeCheck:
-    """An upgrade edge set against the floor of its target model."""
+    """An upgrade edge set against the floor of its target model.
+
+    Without sampling error (``interval`` None) the verdict places the point
+    rate: below / inside / above the floor's range. With the regression rate's
+    bootstrap interval it follows :data:`INTERVAL_RULE`: ``above`` only when the
+    whole interval clears the range, ``below`` only when it lies under it,
+    ``inside`` when the rate lies in the range, else ``indistinguishable``.
+    """
 
     comparison: Comparison
     regression: Placement | None  # None when the edge has no items
     change: Placement | None
+    interval: Interval | None = None
+    span: Span | None = None  # the floor's regression-rate range the edge is set against
+    floor_mean: Fraction | None = None  # mean regression rate between repeats (the rerun baseline)
+    sample_flags: tuple[SampleFlag, ...] = ()
 
     @property
-    def verdict(self) -> Verdict | None:
+    def point_verdict(self) -> str | None:
         return None if self.regression is None else self.regression.verdict
+
+    @property
+    def verdict(self) -> str | None:  # a Verdict, or 'indistinguishable'
+        if self.regression is None:
+            return None
+        iv = self.interval
+        if iv is None or iv.low is None or iv.high is None or self.span is None:
+            return self.regression.verdict
+        lo, hi = self.span.min, self.span.max
+        if iv.low > hi:
+            return "above"
+        if iv.high < lo:
+            return "below"
+        return "inside" if self.regression.verdict == "inside" else "indistinguishable"
+
+    @property
+    def floor_ratio(self) -> float | None:
+        """The edge's regression rate over the mean rerun regression rate (how many times rerun noise)."""
+        if self.regression is None or not self.floor_mean:
+            return None
+        return float(self.regression.exact / self.floor_mean)
 
     def to_json(self) -> dict:
         out = self.comparison.to_json()
         out["verdict"] = self.verdict
+        out["point_verdict"] = self.point_verdict
+        out["verdict_rule"] = INTERVAL_RULE if self.interval is not None else POINT_RULE
         out["margin"] = None if self.regression is None else self.regression.margin
         out["placement"] = {
             "regression_rate": None if self.regression is None else self.regression.to_json(),
             "change_rate": None if self.change is None else self.change.to_json(),
         }
+        out["floor_baseline"] = {
+            "expected_regression_rate": None if self.floor_mean is None else float(self.floor_mean),
+            "ratio": self.floor_ratio,
+            "method": "mean regression rate between repeats of the target model (two draws of the same judge)",
+        }
+        out["sample_flags"] = [f.to_json() for f in self.sample_flags]
         return out
+
+
+INTERVAL_RULE = (
+    "above: the regression rate's whole interval lies above the floor's range; below: wholly under it; "
+    "inside: the rate lies in the range; indistinguishable: the rate lies outside the range but its interval reaches it"
+)
+POINT_RULE = "the point regression rate placed against the floor's range (no interval computed)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,16 +181,29 @@ class MainCheck:
 
 
 def check_edge(
-    old: LabelledRun, new: LabelledRun, *, regression: Span | None, change: Span | None, policy: Policy
+    old: LabelledRun,
+    new: LabelledRun,
+    *,
+    regression: Span | None,
+    change: Span | None,
+    policy: Policy,
+    uncertainty: Uncertainty | None = None,
+    floor_mean: Fraction | None = None,
+    sample_flags: tuple[SampleFlag, ...] = (),
 ) -> EdgeCheck:
     """Compare old -> new on their shared items and place its rates against the floor's ranges."""
-    cmp = compare(old, new, policy=policy)
+    cmp = compare(old, new, policy=policy, uncertainty=uncertainty)
     reg = cmp.cells.exact("regression_rate")
     chg = cmp.cells.exact("change_rate")
+    interval = None if cmp.uncertainty is None else cmp.uncertainty.interval["regression_rate"]
     return EdgeCheck(
         cmp,
         None if reg is None or regression is None else place(reg, regression),
         None if chg is None or change is None else place(chg, change),
+        interval,
+        regression,
+        floor_mean,
+        sample_flags,
     )
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from replicate.diagnostics import Diagnostics
 from replicate.judge.compare import Comparison
+from replicate.judge.uncertainty import EdgeUncertainty
 from replicate.output import Format, FormatArg, num, pct, table
 from replicate.stats.fourcell import FourCell
 
@@ -46,32 +47,53 @@ def cells_table(cells: FourCell, fmt: FormatArg, *, old: str = "old", new: str =
     return table(rows, ["", f"{new} right", f"{new} wrong", "total"], fmt)
 
 
-def figures_table(cells: FourCell, fmt: FormatArg, *, change_rate: float | None = None, from_labels: bool = False) -> str:
+def figures_table(
+    cells: FourCell,
+    fmt: FormatArg,
+    *,
+    change_rate: float | None = None,
+    from_labels: bool = False,
+    error: EdgeUncertainty | None = None,
+    confidence_level: float = 0.95,
+) -> str:
     """Every figure of one edge with its definition and, for rates, a Wilson 95% interval.
 
     ``from_labels`` (the figures of a comparison of labelled runs) adds the change rate, which the four
-    cells alone cannot give; it shows ``-`` when undefined (n = 0).
+    cells alone cannot give; it shows ``-`` when undefined (n = 0). With ``error`` a column of
+    bootstrap intervals follows, a row for the paired EM difference and one for the clustered McNemar test.
     """
+    from replicate.judge.render.errors import interval_cell, method_header
+
     rows = [
-        ["EM old", "(both + only_old) / n", pct(cells.em_old), _ci(cells, "em_old")],
-        ["EM new", "(both + only_new) / n", pct(cells.em_new), _ci(cells, "em_new")],
-        ["regression rate", "only_old / n", pct(cells.regression_rate), _ci(cells, "regression_rate")],
+        ["EM old", "(both + only_old) / n", pct(cells.em_old), _ci(cells, "em_old"), "em_old"],
+        ["EM new", "(both + only_new) / n", pct(cells.em_new), _ci(cells, "em_new"), "em_new"],
+    ]
+    if error is not None:
+        rows.append(["EM difference", "EM old - EM new (paired)", pct(cells.accuracy_difference), "", "accuracy_difference"])
+    rows += [
+        ["regression rate", "only_old / n", pct(cells.regression_rate), _ci(cells, "regression_rate"), "regression_rate"],
         [
             "regression share of old-correct",
             "only_old / (both + only_old)",
             pct(cells.regression_share_of_old_correct),
             _ci(cells, "regression_share_of_old_correct"),
+            "regression_share_of_old_correct",
         ],
-        ["backward rate", "only_new / n", pct(cells.backward_rate), _ci(cells, "backward_rate")],
+        ["backward rate", "only_new / n", pct(cells.backward_rate), _ci(cells, "backward_rate"), "backward_rate"],
     ]
     if from_labels:
-        rows.append(["change rate", "labels differ / n", pct(change_rate), ""])
+        rows.append(["change rate", "labels differ / n", pct(change_rate), "", "change_rate"])
     rows += [
-        ["independent regression rate", "EM old x (1 - EM new)", pct(cells.independent_regression_rate), ""],
-        ["independence ratio", "regression / independent", num(cells.independence_ratio, 2), ""],
-        ["McNemar exact p", "only_old vs only_new", _p(cells.mcnemar_p()), ""],
+        ["independent regression rate", "EM old x (1 - EM new)", pct(cells.independent_regression_rate), "", ""],
+        ["independence ratio", "regression / independent", num(cells.independence_ratio, 2), "", "independence_ratio"],
+        ["McNemar exact p", "only_old vs only_new", _p(cells.mcnemar_p()), "", ""],
     ]
-    return table(rows, ["figure", "definition", "value", "95% CI (Wilson)"], fmt)
+    headers = ["figure", "definition", "value", "95% CI (Wilson)"]
+    if error is None:
+        return table([r[:4] for r in rows], headers, fmt)
+    out = [r[:4] + [interval_cell(error.interval.get(r[4]), r[4]) if r[4] else ""] for r in rows]
+    out.append(["McNemar clustered p", f"by {error.cluster or 'item'} (Durkalski)", _p(error.mcnemar_p), "", ""])
+    return table(out, [*headers, method_header(error, confidence_level)], fmt)
 
 
 def identity_line(cells: FourCell) -> str:
@@ -90,8 +112,10 @@ def identity_line(cells: FourCell) -> str:
     )
 
 
-def reading(cells: FourCell) -> str:
-    """One plain-language sentence about an edge."""
+def reading(cells: FourCell, error: EdgeUncertainty | None = None) -> str:
+    """One plain-language sentence about an edge, claiming no more than the figures (and intervals) show."""
+    from replicate.judge.render.errors import ratio_reading
+
     if cells.n == 0:
         return "Reading: no item has a usable label on both sides; nothing to compare."
     share = cells.regression_share_of_old_correct
@@ -102,21 +126,7 @@ def reading(cells: FourCell) -> str:
             f"the new version loses {pct(share, 1)} of what the old one got right "
             f"({cells.only_old} of {cells.old_correct} items) and gains {cells.only_new} it got wrong"
         )
-    ratio = cells.independence_ratio
-    if ratio is None:
-        tail = "independence ratio undefined"
-    elif ratio < 0.5:
-        tail = f"independence ratio {ratio:.2f}: it mostly repeats the old version's mistakes"
-    elif ratio < 0.85:
-        tail = f"independence ratio {ratio:.2f}: its errors overlap the old ones only partly"
-    elif ratio <= 1.15:
-        tail = f"independence ratio {ratio:.2f}: about as many regressions as unrelated errors would give"
-    else:
-        tail = (
-            f"independence ratio {ratio:.2f}: more regressions than unrelated errors would give"
-            " (it tends to fail where the old version succeeded)"
-        )
-    return f"Reading: {lost}; {tail}."
+    return f"Reading: {lost}; {ratio_reading(cells, error)}."
 
 
 def _files_line(side, shared: int) -> str:
@@ -158,9 +168,14 @@ def comparison_text(cmp: Comparison, fmt: FormatArg) -> str:
         body = [f"## {head}", "", *(f"- {m.strip()}" for m in meta if not m.endswith(":")), ""]
     else:
         body = [head, "=" * len(head), *meta, ""]
+    from replicate.judge.render.errors import error_lines
+
     body.append(cells_table(c, fmt, old=cmp.old.name, new=cmp.new.name))
-    body.append(figures_table(c, fmt, change_rate=cmp.change_rate, from_labels=True))
-    body += _prose([identity_line(c), reading(c)], fmt)
+    level = cmp.settings.confidence_level if cmp.settings is not None else 0.95
+    body.append(
+        figures_table(c, fmt, change_rate=cmp.change_rate, from_labels=True, error=cmp.uncertainty, confidence_level=level)
+    )
+    body += _prose([identity_line(c), reading(c, cmp.uncertainty), *error_lines(cmp)], fmt)
     if fmt is Format.markdown:
         body.append(_input_section([cmp.old, cmp.new]))
     return "\n".join(body) + "\n"
@@ -232,8 +247,10 @@ _CHAIN_TEXT_BLOCKS = [
 ]
 
 
-def chain_text(edges: Sequence[Comparison], fmt: FormatArg) -> str:
-    """One row per edge: one table in markdown, two narrower blocks in plain text."""
+def chain_text(edges: Sequence[Comparison], fmt: FormatArg, *, flags: Sequence[Any] = ()) -> str:
+    """One row per edge: one table in markdown, two narrower blocks in plain text; then intervals and flags."""
+    from replicate.judge.render.errors import chain_interval_table
+
     fmt = Format(fmt)
     if fmt is Format.markdown:
         out = table([[value(e) for _, value in _CHAIN_MARKDOWN] for e in edges], [h for h, _ in _CHAIN_MARKDOWN], fmt)
@@ -243,11 +260,16 @@ def chain_text(edges: Sequence[Comparison], fmt: FormatArg) -> str:
             for cols in _CHAIN_TEXT_BLOCKS
         ]
         out = "\n".join(blocks)
+    if edges and edges[0].uncertainty is not None:
+        out += "\n" + chain_interval_table(edges, fmt)
     if edges:
         e = edges[0]
         where = f"parser: {e.parser}; unparsed policy: {e.unparsed_policy}; items shared by all runs: {e.shared_items};"
         sep = " " if fmt is Format.markdown else "\n"  # plain text: two short lines
         out += f"\n{where}{sep}unparsed = old/new over each run's items\n"
+        if flags:
+            prefix = "- " if fmt is Format.markdown else "  "
+            out += "\nflags:\n" + "".join(f"{prefix}{f}\n" for f in flags)
         if fmt is Format.markdown:
             out += _input_section([side for e in edges for side in (e.old, e.new)]) + "\n"
     return out

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from replicate.judge.floor import FAR_BEYOND_FACTOR, Floor, Placement, Span
+from replicate.judge.floor import FAR_BEYOND_FACTOR, EdgeCheck, Floor, Placement, Span
 from replicate.judge.render import heading
+from replicate.judge.render.errors import interval_cell
 from replicate.output import Format, FormatArg, num, pct, table
 
 READINGS = {
     "inside": "Reading: this edge's regressions cannot be told apart from rerun noise.",
     "above": "Reading: this edge regresses more than reruns of its target model do.",
     "below": "Reading: this edge regresses less than reruns of its target model do.",
+    "indistinguishable": (
+        "Reading: the regression rate lies outside the floor's range, but its interval reaches the range: "
+        "with this many items the edge cannot be told apart from rerun noise."
+    ),
 }
 
 
@@ -37,6 +42,29 @@ def _placement(p: Placement | None, what: str) -> str:
     return f"{what} {pct(p.rate)} lies {p.verdict} the floor by {pp(p.margin)}"
 
 
+def _interval_line(e: EdgeCheck) -> str:
+    iv = e.interval
+    if iv is None or iv.low is None or iv.high is None:
+        return "no interval computed: the verdict places the point rate only (--replicates 0)"
+    where = {
+        "above": "wholly above the floor's range",
+        "below": "wholly below the floor's range",
+        "inside": "around a rate inside the floor's range",
+        "indistinguishable": "reaching into the floor's range",
+    }.get(e.verdict or "", "")
+    return f"regression rate 95% interval {pct(iv.low)} - {pct(iv.high)}: {where}"
+
+
+def _floor_ratio_line(e: EdgeCheck) -> str:
+    ratio = e.floor_ratio
+    if ratio is None or e.floor_mean is None:
+        return ""
+    return (
+        f"rerun baseline: repeats of the target model regress {pct(float(e.floor_mean))} on average; "
+        f"this edge regresses {ratio:.2f} times that"
+    )
+
+
 def floor_text(fl: Floor, fmt: FormatArg) -> str:
     """Repeats, every ordered pair, the ranges, EM spread, Jaccard overlaps and the checks asked for."""
     fmt = Format(fmt)
@@ -54,9 +82,13 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
     rows = [
         [p.old, p.new, p.n, p.cells.both, p.cells.only_old, p.cells.only_new, p.cells.neither,
          pct(p.regression_rate), pct(p.change_rate)]
+        + ([] if p.interval is None else [interval_cell(p.interval["regression_rate"], "regression_rate")])
         for p in fl.pairs
     ]
-    out.append(table(rows, ["old", "new", "n", "both", "only_old", "only_new", "neither", "regression", "change"], fmt))
+    headers = ["old", "new", "n", "both", "only_old", "only_new", "neither", "regression", "change"]
+    if fl.settings is not None:
+        headers.append("regression 95% CI")
+    out.append(table(rows, headers, fmt))
     js = fl.jaccard_span
     summary = [
         ["regression rate", _span(fl.regression_span)],
@@ -67,7 +99,16 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
             "- (needs pairs sharing a run: 3+ repeats)" if js is None else f"min {num(js[0])}, mean {num(js[1])}, max {num(js[2])} over {len(fl.overlaps)} pair(s) of pairs",
         ],
     ]
+    with_error = fl.regression_span_with_error
+    if with_error is not None:
+        summary.insert(1, ["regression rate, with sampling error", f"{pct(with_error[0])} - {pct(with_error[1])} (lowest to highest interval bound)"])
     out.append(table(summary, ["floor", "value"], fmt))
+    if fl.settings is not None:
+        st = fl.settings
+        by = f"whole {st.to_json()['cluster']} clusters" if st.to_json()["cluster"] else "items one by one"
+        out.append(_lines([f"Intervals: bootstrap resampling {by}, {st.replicates} replicates, seed {st.seed}, percentile method."], fmt))
+    if fl.sample_flags:
+        out.append(_lines([f"Warning: {f}" for f in fl.sample_flags], fmt))
     if fl.edge is not None:
         e = fl.edge
         c = e.comparison
@@ -75,9 +116,12 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
         lines = [
             f"n = {c.cells.n}; cells both {c.cells.both}, only_old {c.cells.only_old}, "
             f"only_new {c.cells.only_new}, neither {c.cells.neither}",
-            f"verdict: {e.verdict}",
+            f"verdict: {e.verdict} (n = {c.cells.n})",
             _placement(e.regression, "regression rate") + f" [{_span(fl.regression_span)}]",
+            _interval_line(e),
             _placement(e.change, "change rate") + f" [{_span(fl.change_span)}]",
+            _floor_ratio_line(e),
+            *(f"Warning: {f}" for f in e.sample_flags),
         ]
         lines.append(READINGS.get(e.verdict or "", ""))
         out.append(_lines(lines, fmt))

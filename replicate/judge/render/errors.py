@@ -1,0 +1,135 @@
+"""Rendering the sampling error of an edge (pure): interval cells, the reading of the independence ratio.
+
+The reading says only what the figures and their intervals support: the
+classic independence baseline assumes every item equally hard, so a ratio
+below 1 is what item difficulty alone produces; where a difficulty-aware
+baseline exists (four or more runs) the regression rate is set against it,
+interval included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from replicate.judge.uncertainty import EXACT_MCNEMAR_ASSUMES, EdgeUncertainty
+from replicate.output import Format, num, pct, table
+from replicate.stats.bootstrap import Interval
+from replicate.stats.fourcell import FourCell
+
+if TYPE_CHECKING:
+    from replicate.judge.compare import Comparison
+
+RATIO_FIGURES = frozenset({"independence_ratio"})
+
+
+def interval_cell(iv: Interval | None, figure: str) -> str:
+    """``[low, high]`` in the figure's units (percent for rates, 2 decimals for the ratio); ``-`` when undefined."""
+    if iv is None or iv.low is None or iv.high is None:
+        return "-"
+    if figure in RATIO_FIGURES:
+        return f"[{num(iv.low, 2)}, {num(iv.high, 2)}]"
+    return f"[{pct(iv.low, 1)}, {pct(iv.high, 1)}]"
+
+
+def method_header(err: EdgeUncertainty, confidence_level: float) -> str:
+    """The column header naming the bootstrap: e.g. ``95% bootstrap (by query_id)``."""
+    level = f"{100 * confidence_level:g}%"
+    by = f"by {err.cluster}" if err.cluster is not None else "by item"
+    return f"{level} bootstrap ({by})"
+
+
+DIFFICULTY_CAVEAT = (
+    "the classic baseline EM old x (1 - EM new) assumes every item equally hard; where items differ in difficulty "
+    "two judges with unrelated errors already score below 1"
+)
+
+
+def ratio_reading(cells: FourCell, err: EdgeUncertainty | None) -> str:
+    """What the independence ratio does and does not show, with its interval and baselines."""
+    ratio = cells.independence_ratio
+    if ratio is None:
+        return "independence ratio undefined"
+    iv = None if err is None else err.interval.get("independence_ratio")
+    if iv is None or iv.low is None or iv.high is None:
+        text = f"independence ratio {ratio:.2f} (no interval computed)"
+        if ratio > 1:
+            verdict = "more regressions than unrelated errors would give"
+        elif ratio < 1:
+            verdict = "fewer regressions than the classic baseline, which item difficulty alone can explain"
+        else:
+            verdict = "as many regressions as the classic baseline of unrelated errors"
+        return f"{text}: {verdict} ({DIFFICULTY_CAVEAT})"
+    text = f"independence ratio {ratio:.2f} (95% interval {iv.low:.2f}-{iv.high:.2f})"
+    if iv.low > 1:
+        verdict = "more regressions than unrelated errors would give (it tends to fail where the old version succeeded)"
+    elif iv.high < 1:
+        verdict = "fewer regressions than the classic baseline, which item difficulty alone can explain"
+    else:
+        verdict = "consistent with the classic baseline of unrelated errors"
+    parts = [f"{text}: {verdict}"]
+    assert err is not None
+    exp = err.difficulty_expected
+    reg_iv = err.interval.get("regression_rate")
+    if exp is None:
+        parts.append(
+            f"{DIFFICULTY_CAVEAT}; no difficulty-aware baseline here (it needs two or more other runs of the same items)"
+        )
+    elif reg_iv is not None and reg_iv.low is not None and reg_iv.high is not None:
+        given = f"errors independent given item difficulty (estimated from {err.difficulty_other_runs} other runs) would give {pct(exp, 1)}"
+        if reg_iv.high < exp:
+            parts.append(f"the regression rate interval lies below what {given}: the versions share errors beyond item difficulty")
+        elif reg_iv.low > exp:
+            parts.append(f"the regression rate interval lies above what {given}")
+        else:
+            parts.append(f"the regression rate is consistent with what {given}, so the data do not show shared errors")
+    return "; ".join(parts)
+
+
+def error_lines(cmp: Comparison) -> list[str]:
+    """How the intervals were made, what the exact McNemar test assumes, and a small-sample warning."""
+    err, st = cmp.uncertainty, cmp.settings
+    if err is None or st is None:
+        return [f"Note: {EXACT_MCNEMAR_ASSUMES}; no bootstrap intervals were computed (--replicates 0)."]
+    any_iv = next(iter(err.interval.values()))
+    if err.cluster is None:
+        how = f"item bootstrap ({err.clusters} items resampled one by one: no cluster key)"
+    else:
+        how = f"cluster bootstrap over {err.clusters} {err.cluster} clusters (items of one {err.cluster} resampled together)"
+    lines = [
+        f"Intervals: {how}, {any_iv.replicates} replicates, seed {any_iv.seed}, percentile method; "
+        f"{EXACT_MCNEMAR_ASSUMES}, the clustered test does not."
+    ]
+    if cmp.small:
+        lines.append(
+            f"Warning: only n = {cmp.cells.n} items compared (fewer than --min-items {st.min_items}): "
+            "too few for a verdict; read the intervals, not the point values."
+        )
+    return lines
+
+
+#: Chain interval columns: (header, figure).
+_CHAIN_INTERVALS = [
+    ("EM diff.", "accuracy_difference"), ("regr.", "regression_rate"),
+    ("regr./old-correct", "regression_share_of_old_correct"), ("change", "change_rate"),
+    ("indep. ratio", "independence_ratio"),
+]
+
+
+def chain_interval_table(edges: Sequence[Comparison], fmt: Format) -> str:
+    """Per edge, the bootstrap intervals of the main figures and the clustered McNemar p."""
+    first = edges[0].uncertainty
+    assert first is not None
+    level = edges[0].settings.confidence_level if edges[0].settings is not None else 0.95
+    rows = []
+    for k, e in enumerate(edges, 1):
+        err = e.uncertainty
+        assert err is not None
+        cells = [interval_cell(err.interval.get(f), f) for _, f in _CHAIN_INTERVALS]
+        p = err.mcnemar_p
+        who = [e.old.name, e.new.name] if fmt is Format.markdown else []  # plain text: rows matched by '#'
+        rows.append([k, *who, e.cells.n, *cells, f"{p:.3g}" if p < 0.001 else f"{p:.4f}"])
+    headers = ["#", "n", *(h for h, _ in _CHAIN_INTERVALS), "McNemar p\n(clustered)"]
+    if fmt is Format.markdown:
+        headers = ["#", "old", "new", *(h.replace("\n", " ") for h in headers[1:])]
+    return f"{method_header(first, level)} intervals:\n" + table(rows, headers, fmt)

@@ -1,0 +1,67 @@
+"""Small and mismatched samples (pure): flags for edges on too few items and for run sets that drop items.
+
+No verdict without its n: every flag names the number of items behind it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from replicate.judge.compare import Comparison
+
+
+@dataclass(frozen=True, slots=True)
+class SampleFlag:
+    """A sample problem: what (``code``), which edge or run, and the numbers."""
+
+    code: str  # small_sample | items_dropped | items_differ_from_floor | small_floor
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message} [{self.code}]"
+
+    def to_json(self) -> dict:
+        return {"code": self.code, "where": self.where, "message": self.message}
+
+
+def small_sample_flag(where: str, n: int, min_items: int, what: str = "compared on") -> SampleFlag | None:
+    if n >= min_items:
+        return None
+    return SampleFlag(
+        "small_sample", where,
+        f"{what} only n = {n} items, fewer than --min-items {min_items}: too few for a verdict (read the intervals)",
+    )
+
+
+def dropped_per_run(edges: Sequence[Comparison]) -> list[dict]:
+    """Each run of a chain once, in order: its items, how many the shared set drops, unparsed."""
+    seen: dict[str, dict] = {}
+    for e in edges:
+        for side in (e.old, e.new):
+            seen.setdefault(
+                side.name, {"name": side.name, "items": side.items, "dropped": side.items - e.shared_items, "unparsed": side.unparsed}
+            )
+    return list(seen.values())
+
+
+def edge_flags(edges: Sequence[Comparison], *, min_items: int | None) -> list[SampleFlag]:
+    """Runs whose items others lack (how many each), and edges on fewer than ``min_items`` items."""
+    flags = []
+    shared = edges[0].shared_items if edges else 0
+    for run in dropped_per_run(edges):
+        if run["dropped"]:
+            flags.append(
+                SampleFlag(
+                    "items_dropped", run["name"],
+                    f"{run['dropped']} of its {run['items']} items are missing from other runs and are dropped; "
+                    f"every edge uses the {shared} shared items",
+                )
+            )
+    if min_items is not None:
+        for e in edges:
+            flag = small_sample_flag(f"{e.old.name} -> {e.new.name}", e.cells.n, min_items)
+            if flag is not None:
+                flags.append(flag)
+    return flags
