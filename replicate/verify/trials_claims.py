@@ -301,19 +301,21 @@ def parse_trial_claim(
     c: Mapping[str, Any], label: str, position: int, cid: Any, tables: Mapping[str, str], base: TrialSettings,
     say: Callable[[str], None],
 ) -> TrialClaim | None:
-    """A claim naming ``trials`` (its id, duplicates and unknown top-level fields are checked by the caller)."""
-    unknown = [k for k in c if k not in TRIAL_CLAIM_FIELDS]
-    for k in unknown:
-        say(f"unknown field {k!r}{_close(k, TRIAL_CLAIM_FIELDS)}; allowed in a trial claim: "
-            f"{', '.join(TRIAL_CLAIM_FIELDS)}")
-    problems_before = [False]
+    """A claim naming ``trials``: every problem is said; a claim is returned only when there is none.
+
+    Its id (empty, duplicate) is checked by the caller, which also rejects the claim if it found a problem.
+    """
+    problems = 0
 
     def bad(message: str) -> None:
-        problems_before[0] = True
+        nonlocal problems
+        problems += 1
         say(message)
 
-    if unknown:
-        problems_before[0] = True
+    for k in c:
+        if k not in TRIAL_CLAIM_FIELDS:
+            bad(f"unknown field {k!r}{_close(k, TRIAL_CLAIM_FIELDS)}; allowed in a trial claim: "
+                f"{', '.join(TRIAL_CLAIM_FIELDS)}")
     for key in ("id", "metric", "value", "unit"):
         if key not in c:
             bad(f"missing field {key!r}")
@@ -353,7 +355,7 @@ def parse_trial_claim(
                     "[study] gives (add seed = N)")
             if settings.null == 0:
                 bad(f"{metric.name} needs the permutation null, but null = 0 turns it off")
-    if problems_before[0] or metric is None or printed is None or not isinstance(name, str):
+    if problems or metric is None or printed is None or not isinstance(name, str):
         return None
     return TrialClaim(
         id=cid, metric=metric.name, printed=printed, trials=name, settings=settings, spec=metric,
