@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from replicate.cli.base import FormatOpt, StrictOpt, app, echo, report_to_stderr, warn
+from replicate.cli.base import FormatOpt, StrictOpt, app, echo, make_app, report_to_stderr, warn
 from replicate.errors import UsageError
 from replicate.output import Format
 
@@ -165,3 +165,33 @@ def sim_server_cmd(
         pass
     finally:
         server.stop()
+
+
+export_app = make_app("export", "Write an archive in the input format of an external tool.")
+app.add_typer(export_app, name="export")
+
+
+@export_app.command("ifbench")
+def export_ifbench_cmd(
+    archive: Annotated[Path, typer.Argument(metavar="ARCHIVE", help="Archive written by 'replicate collect'.")],
+    items: Annotated[Path, typer.Option("--items", help="The items file the archive was collected from.")],
+    out: Annotated[Path, typer.Option("--out", help="Directory for the verifier's input files (created).")],
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Write the official IFBench verifier's input: one prompt/response JSONL file per trial index.
+
+    trial-T.jsonl holds one line {"prompt", "response"} per ifbench item for
+    trial T (MODEL/trial-T.jsonl when the archive holds several models). Run
+    the verifier on each file, then pass its results to 'replicate score
+    --ifbench-strict/--ifbench-loose'. Trials without a response are counted.
+    """
+    from replicate.output import dumps_json, table
+    from replicate.scoring.export import export_ifbench
+
+    rep = export_ifbench(archive, items, out)
+    if fmt is Format.json:
+        echo(dumps_json(rep.to_json()))
+        return
+    echo(table([[f, n] for f, n in rep.files.items()], ["file", "lines"], fmt).rstrip("\n"))
+    for reason, n in sorted(rep.left_out.items()):
+        echo(f"left out: {n} ({reason})")

@@ -48,6 +48,7 @@ class Scorer:
     details: str = ""
     needs: tuple[str, ...] = ()
     has_loose: bool = False
+    package: str = ""  # a distribution the verdicts depend on; its version goes into every row it scores
 
     def __post_init__(self) -> None:
         VersionedName.parse(self.name)
@@ -59,12 +60,12 @@ class Scorer:
         return self.judge(ScoreInput(text, reference, item, resources or MappingProxyType({})))
 
 
-def scorer(name: str, description: str, *, needs: tuple[str, ...] = (), has_loose: bool = False
-           ) -> Callable[[Callable[[ScoreInput], Verdict]], Scorer]:
+def scorer(name: str, description: str, *, needs: tuple[str, ...] = (), has_loose: bool = False,
+           package: str = "") -> Callable[[Callable[[ScoreInput], Verdict]], Scorer]:
     """Decorator turning ``def judge(inp) -> Verdict`` into a :class:`Scorer` (docstring = details)."""
 
     def wrap(func: Callable[[ScoreInput], Verdict]) -> Scorer:
-        return Scorer(name, description, func, (func.__doc__ or "").strip(), needs, has_loose)
+        return Scorer(name, description, func, (func.__doc__ or "").strip(), needs, has_loose, package)
 
     return wrap
 

@@ -8,13 +8,14 @@ responses by exact prompt text, so we do too: a result row belongs to the item
 whose prompt text is identical, and to the trial whose response text is
 identical (the verifier is deterministic, so the same response gets the same
 verdict under any model or trial). Prompts that match no item, and items with no
-result, are reported; a prompt that differs only in surrounding whitespace is
-pointed out but not joined.
+result, are reported; under ``ifbench@1`` a prompt that differs only in
+surrounding whitespace is pointed out but not joined, under ``ifbench@2`` it is
+joined (the official verifier strips prompts).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -30,6 +31,19 @@ class IFBenchResults:
     loose: dict[tuple[str, str], bool] | None
     prompts: frozenset[str]
     sources: tuple[str, ...]
+    strict_stripped: dict[tuple[str, str], bool] = field(default_factory=dict)  # keyed by stripped prompt
+    loose_stripped: dict[tuple[str, str], bool] | None = None
+
+    def lookup_stripped(self, prompt: str, response: str) -> tuple[bool, bool | None] | None:
+        """:meth:`lookup` with prompts compared after stripping surrounding whitespace."""
+        exact = self.lookup(prompt, response)
+        if exact is not None:
+            return exact
+        key = (prompt.strip(), response)
+        s = self.strict_stripped.get(key)
+        if s is None:
+            return None
+        return s, (None if self.loose_stripped is None else self.loose_stripped.get(key))
 
     def lookup(self, prompt: str, response: str) -> tuple[bool, bool | None] | None:
         key = (prompt, response)
@@ -38,13 +52,22 @@ class IFBenchResults:
             return None
         return s, (None if self.loose is None else self.loose.get(key))
 
-    def join_report(self, item_prompts: dict[str, str]) -> dict:
-        """Prompts matching no item, and items (id -> prompt) with no result row at all."""
+    def join_report(self, item_prompts: dict[str, str], *, strip: bool = False) -> dict:
+        """Prompts matching no item, and items (id -> prompt) with no result row at all.
+
+        ``strip``: prompts that differ only in surrounding whitespace are joined (``ifbench@2``).
+        """
         by_prompt = set(item_prompts.values())
         stripped = {p.strip() for p in by_prompt}
-        unmatched = sorted(p for p in self.prompts if p not in by_prompt)
-        near = [p for p in unmatched if p.strip() in stripped]
-        no_result = sorted(i for i, p in item_prompts.items() if p not in self.prompts)
+        if strip:
+            result_stripped = {p.strip() for p in self.prompts}
+            unmatched = sorted(p for p in self.prompts if p.strip() not in stripped)
+            near: list[str] = []
+            no_result = sorted(i for i, p in item_prompts.items() if p.strip() not in result_stripped)
+        else:
+            unmatched = sorted(p for p in self.prompts if p not in by_prompt)
+            near = [p for p in unmatched if p.strip() in stripped]
+            no_result = sorted(i for i, p in item_prompts.items() if p not in self.prompts)
         return {
             "result_prompts": len(self.prompts),
             "unmatched_prompts": len(unmatched),
@@ -98,4 +121,9 @@ def load_ifbench_results(strict: Sequence[Path], loose: Sequence[Path] = ()) -> 
                 f"{len(missing)} strict result(s) have no loose counterpart (e.g. prompt {prompt!r}); "
                 "pass the loose file of the same run", path=loose[0],
             )
-    return IFBenchResults(s, lo, frozenset(p for p, _ in s), tuple(str(p) for p in [*strict, *loose]))
+    return IFBenchResults(s, lo, frozenset(p for p, _ in s), tuple(str(p) for p in [*strict, *loose]),
+                          _stripped(s), None if lo is None else _stripped(lo))
+
+
+def _stripped(verdicts: dict[tuple[str, str], bool]) -> dict[tuple[str, str], bool]:
+    return {(p.strip(), r): v for (p, r), v in verdicts.items()}

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import io
 import os
@@ -64,6 +65,17 @@ class ScoreReport:
             "snapshot_changes": self.snapshot_changes,
             "warnings": self.diagnostics.to_json(),
         }
+
+
+@functools.lru_cache(maxsize=None)
+def package_version(dist: str) -> str:
+    """``"NAME VERSION"`` of an installed distribution (``"NAME (not installed)"`` otherwise)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"{dist} {version(dist)}"
+    except PackageNotFoundError:
+        return f"{dist} (not installed)"
 
 
 def _meta_columns(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -128,6 +140,8 @@ def score_records(
             "snapshot": rec.get("response_model"),
             "system_fingerprint": rec.get("system_fingerprint"),
         }
+        if sc.package:
+            row["scorer_package"] = package_version(sc.package)
         row.update(_meta_columns(item.metadata))
         rows.append(row)
     return rows, unscored
@@ -231,7 +245,8 @@ def score_archive_to_file(
     if ifbench_strict or ifbench_loose:
         resources["ifbench"], ifb_report = _ifbench_resource(
             ifbench_strict, ifbench_loose,
-            {it.id: it.prompt_text for it in items if "ifbench" in scorer_for[it.id].needs}, diag)
+            {it.id: it.prompt_text for it in items if "ifbench" in scorer_for[it.id].needs}, diag,
+            strip=any(s.name == "ifbench@2" for s in resolved.values()))
     for sc in resolved.values():  # every scorer in ``resolved`` scores at least one item
         if any(n not in resources for n in sc.needs):
             raise UsageError(Message(f"{sc.name} needs the verifier's results: pass ", Param("ifbench_strict"),
@@ -253,12 +268,16 @@ def score_archive_to_file(
 
 
 def _ifbench_resource(strict: Sequence[Path], loose: Sequence[Path], item_prompts: dict[str, str],
-                     diag: Diagnostics) -> tuple[Any, dict]:
+                     diag: Diagnostics, *, strip: bool = False) -> tuple[Any, dict]:
     """The verifier's results and their join report; unjoined prompts and items are warnings."""
     from replicate.scoring.ifbench import load_ifbench_results
 
     res = load_ifbench_results(list(strict), list(loose))
-    report = res.join_report(item_prompts)
+    report = res.join_report(item_prompts, strip=strip)
+    from replicate.provenance import file_provenance
+
+    report["files"] = [{"role": role, "path": str(p), "sha256": file_provenance(p).sha256}
+                       for role, paths in (("strict", strict), ("loose", loose)) for p in paths]
     if report["unmatched_prompts"]:
         diag.warn("ifbench_unmatched", f"{report['unmatched_prompts']} verifier prompt(s) match no item "
                   f"({report['unmatched_prompts_whitespace_only']} differ only in surrounding whitespace)")
