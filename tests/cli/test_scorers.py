@@ -13,7 +13,8 @@ from replicate.output import Format
 from replicate.scoring.base import SCORERS
 
 runner = CliRunner()
-BUILTINS = ["final-answer-line@1", "ifbench@1", "math-equivalence@1", "mcq-letter@1"]
+BUILTINS = ["final-answer-line@1", "ifbench@1", "ifbench@2", "math-equivalence@1", "math-equivalence@2",
+            "math-verify@1", "mcq-letter@1"]
 
 
 def test_list_json_lists_builtins_with_origin_and_needs():
