@@ -23,6 +23,8 @@ def collect_cmd(
     base_url: Annotated[Optional[str], typer.Option("--base-url", metavar="URL", help="Override [endpoint] base_url (which overrides the environment's OPENAI_BASE_URL).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan (requests per phase, estimated tokens) and send nothing.")] = False,
     progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show progress on stderr (default: on).")] = None,
+    export_batch: Annotated[Optional[Path], typer.Option("--export-batch", help="Write the missing requests as Batch API input JSONL (custom_id MODEL|ITEM|TRIAL; vLLM run-batch reads it) and send nothing.")] = None,
+    import_batch: Annotated[Optional[Path], typer.Option("--import-batch", help="Append a Batch API result JSONL (e.g. from vLLM run-batch) to the archive and send nothing.")] = None,
     retry_errors: Annotated[bool, typer.Option("--retry-errors", help="On resume, ask again the trials recorded as api_error (the new record supersedes the old).")] = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -46,6 +48,7 @@ def collect_cmd(
     from replicate.collect.archive import read_archive
     from replicate.collect.plan import make_plan, render_plan
     from replicate.collect.runner import CollectionInterrupted, CollectionStopped, Progress, collect, render_summary
+    from replicate.output import dumps_json
 
     if str(archive) == "-":
         raise UsageError("--archive must name a file (it is appended to and resumed), not standard output")
@@ -53,6 +56,21 @@ def collect_cmd(
                      models=None if models is None else [m.strip() for m in models.split(",") if m.strip()])
     cfg = load_config(config, base_url=base_url).with_overrides(**overrides)
     its = load_items(items)
+    if export_batch is not None or import_batch is not None:
+        from replicate.collect import batchfile
+
+        if export_batch is not None and import_batch is not None:
+            raise UsageError("--export-batch and --import-batch are separate steps: give one of them")
+        if export_batch is not None:
+            rep = batchfile.export_batch(cfg, its, archive, export_batch)
+            echo(dumps_json(rep.to_json()) if fmt is Format.json else f"{rep.lines} requests written to {rep.path}")
+        else:
+            assert import_batch is not None
+            rep = batchfile.import_batch(cfg, its, archive, import_batch)
+            echo(dumps_json(rep.to_json()) if fmt is Format.json else
+                 f"{rep.recorded} trials recorded from {rep.path} ({rep.api_errors} api errors; "
+                 f"{rep.already_recorded} already in the archive, skipped)")
+        return
     if dry_run:
         done = read_archive(archive).done if archive.exists() and archive.stat().st_size else set()
         echo(render_plan(make_plan(cfg, its, done=done), fmt))
