@@ -91,3 +91,33 @@ def table(rows: Sequence[Sequence[Any]], headers: Sequence[str], fmt: FormatArg)
     else:
         style = "simple"
     return tabulate(rows, headers=headers, tablefmt=style, disable_numparse=True) + "\n"
+
+
+#: Plain-text tables wider than this are split into blocks (see :func:`table_blocks`).
+TABLE_WIDTH = 100
+
+
+def table_blocks(
+    key_header: str, keys: Sequence[Any], columns: Sequence[tuple[str, Sequence[Any]]], *, width: int = TABLE_WIDTH
+) -> str:
+    """A plain-text table too wide for a terminal as blocks of columns, each fitting ``width``
+    and each starting with the key column, so that rows match across blocks. Columns keep
+    their order; a single column wider than ``width`` gets a block of its own."""
+    blocks: list[str] = []
+    current: list[tuple[str, Sequence[Any]]] = []
+
+    def render(cols: list[tuple[str, Sequence[Any]]]) -> str:
+        rows = [[k, *(values[i] for _, values in cols)] for i, k in enumerate(keys)]
+        return table(rows, [key_header, *(h for h, _ in cols)], Format.table)
+
+    for col in columns:
+        candidate = [*current, col]
+        text = render(candidate)
+        if current and max(map(len, text.splitlines()), default=0) > width:
+            blocks.append(render(current))
+            current = [col]
+        else:
+            current = candidate
+    if current or not blocks:
+        blocks.append(render(current))
+    return "\n".join(blocks)

@@ -12,3 +12,23 @@ def test_markdown_tables_escape_pipes_once_and_fold_line_breaks():
     assert "q\\|1 / d2" in body and "already \\| escaped" in body and "two lines" in body
     plain = table([["q|1"]], ["key"], "table")
     assert "q|1" in plain and "\\|" not in plain
+
+
+def test_table_blocks_split_a_wide_table_into_blocks_that_fit():
+    from replicate.output import table_blocks
+
+    keys = ["a", "bb"]
+    cols = [("one", ["x" * 10, "y"]), ("two", ["z" * 10, "w"]), ("three", ["q" * 10, "r"])]
+    # key column 3 wide (the rule under "k" is ---), each data column 10: 3 + 2 + 10 + 2 + 10 = 27
+    out = table_blocks("k", keys, cols, width=27)
+    blocks = out.split("\n\n")
+    assert [b.splitlines()[0].split() for b in blocks] == [["k", "one", "two"], ["k", "three"]]
+    assert all(len(line) <= 27 for line in out.splitlines())
+    assert [[line.split()[0] for line in b.splitlines()[2:]] for b in blocks] == [keys, keys]
+    # wide enough for everything: one table, as table() draws it
+    from replicate.output import Format, table
+
+    rows = [[k, *(v[i] for _, v in cols)] for i, k in enumerate(keys)]
+    assert table_blocks("k", keys, cols, width=100) == table(rows, ["k", "one", "two", "three"], Format.table)
+    # a column wider than the width gets a block of its own
+    assert len(table_blocks("k", keys, cols, width=5).split("\n\n")) == 3

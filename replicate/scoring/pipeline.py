@@ -305,6 +305,18 @@ def render_report(rep: ScoreReport, fmt: Format) -> str:
                      f"{len(j['items_without_result'])} items without a result")
     for m, ch in rep.snapshot_changes.items():
         lines.append(f"snapshot changed: {describe_change(m, ch)}")
-    for code, n in sorted(rep.diagnostics.counts().items()):
-        lines.append(f"warning [{code}]: {n}")
+    lines += warning_lines(rep.diagnostics)
     return out + "\n".join(lines) + "\n"
+
+
+def warning_lines(diag: Diagnostics) -> list[str]:
+    """One line per kind of warning: the warning itself, or how many there are and the first.
+
+    (It used to print only the count of warnings per kind, "warning [ifbench_unmatched]: 1",
+    beside a line saying 4 prompts match no item: one warning, about 4 prompts.)"""
+    first: dict[str, Any] = {}
+    for w in diag.warnings:
+        first.setdefault(w.code, w)
+    counts = diag.counts()
+    return [f"warning: {w}" if counts[code] == 1 else f"warning: {counts[code]} warnings [{code}], the first: {w}"
+            for code, w in sorted(first.items())]

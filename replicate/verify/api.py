@@ -123,7 +123,7 @@ def verify_runs(
             computed[p] = value
             matches[p] = None if value.value is None else match(c.printed, value.value)
         results.append(ClaimResult(c, ps, computed, matches))
-    edges, floors, run_figs = _touched(claims, results, rc)
+    edges, floors, run_figs = _touched(claims, results, rc, columns)
     run_files = {name: runs[name].files for name in _used_runs(claims)}
     diag = diagnostics if diagnostics is not None else Diagnostics()
     flags = collect_flags(claims, results, run_figs, edges, floors, run_files, diag)
@@ -140,9 +140,12 @@ def _used_runs(claims: ClaimsFile) -> list[str]:
 
 
 def _touched(
-    claims: ClaimsFile, results: Sequence[ClaimResult], rc: Recomputer
+    claims: ClaimsFile, results: Sequence[ClaimResult], rc: Recomputer, columns: Sequence[str] = ()
 ) -> tuple[tuple[EdgeFigures, ...], tuple[FloorFigures, ...], tuple[RunFigures, ...]]:
-    """The edges, floors and runs the claims touch, under each parser they were computed with."""
+    """The edges, floors and runs the claims touch, under each parser they were computed with.
+
+    Runs come in the claims file's order, each under its parsers in the order of the
+    claims table's columns (``columns``), so that the note's tables agree."""
     edges: dict[tuple, EdgeFigures] = {}
     floors: dict[tuple, FloorFigures] = {}
     run_keys: dict[tuple, None] = {}
@@ -160,9 +163,10 @@ def _touched(
             for name in c.run_names:
                 run_keys.setdefault((name, p), None)
     order = {n: i for i, n in enumerate(claims.runs)}
+    rank = {p: i for i, p in enumerate(columns)}
     run_figs = tuple(
         rc.run_figures(name, p, "intersect")
-        for name, p in sorted(run_keys, key=lambda k: (order.get(k[0], 0), k[1]))
+        for name, p in sorted(run_keys, key=lambda k: (order.get(k[0], 0), rank.get(k[1], len(rank)), k[1]))
     )
     # one row per (run, parser actually used): EXAM runs give the same figures under every parser
     run_figs = tuple({(f.name, f.parser): f for f in run_figs}.values())

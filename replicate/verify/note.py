@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path, PurePath, PurePosixPath
 
-from replicate.output import Format, pct, table
+from replicate.output import Format, pct, table, table_blocks
 from replicate.provenance import FileProvenance
 from replicate.stats.ranges import Span, place
 from replicate.verify.matching import Verdict
 from replicate.verify.recompute import EdgeFigures, FloorFigures
 from replicate.verify.result import ClaimResult, Verification
-from replicate.verify.trials_note import reproduce_args, trial_sections, trial_table
+from replicate.verify.trials_note import figure_cell, reproduce_args, trial_sections, trial_table
 
 PLOTS_HINT = "pip install 'replicate-audit[plots]'"
 
@@ -70,16 +70,26 @@ def claims_table(v: Verification, fmt: Format, *, figure: bool = True) -> tuple[
     claim in words right below its table, which keeps the table narrow).
     """
     notes: dict[str, int] = {}
+    plain = Format(fmt) is Format.table
     headers = ["id", "where", *(["figure"] if figure else []), "printed", *v.parsers, "verdict"]
     rows = []
     for r in v.results:
         c = r.claim
         rows.append([
-            str(c.id), str(c.where or "-"), *([str(f"{c.metric} ({c.target})")] if figure else []),
+            str(c.id), str(c.where or "-"),
+            *([figure_cell(c.metric, c.target, plain)] if figure else []),
             str(_printed(r)), *[str(_result_cell(r, p, notes)) for p in v.parsers],
             f"{r.verdict(r.primary).value} ({r.primary})",  # type: ignore[union-attr]
         ])
-    return table(rows, headers, fmt), notes
+    if not plain:
+        return table(rows, headers, fmt), notes
+    # Plain text: blocks that each fit a 100-column terminal, like `replicate chain`:
+    # what is claimed, then the verdict and the recomputed value under each parser.
+    columns = [(h, [row[i] for row in rows]) for i, h in enumerate(headers)][1:]
+    verdict = columns.pop()
+    at = len(headers) - 2 - len(v.parsers)  # the verdict goes right after "printed"
+    columns.insert(at, verdict)
+    return table_blocks(headers[0], [row[0] for row in rows], columns), notes
 
 
 def _summary(v: Verification) -> list[str]:
@@ -230,7 +240,7 @@ def _floors(v: Verification) -> list[str]:
 
 
 def _runs(v: Verification) -> list[str]:
-    parsers = list(dict.fromkeys(f.parser for f in v.run_figures))
+    parsers = list(dict.fromkeys(f.parser for f in v.run_figures))  # the claims table's order
     by = {(f.name, f.parser): f for f in v.run_figures}
     rows = []
     for name, files in v.run_files.items():

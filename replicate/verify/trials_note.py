@@ -5,7 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from replicate.output import Format, pct, table
+from replicate.output import Format, pct, table, table_blocks
 from replicate.stats.classify import CLASSES
 from replicate.stats.replication import SHARE_INTERVAL, Z_TEST
 from replicate.verify.replication import (
@@ -76,20 +76,36 @@ def _verdict(r: TrialClaimResult, notes: dict[str, int]) -> str:
     return r.verdict + tie
 
 
+def figure_cell(metric: str, target: str, plain: bool) -> str:
+    """What a claim is about; in plain text a long one takes two lines (metric, then runs)."""
+    one = f"{metric} ({target})"
+    return f"{metric}\n({target})" if plain and len(one) > 55 else one
+
+
+def _fitted(rows: list[list[Any]], headers: list[str], fmt: Format) -> str:
+    """One table in markdown; in plain text blocks of columns that fit a terminal (see table_blocks)."""
+    if fmt is not Format.table:
+        return table(rows, headers, fmt)
+    columns = [(h, [row[i] for row in rows]) for i, h in enumerate(headers)][1:]
+    return table_blocks(headers[0], [row[0] for row in rows], columns)
+
+
 def recomputed_table(results: list[TrialClaimResult], fmt: Format, notes: dict[str, int]) -> str:
-    rows = [[r.claim.id, r.claim.where or "-", f"{r.claim.metric} ({r.claim.target})", _printed(r),
+    plain = fmt is Format.table
+    rows = [[r.claim.id, r.claim.where or "-", figure_cell(r.claim.metric, r.claim.target, plain), _printed(r),
              show_value(r, r.computed.value), _verdict(r, notes)] for r in results]
-    return table(rows, ["id", "where", "figure", "printed", "recomputed", "verdict"], fmt)
+    return _fitted(rows, ["id", "where", "figure", "printed", "recomputed", "verdict"], fmt)
 
 
 def replicated_table(results: list[TrialClaimResult], fmt: Format, notes: dict[str, int]) -> str:
+    plain = fmt is Format.table
     rows = []
     for r in results:
-        rows.append([r.claim.id, f"{r.claim.metric} ({r.claim.target})", _printed(r),
+        rows.append([r.claim.id, figure_cell(r.claim.metric, r.claim.target, plain), _printed(r),
                      show_value(r, r.released.value if r.released else None), show_value(r, r.computed.value),
                      _interval(r), _p(r), _verdict(r, notes)])
     headers = ["id", "figure", "printed", "release", "fresh", "95% interval, fresh - printed", "p", "verdict"]
-    return table(rows, headers, fmt)
+    return _fitted(rows, headers, fmt)
 
 
 def _tests_used(results: list[TrialClaimResult]) -> list[str]:

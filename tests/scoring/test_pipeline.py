@@ -238,3 +238,42 @@ def test_not_an_archive_empty_archive_and_unwritable_out(collected, tmp_path):
     assert r.exit_code == 2 and "Traceback" not in r.stderr
     assert r.stderr == f"Error: {tmp_path / 'no' / 't.jsonl'}: cannot write the trials table: No such file or directory\n"
     assert not (tmp_path / "no").exists() and not list(tmp_path.glob(".t.jsonl.tmp*"))
+
+
+def test_ifbench_warnings_say_what_the_join_line_says(tmp_path):
+    # Synthetic verifier results in the official shape: prompt "A" and "B" match items, " A " differs
+    # only in whitespace, "Z" matches nothing; item "c" has no result at all.
+    from replicate.output import Format
+    from replicate.scoring.pipeline import render_report
+
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({"id": i, "benchmark": "ifbench", "prompt": p, "scorer": "ifbench@1"}) + "\n"
+                             for i, p in [("a", "A"), ("b", "B"), ("c", "C")]))
+    header = {"type": "header", "schema": "replicate.archive/1", "config": {}, "seed": 0, "params_hash": "x", "items": {}}
+    trials = [{"type": "trial", "model": "m", "item": i, "trial": 0, "text": f"reply {i}", "finish_reason": "stop",
+               "refusal": None, "usage": {}, "error_kind": None} for i in ("a", "b")]
+    arch = tmp_path / "a.jsonl"
+    arch.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in [header, *trials]))
+    strict = tmp_path / "eval_results_strict.jsonl"
+    strict.write_text("".join(json.dumps({"prompt": p, "response": r, "follow_all_instructions": v}) + "\n"
+                              for p, r, v in [("A", "reply a", True), ("B", "reply b", False),
+                                              (" A ", "reply a", True), ("Z", "x", False)]))
+    rep = score_archive_to_file(arch, items, tmp_path / "t.jsonl", ifbench_strict=[strict])
+    text = render_report(rep, Format.table)
+    assert "ifbench join: 4 verifier prompts, 2 match no item (1 only by whitespace), 1 items without a result" in text
+    assert ("warning: 2 verifier prompt(s) match no item (1 differ only in surrounding whitespace) "
+            "[ifbench_unmatched]") in text
+    assert "warning: 1 item(s) have no verifier result (e.g. c) [ifbench_no_result]" in text
+    assert "warning [ifbench_unmatched]: 1" not in text  # the count of warnings, not of prompts
+
+
+def test_many_warnings_of_one_kind_are_counted_with_the_first():
+    from replicate.diagnostics import Diagnostics
+    from replicate.scoring.pipeline import warning_lines
+
+    d = Diagnostics()
+    d.warn("torn_line", "first", path="a.jsonl", line=3)
+    d.warn("torn_line", "second", path="a.jsonl", line=9)
+    d.warn("empty_archive", "nothing", path="b.jsonl")
+    assert warning_lines(d) == ["warning: b.jsonl: nothing [empty_archive]",
+                                "warning: 2 warnings [torn_line], the first: a.jsonl:3: first [torn_line]"]
