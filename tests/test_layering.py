@@ -123,3 +123,9 @@ def test_stats_imports_only_numpy_scipy_and_itself():
 @pytest.mark.parametrize("layer", [RENDER, PURE_JUDGE], ids=["render", "pure-judge"])
 def test_render_and_pure_judge_modules_do_no_io(layer):
     assert _violations(layer, lambda i: _under(i, IO_MODULES)) == []
+
+
+def test_core_reaches_the_built_in_plugins_only_through_entry_points():
+    # replicate_parsers (parsers, scorers with their answer extraction, readers) registers like a
+    # third-party plugin: nothing in replicate/ imports it.
+    assert _violations(set(MODULES), lambda i: _under(i, ("replicate_parsers",))) == []

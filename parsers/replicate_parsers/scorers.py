@@ -1,14 +1,16 @@
 """Built-in K-trial response scorers, shipped through the ``replicate.scorers`` entry point.
 
 Each is a :class:`replicate.scoring.Scorer` with a frozen behaviour: a change
-of behaviour is a new ``@N``. Goldens in ``tests/test_score_goldens.py`` pin them.
+of behaviour is a new ``@N``. Goldens in ``tests/scoring/test_goldens.py`` pin them.
+The answer extraction they share is in :mod:`replicate_parsers.answers`; core
+(``replicate.scoring``) holds only the contract, the categories and the pipeline.
 """
 
 from __future__ import annotations
 
 from replicate.errors import Message, Param, UsageError
-from replicate.scoring.answers import choice_letter, final_answer_line, math_answer, math_equivalent, normalize
 from replicate.scoring.base import NoResult, ScoreInput, Verdict, scorer
+from replicate_parsers.answers import choice_letter, final_answer_line, math_answer, math_equivalent, normalize
 
 
 @scorer("final-answer-line@1", "Answer after the last 'Answer:'/'Final answer:' line; exact match after whitespace and case normalisation.")

@@ -1,4 +1,4 @@
-"""Pure answer extraction and comparison used by the built-in scorers.
+"""Pure answer extraction and comparison used by the built-in scorers (replicate_parsers.scorers).
 
 Nothing here may change behaviour once a scorer version using it is released;
 a new behaviour gets a new function and a new scorer version.
