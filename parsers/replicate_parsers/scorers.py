@@ -66,7 +66,7 @@ def math_equivalence_v2(inp: ScoreInput) -> Verdict:
     worker process killed after 2 seconds (the answer is then not shown
     equivalent). Power towers (a^b^c) and exponents above 10,000 are refused
     before sympy sees them."""
-    from replicate.scoring.mathv2 import math_equivalent_v2
+    from replicate_parsers.mathv2 import math_equivalent_v2
 
     answer = math_answer(inp.text)
     if answer is None:
@@ -83,7 +83,7 @@ def math_verify_v1(inp: ScoreInput) -> Verdict:
     limits). Needs pip install 'replicate-audit[math-verify]'; the package's
     version is recorded in each trial row (scorer_provenance)."""
     try:
-        from math_verify import parse, verify  # type: ignore[import-untyped]
+        from math_verify import parse, verify
     except ImportError:
         raise UsageError("math-verify@1 needs the math-verify package: pip install "
                          "'replicate-audit[math-verify]'") from None

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from replicate.cli.app import app
 from replicate.scoring import SCORERS
-from replicate.scoring.mathv2 import WORKER, math_equivalent_v2, too_costly
 from replicate.scoring.pipeline import score_archive_to_file
+from replicate_parsers.mathv2 import WORKER, math_equivalent_v2, too_costly
 
 ROOT = Path(__file__).resolve().parents[2]
 IFB = ROOT.parent / "shared" / "data" / "ifbench"

@@ -23,7 +23,7 @@ import threading
 from multiprocessing.connection import Connection
 from typing import Any
 
-from replicate.scoring.answers import strip_math, to_sympy_text
+from replicate_parsers.answers import strip_math, to_sympy_text
 
 DEFAULT_TIME_LIMIT = 2.0
 _MAX_EXPONENT = 10_000
