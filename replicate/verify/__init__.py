@@ -8,6 +8,16 @@
 - :mod:`replicate.verify.note`      — the markdown note and the terminal table (pure rendering)
 - :mod:`replicate.verify.plots`     — optional matplotlib figures beside the note
 - :mod:`replicate.verify.api`       — :func:`verify` (reads files) and :func:`verify_runs` (pure)
+
+Claims over K-trial studies (``[trials]``, ``--replication``):
+
+- :mod:`replicate.verify.trials_metrics`   — the trial metrics (names of ``items`` / ``screen`` JSON keys)
+- :mod:`replicate.verify.trials_claims`    — ``[trials]``, ``[replication]``, settings and trial claims
+- :mod:`replicate.verify.trials_recompute` — figures read from the items / screen engine
+- :mod:`replicate.verify.replication`      — a fresh collection against the printed figure; item agreement
+- :mod:`replicate.verify.trials_check`     — :func:`check_trials` (pure: tables in, results out)
+- :mod:`replicate.verify.trials_io`        — reading the tables, fresh collections and archives
+- :mod:`replicate.verify.trials_result`, :mod:`replicate.verify.trials_note` — results and their rendering
 """
 
 from replicate.verify.api import verify, verify_runs
