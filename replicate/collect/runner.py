@@ -236,6 +236,11 @@ def collect(
     record supersedes the old one). The summary's :attr:`CollectSummary.mostly_errors`
     names models whose trials are mostly API errors (the command line exits 1).
     """
+    if config.batch.enabled:
+        from replicate.errors import UsageError
+
+        raise UsageError("[collection] mode = \"batch\" is not implemented yet: use collect --export-batch FILE, "
+                         "run the batch, then collect --import-batch RESULTS (or mode = \"online\")")
     archive = Path(archive)
     t_start = time.monotonic()
     by_id = {it.id: it for it in items}
