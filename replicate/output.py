@@ -121,3 +121,15 @@ def table_blocks(
     if current or not blocks:
         blocks.append(render(current))
     return "\n".join(blocks)
+
+
+def prose(text: str, fmt: FormatArg, *, width: int = TABLE_WIDTH) -> str:
+    """Explanatory text: in plain text each line wrapped to ``width`` at spaces (never inside
+    a hyphenated name); markdown and JSON keep lines whole (a markdown viewer reflows them)."""
+    if Format(fmt) is not Format.table:
+        return text
+    import textwrap
+
+    end = "\n" if text.endswith("\n") else ""
+    lines = text[: len(text) - len(end)].split("\n")
+    return "\n".join(textwrap.fill(line, width, break_on_hyphens=False) if line else "" for line in lines) + end

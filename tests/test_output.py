@@ -32,3 +32,14 @@ def test_table_blocks_split_a_wide_table_into_blocks_that_fit():
     assert table_blocks("k", keys, cols, width=100) == table(rows, ["k", "one", "two", "three"], Format.table)
     # a column wider than the width gets a block of its own
     assert len(table_blocks("k", keys, cols, width=5).split("\n\n")) == 3
+
+
+def test_prose_wraps_plain_text_at_spaces_and_leaves_markdown_whole():
+    from replicate.output import Format, prose
+
+    text = "word " * 30 + "umbrela-fallback@1 " * 3 + "end\n\nsecond paragraph\n"
+    plain = prose(text, Format.table, width=40)
+    assert all(len(line) <= 40 for line in plain.splitlines())
+    assert plain.split() == text.split()  # only line breaks changed
+    assert "umbrela-fallback@1" in plain.split() and plain.endswith("\n\nsecond paragraph\n")
+    assert prose(text, Format.markdown, width=40) == text

@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 from replicate.errors import Message, Param, UsageError
-from replicate.output import Format, FormatArg, dumps_json, pct, table
+from replicate.output import Format, FormatArg, dumps_json, pct, prose, table
 from replicate.stats.classify import parse_eps
 from replicate.stats.power import (
     DEFAULT_RESAMPLES,
@@ -152,17 +152,17 @@ def render_plan(result: PlanResult, fmt: FormatArg) -> str:
         return dumps_json(result.to_json())
     md = fmt is Format.markdown
     head = "## " if md else ""
-    title = (f"{head}Power to flag an item (eps {_eps_text(result.eps)}, BH q <= {result.alpha:g} across "
-             f"{result.n_items} items; {result.n_resamples} simulated cells of the other items, "
-             f"seed {result.seed})\n")
+    title = prose(f"{head}Power to flag an item (eps {_eps_text(result.eps)}, BH q <= {result.alpha:g} across "
+                  f"{result.n_items} items; {result.n_resamples} simulated cells of the other items, "
+                  f"seed {result.seed})\n", fmt)
     rows = [[_move(r.p, r.q), r.k_source, r.k_target, pct(r.power, 1),
              "-" if r.mc_se is None else pct(r.mc_se, 2),
              f"[{pct(r.bounds[0], 1)}, {pct(r.bounds[1], 1)}]", pct(r.wrong_direction, 1)]
             for r in result.rows]
     out = [title, table(rows, ["move", "K src", "K tgt", "power", "MC s.e.", "bounds", "wrong way"], fmt)]
-    out.append(f"Other items: {result.assumption()}. Power: the chance of being flagged in the direction "
-               "of the move (reliably improved or regressed); bounds hold whatever the other items do "
-               "(low: no other item significant; high: all of them).\n")
+    out.append(prose(f"Other items: {result.assumption()}. Power: the chance of being flagged in the direction "
+                     "of the move (reliably improved or regressed); bounds hold whatever the other items do "
+                     "(low: no other item significant; high: all of them).\n", fmt))
     if result.k_needed:
         rows = []
         for k in result.k_needed:
@@ -173,7 +173,7 @@ def render_plan(result: PlanResult, fmt: FormatArg) -> str:
                 assert k.at_k is not None
                 rows.append([_move(k.p, k.q), k.k, pct(k.at_k.power, 1)])
         out.append("")
-        out.append(f"{head}K per side needed for {pct(result.target, 0)} power (the smallest K from 1 to "
-                   f"{result.k_max} that reaches it; power is not monotone in K, so every K is tried)\n")
+        out.append(prose(f"{head}K per side needed for {pct(result.target, 0)} power (the smallest K from 1 to "
+                         f"{result.k_max} that reaches it; power is not monotone in K, so every K is tried)\n", fmt))
         out.append(table(rows, ["move", "K", "power at K"], fmt))
     return "\n".join(out)

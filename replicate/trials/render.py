@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replicate.output import Format, FormatArg, dumps_json, pct, table
+from replicate.output import Format, FormatArg, dumps_json, pct, prose, table
 from replicate.provenance import FileProvenance, provenance_markdown
 from replicate.trials.results import ItemsResult
 
@@ -123,7 +123,7 @@ def _power(result: ItemsResult, fmt: Format) -> Section:
     if result.tarone:
         note += (f"\nUntestable: items whose smallest attainable Fisher p-value exceeds {result.alpha:g}, "
                  "left out of the cell before BH (--tarone).\n")
-    return title, table(rows, headers, fmt) + "\n" + note
+    return title, table(rows, headers, fmt) + "\n" + prose(note, fmt)
 
 
 def _excluded(result: ItemsResult, fmt: Format) -> Section:
