@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
 import pytest
@@ -124,17 +123,6 @@ def test_screen_cli(trials):
     assert all(b["passes"] for b in j["benchmarks"])
     r = runner.invoke(app, ["screen", str(trials), "--low", "0.95", "--high", "1"])
     assert r.exit_code == 0 and "no" in r.stdout
-
-
-def test_bench_core_smoke(tmp_path):
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2] / "bench"))
-    try:
-        import bench_items
-    finally:
-        sys.path.pop(0)
-    r = bench_items.run(6, 8, 20, 1, tmp_path)
-    assert r["identical"] and r["mismatches"] == 0
-    assert r["fisher_tests_full"] == r["items_x_edges"] * 20
 
 
 def test_library_errors_name_parameters_and_the_cli_shows_its_options(trials):

@@ -63,3 +63,15 @@ def test_docs_links_resolve():
             if "://" in target or target.startswith("mailto:"):
                 continue
             assert (md.parent / target).exists(), f"{md.name}: broken link {target}"
+
+
+def test_no_test_loads_a_benchmark_and_ci_runs_each_at_its_small_size():
+    for path in (ROOT / "tests").rglob("*.py"):
+        if path == Path(__file__):
+            continue
+        text = path.read_text(encoding="utf-8")
+        assert '/ "bench"' not in text and "import bench_" not in text, f"{path} loads a benchmark"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert 'for b in bench/bench_*.py; do' in ci and 'python3 "$b" --small' in ci
+    for bench in (ROOT / "bench").glob("bench_*.py"):
+        assert "--small" in bench.read_text(encoding="utf-8"), f"{bench.name} has no --small mode for CI"

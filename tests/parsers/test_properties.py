@@ -4,33 +4,20 @@
 - parse_many equals calling the parser one text at a time;
 - the fast paths of parsers/umbrela.py (literal pre-checks, the reverse digit
   scan) give exactly what a plain transcription of the rule text gives (the
-  straightforward readings of bench/bench_parsers.py);
+  straightforward readings of replicate_parsers/umbrela_reference.py, which
+  bench/bench_parsers.py times the parsers against);
 - the @1 readings trim the text, so surrounding whitespace never matters.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import re
-from pathlib import Path
 
 import pytest
 
 from replicate.parsing import PARSERS, UNPARSED
-from replicate_parsers import umbrela
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_parsers", ROOT / "bench" / "bench_parsers.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-BENCH = _bench()
+from replicate_parsers import umbrela, umbrela_reference
 
 # Pieces that exercise every rule, their near misses, and Unicode corners.
 TOKENS = [
@@ -77,7 +64,7 @@ def test_parse_many_equals_one_at_a_time(name):
 
 @pytest.mark.parametrize("name", ["umbrela-strict@1", "umbrela-fallback@1"])
 def test_fast_paths_agree_with_a_plain_transcription(name):
-    naive = BENCH.NAIVE[name]
+    naive = umbrela_reference.NAIVE[name]
     parser = PARSERS.get(name)
     disagree = [t for t in TEXTS if parser(t) != naive(t)]
     assert not disagree, disagree[:5]
@@ -109,14 +96,7 @@ def test_hypothesis_texts_never_break_a_parser():
         for parser in PARSERS:
             label = parser(text)
             assert label is None or label in parser.labels
-        assert PARSERS.get("umbrela-strict@1")(text) == BENCH.naive_strict(text)
-        assert PARSERS.get("umbrela-fallback@1")(text) == BENCH.naive_fallback(text)
+        assert PARSERS.get("umbrela-strict@1")(text) == umbrela_reference.naive_strict(text)
+        assert PARSERS.get("umbrela-fallback@1")(text) == umbrela_reference.naive_fallback(text)
 
     check()
-
-
-def test_benchmark_smoke():
-    """The benchmark's core runs and its two approaches agree (it raises otherwise)."""
-    results = BENCH.run(300, seed=1)
-    assert [r["parser"] for r in results] == ["umbrela-strict@1", "umbrela-fallback@1", "umbrela-checked@1"]
-    assert all(r["outputs"] == 300 for r in results)
