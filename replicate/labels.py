@@ -13,7 +13,7 @@ its own code; a category's code is its position in :attr:`LabelSet.names`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Iterable, Literal
 
 LabelKind = Literal["ordinal", "categorical"]
 
@@ -111,6 +111,31 @@ def grade_code(value: Any) -> int | None:
     else:
         return None
     return v if 0 <= v <= CODE_MAX else None
+
+
+#: Figures that need labels (not only correctness), and those that need ordinal grades.
+NEEDS_LABELS: tuple[str, ...] = ("change_rate", "label_agreement", "mae", "pearson_r")
+NEEDS_ORDINAL: tuple[str, ...] = ("mae", "pearson_r")
+
+
+def absent_figures(runs: Iterable[Any]) -> dict[str, str]:
+    """Figures these runs cannot give, each with why (empty when every figure applies).
+
+    ``runs`` are labelled runs (anything with ``name``, ``yields`` and
+    ``label_set``). Correctness-only runs (``yields == "verdicts"``) have no
+    labels: change rate, label agreement, MAE and Pearson r are absent. Runs
+    whose labels are categorical have no distances: MAE and Pearson r are absent.
+    """
+    runs = list(runs)
+    verdicts = [r.name for r in runs if getattr(r, "yields", "outputs") == "verdicts"]
+    if verdicts:
+        why = f"run(s) {', '.join(verdicts)} carry correctness verdicts only, no labels"
+        return {f: f"{f} needs labels; {why}" for f in NEEDS_LABELS}
+    cats = [r for r in runs if getattr(r, "label_set", None) is not None and not r.label_set.is_ordinal]
+    if cats:
+        why = f"the labels of {cats[0].name} are {cats[0].label_set}, without distances"
+        return {f: f"{f} needs ordinal grades; {why}" for f in NEEDS_ORDINAL}
+    return {}
 
 
 #: The relevance grades of TREC-style judging (UMBRELA, the DL tracks): 0-3.

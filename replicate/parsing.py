@@ -17,6 +17,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from replicate.labels import LabelSet
 from replicate.registry import Registry, VersionedName
 
 #: The value used for "unparsed" inside label arrays (labels are small ints >= 0).
@@ -35,6 +36,11 @@ class Parser:
     project, a correction no paper used (False). Tools that pick parsers by
     default (``replicate verify``) try released readings first, so a correction
     never gates by default; the catalogue shows it as "released" or "correction".
+
+    ``label_set`` (keyword-only) declares what its labels are: ordinal grades on
+    a range (MAE and Pearson r apply) or categories (``A``, ``B``, ``tie``:
+    they do not; the label is the category's code, its position in the set).
+    Default: the ordinal range from the smallest to the largest of ``labels``.
     """
 
     name: str
@@ -43,9 +49,14 @@ class Parser:
     details: str = ""
     labels: tuple[int, ...] = (0, 1, 2, 3)
     released: bool = field(default=True, kw_only=True)
+    label_set: LabelSet | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         VersionedName.parse(self.name)  # raises ValueError on a bad name
+        if self.label_set is None:
+            object.__setattr__(self, "label_set", LabelSet.ordinal(min(self.labels), max(self.labels)))
+        elif not isinstance(self.label_set, LabelSet):
+            raise ValueError(f"parser {self.name}: label_set must be a LabelSet, got {self.label_set!r}")
         if "\n" in self.description:
             raise ValueError(f"parser {self.name}: description must be one line")
         if not isinstance(self.released, bool):

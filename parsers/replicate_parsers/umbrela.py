@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from replicate.labels import RELEVANCE_0_3
 from replicate.parsing import Parser
 
 _I = re.IGNORECASE
@@ -278,12 +279,14 @@ STRICT = Parser(
     "UMBRELA grade as the released all-pairs script read it: final score, overall, O line.",
     _strict,
     _strict.__doc__.strip(),
+    label_set=RELEVANCE_0_3,
 )
 FALLBACK = Parser(
     "umbrela-fallback@1",
     "UMBRELA grade as the released regression scripts read it: final score, else last 0-3.",
     _fallback,
     _fallback.__doc__.strip(),
+    label_set=RELEVANCE_0_3,
 )
 CHECKED = Parser(
     "umbrela-checked@1",
@@ -291,6 +294,7 @@ CHECKED = Parser(
     _checked,
     _checked.__doc__.strip(),
     released=False,
+    label_set=RELEVANCE_0_3,
 )
 
 #: The entry point ``umbrela = "replicate_parsers.umbrela:PARSERS"`` loads this list.

@@ -124,7 +124,7 @@ def floor_cmd(
     emit(loaded, format, json=result.to_json, text=lambda: floor_text(result, format))
 
 
-def _scale(text: str | None, parser_name: str) -> tuple[int, int]:
+def _scale(text: str | None, parser_name: str, loaded=None) -> tuple[int, int]:
     if text is not None:
         lo, sep, hi = text.partition("-")
         if not sep or not lo.strip().isdigit() or not hi.strip().isdigit() or int(lo) > int(hi):
@@ -133,8 +133,12 @@ def _scale(text: str | None, parser_name: str) -> tuple[int, int]:
     from replicate.parsing import PARSERS
 
     if parser_name in PARSERS:
-        labels = PARSERS.get(parser_name).labels
-        return min(labels), max(labels)
+        ls = PARSERS.get(parser_name).label_set
+        if ls is not None:
+            return ls.low, ls.high
+    sets = [r.label_set for r in (loaded.runs if loaded is not None else ()) if r.label_set is not None]
+    if sets:  # decided labels: the readers' declared scale
+        return min(s.low for s in sets), max(s.high for s in sets)
     return 0, 3  # EXAM grades: round(3 x covered / total)
 
 
@@ -189,7 +193,7 @@ def matrix_cmd(
     loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader)
     name = need_parser(parser, loaded)
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
-    result = matrix(loaded.labelled(name), policy=unparsed.value, scale=_scale(scale, name), uncertainty=settings)
+    result = matrix(loaded.labelled(name), policy=unparsed.value, scale=_scale(scale, name, loaded), uncertainty=settings)
     emit(loaded, format, json=result.to_json, text=lambda: matrix_text(result, format))
 
 

@@ -27,6 +27,7 @@ def _entry(parser: Any, origin: str) -> dict[str, Any]:
         "released": bool(getattr(parser, "released", True)),
         "origin": origin,
         "labels": list(getattr(parser, "labels", ())),
+        "label_set": None if getattr(parser, "label_set", None) is None else parser.label_set.to_json(),
     }
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
 
 from replicate.judge.align import Aligned, align
 from replicate.judge.model import LabelledRun, RunFile
 from replicate.judge.pairs import PairCounts, Policy, pair_counts
 from replicate.judge.uncertainty import EXACT_MCNEMAR_ASSUMES, EdgeUncertainty, Uncertainty, edge_uncertainty
+from replicate.labels import absent_figures
 from replicate.stats.fourcell import FourCell
 
 
@@ -56,6 +57,7 @@ class Comparison:
     def small(self) -> bool:
         """Compared on fewer items than the settings' ``min_items``."""
         return self.settings is not None and self.cells.n < self.settings.min_items
+    absent: Mapping[str, str] = field(default_factory=dict)  # figure -> why these runs cannot give it
 
     @property
     def changed(self) -> int:
@@ -68,10 +70,11 @@ class Comparison:
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"old": self.old.to_json(), "new": self.new.to_json()}
+        absent = self.absent
         out.update(self.cells.figures())
         out.update(
             change_rate=self.change_rate,
-            changed=self.changed,
+            changed=self.changed if self.cells.changed is not None else None,
             unparsed={"old": self.old.unparsed, "new": self.new.unparsed},
             shared_items=self.shared_items,
             parser=self.parser,
@@ -86,6 +89,8 @@ class Comparison:
             out["independence_baselines"] = u.baselines_json(self.cells)
             out["uncertainty"] = self.settings.to_json()
             out["small_sample"] = self.small
+        if absent:
+            out["absent"] = absent
         return out
 
 
@@ -115,7 +120,14 @@ def comparison_of(
         reader=pair_reader(aligned, i, j),
         uncertainty=uncertainty,
         settings=settings,
+        absent=_absent_pair(aligned, i, j),
     )
+
+
+def _absent_pair(aligned: Aligned, i: int, j: int) -> dict[str, str]:
+    """The label figures an edge cannot give (MAE and Pearson r are not edge figures)."""
+    absent = absent_figures([aligned.runs[i], aligned.runs[j]])
+    return {k: v for k, v in absent.items() if k in ("change_rate", "label_agreement")}
 
 
 def pair_reader(aligned: Aligned, i: int, j: int) -> str:

@@ -26,6 +26,7 @@ from replicate.judge.compare import Comparison, RunSide, pair_reader
 from replicate.judge.model import LabelledRun, readonly
 from replicate.judge.pairs import PairCounts, Policy, pair_counts
 from replicate.judge.uncertainty import EdgeUncertainty, Uncertainty, edge_uncertainty
+from replicate.labels import absent_figures
 from replicate.output import pct
 from replicate.parsing import UNPARSED
 from replicate.stats.fourcell import as_float, figure_arrays
@@ -74,6 +75,7 @@ class Baseline:
     em: float | None = None
     labels_outside_scale: int = 0
     gold_outside_scale: int = 0
+    distances: bool = True  # False when the labels have no distances (verdicts, categories): no MAE or r
 
     def to_json(self) -> dict:
         return {
@@ -121,6 +123,7 @@ def baselines(aligned: Aligned, *, policy: Policy = "intersect", scale: tuple[in
         n = int(parsed.sum()) if policy == "intersect" else len(labels)
         correct = int(np.count_nonzero((labels == gold) & parsed))
         n_scored = len(x)
+        no_distance = bool(absent_figures([run]).get("mae"))
         out.append(
             Baseline(
                 name=run.name,
@@ -131,10 +134,11 @@ def baselines(aligned: Aligned, *, policy: Policy = "intersect", scale: tuple[in
                 correct=correct,
                 em=as_float(accuracy(correct, n)),
                 n_scored=n_scored,
-                mae=as_float(mean_absolute_error(int(np.abs(x.astype(np.int64) - y).sum()), n_scored)),
-                pearson_r=pearson_r(x, y),
+                mae=None if no_distance else as_float(mean_absolute_error(int(np.abs(x.astype(np.int64) - y).sum()), n_scored)),
+                pearson_r=None if no_distance else pearson_r(x, y),
                 labels_outside_scale=int(np.count_nonzero((x < lo) | (x > hi))),
                 gold_outside_scale=gold_out,
+                distances=not no_distance,
             )
         )
     return tuple(out)
@@ -203,7 +207,7 @@ def sanity_flags(
                     f"{b.dropped} of its {b.items} items are missing from other runs; figures use the shared items",
                 )
             )
-        if b.n_scored >= 2 and b.pearson_r is None:
+        if b.n_scored >= 2 and b.pearson_r is None and b.distances:
             flags.append(Flag("r_undefined", b.name, "labels or gold are constant: Pearson r is undefined"))
     return tuple(flags)
 
@@ -297,7 +301,13 @@ class Matrix:
             "unparsed_policy": self.unparsed_policy,
             "scale": {"min": self.scale[0], "max": self.scale[1]},
             "uncertainty": None if self.settings is None else self.settings.to_json(),
+            **({"absent": self.absent} if self.absent else {}),
         }
+
+    @property
+    def absent(self) -> dict[str, str]:
+        """Figures these runs cannot give (label figures of verdict runs, MAE/r of categories), with why."""
+        return absent_figures(self.aligned.runs)
 
 
 def matrix(
@@ -338,4 +348,12 @@ def matrix(
                 f"{len(small)} pair(s) compared on fewer than --min-items {uncertainty.min_items} items: {shown}{more}; "
                 "too few for a verdict (read the intervals)",
             ))
-    return Matrix(aligned, counts, base, flags, scale, figure_matrices(counts), errors, uncertainty)
+    figures = dict(figure_matrices(counts))
+    if any(counts.unlabelled):  # label agreement needs labels on both sides
+        agreement = figures["label_agreement"].copy()
+        for i in range(len(runs)):
+            for j in range(len(runs)):
+                if not counts.has_labels(i, j):
+                    agreement[i, j] = np.nan
+        figures["label_agreement"] = readonly(agreement)
+    return Matrix(aligned, counts, base, flags, scale, figures, errors, uncertainty)

@@ -33,12 +33,16 @@ class PairCounts:
     only_new: np.ndarray
     neither: np.ndarray
     changed: np.ndarray
+    unlabelled: tuple[bool, ...] = ()  # per run: True when it carries correctness verdicts only
+
+    def has_labels(self, i: int, j: int) -> bool:
+        """Whether both runs carry labels (so label changes mean something)."""
+        return not (self.unlabelled and (self.unlabelled[i] or self.unlabelled[j]))
 
     def cells(self, i: int, j: int) -> FourCell:
-        """The table of the pair old = run i, new = run j, with its label changes."""
-        return FourCell(
-            self.both[i, j], self.only_old[i, j], self.only_new[i, j], self.neither[i, j], changed=self.changed[i, j]
-        )
+        """The table of the pair old = run i, new = run j, with its label changes (None without labels)."""
+        changed = self.changed[i, j] if self.has_labels(i, j) else None
+        return FourCell(self.both[i, j], self.only_old[i, j], self.only_new[i, j], self.neither[i, j], changed=changed)
 
 
 def _gram(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -76,6 +80,7 @@ def pair_counts(aligned: Aligned, *, policy: Policy = "intersect") -> PairCounts
         only_new=only_old.T.copy(),
         neither=_gram(wrong, wrong),
         changed=n - agree,
+        unlabelled=tuple(getattr(r, "yields", "outputs") == "verdicts" for r in aligned.runs),
     )
     for arr in (out.n, out.both, out.only_old, out.only_new, out.neither, out.changed):
         readonly(arr)

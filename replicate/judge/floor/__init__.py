@@ -20,10 +20,10 @@ Ranges and placement (below / inside / above, exact at the bounds) live in
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from itertools import combinations
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from replicate.judge.model import LabelledRun
 from replicate.judge.pairs import Policy, pair_counts
 from replicate.judge.samples import SampleFlag, small_sample_flag
 from replicate.judge.uncertainty import Uncertainty, edge_uncertainty
+from replicate.labels import absent_figures
 from replicate.parsing import UNPARSED
 from replicate.stats.bootstrap import Interval
 from replicate.stats.fourcell import FourCell, as_float, float_ratio
@@ -90,7 +91,7 @@ class FloorPair:
             "cells": self.cells.figures()["cells"],
             "regression_rate": self.regression_rate,
             "change_rate": self.change_rate,
-            "changed": self.changed,
+            "changed": self.changed if self.cells.changed is not None else None,
             **({} if self.interval is None else {"interval": {k: v.to_json() for k, v in self.interval.items()}}),
         }
 
@@ -174,6 +175,7 @@ class Floor:
         lows = [iv.low for iv in ivs if iv.low is not None]
         highs = [iv.high for iv in ivs if iv.high is not None]
         return (min(lows), max(highs)) if lows and highs else None
+    absent: Mapping[str, str] = field(default_factory=dict)  # figure -> why these repeats cannot give it
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -217,12 +219,13 @@ class Floor:
             return {"min": None, "max": None, "width": None} if s is None else s.to_json()
 
         js = self.jaccard_span
-        out = {
+        out: dict[str, Any] = {
             "repeats": [r.to_json() for r in self.repeats],
             "shared_items": self.shared_items,
             "items_differ": self.items_differ,
             "parser": self.parser,
             "reader": self.reader,
+            **({"absent": dict(self.absent)} if self.absent else {}),
             "unparsed_policy": self.unparsed_policy,
             "pairs": [p.to_json() for p in self.pairs],
             "regression_rate": span(self.regression_span),
@@ -348,6 +351,7 @@ def floor(
         unparsed_policy=policy,
         reader=" + ".join(aligned.readers),
         settings=uncertainty,
+        absent={k: v for k, v in absent_figures(aligned.runs).items() if k == "change_rate"},
     )
     floor_flags: list[SampleFlag] = []
     if uncertainty is not None:
