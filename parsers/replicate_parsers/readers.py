@@ -14,15 +14,19 @@ Each has a bulk path (``load_file``) that gives the same items as its
 from __future__ import annotations
 
 import inspect
+from operator import itemgetter
 from typing import Iterator
 
+import numpy as np
 import orjson
 
+from replicate.diagnostics import Diagnostics
 from replicate.judge.load.exam import exam_items, load_exam_file
 from replicate.judge.load.fields import FieldSpec, describe
-from replicate.judge.load.flat import _checked_record, load_flat_file
-from replicate.judge.load.readfile import BLANK, RawFile, parse_line, split_lines
-from replicate.judge.model import KEY_SEP
+from replicate.judge.load.flat import _CHUNK, _checked_record, _chunk_keys, _chunks, _newlines, load_flat_file
+from replicate.judge.load.readfile import BLANK, RawFile, parse_line, split_lines, strip_bom
+from replicate.judge.load.records import load_records
+from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
 from replicate.labels import RELEVANCE_0_3
 from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
 
@@ -210,6 +214,49 @@ def _qrels_records(src: Source) -> Iterator[Record]:
         yield Record((qid, docid), lineno, label=value)
 
 
+def _bulk_qrels(data: bytes) -> tuple[list[str], set[str], list[int], int] | None:
+    """(keys, key set, grades, lines) of a clean qrels file in one pass; None when anything is unusual
+    (not UTF-8, a blank line, a line without four columns, a grade that is not 0-127, a repeated key), so
+    the line-by-line path names it."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    parts = list(map(str.split, lines))
+    if not parts or set(map(len, parts)) != {4}:
+        return None
+    qids, iters, docids, grade_text = zip(*parts)
+    if not set(iters) <= {"0", "Q0"} or not all(map(str.isdigit, grade_text)) or not all(map(str.isascii, grade_text)):
+        return None
+    grades = list(map(int, grade_text))
+    if max(grades) > 127:
+        return None
+    keys = list(map(KEY_SEP.join, zip(qids, docids)))
+    keyset = set(keys)
+    if len(keyset) != len(keys):
+        return None
+    return keys, keyset, grades, len(lines)
+
+
+def _load_qrels(f, file_idx, options, acc, files, diag, split):
+    fast = _bulk_qrels(strip_bom(f, Diagnostics())) if f.data else None
+    if fast is None or acc.seen_before(fast[1]):
+        return load_records(TREC_QRELS, f, file_idx, options, acc, files, diag, split)
+    strip_bom(f, diag)  # its warnings (a BOM), once
+    keys, keyset, grades, n_lines = fast
+    ls = TREC_QRELS.label_set
+    assert ls is not None
+    for i in np.flatnonzero(np.asarray(grades) > ls.high).tolist():
+        diag.warn("label-outside-set", f"label {grades[i]} lies outside the label set {ls} (kept as read)",
+                  path=f.path, line=i + 1)
+    gold = np.full(len(keys), NO_GOLD, dtype=np.int16)
+    acc.add_bulk(keys, keyset, gold, [None] * len(keys), split, file_idx, labels=grades)
+    return RunFile(f.provenance(), "qrels", n_lines, len(keys), None, reader="trec-qrels@1")
+
+
 TREC_QRELS = Reader(
     "trec-qrels@1",
     "TREC qrels 'qid iter docid grade' per line: grades already decided (an LLM judge's qrels, or gold).",
@@ -222,6 +269,7 @@ TREC_QRELS = Reader(
     decided="qrels-grades",
     format="qrels",
     details=inspect.cleandoc(_qrels_records.__doc__ or ""),
+    load_file=_load_qrels,
 )
 
 READERS.append(TREC_QRELS)
@@ -290,6 +338,53 @@ def _umbrela_records(src: Source) -> Iterator[Record]:
         yield Record(key, lineno, output=output)
 
 
+def _bulk_umbrela(data: bytes) -> tuple[list[str], set[str], list[str], int] | None:
+    """(keys, key set, predictions, lines) of a clean file, a chunk of lines per orjson call; None when
+    anything is unusual (a blank line, a null or non-text prediction, a missing field, a repeated key), so
+    the line-by-line path names it."""
+    body = data[:-1] if data.endswith(b"\n") else data
+    keys: list[str] = []
+    outputs: list = []
+    n_lines = 0
+    key_of = None
+    for piece in _chunks(body, _CHUNK):
+        lines_here = _newlines(piece) + 1
+        try:
+            objs = orjson.loads(b"[" + piece.replace(b"\n", b",") + b"]")
+        except orjson.JSONDecodeError:
+            return None
+        if len(objs) != lines_here or not objs or not isinstance(objs[0], dict):
+            return None
+        if key_of is None:
+            names = _UMBRELA_IDS if all(k in objs[0] for k in _UMBRELA_IDS) else ("query", "passage")
+            key_of = itemgetter(*names)
+        try:
+            ck = _chunk_keys(objs, names, key_of)
+            outputs.extend(map(itemgetter("prediction"), objs))
+        except (KeyError, TypeError):
+            return None
+        if ck is None:
+            return None
+        keys.extend(ck)
+        n_lines += lines_here
+    if not keys or set(map(type, outputs)) != {str}:
+        return None
+    keyset = set(keys)
+    if len(keyset) != len(keys):
+        return None
+    return keys, keyset, outputs, n_lines
+
+
+def _load_umbrela(f, file_idx, options, acc, files, diag, split):
+    fast = _bulk_umbrela(strip_bom(f, Diagnostics())) if f.data else None
+    if fast is not None and not acc.seen_before(fast[1]):
+        strip_bom(f, diag)  # its warnings (a BOM), once
+        keys, keyset, outputs, n_lines = fast
+        acc.add_bulk(keys, keyset, np.full(len(keys), NO_GOLD, dtype=np.int16), outputs, split, file_idx)
+        return RunFile(f.provenance(), "umbrela", n_lines, len(keys), None, reader="umbrela-judge@1")
+    return load_records(UMBRELA_JUDGE, f, file_idx, options, acc, files, diag, split)
+
+
 UMBRELA_JUDGE = Reader(
     "umbrela-judge@1",
     "UMBRELA judge output JSONL: query, passage, raw prediction (parsed by --parser), the tool's judgment.",
@@ -300,6 +395,7 @@ UMBRELA_JUDGE = Reader(
     has_gold=False,
     format="umbrela",
     details=inspect.cleandoc(_umbrela_records.__doc__ or ""),
+    load_file=_load_umbrela,
 )
 
 READERS.append(UMBRELA_JUDGE)

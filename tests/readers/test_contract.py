@@ -174,3 +174,31 @@ def test_records_path_equals_bulk_path():
     load_records(r, f, 0, ReadOptions(fields=FieldSpec()), acc, [f], Diagnostics(), "results")
     assert acc.keys == list(bulk.keys) and acc.outputs == list(bulk.outputs)
     assert acc.gold_array().tolist() == bulk.gold.tolist()
+
+
+@pytest.mark.parametrize(
+    ("reader_name", "path"),
+    [
+        ("trec-qrels@1", ROOT / "tests" / "readers" / "data" / "crlf_q0.txt"),
+        ("trec-qrels@1", ROOT / "tests" / "readers" / "data" / "old.txt"),
+        ("umbrela-judge@1", ROOT / "tests" / "readers" / "data" / "umbrela_a.jsonl"),
+        ("umbrela-judge@1", ROOT / "tests" / "readers" / "data" / "umbrela_text.jsonl"),
+    ],
+)
+def test_bulk_paths_equal_the_records_path(reader_name, path):
+    """A reader's bulk path gives exactly the items, labels, lines and warnings of its records()."""
+    from replicate.judge.load.fields import FieldSpec
+    from replicate.judge.load.readfile import Items, read_file
+    from replicate.judge.load.records import load_records
+    from replicate.reading import ReadOptions
+
+    bulk_diag = Diagnostics()
+    bulk = load_run("r", path, diagnostics=bulk_diag, reader=reader_name)
+    acc, diag = Items.empty(), Diagnostics()
+    f = read_file(Path(path))
+    rf = load_records(READERS.get(reader_name), f, 0, ReadOptions(fields=FieldSpec()), acc, [f], diag, "data")
+    assert acc.keys == list(bulk.keys) and acc.outputs == list(bulk.outputs)
+    assert acc.labels == ([] if bulk.labels is None else bulk.labels.tolist())
+    assert acc.origins()[1].tolist() == bulk.origins.line.tolist()
+    assert rf.lines == bulk.files[0].lines and rf.records == bulk.files[0].records
+    assert [(w.code, w.line) for w in diag.warnings] == [(w.code, w.line) for w in bulk_diag.warnings]

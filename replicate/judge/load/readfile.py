@@ -11,7 +11,7 @@ import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import orjson
@@ -165,9 +165,21 @@ class Items:
             self._index = {k: i for i, k in enumerate(self.keys)}
         return self._index
 
-    def add_bulk(self, keys: list[str], keyset: set[str], gold: np.ndarray, outputs: list[str], split: str, file_idx: int) -> None:
+    def add_bulk(
+        self,
+        keys: list[str],
+        keyset: set[str],
+        gold: np.ndarray,
+        outputs: Sequence[str | None],
+        split: str,
+        file_idx: int,
+        labels: Sequence[int] | None = None,
+    ) -> None:
+        """Add a block of items read in bulk from one file (lines 1..n); ``labels`` for decided labels."""
         start, n = len(self.keys), len(keys)
         self.keys.extend(keys)
+        if labels is not None:
+            self.labels.extend(labels)
         self.gold_parts.append(gold)
         self.outputs.extend(outputs)
         self.splits.extend([split] * n)

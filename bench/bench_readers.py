@@ -1,0 +1,130 @@
+"""Benchmark: each reader beside the straightforward script on the same SYNTHETIC files.
+
+Writes, into a temp dir, files in the exact shapes the readers take
+(seeded, so every run writes the same bytes):
+
+- ``umbrela-judge@1``: UMBRELA judge JSONL (model, qid, docid, query, passage,
+  prompt, prediction, judgment, result_status), default 100,000 lines;
+- ``judge-jsonl@1``: flat JSONL (query_id, corpus_id, original_qrel_score,
+  model_output), default 100,000 lines;
+- ``trec-qrels@1``: TREC qrels ``qid 0 docid grade``, default 500,000 lines.
+
+For each it times, best of three:
+
+- straightforward: read bytes, orjson.loads per line into a dict per run
+  (key -> output), or for qrels a plain split-lines loop into a dict;
+- ours: ``replicate.judge.load.load_run`` with the reader named (every check,
+  duplicate detection, line origins and the sha256 provenance included).
+
+Both must hold the same items. Prints each time and the ratio ours /
+straightforward (the target for JSONL readers: within 2x of bare orjson).
+
+    python bench/bench_readers.py [--small]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+from replicate.diagnostics import Diagnostics
+from replicate.judge.load import load_run
+from replicate.judge.model import KEY_SEP
+
+PROMPT = ("Given a query and a passage, you must provide a score on an integer scale of 0 to 3 with the following "
+          "meanings: ... Query: {q}\nPassage: {p}\nSplit this problem into steps: ... ##final score:")
+ANSWERS = ["##final score: 0", "##final score: 1", "##final score: 2", "##final score: 3", "I cannot tell."]
+
+
+def write_umbrela(path: Path, n: int, rng: random.Random) -> None:
+    with path.open("wb") as f:
+        for i in range(n):
+            q, d = f"q{i // 100}", f"p{i}"
+            query, passage = f"query text {i // 100}", f"passage text number {i} " * 3
+            pred = "The passage partly answers the query.\n\n" + rng.choice(ANSWERS)
+            f.write(orjson.dumps({"model": "gpt-4o", "qid": q, "docid": d, "query": query, "passage": passage,
+                                  "prompt": PROMPT.format(q=query, p=passage), "prediction": pred,
+                                  "judgment": rng.randrange(4), "result_status": 1}) + b"\n")
+
+
+def write_jsonl(path: Path, n: int, rng: random.Random) -> None:
+    with path.open("wb") as f:
+        for i in range(n):
+            f.write(orjson.dumps({"query_id": str(19335 + i // 200), "corpus_id": str(1000000 + i),
+                                  "original_qrel_score": float(rng.randrange(4)),
+                                  "model_output": "Reasoning about relevance. " + rng.choice(ANSWERS)}) + b"\n")
+
+
+def write_qrels(path: Path, n: int, rng: random.Random) -> None:
+    path.write_text("".join(f"q{i // 50} 0 p{i} {rng.randrange(4)}\n" for i in range(n)))
+
+
+def plain_umbrela(path: Path) -> dict:
+    loads = orjson.loads
+    out = {}
+    for line in path.read_bytes().splitlines():
+        r = loads(line)
+        out[(r["qid"], r["docid"])] = r["prediction"]
+    return out
+
+
+def plain_jsonl(path: Path) -> dict:
+    loads = orjson.loads
+    out = {}
+    for line in path.read_bytes().splitlines():
+        r = loads(line)
+        out[(r["query_id"], r["corpus_id"])] = r["model_output"]
+    return out
+
+
+def plain_qrels(path: Path) -> dict:
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        q, _, d, g = line.split()
+        out[(q, d)] = int(g)
+    return out
+
+
+def best(fn, repeat: int = 3) -> tuple[float, object]:
+    times, result = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--small", action="store_true", help="a tenth of the sizes (quick check)")
+    args = ap.parse_args(argv)
+    scale = 0.1 if args.small else 1.0
+    rng = random.Random(20251202)
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        cases = [
+            ("umbrela-judge@1", d / "umbrela.jsonl", write_umbrela, plain_umbrela, int(100_000 * scale)),
+            ("judge-jsonl@1", d / "judge.jsonl", write_jsonl, plain_jsonl, int(100_000 * scale)),
+            ("trec-qrels@1", d / "run.txt", write_qrels, plain_qrels, int(500_000 * scale)),
+        ]
+        print(f"{'reader':<16} {'lines':>8} {'MB':>7} {'straightforward s':>18} {'ours s':>8} {'ratio':>6}")
+        for name, path, write, plain, n in cases:
+            write(path, n, rng)
+            t_plain, ref = best(lambda: plain(path))  # noqa: B023
+            t_ours, run = best(lambda: load_run("r", path, reader=name, diagnostics=Diagnostics()))  # noqa: B023
+            assert isinstance(ref, dict) and len(ref) == len(run) == n  # type: ignore[arg-type]
+            first = tuple(run.keys[0].split(KEY_SEP))  # type: ignore[attr-defined]
+            value = run.outputs[0] if run.labels is None else int(run.labels[0])  # type: ignore[attr-defined]
+            assert ref[first] == value, (name, first)
+            mb = path.stat().st_size / 1e6
+            print(f"{name:<16} {n:>8} {mb:>7.1f} {t_plain:>18.3f} {t_ours:>8.3f} {t_ours / t_plain:>6.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
