@@ -199,3 +199,12 @@ def test_replication_named_in_the_claims_file(table, tmp_path):
     assert [c["verdict"] for c in out["trials"]["claims"]] == ["replicates", "underpowered", "underpowered"]
     assert [t["origin"] for t in out["trials"]["tables"]] == ["[trials]", "[replication]"]
     assert "--replication" not in note.read_text().split("## Reproduce")[1]  # the claims file names it
+
+
+def test_a_fresh_collection_without_a_claimed_model_is_bad_input_listing_its_models(table, tmp_path):
+    write_jsonl([r for r in rows() if r["model"] == "a"], tmp_path / "fresh.jsonl")
+    cf = parse_claims({"trials": {"s": ["t.jsonl"]}, "claims": CLAIMS[:1]}, path="c.toml")
+    with pytest.raises(BadInput) as info:
+        check_trials(cf.trials, {"s": table}, {"s": read_trials(tmp_path / "fresh.jsonl")}, claims_path="c.toml")
+    assert str(info.value).splitlines()[1:] == [
+        "claim 'n': edge 'a:b' names model(s) 'b' not in the fresh collection for 's'; models: a"]
