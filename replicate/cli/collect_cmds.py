@@ -25,6 +25,7 @@ def collect_cmd(
     progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="Show progress on stderr (default: on).")] = None,
     export_batch: Annotated[Optional[Path], typer.Option("--export-batch", help="Write the missing requests as Batch API input JSONL (custom_id MODEL|ITEM|TRIAL; vLLM run-batch reads it) and send nothing.")] = None,
     import_batch: Annotated[Optional[Path], typer.Option("--import-batch", help="Append a Batch API result JSONL (e.g. from vLLM run-batch) to the archive and send nothing.")] = None,
+    batch: Annotated[bool, typer.Option("--batch", help="Use the provider's Batch API (as [collection] mode = \"batch\"): upload, create, poll, import; resumable, never submits twice.")] = False,
     retry_errors: Annotated[bool, typer.Option("--retry-errors", help="On resume, ask again the trials recorded as api_error (the new record supersedes the old).")] = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -74,6 +75,18 @@ def collect_cmd(
     if dry_run:
         done = read_archive(archive).done if archive.exists() and archive.stat().st_size else set()
         echo(render_plan(make_plan(cfg, its, done=done), fmt))
+        return
+    if batch and not cfg.batch.enabled:
+        import dataclasses
+
+        cfg = dataclasses.replace(cfg, batch=dataclasses.replace(cfg.batch, enabled=True))
+    if cfg.batch.enabled:
+        import sys
+
+        from replicate.collect.batch import collect_batch, render_batch_summary
+
+        bs = collect_batch(cfg, its, archive, progress=sys.stderr if progress is not False else None)
+        echo(dumps_json(bs.to_json()) if fmt is Format.json else render_batch_summary(bs))
         return
     prog = Progress() if progress is not False else None
     try:

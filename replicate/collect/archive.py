@@ -32,6 +32,8 @@ from replicate.errors import BadInput, UsageError
 from replicate.inputfile import json_lines, read_input
 
 ARCHIVE_SCHEMA = "replicate.archive/1"
+#: batch mode's bookkeeping: an uploaded input file, a created batch, a batch whose results were imported
+BATCH_RECORDS = ("batch_upload", "batch", "batch_done")
 
 
 def lock_path(archive: Path) -> Path:
@@ -172,6 +174,8 @@ class ArchiveContents:
     valid_size: int = 0  # bytes up to and including the last complete line
     resumes: tuple[dict[str, Any], ...] = ()  # one "resume" record per resumed run, in order
     superseded: int = 0  # api_error records replaced by a later record of the same trial
+    #: batch mode: "batch_upload", "batch" and "batch_done" records, in order
+    batches: tuple[dict[str, Any], ...] = ()
 
     @property
     def done(self) -> set[tuple[str, str, int]]:
@@ -196,6 +200,7 @@ def read_archive(path: str | Path) -> ArchiveContents:
     header: dict[str, Any] | None = None
     records: dict[tuple[str, str, int], tuple[int, dict[str, Any]]] = {}
     resumes: list[dict[str, Any]] = []
+    batches: list[dict[str, Any]] = []
     superseded = 0
     for lineno, obj in json_lines(data[:end], path=path, record="archive record"):
         kind = obj.get("type") if isinstance(obj, dict) else None
@@ -231,13 +236,19 @@ def read_archive(path: str | Path) -> ArchiveContents:
             if header is None:
                 raise BadInput("a resume record before the header", path=path, line=lineno)
             resumes.append(obj)
+        elif kind in BATCH_RECORDS:
+            if header is None:
+                raise BadInput(f"a {kind} record before the header", path=path, line=lineno)
+            batches.append(obj)
         elif header is None:
             raise BadInput("the first record is not an archive header: not an archive written by "
                            "'replicate collect'", path=path, line=lineno)
         else:
-            raise BadInput(f"unknown record type {kind!r}; expected 'header', 'trial' or 'resume'", path=path,
+            raise BadInput(f"unknown record type {kind!r}; expected 'header', 'trial', 'resume' or a batch record",
+                           path=path,
                            line=lineno)
-    return ArchiveContents(path, header, tuple(records.values()), torn, end, tuple(resumes), superseded)
+    return ArchiveContents(path, header, tuple(records.values()), torn, end, tuple(resumes), superseded,
+                           tuple(batches))
 
 
 # -- writing -------------------------------------------------------------------------
@@ -285,6 +296,7 @@ class OpenedArchive:
     resumed: bool
     #: trials of ``done`` recorded as API errors -> their error kind
     errors: Mapping[tuple[str, str, int], str] = field(default_factory=dict)
+    batches: tuple[dict[str, Any], ...] = ()  # batch mode's records so far
 
 
 def open_for_collection(path: str | Path, config: CollectConfig, items: Sequence[Item]) -> OpenedArchive:
@@ -331,7 +343,7 @@ def open_for_collection(path: str | Path, config: CollectConfig, items: Sequence
         "torn_bytes_discarded": contents.torn_bytes,
     })
     return OpenedArchive(writer, frozenset(contents.done), contents.torn_bytes, True, {
-        (r["model"], r["item"], r["trial"]): str(r["error_kind"]) for _, r in contents.records if r.get("error_kind")})
+        (r["model"], r["item"], r["trial"]): str(r["error_kind"]) for _, r in contents.records if r.get("error_kind")}, contents.batches)
 
 
 def _check_records_are_asked_for(contents: ArchiveContents, config: CollectConfig, items: Sequence[Item]) -> None:

@@ -239,8 +239,8 @@ def collect(
     if config.batch.enabled:
         from replicate.errors import UsageError
 
-        raise UsageError("[collection] mode = \"batch\" is not implemented yet: use collect --export-batch FILE, "
-                         "run the batch, then collect --import-batch RESULTS (or mode = \"online\")")
+        raise UsageError("[collection] mode = \"batch\": run it with replicate.collect.batch.collect_batch "
+                         "(the command line does)")
     archive = Path(archive)
     t_start = time.monotonic()
     by_id = {it.id: it for it in items}

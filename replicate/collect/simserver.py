@@ -131,7 +131,7 @@ def load_sim_config(path: str | Path) -> SimConfig:
     """Read a sim-server TOML (see ``fixtures/collect/sim.toml``)."""
     path = Path(path)
     data = read_toml(path, what="sim config")
-    allowed = {"seed", "latency", "items", "too_long", "api_key_env", "models", "faults", "unknown_model", "batch"}
+    allowed = {"seed", "latency", "items", "too_long", "api_key_env", "models", "faults", "unknown_model"}
     unknown = set(data) - allowed
     if unknown:
         raise BadInput(f"unknown key(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(allowed))}", path=path)
@@ -221,6 +221,9 @@ class SimServer(ThreadingHTTPServer):
         self.stats: Counter = Counter()  # outcome -> times served
         self.lock = threading.Lock()
         self.closing = threading.Event()
+        from replicate.collect.simbatch import SimBatchState
+
+        self.batch = SimBatchState()  # the Files and Batches endpoints' state; set .batch.faults in tests
         self._thread: threading.Thread | None = None
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -400,7 +403,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, body: bytes, headers: Mapping[str, str] = MappingProxyType({})) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        if "Content-Type" not in headers:
+            self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         for k, v in headers.items():
             self.send_header(k, v)
@@ -433,6 +437,13 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
     def do_GET(self) -> None:
+        route = self.path.rstrip("/")
+        if route.startswith(("/v1/files/", "/v1/batches")):
+            if self._authorised():
+                from replicate.collect.simbatch import handle_get
+
+                handle_get(self, route)
+            return
         if self.path.rstrip("/") != "/v1/models":
             self._error(404, f"no route {self.path}", "invalid_request_error")
             return
@@ -445,6 +456,12 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
         route = self.path.rstrip("/")
+        if route in ("/v1/files", "/v1/batches"):
+            if self._authorised():
+                from replicate.collect.simbatch import handle_post
+
+                handle_post(self, route, raw)
+            return
         if route != "/v1/chat/completions":
             self._error(404, f"no route {self.path}", "invalid_request_error")
             return

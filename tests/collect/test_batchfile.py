@@ -85,10 +85,3 @@ def test_parse_custom_id():
     assert parse_custom_id("m|item|with|bars|0", ["m"]) == ("m", "item|with|bars", 0)
     assert parse_custom_id("m|x|y", ["m"]) is None and parse_custom_id("z|x|1", ["m"]) is None
 
-
-def test_batch_mode_is_refused_not_run_online(tmp_path):
-    cfg = tmp_path / "c.toml"
-    cfg.write_text((FIX / "config.toml").read_text().replace("k = 5", 'k = 5\nmode = "batch"'))
-    r = CliRunner().invoke(app, ["collect", str(cfg), "--items", str(FIX / "items.jsonl"),
-                                 "--archive", str(tmp_path / "a.jsonl")])
-    assert r.exit_code == 2 and "not implemented yet" in r.output and not (tmp_path / "a.jsonl").exists()

@@ -1,0 +1,167 @@
+"""The sim-server's Files and Batches endpoints (OpenAI's shapes), with batch-level faults.
+
+- ``POST /v1/files`` (multipart, ``purpose=batch``) stores a file; ``GET
+  /v1/files/ID/content`` returns it.
+- ``POST /v1/batches`` (``input_file_id``, ``endpoint``, ``completion_window``)
+  creates a batch; ``GET /v1/batches/ID`` reports it; ``GET /v1/batches``
+  lists them (newest first).
+- A batch stays ``in_progress`` for ``polls`` status checks, then ends:
+  ``completed`` with an output file (and an error file for requests that
+  failed), or with the faults of :class:`SimBatchFaults`: ``failed`` (no
+  output), ``expired`` (output for only part of the requests), or
+  ``partial`` (a share of the requests in the error file with a 500).
+
+Every request line is answered by :meth:`SimServer.answer` (no transport
+faults inside a batch), so outcomes follow the same seeded draws as online.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+import itertools
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+
+@dataclass
+class SimBatchFaults:
+    polls: int = 1  # status checks a batch stays in progress for
+    fail: bool = False  # every batch fails validation
+    expire_after: int | None = None  # a batch expires after answering this many lines
+    partial: float = 0.0  # share of lines put in the error file with a 500 (by line index, deterministic)
+
+
+@dataclass
+class SimBatchState:
+    faults: SimBatchFaults = field(default_factory=SimBatchFaults)
+    files: dict[str, bytes] = field(default_factory=dict)
+    batches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    polls: dict[str, int] = field(default_factory=dict)
+    created: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    ids: Any = field(default_factory=lambda: itertools.count(1))
+
+
+def _multipart_file(content_type: str, raw: bytes) -> tuple[bytes | None, str | None]:
+    msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + raw)
+    data, purpose = None, None
+    for part in msg.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True)
+        if name == "file" and isinstance(payload, bytes):
+            data = payload
+        elif name == "purpose":
+            purpose = payload.decode() if isinstance(payload, bytes) else None
+    return data, purpose
+
+
+def handle_post(handler: Any, route: str, raw: bytes) -> None:
+    srv = handler.server
+    st: SimBatchState = srv.batch
+    if route == "/v1/files":
+        data, purpose = _multipart_file(handler.headers.get("Content-Type", ""), raw)
+        if data is None or purpose != "batch":
+            handler._error(400, "a batch file upload needs a 'file' part and purpose=batch", "invalid_request_error")
+            return
+        with st.lock:
+            fid = f"file-sim{next(st.ids)}"
+            st.files[fid] = data
+        handler._send(200, orjson.dumps({"id": fid, "object": "file", "bytes": len(data), "purpose": "batch",
+                                         "filename": "input.jsonl"}))
+        return
+    if route == "/v1/batches":
+        try:
+            req = orjson.loads(raw)
+            fid = req["input_file_id"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            handler._error(400, "a batch needs input_file_id", "invalid_request_error")
+            return
+        if fid not in st.files:
+            handler._error(404, f"No such File object: {fid}", "invalid_request_error")
+            return
+        with st.lock:
+            bid = f"batch_sim{next(st.ids)}"
+            st.created += 1
+            n = st.files[fid].count(b"\n")
+            st.batches[bid] = {"id": bid, "object": "batch", "endpoint": req.get("endpoint"), "errors": None,
+                               "input_file_id": fid, "completion_window": req.get("completion_window", "24h"),
+                               "status": "validating", "output_file_id": None, "error_file_id": None,
+                               "created_at": 1_760_000_000 + st.created,
+                               "request_counts": {"total": n, "completed": 0, "failed": 0}}
+            st.polls[bid] = 0
+        handler._send(200, orjson.dumps(st.batches[bid]))
+        return
+    handler._error(404, f"no route {handler.path}", "invalid_request_error")
+
+
+def handle_get(handler: Any, route: str) -> None:
+    srv = handler.server
+    st: SimBatchState = srv.batch
+    if route.startswith("/v1/files/") and route.endswith("/content"):
+        fid = route[len("/v1/files/"):-len("/content")]
+        data = st.files.get(fid)
+        if data is None:
+            handler._error(404, f"No such File object: {fid}", "invalid_request_error")
+            return
+        handler._send(200, data, {"Content-Type": "application/jsonl"})
+        return
+    if route == "/v1/batches" or route.startswith("/v1/batches?"):
+        with st.lock:
+            listed = sorted(st.batches.values(), key=lambda b: -b["created_at"])
+        handler._send(200, orjson.dumps({"object": "list", "data": listed, "has_more": False}))
+        return
+    if route.startswith("/v1/batches/"):
+        bid = route[len("/v1/batches/"):]
+        with st.lock:
+            batch = st.batches.get(bid)
+            if batch is None:
+                handler._error(404, f"No such Batch object: {bid}", "invalid_request_error")
+                return
+            st.polls[bid] += 1
+            if batch["status"] in ("validating", "in_progress"):
+                if st.polls[bid] > st.faults.polls:
+                    _finish(srv, st, batch)
+                else:
+                    batch["status"] = "in_progress"
+            body = orjson.dumps(batch)
+        handler._send(200, body)
+        return
+    handler._error(404, f"no route {handler.path}", "invalid_request_error")
+
+
+def _finish(srv: Any, st: SimBatchState, batch: dict[str, Any]) -> None:
+    f = st.faults
+    if f.fail:
+        batch["status"] = "failed"
+        batch["errors"] = {"object": "list", "data": [{"code": "invalid_request", "message": "sim: batch failed",
+                                                       "line": None}]}
+        return
+    lines = st.files[batch["input_file_id"]].splitlines()
+    out: list[dict[str, Any]] = []
+    err: list[dict[str, Any]] = []
+    every = round(1 / f.partial) if f.partial > 0 else 0
+    for n, line in enumerate(lines):
+        if f.expire_after is not None and n >= f.expire_after:
+            break
+        req = orjson.loads(line)
+        cid = req["custom_id"]
+        if every and n % every == 0:
+            err.append({"id": f"r{n}", "custom_id": cid, "response": {"status_code": 500, "body": {
+                "error": {"message": "sim: internal error", "type": "server_error"}}}, "error": None})
+            continue
+        status, body, _ = srv.answer(req["body"], transport=False)
+        row = {"id": f"r{n}", "custom_id": cid, "response": {"status_code": status, "request_id": f"q{n}",
+                                                            "body": body}, "error": None}
+        (out if status == 200 else err).append(row)
+    for rows, key in ((out, "output_file_id"), (err, "error_file_id")):
+        if rows:
+            fid = f"file-sim{next(st.ids)}"
+            st.files[fid] = b"".join(orjson.dumps(r) + b"\n" for r in rows)
+            batch[key] = fid
+    batch["status"] = "expired" if f.expire_after is not None and f.expire_after < len(lines) else "completed"
+    batch["request_counts"] = {"total": len(lines), "completed": len(out), "failed": len(err)}
