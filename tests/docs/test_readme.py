@@ -70,3 +70,21 @@ def test_readme_k_trial_flow_leaves_git_status_clean(tmp_path, monkeypatch):
             server.__exit__(None, None, None)
     assert (copy / "demo.trials.jsonl").is_file()  # the flow ran
     assert _git(copy, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")
+def test_verify_page_example_leaves_git_status_clean(tmp_path, monkeypatch):
+    doc = (ROOT / "docs" / "verify.md").read_text()
+    m = re.search(r"^(replicate verify fixtures/example/claims\.toml [^\n]*--out note\.md[^\n]*)$", doc, re.M)
+    assert m, "docs/verify.md shows no 'replicate verify ... --out note.md' command"
+    copy = tmp_path / "repo"
+    shutil.copytree(ROOT / "fixtures" / "example", copy / "fixtures" / "example")
+    shutil.copy(ROOT / ".gitignore", copy / ".gitignore")
+    _git(copy, "init", "-q")
+    _git(copy, "add", "-A")
+    _git(copy, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "copy")
+    monkeypatch.chdir(copy)
+    r = CliRunner().invoke(app, shlex.split(m[1])[1:])
+    assert r.exit_code == 0, r.output
+    assert (copy / "note.md").is_file()
+    assert _git(copy, "status", "--porcelain", "--untracked-files=all") == ""  # note.md used to show up
