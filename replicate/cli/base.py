@@ -34,7 +34,7 @@ def flags(**param_flags: str) -> Callable[[F], F]:
 
 #: Library parameters several commands show as one option of another name
 #: (used for a command that has that option).
-COMMON_FLAGS = {"parsers": "--parser", "output_fields": "--output-field"}
+COMMON_FLAGS = {"parsers": "--parser", "output_fields": "--output-field", "runs_toml": "--runs"}
 
 
 def _namer(command: Any) -> Namer:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from replicate.errors import BadInput, UsageError
+from replicate.errors import BadInput, Message, Param, UsageError
 from replicate.tomlfile import read_toml
 
 _SUFFIXES = (".jsonl.gz", ".json.gz", ".jsonl", ".json", ".gz")
@@ -174,7 +174,7 @@ def select_runs(args: Sequence[str], runs_toml: Path | None, *, extra: Sequence[
     args, extra = list(args), list(extra)
     if not args:
         if runs_toml is None:
-            raise UsageError("no runs given: pass RUN files (one per run) or --runs RUNS.toml")
+            raise UsageError(Message("no runs given: pass RUN files (one per run) or ", Param("runs_toml"), " RUNS.toml"))
         args = [s.name for s in listed if s.name not in extra]
     files: list[str] = []
     for token in [*args, *extra]:
@@ -182,12 +182,13 @@ def select_runs(args: Sequence[str], runs_toml: Path | None, *, extra: Sequence[
             continue
         if not Path(token).is_file():
             where = f"; runs in {runs_toml}: {', '.join(named)}" if named else ""
-            raise UsageError(f"run {token!r} is neither a run named in --runs nor an existing file{where}")
+            raise UsageError(Message(f"run {token!r} is neither a run named in ", Param("runs_toml"),
+                                     f" nor an existing file{where}"))
         files.append(token)
     from_files = runs_from_files(files) if files else []
     clash = sorted({s.name for s in from_files} & set(named))
     if clash:
-        raise UsageError(f"a file and a run in --runs are both named {', '.join(clash)}; rename one")
+        raise UsageError(Message("a file and a run in ", Param("runs_toml"), f" are both named {', '.join(clash)}; rename one"))
     by_token = {**{n: s for n, s in named.items()}, **dict(zip(files, from_files))}
     chosen: dict[str, RunSpec] = {}
     for token in [*args, *extra]:

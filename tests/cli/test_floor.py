@@ -96,6 +96,10 @@ def test_floor_unknown_run_is_a_usage_error(repeats):
     res = _run("floor", *files, "-p", P, "--main", "nope")
     assert res.exit_code == 2
     assert res.stderr == "Error: run 'nope' is neither a run named in --runs nor an existing file\n"
+    # the library names its parameter (runs_toml); the command shows its option
+    res = _run("floor")
+    assert res.exit_code == 2
+    assert res.stderr == "Error: no runs given: pass RUN files (one per run) or --runs RUNS.toml\n"
 
 
 def test_floor_reports_repeats_covering_different_items(repeats):
