@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from replicate.cli.base import FormatOpt, StrictOpt, app, echo, report_to_stderr, warn
-from replicate.cli.judge_options import ReaderOpt, show_detected
+from replicate.cli.judge_options import ClusterOpt, MinItemsOpt, ReaderOpt, ReplicatesOpt, SeedOpt, show_detected
 from replicate.output import Format
 
 
@@ -41,6 +41,10 @@ def verify_cmd(
                      show_default=False),
     ] = None,
     reader: ReaderOpt = None,
+    replicates: ReplicatesOpt = 1000,
+    seed: SeedOpt = 0,
+    cluster: ClusterOpt = None,
+    min_items: MinItemsOpt = 100,
 ) -> None:
     """Recompute a paper's printed figures from its released files and match them at printed precision.
 
@@ -51,7 +55,10 @@ def verify_cmd(
     when a claim mismatches under the gating parser (the first --parser;
     without --parser, the claim's own parser, else the [study] parser, else
     the first released umbrela reading) or does not replicate, 0 otherwise;
-    2 for bad input.
+    2 for bad input. Edges and floors carry seeded bootstrap intervals
+    (whole queries resampled, --cluster; --replicates 0 for none); a floor
+    comparison is 'above' only when the edge's interval clears the floor, and
+    edges or floors on fewer than --min-items items are flagged.
     """
     from replicate.errors import BadInput, CheckFailed
     from replicate.inputfile import write_stdout
@@ -67,7 +74,7 @@ def verify_cmd(
     v = verify(claims, root=str(root), parsers=parser or None, date=date, strict=strict,
                replications=_pairs(replication, "--replication", "NAME=TRIALS"),
                replication_archives=_pairs(replication_archive, "--replication-archive", "NAME=ARCHIVE"),
-               reader=reader)
+               reader=reader, uncertainty=_uncertainty(replicates, seed, cluster, min_items))
     detected: dict[str, list[str]] = {}
     for files in v.run_files.values():
         for f in files:
@@ -114,3 +121,18 @@ def _pairs(values: Optional[list[str]], option: str, shape: str) -> dict[str, st
             raise UsageError(f"{option} names {name!r} twice")
         out[name] = path
     return out
+
+
+def _uncertainty(replicates: int, seed: int, cluster: str | None, min_items: int):
+    """Uncertainty settings for verify (key fields come from the claims file's [fields], checked there)."""
+    from replicate.errors import UsageError
+    from replicate.judge.uncertainty import ITEM, Uncertainty
+
+    if replicates == 0:
+        return None
+    try:
+        # provisional key fields: verify_runs puts the claims file's in their place and checks the cluster again
+        keys = ("query_id", "corpus_id") if cluster in (None, ITEM) else (cluster,)
+        return Uncertainty(replicates=replicates, seed=seed, cluster=cluster, min_items=min_items, key_fields=keys)
+    except ValueError as exc:
+        raise UsageError(f"--cluster: {exc}") from None

@@ -31,7 +31,7 @@ from replicate.stats.bootstrap import (
     bootstrap_pairs,
 )
 from replicate.stats.independence import DifficultyBaseline, difficulty_baseline
-from replicate.stats.paired import CLUSTERED_MCNEMAR, mcnemar_clustered
+from replicate.stats.paired import CLUSTERED_MCNEMAR, chi2_sf_1, mcnemar_clustered
 from replicate.stats.policy import Policy
 
 #: Default smallest number of compared items below which an edge or a floor is flagged.
@@ -156,9 +156,7 @@ def edge_uncertainty(
     if boot.per_cluster is None:
         b, c = counts[0, :, 1].astype(np.float64), counts[0, :, 2].astype(np.float64)
         stat = np.divide((b - c) ** 2, b + c, out=np.zeros_like(b), where=(b + c) > 0)
-        from scipy.stats import chi2
-
-        p = chi2.sf(stat, 1)
+        p = chi2_sf_1(stat)
     else:
         stat, p = mcnemar_clustered(counts[:, :, 1], counts[:, :, 2])
     diff: DifficultyBaseline = difficulty_baseline(aligned.labels, aligned.gold, pairs, policy=policy)

@@ -36,6 +36,7 @@ DIFFICULTY_METHOD = "leave-pair-out difficulty, logistic shift per side"
 MIN_OTHER_RUNS = 2
 #: Difficulty of an item on which k of m other runs are right: (k + 1/2) / (m + 1).
 SMOOTHING = 0.5
+_COLUMNS = 128
 
 
 @dataclass(frozen=True)
@@ -121,9 +122,12 @@ def difficulty_baseline(
     rows = np.concatenate([valid & ~correct, correct & valid])[:, order].astype(np.float32)  # row x * R + r
     grams = np.zeros((R + 1, 2 * R, 2 * R))
     for t in range(R + 1):
-        block = rows[:, bounds[t] : bounds[t + 1]]
-        if block.shape[1]:
-            grams[t] = np.rint(block @ block.T)
+        # small column blocks: products of this size run on one thread, which a busy
+        # machine serves far faster than a threaded product of the whole group
+        for lo in range(bounds[t], bounds[t + 1], _COLUMNS):
+            block = rows[:, lo : min(lo + _COLUMNS, bounds[t + 1])]
+            grams[t] += block @ block.T
+    grams = np.rint(grams)
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
     h = np.zeros((len(pairs), K))

@@ -53,6 +53,9 @@ def mcnemar_exact_log10_p(b: int, c: int) -> float:
     m = int(b) + int(c)
     if m == 0:
         return 0.0
+    p = mcnemar_exact_p(int(b), int(c))
+    if p > 1e-290:  # the float p-value is accurate: its logarithm is enough
+        return min(0.0, math.log10(p))
     k = np.arange(min(b, c) + 1, dtype=np.float64)
     log_pmf = gammaln(m + 1) - gammaln(k + 1) - gammaln(m - k + 1) - m * math.log(2.0)
     log10_p = float(logsumexp(log_pmf)) / math.log(10.0) + LOG10_2
@@ -75,11 +78,15 @@ def mcnemar_clustered(only_old: np.ndarray, only_new: np.ndarray) -> tuple[np.nd
     trailing shape; p is 1 and the statistic 0 where no cluster has a
     discordant difference.
     """
-    from scipy.stats import chi2
-
     d = np.asarray(only_old, dtype=np.float64) - np.asarray(only_new, dtype=np.float64)
     num = d.sum(axis=0) ** 2
     den = (d * d).sum(axis=0)
     stat = np.zeros(np.shape(num))
     np.divide(num, den, out=stat, where=den > 0)
-    return stat, chi2.sf(stat, 1)
+    return stat, chi2_sf_1(stat)
+
+
+def chi2_sf_1(stat: np.ndarray) -> np.ndarray:
+    """Upper tail of chi-square with one degree of freedom: ``erfc(sqrt(x / 2))`` (no scipy.stats import)."""
+    x = np.asarray(stat, dtype=np.float64)
+    return np.array([math.erfc(math.sqrt(v / 2)) for v in x.ravel().tolist()]).reshape(x.shape)

@@ -22,6 +22,7 @@ from replicate import __version__
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, UsageError
 from replicate.judge.model import Run
+from replicate.judge.uncertainty import Uncertainty
 from replicate.parsing import PARSERS
 from replicate.verify.claims import ClaimsFile, load_claims
 from replicate.verify.flags import collect_flags
@@ -90,8 +91,12 @@ def verify_runs(
     root: str = ".",
     date: str | None = None,
     diagnostics: Diagnostics | None = None,
+    uncertainty: Uncertainty | None = None,
 ) -> Verification:
     """Recompute every claim of ``claims`` from in-memory ``runs`` (pure).
+
+    With ``uncertainty`` settings every edge and floor gets bootstrap
+    intervals (clusters from the claims file's key fields) and small samples are flagged.
 
     Each claim is recomputed under every parser of ``parsers`` (given parsers
     override a claim's own; the first gates); without ``parsers``, under the
@@ -104,7 +109,14 @@ def verify_runs(
     missing = sorted({n for c in claims.claims for n in c.run_names if n not in runs})
     if missing:
         raise UsageError(f"runs named by claims were not loaded: {', '.join(missing)}")
-    rc = Recomputer(runs, PARSERS.get)
+    if uncertainty is not None:
+        from replicate.judge.load import FieldSpec
+
+        try:  # clusters are named by the key fields the claims file reads items with
+            uncertainty = replace(uncertainty, key_fields=tuple(claims.fields.get("key_fields") or FieldSpec().key_fields))
+        except ValueError as exc:
+            raise UsageError(f"--cluster: {exc}") from None
+    rc = Recomputer(runs, PARSERS.get, uncertainty=uncertainty)
     results = []
     for c in claims.claims:
         if explicit:
@@ -183,6 +195,7 @@ def verify(
     replications: Mapping[str, str | Path] | None = None,
     replication_archives: Mapping[str, str | Path] | None = None,
     reader: str | None = None,
+    uncertainty: Uncertainty | None = None,
 ) -> Verification:
     """Read a claims file and the files its runs name (under ``root``), then :func:`verify_runs`.
 
@@ -227,6 +240,6 @@ def verify(
     loaded = load_runs(specs, fields=fields, strict=strict, reader=reader)
     v = verify_runs(
         claims, {r.name: r for r in loaded.runs}, parsers=list(columns) if parsers else None,
-        root=str(root), date=date, diagnostics=loaded.diagnostics,
+        root=str(root), date=date, diagnostics=loaded.diagnostics, uncertainty=uncertainty,
     )
     return v if trials is None else replace(v, trials=trials)

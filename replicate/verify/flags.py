@@ -123,6 +123,13 @@ def collect_flags(
         if extra_old > 0 or extra_new > 0:
             flags.append(Flag("items", f"{e.old} -> {e.new} is compared on the {e.shared_items} items both runs "
                               f"have; {e.old} has {extra_old} more, {e.new} {extra_new} more"))
+    for e in edges:
+        if e.small and e.settings is not None:
+            flags.append(Flag("small_sample", f"{e.old} -> {e.new} under {e.parser}: only n = {e.cells.n} items "
+                              f"compared, fewer than --min-items {e.settings.min_items}: too few for a verdict"))
+    for fl in floors:
+        for sf in fl.floor.sample_flags:
+            flags.append(Flag("small_sample", f"floor of {', '.join(fl.runs)} under {fl.parser}: {sf.message}"))
     flags = list(dict.fromkeys(flags))  # an edge under several parsers is reported once
     for r in results:
         for p, m in r.matches.items():

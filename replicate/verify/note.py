@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path, PurePath, PurePosixPath
 
+from replicate.judge.floor.checks import interval_verdict
+from replicate.judge.render.errors import interval_cell
 from replicate.output import Format, pct, table, table_blocks
 from replicate.provenance import FileProvenance
-from replicate.stats.ranges import Span, place
+from replicate.stats.ranges import Span
 from replicate.verify.matching import Verdict
 from replicate.verify.recompute import EdgeFigures, FloorFigures
 from replicate.verify.result import ClaimResult, Verification
@@ -174,10 +176,12 @@ def _floor_of(v: Verification, e: EdgeFigures) -> FloorFigures | None:
     return None
 
 
-def _position(rate: Fraction | int | None, lo: Fraction | None, hi: Fraction | None) -> str:
+def _position(rate: Fraction | int | None, lo: Fraction | None, hi: Fraction | None, e: EdgeFigures | None = None) -> str:
+    """Below / inside / above the floor; with the edge's interval, 'above' only when the interval clears it."""
     if rate is None or lo is None or hi is None:
         return "-"
-    return place(Fraction(rate), Span(lo, hi)).verdict
+    iv = None if e is None or e.error is None else e.error.interval["regression_rate"]
+    return interval_verdict(Fraction(rate), Span(lo, hi), iv)
 
 
 def _f(x: Fraction | float | None) -> float | None:
@@ -188,7 +192,7 @@ def _edges(v: Verification) -> list[str]:
     """Two tables per edge and parser: the four cells, then the rates (one wide table reads badly as text)."""
     if not v.edges:
         return []
-    cells_rows, rate_rows = [], []
+    cells_rows, rate_rows, error_rows = [], [], []
     for e in v.edges:
         fl = _floor_of(v, e)
         lo, hi = (fl.value("floor.regression_min"), fl.value("floor.regression_max")) if fl else (None, None)
@@ -200,8 +204,16 @@ def _edges(v: Verification) -> list[str]:
             pct(_f(e.value("regression_share_of_old_correct"))), pct(_f(e.value("independent_regression_rate"))),
             "-" if ratio is None else f"{float(ratio):.3f}", pct(_f(e.value("backward_rate"))),
             pct(_f(e.value("change_rate"))),
-            f"{pct(_f(lo))}-{pct(_f(hi))}" if fl else "-", _position(e.value("regression_rate"), lo, hi),
+            f"{pct(_f(lo))}-{pct(_f(hi))}" if fl else "-", _position(e.value("regression_rate"), lo, hi, e),
         ])
+        if e.error is not None:
+            iv = e.error.interval
+            error_rows.append([
+                edge, parser, e.cells.n, interval_cell(iv["regression_rate"], "regression_rate"),
+                interval_cell(iv["accuracy_difference"], "accuracy_difference"),
+                interval_cell(iv["independence_ratio"], "independence_ratio"),
+                f"{e.error.mcnemar_p:.3g}", e.error.cluster or "item",
+            ])
     policies = sorted({e.policy for e in v.edges})
     cell_headers = ["edge", "parser", "N", "both", "only_old", "only_new", "neither"]
     rate_headers = ["edge", "parser", "regressed", "of old-correct", "independent", "ratio", "backward", "change",
@@ -215,11 +227,31 @@ def _edges(v: Verification) -> list[str]:
         "", table(cells_rows, cell_headers, Format.markdown).rstrip("\n"), "",
         "\"regressed\" is only_old as a share of all N pairs, \"of old-correct\" as a share of the old "
         "version's correct labels (both + only_old). \"independent\" is the regression rate expected if the "
-        "two versions' errors were unrelated, and \"ratio\" is regressed / independent (near 0: the new "
-        "version errs where the old one did; near 1: as if a different judge). \"floor of new\" is the "
+        "two versions' errors were unrelated and every item equally hard, and \"ratio\" is regressed / "
+        "independent (items differ in difficulty, so unrelated judges already score below 1; a ratio below 1 "
+        "alone does not show shared mistakes). \"floor of new\" is the "
         "regression range between repeats of the new version, where a claim names its repeats, and \"vs "
-        "floor\" says where the edge lies against it (bounds count as inside).",
+        "floor\" says where the edge lies against it (bounds count as inside; with intervals, \"above\" only "
+        "when the regression rate's whole interval clears the range, \"indistinguishable\" when the rate lies "
+        "outside but its interval reaches it).",
         "", table(rate_rows, rate_headers, Format.markdown).rstrip("\n"), "",
+    ] + _error_part(v, error_rows)
+
+
+def _error_part(v: Verification, rows: list[list[object]]) -> list[str]:
+    """The bootstrap intervals of each edge (when computed) and what they assume."""
+    if not rows:
+        return []
+    err = next(e for e in v.edges if e.error is not None)
+    assert err.error is not None and err.settings is not None
+    iv = err.error.interval["regression_rate"]
+    headers = ["edge", "parser", "N", "regressed 95%", "EM old - new 95%", "ratio 95%", "McNemar p (clustered)", "cluster"]
+    return [
+        f"Sampling error: {iv.method} intervals ({iv.replicates} replicates, seed {iv.seed}); items of one "
+        "cluster are resampled together, since judged passages of one query are alike. McNemar's exact p "
+        "treats every item as independent; the clustered test (Durkalski) does not. A large p is absence of "
+        "evidence, not equal accuracy: read the interval of the EM difference.",
+        "", table(rows, headers, Format.markdown).rstrip("\n"), "",
     ]
 
 

@@ -30,6 +30,7 @@ from replicate.errors import ReplicateError
 from replicate.judge.compare import compare
 from replicate.judge.floor import Floor, FloorPair, floor as judge_floor
 from replicate.judge.model import LabelledRun, Run
+from replicate.judge.uncertainty import EdgeUncertainty, Uncertainty
 from replicate.parsing import UNPARSED, Parser
 from replicate.stats.fourcell import RATIOS, FourCell, exact_ratio
 from replicate.stats.gold import accuracy, mean_absolute_error, pearson_r
@@ -108,6 +109,12 @@ class EdgeFigures:
     shared_items: int
     unparsed_old: int  # over the shared items
     unparsed_new: int
+    error: EdgeUncertainty | None = None  # bootstrap intervals and the clustered McNemar test
+    settings: Uncertainty | None = None
+
+    @property
+    def small(self) -> bool:
+        return self.settings is not None and self.cells.n < self.settings.min_items
 
     def __post_init__(self) -> None:
         if self.cells.changed != self.changed:  # the table's figures need the label changes too
@@ -175,7 +182,10 @@ _UNDEFINED = {
 class Recomputer:
     """Recomputes claims from raw runs, labelling each run once per parser and caching figures."""
 
-    def __init__(self, runs: Mapping[str, Run], get_parser: Callable[[str], Parser]) -> None:
+    def __init__(
+        self, runs: Mapping[str, Run], get_parser: Callable[[str], Parser], *, uncertainty: Uncertainty | None = None
+    ) -> None:
+        self.uncertainty = uncertainty
         self.runs = dict(runs)
         self._get_parser = get_parser
         self._labelled: dict[tuple[str, str], LabelledRun] = {}
@@ -213,13 +223,16 @@ class Recomputer:
         key = (old, new, parser, policy)
         if key not in self._edge:
             try:
-                cmp = compare(self.labelled(old, parser), self.labelled(new, parser), policy=policy)
+                cmp = compare(
+                    self.labelled(old, parser), self.labelled(new, parser), policy=policy, uncertainty=self.uncertainty
+                )
             except ReplicateError as exc:
                 self._edge[key] = str(exc)
                 return self._edge[key]
             self._edge[key] = EdgeFigures(
                 old, new, cmp.parser, policy, cmp.cells, cmp.changed,
                 cmp.shared_items, cmp.old.unparsed_shared, cmp.new.unparsed_shared,
+                cmp.uncertainty, self.uncertainty,
             )
         return self._edge[key]
 
@@ -228,7 +241,7 @@ class Recomputer:
         key = (tuple(runs), parser, policy)
         if key not in self._floor:
             try:
-                fl = judge_floor([self.labelled(r, parser) for r in runs], policy=policy)
+                fl = judge_floor([self.labelled(r, parser) for r in runs], policy=policy, uncertainty=self.uncertainty)
             except ReplicateError as exc:
                 self._floor[key] = str(exc)
                 return self._floor[key]

@@ -158,7 +158,7 @@ def test_floor_flags_an_edge_over_other_items_and_a_small_floor():
 
 def test_cli_json_of_compare_chain_matrix_floor_carries_intervals(tmp_path):
     files = []
-    for r, run in enumerate(runs_over(12, 10, 3, seed=7)):
+    for run in runs_over(12, 10, 3, seed=7):
         path = tmp_path / f"{run.name}.jsonl"
         with open(path, "w") as fh:
             for key, lab in zip(run.keys.tolist(), run.labels.tolist()):

@@ -49,3 +49,10 @@ def test_clustered_mcnemar_is_vectorised_over_edges_and_wider_than_exact_on_clus
     d = (b - c)[:, 0].astype(float)
     assert stat[0] == pytest.approx(d.sum() ** 2 / (d * d).sum())
     assert mcnemar_clustered(np.zeros((3, 1)), np.zeros((3, 1)))[1][0] == 1.0
+
+
+def test_chi2_tail_without_scipy_stats_matches_scipy():
+    from replicate.stats.paired import chi2_sf_1
+
+    x = np.array([[0.0, 0.5], [3.84, 40.0]])
+    assert chi2_sf_1(x) == pytest.approx(chi2.sf(x, 1), rel=1e-12)

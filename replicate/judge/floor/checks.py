@@ -71,15 +71,9 @@ class EdgeCheck:
     def verdict(self) -> str | None:  # a Verdict, or 'indistinguishable'
         if self.regression is None:
             return None
-        iv = self.interval
-        if iv is None or iv.low is None or iv.high is None or self.span is None:
+        if self.span is None:
             return self.regression.verdict
-        lo, hi = self.span.min, self.span.max
-        if iv.low > hi:
-            return "above"
-        if iv.high < lo:
-            return "below"
-        return "inside" if self.regression.verdict == "inside" else "indistinguishable"
+        return interval_verdict(self.regression.exact, self.span, self.interval)
 
     @property
     def floor_ratio(self) -> float | None:
@@ -105,6 +99,18 @@ class EdgeCheck:
         }
         out["sample_flags"] = [f.to_json() for f in self.sample_flags]
         return out
+
+
+def interval_verdict(rate: Fraction, span: Span, interval: Interval | None) -> str:
+    """:data:`INTERVAL_RULE`: where a rate with its interval lies against a floor range (point placement without one)."""
+    point = place(rate, span).verdict
+    if interval is None or interval.low is None or interval.high is None:
+        return point
+    if interval.low > span.max:
+        return "above"
+    if interval.high < span.min:
+        return "below"
+    return "inside" if point == "inside" else "indistinguishable"
 
 
 INTERVAL_RULE = (
