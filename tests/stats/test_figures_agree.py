@@ -184,7 +184,10 @@ def test_floor(runs, study):
 
 # --- verify -----------------------------------------------------------------------------
 def test_verify(study):
-    v = verify(study / "claims.toml", root=str(study), date="2026-01-01")
+    from replicate.judge.uncertainty import Uncertainty
+
+    # the CLI's defaults: 1,000 bootstrap replicates, seed 0, clusters by query_id
+    v = verify(study / "claims.toml", root=str(study), date="2026-01-01", uncertainty=Uncertainty())
     lib = json.loads(dumps_json(v))
     js = _cli_json(["verify", str(study / "claims.toml"), "--root", str(study), "--date", "2026-01-01"])
     assert lib["ok"] and js["ok"]
