@@ -191,37 +191,51 @@ def _finish_all(pending: dict[str, str], api: BatchAPI, opened: OpenedArchive, c
             sleep(config.batch.poll)
 
 
-def _import(b: dict[str, Any], api: BatchAPI, opened: OpenedArchive, config: CollectConfig,
-            summary: BatchSummary) -> None:
+def records_from_results(blob: bytes, config: CollectConfig, already: set[tuple[str, str, int]], *,
+                         source: str = "batch") -> tuple[list[dict[str, Any]], int]:
+    """Archive records of a batch's output/error lines, and how many are API errors. Pure.
+
+    Triples in ``already`` and repeats are skipped; transient answers (5xx, 408,
+    409, 429, a line-level error) are left out, to be asked again.
+    """
     from replicate.collect.runner import _record
 
-    writer: ArchiveWriter = opened.writer
-    recorded_now: set[tuple[str, str, int]] = set()
-    blob = b"".join(api.content(b[k]) for k in ("output_file_id", "error_file_id") if b.get(k))
+    seen: set[tuple[str, str, int]] = set()
     records = []
-    answered = 0
-    already = set(opened.done) - set(opened.errors)
-    for line in blob.splitlines():
+    errors = 0
+    where = Path(source)
+    params_hash = config.params_hash  # a sha256 over the params: once, not per line
+    models = sorted(config.models, key=len, reverse=True)
+    for lineno, line in enumerate(blob.splitlines(), 1):
         if not line.strip():
             continue
         obj = orjson.loads(line)
-        triple = parse_custom_id(str(obj.get("custom_id")), config.models)
-        if triple is None or triple in already or triple in recorded_now:
+        triple = parse_custom_id(str(obj.get("custom_id")), models)
+        if triple is None or triple in already or triple in seen:
             continue
         resp = obj.get("response") if isinstance(obj.get("response"), dict) else {}
         status = resp.get("status_code")
         if obj.get("error") or status in (408, 409, 429) or (isinstance(status, int) and status >= 500):
             continue  # transient: left missing for the next run
-        outcome = result_outcome(obj, Path("batch " + b["id"]), 0)
+        outcome = result_outcome(obj, where, lineno)
         seed = config.params_for(triple[2])["seed"] if config.seed_per_trial else None
-        records.append(_record(*triple, config.params_hash, outcome, seed))
-        recorded_now.add(triple)
-        answered += 1
-        summary.api_errors += outcome.error_kind is not None
+        records.append(_record(*triple, params_hash, outcome, seed))
+        seen.add(triple)
+        errors += outcome.error_kind is not None
+    return records, errors
+
+
+def _import(b: dict[str, Any], api: BatchAPI, opened: OpenedArchive, config: CollectConfig,
+            summary: BatchSummary) -> None:
+    writer: ArchiveWriter = opened.writer
+    blob = b"".join(api.content(b[k]) for k in ("output_file_id", "error_file_id") if b.get(k))
+    records, errors = records_from_results(blob, config, set(opened.done) - set(opened.errors),
+                                           source=f"batch {b['id']}")
     writer.append_many(records)
     total = int((b.get("request_counts") or {}).get("total") or 0)
     summary.recorded += len(records)
-    summary.left_missing += max(0, total - answered)
+    summary.api_errors += errors
+    summary.left_missing += max(0, total - len(records))
     summary.statuses[b["id"]] = str(b.get("status"))
     writer.append({"type": "batch_done", "batch_id": b["id"], "status": b.get("status"),
                    "recorded": len(records), "request_counts": b.get("request_counts")})
