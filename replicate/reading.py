@@ -40,7 +40,9 @@ A reader offers two functions:
     item for K-trial data (``None`` for single-label runs). Problems are raised
     with :meth:`Source.bad` (a :class:`~replicate.errors.BadInput` naming file
     and line) or counted with :meth:`Source.warn`; fields a reader does not
-    know are ignored, never fatal.
+    know are ignored, never fatal. A reader that takes options
+    (:meth:`ReadOptions.get`) says what it settled in :attr:`Source.used`
+    (``source.used["filter"] = "strict-match"``), kept in each file's provenance.
 
 Provenance (path, size, sha256, the fetched release) is recorded by the
 loader for every file; the reader's name goes beside the parser in every
@@ -115,6 +117,9 @@ class Source:
     options: ReadOptions
     diagnostics: "Diagnostics"
     skipped: int = 0  # lines skipped with a warning (see :meth:`skip`)
+    #: What the reader settled for this file (an option it was given or chose itself, e.g. a log's
+    #: filter and metric): kept in the file's provenance as ``reader_options``.
+    used: dict[str, str] = field(default_factory=dict)
 
     def bad(self, message: str, line: int | None = None) -> BadInput:
         """A :class:`BadInput` naming this file and ``line`` (raise it)."""

@@ -5,9 +5,14 @@
     fields (``--key-field``, ``--gold-field``, ``--output-field``);
 ``exam@1``
     grouped EXAM files: ``[query_id, [paragraph, ...]]`` per line, each
-    paragraph's label decided by its exam grades.
+    paragraph's label decided by its exam grades;
+``trec-qrels@1``, ``umbrela-judge@1``
+    TREC qrels and UMBRELA judge output;
+``lm-eval-samples@1``
+    lm-evaluation-harness ``--log_samples`` files as correctness verdicts
+    (in :mod:`replicate_parsers.lm_eval`).
 
-Each has a bulk path (``load_file``) that gives the same items as its
+The judge files have a bulk path (``load_file``) that gives the same items as its
 ``records`` function, faster. docs/readers.md describes every format.
 """
 
@@ -29,6 +34,7 @@ from replicate.judge.load.records import load_records
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
 from replicate.labels import RELEVANCE_0_3
 from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
+from replicate_parsers.lm_eval import LM_EVAL_SAMPLES
 
 
 def _first_json(head: bytes, opener: bytes) -> tuple[bool, object]:
@@ -399,3 +405,7 @@ UMBRELA_JUDGE = Reader(
 )
 
 READERS.append(UMBRELA_JUDGE)
+
+
+# lm-eval-samples@1 (its own module) ------------------------------------------------
+READERS.append(LM_EVAL_SAMPLES)

@@ -14,6 +14,8 @@ import typer
 from replicate.cli.base import FormatOpt, StrictOpt, app
 from replicate.cli.judge_options import (
     ClusterOpt,
+    CorrectFieldOpt,
+    FilterOpt,
     GoldFieldOpt,
     GoldOpt,
     GoldReaderOpt,
@@ -31,6 +33,7 @@ from replicate.cli.judge_options import (
     emit,
     load,
     need_parser,
+    reader_options,
     resolve_runs,
     uncertainty_of,
 )
@@ -65,6 +68,8 @@ def floor_cmd(
     reader: ReaderOpt = None,
     gold: GoldOpt = None,
     gold_reader: GoldReaderOpt = None,
+    lm_filter: FilterOpt = None,
+    correct_field: CorrectFieldOpt = None,
     edge: EdgeOpt = None,
     main: Annotated[
         str | None,
@@ -111,7 +116,7 @@ def floor_cmd(
     sel = select_runs(runs or [], runs_file, extra=extra)
     if len(sel.main) < 2:
         raise UsageError(f"a floor needs at least two repeats of one model; got {len(sel.main)}")
-    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader)
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field))
     labelled = {r.name: r for r in loaded.labelled(need_parser(parser, loaded))}
     names = list(sel.extra)
     result = floor(
@@ -150,6 +155,8 @@ def matrix_cmd(
     reader: ReaderOpt = None,
     gold: GoldOpt = None,
     gold_reader: GoldReaderOpt = None,
+    lm_filter: FilterOpt = None,
+    correct_field: CorrectFieldOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
     scale: Annotated[
         str | None,
@@ -190,7 +197,7 @@ def matrix_cmd(
         raise UsageError(f"a matrix needs at least two runs; got {len(sel.main)}")
     if scale is not None:
         _scale(scale, "")  # a bad --scale is a usage error before any file is read
-    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader)
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field))
     name = need_parser(parser, loaded)
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     result = matrix(loaded.labelled(name), policy=unparsed.value, scale=_scale(scale, name, loaded), uncertainty=settings)
@@ -211,6 +218,8 @@ def audit_cmd(
     reader: ReaderOpt = None,
     gold: GoldOpt = None,
     gold_reader: GoldReaderOpt = None,
+    lm_filter: FilterOpt = None,
+    correct_field: CorrectFieldOpt = None,
     edge: Annotated[
         tuple[str, str] | None,
         typer.Option("--edge", metavar="OLD NEW", help="Also show how an edge's figures move between the parsers (two of the audited runs, by file or run name).", show_default=False),
@@ -246,7 +255,7 @@ def audit_cmd(
     parsers = PARSERS.get_many(parser)
     specs = resolve_runs(files, runs_file)
     edge_names = None if edge is None else _edge_among(edge, specs, "the FILEs" if runs_file is None else f"the runs in {runs_file}")
-    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader)
+    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field))
     result = audit(loaded.runs, parsers, policy=unparsed.value, edge=edge_names, examples=examples, width=width)
     emit(loaded, format, json=result.to_json, text=lambda: audit_text(result, format))
 

@@ -15,6 +15,8 @@ import typer
 from replicate.cli.base import FormatOpt, StrictOpt, app, echo, report_to_stderr
 from replicate.cli.judge_options import (
     ClusterOpt,
+    CorrectFieldOpt,
+    FilterOpt,
     GoldFieldOpt,
     GoldOpt,
     GoldReaderOpt,
@@ -31,6 +33,7 @@ from replicate.cli.judge_options import (
     emit,
     load,
     need_parser,
+    reader_options,
     resolve_runs,
     uncertainty_of,
 )
@@ -45,6 +48,8 @@ def parse_cmd(
     reader: ReaderOpt = None,
     gold: GoldOpt = None,
     gold_reader: GoldReaderOpt = None,
+    lm_filter: FilterOpt = None,
+    correct_field: CorrectFieldOpt = None,
     labels: Annotated[
         Path | None,
         typer.Option("--labels", metavar="OUT.jsonl", help="Write one row per item: the key fields, label (int or null) and gold (- for standard output, the report then going to stderr). One FILE only."),
@@ -66,7 +71,7 @@ def parse_cmd(
 
     if labels is not None and len(files) != 1:
         raise UsageError(f"--labels writes one file's labels; got {len(files)} files")
-    loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=False)
+    loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=False, extra=reader_options(lm_filter, correct_field))
     labelled = loaded.labelled(need_parser(parser, loaded))
     summaries = [parse_summary(lr, run) for lr, run in zip(labelled, loaded.runs)]
     if labels is not None:
@@ -117,6 +122,8 @@ def compare_cmd(
     reader: ReaderOpt = None,
     gold: GoldOpt = None,
     gold_reader: GoldReaderOpt = None,
+    lm_filter: FilterOpt = None,
+    correct_field: CorrectFieldOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
@@ -143,7 +150,7 @@ def compare_cmd(
     from replicate.judge.compare import compare
     from replicate.judge.render import comparison_text
 
-    loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader)
+    loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field))
     a, b = loaded.labelled(need_parser(parser, loaded))
     cmp = compare(a, b, policy=unparsed.value, uncertainty=uncertainty_of(replicates, seed, cluster, min_items, loaded))
     emit(loaded, format, json=cmp.to_json, text=lambda: comparison_text(cmp, format), comparisons=[cmp])
@@ -157,6 +164,8 @@ def chain_cmd(
     reader: ReaderOpt = None,
     gold: GoldOpt = None,
     gold_reader: GoldReaderOpt = None,
+    lm_filter: FilterOpt = None,
+    correct_field: CorrectFieldOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
@@ -180,7 +189,7 @@ def chain_cmd(
     specs = resolve_runs(files, runs)
     if len(specs) < 2:
         raise UsageError(f"a chain needs at least two runs; got {len(specs)}")
-    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader)
+    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field))
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=unparsed.value, uncertainty=settings)
     flags = edge_flags(edges, min_items=None if settings is None else settings.min_items)

@@ -26,6 +26,8 @@ __all__ = [
     "KeyFieldOpt",
     "GoldFieldOpt",
     "OutputFieldOpt",
+    "FilterOpt",
+    "CorrectFieldOpt",
     "StrictOpt",
     "resolve_runs",
     "check_run_values",
@@ -133,6 +135,33 @@ OutputFieldOpt = Annotated[
     ),
 ]
 
+FilterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--filter",
+        metavar="NAME",
+        help="lm-eval samples (lm-eval-samples@1): the filter whose lines are read, e.g. strict-match. "
+        "Needed when a file holds several.",
+        show_default=False,
+    ),
+]
+CorrectFieldOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--correct-field",
+        metavar="METRIC",
+        help="lm-eval samples (lm-eval-samples@1): the per-sample 0/1 metric that says right or wrong, "
+        "e.g. exact_match or acc. Needed when the samples carry several.",
+        show_default=False,
+    ),
+]
+
+
+def reader_options(lm_filter: str | None, correct_field: str | None) -> dict[str, str]:
+    """Reader-specific options (ReadOptions.extra) from the reader option flags given."""
+    given = {"filter": lm_filter, "correct_field": correct_field}
+    return {k: v for k, v in given.items() if v is not None}
+
 
 ReplicatesOpt = Annotated[
     int,
@@ -174,10 +203,25 @@ def uncertainty_of(replicates: int, seed: int, cluster: str | None, min_items: i
         return None
     try:
         return Uncertainty(
-            replicates=replicates, seed=seed, cluster=cluster, key_fields=tuple(loaded.fields.key_fields), min_items=min_items
+            replicates=replicates, seed=seed, cluster=cluster, key_fields=key_names_of(loaded), min_items=min_items
         )
     except ValueError as exc:
         raise UsageError(f"--cluster: {exc}") from None
+
+
+def key_names_of(loaded) -> tuple[str, ...]:
+    """The names of the parts of an item key: the key fields of flat JSONL files, else the readers' key names.
+
+    Runs read by readers with their own keys (an lm-eval samples file's ``doc_id``) cluster by those
+    names; flat JSONL (``judge-jsonl@1``) and mixed readers keep the ``--key-field`` names.
+    """
+    from replicate.reading import READERS
+
+    names = {f.reader for r in loaded.runs for f in r.files}
+    if not names or "judge-jsonl@1" in names:
+        return tuple(loaded.fields.key_fields)
+    key_names = {READERS.get(n).key_names for n in names}
+    return key_names.pop() if len(key_names) == 1 else tuple(loaded.fields.key_fields)
 
 
 def field_spec(key_fields: Sequence[str] | None, gold_field: str | None, output_fields: Sequence[str] | None):
@@ -206,15 +250,19 @@ def load(
     gold_reader: str | None = None,
     *,
     need_gold: bool = True,
+    extra: dict[str, str] | None = None,
 ):
     """Load the runs ``specs`` with the field options (the first step of every judge command).
 
+    ``extra`` holds reader-specific options (:func:`reader_options`).
     Says on stderr which reader was chosen by content for which files.
     """
     from replicate.judge.api import load_runs
+    from replicate.reading import ReadOptions
 
+    fields = field_spec(key_field, gold_field, output_field)
     loaded = load_runs(
-        specs, fields=field_spec(key_field, gold_field, output_field), strict=strict, reader=reader,
+        specs, fields=fields, strict=strict, reader=reader, options=ReadOptions(fields=fields, extra=extra or {}),
         gold=gold, gold_reader=gold_reader, need_gold=need_gold,
     )
     show_detected(loaded.detected())

@@ -35,6 +35,7 @@ class RunFile:
     thoughts: int = 0  # records with a non-empty thought field (``model_thought``/``gemini_thought``)
     reader: str = "judge-jsonl@1"  # the reader that read the file
     chosen: str = "given"  # how: "given" (--reader, a runs file) or "by content" (detected)
+    reader_options: tuple[tuple[str, str], ...] = ()  # what the reader settled (Source.used), e.g. filter
 
     def to_json(self) -> dict:
         out = self.provenance.to_json()
@@ -48,6 +49,8 @@ class RunFile:
             skipped=self.skipped,
             thoughts=self.thoughts,
         )
+        if self.reader_options:  # only readers that take options say what they used
+            out["reader_options"] = dict(self.reader_options)
         return out
 
 

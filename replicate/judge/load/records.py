@@ -112,6 +112,7 @@ def load_records(
         output_field=None,
         skipped=skipped + src.skipped,
         reader=reader.name,
+        reader_options=tuple(src.used.items()),
     )
 
 
