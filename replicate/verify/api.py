@@ -237,7 +237,13 @@ def verify(
     except (TypeError, ValueError) as exc:
         raise BadInput(f"[fields]: {exc}", path=claims_path) from None
     specs = [RunSpec(name, tuple(root_path / f for f in claims.runs[name]), claims.readers.get(name)) for name in used]
-    loaded = load_runs(specs, fields=fields, strict=strict, reader=reader)
+    gold = claims.gold
+    if gold and not (root_path / gold["file"]).is_file():
+        raise BadInput(f"[gold] file {gold['file']!r} not found under {root}", path=claims_path)
+    loaded = load_runs(
+        specs, fields=fields, strict=strict, reader=reader,
+        gold=root_path / gold["file"] if gold else None, gold_reader=gold.get("reader"),
+    )
     v = verify_runs(
         claims, {r.name: r for r in loaded.runs}, parsers=list(columns) if parsers else None,
         root=str(root), date=date, diagnostics=loaded.diagnostics, uncertainty=uncertainty,

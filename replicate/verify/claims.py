@@ -12,6 +12,10 @@ parser = "umbrela-fallback@1"   # optional: the reading the paper used (first co
 "gpt-4o-mini" = ["results/gpt-4o-mini_annotations.jsonl"]
 "llm-judge" = { files = ["qrels/judge.txt"], reader = "trec-qrels@1" }   # a run's own reader
 
+[gold]                          # optional: gold kept apart from the runs, joined by item key
+file = "qrels/human.txt"
+reader = "trec-qrels@1"         # optional: else chosen by content
+
 [[claims]]
 id = "s4.2-regression"
 where = "Section 4.2"
@@ -56,7 +60,8 @@ CLAIM_FIELDS = (
     "id", "where", "text", "metric", "value", "unit",
     "run", "old", "new", "runs", "parser", "unparsed",
 )
-TOP_LEVEL = ("study", "runs", "claims", "fields", "trials", "replication")
+TOP_LEVEL = ("study", "runs", "claims", "fields", "trials", "replication", "gold")
+GOLD_FIELDS = ("file", "reader")
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +157,7 @@ class ClaimsFile:
     fields: dict[str, Any] = field(default_factory=dict)  # FieldSpec overrides, if any
     trials: TrialsPart = field(default_factory=TrialsPart)  # [trials], [replication] and the trial claims
     readers: dict[str, str] = field(default_factory=dict)  # run name -> its reader, where [runs] names one
+    gold: dict[str, str] = field(default_factory=dict)  # [gold]: file (relative to --root) and reader, if given
 
     def claim(self, claim_id: str) -> Claim:
         for c in self.claims:
@@ -232,6 +238,24 @@ def _parse_study(table: Any, problems: list[str], parsers: Collection[str] | Non
         problems.append(f"[study]: unknown parser {parser!r}{_close(parser, parsers)}; "
                         f"parsers: {', '.join(parsers) or 'none'}")
     return Study(**values)
+
+
+def _parse_gold(table: Any, problems: list[str]) -> dict[str, str]:
+    """``[gold]``: a file of reference labels (relative to --root) and, optionally, its reader."""
+    if table is None:
+        return {}
+    if not isinstance(table, dict):
+        problems.append("[gold]: must be a table: file = \"qrels.txt\", reader = \"trec-qrels@1\" (optional)")
+        return {}
+    problems.extend(f"[gold]: {p}" for p in _unknown_keys(table, GOLD_FIELDS))
+    file, reader = table.get("file"), table.get("reader")
+    if not isinstance(file, str) or not file or Path(file).is_absolute() or ".." in Path(file).parts:
+        problems.append("[gold]: file must be a path relative to --root without '..'")
+        return {}
+    if reader is not None and not (isinstance(reader, str) and reader):
+        problems.append("[gold]: reader must be a reader name such as 'trec-qrels@1'")
+        return {}
+    return {"file": file, **({"reader": reader} if reader else {})}
 
 
 def _parse_fields(table: Any, problems: list[str]) -> dict[str, Any]:
@@ -412,6 +436,7 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
     settings = parse_settings(study_table, TrialSettings(), lambda m: problems.append(f"[study]: {m}"))
     replication = parse_replication(data.get("replication"), tables, problems)
     fields = _parse_fields(data.get("fields"), problems)
+    gold = _parse_gold(data.get("gold"), problems)
     raw_runs = data["runs"] if isinstance(data.get("runs"), dict) else {}
     claims: list[Claim] = []
     trial_claims: list[TrialClaim] = []
@@ -434,7 +459,7 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
         n = len(problems)
         raise BadInput(f"{n} problem{'s' if n != 1 else ''} in the claims file:\n" + "\n".join(problems), path=path)
     return ClaimsFile(path, study, runs, tuple(claims), fields,
-                      TrialsPart(tables, tuple(trial_claims), settings, replication), readers)
+                      TrialsPart(tables, tuple(trial_claims), settings, replication), readers, gold)
 
 
 def _parse_trial(
