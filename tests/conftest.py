@@ -17,6 +17,15 @@ __all__ = ["ROOT", "SHARED_DATA"]
 pytest_plugins = ["support.fixtures"]
 
 
+@pytest.fixture(autouse=True)
+def _label_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands run by tests keep their label cache in a temporary folder, never the user's cache dir."""
+    import os
+
+    if "REPLICATE_CACHE_DIR" not in os.environ:
+        monkeypatch.setenv("REPLICATE_CACHE_DIR", str(tmp_path_factory.mktemp("replicate-cache")))
+
+
 @pytest.fixture
 def root() -> Path:
     return ROOT

@@ -128,11 +128,26 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
+#: Set by the root options for the command being run: use the label cache, say what it did.
+CACHE_SETTINGS = {"use": True, "verbose": False}
+
+
 @app.callback()
 def _root(
     version: Annotated[
         bool,
         typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Parse every output again instead of reading labels kept from an earlier run over the same "
+            "files (the label cache, under REPLICATE_CACHE_DIR or the user cache dir).",
+        ),
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", help="Say on stderr, per run, whether its labels came from the label cache.")
     ] = False,
 ) -> None:
     """Audit published LLM-judge and benchmark outputs across model versions.
@@ -140,3 +155,5 @@ def _root(
     Every verb that computes figures offers --format table|markdown|json.
     Exit codes: 0 success, 1 a check failed, 2 bad usage or bad input.
     """
+    CACHE_SETTINGS["use"] = not no_cache
+    CACHE_SETTINGS["verbose"] = verbose

@@ -11,7 +11,7 @@ from typing import Annotated, Callable, Sequence
 
 import typer
 
-from replicate.cli.base import StrictOpt, echo, warn
+from replicate.cli.base import CACHE_SETTINGS, StrictOpt, echo, warn
 from replicate.errors import UsageError
 from replicate.output import Format, dumps_json
 
@@ -258,12 +258,14 @@ def load(
     Says on stderr which reader was chosen by content for which files.
     """
     from replicate.judge.api import load_runs
+    from replicate.judge.labelcache import LabelCache, default_root
     from replicate.reading import ReadOptions
 
     fields = field_spec(key_field, gold_field, output_field)
     loaded = load_runs(
         specs, fields=fields, strict=strict, reader=reader, options=ReadOptions(fields=fields, extra=extra or {}),
         gold=gold, gold_reader=gold_reader, need_gold=need_gold,
+        label_cache=LabelCache(default_root()) if CACHE_SETTINGS["use"] else None,
     )
     show_detected(loaded.detected())
     return loaded
@@ -291,12 +293,21 @@ def emit(
     warnings added; other formats print ``text()``. Only the one asked for is built.
     """
     show_warnings(loaded.diagnostics)
+    cache = loaded.label_cache
+    events = cache.events if cache is not None else []
+    for run, key, event in events:
+        if event == "corrupt":
+            warn(f"label cache: the entry for run {run} ({key[:16]}) was damaged; parsed again and rewritten")
+        elif CACHE_SETTINGS["verbose"]:
+            warn(f"label cache: {event} for run {run} ({key[:16]})")
     if comparisons is not None:
         require_shared_items(loaded, comparisons)
     if fmt is Format.json:
         out = json()
         if loaded.gold is not None:
             out["gold"] = loaded.gold.to_json()
+        if events:
+            out["label_cache"] = {"format": 1, "keys": cache.keys()}
         echo(dumps_json({**out, "warnings": loaded.diagnostics.to_json()}))
     else:
         echo(text())

@@ -13,10 +13,11 @@ from typing import Sequence
 from replicate.diagnostics import Diagnostics
 from replicate.errors import UsageError
 from replicate.judge.gold import GoldJoin, join_gold, require_gold
+from replicate.judge.labelcache import LabelCache, label_key
 from replicate.judge.load import FieldSpec, load_run
 from replicate.judge.model import LabelledRun, Run
 from replicate.judge.select import RunSpec
-from replicate.parsing import PARSERS
+from replicate.parsing import PARSERS, Parser
 from replicate.reading import READERS, ReadOptions
 
 
@@ -32,6 +33,8 @@ class Loaded:
     diagnostics: Diagnostics
     fields: FieldSpec = FieldSpec()
     gold: GoldJoin | None = None  # what --gold joined, when given
+    options: ReadOptions | None = None  # reader options the runs were read with
+    label_cache: LabelCache | None = None  # parsed labels kept across processes (None: parse every time)
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -54,8 +57,24 @@ class Loaded:
         if parser_name not in self._cache:
             needs_parser = any(r.labels is None for r in self.runs)
             parser = PARSERS.get(parser_name) if needs_parser else None
-            self._cache[parser_name] = [r.label_with(parser) for r in self.runs]
+            self._cache[parser_name] = [self._label(r, parser) for r in self.runs]
         return list(self._cache[parser_name])
+
+    def _label(self, run: Run, parser: Parser | None) -> LabelledRun:
+        """One run labelled, through the label cache when there is one.
+
+        Runs joined with ``--gold`` are not cached (their items depend on the gold file too).
+        """
+        cache = self.label_cache
+        if cache is None or parser is None or run.labels is not None or self.gold is not None:
+            return run.label_with(parser)
+        key = label_key([(f.provenance.sha256, f.reader) for f in run.files], parser.name, self.fields, self.options)
+        labels = cache.get(run.name, key, len(run))
+        if labels is not None:
+            return run.label_with(parser, cached=labels)
+        out = run.label_with(parser)
+        cache.put(key, out.labels)
+        return out
 
     def run(self, name: str) -> Run:
         for r in self.runs:
@@ -74,6 +93,7 @@ def load_runs(
     gold: str | Path | None = None,
     gold_reader: str | None = None,
     need_gold: bool = True,
+    label_cache: LabelCache | None = None,
 ) -> Loaded:
     """Read every run of ``specs`` (each file once) into a :class:`Loaded`.
 
@@ -83,6 +103,7 @@ def load_runs(
     joined by key (:func:`~replicate.judge.gold.join_gold`); without it a run
     that carries no gold is an error unless ``need_gold`` is False. Errors raise :class:`~replicate.errors.BadInput` naming file and line;
     warnings are counted in ``Loaded.diagnostics`` (``strict=True`` raises on the first).
+    ``label_cache`` keeps parsed labels across processes (see :mod:`replicate.judge.labelcache`).
     """
     names = [s.name for s in specs]
     dupes = sorted({n for n in names if names.count(n) > 1})
@@ -103,4 +124,4 @@ def load_runs(
         runs, joined = join_gold(runs, gold_run, diag)
     elif need_gold:
         require_gold(runs)
-    return Loaded(runs, diag, fields, joined)
+    return Loaded(runs, diag, fields, joined, options, label_cache)

@@ -103,14 +103,19 @@ class Run:
     def __len__(self) -> int:
         return len(self.keys)
 
-    def label_with(self, parser: Parser | None) -> "LabelledRun":
-        """Apply a parser (or take the file's own labels) to get a :class:`LabelledRun`."""
+    def label_with(self, parser: Parser | None, *, cached: np.ndarray | None = None) -> "LabelledRun":
+        """Apply a parser (or take the file's own labels) to get a :class:`LabelledRun`.
+
+        ``cached`` are labels this parser gave these outputs before (the label
+        cache): used instead of parsing the texts again.
+        """
         if self.labels is not None:
             labels, parser_name = self.labels, self.decided or "exam-grades"
         else:
             if parser is None:
                 raise ValueError(f"run {self.name!r} holds raw outputs: a parser is needed")
-            labels, parser_name = parser.parse_many(self.outputs), parser.name
+            labels = cached if cached is not None else parser.parse_many(self.outputs)
+            parser_name = parser.name
         labels = readonly(np.asarray(labels, np.int8))
         label_set = self.label_set if self.labels is not None else getattr(parser, "label_set", None)
         return LabelledRun(

@@ -14,7 +14,7 @@ def test_cli_start_up_imports_no_scipy():
 
 def test_matrix_over_the_example_computes_its_figures_without_importing_scipy_stats(tmp_path):
     # the clustered McNemar p goes through scipy.special; scipy.stats costs about a second to import
-    from tests.support.paths import ROOT
+    from support.paths import ROOT
 
     code = (
         "import runpy, sys\n"
