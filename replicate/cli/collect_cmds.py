@@ -87,6 +87,10 @@ def collect_cmd(
 
         bs = collect_batch(cfg, its, archive, progress=sys.stderr if progress is not False else None)
         echo(dumps_json(bs.to_json()) if fmt is Format.json else render_batch_summary(bs))
+        if bs.missing:
+            warn(f"error: {bs.missing} triples are still missing from {archive} (failed, expired or partially "
+                 "completed batches, or batches not yet submitted): rerun the same command")
+            raise typer.Exit(1)
         return
     prog = Progress() if progress is not False else None
     try:

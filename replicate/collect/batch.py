@@ -18,6 +18,8 @@ One run, under the archive's lock:
 Importing: a 200 line is a trial; a 4xx line (not 408/409/429) is that trial's
 ``api_error``; a 5xx/429 line or a line-level ``error`` is left missing for the
 next run. Each finished batch gets a ``batch_done`` record (status, counts).
+The summary says how many triples of the collection are still missing at the
+end (``missing``; the CLI then exits 1) and why a batch failed (``reasons``).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from replicate.collect.archive import ArchiveLock, ArchiveWriter, OpenedArchive,
 from replicate.collect.batchfile import CHAT_URL, parse_custom_id, request_lines, result_outcome
 from replicate.collect.client import ChatClient, PermanentFault
 from replicate.collect.config import CollectConfig, Item
-from replicate.errors import ReplicateError
+from replicate.errors import BadInput, ReplicateError
 
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 
@@ -66,11 +68,15 @@ class BatchSummary:
     api_errors: int = 0
     left_missing: int = 0  # lines answered with a transient error, or not answered (failed/expired)
     statuses: dict[str, str] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)  # batch id -> why it failed (the provider's errors)
+    missing: int = 0  # triples of the collection still not in the archive when this run ended
+    recorded_triples: set[tuple[str, str, int]] = field(default_factory=set, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"archive": self.archive, "mode": "batch", "submitted": self.submitted, "resumed": self.resumed,
                 "trials_recorded": self.recorded, "api_errors": self.api_errors,
-                "left_missing": self.left_missing, "statuses": self.statuses}
+                "left_missing": self.left_missing, "statuses": self.statuses, "reasons": self.reasons,
+                "missing": self.missing}
 
 
 class BatchAPI:
@@ -140,6 +146,8 @@ def collect_batch(config: CollectConfig, items: Sequence[Item], archive: str | P
                     summary.submitted.append(batch["id"])
                     say(f"batch {n}/{len(chunks)}: {batch['id']} submitted ({len(chunk)} requests)")
             _finish_all(pending, api, opened, config, summary, say, sleep)
+            have = set(opened.done) | summary.recorded_triples
+            summary.missing = len(config.models) * len(items) * config.k - len(have)
         finally:
             client.close()
             opened.writer.close()
@@ -209,11 +217,20 @@ def records_from_results(blob: bytes, config: CollectConfig, already: set[tuple[
     for lineno, line in enumerate(blob.splitlines(), 1):
         if not line.strip():
             continue
-        obj = orjson.loads(line)
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise BadInput(f"a batch result line is not JSON ({exc})", path=where, line=lineno) from None
+        if not isinstance(obj, dict):
+            raise BadInput("a batch result line is not a JSON object", path=where, line=lineno)
         triple = parse_custom_id(str(obj.get("custom_id")), models)
-        if triple is None or triple in already or triple in seen:
+        if triple is None:
+            raise BadInput(f"custom_id {obj.get('custom_id')!r} names no (model|item|trial) of this collection",
+                           path=where, line=lineno)
+        if triple in already or triple in seen:
             continue
-        resp = obj.get("response") if isinstance(obj.get("response"), dict) else {}
+        raw_resp = obj.get("response")
+        resp: dict[str, Any] = raw_resp if isinstance(raw_resp, dict) else {}
         status = resp.get("status_code")
         if obj.get("error") or status in (408, 409, 429) or (isinstance(status, int) and status >= 500):
             continue  # transient: left missing for the next run
@@ -228,15 +245,27 @@ def records_from_results(blob: bytes, config: CollectConfig, already: set[tuple[
 def _import(b: dict[str, Any], api: BatchAPI, opened: OpenedArchive, config: CollectConfig,
             summary: BatchSummary) -> None:
     writer: ArchiveWriter = opened.writer
-    blob = b"".join(api.content(b[k]) for k in ("output_file_id", "error_file_id") if b.get(k))
-    records, errors = records_from_results(blob, config, set(opened.done) - set(opened.errors),
-                                           source=f"batch {b['id']}")
+    already = set(opened.done) - set(opened.errors)
+    records: list[dict[str, Any]] = []
+    errors = 0
+    for key in ("output_file_id", "error_file_id"):  # each file parsed whole before anything is written
+        if b.get(key):
+            recs, errs = records_from_results(api.content(b[key]), config, already,
+                                              source=f"batch {b['id']} {key} {b[key]}")
+            already |= {(r["model"], r["item"], r["trial"]) for r in recs}
+            records += recs
+            errors += errs
     writer.append_many(records)
     total = int((b.get("request_counts") or {}).get("total") or 0)
     summary.recorded += len(records)
     summary.api_errors += errors
     summary.left_missing += max(0, total - len(records))
     summary.statuses[b["id"]] = str(b.get("status"))
+    summary.recorded_triples |= {(r["model"], r["item"], r["trial"]) for r in records}
+    failures = b["errors"].get("data") if isinstance(b.get("errors"), dict) else None
+    if isinstance(failures, list) and failures:
+        summary.reasons[b["id"]] = "; ".join(f"{e.get('code')}: {e.get('message')}" for e in failures[:3]
+                                             if isinstance(e, dict))[:500]
     writer.append({"type": "batch_done", "batch_id": b["id"], "status": b.get("status"),
                    "recorded": len(records), "request_counts": b.get("request_counts")})
 
@@ -246,5 +275,7 @@ def render_batch_summary(s: BatchSummary) -> str:
              f"batches submitted: {len(s.submitted)}; finished from earlier runs: {len(s.resumed)}",
              f"trials recorded: {s.recorded}; api errors: {s.api_errors}; left for the next run: {s.left_missing}"]
     for bid, st in s.statuses.items():
-        lines.append(f"batch {bid}: {st}")
+        lines.append(f"batch {bid}: {st}" + (f" ({s.reasons[bid]})" if bid in s.reasons else ""))
+    if s.missing:
+        lines.append(f"{s.missing} triples are still missing: rerun the same command to ask for them")
     return "\n".join(lines) + "\n"

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
+import orjson
 import pytest
 from typer.testing import CliRunner
 
@@ -23,6 +24,7 @@ from replicate.collect.batch import collect_batch, split_lines
 from replicate.collect.config import load_config, load_items
 from replicate.collect.simbatch import SimBatchFaults
 from replicate.collect.simserver import load_sim_config, start_sim_server
+from replicate.errors import BadInput
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "fixtures" / "collect"
@@ -145,3 +147,68 @@ def test_killed_between_upload_and_create_adopts_or_creates_once(items, tmp_path
         s = collect_batch(cfg, items, arch)
         assert srv.batch.created == 1 and s.submitted == [] and len(s.resumed) == 1
     assert set(per_pair(arch).values()) == {5}
+
+
+def _cli_cfg(tmp_path, url, extra=""):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text((FIX / "config.toml").read_text().replace("http://127.0.0.1:8765/v1", url)
+                   .replace('"SIM_API_KEY"', f'"{ENV}"').replace("k = 5", f"k = 5\nbatch_poll = 0.01\n{extra}"))
+    return cfg
+
+
+def test_cli_failed_batch_says_why_and_how_many_are_missing_and_exits_1(items, tmp_path):
+    arch = tmp_path / "a.jsonl"
+    with start_sim_server(sim(), api_key=KEY) as srv:
+        srv.batch.faults = SimBatchFaults(fail=True)
+        cfg = _cli_cfg(tmp_path, srv.url)
+        args = ["collect", str(cfg), "--items", str(FIX / "items.jsonl"), "--archive", str(arch), "--batch"]
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 1
+        assert "failed (invalid_request: sim: batch failed)" in res.stdout
+        assert f"{len(items) * 10} triples are still missing" in res.stderr
+        srv.batch.faults = SimBatchFaults()
+        res = CliRunner().invoke(app, [*args, "--format", "json"])
+        assert res.exit_code == 0, res.output
+        out = orjson.loads(res.stdout)
+        assert out["missing"] == 0 and out["trials_recorded"] == len(items) * 10 and srv.batch.created == 2
+    assert set(per_pair(arch).values()) == {5}
+
+
+def test_resume_with_a_batch_of_an_earlier_run_submits_nothing_new_and_counts_the_rest(items, tmp_path):
+    """Killed after the first of several batches was created: the resume finishes that one, submits no other,
+    says how many triples are still missing (exit 1 from the CLI), and the next run asks for exactly those."""
+    arch = tmp_path / "a.jsonl"
+    with start_sim_server(sim(), api_key=KEY) as srv:
+        cfg = cfg_for(srv.url, max_lines=40)
+        first = collect_batch(cfg, items, arch)
+        bid = first.submitted[0]
+        fid = srv.batch.batches[bid]["input_file_id"]
+        lines = arch.read_bytes().splitlines(keepends=True)
+        quoted = b'"' + fid.encode() + b'"'
+        keep = [x for x in lines if b'"type":"header"' in x] + [  # the first batch's upload and create only
+            x for x in lines if b'"type":"batch_done"' not in x and b'"type":"trial"' not in x and quoted in x]
+        arch.write_bytes(b"".join(keep))
+        created = srv.batch.created
+        s = collect_batch(cfg, items, arch)
+        assert srv.batch.created == created and s.submitted == [] and s.resumed == [bid]
+        assert s.recorded == 40 and s.missing == len(items) * 10 - 40
+        s = collect_batch(cfg, items, arch)
+        lines = sum(srv.batch.files[srv.batch.batches[b]["input_file_id"]].count(b"\n") for b in s.submitted)
+        assert lines == len(items) * 10 - 40 and s.missing == 0
+    assert set(per_pair(arch).values()) == {5}
+
+
+def test_a_bad_result_line_is_bad_input_naming_the_batch_file_and_line(items, tmp_path):
+    arch = tmp_path / "a.jsonl"
+    with start_sim_server(sim(), api_key=KEY) as srv:
+        cfg = cfg_for(srv.url)
+        first = collect_batch(cfg, items, arch)
+        out_id = srv.batch.batches[first.submitted[0]]["output_file_id"]
+        rows = srv.batch.files[out_id].splitlines(keepends=True)
+        srv.batch.files[out_id] = b"".join([rows[0], b'{"custom_id": "sim-a|q01|0", "resp\n', *rows[1:]])
+        arch.write_bytes(b"".join(x for x in arch.read_bytes().splitlines(keepends=True)
+                                  if b'"type":"trial"' not in x and b'"type":"batch_done"' not in x))
+        with pytest.raises(BadInput) as exc:
+            collect_batch(cfg, items, arch)
+    assert exc.value.line == 2 and out_id in str(exc.value.path) and "not JSON" in str(exc.value)
+    assert len(read_archive(arch).records) == 0  # nothing of that batch recorded
