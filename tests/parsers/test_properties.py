@@ -100,3 +100,26 @@ def test_hypothesis_texts_never_break_a_parser():
         assert PARSERS.get("umbrela-fallback@1")(text) == umbrela_reference.naive_fallback(text)
 
     check()
+
+
+def test_number_reads_every_whole_number_of_its_range_in_each_written_form():
+    """number@1: i, 0i, i.0, i.000 and whitespace around them give i for 0-10; outside the range, or
+    with a fractional part as written, nothing."""
+    number = PARSERS.get("number@1")
+    assert number.label_set is not None and (number.label_set.low, number.label_set.high) == (0, 10)
+    rng = random.Random(20261202)
+    for i in range(0, 200):
+        space = "".join(rng.choice(" \t\r\n") for _ in range(rng.randint(0, 3)))
+        for written in (str(i), f"0{i}", f"{i}.0", f"{i}.000"):
+            assert number(space + written + space) == (i if i <= 10 else None), written
+        for frac in (f"{i}.5", f"{i}.01", f"{i}.{rng.randint(1, 9)}", f"{i}.0{rng.randint(1, 9)}"):
+            assert number(frac) is None, frac
+        assert number(f"-{i}") is None and number(f"{i}e0") is None and number(f"{i} {i}") is None
+
+
+def test_number_is_unparsed_for_any_text_that_is_not_only_a_number():
+    number = PARSERS.get("number@1")
+    whole = re.compile(r"[ \t\r\n]*[0-9]+(\.0+)?[ \t\r\n]*")
+    for text in TEXTS:
+        if whole.fullmatch(text) is None:
+            assert number(text) is None, text
