@@ -58,3 +58,29 @@ class Diagnostics:
             "by_code": self.counts(),
             "first": [w.to_json() for w in self.warnings[:limit]],
         }
+
+
+def summary_text(diag: Diagnostics, *, limit: int = 3) -> str:
+    """A short stderr summary: per warning code, the count and the first few locations."""
+    if not len(diag):
+        return ""
+    by: dict[str, list[Warning_]] = {}
+    for w in diag.warnings:
+        by.setdefault(w.code, []).append(w)
+    lines = [f"warning: {len(diag)} warning(s) about the input (--strict makes them errors):"]
+    for code, ws in by.items():
+        lines.append(f"  {code}: {len(ws)}")
+        for w in ws[:limit]:
+            lines.append(f"    {w}")
+        if len(ws) > limit:
+            lines.append(f"    ... and {len(ws) - limit} more")
+    return "\n".join(lines) + "\n"
+
+
+def listing_text(diag: Diagnostics, *, limit: int = 20) -> str:
+    """The first ``limit`` warnings one a line, then how many more there are (none is dropped unseen)."""
+    lines = [f"warning: {w}" for w in diag.warnings[:limit]]
+    more = len(diag.warnings) - limit
+    if more > 0:
+        lines.append(f"warning: ... and {more} more")
+    return "".join(line + "\n" for line in lines)

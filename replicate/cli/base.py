@@ -11,8 +11,9 @@ import typer
 from typer.core import TyperGroup
 
 from replicate.cli.help import ReplicateContext, ReplicateTyper, tidy_params
+from replicate.diagnostics import Diagnostics, summary_text
 from replicate.errors import Namer, ReplicateError
-from replicate.output import Format
+from replicate.output import Format, dumps_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -130,6 +131,41 @@ def _print_version(value: bool) -> None:
 
 #: Set by the root options for the command being run: use the label cache, say what it did.
 CACHE_SETTINGS = {"use": True, "verbose": False}
+
+
+def json_body(result: Any) -> dict[str, Any]:
+    """A result's JSON object: its ``to_json()``, or a mapping of results as is."""
+    return dict(result.to_json() if hasattr(result, "to_json") else result)
+
+
+def emit(
+    result: Any,
+    fmt: Format,
+    diagnostics: Diagnostics | None = None,
+    *,
+    text: Callable[[], str],
+    warnings: Callable[[Diagnostics], str] | None = summary_text,
+) -> None:
+    """The last step of every command that prints a result: the one output path.
+
+    ``diagnostics`` are the warnings met reading the input: ``warnings``
+    renders them to stderr first (None: the text output reports them itself).
+    JSON is the result's ``to_json()`` (a mapping of results is taken as is)
+    with the input's warnings added as the top-level ``"warnings"`` (counts by
+    code and the first ones in full) when ``diagnostics`` is given; renderers
+    never write JSON. Other formats print ``text()``. Only the one asked for is built.
+    """
+    if diagnostics is not None and warnings is not None:
+        shown = warnings(diagnostics)
+        if shown:
+            warn(shown.rstrip("\n"))
+    if fmt is Format.json:
+        body = json_body(result)
+        if diagnostics is not None:
+            body["warnings"] = diagnostics.to_json()
+        echo(dumps_json(body))
+    else:
+        echo(text())
 
 
 @app.callback()

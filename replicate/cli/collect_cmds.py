@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from replicate.cli.base import FormatOpt, StrictOpt, app, echo, make_app, report_to_stderr, warn
+from replicate.cli.base import FormatOpt, StrictOpt, app, echo, emit, make_app, report_to_stderr, warn
 from replicate.errors import UsageError
 from replicate.output import Format
 
@@ -74,7 +74,8 @@ def collect_cmd(
         return
     if dry_run:
         done = read_archive(archive).done if archive.exists() and archive.stat().st_size else set()
-        echo(render_plan(make_plan(cfg, its, done=done), fmt))
+        plan = make_plan(cfg, its, done=done)
+        emit(plan, fmt, text=lambda: render_plan(plan, fmt))
         return
     if batch and not cfg.batch.enabled:
         import dataclasses
@@ -100,7 +101,7 @@ def collect_cmd(
         raise
     except CollectionInterrupted as exc:
         _exit_interrupted(exc)
-    echo(render_summary(summary, fmt))
+    emit(summary, fmt, text=lambda: render_summary(summary, fmt))
     if summary.mostly_errors:
         from replicate.collect.runner import mostly_errors_line
 
@@ -160,7 +161,7 @@ def score_cmd(
         refusal_detector=None if refusal_detector == "none" else refusal_detector, strict=strict,
     )
     with report_to_stderr(to_stdout):
-        echo(render_report(report, fmt))
+        emit(report, fmt, report.diagnostics, text=lambda: render_report(report, fmt), warnings=None)  # the text counts them
     if report.rows == 0:
         warn(f"error: no trial was scored from {archive}: the archive holds no trials, or every trial was "
              "left out (see above)")

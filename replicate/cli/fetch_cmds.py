@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from replicate.cli.base import FormatOpt, app, echo, warn
+from replicate.cli.base import FormatOpt, app, emit, warn
 from replicate.errors import UsageError
 from replicate.output import Format
 
@@ -66,7 +66,7 @@ def fetch_cmd(
         from replicate.fetch import check as check_dir
 
         result = check_dir(check)
-        echo(render.render_check(result, fmt))
+        emit(result, fmt, text=lambda: render.render_check(result, fmt))
         result.raise_for_status()
         return
     if source is None:
@@ -76,7 +76,7 @@ def fetch_cmd(
     progress = _progress if sys.stderr.isatty() else _waits_only
     result = fetch(source, rev=rev, include=include or (), dest=dest, via=via.value,
                    offline=offline, max_size=max_size, allow_large=allow_large, progress=progress)
-    echo(render.render_fetch(result, fmt))
+    emit(result, fmt, text=lambda: render.render_fetch(result, fmt))
     if fmt is Format.json and result.skipped:
         warn(f"warning: {len(result.skipped)} selected file(s) skipped; see \"skipped\" in the output")
 

@@ -30,7 +30,7 @@ from replicate.cli.judge_options import (
     Unparsed,
     UnparsedOpt,
     check_run_values,
-    emit,
+    emit_runs,
     load,
     need_parser,
     reader_options,
@@ -126,7 +126,7 @@ def floor_cmd(
         main=labelled[names[-1]] if main else None,
         uncertainty=uncertainty_of(replicates, seed, cluster, min_items, loaded),
     )
-    emit(loaded, format, json=result.to_json, text=lambda: floor_text(result, format))
+    emit_runs(loaded, result, format, text=lambda: floor_text(result, format))
 
 
 def _scale(text: str | None, parser_name: str, loaded=None) -> tuple[int, int]:
@@ -201,7 +201,7 @@ def matrix_cmd(
     name = need_parser(parser, loaded)
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     result = matrix(loaded.labelled(name), policy=unparsed.value, scale=_scale(scale, name, loaded), uncertainty=settings)
-    emit(loaded, format, json=result.to_json, text=lambda: matrix_text(result, format))
+    emit_runs(loaded, result, format, text=lambda: matrix_text(result, format))
 
 
 @parsers_app.command("audit")
@@ -257,7 +257,7 @@ def audit_cmd(
     edge_names = None if edge is None else _edge_among(edge, specs, "the FILEs" if runs_file is None else f"the runs in {runs_file}")
     loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field))
     result = audit(loaded.runs, parsers, policy=unparsed.value, edge=edge_names, examples=examples, width=width)
-    emit(loaded, format, json=result.to_json, text=lambda: audit_text(result, format))
+    emit_runs(loaded, result, format, text=lambda: audit_text(result, format))
 
 
 def _edge_among(edge: tuple[str, str], specs, where: str) -> tuple[str, str]:

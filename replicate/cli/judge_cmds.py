@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from replicate.cli.base import FormatOpt, StrictOpt, app, echo, report_to_stderr
+from replicate.cli.base import FormatOpt, StrictOpt, app, emit, report_to_stderr
 from replicate.cli.judge_options import (
     ClusterOpt,
     CorrectFieldOpt,
@@ -30,7 +30,7 @@ from replicate.cli.judge_options import (
     SeedOpt,
     Unparsed,
     UnparsedOpt,
-    emit,
+    emit_runs,
     load,
     need_parser,
     reader_options,
@@ -38,7 +38,7 @@ from replicate.cli.judge_options import (
     uncertainty_of,
 )
 from replicate.errors import UsageError
-from replicate.output import Format, dumps_json
+from replicate.output import Format
 
 
 @app.command("parse")
@@ -77,12 +77,7 @@ def parse_cmd(
     if labels is not None:
         write_labels(labels, labelled[0], fields=loaded.fields, run=loaded.runs[0])
     with report_to_stderr(is_stdio(labels)):
-        emit(
-            loaded,
-            format,
-            json=lambda: {"runs": [s.to_json() for s in summaries]},
-            text=lambda: "\n".join(parse_text(s, format) for s in summaries),
-        )
+        emit_runs(loaded, {"runs": summaries}, format, text=lambda: "\n".join(parse_text(s, format) for s in summaries))
 
 
 def _side_specs(positional: list[Path] | None, old: list[Path] | None, new: list[Path] | None):
@@ -153,7 +148,7 @@ def compare_cmd(
     loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field))
     a, b = loaded.labelled(need_parser(parser, loaded))
     cmp = compare(a, b, policy=unparsed.value, uncertainty=uncertainty_of(replicates, seed, cluster, min_items, loaded))
-    emit(loaded, format, json=cmp.to_json, text=lambda: comparison_text(cmp, format), comparisons=[cmp])
+    emit_runs(loaded, cmp, format, text=lambda: comparison_text(cmp, format), comparisons=[cmp])
 
 
 @app.command("chain")
@@ -193,18 +188,13 @@ def chain_cmd(
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=unparsed.value, uncertainty=settings)
     flags = edge_flags(edges, min_items=None if settings is None else settings.min_items)
-    emit(
-        loaded,
-        format,
-        json=lambda: {
-            "edges": [e.to_json() for e in edges],
-            "runs": dropped_per_run(edges),
-            "flags": [f.to_json() for f in flags],
-            "uncertainty": None if settings is None else settings.to_json(),
-        },
-        text=lambda: chain_text(edges, format, flags=flags),
-        comparisons=edges,
-    )
+    result = {
+        "edges": edges,
+        "runs": dropped_per_run(edges),
+        "flags": flags,
+        "uncertainty": settings,
+    }
+    emit_runs(loaded, result, format, text=lambda: chain_text(edges, format, flags=flags), comparisons=edges)
 
 
 @app.command("cells")
@@ -223,7 +213,7 @@ def cells_cmd(
     from replicate.stats.fourcell import FourCell
 
     cells = FourCell(both, only_old, only_new, neither)
-    echo(dumps_json(cells.figures()) if format is Format.json else cells_text(cells, format))
+    emit(cells, format, text=lambda: cells_text(cells, format))
 
 
 @app.command("demo")
@@ -246,4 +236,5 @@ def demo_cmd(
     """
     from replicate.examples.demo import run_demo
 
-    echo(run_demo(path, parser=parser, fmt=format))
+    demo = run_demo(path, parser=parser, fmt=format)
+    emit(demo, format, demo.diagnostics, text=lambda: demo.text, warnings=None)  # the text says the warnings

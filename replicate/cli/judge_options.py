@@ -6,14 +6,15 @@ Kept free of heavy imports: importing this module must stay cheap.
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Callable, Sequence
+from typing import Annotated, Any, Callable, Sequence
 
 import typer
 
-from replicate.cli.base import CACHE_SETTINGS, StrictOpt, echo, warn
+from replicate.cli.base import CACHE_SETTINGS, StrictOpt, emit, json_body, warn
 from replicate.errors import UsageError
-from replicate.output import Format, dumps_json
+from replicate.output import Format
 
 __all__ = [
     "ParserOpt",
@@ -33,7 +34,7 @@ __all__ = [
     "check_run_values",
     "field_spec",
     "load",
-    "emit",
+    "emit_runs",
     "show_warnings",
     "need_parser",
     "require_shared_items",
@@ -278,19 +279,11 @@ def show_detected(detected: dict[str, list[str]]) -> None:
         warn(f"reader: {name} (chosen by content; --reader to choose) for {shown}")
 
 
-def emit(
-    loaded,
-    fmt: Format,
-    *,
-    json: Callable[[], dict],
-    text: Callable[[], str],
-    comparisons: Sequence | None = None,
-) -> None:
-    """The last step of every judge command: warnings to stderr, then the result to stdout.
+def emit_runs(loaded, result: Any, fmt: Format, *, text: Callable[[], str], comparisons: Sequence | None = None) -> None:
+    """:func:`~replicate.cli.base.emit` for a judge command: the result with the load's warnings.
 
-    With ``comparisons``, a run set sharing no item is an error (raised after the
-    warnings, which often say why). JSON output is ``json()`` with the load's
-    warnings added; other formats print ``text()``. Only the one asked for is built.
+    With ``comparisons``, a run set sharing no item is an error, raised after
+    the warnings (which often say why).
     """
     show_warnings(loaded.diagnostics)
     cache = loaded.label_cache
@@ -302,15 +295,24 @@ def emit(
             warn(f"label cache: {event} for run {run} ({key[:16]})")
     if comparisons is not None:
         require_shared_items(loaded, comparisons)
-    if fmt is Format.json:
-        out = json()
-        if loaded.gold is not None:
-            out["gold"] = loaded.gold.to_json()
-        if events:
-            out["label_cache"] = {"format": 1, "keys": cache.keys()}
-        echo(dumps_json({**out, "warnings": loaded.diagnostics.to_json()}))
-    else:
-        echo(text())
+    extra: dict[str, Any] = {}
+    if loaded.gold is not None:
+        extra["gold"] = loaded.gold
+    if events:
+        extra["label_cache"] = {"format": 1, "keys": cache.keys()}
+    # the warnings are shown above (before the cache lines and the shared-items check)
+    emit(_Extended(result, extra) if extra else result, fmt, loaded.diagnostics, text=text, warnings=None)
+
+
+@dataclass(frozen=True)
+class _Extended:
+    """A judge result whose JSON also says what the load did (--gold's join, the label cache), before the warnings."""
+
+    result: Any
+    extra: dict[str, Any]
+
+    def to_json(self) -> dict:
+        return {**json_body(self.result), **self.extra}
 
 
 def resolve_runs(files: Sequence[Path] | None, runs_toml: Path | None) -> list:
@@ -372,8 +374,8 @@ def require_shared_items(loaded, comparisons) -> None:
 
 def show_warnings(diagnostics) -> None:
     """Print the counted warnings about the input to stderr (nothing when there are none)."""
-    from replicate.judge.render import warnings_text
+    from replicate.diagnostics import summary_text
 
-    text = warnings_text(diagnostics)
+    text = summary_text(diagnostics)
     if text:
         warn(text.rstrip("\n"))

@@ -10,8 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
-from replicate.cli.base import FormatOpt, app, echo, make_app
-from replicate.output import Format, dumps_json, table
+from replicate.cli.base import FormatOpt, app, emit, make_app
+from replicate.output import Format, table
 
 parsers_app = make_app(
     "parsers",
@@ -60,15 +60,13 @@ def render_broken(broken: list[dict[str, Any]], fmt: Format) -> str:
 
 
 def render_catalogue(cat: dict[str, Any], fmt: Format) -> str:
-    if fmt is Format.json:
-        return dumps_json(cat)
+    """The catalogue as a table or markdown (JSON is the catalogue itself, through emit)."""
     rows = [[p["name"], _reading(p), p["description"], p["origin"]] for p in cat["parsers"]]
     return table(rows, ["name", "reading", "description", "origin"], fmt) + render_broken(cat["broken"], fmt)
 
 
 def render_parser(entry: dict[str, Any], details: str, fmt: Format) -> str:
-    if fmt is Format.json:
-        return dumps_json({**entry, "details": details})
+    """One parser's entry and rule text as text or markdown (JSON: the entry with ``details``, through emit)."""
     labels = ", ".join(str(x) for x in entry["labels"])
     if fmt is Format.markdown:
         head = [f"## `{entry['name']}`", "", entry["description"], ""]
@@ -90,7 +88,8 @@ def list_parsers(fmt: FormatOpt = Format.table) -> None:
     'replicate.parsers' entry points. A plugin that fails to load is listed
     with its error after the parsers; it does not make the command fail.
     """
-    echo(render_catalogue(catalogue(), fmt))
+    cat = catalogue()
+    emit(cat, fmt, text=lambda: render_catalogue(cat, fmt))
 
 
 @parsers_app.command("show")
@@ -102,4 +101,5 @@ def show_parser(
     from replicate.parsing import PARSERS
 
     parser = PARSERS.get(name)
-    echo(render_parser(_entry(parser, PARSERS.origin(name)), parser.details, fmt))
+    entry = _entry(parser, PARSERS.origin(name))
+    emit({**entry, "details": parser.details}, fmt, text=lambda: render_parser(entry, parser.details, fmt))

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from replicate.cli.base import FormatOpt, StrictOpt, app, echo, flags, report_to_stderr, warn
+from replicate.cli.base import FormatOpt, StrictOpt, app, emit, flags, report_to_stderr
 from replicate.output import Format
 
 _TRIALS_HELP = "Trials table: JSONL (.jsonl, .jsonl.gz) or CSV (.csv), one row per trial."
@@ -48,7 +47,7 @@ def items(
     whose trials were answered by more than one snapshot or system fingerprint (columns snapshot,
     system_fingerprint of 'replicate score') is flagged with the trials per value.
     """
-    from replicate.diagnostics import Diagnostics
+    from replicate.diagnostics import Diagnostics, listing_text
     from replicate.inputfile import is_stdio
     from replicate.trials.engine import analyse_items, parse_edge, per_item_rows
     from replicate.trials.load import read_trials
@@ -67,8 +66,7 @@ def items(
     if per_item is not None:
         _write_jsonl(per_item, per_item_rows(result))
     with report_to_stderr(is_stdio(per_item)):
-        echo(render_items(result, fmt))
-    _show_warnings(diag)
+        emit(result, fmt, diag, text=lambda: render_items(result, fmt), warnings=listing_text)
 
 
 @app.command("screen")
@@ -81,15 +79,13 @@ def screen_cmd(
     strict: StrictOpt = False,
 ) -> None:
     """Screen benchmarks: share of items where at least one model's accuracy lies in [low, high]."""
-    from replicate.diagnostics import Diagnostics
+    from replicate.diagnostics import Diagnostics, listing_text
     from replicate.trials.load import read_trials
     from replicate.trials.screen import render_screen, screen
 
     diag = Diagnostics(strict=strict)
     result = screen(read_trials(trials, diagnostics=diag), low=low, high=high, threshold=threshold)
-    result = dataclasses.replace(result, diagnostics=diag.to_json())
-    echo(render_screen(result, fmt))
-    _show_warnings(diag)
+    emit(result, fmt, diag, text=lambda: render_screen(result, fmt), warnings=listing_text)
 
 
 def _snapshots(table, diag, *, split: bool):
@@ -99,18 +95,6 @@ def _snapshots(table, diag, *, split: bool):
     for m, ch in table_snapshot_changes(table).items():
         diag.warn("snapshot_changed", describe_change(m, ch), path=table.path)
     return split_by_snapshot(table) if split else table
-
-
-_SHOWN_WARNINGS = 20
-
-
-def _show_warnings(diag) -> None:
-    """The first warnings on stderr, then how many more there are (none is dropped unseen)."""
-    for w in diag.warnings[:_SHOWN_WARNINGS]:
-        warn(f"warning: {w}")
-    more = len(diag.warnings) - _SHOWN_WARNINGS
-    if more > 0:
-        warn(f"warning: ... and {more} more")
 
 
 def _write_jsonl(path: Path, rows) -> None:
@@ -160,4 +144,4 @@ def plan_cmd(
         n_items=items_, alpha=alpha, eps=eps, moving=moving, base_rate=base_rate, target=power,
         k_max=k_max, n_resamples=resamples, seed=seed,
     )
-    echo(render_plan(result, fmt))
+    emit(result, fmt, text=lambda: render_plan(result, fmt))

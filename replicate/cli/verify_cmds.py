@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from replicate.cli.base import FormatOpt, StrictOpt, app, echo, report_to_stderr, warn
+from replicate.cli.base import FormatOpt, StrictOpt, app, emit, report_to_stderr, warn
 from replicate.cli.judge_options import ClusterOpt, MinItemsOpt, ReaderOpt, ReplicatesOpt, SeedOpt, show_detected
 from replicate.output import Format
 
@@ -62,7 +62,6 @@ def verify_cmd(
     """
     from replicate.errors import BadInput, CheckFailed
     from replicate.inputfile import write_stdout
-    from replicate.output import dumps_json
     from replicate.verify.api import verify
     from replicate.verify.note import render_note, render_table
     from replicate.verify.plots import figures_for
@@ -90,13 +89,10 @@ def verify_cmd(
         except OSError as exc:
             raise BadInput(f"cannot write --out note: {exc.strerror}", path=out) from None
         warn(f"wrote {out}" + "".join(f", {f}" for _, png, svg in fig.files for f in (png, svg)))
+    note_to_stdout = fmt is Format.markdown and out is None
     with report_to_stderr(to_stdout):
-        if fmt is Format.json:
-            echo(dumps_json(v))
-        elif fmt is Format.markdown and out is None:
-            echo(render_note(v))
-        else:
-            echo(render_table(v, fmt))
+        # the loader's warnings are in the note and the JSON, not on stderr
+        emit(v, fmt, v.diagnostics, text=lambda: render_note(v) if note_to_stdout else render_table(v, fmt), warnings=None)
     failed = v.failed_ids
     if failed and not no_fail:
         raise CheckFailed(f"{len(failed)} claim(s) {_failed_words(v)}: {', '.join(failed)}")

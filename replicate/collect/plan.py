@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import AbstractSet, Iterable, Sequence
 
 from replicate.collect.config import CollectConfig, Item
-from replicate.output import Format, dumps_json, table
+from replicate.output import Format, table
 
 Triple = tuple[str, str, int]  # (model, item id, trial)
 
@@ -116,8 +116,6 @@ def make_plan(config: CollectConfig, items: Sequence[Item], *, done: AbstractSet
 
 
 def render_plan(plan: Plan, fmt: Format) -> str:
-    if fmt is Format.json:
-        return dumps_json(plan.to_json())
     rows = [
         [
             n,

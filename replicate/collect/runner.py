@@ -30,7 +30,7 @@ from replicate.collect.client import Aborted, ChatClient, Outcome, PermanentFaul
 from replicate.collect.config import CollectConfig, Item
 from replicate.collect.plan import pending
 from replicate.errors import ReplicateError
-from replicate.output import Format, dumps_json, table
+from replicate.output import Format, table
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +96,6 @@ class CollectionStopped(ReplicateError):
 
 
 def render_summary(s: CollectSummary, fmt: Format) -> str:
-    if fmt is Format.json:
-        return dumps_json(s.to_json())
     retries = ", ".join(f"{k} {v}" for k, v in sorted(s.retries.items())) or "none"
     lines = [
         f"archive: {s.archive}" + (" (resumed)" if s.resumed else ""),

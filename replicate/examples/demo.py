@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from replicate.diagnostics import Diagnostics, summary_text
 from replicate.errors import UsageError
-from replicate.output import Format, FormatArg, dumps_json, pct
+from replicate.output import Format, FormatArg, pct
+
+if TYPE_CHECKING:
+    from replicate.judge.compare import Comparison
 
 INTRO = """\
 replicate demo: a SYNTHETIC release of an LLM relevance judge, {versions} versions of
@@ -72,8 +78,26 @@ def _short(path: str | Path) -> str:
         return str(path)
 
 
-def run_demo(path: Path | None, *, parser: str, fmt: FormatArg = Format.table) -> str:
-    """The demo's text (or JSON) for the release in ``path``.
+@dataclass(frozen=True)
+class Demo:
+    """What the demo shows: the chain of the example release, and its explanation as text.
+
+    ``data`` is where the release lies (None for a temporary copy, gone after
+    the demo); ``text`` is the table or markdown explanation (it lists the
+    load's warnings itself); JSON is :meth:`to_json` plus the warnings.
+    """
+
+    data: str | None
+    edges: list[Comparison]
+    diagnostics: Diagnostics
+    text: str
+
+    def to_json(self) -> dict:
+        return {"data": self.data, "edges": [e.to_json() for e in self.edges]}
+
+
+def run_demo(path: Path | None, *, parser: str, fmt: FormatArg = Format.table) -> Demo:
+    """The demo of the release in ``path``, its text rendered in ``fmt`` (table or markdown).
 
     ``path`` None: the bundled fixtures/example, or, when the package was
     installed without it, the same release rebuilt into a temporary directory
@@ -103,11 +127,11 @@ def _write(where: Path) -> Path:
     return write_example(where)
 
 
-def _demo(where: Path, parser: str, fmt: Format, *, note: str | None = None, kept: bool = True) -> str:
+def _demo(where: Path, parser: str, fmt: Format, *, note: str | None = None, kept: bool = True) -> Demo:
     """``note`` says where a generated release went; ``kept`` False: it is gone after the demo."""
     from replicate.judge.api import load_runs
     from replicate.judge.compare import chain
-    from replicate.judge.render import chain_text, warnings_text
+    from replicate.judge.render import chain_text
     from replicate.judge.select import runs_from_toml
 
     toml = where / "runs.toml"
@@ -115,14 +139,12 @@ def _demo(where: Path, parser: str, fmt: Format, *, note: str | None = None, kep
         raise UsageError(f"{where} has no runs.toml: give a directory made by tools/make_example.py")
     loaded = load_runs(runs_from_toml(toml))
     edges = chain(loaded.labelled(parser))
-    if fmt is Format.json:
-        data = str(where) if kept else None
-        return dumps_json({"data": data, "edges": [e.to_json() for e in edges], "warnings": loaded.diagnostics.to_json()})
+    text_fmt = Format.table if fmt is Format.json else fmt
     other = "umbrela-strict@1" if parser != "umbrela-strict@1" else "umbrela-fallback@1"
     items = edges[0].shared_items if edges else 0
     place = _short(where) if note is None else f"the bundled example release ({note})"
     text = INTRO.format(versions=_count_word(len(loaded.runs)), items=items, parser=parser, where=place)
-    text += "\n" + chain_text(edges, fmt) + "\n"
+    text += "\n" + chain_text(edges, text_fmt) + "\n"
     runs = loaded.runs
     follow = NEXT_GENERATED
     if kept:
@@ -133,8 +155,9 @@ def _demo(where: Path, parser: str, fmt: Format, *, note: str | None = None, kep
             toml=_short(toml),
         )
     text += OUTRO.format(other=other, diff=_other_reading(loaded, other), next=follow)
-    warnings = warnings_text(loaded.diagnostics)
-    return text + (("\n" + warnings) if warnings else "")
+    warnings = summary_text(loaded.diagnostics)
+    text += ("\n" + warnings) if warnings else ""
+    return Demo(str(where) if kept else None, edges, loaded.diagnostics, text)
 
 
 def _other_reading(loaded, other: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from replicate.fetch.safety import human_size
-from replicate.output import Format, FormatArg, dumps_json, table
+from replicate.output import Format, FormatArg, table
 
 if TYPE_CHECKING:  # the result types only: rendering reads no files
     from replicate.fetch.api import FetchResult
@@ -18,8 +18,6 @@ def _plural(n: int, word: str) -> str:
 
 def render_fetch(result: FetchResult, fmt: FormatArg) -> str:
     fmt = Format(fmt)
-    if fmt is Format.json:
-        return dumps_json(result.to_json())
     m = result.manifest
     rev = f" ({m.rev})" if m.rev else f" (default branch {m.repository.default_branch})" if m.repository.default_branch else ""
     counts = (
@@ -57,8 +55,6 @@ def _pairs(rows) -> str:
 
 def render_check(result: CheckResult, fmt: FormatArg) -> str:
     fmt = Format(fmt)
-    if fmt is Format.json:
-        return dumps_json(result.to_json())
     m = result.manifest
     n = len(result.matched) + len(result.mismatches)
     head = f"{result.directory}: {m.source} at {m.commit}\n"

@@ -24,7 +24,7 @@ import numpy as np
 from replicate.judge.align import Aligned, align
 from replicate.judge.compare import Comparison, RunSide, pair_reader
 from replicate.judge.model import LabelledRun, readonly
-from replicate.judge.pairs import PairCounts, Policy, pair_counts
+from replicate.judge.pairs import PairCounts, Policy, outcomes, pair_counts
 from replicate.judge.uncertainty import EdgeUncertainty, Uncertainty, edge_uncertainty
 from replicate.labels import absent_figures
 from replicate.output import pct
@@ -115,13 +115,14 @@ def baselines(aligned: Aligned, *, policy: Policy = "intersect", scale: tuple[in
     lo, hi = scale
     gold = aligned.gold
     gold_out = int(np.count_nonzero((gold < lo) | (gold > hi)))
+    right, counted = outcomes(aligned, policy)
     out = []
     for k, run in enumerate(aligned.runs):
         labels = aligned.labels[k]
         parsed = labels != UNPARSED
         x, y = labels[parsed], gold[parsed]
-        n = int(parsed.sum()) if policy == "intersect" else len(labels)
-        correct = int(np.count_nonzero((labels == gold) & parsed))
+        n = int(counted[k].sum())
+        correct = int(right[k].sum())
         n_scored = len(x)
         no_distance = bool(absent_figures([run]).get("mae"))
         out.append(

@@ -53,6 +53,18 @@ def _gram(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.rint(a.astype(dtype) @ b.astype(dtype).T).astype(np.int64)
 
 
+def outcomes(aligned: Aligned, policy: str) -> tuple[np.ndarray, np.ndarray]:
+    """(correct, counted), each (n_runs, n_items): the label equals gold; the item counts under ``policy``.
+
+    ``intersect`` counts a run's parsed items only; ``wrong`` counts every
+    item, an unparsed label being wrong (it never equals a gold grade).
+    """
+    labels = aligned.labels
+    correct = labels == aligned.gold[None, :]
+    counted = labels != UNPARSED if policy == "intersect" else np.ones_like(correct)
+    return correct, counted
+
+
 def pair_counts(aligned: Aligned, *, policy: Policy = "intersect") -> PairCounts:
     """Cells and label changes for all ordered pairs of ``aligned`` runs.
 
@@ -62,8 +74,7 @@ def pair_counts(aligned: Aligned, *, policy: Policy = "intersect") -> PairCounts
     """
     check_policy(policy)
     labels = aligned.labels
-    correct = labels == aligned.gold[None, :]
-    valid = labels != UNPARSED if policy == "intersect" else np.ones_like(correct)
+    correct, valid = outcomes(aligned, policy)
     wrong = valid & ~correct
     n = _gram(valid, valid)
     only_old = _gram(correct, wrong)

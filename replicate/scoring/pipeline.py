@@ -22,7 +22,7 @@ import orjson
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, UsageError
 from replicate.inputfile import is_stdio, write_stdout
-from replicate.output import Format, dumps_json, table
+from replicate.output import Format, table
 from replicate.scoring.base import CATEGORIES, SCORERS, NoResult, ScoreInput, Scorer, categorize
 from replicate.trials.snapshots import describe_change, snapshot_changes
 
@@ -63,7 +63,6 @@ class ScoreReport:
             "unscored": self.unscored,
             "ifbench": self.ifbench,
             "snapshot_changes": self.snapshot_changes,
-            "warnings": self.diagnostics.to_json(),
         }
 
 
@@ -288,8 +287,6 @@ def _ifbench_resource(strict: Sequence[Path], loose: Sequence[Path], item_prompt
 
 
 def render_report(rep: ScoreReport, fmt: Format) -> str:
-    if fmt is Format.json:
-        return dumps_json(rep.to_json())
     rows = [[m, *(cs[c] for c in CATEGORIES), sum(cs.values())] for m, cs in rep.counts.items()]
     out = table(rows, ["model", *CATEGORIES, "trials"], fmt)
     where = "standard output" if is_stdio(rep.out) else rep.out

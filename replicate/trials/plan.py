@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 from replicate.errors import Message, Param, UsageError
-from replicate.output import Format, FormatArg, dumps_json, pct, prose, table
+from replicate.output import Format, FormatArg, pct, prose, table
 from replicate.stats.classify import parse_eps
 from replicate.stats.power import (
     DEFAULT_RESAMPLES,
@@ -148,8 +148,6 @@ def _move(p: float, q: float) -> str:
 
 def render_plan(result: PlanResult, fmt: FormatArg) -> str:
     fmt = Format(fmt)
-    if fmt is Format.json:
-        return dumps_json(result.to_json())
     md = fmt is Format.markdown
     head = "## " if md else ""
     title = prose(f"{head}Power to flag an item (eps {_eps_text(result.eps)}, BH q <= {result.alpha:g} across "

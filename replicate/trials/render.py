@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replicate.output import Format, FormatArg, dumps_json, pct, prose, table
+from replicate.output import Format, FormatArg, pct, prose, table
 from replicate.provenance import FileProvenance, provenance_markdown
 from replicate.trials.results import ItemsResult
 
@@ -33,8 +33,6 @@ def input_lines(provenance: FileProvenance | None, fmt: Format) -> str:
 def render_items(result: ItemsResult, fmt: FormatArg) -> str:
     """The ``replicate items`` report: JSON, or a text/markdown table per section."""
     fmt = Format(fmt)
-    if fmt is Format.json:
-        return dumps_json(result.to_json())
     md = fmt is Format.markdown
     sections = [
         _classes(result, fmt),

@@ -348,5 +348,4 @@ class ItemsResult:
                 },
             },
             "input": self.input,
-            "diagnostics": self.diagnostics,
         }

@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 
 from replicate.errors import Message, Param, UsageError
-from replicate.output import Format, FormatArg, dumps_json, pct, table
+from replicate.output import Format, FormatArg, pct, table
 from replicate.provenance import FileProvenance
 from replicate.trials.counts import aggregate
 from replicate.trials.load import TrialsTable
@@ -69,7 +69,6 @@ class ScreenResult:
     models: tuple[str, ...]
     input: dict
     provenance: FileProvenance | None = None  # the trials file, for markdown and table output
-    diagnostics: dict | None = None  # warnings met while reading the table (Diagnostics.to_json())
 
     def to_json(self) -> dict:
         out = {
@@ -78,8 +77,6 @@ class ScreenResult:
             "models": list(self.models),
             "input": self.input,
         }
-        if self.diagnostics is not None:
-            out["diagnostics"] = self.diagnostics
         return out
 
 
@@ -134,8 +131,6 @@ def screen(
 
 def render_screen(result: ScreenResult, fmt: FormatArg) -> str:
     fmt = Format(fmt)
-    if fmt is Format.json:
-        return dumps_json(result.to_json())
     rows = [
         [r.benchmark, r.n_items, r.informative, pct(r.share, 1), "yes" if r.passes else "no", r.excluded_items]
         for r in result.rows

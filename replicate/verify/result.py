@@ -165,7 +165,6 @@ class Verification:
             "runs": [_run_json(f) for f in self.run_figures],
             "flags": [f.to_json() for f in self.flags],
             "sources": self.sources(),
-            "warnings": self.diagnostics.to_json(),
             **({} if self.trials is None else {"trials": self.trials.to_json()}),
         }
 

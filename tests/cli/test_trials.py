@@ -111,8 +111,8 @@ def test_warnings_beyond_the_first_20_are_counted_on_stderr(tmp_path):
     # and every one of them is in the JSON, for both commands
     for cmd in (["items", str(p), "--edge", "old:new", "--null", "0"], ["screen", str(p)]):
         j = json.loads(runner.invoke(app, [*cmd, "-f", "json"]).stdout)
-        assert j["diagnostics"]["count"] == 23
-        assert j["diagnostics"]["by_code"] == {"blank-line": 23}
+        assert j["warnings"]["count"] == 23  # top-level "warnings", as in every command
+        assert j["warnings"]["by_code"] == {"blank-line": 23}
 
 
 def test_screen_cli(trials):

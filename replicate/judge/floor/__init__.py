@@ -38,11 +38,10 @@ from replicate.judge.floor.checks import (  # noqa: F401  (re-exported)
     check_main,
 )
 from replicate.judge.model import LabelledRun
-from replicate.judge.pairs import Policy, pair_counts
+from replicate.judge.pairs import Policy, outcomes, pair_counts
 from replicate.judge.samples import SampleFlag, small_sample_flag
 from replicate.judge.uncertainty import Uncertainty, edge_uncertainty
 from replicate.labels import absent_figures
-from replicate.parsing import UNPARSED
 from replicate.stats.bootstrap import Interval
 from replicate.stats.fourcell import FourCell, as_float, float_ratio
 from replicate.stats.gold import accuracy
@@ -252,12 +251,6 @@ class Floor:
         return out
 
 
-def _valid(aligned: Aligned, policy: Policy) -> tuple[np.ndarray, np.ndarray]:
-    correct = aligned.labels == aligned.gold[None, :]
-    valid = aligned.labels != UNPARSED if policy == "intersect" else np.ones_like(correct)
-    return correct, valid
-
-
 def regression_sets(aligned: Aligned, pairs: Sequence[tuple[int, int]], *, policy: Policy = "intersect") -> np.ndarray:
     """Boolean matrix (len(pairs), n_items): the items each ordered pair regressed on.
 
@@ -265,7 +258,7 @@ def regression_sets(aligned: Aligned, pairs: Sequence[tuple[int, int]], *, polic
     b is wrong (under ``intersect`` both must be parsed; under ``wrong`` an
     unparsed label counts as wrong).
     """
-    correct, valid = _valid(aligned, policy)
+    correct, valid = outcomes(aligned, policy)
     wrong = valid & ~correct
     return np.stack([correct[a] & valid[a] & wrong[b] for a, b in pairs]) if pairs else np.zeros((0, aligned.n_items), bool)
 
@@ -329,7 +322,7 @@ def floor(
     pairs = tuple(
         FloorPair(aligned.names[i], aligned.names[j], counts.cells(i, j), err) for (i, j), err in zip(ordered, errors)
     )
-    correct, valid = _valid(aligned, policy)
+    correct, valid = outcomes(aligned, policy)
     unparsed = aligned.unparsed_aligned
     infos = tuple(
         RepeatInfo(

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from replicate.diagnostics import Diagnostics
+from replicate.diagnostics import summary_text
 from replicate.judge.compare import Comparison
 from replicate.judge.uncertainty import EdgeUncertainty
 from replicate.output import Format, FormatArg, num, pct, table
@@ -363,18 +363,5 @@ def parse_text(s: ParseSummary, fmt: FormatArg) -> str:
     return head + table(rows, ["", "count"], fmt) + "\n" + table(dist_rows, ["label", "count", "share of parsed", "gold count"], fmt)
 
 
-def warnings_text(diag: Diagnostics, *, limit: int = 3) -> str:
-    """A short stderr summary: per warning code, the count and the first few locations."""
-    if not len(diag):
-        return ""
-    by: dict[str, list] = {}
-    for w in diag.warnings:
-        by.setdefault(w.code, []).append(w)
-    lines = [f"warning: {len(diag)} warning(s) about the input (--strict makes them errors):"]
-    for code, ws in by.items():
-        lines.append(f"  {code}: {len(ws)}")
-        for w in ws[:limit]:
-            lines.append(f"    {w}")
-        if len(ws) > limit:
-            lines.append(f"    ... and {len(ws) - limit} more")
-    return "\n".join(lines) + "\n"
+#: The stderr summary of the input's warnings (see :func:`replicate.diagnostics.summary_text`).
+warnings_text = summary_text
