@@ -6,9 +6,9 @@ from typing import Annotated, Any
 
 import typer
 
-from replicate.cli.base import FormatOpt, app, echo, make_app
+from replicate.cli.base import FormatOpt, app, emit, make_app
 from replicate.cli.parsers_cmds import broken_entries, render_broken
-from replicate.output import Format, dumps_json, table
+from replicate.output import Format, table
 
 readers_app = make_app(
     "readers",
@@ -49,15 +49,11 @@ def _labels(entry: dict[str, Any]) -> str:
 
 
 def render_catalogue(cat: dict[str, Any], fmt: Format) -> str:
-    if fmt is Format.json:
-        return dumps_json(cat)
     rows = [[r["name"], r["yields"], r["description"], r["origin"]] for r in cat["readers"]]
     return table(rows, ["name", "yields", "description", "origin"], fmt) + render_broken(cat["broken"], fmt)
 
 
 def render_reader(entry: dict[str, Any], details: str, fmt: Format) -> str:
-    if fmt is Format.json:
-        return dumps_json({**entry, "details": details})
     facts = [
         ("yields", entry["yields"]),
         ("key", ", ".join(entry["key"])),
@@ -84,7 +80,8 @@ def list_readers(fmt: FormatOpt = Format.table) -> None:
     plugins are found through the 'replicate.readers' entry points; a plugin
     that fails to load is listed with its error and does not make the command fail.
     """
-    echo(render_catalogue(catalogue(), fmt))
+    cat = catalogue()
+    emit(cat, fmt, text=lambda: render_catalogue(cat, fmt))
 
 
 @readers_app.command("show")
@@ -96,4 +93,5 @@ def show_reader(
     from replicate.reading import READERS
 
     reader = READERS.get(name)
-    echo(render_reader(reader_entry(reader, READERS.origin(name)), reader.details, fmt))
+    entry = reader_entry(reader, READERS.origin(name))
+    emit({**entry, "details": reader.details}, fmt, text=lambda: render_reader(entry, reader.details, fmt))

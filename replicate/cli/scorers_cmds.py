@@ -12,9 +12,9 @@ from typing import Annotated, Any
 
 import typer
 
-from replicate.cli.base import FormatOpt, app, echo, make_app
+from replicate.cli.base import FormatOpt, app, emit, make_app
 from replicate.cli.parsers_cmds import broken_entries, render_broken
-from replicate.output import Format, dumps_json, table
+from replicate.output import Format, table
 
 scorers_app = make_app(
     "scorers",
@@ -45,15 +45,11 @@ def _needs(entry: dict[str, Any]) -> str:
 
 
 def render_catalogue(cat: dict[str, Any], fmt: Format) -> str:
-    if fmt is Format.json:
-        return dumps_json(cat)
     rows = [[s["name"], s["description"], _needs(s), s["origin"]] for s in cat["scorers"]]
     return table(rows, ["name", "description", "needs", "origin"], fmt) + render_broken(cat["broken"], fmt)
 
 
 def render_scorer(entry: dict[str, Any], details: str, fmt: Format) -> str:
-    if fmt is Format.json:
-        return dumps_json({**entry, "details": details})
     loose = "yes" if entry["has_loose"] else "no"
     if fmt is Format.markdown:
         head = [f"## `{entry['name']}`", "", entry["description"], ""]
@@ -72,7 +68,8 @@ def list_scorers(fmt: FormatOpt = Format.table) -> None:
     'replicate.scorers' entry points. A plugin that fails to load is listed
     with its error after the scorers; it does not make the command fail.
     """
-    echo(render_catalogue(catalogue(), fmt))
+    cat = catalogue()
+    emit(cat, fmt, text=lambda: render_catalogue(cat, fmt))
 
 
 @scorers_app.command("show")
@@ -84,4 +81,5 @@ def show_scorer(
     from replicate.scoring.base import SCORERS
 
     scorer = SCORERS.get(name)
-    echo(render_scorer(_entry(scorer, SCORERS.origin(name)), inspect.cleandoc(scorer.details), fmt))
+    entry, details = _entry(scorer, SCORERS.origin(name)), inspect.cleandoc(scorer.details)
+    emit({**entry, "details": details}, fmt, text=lambda: render_scorer(entry, details, fmt))
