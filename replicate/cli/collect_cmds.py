@@ -221,13 +221,7 @@ def export_ifbench_cmd(
     the verifier on each file, then pass its results to 'replicate score
     --ifbench-strict/--ifbench-loose'. Trials without a response are counted.
     """
-    from replicate.output import dumps_json, table
-    from replicate.scoring.export import export_ifbench
+    from replicate.scoring.export import export_ifbench, render_export
 
     rep = export_ifbench(archive, items, out)
-    if fmt is Format.json:
-        echo(dumps_json(rep.to_json()))
-        return
-    echo(table([[f, n] for f, n in rep.files.items()], ["file", "lines"], fmt).rstrip("\n"))
-    for reason, n in sorted(rep.left_out.items()):
-        echo(f"left out: {n} ({reason})")
+    emit(rep, fmt, text=lambda: render_export(rep, fmt))

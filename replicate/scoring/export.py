@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from replicate.errors import BadInput
+from replicate.output import Format, FormatArg, table
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,3 +71,11 @@ def export_ifbench(archive: str | Path, items_path: str | Path, out: str | Path)
         os.replace(tmp, dest)
         files[str(rel)] = len(lines)
     return ExportReport(str(out), files, dict(left))
+
+
+def render_export(rep: ExportReport, fmt: FormatArg) -> str:
+    """The files written and their line counts, then what was left out (table or markdown)."""
+    lines = [table([[f, n] for f, n in rep.files.items()], ["file", "lines"], Format(fmt)).rstrip("\n")]
+    lines += [f"left out: {n} ({reason})" for reason, n in sorted(rep.left_out.items())]
+    return "\n".join(lines) + "\n"
+

@@ -114,7 +114,7 @@ def test_a_snapshot_change_mid_run_is_flagged_by_score_and_items(items, tmp_path
     res = CliRunner().invoke(app, ["items", str(trials), "--edge", "sim-a:sim-b", "--null", "0",
                                    "--format", "json"])
     assert res.exit_code == 0, res.output
-    codes = json.loads(res.stdout)["diagnostics"]["by_code"]
+    codes = json.loads(res.stdout)["warnings"]["by_code"]
     assert codes == {"snapshot_changed": 1}
     assert "sim-a-v1 30" in res.stderr
 
