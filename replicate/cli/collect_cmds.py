@@ -49,7 +49,6 @@ def collect_cmd(
     from replicate.collect.archive import read_archive
     from replicate.collect.plan import make_plan, render_plan
     from replicate.collect.runner import CollectionInterrupted, CollectionStopped, Progress, collect, render_summary
-    from replicate.output import dumps_json
 
     if str(archive) == "-":
         raise UsageError("--archive must name a file (it is appended to and resumed), not standard output")
@@ -63,14 +62,13 @@ def collect_cmd(
         if export_batch is not None and import_batch is not None:
             raise UsageError("--export-batch and --import-batch are separate steps: give one of them")
         if export_batch is not None:
-            rep = batchfile.export_batch(cfg, its, archive, export_batch)
-            echo(dumps_json(rep.to_json()) if fmt is Format.json else f"{rep.lines} requests written to {rep.path}")
+            out = batchfile.export_batch(cfg, its, archive, export_batch)
+            emit(out, fmt, text=lambda: f"{out.lines} requests written to {out.path}")
         else:
             assert import_batch is not None
-            rep = batchfile.import_batch(cfg, its, archive, import_batch)
-            echo(dumps_json(rep.to_json()) if fmt is Format.json else
-                 f"{rep.recorded} trials recorded from {rep.path} ({rep.api_errors} api errors; "
-                 f"{rep.already_recorded} already in the archive, skipped)")
+            got = batchfile.import_batch(cfg, its, archive, import_batch)
+            emit(got, fmt, text=lambda: f"{got.recorded} trials recorded from {got.path} ({got.api_errors} api errors; "
+                 f"{got.already_recorded} already in the archive, skipped)")
         return
     if dry_run:
         done = read_archive(archive).done if archive.exists() and archive.stat().st_size else set()
