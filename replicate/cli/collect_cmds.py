@@ -85,7 +85,7 @@ def collect_cmd(
         from replicate.collect.batch import collect_batch, render_batch_summary
 
         bs = collect_batch(cfg, its, archive, progress=sys.stderr if progress is not False else None)
-        echo(dumps_json(bs.to_json()) if fmt is Format.json else render_batch_summary(bs))
+        emit(bs, fmt, text=lambda: render_batch_summary(bs))
         if bs.missing:
             warn(f"error: {bs.missing} triples are still missing from {archive} (failed, expired or partially "
                  "completed batches, or batches not yet submitted): rerun the same command")
