@@ -129,8 +129,11 @@ class SympyWorker:
         self.timeouts = 0
 
     def _start(self) -> None:
+        # forkserver, not fork: a fork taken while another thread of this process
+        # (an HTTP server, a thread pool) holds a lock can leave the child stuck,
+        # which reads as a timeout; the fork server is single-threaded.
         methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         parent, child = ctx.Pipe()
         self._proc = ctx.Process(target=_serve, args=(child,), daemon=True,  # type: ignore[attr-defined]
                                  name="replicate-sympy")
