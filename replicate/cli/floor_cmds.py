@@ -247,6 +247,7 @@ def audit_cmd(
     """
     from replicate.judge.audit import audit
     from replicate.judge.render.audit import audit_text
+    from replicate.judge.select import edge_among
     from replicate.parsing import PARSERS
 
     check_run_values(edge=edge)
@@ -254,19 +255,7 @@ def audit_cmd(
         raise UsageError(f"a parser audit needs at least two parsers (--parser A --parser B); got {len(parser)}")
     parsers = PARSERS.get_many(parser)
     specs = resolve_runs(files, runs_file)
-    edge_names = None if edge is None else _edge_among(edge, specs, "the FILEs" if runs_file is None else f"the runs in {runs_file}")
+    edge_names = None if edge is None else edge_among(edge, specs, "the FILEs" if runs_file is None else f"the runs in {runs_file}")
     loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field))
     result = audit(loaded.runs, parsers, policy=unparsed.value, edge=edge_names, examples=examples, width=width)
     emit_runs(loaded, result, format, text=lambda: audit_text(result, format))
-
-
-def _edge_among(edge: tuple[str, str], specs, where: str) -> tuple[str, str]:
-    """The run names an --edge of an audit means: each value a run's name, its file, or its file's run name."""
-    from replicate.judge.select import run_name
-
-    by_token = {**{str(s.paths[0]): s.name for s in specs}, **{s.name: s.name for s in specs}}
-    by_token.update({run_name(s.paths[0]): s.name for s in specs if run_name(s.paths[0]) not in by_token})
-    missing = [t for t in edge if t not in by_token]
-    if missing:
-        raise UsageError(f"--edge names {', '.join(map(repr, missing))}, not among {where}; runs: {', '.join(s.name for s in specs)}")
-    return by_token[edge[0]], by_token[edge[1]]

@@ -81,7 +81,8 @@ def parse_cmd(
 
 
 def _side_specs(positional: list[Path] | None, old: list[Path] | None, new: list[Path] | None):
-    from replicate.judge.select import RunSpec, run_name
+    """The command line's two forms (OLD NEW, or --old/--new pools) -> judge.select.edge_specs."""
+    from replicate.judge.select import edge_specs
 
     positional = list(positional or [])
     old, new = list(old or []), list(new or [])
@@ -93,19 +94,7 @@ def _side_specs(positional: list[Path] | None, old: list[Path] | None, new: list
         old, new = [positional[0]], [positional[1]]
     if not old or not new:
         raise UsageError("need both sides: OLD NEW, or --old FILE ... --new FILE ...")
-
-    def name(paths: list[Path]) -> str:
-        names = {run_name(p) for p in paths}
-        base = run_name(paths[0])
-        return base if len(names) == 1 else f"{base} (+{len(paths) - 1} file{'s' if len(paths) > 2 else ''})"
-
-    old_name, new_name = name(old), name(new)
-    if old_name == new_name:
-        if old[0].parent.name != new[0].parent.name:
-            old_name, new_name = f"{old[0].parent.name}/{old_name}", f"{new[0].parent.name}/{new_name}"
-        else:
-            old_name, new_name = f"{old_name} (old)", f"{new_name} (new)"
-    return [RunSpec(old_name, tuple(old)), RunSpec(new_name, tuple(new))]
+    return edge_specs(old, new)
 
 
 @app.command("compare")

@@ -316,17 +316,10 @@ class _Extended:
 
 
 def resolve_runs(files: Sequence[Path] | None, runs_toml: Path | None) -> list:
-    """RunSpecs from file arguments (one file = one run) or from a runs TOML, not both."""
-    from replicate.judge.select import runs_from_files, runs_from_toml
+    """RunSpecs from file arguments or from ``--runs`` (judge.select.runs_given)."""
+    from replicate.judge.select import runs_given
 
-    files = list(files or [])
-    if files and runs_toml is not None:
-        raise UsageError("give run files or --runs RUNS.toml, not both")
-    if runs_toml is not None:
-        return runs_from_toml(runs_toml)
-    if not files:
-        raise UsageError("no runs given: pass run files (one per run) or --runs RUNS.toml")
-    return runs_from_files(files)
+    return runs_given(files, runs_toml)
 
 
 def check_run_values(*, edge: Sequence[str] | None = None, main: str | None = None) -> None:

@@ -199,3 +199,49 @@ def select_runs(args: Sequence[str], runs_toml: Path | None, *, extra: Sequence[
         tuple(by_token[t].name for t in args),
         tuple(by_token[t].name for t in extra),
     )
+
+
+# --- The runs a compare, chain or audit means -------------------------------
+
+
+def runs_given(files: Sequence[str | Path] | None, runs_toml: str | Path | None) -> list[RunSpec]:
+    """RunSpecs from file arguments (one file = one run) or from a runs TOML, not both."""
+    paths = list(files or [])
+    if paths and runs_toml is not None:
+        raise UsageError(Message("give run files or ", Param("runs_toml"), " RUNS.toml, not both"))
+    if runs_toml is not None:
+        return runs_from_toml(runs_toml)
+    if not paths:
+        raise UsageError(Message("no runs given: pass run files (one per run) or ", Param("runs_toml"), " RUNS.toml"))
+    return runs_from_files(paths)
+
+
+def _pooled_name(paths: Sequence[Path]) -> str:
+    """A side's run name: its first file's, with how many more files are pooled into it."""
+    names = {run_name(p) for p in paths}
+    base = run_name(paths[0])
+    return base if len(names) == 1 else f"{base} (+{len(paths) - 1} file{'s' if len(paths) > 2 else ''})"
+
+
+def edge_specs(old: Sequence[Path], new: Sequence[Path]) -> list[RunSpec]:
+    """The two runs of an edge given as files (each side one file or several pooled), named apart."""
+    if not old or not new:
+        raise UsageError(Message("need both sides: ", Param("old"), " and ", Param("new"), " files"))
+    old_name, new_name = _pooled_name(old), _pooled_name(new)
+    if old_name == new_name:
+        if old[0].parent.name != new[0].parent.name:
+            old_name, new_name = f"{old[0].parent.name}/{old_name}", f"{new[0].parent.name}/{new_name}"
+        else:
+            old_name, new_name = f"{old_name} (old)", f"{new_name} (new)"
+    return [RunSpec(old_name, tuple(old)), RunSpec(new_name, tuple(new))]
+
+
+def edge_among(edge: tuple[str, str], specs: Sequence[RunSpec], where: str) -> tuple[str, str]:
+    """The run names an edge means among ``specs``: each value a run's name, its file, or its file's run name."""
+    by_token = {**{str(s.paths[0]): s.name for s in specs}, **{s.name: s.name for s in specs}}
+    by_token.update({run_name(s.paths[0]): s.name for s in specs if run_name(s.paths[0]) not in by_token})
+    missing = [t for t in edge if t not in by_token]
+    if missing:
+        raise UsageError(Message(Param("edge"), f" names {', '.join(map(repr, missing))}, not among {where}; "
+                                 f"runs: {', '.join(s.name for s in specs)}"))
+    return by_token[edge[0]], by_token[edge[1]]
