@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from replicate.cli.app import app
 from replicate.collect.archive import read_archive
 from replicate.collect.batch import collect_batch, split_lines
-from replicate.collect.config import load_config, load_items
+from replicate.collect.config import load_config
 from replicate.collect.simbatch import SimBatchFaults
 from replicate.collect.simserver import load_sim_config, start_sim_server
 from replicate.errors import BadInput
@@ -31,15 +31,6 @@ FIX = ROOT / "fixtures" / "collect"
 ENV = "REPLICATE_TEST_KEY"
 KEY = "sk-test-batch-5150"
 
-
-@pytest.fixture(autouse=True)
-def _key(monkeypatch):
-    monkeypatch.setenv(ENV, KEY)
-
-
-@pytest.fixture(scope="module")
-def items():
-    return load_items(FIX / "items.jsonl")
 
 
 def sim():

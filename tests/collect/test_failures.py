@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from replicate.cli.app import app
 from replicate.collect.archive import read_archive
 from replicate.collect.client import ErrorInfo, classify_bad_request
-from replicate.collect.config import load_config, load_items
+from replicate.collect.config import load_config
 from replicate.collect.runner import SAME_ERROR_STOP, CollectionStopped, collect
 from replicate.collect.simserver import SimModel, load_sim_config, start_sim_server
 
@@ -24,15 +24,6 @@ FIX = ROOT / "fixtures" / "collect"
 KEY = "sk-test-PLANTED-77aa01"
 ENV = "REPLICATE_TEST_KEY"
 
-
-@pytest.fixture(autouse=True)
-def _key(monkeypatch):
-    monkeypatch.setenv(ENV, KEY)
-
-
-@pytest.fixture(scope="module")
-def items():
-    return load_items(FIX / "items.jsonl")
 
 
 def sim(models=None, **over):

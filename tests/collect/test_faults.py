@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from replicate.cli.app import app
 from replicate.collect.archive import ArchiveLock, read_archive
 from replicate.collect.client import ChatClient
-from replicate.collect.config import load_config, load_items
+from replicate.collect.config import load_config
 from replicate.collect.plan import phase_order
 from replicate.collect.runner import CollectionStopped, Progress, collect
 from replicate.collect.simserver import load_sim_config, start_sim_server
@@ -32,15 +32,6 @@ FIX = ROOT / "fixtures" / "collect"
 KEY = "sk-test-PLANTED-91c2e0"
 ENV = "REPLICATE_TEST_KEY"
 
-
-@pytest.fixture(autouse=True)
-def _key(monkeypatch):
-    monkeypatch.setenv(ENV, KEY)
-
-
-@pytest.fixture(scope="module")
-def items():
-    return load_items(FIX / "items.jsonl")
 
 
 def sim(**faults):

@@ -14,7 +14,6 @@ is skipped with that reason.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -25,35 +24,18 @@ from pathlib import Path
 
 import pytest
 
+from support.plugins import can_build_wheels, write_dist
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "replicate-parser-example"
 
 
-def _can_build_wheels() -> bool:
-    if importlib.util.find_spec("wheel") is not None:
-        return True
-    import setuptools
-
-    major, minor = (int(x) for x in setuptools.__version__.split(".")[:2])
-    return (major, minor) >= (70, 1)
-
-
-def _write_dist(target: Path, name: str, version: str, entry_points: dict[str, dict[str, str]]) -> None:
-    """What an installer writes for a distribution: METADATA and entry_points.txt."""
-    info = target / f"{name.replace('-', '_')}-{version}.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-    lines = []
-    for group, eps in entry_points.items():
-        lines.append(f"[{group}]")
-        lines += [f"{k} = {v}" for k, v in eps.items()]
-    (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
 
 
 def _install_example(target: Path, scratch: Path) -> str:
     src = scratch / "src"
     shutil.copytree(EXAMPLE, src)  # pip builds in place: keep the docs folder clean
-    if _can_build_wheels():
+    if can_build_wheels():
         subprocess.run(
             [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
              "--no-index", "--target", str(target), str(src)],
@@ -65,7 +47,7 @@ def _install_example(target: Path, scratch: Path) -> str:
     for pkg in project["tool"]["setuptools"]["packages"]:
         shutil.copytree(src / pkg, target / pkg)
     meta = project["project"]
-    _write_dist(target, meta["name"], meta["version"], meta["entry-points"])
+    write_dist(target, meta["name"], meta["version"], meta["entry-points"])
     return "by hand"
 
 
@@ -81,7 +63,7 @@ def broken_site(tmp_path_factory) -> Path:
     """A plugin whose module raises on import, installed the way an installer would."""
     target = tmp_path_factory.mktemp("broken")
     (target / "replicate_broken_example.py").write_text('raise RuntimeError("broken on purpose")\n')
-    _write_dist(
+    write_dist(
         target,
         "replicate-broken-example",
         "0.1",
