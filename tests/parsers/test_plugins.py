@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
 
-from support.plugins import can_build_wheels, write_dist
+from support.plugins import install_example, write_dist
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "replicate-parser-example"
@@ -32,29 +30,10 @@ EXAMPLE = ROOT / "docs" / "examples" / "replicate-parser-example"
 
 
 
-def _install_example(target: Path, scratch: Path) -> str:
-    src = scratch / "src"
-    shutil.copytree(EXAMPLE, src)  # pip builds in place: keep the docs folder clean
-    if can_build_wheels():
-        subprocess.run(
-            [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-             "--no-index", "--target", str(target), str(src)],
-            check=True,
-            capture_output=True,
-        )
-        return "pip"
-    project = tomllib.loads((src / "pyproject.toml").read_text())
-    for pkg in project["tool"]["setuptools"]["packages"]:
-        shutil.copytree(src / pkg, target / pkg)
-    meta = project["project"]
-    write_dist(target, meta["name"], meta["version"], meta["entry-points"])
-    return "by hand"
-
-
 @pytest.fixture(scope="module")
 def example_site(tmp_path_factory) -> tuple[Path, str]:
     target = tmp_path_factory.mktemp("site")
-    how = _install_example(target, tmp_path_factory.mktemp("build"))
+    how = install_example(EXAMPLE, target, tmp_path_factory.mktemp("build"))
     return target, how
 
 
