@@ -42,7 +42,7 @@ from replicate.errors import BadInput
 from replicate.stats.policy import POLICIES, Policy
 from replicate.tomlfile import read_toml
 from replicate.verify.matching import Printed
-from replicate.verify.metrics import METRICS, UNITS, Metric
+from replicate.verify.metrics import METRICS, UNITS, Metric, claim_unit
 from replicate.verify.trials_claims import (
     SETTING_FIELDS,
     TrialClaim,
@@ -368,14 +368,7 @@ def _parse_claim(
             say(f"unknown metric {name!r}{_close(str(name), METRICS)}; metrics: {', '.join(METRICS)}")
         else:
             metric = METRICS[name]
-    unit = c.get("unit")
-    if "unit" in c:
-        if unit not in UNITS:
-            say(f"unknown unit {unit!r}; units: {', '.join(UNITS)}")
-            unit = None
-        elif metric is not None and unit not in metric.units:
-            say(f"unit {unit!r} does not fit metric {metric.name!r}; use {' or '.join(metric.units)}")
-            unit = None
+    unit = claim_unit(c, UNITS, metric, say)
     printed = None
     if "value" in c:
         value = c["value"]

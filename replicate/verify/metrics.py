@@ -8,8 +8,9 @@ percent or a fraction) or a plain number (compared at printed precision).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Scope = Literal["run", "edge", "floor"]
 Kind = Literal["count", "rate", "number"]
@@ -65,3 +66,18 @@ METRICS: dict[str, Metric] = {
         _M("floor.change_max", ("floor",), "rate", "largest change rate between two repeats"),
     )
 }
+
+
+def claim_unit(c: Mapping[str, Any], allowed: Sequence[str], metric: Any, say: Callable[[str], None],
+               *, units_of: str = "units") -> str | None:
+    """A claim's ``unit`` when it is one of ``allowed`` and fits its metric's units, else None (the problem said)."""
+    unit = c.get("unit")
+    if "unit" not in c:
+        return unit
+    if unit not in allowed:
+        say(f"unknown unit {unit!r}; {units_of}: {', '.join(allowed)}")
+        return None
+    if metric is not None and unit not in metric.units:
+        say(f"unit {unit!r} does not fit metric {metric.name!r}; use {' or '.join(metric.units)}")
+        return None
+    return unit

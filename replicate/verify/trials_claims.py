@@ -38,6 +38,7 @@ from typing import Any
 
 from replicate.stats.intervals import DIFF_METHODS
 from replicate.verify.matching import Printed
+from replicate.verify.metrics import claim_unit
 from replicate.verify.trials_metrics import (
     TRIAL_UNITS,
     TrialMetric,
@@ -329,14 +330,7 @@ def parse_trial_claim(
         if metric is None:
             bad(f"unknown trial metric {c['metric']!r}{_close(str(c['metric']), trial_metric_names())}; "
                 f"metrics: {', '.join(trial_metric_names())}")
-    unit = c.get("unit")
-    if "unit" in c:
-        if unit not in TRIAL_UNITS:
-            bad(f"unknown unit {unit!r}; units of trial figures: {', '.join(TRIAL_UNITS)}")
-            unit = None
-        elif metric is not None and unit not in metric.units:
-            bad(f"unit {unit!r} does not fit metric {metric.name!r}; use {' or '.join(metric.units)}")
-            unit = None
+    unit = claim_unit(c, TRIAL_UNITS, metric, bad, units_of="units of trial figures")
     printed = _printed(c["value"], unit, bad) if "value" in c else None
     for key in ("where", "text", "edge", "benchmark", "model"):
         if key in c and (not isinstance(c[key], str) or not c[key]):
