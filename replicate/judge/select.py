@@ -227,6 +227,12 @@ def edge_specs(old: Sequence[Path], new: Sequence[Path]) -> list[RunSpec]:
     """The two runs of an edge given as files (each side one file or several pooled), named apart."""
     if not old or not new:
         raise UsageError(Message("need both sides: ", Param("old"), " and ", Param("new"), " files"))
+    stdin_uses = sum(str(p) == "-" for p in (*old, *new))
+    if stdin_uses > 1:
+        raise UsageError(
+            f"standard input ('-') is given {stdin_uses} times; it can be read only once: "
+            "give at most one file as '-'"
+        )
     old_name, new_name = _pooled_name(old), _pooled_name(new)
     if old_name == new_name:
         if old[0].parent.name != new[0].parent.name:

@@ -140,3 +140,19 @@ def test_verify_note_to_standard_output():
     assert r.stdout == md.stdout  # the note, as -f markdown prints it
     table = run("verify", claims, "--root", EXAMPLE, "--no-fail", "--date", "2026-01-01")
     assert table.stdout in r.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("compare", "-", "-"),
+        ("compare", "--old", "-", "--old", JUDGE_FILE, "--new", "-"),
+        ("chain", "-", "-"),
+    ],
+)
+def test_standard_input_given_twice_is_refused_not_read_twice(args):
+    # One stream cannot be both sides: reading it "again" would compare a run with itself.
+    r = run(*args, "-p", P, input=JUDGE_FILE.read_bytes())
+    assert r.exit_code == 2, r.output
+    assert "standard input" in r.stderr or "'-' is given twice" in r.stderr
+    assert "compared" not in r.stdout
