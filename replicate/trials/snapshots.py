@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from replicate.errors import UsageError
+from replicate.errors import Message, Param, UsageError
 
 PROVENANCE_COLUMNS = ("snapshot", "system_fingerprint")
 
@@ -70,8 +70,8 @@ def split_by_snapshot(table: Any) -> Any:
     error) of a split model goes to ``model@unknown``.
     """
     if "snapshot" not in table.metadata_columns:
-        raise UsageError("--by-snapshot: the trials table has no 'snapshot' column (score the archive with "
-                         "this version of 'replicate score', which writes it)")
+        raise UsageError(Message(Param("by_snapshot"), ": the trials table has no 'snapshot' column (score the "
+                                 "archive with this version of 'replicate score', which writes it)"))
     snaps: Sequence[Any] = table.column("snapshot")
     per_model: dict[int, set[str]] = {}
     for m, s in zip(table.model.tolist(), snaps):

@@ -115,7 +115,7 @@ def verify_runs(
         try:  # clusters are named by the key fields the claims file reads items with
             uncertainty = replace(uncertainty, key_fields=tuple(claims.fields.get("key_fields") or FieldSpec().key_fields))
         except ValueError as exc:
-            raise UsageError(f"--cluster: {exc}") from None
+            raise UsageError(Message(Param("cluster"), f": {exc}")) from None
     rc = Recomputer(runs, PARSERS.get, uncertainty=uncertainty)
     results = []
     for c in claims.claims:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from replicate.diagnostics import Diagnostics
-from replicate.errors import BadInput, UsageError
+from replicate.errors import BadInput, Message, Param, UsageError
 from replicate.provenance import file_provenance
 from replicate.trials.load import TrialsTable, read_trials
 from replicate.verify.claims import ClaimsFile
@@ -27,8 +27,8 @@ def replication_specs(
     tables = claims.trials.tables
     unknown = [n for n in list(given) + list(archives) if n not in tables]
     if unknown:
-        raise UsageError(f"--replication names no [trials] table: {', '.join(sorted(set(unknown)))}; "
-                         f"tables: {', '.join(tables) or 'none'}")
+        raise UsageError(Message(Param("replication"), f" names no [trials] table: {', '.join(sorted(set(unknown)))}; "
+                                 f"tables: {', '.join(tables) or 'none'}"))
     out: dict[str, tuple[Path, Path | None, str]] = {}
     spec: ReplicationSpec
     for name, spec in claims.trials.replication.items():
@@ -37,7 +37,7 @@ def replication_specs(
         out[name] = (Path(path), None, "--replication")
     for name, path in archives.items():
         if name not in out:
-            raise UsageError(f"--replication-archive {name}: give --replication {name}=TRIALS too")
+            raise UsageError(Message(Param("replication_archive"), f" {name}: give ", Param("replication"), f" {name}=TRIALS too"))
         out[name] = (out[name][0], Path(path), out[name][2])
     return out
 
