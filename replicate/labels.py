@@ -3,7 +3,9 @@
 A label set is either **ordinal** (whole-number grades on a range, ``0-3``,
 ``1-10``: distances mean something, so MAE and Pearson r apply) or
 **categorical** (named labels such as ``A``, ``B``, ``tie``: only equality
-means something, so MAE and Pearson r are absent and say why).
+means something, so MAE and Pearson r are absent and say why). An ordinal set
+may name its grades too (Arena-Hard's five verdicts ``B>>A`` .. ``A>>B`` are
+an ordered scale): grade ``low + i`` is called ``names[i]``.
 
 Inside label arrays every label is a small integer code: an ordinal grade is
 its own code; a category's code is its position in :attr:`LabelSet.names`.
@@ -34,8 +36,10 @@ class LabelSet:
         if self.kind == "ordinal":
             if not (0 <= self.low <= self.high <= CODE_MAX):
                 raise ValueError(f"an ordinal label set needs 0 <= low <= high <= {CODE_MAX}; got {self.low}-{self.high}")
-            if self.names:
-                raise ValueError("an ordinal label set has no names")
+            if self.names and (len(self.names) != self.high - self.low + 1 or len(set(self.names)) != len(self.names)):
+                raise ValueError(
+                    f"an ordinal label set names each grade {self.low}-{self.high} once, or none; got {self.names!r}"
+                )
         elif self.kind == "categorical":
             if not self.names or len(set(self.names)) != len(self.names):
                 raise ValueError("a categorical label set needs distinct names")
@@ -52,6 +56,11 @@ class LabelSet:
         return cls("ordinal", low, high)
 
     @classmethod
+    def named_ordinal(cls, *names: str, low: int = 0) -> "LabelSet":
+        """An ordered scale of named grades: ``names[i]`` is grade ``low + i``."""
+        return cls("ordinal", low, low + len(names) - 1, tuple(names))
+
+    @classmethod
     def categorical(cls, *names: str) -> "LabelSet":
         """Named categories; a category's code is its position."""
         return cls("categorical", names=tuple(names))
@@ -65,33 +74,37 @@ class LabelSet:
         return tuple(range(self.low, self.high + 1))
 
     def __str__(self) -> str:
+        if self.is_ordinal and self.names:
+            return f"ordinal {self.low}-{self.high} (" + ", ".join(
+                f"{self.low + i} {n}" for i, n in enumerate(self.names)) + ")"
         if self.is_ordinal:
             return f"ordinal {self.low}-{self.high}"
         return "categorical " + ", ".join(self.names)
 
     def show(self, code: int) -> str:
         """A code as the label it stands for (a grade, or a category name)."""
-        if self.is_ordinal or not 0 <= code < len(self.names):
+        if not self.names or not self.low <= code <= self.high:
             return str(code)
-        return self.names[code]
+        return self.names[code - self.low]
 
     def code(self, value: Any) -> int | None:
         """The code of a label value read from a file, or None when it is not a label of this set.
 
-        Ordinal: an int (or integral float) inside the range. Categorical: one
-        of the names (exact text). Values outside are None; readers that keep
-        out-of-range grades use :func:`grade_code` instead.
+        One of the names (exact text), for a set that names its labels; for an
+        ordinal set also an int (or integral float, or digits as text) inside
+        the range. Values outside are None; readers that keep out-of-range
+        grades use :func:`grade_code` instead.
         """
+        if type(value) is str and value in self.names:
+            return self.low + self.names.index(value)
         if self.is_ordinal:
             v = grade_code(value)
             return v if v is not None and self.low <= v <= self.high else None
-        if type(value) is str and value in self.names:
-            return self.names.index(value)
         return None
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"kind": self.kind, "min": self.low, "max": self.high}
-        if not self.is_ordinal:
+        if self.names:
             out["names"] = list(self.names)
         return out
 
@@ -111,6 +124,53 @@ def grade_code(value: Any) -> int | None:
     else:
         return None
     return v if 0 <= v <= CODE_MAX else None
+
+
+#: Largest gold grade a gold array (int16) holds.
+GOLD_MAX = 32767  # np.iinfo(np.int16).max
+
+
+def gold_code(value: Any, label_set: "LabelSet | None") -> int | None:
+    """The code of a gold value read from a file, read against the label set it is compared with.
+
+    The one rule for gold, whatever reader read it (None: not a gold of that
+    set; the caller names the file, the line and the set):
+
+    - a name of the set, exact text (``"tie"``, ``"A>B"``), is its code;
+    - a categorical set takes nothing else: a number is not a category;
+    - otherwise (an ordinal set, or no set known) a whole-number grade is its
+      own code: ``3``, ``3.0`` and the text ``"3"`` give 3 (0..GOLD_MAX; an
+      ordinal gold outside the parser's range is kept, as graded);
+    - bools, fractions, negative numbers and other text are None.
+    """
+    if label_set is not None and label_set.names and type(value) is str and value in label_set.names:
+        return label_set.low + label_set.names.index(value)
+    if label_set is not None and not label_set.is_ordinal:
+        return None
+    t = type(value)
+    if t is int:
+        v = value
+    elif t is float and value.is_integer():
+        v = int(value)
+    elif t is str:
+        text = value.strip()
+        if not text.isascii() or not text.isdigit():
+            return None
+        v = int(text)
+    else:
+        return None
+    return v if 0 <= v <= GOLD_MAX else None
+
+
+def gold_problem(value: Any, label_set: "LabelSet | None") -> str:
+    """Why ``value`` is not a gold of ``label_set`` (for the error naming the file and line)."""
+    shown = repr(value) if type(value) in (str, int, float, bool) or value is None else type(value).__name__
+    if label_set is None:
+        return f"gold must be a non-negative whole-number grade (at most {GOLD_MAX}), got {shown}"
+    if label_set.names:
+        extra = "" if not label_set.is_ordinal else f", or a whole grade {label_set.low}-{label_set.high}"
+        return f"gold {shown} is not a label of the set {label_set}: one of {', '.join(label_set.names)}{extra}"
+    return f"gold {shown} is not a whole-number grade of the set {label_set} (at most {GOLD_MAX})"
 
 
 #: Figures that need labels (not only correctness), and those that need ordinal grades.

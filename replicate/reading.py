@@ -98,11 +98,15 @@ class ReadOptions:
     ``fields`` is the flat-JSONL field spec (``--key-field``, ``--gold-field``,
     ``--output-field``); ``extra`` holds reader-specific options by name (e.g.
     a benchmark log's filter or metric), which a reader reads with
-    :meth:`get` and ignores when they are not its own.
+    :meth:`get` and ignores when they are not its own. ``gold_labels`` is the
+    label set gold values are read against (the parser's, when the command
+    names one): a gold stored as text (``"tie"``, ``"A>B"``, ``"3"``) is mapped
+    through it by :func:`replicate.labels.gold_code`.
     """
 
     fields: "FieldSpec | None" = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    gold_labels: LabelSet | None = None
 
     def get(self, name: str, default: Any = None) -> Any:
         return self.extra.get(name, default)

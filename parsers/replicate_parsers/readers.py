@@ -89,14 +89,14 @@ def _jsonl_records(src: Source) -> Iterator[Record]:
         if obj is BLANK:
             src.skipped += 1
             continue
-        key, gold, output, out_field = _checked_record(obj, fields, out_field, f, lineno)
+        key, gold, output, out_field = _checked_record(obj, fields, out_field, f, lineno, src.options.gold_labels)
         if output is None:
             src.warn("null-output", f"output field {out_field!r} is null (read as unparsed)", lineno)
         yield Record(tuple(key.split(KEY_SEP)), lineno, output=output, gold=gold)
 
 
 def _load_jsonl(f, file_idx, options, acc, files, diag, split):
-    return load_flat_file(f, file_idx, _fields(options), acc, files, diag, split)
+    return load_flat_file(f, file_idx, _fields(options), acc, files, diag, split, options.gold_labels)
 
 
 JUDGE_JSONL = Reader(

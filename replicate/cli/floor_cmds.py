@@ -116,7 +116,7 @@ def floor_cmd(
     sel = select_runs(runs or [], runs_file, extra=extra)
     if len(sel.main) < 2:
         raise UsageError(f"a floor needs at least two repeats of one model; got {len(sel.main)}")
-    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field))
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field), parser=parser)
     labelled = {r.name: r for r in loaded.labelled(need_parser(parser, loaded))}
     names = list(sel.extra)
     result = floor(
@@ -197,7 +197,7 @@ def matrix_cmd(
         raise UsageError(f"a matrix needs at least two runs; got {len(sel.main)}")
     if scale is not None:
         _scale(scale, "")  # a bad --scale is a usage error before any file is read
-    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field))
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field), parser=parser)
     name = need_parser(parser, loaded)
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     result = matrix(loaded.labelled(name), policy=unparsed.value, scale=_scale(scale, name, loaded), uncertainty=settings)

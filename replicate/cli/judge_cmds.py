@@ -71,7 +71,7 @@ def parse_cmd(
 
     if labels is not None and len(files) != 1:
         raise UsageError(f"--labels writes one file's labels; got {len(files)} files")
-    loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=False, extra=reader_options(lm_filter, correct_field))
+    loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=False, extra=reader_options(lm_filter, correct_field), parser=parser)
     labelled = loaded.labelled(need_parser(parser, loaded))
     summaries = [parse_summary(lr, run) for lr, run in zip(labelled, loaded.runs)]
     if labels is not None:
@@ -134,7 +134,7 @@ def compare_cmd(
     from replicate.judge.compare import compare
     from replicate.judge.render import comparison_text
 
-    loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field))
+    loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field), parser=parser)
     a, b = loaded.labelled(need_parser(parser, loaded))
     cmp = compare(a, b, policy=unparsed.value, uncertainty=uncertainty_of(replicates, seed, cluster, min_items, loaded))
     emit_runs(loaded, cmp, format, text=lambda: comparison_text(cmp, format), comparisons=[cmp])
@@ -173,7 +173,7 @@ def chain_cmd(
     specs = resolve_runs(files, runs)
     if len(specs) < 2:
         raise UsageError(f"a chain needs at least two runs; got {len(specs)}")
-    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field))
+    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field), parser=parser)
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=unparsed.value, uncertainty=settings)
     flags = edge_flags(edges, min_items=None if settings is None else settings.min_items)

@@ -252,19 +252,25 @@ def load(
     *,
     need_gold: bool = True,
     extra: dict[str, str] | None = None,
+    parser: str | None = None,
 ):
     """Load the runs ``specs`` with the field options (the first step of every judge command).
 
-    ``extra`` holds reader-specific options (:func:`reader_options`).
+    ``extra`` holds reader-specific options (:func:`reader_options`). ``parser``
+    (the command's --parser) gives the label set gold stored as text is read
+    against (``"tie"``, ``"A>B"``).
     Says on stderr which reader was chosen by content for which files.
     """
     from replicate.judge.api import load_runs
     from replicate.judge.labelcache import LabelCache, default_root
+    from replicate.parsing import PARSERS
     from replicate.reading import ReadOptions
 
     fields = field_spec(key_field, gold_field, output_field)
+    gold_labels = PARSERS.get(parser).label_set if parser is not None else None
     loaded = load_runs(
-        specs, fields=fields, strict=strict, reader=reader, options=ReadOptions(fields=fields, extra=extra or {}),
+        specs, fields=fields, strict=strict, reader=reader,
+        options=ReadOptions(fields=fields, extra=extra or {}, gold_labels=gold_labels),
         gold=gold, gold_reader=gold_reader, need_gold=need_gold,
         label_cache=LabelCache(default_root()) if CACHE_SETTINGS["use"] else None,
     )

@@ -88,3 +88,55 @@ def test_correctness_only_runs_give_every_correctness_figure(tmp_path, verdict_r
     assert set(mat["absent"]) == {"change_rate", "label_agreement", "mae", "pearson_r"}
     text = _run("matrix", *paths)
     assert text.exit_code == 0, text.output
+
+
+# --- gold read through the label set it is compared with ---------------------------
+
+def test_gold_code_maps_text_through_the_label_set():
+    from replicate.labels import LabelSet, gold_code
+
+    pair = LabelSet.categorical("A", "B", "tie")
+    five = LabelSet.named_ordinal("B>>A", "B>A", "A=B", "A>B", "A>>B")
+    assert [gold_code(v, pair) for v in ("A", "tie", "B", "C", 0, "0", True)] == [0, 2, 1, None, None, None, None]
+    assert [gold_code(v, five) for v in ("A>>B", "A=B", "B>>A", 3, "3", "A>>>B")] == [4, 2, 0, 3, 3, None]
+    ordinal = LabelSet.ordinal(0, 3)
+    assert [gold_code(v, ordinal) for v in ("3", 3, 3.0, " 2 ", 2.5, -1, "x", True)] == [3, 3, 3, 2, None, None, None, None]
+    assert [gold_code(v, None) for v in ("3", 3.0, "tie")] == [3, 3, None]
+
+
+def test_named_ordinal_shows_and_reads_its_names():
+    from replicate.labels import LabelSet
+
+    five = LabelSet.named_ordinal("B>>A", "B>A", "A=B", "A>B", "A>>B")
+    assert five.is_ordinal and (five.low, five.high) == (0, 4)
+    assert five.show(4) == "A>>B" and five.show(9) == "9" and five.code("A>B") == 3 and five.code(1) == 1
+    assert five.to_json() == {"kind": "ordinal", "min": 0, "max": 4, "names": ["B>>A", "B>A", "A=B", "A>B", "A>>B"]}
+    with pytest.raises(ValueError, match="names each grade 0-1 once"):
+        LabelSet("ordinal", 0, 1, ("a",))
+
+
+def test_text_gold_of_a_flat_file_maps_through_the_parsers_set(tmp_path):
+    from replicate.diagnostics import Diagnostics
+    from replicate.errors import BadInput
+    from replicate.judge.load import load_run
+    from replicate.labels import LabelSet
+    from replicate.reading import ReadOptions
+
+    pair = LabelSet.categorical("A", "B", "tie")
+    rows = [("1", "tie", "[[C]]"), ("2", "A", "[[A]]"), ("3", "B", "[[A]]")]
+    path = tmp_path / "pair.jsonl"
+    path.write_text("".join(
+        json.dumps({"query_id": q, "corpus_id": "x", "original_qrel_score": g, "model_output": o}) + "\n"
+        for q, g, o in rows))
+    run = load_run("r", path, diagnostics=Diagnostics(), options=ReadOptions(gold_labels=pair))
+    assert run.gold.tolist() == [2, 0, 1]
+    # ordinal text gold without a parser's set: "3" is 3
+    path.write_text(json.dumps({"query_id": "1", "corpus_id": "x", "original_qrel_score": "3", "model_output": "3"}) + "\n")
+    assert load_run("r", path, diagnostics=Diagnostics()).gold.tolist() == [3]
+    # an unknown gold names the file, the line and the set
+    path.write_text("".join(
+        json.dumps({"query_id": q, "corpus_id": "x", "original_qrel_score": g, "model_output": "[[A]]"}) + "\n"
+        for q, g in (("1", "A"), ("2", "draw"))))
+    with pytest.raises(BadInput, match=r"pair.jsonl:2: gold field 'original_qrel_score': gold 'draw' is not a label "
+                                       r"of the set categorical A, B, tie: one of A, B, tie"):
+        load_run("r", path, diagnostics=Diagnostics(), options=ReadOptions(gold_labels=pair))

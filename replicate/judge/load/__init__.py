@@ -101,7 +101,7 @@ def load_run(
         raise UsageError(f"run {name!r} names no files")
     opts = options if options is not None else ReadOptions(fields=fields)
     if opts.fields is None:
-        opts = ReadOptions(fields=fields, extra=opts.extra)
+        opts = replace(opts, fields=fields)
     given = READERS.get(reader) if reader is not None else None
     acc = Items.empty()
     files: list[RawFile] = []

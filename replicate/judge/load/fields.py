@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import orjson
 
-#: Largest gold grade the int16 gold array holds.
-GOLD_MAX = int(np.iinfo(np.int16).max)
+from replicate.labels import GOLD_MAX  # the largest gold grade the int16 gold array holds
 
 
 @dataclass(frozen=True)

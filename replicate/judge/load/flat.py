@@ -12,9 +12,10 @@ import orjson
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param
-from replicate.judge.load.fields import GOLD_MAX, FieldSpec, describe, gold_int, key_text
+from replicate.judge.load.fields import GOLD_MAX, FieldSpec, describe, key_text
 from replicate.judge.load.readfile import BLANK, Items, RawFile, parse_line, split_lines, strip_bom
 from replicate.judge.model import KEY_SEP, RunFile
+from replicate.labels import LabelSet, gold_code, gold_problem
 
 #: Bytes of lines the bulk path parses per orjson call (small enough to stay in the CPU cache).
 _CHUNK = 1 << 18
@@ -165,11 +166,13 @@ def bulk_records(data: bytes, fields: FieldSpec, *, chunk: int = _CHUNK):
 
 
 def _checked_record(
-    obj: object, fields: FieldSpec, out_field: str | None, f: RawFile, lineno: int
+    obj: object, fields: FieldSpec, out_field: str | None, f: RawFile, lineno: int,
+    gold_labels: LabelSet | None = None,
 ) -> tuple[str, int, str | None, str]:
     """(key, gold, output, output field) of one parsed line, or a BadInput naming what is wrong.
 
     ``out_field`` None: this is the file's first record, which decides the output field.
+    ``gold_labels``: the label set gold is read against (:func:`~replicate.labels.gold_code`).
     """
 
     def bad(message: str) -> BadInput:
@@ -188,8 +191,10 @@ def _checked_record(
     gf = fields.gold_field
     if gf not in obj:
         raise bad(f"record lacks gold field {gf!r}")
-    gold = gold_int(obj[gf])
+    gold = gold_code(obj[gf], gold_labels)
     if gold is None:
+        if gold_labels is not None and (gold_labels.names or not gold_labels.is_ordinal):
+            raise bad(f"gold field {gf!r}: {gold_problem(obj[gf], gold_labels)}")
         raise bad(f"gold field {gf!r} must be a non-negative integer grade (2 or 2.0, at most {GOLD_MAX}), got {describe(obj[gf])}")
     if out_field is None:
         out_field = _output_field(f, obj, fields, lineno)
@@ -211,6 +216,7 @@ def careful_records(
     files: list[RawFile],
     diag: Diagnostics,
     split: str,
+    gold_labels: LabelSet | None = None,
 ) -> tuple[int, int, int, int, str | None]:
     """Every check, line by line. Returns (records, skipped, thoughts, rewritten, field)."""
     out_field: str | None = None
@@ -221,7 +227,7 @@ def careful_records(
         if obj is BLANK:
             skipped += 1
             continue
-        key, gold, output, out_field = _checked_record(obj, fields, out_field, f, lineno)
+        key, gold, output, out_field = _checked_record(obj, fields, out_field, f, lineno, gold_labels)
         if output is None:
             diag.warn("null-output", f"output field {out_field!r} is null (read as unparsed)", path=f.path, line=lineno)
         if not acc.add(key, gold, output, None, split=split, files=files, file_idx=file_idx, lineno=lineno, diag=diag):
@@ -236,10 +242,13 @@ def careful_records(
 
 
 def load_flat_file(
-    f: RawFile, file_idx: int, fields: FieldSpec, acc: Items, files: list[RawFile], diag: Diagnostics, split: str
+    f: RawFile, file_idx: int, fields: FieldSpec, acc: Items, files: list[RawFile], diag: Diagnostics, split: str,
+    gold_labels: LabelSet | None = None,
 ) -> RunFile:
     data = strip_bom(f, diag)
-    fast = bulk_records(data, fields) if data else None
+    # the bulk path reads numeric gold only; gold of a categorical set is text, read line by line
+    numeric = gold_labels is None or gold_labels.is_ordinal
+    fast = bulk_records(data, fields) if data and numeric else None
     if fast is not None and acc.seen_before(fast[1]):
         fast = None  # a key repeats across files: the careful path says which and where
     if fast is not None:
@@ -250,7 +259,7 @@ def load_flat_file(
         lines, torn = split_lines(f, data, diag)
         n_lines = len(lines)
         records, skipped, thoughts, rewritten, out_field = careful_records(
-            f, file_idx, lines, torn, fields, acc, files, diag, split
+            f, file_idx, lines, torn, fields, acc, files, diag, split, gold_labels
         )
     return RunFile(
         provenance=f.provenance(),

@@ -14,10 +14,9 @@ import numpy as np
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
-from replicate.judge.load.fields import GOLD_MAX, gold_int
 from replicate.judge.load.readfile import Items, RawFile, strip_bom
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
-from replicate.labels import LabelSet, grade_code
+from replicate.labels import LabelSet, gold_code, gold_problem, grade_code
 from replicate.parsing import UNPARSED
 from replicate.reading import Reader, ReadOptions, Record, Source
 
@@ -26,20 +25,10 @@ def _gold(rec: Record, label_set: LabelSet | None, src: Source) -> int:
     value = rec.gold
     if value is None:
         return NO_GOLD
-    if type(value) is str:
-        if label_set is not None and not label_set.is_ordinal:
-            code = label_set.code(value)
-            if code is None:
-                raise src.bad(f"gold {value!r} is not a label of {label_set}", rec.line)
-            return code
-        code = grade_code(value)
-        if code is not None:
-            return code
-    else:
-        g = gold_int(value)
-        if g is not None:
-            return g
-    raise src.bad(f"gold must be a non-negative whole-number grade (at most {GOLD_MAX}), got {value!r}", rec.line)
+    code = gold_code(value, label_set)
+    if code is None:
+        raise src.bad(gold_problem(value, label_set), rec.line)
+    return code
 
 
 def _label(rec: Record, reader: Reader, src: Source) -> int:
@@ -88,12 +77,12 @@ def load_records(
         output: str | None = None
         label: int | None = None
         if yields == "outputs":
-            gold = _gold(rec, None, src)
+            gold = _gold(rec, options.gold_labels, src)
             output = rec.output
             if output is not None and type(output) is not str:
                 raise src.bad(f"reader gave an output that is not text: {output!r}", rec.line)
         elif yields == "labels":
-            gold = _gold(rec, reader.label_set, src)
+            gold = _gold(rec, reader.label_set or options.gold_labels, src)
             label = _label(rec, reader, src)
         else:  # verdicts: right is label 1 against gold 1
             if rec.correct is not None and type(rec.correct) is not bool:
