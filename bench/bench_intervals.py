@@ -15,9 +15,10 @@ The two agree exactly on the pairs the loop ran (same seed -> same clusters
 drawn). Then the share intervals add to ``matrix`` itself: in memory
 (``matrix()`` with and without intervals), and, unless ``--no-process``, as
 whole ``replicate matrix -f json`` processes over a generated 22-run release
-with ``--replicates 0`` and the default 1,000 (interleaved, best of 5 each).
+with ``--replicates 0`` and the default 1,000 (alternating rounds, medians;
+cold label cache and warm).
 
-    python bench/bench_intervals.py [--small] [--loop-pairs N] [--no-process]
+    python bench/bench_intervals.py [--small] [--loop-pairs N] [--no-process] [--rounds N]
 """
 
 from __future__ import annotations
@@ -73,8 +74,18 @@ def best_of(fn, repeat: int = 3) -> float:
     return best
 
 
-def process_times(n_runs: int, small: bool) -> tuple[float, float]:
-    """Whole ``replicate matrix -f json`` processes without and with intervals (best of 3)."""
+def process_times(n_runs: int, small: bool, repeats: int) -> dict[str, tuple[float, float]]:
+    """Whole ``replicate matrix -f json`` processes without and with intervals: median seconds per cache state.
+
+    Two cache states: ``cold`` (``--no-cache``: every output parsed) and
+    ``warm`` (labels read from a label cache in a temporary folder, filled
+    first). For each, ``repeats`` rounds, each round running both variants
+    back to back in alternating order (off-on, on-off, ...), so a noisy
+    neighbour on a shared machine slows both alike; the medians are reported.
+    """
+    import os
+    import statistics
+
     from bench_judge import generate
 
     versions, scale = (n_runs - 2, 0.1 if small else 1.0)
@@ -84,17 +95,26 @@ def process_times(n_runs: int, small: bool) -> tuple[float, float]:
         toml = root / "bench_runs.toml"
         lines = ["[runs]"] + [f'"{n}" = [{", ".join(repr(str(p.relative_to(root))).replace(chr(39), chr(34)) for p in ps)}]' for n, ps in runs.items()]
         toml.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        base = [sys.executable, "-m", "replicate.cli.app", "matrix", "--runs", str(toml), "-p", "umbrela-fallback@1", "-f", "json"]
+        env = {**os.environ, "REPLICATE_CACHE_DIR": str(root / "cache")}
+        base = [sys.executable, "-m", "replicate.cli.app"]
+        args = ["matrix", "--runs", str(toml), "-p", "umbrela-fallback@1", "-f", "json"]
 
-        def run(extra):
-            subprocess.run(base + extra, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        def run(extra: list[str], root_opts: list[str]) -> float:
+            t0 = time.perf_counter()
+            subprocess.run(base + root_opts + args + extra, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+            return time.perf_counter() - t0
 
-        # interleaved, best of 5 each: on a shared machine one-off timings swing by seconds
-        off, on = float("inf"), float("inf")
-        for _ in range(5):
-            off = min(off, best_of(lambda: run(["--replicates", "0"]), 1))
-            on = min(on, best_of(lambda: run([]), 1))
-        return off, on
+        out = {}
+        for state, root_opts in (("cold", ["--no-cache"]), ("warm", [])):
+            run(["--replicates", "0"], root_opts)  # fills the cache (warm) and the OS file cache
+            off: list[float] = []
+            on: list[float] = []
+            for k in range(repeats):
+                order = [(off, ["--replicates", "0"]), (on, [])]
+                for times, extra in order if k % 2 == 0 else order[::-1]:
+                    times.append(run(extra, root_opts))
+            out[state] = (statistics.median(off), statistics.median(on))
+        return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--small", action="store_true", help=f"{SMALL[0]} runs x {SMALL[1]} items")
     ap.add_argument("--loop-pairs", type=int, default=4, help="pairs the straightforward loop runs (then extrapolated)")
     ap.add_argument("--no-process", action="store_true", help="skip the whole-process timing of 'replicate matrix'")
+    ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds of the process timing (default 9; 2 with --small)")
     args = ap.parse_args(argv)
     n_runs, n_items = SMALL if args.small else FULL
     runs = make_runs(n_runs, n_items, seed=0)
@@ -131,11 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"identical regression-rate intervals on the pairs the loop ran; ratio {t_loop / t_ours:.0f}x")
     print(f"matrix() in memory: {t_matrix:.3f} s without intervals, {t_matrix_iv:.3f} s with (+{t_matrix_iv - t_matrix:.3f} s)")
     if not args.no_process:
-        off, on = process_times(n_runs, args.small)
-        print(
-            f"'replicate matrix -f json' whole process: {off:.2f} s with --replicates 0, {on:.2f} s with 1,000 "
-            f"(intervals add {100 * (on - off) / off:.0f}% of the matrix's time; target <= 20%)"
-        )
+        rounds = args.rounds or (2 if args.small else 9)
+        for state, (off, on) in process_times(n_runs, args.small, rounds).items():
+            print(
+                f"'replicate matrix -f json' whole process, {state} label cache: median of {rounds} interleaved rounds "
+                f"{off:.2f} s with --replicates 0, {on:.2f} s with 1,000 "
+                f"(intervals add {100 * (on - off) / off:.0f}% of the matrix's time; target <= 20%)"
+            )
     return 0
 
 
