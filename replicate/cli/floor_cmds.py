@@ -94,8 +94,9 @@ def floor_cmd(
     regression rate lies below, inside (bounds included) or above the floor,
     with the margin, allowing for sampling error: 'above' only when the
     edge's bootstrap interval (whole queries resampled, --cluster) clears the
-    floor's range, 'indistinguishable' when the rate lies outside the range
-    but its interval reaches it. Floors and edges on fewer than --min-items
+    floor's range widened by the floor's own sampling error (up to the
+    interval high of the repeat pair at the max), 'indistinguishable' when
+    the rate lies outside the range but its interval reaches the widened range. Floors and edges on fewer than --min-items
     items, and an edge over other items than the floor's, are flagged. --main MAIN sets MAIN's change rate against each repeat
     beside the repeat-to-repeat range; it is flagged far_beyond when even its
     closest repeat differs on more than twice the largest repeat-to-repeat

@@ -176,12 +176,16 @@ def _floor_of(v: Verification, e: EdgeFigures) -> FloorFigures | None:
     return None
 
 
-def _position(rate: Fraction | int | None, lo: Fraction | None, hi: Fraction | None, e: EdgeFigures | None = None) -> str:
-    """Below / inside / above the floor; with the edge's interval, 'above' only when the interval clears it."""
+def _position(
+    rate: Fraction | int | None, lo: Fraction | None, hi: Fraction | None, e: EdgeFigures | None = None,
+    fl: FloorFigures | None = None,
+) -> str:
+    """Below / inside / above the floor; with intervals, 'above' only when the edge's clears the floor's widened range."""
     if rate is None or lo is None or hi is None:
         return "-"
     iv = None if e is None or e.error is None else e.error.interval["regression_rate"]
-    return interval_verdict(Fraction(rate), Span(lo, hi), iv)
+    bounds = None if fl is None else fl.floor.regression_span_with_error
+    return interval_verdict(Fraction(rate), Span(lo, hi), iv, bounds)
 
 
 def _f(x: Fraction | float | None) -> float | None:
@@ -204,7 +208,7 @@ def _edges(v: Verification) -> list[str]:
             pct(_f(e.value("regression_share_of_old_correct"))), pct(_f(e.value("independent_regression_rate"))),
             "-" if ratio is None else f"{float(ratio):.3f}", pct(_f(e.value("backward_rate"))),
             pct(_f(e.value("change_rate"))),
-            f"{pct(_f(lo))}-{pct(_f(hi))}" if fl else "-", _position(e.value("regression_rate"), lo, hi, e),
+            f"{pct(_f(lo))}-{pct(_f(hi))}" if fl else "-", _position(e.value("regression_rate"), lo, hi, e, fl),
         ])
         if e.error is not None:
             iv = e.error.interval
@@ -232,8 +236,8 @@ def _edges(v: Verification) -> list[str]:
         "alone does not show shared mistakes). \"floor of new\" is the "
         "regression range between repeats of the new version, where a claim names its repeats, and \"vs "
         "floor\" says where the edge lies against it (bounds count as inside; with intervals, \"above\" only "
-        "when the regression rate's whole interval clears the range, \"indistinguishable\" when the rate lies "
-        "outside but its interval reaches it).",
+        "when the regression rate's whole interval clears the range widened by the floor's own sampling error, "
+        "\"indistinguishable\" when the rate lies outside the range but its interval reaches the widened range).",
         "", table(rate_rows, rate_headers, Format.markdown).rstrip("\n"), "",
     ] + _error_part(v, error_rows)
 
@@ -259,16 +263,25 @@ def _floors(v: Verification) -> list[str]:
     if not v.floors:
         return []
     rows = []
+    with_error = any(f.floor.regression_span_with_error is not None for f in v.floors)
     for f in v.floors:
+        bounds = f.floor.regression_span_with_error
         rows.append([
             str(", ".join(f.runs)), f"`{f.parser}`", f.shared_items, len(f.pairs),
             f"{pct(_f(f.value('floor.regression_min')))}-{pct(_f(f.value('floor.regression_max')))}",
+            *([] if not with_error else ["-" if bounds is None else f"{pct(bounds.low)}-{pct(bounds.high)}"]),
             f"{pct(_f(f.value('floor.change_min')))}-{pct(_f(f.value('floor.change_max')))}",
         ])
-    headers = ["repeats", "parser", "shared items", "ordered pairs", "regression min-max", "change min-max"]
+    headers = ["repeats", "parser", "shared items", "ordered pairs", "regression min-max",
+               *(["regression 95% (with sampling error)"] if with_error else []), "change min-max"]
+    explain = [] if not with_error else [
+        "\"regression 95% (with sampling error)\" widens the floor's range by its own sampling error: from the "
+        "interval low of the repeat pair at the min to the interval high of the pair at the max. An edge is "
+        "\"above\" its floor only when its interval clears this.", "",
+    ]
     return ["## Rerun floors", "", "Churn between repeats of one model: what an upgrade must exceed "
             "before it says anything about the new version.", "",
-            table(rows, headers, Format.markdown).rstrip("\n"), ""]
+            table(rows, headers, Format.markdown).rstrip("\n"), "", *explain]
 
 
 def _runs(v: Verification) -> list[str]:

@@ -178,3 +178,42 @@ def test_cli_json_of_compare_chain_matrix_floor_carries_intervals(tmp_path):
     assert fl["edge"]["verdict"] in ("above", "below", "inside", "indistinguishable")
     off = json.loads(CliRunner().invoke(app, ["compare", files[0], files[1], "-p", P, "-f", "json", "--replicates", "0"]).stdout)
     assert "interval" not in off and "mcnemar_log10_p" in off
+
+
+def test_floor_range_widened_by_its_own_error_turns_an_old_above_into_indistinguishable():
+    """Hand-made: the floor's max pair regresses 5% all in 4 of 40 queries (a wide interval), the edge 7.5% evenly.
+
+    The edge's interval (about 7.1-7.9%) clears the floor's range 0-5%, so the old rule said "above"; the
+    floor's max pair has an interval reaching well past 7.5% (its 40 regressions sit in 4 queries), so
+    against the widened range the edge is "indistinguishable".
+    """
+    from replicate.judge.floor.checks import interval_verdict
+
+    per, queries = 20, 40
+    n = per * queries
+    keys = np.array([f"q{i // per}{KEY_SEP}d{i}" for i in range(n)], dtype=object)
+    gold = np.zeros(n, np.int16)
+    mk = lambda name, lab: LabelledRun(name, keys, gold, lab, "toy@1")  # noqa: E731
+    right = np.zeros(n, np.int8)
+    r2 = right.copy()
+    r2[: 4 * per : 2] = 1  # 10 wrong items in each of queries 0-3: 40 of 800 = 5%
+    new = right.copy()
+    for q in range(queries):  # 1 wrong item in even queries, 2 in odd ones: 60 of 800 = 7.5%
+        new[q * per : q * per + 1 + q % 2] = 1
+    fl = floor([mk("R1", right), mk("R2", r2)], edge=(mk("old", right), mk("new", new)),
+               uncertainty=Uncertainty(replicates=1000, seed=0))
+    e = fl.edge
+    assert e is not None and fl.regression_span.lo == 0 and fl.regression_span.hi == Fraction(1, 20)
+    assert e.regression.exact == Fraction(3, 40)
+    assert e.interval.low > 0.05  # the old rule: the interval clears the range's max
+    assert interval_verdict(e.regression.exact, fl.regression_span, e.interval) == "above"
+    bounds = fl.regression_span_with_error
+    # the max pair R1 -> R2: its interval high is that of the pair at 5%, not the lower pair R2 -> R1 at 0
+    max_pair = next(p for p in fl.pairs if p.old == "R1")
+    assert bounds.high == max_pair.interval["regression_rate"].high > e.interval.low
+    assert bounds.low == 0.0
+    assert e.point_verdict == "above" and e.verdict == "indistinguishable"
+    js = fl.to_json()
+    assert js["edge"]["verdict"] == "indistinguishable"
+    assert js["edge"]["floor_with_error"]["high"] == bounds.high
+    assert js["regression_rate_with_error"]["method"].startswith("the floor's range widened")

@@ -33,9 +33,11 @@ from replicate.judge.floor.checks import (  # noqa: F401  (re-exported)
     FAR_BEYOND_FACTOR,
     FAR_BEYOND_RULE,
     EdgeCheck,
+    FloorBounds,
     MainCheck,
     check_edge,
     check_main,
+    floor_bounds,
 )
 from replicate.judge.model import LabelledRun
 from replicate.judge.pairs import Policy, outcomes, pair_counts
@@ -168,12 +170,11 @@ class Floor:
         return sum(rates, Fraction(0)) / len(rates) if rates else None
 
     @property
-    def regression_span_with_error(self) -> tuple[float, float] | None:
-        """(lowest interval low, highest interval high) over the repeat pairs: the floor with its own sampling error."""
-        ivs = [p.interval["regression_rate"] for p in self.pairs if p.interval is not None]
-        lows = [iv.low for iv in ivs if iv.low is not None]
-        highs = [iv.high for iv in ivs if iv.high is not None]
-        return (min(lows), max(highs)) if lows and highs else None
+    def regression_span_with_error(self) -> FloorBounds | None:
+        """The regression range widened by the floor's own sampling error (:func:`.checks.floor_bounds`)."""
+        rates = [(p.regression, None if p.interval is None else p.interval["regression_rate"]) for p in self.pairs]
+        return floor_bounds(rates, self.regression_span)
+
     absent: Mapping[str, str] = field(default_factory=dict)  # figure -> why these repeats cannot give it
 
     @property
@@ -242,9 +243,7 @@ class Floor:
         if self.settings is not None:
             with_error = self.regression_span_with_error
             out["uncertainty"] = self.settings.to_json()
-            out["regression_rate_with_error"] = (
-                None if with_error is None else {"low": with_error[0], "high": with_error[1]}
-            )
+            out["regression_rate_with_error"] = None if with_error is None else with_error.to_json()
         out["sample_flags"] = [f.to_json() for f in self.sample_flags]
         if self.main is not None:
             out["main"] = self.main.to_json()
@@ -320,7 +319,8 @@ def floor(
     if uncertainty is not None:
         errors = [e.interval for e in edge_uncertainty(aligned, ordered, uncertainty, policy=policy)]
     pairs = tuple(
-        FloorPair(aligned.names[i], aligned.names[j], counts.cells(i, j), err) for (i, j), err in zip(ordered, errors)
+        FloorPair(aligned.names[i], aligned.names[j], counts.cells(i, j), _pair_figures(err))
+        for (i, j), err in zip(ordered, errors)
     )
     correct, valid = outcomes(aligned, policy)
     unparsed = aligned.unparsed_aligned
@@ -357,10 +357,19 @@ def floor(
         edge_check = check_edge(
             *edge, regression=result.regression_span, change=result.change_span, policy=policy,
             uncertainty=uncertainty, floor_mean=result.regression_mean, sample_flags=tuple(edge_flags),
+            bounds=result.regression_span_with_error,
         )
     if main is not None:
         main_check = check_main(main, repeats, change=result.change_span, policy=policy)
     return replace(result, edge=edge_check, main=main_check, sample_flags=tuple(floor_flags))
+
+
+#: The figures a floor reports per repeat pair, each with its interval.
+PAIR_FIGURES = ("regression_rate", "change_rate")
+
+
+def _pair_figures(interval: dict[str, Interval] | None) -> dict[str, Interval] | None:
+    return None if interval is None else {k: interval[k] for k in PAIR_FIGURES}
 
 
 def _edge_sample_flags(

@@ -51,7 +51,8 @@ class EdgeCheck:
     Without sampling error (``interval`` None) the verdict places the point
     rate: below / inside / above the floor's range. With the regression rate's
     bootstrap interval it follows :data:`INTERVAL_RULE`: ``above`` only when the
-    whole interval clears the range, ``below`` only when it lies under it,
+    whole interval clears the range widened by the floor's own sampling error
+    (``bounds``), ``below`` only when it lies under it,
     ``inside`` when the rate lies in the range, else ``indistinguishable``.
     """
 
@@ -62,6 +63,7 @@ class EdgeCheck:
     span: Span | None = None  # the floor's regression-rate range the edge is set against
     floor_mean: Fraction | None = None  # mean regression rate between repeats (the rerun baseline)
     sample_flags: tuple[SampleFlag, ...] = ()
+    bounds: FloorBounds | None = None  # the floor's range with its own sampling error
 
     @property
     def point_verdict(self) -> str | None:
@@ -73,7 +75,7 @@ class EdgeCheck:
             return None
         if self.span is None:
             return self.regression.verdict
-        return interval_verdict(self.regression.exact, self.span, self.interval)
+        return interval_verdict(self.regression.exact, self.span, self.interval, self.bounds)
 
     @property
     def floor_ratio(self) -> float | None:
@@ -87,6 +89,7 @@ class EdgeCheck:
         out["verdict"] = self.verdict
         out["point_verdict"] = self.point_verdict
         out["verdict_rule"] = INTERVAL_RULE if self.interval is not None else POINT_RULE
+        out["floor_with_error"] = None if self.bounds is None else self.bounds.to_json()
         out["margin"] = None if self.regression is None else self.regression.margin
         out["placement"] = {
             "regression_rate": None if self.regression is None else self.regression.to_json(),
@@ -101,21 +104,65 @@ class EdgeCheck:
         return out
 
 
-def interval_verdict(rate: Fraction, span: Span, interval: Interval | None) -> str:
-    """:data:`INTERVAL_RULE`: where a rate with its interval lies against a floor range (point placement without one)."""
+@dataclass(frozen=True, slots=True)
+class FloorBounds:
+    """A floor's regression range widened by its own sampling error (rates 0-1).
+
+    ``high`` is the upper bound of the interval of the repeat pair at the
+    range's max (the largest, when several pairs tie there), ``low`` the lower
+    bound of the interval of the pair at its min: the range a rerun of the
+    repeats could plausibly have shown. See :data:`FLOOR_BOUNDS_RULE`.
+    """
+
+    low: float
+    high: float
+
+    def to_json(self) -> dict:
+        return {"low": self.low, "high": self.high, "method": FLOOR_BOUNDS_RULE}
+
+
+FLOOR_BOUNDS_RULE = (
+    "the floor's range widened by its sampling error: from the interval low of the repeat pair at the "
+    "range's min to the interval high of the repeat pair at its max"
+)
+
+
+def floor_bounds(rates: Sequence[tuple[Fraction | None, Interval | None]], span: Span | None) -> FloorBounds | None:
+    """:data:`FLOOR_BOUNDS_RULE` over each repeat pair's (regression rate, interval); None without intervals.
+
+    A bound whose pairs have no defined interval end stays the range's own bound.
+    """
+    if span is None or not any(iv is not None for _, iv in rates):
+        return None
+    lows = [iv.low for r, iv in rates if r == span.lo and iv is not None and iv.low is not None]
+    highs = [iv.high for r, iv in rates if r == span.hi and iv is not None and iv.high is not None]
+    return FloorBounds(min(lows, default=span.min), max(highs, default=span.max))
+
+
+def interval_verdict(
+    rate: Fraction, span: Span, interval: Interval | None, bounds: FloorBounds | None = None
+) -> str:
+    """:data:`INTERVAL_RULE`: where a rate with its interval lies against a floor range (point placement without one).
+
+    ``bounds`` is the floor's range with its own sampling error
+    (:func:`floor_bounds`); without it the range's min and max are the bounds.
+    """
     point = place(rate, span).verdict
     if interval is None or interval.low is None or interval.high is None:
         return point
-    if interval.low > span.max:
+    low, high = (span.min, span.max) if bounds is None else (min(bounds.low, span.min), max(bounds.high, span.max))
+    if interval.low > high:
         return "above"
-    if interval.high < span.min:
+    if interval.high < low:
         return "below"
     return "inside" if point == "inside" else "indistinguishable"
 
 
 INTERVAL_RULE = (
-    "above: the regression rate's whole interval lies above the floor's range; below: wholly under it; "
-    "inside: the rate lies in the range; indistinguishable: the rate lies outside the range but its interval reaches it"
+    "above: the regression rate's whole interval lies above the floor's range widened by the floor's own "
+    "sampling error (up to the interval high of the repeat pair at the range's max); below: wholly under it "
+    "(down to the interval low of the pair at its min); inside: the rate lies in the range; indistinguishable: "
+    "the rate lies outside the range but its interval reaches the widened range"
 )
 POINT_RULE = "the point regression rate placed against the floor's range (no interval computed)"
 
@@ -196,6 +243,7 @@ def check_edge(
     uncertainty: Uncertainty | None = None,
     floor_mean: Fraction | None = None,
     sample_flags: tuple[SampleFlag, ...] = (),
+    bounds: FloorBounds | None = None,
 ) -> EdgeCheck:
     """Compare old -> new on their shared items and place its rates against the floor's ranges."""
     cmp = compare(old, new, policy=policy, uncertainty=uncertainty)
@@ -210,6 +258,7 @@ def check_edge(
         regression,
         floor_mean,
         sample_flags,
+        bounds,
     )
 
 

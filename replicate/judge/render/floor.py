@@ -12,8 +12,9 @@ READINGS = {
     "above": "Reading: this edge regresses more than reruns of its target model do.",
     "below": "Reading: this edge regresses less than reruns of its target model do.",
     "indistinguishable": (
-        "Reading: the regression rate lies outside the floor's range, but its interval reaches the range: "
-        "with this many items the edge cannot be told apart from rerun noise."
+        "Reading: the regression rate lies outside the floor's range, but its interval reaches the range "
+        "widened by the floor's own sampling error: with this many items the edge cannot be told apart "
+        "from rerun noise."
     ),
 }
 
@@ -47,12 +48,13 @@ def _interval_line(e: EdgeCheck) -> str:
     if iv is None or iv.low is None or iv.high is None:
         return "no interval computed: the verdict places the point rate only (--replicates 0)"
     where = {
-        "above": "wholly above the floor's range",
-        "below": "wholly below the floor's range",
+        "above": "wholly above the floor's range, even widened by the floor's own sampling error",
+        "below": "wholly below the floor's range, even widened by the floor's own sampling error",
         "inside": "around a rate inside the floor's range",
-        "indistinguishable": "reaching into the floor's range",
+        "indistinguishable": "reaching into the floor's range widened by its own sampling error",
     }.get(e.verdict or "", "")
-    return f"regression rate 95% interval {pct(iv.low)} - {pct(iv.high)}: {where}"
+    widened = "" if e.bounds is None else f" [floor with its sampling error: {pct(e.bounds.low)} - {pct(e.bounds.high)}]"
+    return f"regression rate 95% interval {pct(iv.low)} - {pct(iv.high)}: {where}{widened}"
 
 
 def _floor_ratio_line(e: EdgeCheck) -> str:
@@ -82,12 +84,12 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
     rows = [
         [p.old, p.new, p.n, p.cells.both, p.cells.only_old, p.cells.only_new, p.cells.neither,
          pct(p.regression_rate), pct(p.change_rate)]
-        + ([] if p.interval is None else [interval_cell(p.interval["regression_rate"], "regression_rate")])
+        + ([] if p.interval is None else [interval_cell(p.interval[k], k) for k in ("regression_rate", "change_rate")])
         for p in fl.pairs
     ]
     headers = ["old", "new", "n", "both", "only_old", "only_new", "neither", "regression", "change"]
     if fl.settings is not None:
-        headers.append("regression 95% CI")
+        headers += ["regression 95% CI", "change 95% CI"]
     out.append(table(rows, headers, fmt))
     js = fl.jaccard_span
     summary = [
@@ -101,7 +103,10 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
     ]
     with_error = fl.regression_span_with_error
     if with_error is not None:
-        summary.insert(1, ["regression rate, with sampling error", f"{pct(with_error[0])} - {pct(with_error[1])} (lowest to highest interval bound)"])
+        summary.insert(1, [
+            "regression rate, with sampling error",
+            f"{pct(with_error.low)} - {pct(with_error.high)} (interval low of the pair at the min to interval high of the pair at the max)",
+        ])
     out.append(table(summary, ["floor", "value"], fmt))
     if fl.settings is not None:
         st = fl.settings
