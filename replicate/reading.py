@@ -37,7 +37,11 @@ A reader offers two functions:
 
     ``gold`` is the reference label when the file carries one (else ``None``:
     gold then comes from ``--gold``). ``trial`` numbers repeats/epochs of one
-    item for K-trial data (``None`` for single-label runs). Problems are raised
+    item for K-trial data (``None`` for single-label runs): a reader gives
+    every trial it finds, and a run (one reading per item) refuses a file
+    whose records carry several trials, naming the reader's
+    :attr:`Reader.trial_option` that picks one (``replicate import`` reads
+    them all into a trials table). Problems are raised
     with :meth:`Source.bad` (a :class:`~replicate.errors.BadInput` naming file
     and line) or counted with :meth:`Source.warn`; fields a reader does not
     know are ignored, never fatal. A reader that takes options
@@ -124,6 +128,9 @@ class Source:
     #: What the reader settled for this file (an option it was given or chose itself, e.g. a log's
     #: filter and metric): kept in the file's provenance as ``reader_options``.
     used: dict[str, str] = field(default_factory=dict)
+    #: For a file that is not read line by line (a zip log): how many units (samples) it holds,
+    #: reported as the file's ``lines`` instead of its newline count.
+    lines_total: int | None = None
 
     def bad(self, message: str, line: int | None = None) -> BadInput:
         """A :class:`BadInput` naming this file and ``line`` (raise it)."""
@@ -173,7 +180,9 @@ class Reader:
     whether its records carry gold; ``decided`` is the pseudo-parser name shown
     for decided labels. ``details`` is the full text shown by ``readers show``.
     ``format`` is a short word for the file kind, kept in each file's
-    provenance. ``load_file`` is an optional fast path of the built-in readers
+    provenance. ``trial_option`` names the reader option (a :meth:`ReadOptions.get`
+    name, e.g. ``epoch``) that keeps one trial of a file whose records carry
+    several. ``load_file`` is an optional fast path of the built-in readers
     (same records, read in bulk); plugins leave it None.
     """
 
@@ -188,6 +197,7 @@ class Reader:
     decided: str | None = None
     format: str = ""
     details: str = ""
+    trial_option: str | None = field(default=None, kw_only=True)
     load_file: Callable[..., Any] | None = field(default=None, kw_only=True, repr=False)
 
     def __post_init__(self) -> None:

@@ -10,7 +10,10 @@
     TREC qrels and UMBRELA judge output;
 ``lm-eval-samples@1``
     lm-evaluation-harness ``--log_samples`` files as correctness verdicts
-    (in :mod:`replicate_parsers.lm_eval`).
+    (in :mod:`replicate_parsers.lm_eval`);
+``inspect-log@1``
+    inspect_ai eval logs (``.eval``, ``.json``) as correctness verdicts
+    (in :mod:`replicate_parsers.inspect_log`).
 
 The judge files have a bulk path (``load_file``) that gives the same items as its
 ``records`` function, faster. docs/readers.md describes every format.
@@ -34,6 +37,7 @@ from replicate.judge.load.records import load_records
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
 from replicate.labels import RELEVANCE_0_3
 from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
+from replicate_parsers.inspect_log import INSPECT_LOG
 from replicate_parsers.lm_eval import LM_EVAL_SAMPLES
 
 
@@ -409,3 +413,4 @@ READERS.append(UMBRELA_JUDGE)
 
 # lm-eval-samples@1 (its own module) ------------------------------------------------
 READERS.append(LM_EVAL_SAMPLES)
+READERS.append(INSPECT_LOG)

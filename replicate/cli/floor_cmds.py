@@ -15,6 +15,7 @@ from replicate.cli.base import FormatOpt, StrictOpt, app
 from replicate.cli.judge_options import (
     ClusterOpt,
     CorrectFieldOpt,
+    EpochOpt,
     FilterOpt,
     GoldFieldOpt,
     GoldOpt,
@@ -26,6 +27,8 @@ from replicate.cli.judge_options import (
     ReaderOpt,
     ReplicatesOpt,
     RunsFileOpt,
+    ScoreMapOpt,
+    ScorerOpt,
     SeedOpt,
     Unparsed,
     UnparsedOpt,
@@ -70,6 +73,9 @@ def floor_cmd(
     gold_reader: GoldReaderOpt = None,
     lm_filter: FilterOpt = None,
     correct_field: CorrectFieldOpt = None,
+    scorer: ScorerOpt = None,
+    score_map: ScoreMapOpt = None,
+    epoch: EpochOpt = None,
     edge: EdgeOpt = None,
     main: Annotated[
         str | None,
@@ -117,7 +123,7 @@ def floor_cmd(
     sel = select_runs(runs or [], runs_file, extra=extra)
     if len(sel.main) < 2:
         raise UsageError(f"a floor needs at least two repeats of one model; got {len(sel.main)}")
-    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field), parser=parser)
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser)
     labelled = {r.name: r for r in loaded.labelled(need_parser(parser, loaded))}
     names = list(sel.extra)
     result = floor(
@@ -158,6 +164,9 @@ def matrix_cmd(
     gold_reader: GoldReaderOpt = None,
     lm_filter: FilterOpt = None,
     correct_field: CorrectFieldOpt = None,
+    scorer: ScorerOpt = None,
+    score_map: ScoreMapOpt = None,
+    epoch: EpochOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
     scale: Annotated[
         str | None,
@@ -198,7 +207,7 @@ def matrix_cmd(
         raise UsageError(f"a matrix needs at least two runs; got {len(sel.main)}")
     if scale is not None:
         _scale(scale, "")  # a bad --scale is a usage error before any file is read
-    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field), parser=parser)
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser)
     name = need_parser(parser, loaded)
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     result = matrix(loaded.labelled(name), policy=unparsed.value, scale=_scale(scale, name, loaded), uncertainty=settings)
@@ -221,6 +230,9 @@ def audit_cmd(
     gold_reader: GoldReaderOpt = None,
     lm_filter: FilterOpt = None,
     correct_field: CorrectFieldOpt = None,
+    scorer: ScorerOpt = None,
+    score_map: ScoreMapOpt = None,
+    epoch: EpochOpt = None,
     edge: Annotated[
         tuple[str, str] | None,
         typer.Option("--edge", metavar="OLD NEW", help="Also show how an edge's figures move between the parsers (two of the audited runs, by file or run name).", show_default=False),
@@ -257,6 +269,6 @@ def audit_cmd(
     parsers = PARSERS.get_many(parser)
     specs = resolve_runs(files, runs_file)
     edge_names = None if edge is None else edge_among(edge, specs, "the FILEs" if runs_file is None else f"the runs in {runs_file}")
-    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field))
+    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch))
     result = audit(loaded.runs, parsers, policy=unparsed.value, edge=edge_names, examples=examples, width=width)
     emit_runs(loaded, result, format, text=lambda: audit_text(result, format))

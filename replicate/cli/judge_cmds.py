@@ -16,6 +16,7 @@ from replicate.cli.base import FormatOpt, StrictOpt, app, emit, report_to_stderr
 from replicate.cli.judge_options import (
     ClusterOpt,
     CorrectFieldOpt,
+    EpochOpt,
     FilterOpt,
     GoldFieldOpt,
     GoldOpt,
@@ -27,6 +28,8 @@ from replicate.cli.judge_options import (
     ReaderOpt,
     ReplicatesOpt,
     RunsFileOpt,
+    ScoreMapOpt,
+    ScorerOpt,
     SeedOpt,
     Unparsed,
     UnparsedOpt,
@@ -50,6 +53,9 @@ def parse_cmd(
     gold_reader: GoldReaderOpt = None,
     lm_filter: FilterOpt = None,
     correct_field: CorrectFieldOpt = None,
+    scorer: ScorerOpt = None,
+    score_map: ScoreMapOpt = None,
+    epoch: EpochOpt = None,
     labels: Annotated[
         Path | None,
         typer.Option("--labels", metavar="OUT.jsonl", help="Write one row per item: the key fields, label (int or null) and gold (- for standard output, the report then going to stderr). One FILE only."),
@@ -71,7 +77,7 @@ def parse_cmd(
 
     if labels is not None and len(files) != 1:
         raise UsageError(f"--labels writes one file's labels; got {len(files)} files")
-    loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=False, extra=reader_options(lm_filter, correct_field), parser=parser)
+    loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=False, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser)
     labelled = loaded.labelled(need_parser(parser, loaded))
     summaries = [parse_summary(lr, run) for lr, run in zip(labelled, loaded.runs)]
     if labels is not None:
@@ -108,6 +114,9 @@ def compare_cmd(
     gold_reader: GoldReaderOpt = None,
     lm_filter: FilterOpt = None,
     correct_field: CorrectFieldOpt = None,
+    scorer: ScorerOpt = None,
+    score_map: ScoreMapOpt = None,
+    epoch: EpochOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
@@ -134,7 +143,7 @@ def compare_cmd(
     from replicate.judge.compare import compare
     from replicate.judge.render import comparison_text
 
-    loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field), parser=parser)
+    loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser)
     a, b = loaded.labelled(need_parser(parser, loaded))
     cmp = compare(a, b, policy=unparsed.value, uncertainty=uncertainty_of(replicates, seed, cluster, min_items, loaded))
     emit_runs(loaded, cmp, format, text=lambda: comparison_text(cmp, format), comparisons=[cmp])
@@ -150,6 +159,9 @@ def chain_cmd(
     gold_reader: GoldReaderOpt = None,
     lm_filter: FilterOpt = None,
     correct_field: CorrectFieldOpt = None,
+    scorer: ScorerOpt = None,
+    score_map: ScoreMapOpt = None,
+    epoch: EpochOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
@@ -173,7 +185,7 @@ def chain_cmd(
     specs = resolve_runs(files, runs)
     if len(specs) < 2:
         raise UsageError(f"a chain needs at least two runs; got {len(specs)}")
-    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field), parser=parser)
+    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser)
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=unparsed.value, uncertainty=settings)
     flags = edge_flags(edges, min_items=None if settings is None else settings.min_items)

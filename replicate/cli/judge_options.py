@@ -29,6 +29,9 @@ __all__ = [
     "OutputFieldOpt",
     "FilterOpt",
     "CorrectFieldOpt",
+    "ScorerOpt",
+    "ScoreMapOpt",
+    "EpochOpt",
     "StrictOpt",
     "resolve_runs",
     "check_run_values",
@@ -158,9 +161,48 @@ CorrectFieldOpt = Annotated[
 ]
 
 
-def reader_options(lm_filter: str | None, correct_field: str | None) -> dict[str, str]:
+ScorerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--scorer",
+        metavar="NAME",
+        help="inspect_ai logs (inspect-log@1): the scorer whose value says right or wrong, e.g. match. "
+        "Needed when the samples carry several.",
+        show_default=False,
+    ),
+]
+ScoreMapOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--score-map",
+        metavar="V=1,V=0,...",
+        help="inspect_ai logs: what other score values count as, e.g. P=0 (partial credit wrong) or 0.5=1. "
+        "Default: C 1; I and N 0; yes/no, true/false, 1/0.",
+        show_default=False,
+    ),
+]
+EpochOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--epoch",
+        min=1,
+        metavar="N",
+        help="inspect_ai logs: the epoch read when a log holds several (epochs are trials; "
+        "'replicate import' reads them all).",
+        show_default=False,
+    ),
+]
+
+
+def reader_options(
+    lm_filter: str | None,
+    correct_field: str | None,
+    scorer: str | None = None,
+    score_map: str | None = None,
+    epoch: int | None = None,
+) -> dict[str, str | int]:
     """Reader-specific options (ReadOptions.extra) from the reader option flags given."""
-    given = {"filter": lm_filter, "correct_field": correct_field}
+    given = {"filter": lm_filter, "correct_field": correct_field, "scorer": scorer, "score_map": score_map, "epoch": epoch}
     return {k: v for k, v in given.items() if v is not None}
 
 
@@ -251,7 +293,7 @@ def load(
     gold_reader: str | None = None,
     *,
     need_gold: bool = True,
-    extra: dict[str, str] | None = None,
+    extra: dict[str, str | int] | None = None,
     parser: str | None = None,
 ):
     """Load the runs ``specs`` with the field options (the first step of every judge command).

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from replicate.diagnostics import Diagnostics
-from replicate.errors import BadInput
+from replicate.errors import BadInput, Message, Param
 from replicate.judge.load.readfile import Items, RawFile, strip_bom
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
 from replicate.labels import LabelSet, gold_code, gold_problem, grade_code
@@ -57,6 +57,19 @@ def _key(rec: Record, src: Source) -> str:
     return KEY_SEP.join(key)
 
 
+def _several_trials(reader: Reader, src: Source, first: Record, rec: Record) -> BadInput:
+    """The error for a file whose records carry several trials, read as one run (one reading per item)."""
+    pick: list[str | Param] = []
+    if reader.trial_option is not None:
+        pick = ["keep one with ", Param(reader.trial_option), ", or "]
+    message = Message(
+        f"the file holds several trials of its items (trial {first.trial} at line {first.line}, "
+        f"trial {rec.trial} at line {rec.line}); a run takes one reading per item, so it is not read "
+        "as one: ", *pick, f"read every trial into a trials table with 'replicate import --reader {reader.name}'",
+    )
+    return src.bad(message, rec.line)
+
+
 def load_records(
     reader: Reader,
     f: RawFile,
@@ -72,8 +85,14 @@ def load_records(
     src = Source(f.path, data, options, diag)
     records = skipped = 0
     yields = reader.yields
+    first_trial: Record | None = None
     for rec in reader.records(src):
         key = _key(rec, src)
+        if rec.trial is not None:
+            if first_trial is None:
+                first_trial = rec
+            elif rec.trial != first_trial.trial:
+                raise _several_trials(reader, src, first_trial, rec)
         output: str | None = None
         label: int | None = None
         if yields == "outputs":
@@ -92,7 +111,10 @@ def load_records(
             skipped += 1
             continue
         records += 1
-    n_lines = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 10)) + (1 if src.torn else 0)
+    if src.lines_total is not None:
+        n_lines = src.lines_total
+    else:
+        n_lines = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 10)) + (1 if src.torn else 0)
     return RunFile(
         provenance=f.provenance(),
         format=reader.format,
