@@ -109,21 +109,23 @@ class LabelSet:
         return out
 
 
-def grade_code(value: Any) -> int | None:
-    """A whole-number grade 0..127 as its code: 2, 2.0 and "2" give 2; 2.5, -1, "x" give None."""
+def _whole_number(value: Any) -> int | None:
+    """A whole number written as an int, an integral float or ASCII digits ("3"); else None (bools too)."""
     t = type(value)
     if t is int:
-        v = value
-    elif t is float and value.is_integer():
-        v = int(value)
-    elif t is str:
+        return value
+    if t is float and value.is_integer():
+        return int(value)
+    if t is str:
         text = value.strip()
-        if not text.isascii() or not text.isdigit():
-            return None
-        v = int(text)
-    else:
-        return None
-    return v if 0 <= v <= CODE_MAX else None
+        return int(text) if text.isascii() and text.isdigit() else None
+    return None
+
+
+def grade_code(value: Any) -> int | None:
+    """A whole-number grade 0..127 as its code: 2, 2.0 and "2" give 2; 2.5, -1, "x" give None."""
+    v = _whole_number(value)
+    return v if v is not None and 0 <= v <= CODE_MAX else None
 
 
 #: Largest gold grade a gold array (int16) holds.
@@ -147,19 +149,8 @@ def gold_code(value: Any, label_set: "LabelSet | None") -> int | None:
         return label_set.low + label_set.names.index(value)
     if label_set is not None and not label_set.is_ordinal:
         return None
-    t = type(value)
-    if t is int:
-        v = value
-    elif t is float and value.is_integer():
-        v = int(value)
-    elif t is str:
-        text = value.strip()
-        if not text.isascii() or not text.isdigit():
-            return None
-        v = int(text)
-    else:
-        return None
-    return v if 0 <= v <= GOLD_MAX else None
+    v = _whole_number(value)
+    return v if v is not None and 0 <= v <= GOLD_MAX else None
 
 
 def gold_problem(value: Any, label_set: "LabelSet | None") -> str:
