@@ -40,8 +40,8 @@ A reader offers two functions:
     item for K-trial data (``None`` for single-label runs): a reader gives
     every trial it finds, and a run (one reading per item) refuses a file
     whose records carry several trials, naming the reader's
-    :attr:`Reader.trial_option` that picks one (``replicate import`` reads
-    them all into a trials table). Problems are raised
+    :attr:`Reader.trial_option` that picks one (a trials table of every
+    trial is planned: ``replicate import``, not built yet). Problems are raised
     with :meth:`Source.bad` (a :class:`~replicate.errors.BadInput` naming file
     and line) or counted with :meth:`Source.warn`; fields a reader does not
     know are ignored, never fatal. A reader that takes options

@@ -197,8 +197,8 @@ def _records(src: Source) -> Iterator[Record]:
 
     Key: the sample ``id`` (compared as a string). Trial: the ``epoch``. A
     log run with several epochs holds several trials per sample: the judge
-    commands refuse it unless ``--epoch N`` keeps one; ``replicate import``
-    reads them all into a trials table.
+    commands refuse it unless ``--epoch N`` keeps one (reading every epoch
+    into a trials table is not supported yet).
 
     Verdict: the value of the scorer named by ``--scorer`` (needed when the
     samples carry several): ``C`` right; ``I`` and ``N`` (no answer) wrong;

@@ -188,7 +188,7 @@ EpochOpt = Annotated[
         min=1,
         metavar="N",
         help="inspect_ai logs: the epoch read when a log holds several (epochs are trials; "
-        "'replicate import' reads them all).",
+        "one run reads one of them).",
         show_default=False,
     ),
 ]
