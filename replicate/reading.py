@@ -78,6 +78,11 @@ Yields = Literal["outputs", "labels", "verdicts"]
 YIELDS: tuple[str, ...] = ("outputs", "labels", "verdicts")
 MATCHES: tuple[str, ...] = ("yes", "maybe", "no")
 
+#: The reader options a command line (``--filter``, ``--correct-field``, ``--scorer``,
+#: ``--score-map``, ``--epoch``) or a runs file entry can set, by their
+#: :meth:`ReadOptions.get` names.
+READER_OPTIONS: tuple[str, ...] = ("filter", "correct_field", "scorer", "score_map", "epoch")
+
 #: How many bytes of a file :func:`sniff` functions see.
 HEAD_BYTES = 1 << 16
 
@@ -114,6 +119,12 @@ class ReadOptions:
 
     def get(self, name: str, default: Any = None) -> Any:
         return self.extra.get(name, default)
+
+    def overridden(self, extra: Mapping[str, Any]) -> "ReadOptions":
+        """These options with ``extra`` (a run's own reader options) winning over :attr:`extra`."""
+        if not extra:
+            return self
+        return ReadOptions(self.fields, {**self.extra, **extra}, self.gold_labels)
 
 
 @dataclass
@@ -182,7 +193,8 @@ class Reader:
     ``format`` is a short word for the file kind, kept in each file's
     provenance. ``trial_option`` names the reader option (a :meth:`ReadOptions.get`
     name, e.g. ``epoch``) that keeps one trial of a file whose records carry
-    several. ``load_file`` is an optional fast path of the built-in readers
+    several. ``options`` names the reader options it reads (None: not declared);
+    a runs file that sets another one on a run of this reader is refused. ``load_file`` is an optional fast path of the built-in readers
     (same records, read in bulk); plugins leave it None.
     """
 
@@ -198,6 +210,7 @@ class Reader:
     format: str = ""
     details: str = ""
     trial_option: str | None = field(default=None, kw_only=True)
+    options: tuple[str, ...] | None = field(default=None, kw_only=True)
     load_file: Callable[..., Any] | None = field(default=None, kw_only=True, repr=False)
 
     def __post_init__(self) -> None:
@@ -213,6 +226,9 @@ class Reader:
                 object.__setattr__(self, "decided", f"{VersionedName.parse(self.name).base}-labels")
         if not self.format:
             object.__setattr__(self, "format", VersionedName.parse(self.name).base)
+        unknown = sorted(set(self.options or ()) - set(READER_OPTIONS))
+        if unknown:
+            raise ValueError(f"reader {self.name}: unknown option(s) {', '.join(unknown)}; known: {', '.join(READER_OPTIONS)}")
 
     @property
     def version(self) -> VersionedName:

@@ -269,4 +269,5 @@ INSPECT_LOG = Reader(
     format="inspect-log",
     details=inspect.cleandoc(_records.__doc__ or ""),
     trial_option="epoch",
+    options=("scorer", "score_map", "epoch"),
 )

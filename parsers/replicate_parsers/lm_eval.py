@@ -185,4 +185,5 @@ LM_EVAL_SAMPLES = Reader(
     decided="lm-eval-metric",
     format="lm-eval-samples",
     details=inspect.cleandoc(_records.__doc__ or ""),
+    options=("filter", "correct_field"),
 )

@@ -112,6 +112,7 @@ JUDGE_JSONL = Reader(
     format="jsonl",
     details=inspect.cleandoc(_jsonl_records.__doc__ or ""),
     load_file=_load_jsonl,
+    options=(),
 )
 
 
@@ -155,6 +156,7 @@ EXAM = Reader(
     format="exam",
     details=inspect.cleandoc(_exam_records.__doc__ or ""),
     load_file=_load_exam,
+    options=(),
 )
 
 READERS = [JUDGE_JSONL, EXAM]
@@ -280,6 +282,7 @@ TREC_QRELS = Reader(
     format="qrels",
     details=inspect.cleandoc(_qrels_records.__doc__ or ""),
     load_file=_load_qrels,
+    options=(),
 )
 
 READERS.append(TREC_QRELS)
@@ -406,6 +409,7 @@ UMBRELA_JUDGE = Reader(
     format="umbrela",
     details=inspect.cleandoc(_umbrela_records.__doc__ or ""),
     load_file=_load_umbrela,
+    options=(),
 )
 
 READERS.append(UMBRELA_JUDGE)

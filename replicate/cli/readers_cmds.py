@@ -28,6 +28,7 @@ def reader_entry(reader: Any, origin: str) -> dict[str, Any]:
         "decided": reader.decided,
         "has_gold": reader.has_gold,
         "key": list(reader.key_names),
+        "options": None if getattr(reader, "options", None) is None else list(reader.options),
         "origin": origin,
     }
 
@@ -62,6 +63,8 @@ def render_reader(entry: dict[str, Any], details: str, fmt: Format) -> str:
     ]
     if entry["decided"]:
         facts.append(("shown as parser", entry["decided"]))
+    if entry.get("options") is not None:
+        facts.append(("reader options", ", ".join(entry["options"]) or "none"))
     facts.append(("origin", entry["origin"]))
     if fmt is Format.markdown:
         head = [f"## `{entry['name']}`", "", entry["description"], ""] + [f"- {k}: {v}" for k, v in facts] + [""]

@@ -33,8 +33,9 @@ class Loaded:
     diagnostics: Diagnostics
     fields: FieldSpec = FieldSpec()
     gold: GoldJoin | None = None  # what --gold joined, when given
-    options: ReadOptions | None = None  # reader options the runs were read with
+    options: ReadOptions | None = None  # reader options the runs were read with (the command's)
     label_cache: LabelCache | None = None  # parsed labels kept across processes (None: parse every time)
+    run_options: dict[str, ReadOptions] = field(default_factory=dict)  # run name -> its own options, where it sets any
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -68,7 +69,8 @@ class Loaded:
         cache = self.label_cache
         if cache is None or parser is None or run.labels is not None or self.gold is not None:
             return run.label_with(parser)
-        key = label_key([(f.provenance.sha256, f.reader) for f in run.files], parser.name, self.fields, self.options)
+        key = label_key([(f.provenance.sha256, f.reader) for f in run.files], parser.name, self.fields,
+                        self.run_options.get(run.name, self.options))
         labels = cache.get(run.name, key, len(run))
         if labels is not None:
             return run.label_with(parser, cached=labels)
@@ -98,7 +100,8 @@ def load_runs(
     """Read every run of ``specs`` (each file once) into a :class:`Loaded`.
 
     ``reader`` names the reader of runs whose spec names none (``--reader``);
-    without either, each file's reader is chosen by content. ``gold`` is a
+    without either, each file's reader is chosen by content. A spec's own
+    reader options win over ``options`` for that run. ``gold`` is a
     file of reference labels read with ``gold_reader`` (or by content) and
     joined by key (:func:`~replicate.judge.gold.join_gold`); without it a run
     that carries no gold is an error unless ``need_gold`` is False. Errors raise :class:`~replicate.errors.BadInput` naming file and line;
@@ -112,8 +115,11 @@ def load_runs(
     diag = Diagnostics(strict=strict)
     if reader is not None:
         READERS.get(reader)  # an unknown name is a usage error before any file is read
+    base = options or ReadOptions(fields=fields)
+    own = {s.name: base.overridden(dict(s.options)) for s in specs if s.options}
     runs = tuple(
-        load_run(s.name, s.paths, fields=fields, diagnostics=diag, reader=s.reader or reader, options=options)
+        load_run(s.name, s.paths, fields=fields, diagnostics=diag, reader=s.reader or reader,
+                 options=own.get(s.name, options))
         for s in specs
     )
     joined = None
@@ -124,4 +130,4 @@ def load_runs(
         runs, joined = join_gold(runs, gold_run, diag)
     elif need_gold:
         require_gold(runs)
-    return Loaded(runs, diag, fields, joined, options, label_cache)
+    return Loaded(runs, diag, fields, joined, options, label_cache, own)

@@ -9,20 +9,24 @@ file arguments (one file = one run, named after the file) or from a
     gpt-4o = ["results/gpt-4o_annotations.jsonl", "results_2020/gpt-4o_annotations.jsonl"]
     gpt-4.1 = ["results/gpt-4.1_annotations.jsonl"]
     llm-judge = { files = ["qrels/judge.txt"], reader = "trec-qrels@1" }
+    model-a = { files = ["samples_a.jsonl"], reader = "lm-eval-samples@1", filter = "strict-match", correct_field = "exact_match" }
 
 Paths in the table are relative to the TOML file's directory (or ``root``). A
 run given as an inline table names its files and, optionally, its reader
 (which wins over ``--reader`` for that run; without either, each file's
-reader is chosen by content).
+reader is chosen by content) and reader options (``filter``,
+``correct_field``, ``scorer``, ``score_map``, ``epoch``: the reader option
+flags' names, each winning over its flag for that run).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from replicate.errors import BadInput, Message, Param, UsageError
+from replicate.reading import READER_OPTIONS
 from replicate.tomlfile import read_toml
 
 _SUFFIXES = (".jsonl.gz", ".json.gz", ".jsonl", ".json", ".gz")
@@ -36,9 +40,11 @@ class RunSpec:
     name: str
     paths: tuple[Path, ...]
     reader: str | None = None  # the run's own reader (a runs file's inline table), else None
+    options: tuple[tuple[str, str | int], ...] = ()  # the run's own reader options (name, value), else ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "paths", tuple(Path(p) for p in self.paths))
+        object.__setattr__(self, "options", tuple(sorted(dict(self.options).items())))
         if not self.name:
             raise ValueError("a run needs a non-empty name")
         if not self.paths:
@@ -89,32 +95,92 @@ def runs_from_table(table: Mapping, *, root: Path, where: str) -> list[RunSpec]:
         raise BadInput("[runs] lists no runs", path=where)
     out = []
     for name, value in table.items():
-        value, reader = run_entry(name, value, where)
-        paths = tuple(Path(v) if Path(v).is_absolute() else root / v for v in value)
+        try:
+            entry = run_entry(name, value)
+        except ValueError as exc:
+            raise BadInput(str(exc), path=where) from None
+        paths = tuple(Path(v) if Path(v).is_absolute() else root / v for v in entry.files)
         if len(set(paths)) != len(paths):
             raise BadInput(f"run {name!r} lists a file twice", path=where)
-        out.append(RunSpec(str(name), paths, reader))
+        out.append(RunSpec(str(name), paths, entry.reader, entry.options))
     return out
 
 
-def run_entry(name: object, value: object, where: str) -> tuple[list[str], str | None]:
-    """(files, reader) of one runs-table entry: a path, a list of paths, or ``{files = [...], reader = "..."}``."""
-    reader = None
+@dataclass(frozen=True)
+class RunEntry:
+    """One entry of a runs table (``[runs]``, ``[repeats]``, a claims file's ``[runs]``) as written."""
+
+    files: tuple[str, ...]
+    reader: str | None = None
+    options: tuple[tuple[str, str | int], ...] = ()
+
+
+#: The keys an inline-table run entry may have.
+ENTRY_KEYS: tuple[str, ...] = ("files", "reader", *READER_OPTIONS)
+
+
+def run_entry(name: object, value: object) -> RunEntry:
+    """One runs-table entry: a path, a list of paths, or ``{files = [...], reader = "...", <option> = ...}``.
+
+    Raises ValueError naming the run and what is wrong (the caller adds the file).
+    """
+    reader: str | None = None
+    options: dict[str, str | int] = {}
     if isinstance(value, Mapping):
-        unknown = sorted(set(value) - {"files", "reader"})
+        unknown = sorted(set(value) - set(ENTRY_KEYS))
         if unknown:
-            raise BadInput(f"run {name!r}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: files, reader", path=where)
+            raise ValueError(f"run {name!r}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(ENTRY_KEYS)}")
         reader = value.get("reader")
         if reader is not None and (not isinstance(reader, str) or not reader):
-            raise BadInput(f"run {name!r}: reader must be a reader name such as 'trec-qrels@1', got {reader!r}", path=where)
+            raise ValueError(f"run {name!r}: reader must be a reader name such as 'trec-qrels@1', got {reader!r}")
+        options = {k: _option_value(name, k, value[k]) for k in READER_OPTIONS if k in value}
+        if options and reader is not None:
+            _check_reader_takes(name, reader, options)
         value = value.get("files")
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-        raise BadInput(
-            f"run {name!r}: expected a path or a non-empty list of paths, got {value!r}", path=where
-        )
-    return value, reader
+        raise ValueError(f"run {name!r}: expected a path or a non-empty list of paths, got {value!r}")
+    return RunEntry(tuple(value), reader, tuple(sorted(options.items())))
+
+
+def _option_value(name: object, key: str, value: Any) -> str | int:
+    """A reader option's value as the command line would give it (``score_map`` tables become ``V=1,V=0``)."""
+    if key == "epoch":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"run {name!r}: epoch must be a whole number >= 1, got {value!r}")
+        return value
+    if key == "score_map" and isinstance(value, Mapping):
+        parts = []
+        for score, verdict in value.items():
+            if isinstance(verdict, bool):
+                verdict = int(verdict)
+            if verdict not in (0, 1) or isinstance(verdict, float):
+                raise ValueError(f"run {name!r}: score_map value for {score!r} must be 1 or 0 (or true/false), got {verdict!r}")
+            parts.append(f"{score}={verdict}")
+        if not parts:
+            raise ValueError(f"run {name!r}: score_map is empty")
+        return ",".join(parts)
+    if not isinstance(value, str) or not value:
+        kind = "a table such as { P = 0 } or a string such as 'P=0,0.5=1'" if key == "score_map" else "a non-empty string"
+        raise ValueError(f"run {name!r}: {key} must be {kind}, got {value!r}")
+    return value
+
+
+def _check_reader_takes(name: object, reader: str, options: Mapping[str, object]) -> None:
+    """Refuse options the run's named reader does not read (when it declares its options)."""
+    from replicate.reading import READERS
+
+    try:
+        declared = READERS.get(reader).options
+    except UsageError:
+        return  # an unknown reader is reported when the run is read, listing the readers there are
+    if declared is None:
+        return
+    unread = sorted(set(options) - set(declared))
+    if unread:
+        takes = f"it reads {', '.join(declared)}" if declared else "it reads no options"
+        raise ValueError(f"run {name!r}: reader {reader} does not read option(s) {', '.join(unread)}; {takes}")
 
 
 def runs_from_toml(path: str | Path, *, root: Path | None = None) -> list[RunSpec]:

@@ -22,6 +22,7 @@ from replicate import __version__
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, UsageError
 from replicate.judge.model import Run
+from replicate.judge.select import RunEntry, RunSpec
 from replicate.judge.uncertainty import Uncertainty
 from replicate.parsing import PARSERS
 from replicate.verify.claims import ClaimsFile, load_claims
@@ -185,6 +186,12 @@ def _touched(
     return tuple(edges.values()), tuple(floors.values()), run_figs
 
 
+def _spec(name: str, claims: ClaimsFile, root: Path) -> RunSpec:
+    """The run ``name`` of the claims file's [runs], its paths under ``root``."""
+    entry = claims.entries.get(name, RunEntry(claims.runs[name]))
+    return RunSpec(name, tuple(root / f for f in claims.runs[name]), entry.reader, entry.options)
+
+
 def verify(
     claims_path: str | Path,
     *,
@@ -211,7 +218,6 @@ def verify(
     """
     from replicate.judge.api import load_runs
     from replicate.judge.load import FieldSpec
-    from replicate.judge.select import RunSpec
 
     claims = load_claims(claims_path, parsers=PARSERS.names())
     columns, _ = parser_columns(claims, parsers)
@@ -236,7 +242,7 @@ def verify(
         fields = FieldSpec(**claims.fields)
     except (TypeError, ValueError) as exc:
         raise BadInput(f"[fields]: {exc}", path=claims_path) from None
-    specs = [RunSpec(name, tuple(root_path / f for f in claims.runs[name]), claims.readers.get(name)) for name in used]
+    specs = [_spec(name, claims, root_path) for name in used]
     gold = claims.gold
     if gold and not (root_path / gold["file"]).is_file():
         raise BadInput(f"[gold] file {gold['file']!r} not found under {root}", path=claims_path)

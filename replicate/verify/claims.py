@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Collection, Mapping
 
 from replicate.errors import BadInput
+from replicate.judge.select import RunEntry, run_entry
 from replicate.stats.policy import POLICIES, Policy
 from replicate.tomlfile import read_toml
 from replicate.verify.matching import Printed
@@ -156,7 +157,7 @@ class ClaimsFile:
     claims: tuple[Claim, ...]
     fields: dict[str, Any] = field(default_factory=dict)  # FieldSpec overrides, if any
     trials: TrialsPart = field(default_factory=TrialsPart)  # [trials], [replication] and the trial claims
-    readers: dict[str, str] = field(default_factory=dict)  # run name -> its reader, where [runs] names one
+    entries: dict[str, RunEntry] = field(default_factory=dict)  # run name -> its [runs] entry (reader, reader options)
     gold: dict[str, str] = field(default_factory=dict)  # [gold]: file (relative to --root) and reader, if given
 
     def claim(self, claim_id: str) -> Claim:
@@ -183,9 +184,9 @@ def _string_list(value: Any) -> bool:
 
 
 def _parse_runs(
-    table: Any, problems: list[str], readers: dict[str, str] | None = None
+    table: Any, problems: list[str], entries: dict[str, RunEntry] | None = None
 ) -> dict[str, tuple[str, ...]]:
-    """Run name -> files; a run given as ``{files = [...], reader = "NAME@N"}`` also fills ``readers``."""
+    """Run name -> files; each valid entry (files, reader, reader options) also goes into ``entries``."""
     if table is None:
         problems.append("[runs]: missing table naming each run and its files")
         return {}
@@ -193,29 +194,19 @@ def _parse_runs(
         problems.append("[runs]: must be a table of run name = [file, ...]")
         return {}
     runs: dict[str, tuple[str, ...]] = {}
-    for name, files in table.items():
-        if isinstance(files, dict):
-            extra = sorted(set(files) - {"files", "reader"})
-            reader = files.get("reader")
-            if extra:
-                problems.append(f"[runs] {name!r}: unknown key(s) {', '.join(map(repr, extra))}; allowed: files, reader")
-                continue
-            if reader is not None and not (isinstance(reader, str) and reader):
-                problems.append(f"[runs] {name!r}: reader must be a reader name such as 'trec-qrels@1'")
-                continue
-            if reader is not None and readers is not None:
-                readers[name] = reader
-            files = files.get("files")
-        if isinstance(files, str) and files:
-            files = [files]
-        if not _string_list(files):
-            problems.append(f"[runs] {name!r}: must be a non-empty list of file paths (strings)")
+    for name, value in table.items():
+        try:
+            entry = run_entry(name, value)
+        except ValueError as exc:
+            problems.append(f"[runs] {exc}")
             continue
-        bad = [f for f in files if Path(f).is_absolute() or ".." in Path(f).parts]
+        bad = [f for f in entry.files if Path(f).is_absolute() or ".." in Path(f).parts]
         if bad:
             problems.append(f"[runs] {name!r}: paths must be relative to --root without '..': {', '.join(bad)}")
             continue
-        runs[name] = tuple(files)
+        runs[name] = entry.files
+        if entries is not None:
+            entries[name] = entry
     return runs
 
 
@@ -412,7 +403,7 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
         if key not in TOP_LEVEL:
             problems.append(f"unknown table [{key}]{_close(key, TOP_LEVEL)}; allowed: {', '.join(TOP_LEVEL)}")
     study = _parse_study(data.get("study"), problems, parsers)
-    readers: dict[str, str] = {}
+    entries: dict[str, RunEntry] = {}
     claims_raw = data.get("claims")
     trial_claims_raw = isinstance(claims_raw, list) and any(isinstance(c, dict) and "trials" in c for c in claims_raw)
     judge_claims_raw = not isinstance(claims_raw, list) or any(
@@ -420,7 +411,7 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
     if data.get("runs") is None and data.get("trials") is not None and not judge_claims_raw:
         runs: dict[str, tuple[str, ...]] = {}  # a K-trial study alone needs no [runs]
     else:
-        runs = _parse_runs(data.get("runs"), problems, readers)
+        runs = _parse_runs(data.get("runs"), problems, entries)
     tables = parse_tables(data.get("trials"), problems)
     if trial_claims_raw and data.get("trials") is None:
         problems.append("[trials]: missing table naming each trials table (claims name 'trials')")
@@ -452,7 +443,7 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
         n = len(problems)
         raise BadInput(f"{n} problem{'s' if n != 1 else ''} in the claims file:\n" + "\n".join(problems), path=path)
     return ClaimsFile(path, study, runs, tuple(claims), fields,
-                      TrialsPart(tables, tuple(trial_claims), settings, replication), readers, gold)
+                      TrialsPart(tables, tuple(trial_claims), settings, replication), entries, gold)
 
 
 def _parse_trial(
