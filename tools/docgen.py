@@ -79,7 +79,8 @@ def _catalogue_section(title: str, plugins: list[Any], intro: str, *, readings: 
         details = p.details.strip()
         parts += [f"### `{p.name}`", "", p.description, ""]
         if readings:
-            parts += [f"Reading: {p.reading}.", ""]
+            labels = f" Labels: {p.label_set}." if getattr(p, "label_set", None) is not None else ""
+            parts += [f"Reading: {p.reading}.{labels}", ""]
         if details:
             parts += [details, ""]
     return parts
