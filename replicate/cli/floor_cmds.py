@@ -240,6 +240,10 @@ def audit_cmd(
     unparsed: UnparsedOpt = Unparsed.intersect,
     examples: Annotated[int, typer.Option("--examples", min=0, help="Differing outputs shown per file (one per label pattern first).")] = 5,
     width: Annotated[int, typer.Option("--width", min=20, help="Characters kept of each example output (head and tail).")] = 160,
+    replicates: ReplicatesOpt = 1000,
+    seed: SeedOpt = 0,
+    cluster: ClusterOpt = None,
+    min_items: MinItemsOpt = 100,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
@@ -270,5 +274,8 @@ def audit_cmd(
     specs = resolve_runs(files, runs_file)
     edge_names = None if edge is None else edge_among(edge, specs, "the FILEs" if runs_file is None else f"the runs in {runs_file}")
     loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch))
-    result = audit(loaded.runs, parsers, policy=unparsed.value, edge=edge_names, examples=examples, width=width)
+    settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
+    result = audit(
+        loaded.runs, parsers, policy=unparsed.value, edge=edge_names, examples=examples, width=width, uncertainty=settings
+    )
     emit_runs(loaded, result, format, text=lambda: audit_text(result, format))

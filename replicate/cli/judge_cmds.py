@@ -204,17 +204,26 @@ def cells_cmd(
     only_old: Annotated[int, typer.Argument(metavar="ONLY_OLD", help="Old right, new wrong (regressions).", min=0)],
     only_new: Annotated[int, typer.Argument(metavar="ONLY_NEW", help="Old wrong, new right.", min=0)],
     neither: Annotated[int, typer.Argument(metavar="NEITHER", help="Both wrong.", min=0)],
+    replicates: Annotated[
+        int, typer.Option("--replicates", min=1, help="Item-bootstrap replicates for the EM difference and the independence ratio.")
+    ] = 1000,
+    seed: SeedOpt = 0,
     format: FormatOpt = Format.table,
 ) -> None:
     """Every figure from a four-cell table printed in a paper (no data needed).
 
+    Intervals assume independent items (a table of counts has no cluster
+    key): Wilson for the proportions, an item bootstrap from the counts for
+    the EM difference and the independence ratio.
+
     Example: replicate cells 6252 5776 1455 7163
     """
     from replicate.judge.render import cells_text
+    from replicate.stats.countintervals import cell_figures
     from replicate.stats.fourcell import FourCell
 
-    cells = FourCell(both, only_old, only_new, neither)
-    emit(cells, format, text=lambda: cells_text(cells, format))
+    figs = cell_figures(FourCell(both, only_old, only_new, neither), n_resamples=replicates, seed=seed)
+    emit(figs, format, text=lambda: cells_text(figs, format))
 
 
 @app.command("demo")

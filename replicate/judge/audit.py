@@ -11,6 +11,13 @@ For each file (one run of raw outputs) and two or more parsers:
   pattern first), then further ones in file order;
 - with an edge old -> new, the edge's figures under each parser and how they
   move from the first parser to each other one.
+
+With :class:`~replicate.judge.uncertainty.Uncertainty` settings every rate
+gets a bootstrap interval over the file's items (clustered by the settings'
+key field): each parser's EM and unparsed share
+(:func:`replicate.stats.shares.bootstrap_shares`), the share of items whose
+labels differ (overall and per pair of parsers), and every figure of the edge
+under each parser (the edge's own bootstrap, as in ``compare``).
 """
 
 from __future__ import annotations
@@ -27,13 +34,18 @@ from replicate.judge.align import show_key
 from replicate.judge.compare import Comparison, compare
 from replicate.judge.model import LabelledRun, Run, readonly
 from replicate.judge.pairs import Policy
+from replicate.judge.uncertainty import Uncertainty
 from replicate.parsing import UNPARSED, Parser
-from replicate.stats.fourcell import as_float
+from replicate.stats.bootstrap import Interval
+from replicate.stats.fourcell import as_float, float_ratio
 from replicate.stats.gold import accuracy
 from replicate.stats.policy import check_policy
 
 #: Edge figures whose movement between parsers an audit reports.
-EDGE_FIGURES = ("n", "em_old", "em_new", "regression_rate", "regression_share_of_old_correct", "change_rate", "independence_ratio")
+EDGE_FIGURES = (
+    "n", "em_old", "em_new", "accuracy_difference", "regression_rate", "regression_share_of_old_correct", "backward_rate",
+    "change_rate", "independence_ratio",
+)
 
 _WS = re.compile(r"\s+")
 
@@ -69,10 +81,17 @@ class ParserTally:
     parsed: int
     correct: int
     policy: Policy
+    #: Bootstrap intervals of ``em`` and ``unparsed_rate`` (with uncertainty settings).
+    interval: dict[str, Interval] | None = None
 
     @property
     def unparsed(self) -> int:
         return self.items - self.parsed
+
+    @property
+    def unparsed_rate(self) -> float | None:
+        """Share of the file's outputs the parser leaves unparsed."""
+        return float_ratio(self.unparsed, self.items)
 
     @property
     def em(self) -> float | None:
@@ -81,7 +100,13 @@ class ParserTally:
         return as_float(accuracy(self.correct, den))
 
     def to_json(self) -> dict:
-        return {"parsed": self.parsed, "unparsed": self.unparsed, "correct": self.correct, "em": self.em}
+        out: dict[str, Any] = {
+            "parsed": self.parsed, "unparsed": self.unparsed, "unparsed_rate": self.unparsed_rate,
+            "correct": self.correct, "em": self.em,
+        }
+        if self.interval is not None:
+            out["interval"] = {k: v.to_json() for k, v in self.interval.items()}
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,18 +145,39 @@ class FileAudit:
     pairwise_differ: tuple[tuple[str, str, int], ...]
     patterns: tuple[Pattern, ...]
     examples: tuple[Example, ...]
+    #: Bootstrap intervals of the differ shares: ``labels_differ_rate`` first, then one per parser pair (in order).
+    differ_intervals: tuple[Interval, ...] | None = None
+    settings: Uncertainty | None = None
+
+    @property
+    def labels_differ_rate(self) -> float | None:
+        """Share of the file's items on which the parsers' labels differ (unparsed a label of its own)."""
+        return float_ratio(self.labels_differ, self.items)
 
     def to_json(self) -> dict:
-        return {
+        ivs = self.differ_intervals
+        pairwise = []
+        for k, (a, b, n) in enumerate(self.pairwise_differ):
+            row: dict[str, Any] = {"a": a, "b": b, "differ": n, "differ_rate": float_ratio(n, self.items)}
+            if ivs is not None:
+                row["interval"] = {"differ_rate": ivs[k + 1].to_json()}
+            pairwise.append(row)
+        out: dict[str, Any] = {
             "path": self.path,
             "run": self.run,
             "items": self.items,
             "parsers": {t.parser: t.to_json() for t in self.parsers},
             "labels_differ": self.labels_differ,
-            "pairwise_differ": [{"a": a, "b": b, "differ": k} for a, b, k in self.pairwise_differ],
+            "labels_differ_rate": self.labels_differ_rate,
+            "pairwise_differ": pairwise,
             "patterns": [p.to_json() for p in self.patterns],
             "examples": [e.to_json() for e in self.examples],
         }
+        if ivs is not None:
+            out["interval"] = {"labels_differ_rate": ivs[0].to_json()}
+        if self.settings is not None:
+            out["uncertainty"] = self.settings.to_json()
+        return out
 
 
 @dataclass(frozen=True)
@@ -178,12 +224,14 @@ class Audit:
     unparsed_policy: Policy
     files: tuple[FileAudit, ...]
     edge: EdgeAudit | None = None
+    settings: Uncertainty | None = None
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {
             "parsers": list(self.parsers),
             "unparsed_policy": self.unparsed_policy,
             "files": [f.to_json() for f in self.files],
+            "uncertainty": None if self.settings is None else self.settings.to_json(),
         }
         if self.edge is not None:
             out["edge"] = self.edge.to_json()
@@ -219,10 +267,12 @@ def audit_file(
     examples: int = 5,
     width: int = 160,
     labels: np.ndarray | None = None,
+    uncertainty: Uncertainty | None = None,
 ) -> FileAudit:
     """Audit one run of raw outputs under two or more parsers (see module doc).
 
-    ``labels`` may pass a pre-computed :func:`label_matrix` to avoid parsing twice.
+    ``labels`` may pass a pre-computed :func:`label_matrix` to avoid parsing twice;
+    ``uncertainty`` settings add an interval to every rate.
     """
     _check(parsers, policy, examples)
     lab = label_matrix(run, parsers) if labels is None else labels
@@ -230,15 +280,24 @@ def audit_file(
     gold = run.gold
     parsed = lab != UNPARSED
     correct = (lab == gold[None, :]) & parsed
-    tallies = tuple(
-        ParserTally(name, len(run), int(parsed[k].sum()), int(correct[k].sum()), policy) for k, name in enumerate(names)
-    )
     differ = np.any(lab != lab[0:1], axis=0)
     idx = np.flatnonzero(differ)
-    pairwise = tuple(
-        (names[a], names[b], int(np.count_nonzero(lab[a] != lab[b])))
-        for a in range(len(names))
-        for b in range(a + 1, len(names))
+    pair_idx = [(a, b) for a in range(len(names)) for b in range(a + 1, len(names))]
+    pair_differ = np.array([lab[a] != lab[b] for a, b in pair_idx]).reshape(len(pair_idx), len(run))
+    pairwise = tuple((names[a], names[b], int(np.count_nonzero(d))) for (a, b), d in zip(pair_idx, pair_differ))
+    intervals: list[dict[str, Interval] | None] = [None] * len(names)
+    differ_ivs = None
+    if uncertainty is not None:
+        every = np.ones_like(parsed)
+        counted = parsed if policy == "intersect" else every
+        em_ivs, unparsed_ivs, differ_ivs = (
+            _shares(run, uncertainty, hits, den)
+            for hits, den in ((correct, counted), (~parsed, every), (np.vstack([differ, pair_differ]), None))
+        )
+        intervals = [{"em": e, "unparsed_rate": u} for e, u in zip(em_ivs, unparsed_ivs)]
+    tallies = tuple(
+        ParserTally(name, len(run), int(parsed[k].sum()), int(correct[k].sum()), policy, intervals[k])
+        for k, name in enumerate(names)
     )
     combos = Counter(map(tuple, lab[:, idx].T.tolist()))
     ordered = sorted(combos.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -260,7 +319,24 @@ def audit_file(
         )
         for i in chosen
     )
-    return FileAudit(path, run.name, len(run), tallies, int(idx.size), pairwise, patterns, exs)
+    return FileAudit(
+        path, run.name, len(run), tallies, int(idx.size), pairwise, patterns, exs,
+        None if differ_ivs is None else tuple(differ_ivs), uncertainty,
+    )
+
+
+def _shares(run: Run, settings: Uncertainty, hits: np.ndarray, counted: np.ndarray | None) -> list[Interval]:
+    """Bootstrap intervals of each row's share of hits over the counted items (every item when None)."""
+    from replicate.stats.shares import bootstrap_shares
+
+    return bootstrap_shares(
+        hits,
+        np.ones_like(hits) if counted is None else counted,
+        clusters=settings.clusters(np.asarray(run.keys)),
+        n_resamples=settings.replicates,
+        confidence_level=settings.confidence_level,
+        seed=settings.seed,
+    )
 
 
 def audit(
@@ -271,13 +347,20 @@ def audit(
     edge: tuple[str, str] | None = None,
     examples: int = 5,
     width: int = 160,
+    uncertainty: Uncertainty | None = None,
 ) -> Audit:
-    """Audit every run under ``parsers``; with ``edge`` (old, new run names) also that edge per parser."""
+    """Audit every run under ``parsers``; with ``edge`` (old, new run names) also that edge per parser.
+
+    With ``uncertainty`` settings every rate, the edge's included, gets a bootstrap interval.
+    """
     _check(parsers, policy, examples)
     runs = tuple(runs)
     mats = {run.name: label_matrix(run, parsers) for run in runs}
     files = tuple(
-        audit_file(run, parsers, policy=policy, examples=examples, width=width, labels=mats[run.name]) for run in runs
+        audit_file(
+            run, parsers, policy=policy, examples=examples, width=width, labels=mats[run.name], uncertainty=uncertainty
+        )
+        for run in runs
     )
     edge_audit = None
     if edge is not None:
@@ -295,6 +378,9 @@ def audit(
         edge_audit = EdgeAudit(
             old.name,
             new.name,
-            tuple(compare(labelled(old, k), labelled(new, k), policy=policy) for k in range(len(parsers))),
+            tuple(
+                compare(labelled(old, k), labelled(new, k), policy=policy, uncertainty=uncertainty)
+                for k in range(len(parsers))
+            ),
         )
-    return Audit(tuple(p.name for p in parsers), policy, files, edge_audit)
+    return Audit(tuple(p.name for p in parsers), policy, files, edge_audit, uncertainty)

@@ -112,8 +112,10 @@ class Interval:
     cluster: str | None
     clusters: int
     confidence_level: float
-    seed: int
+    seed: int | None  # None for an interval computed, not resampled (Wilson)
     undefined: int = 0  # replicates in which the figure was undefined (left out)
+    #: What the interval takes for granted about the sample (e.g. "independent items"); None for the cluster bootstrap.
+    assumes: str | None = None
 
     def contains(self, value: float) -> bool:
         return self.low is not None and self.high is not None and self.low <= value <= self.high
@@ -129,7 +131,49 @@ class Interval:
             "confidence_level": self.confidence_level,
             "seed": self.seed,
             "undefined_replicates": self.undefined,
+            "assumes": self.assumes,
         }
+
+
+#: What an interval over items resampled (or counted) one by one takes for granted.
+INDEPENDENT_ITEMS = "independent items"
+
+
+def percentile_bounds(values: np.ndarray, confidence_level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Percentile bounds of each column of ``values`` (replicates x figures): (low, high, undefined count).
+
+    NaN entries (a replicate in which the figure is undefined) are left out;
+    a column never defined gets NaN bounds. The percentiles are numpy's
+    default ("linear") over the defined replicates, all columns from one sort.
+    """
+    v = np.sort(values, axis=0)  # NaN (undefined) sorts last
+    defined = v.shape[0] - np.count_nonzero(np.isnan(v), axis=0)
+    alpha = 1 - confidence_level
+    cols = np.arange(v.shape[1])
+    out = []
+    for q in (alpha / 2, 1 - alpha / 2):
+        h = (defined - 1) * q
+        below = np.clip(np.floor(h).astype(np.int64), 0, None)
+        above = np.minimum(below + 1, np.maximum(defined - 1, 0))
+        x0, x1 = v[below, cols], v[above, cols]
+        value = x0 + (h - below) * (x1 - x0)
+        out.append(np.where(defined > 0, value, np.nan))
+    return out[0], out[1], v.shape[0] - defined
+
+
+def interval_list(
+    low: np.ndarray, high: np.ndarray, undefined: np.ndarray, *, method: str, replicates: int, cluster: str | None,
+    clusters: int, confidence_level: float, seed: int | None,
+) -> list[Interval]:
+    """One :class:`Interval` per column of bounds (NaN bounds become None); items as clusters assume them independent."""
+    assumes = INDEPENDENT_ITEMS if cluster is None else None
+    return [
+        Interval(
+            None if math.isnan(lo) else lo, None if math.isnan(hi) else hi,
+            method, replicates, cluster, clusters, confidence_level, seed, int(u), assumes,
+        )
+        for lo, hi, u in zip(np.asarray(low).tolist(), np.asarray(high).tolist(), np.asarray(undefined).tolist())
+    ]
 
 
 def _masks(labels: np.ndarray, gold: np.ndarray, a: np.ndarray, b: np.ndarray, policy: Policy) -> tuple[np.ndarray, ...]:
@@ -145,6 +189,11 @@ def _masks(labels: np.ndarray, gold: np.ndarray, a: np.ndarray, b: np.ndarray, p
 
 def _check(policy: str, n_resamples: int, confidence_level: float) -> None:
     check_policy(policy)
+    check_resampling(n_resamples, confidence_level)
+
+
+def check_resampling(n_resamples: int, confidence_level: float) -> None:
+    """Raise on a non-positive number of replicates or a confidence level outside (0, 1)."""
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
         raise ValueError(f"n_resamples must be a positive integer; got {n_resamples!r}")
     if not 0 < confidence_level < 1:
@@ -297,35 +346,20 @@ class PairBootstrap:
         return self._figures[figure]
 
     def bounds(self, figure: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Percentile bounds of one figure for every edge: (low, high, undefined count); NaN when never defined.
-
-        The percentiles are numpy's default ("linear") over the replicates in
-        which the figure is defined, all edges at once from one sort.
-        """
-        v = np.sort(self.values(figure), axis=0)  # NaN (undefined) sorts last
-        defined = v.shape[0] - np.count_nonzero(np.isnan(v), axis=0)
-        alpha = 1 - self.confidence_level
-        cols = np.arange(v.shape[1])
-        out = []
-        for q in (alpha / 2, 1 - alpha / 2):
-            h = (defined - 1) * q
-            below = np.clip(np.floor(h).astype(np.int64), 0, None)
-            above = np.minimum(below + 1, np.maximum(defined - 1, 0))
-            x0, x1 = v[below, cols], v[above, cols]
-            value = x0 + (h - below) * (x1 - x0)
-            out.append(np.where(defined > 0, value, np.nan))
-        return out[0], out[1], v.shape[0] - defined
+        """Percentile bounds of one figure for every edge: (low, high, undefined count); NaN when never defined."""
+        return percentile_bounds(self.values(figure), self.confidence_level)
 
     def intervals(self) -> list[dict[str, Interval]]:
         """Per edge (in ``pairs`` order), an :class:`Interval` for each figure of :data:`FIGURES`."""
         out: list[dict[str, Interval]] = [{} for _ in self.pairs]
-        common = (self.method, self.n_resamples, self.cluster, self.clusters, self.confidence_level, self.seed)
         for figure in FIGURES:
             lo, hi, undefined = self.bounds(figure)
-            for p, (low, high, u) in enumerate(zip(lo.tolist(), hi.tolist(), undefined.tolist())):
-                out[p][figure] = Interval(
-                    None if math.isnan(low) else low, None if math.isnan(high) else high, *common, u
-                )
+            ivs = interval_list(
+                lo, hi, undefined, method=self.method, replicates=self.n_resamples, cluster=self.cluster,
+                clusters=self.clusters, confidence_level=self.confidence_level, seed=self.seed,
+            )
+            for p, iv in enumerate(ivs):
+                out[p][figure] = iv
         return out
 
 

@@ -104,7 +104,7 @@ def test_edge_figures_move_between_parsers():
     assert moves["n"]["delta"] == {"toy-strict@1": -2}
     js = res.to_json()
     assert [f["path"] for f in js["files"]] == ["old", "new"]
-    assert set(js["files"][0]["parsers"]["toy-first@1"]) == {"parsed", "unparsed", "correct", "em"}
+    assert set(js["files"][0]["parsers"]["toy-first@1"]) == {"parsed", "unparsed", "unparsed_rate", "correct", "em"}
     assert js["edge"]["parsers"]["toy-strict@1"]["regression_rate"] == 0.5
 
 
@@ -141,3 +141,29 @@ def test_markdown_escapes_pipes_in_examples():
     assert " a \\| b 1 score: 2 " in text
     assert "a | b" not in text
     assert "## m (2 items)" in text
+
+
+def test_every_rate_of_an_audit_gets_a_bootstrap_interval_by_query():
+    from replicate.judge.uncertainty import Uncertainty
+    from replicate.stats.bootstrap import Clusters
+    from replicate.stats.shares import bootstrap_shares
+
+    keys = [f"q{i % 3}\x1fd{i}" for i in range(len(OUTS))]
+    run = _raw("m", OUTS, GOLD, keys)
+    st = Uncertainty(replicates=200, seed=4)
+    res = audit([run, _raw("n", OUTS[::-1], GOLD, keys)], [FIRST, STRICT], edge=("m", "n"), uncertainty=st)
+    js = res.to_json()
+    f0 = js["files"][0]
+    first = f0["parsers"]["toy-first@1"]
+    assert first["unparsed_rate"] == 2 / 7 and first["em"] == 3 / 5
+    # EM of the first-digit parser: correct over parsed items, resampled by query (q0, q1, q2)
+    parsed = np.array([o is not None and _first(o) is not None for o in OUTS])
+    correct = parsed & (np.array([_first(o) if o and _first(o) is not None else -1 for o in OUTS]) == GOLD)
+    direct = bootstrap_shares(correct[None], parsed[None], clusters=Clusters.from_keys(keys, field=0, name="query_id", sep="\x1f"), n_resamples=200, seed=4)[0]
+    assert (first["interval"]["em"]["low"], first["interval"]["em"]["high"]) == (direct.low, direct.high)
+    assert first["interval"]["em"]["cluster"] == "query_id" and first["interval"]["em"]["clusters"] == 3
+    assert f0["labels_differ_rate"] == 3 / 7 and set(f0["interval"]) == {"labels_differ_rate"}
+    assert f0["pairwise_differ"][0]["interval"]["differ_rate"]["replicates"] == 200
+    assert js["uncertainty"]["seed"] == 4
+    edge = js["edge"]["parsers"]["toy-strict@1"]
+    assert edge["interval"]["regression_rate"]["method"] == "cluster-bootstrap-percentile"

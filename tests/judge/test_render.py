@@ -8,6 +8,7 @@ from replicate.diagnostics import Diagnostics
 from replicate.judge.compare import chain
 from replicate.judge.model import LabelledRun
 from replicate.judge.render import cells_text, chain_text, comparison_text, identity_line, reading, warnings_text
+from replicate.stats.countintervals import cell_figures
 from replicate.stats.fourcell import FourCell
 
 
@@ -45,9 +46,11 @@ def test_identity_line_fills_in_the_numbers():
 
 
 def test_cells_text_markdown_table():
-    text = cells_text(FourCell(6252, 5776, 1455, 7163), "markdown")
+    text = cells_text(cell_figures(FourCell(6252, 5776, 1455, 7163)), "markdown")
     assert "| old right | 6252 (both)     | 5776 (only_old) | 12028   |" in text
-    assert "| regression share of old-correct | only_old / (both + only_old) | 48.02%  | [47.1%, 48.9%]    |" in text
+    # Wilson 95% of 5776 / 12028, by hand: centre (5776 + 1.92) / (12028 + 3.84), half-width 0.0089
+    assert "| regression share of old-correct | only_old / (both + only_old) | 48.02%  | [47.1%, 48.9%]               |" in text
+    assert "| 95% CI (independent items)   |" in text and "Intervals assume independent items" in text
 
 
 def test_comparison_and_chain_text():

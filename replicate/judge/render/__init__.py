@@ -15,9 +15,11 @@ from replicate.diagnostics import summary_text
 from replicate.judge.compare import Comparison
 from replicate.judge.uncertainty import EdgeUncertainty
 from replicate.output import Format, FormatArg, num, pct, table
-from replicate.stats.fourcell import FourCell
+from replicate.stats.countintervals import CellFigures
+from replicate.stats.fourcell import PROPORTIONS, FourCell
 
 if TYPE_CHECKING:
+    from replicate.judge.render.errors import Intervals
     from replicate.provenance import FileProvenance
 
 
@@ -55,43 +57,50 @@ def figures_table(
     from_labels: bool = False,
     error: EdgeUncertainty | None = None,
     confidence_level: float = 0.95,
+    counted: CellFigures | None = None,
 ) -> str:
     """Every figure of one edge with its definition and, for rates, a Wilson 95% interval.
 
     ``from_labels`` (the figures of a comparison of labelled runs) adds the change rate, which the four
     cells alone cannot give; it shows ``-`` when undefined (n = 0). With ``error`` a column of
     bootstrap intervals follows, a row for the paired EM difference and one for the clustered McNemar test.
+    With ``counted`` (a table of counts: every interval assumes independent items) one interval column
+    holds the Wilson intervals of the proportions and the item-bootstrap ones of the EM difference and the ratio.
     """
     from replicate.judge.render.errors import interval_cell, method_header
 
     rows = [
-        ["EM old", "(both + only_old) / n", pct(cells.em_old), _ci(cells, "em_old"), "em_old"],
-        ["EM new", "(both + only_new) / n", pct(cells.em_new), _ci(cells, "em_new"), "em_new"],
+        ["EM old", "(both + only_old) / n", pct(cells.em_old), "em_old"],
+        ["EM new", "(both + only_new) / n", pct(cells.em_new), "em_new"],
     ]
-    if error is not None:
-        rows.append(["EM difference", "EM old - EM new (paired)", pct(cells.accuracy_difference), "", "accuracy_difference"])
+    if error is not None or counted is not None:
+        rows.append(["EM difference", "EM old - EM new (paired)", pct(cells.accuracy_difference), "accuracy_difference"])
     rows += [
-        ["regression rate", "only_old / n", pct(cells.regression_rate), _ci(cells, "regression_rate"), "regression_rate"],
+        ["regression rate", "only_old / n", pct(cells.regression_rate), "regression_rate"],
         [
             "regression share of old-correct",
             "only_old / (both + only_old)",
             pct(cells.regression_share_of_old_correct),
-            _ci(cells, "regression_share_of_old_correct"),
             "regression_share_of_old_correct",
         ],
-        ["backward rate", "only_new / n", pct(cells.backward_rate), _ci(cells, "backward_rate"), "backward_rate"],
+        ["backward rate", "only_new / n", pct(cells.backward_rate), "backward_rate"],
     ]
     if from_labels:
-        rows.append(["change rate", "labels differ / n", pct(change_rate), "", "change_rate"])
+        rows.append(["change rate", "labels differ / n", pct(change_rate), "change_rate"])
     rows += [
-        ["independent regression rate", "EM old x (1 - EM new)", pct(cells.independent_regression_rate), "", ""],
-        ["independence ratio", "regression / independent", num(cells.independence_ratio, 2), "", "independence_ratio"],
-        ["McNemar exact p", "only_old vs only_new", _p(cells.mcnemar_p()), "", ""],
+        ["independent regression rate", "EM old x (1 - EM new)", pct(cells.independent_regression_rate), ""],
+        ["independence ratio", "regression / independent", num(cells.independence_ratio, 2), "independence_ratio"],
+        ["McNemar exact p", "only_old vs only_new", _p(cells.mcnemar_p()), ""],
     ]
+    if counted is not None:
+        level = f"{100 * counted.confidence_level:g}%"
+        out = [r[:3] + [interval_cell(counted.interval.get(r[3]), r[3]) if r[3] else ""] for r in rows]
+        return table(out, ["figure", "definition", "value", f"{level} CI (independent items)"], fmt)
+    wilson = [r[:3] + [_ci(cells, r[3]) if r[3] in PROPORTIONS else ""] for r in rows]
     headers = ["figure", "definition", "value", "95% CI (Wilson)"]
     if error is None:
-        return table([r[:4] for r in rows], headers, fmt)
-    out = [r[:4] + [interval_cell(error.interval.get(r[4]), r[4]) if r[4] else ""] for r in rows]
+        return table(wilson, headers, fmt)
+    out = [w + [interval_cell(error.interval.get(r[3]), r[3]) if r[3] else ""] for w, r in zip(wilson, rows)]
     out.append(["McNemar clustered p", f"by {error.cluster or 'item'} (Durkalski)", _p(error.mcnemar_p), "", ""])
     return table(out, [*headers, method_header(error, confidence_level)], fmt)
 
@@ -112,7 +121,7 @@ def identity_line(cells: FourCell) -> str:
     )
 
 
-def reading(cells: FourCell, error: EdgeUncertainty | None = None) -> str:
+def reading(cells: FourCell, error: Intervals | None = None) -> str:
     """One plain-language sentence about an edge, claiming no more than the figures (and intervals) show."""
     from replicate.judge.render.errors import ratio_reading
 
@@ -275,10 +284,21 @@ def chain_text(edges: Sequence[Comparison], fmt: FormatArg, *, flags: Sequence[A
     return out
 
 
-def cells_text(cells: FourCell, fmt: FormatArg) -> str:
-    """Figures derived from a four-cell table alone (no change rate: it needs the labels)."""
+def cells_text(figs: CellFigures, fmt: FormatArg) -> str:
+    """Figures derived from a four-cell table alone (no change rate: it needs the labels), with their intervals."""
     fmt = Format(fmt)
-    parts = [cells_table(cells, fmt), figures_table(cells, fmt), *_prose([identity_line(cells), reading(cells)], fmt)]
+    cells = figs.cells
+    note = (
+        f"Intervals assume independent items: a table of counts has no cluster key, so where items are "
+        f"clustered (passages judged for one query) they are too narrow. Wilson score intervals for the "
+        f"proportions; item bootstrap from the counts ({figs.replicates} replicates, seed {figs.seed}, "
+        "percentile method) for the EM difference and the independence ratio."
+    )
+    parts = [
+        cells_table(cells, fmt),
+        figures_table(cells, fmt, counted=figs),
+        *_prose([identity_line(cells), reading(cells, figs), note], fmt),
+    ]
     return "\n".join(parts) + "\n"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from replicate.judge.audit import EDGE_FIGURES, Audit, FileAudit
 from replicate.judge.render import heading
+from replicate.judge.render.errors import how_resampled, with_interval
 from replicate.output import Format, FormatArg, num, pct, table
 from replicate.stats.policy import Policy
 
@@ -18,14 +19,27 @@ def _lab(v: int | None) -> str:
 def file_text(fa: FileAudit, fmt: FormatArg, *, policy: Policy) -> str:
     fmt = Format(fmt)
     out = [heading(f"{fa.path} ({fa.items} items)", fmt)]
-    rows = [[t.parser, t.parsed, t.unparsed, pct(t.unparsed / fa.items if fa.items else None, 1), pct(t.em, 1)] for t in fa.parsers]
+    def iv(t, figure: str):
+        return None if t.interval is None else t.interval[figure]
+
+    rows = [
+        [t.parser, t.parsed, t.unparsed, with_interval(pct(t.unparsed_rate, 1), iv(t, "unparsed_rate"), "unparsed_rate"),
+         with_interval(pct(t.em, 1), iv(t, "em"), "em")]
+        for t in fa.parsers
+    ]
     em_note = "over parsed items" if policy == "intersect" else "over all items, unparsed = wrong"
     out.append(table(rows, ["parser", "parsed", "unparsed", "unparsed %", f"EM ({em_note})"], fmt))
-    share = pct(fa.labels_differ / fa.items if fa.items else None, 1)
+    ivs = fa.differ_intervals
+    share = with_interval(pct(fa.labels_differ_rate, 1), None if ivs is None else ivs[0], "labels_differ_rate")
     line = f"labels differ between the parsers on {fa.labels_differ} of {fa.items} items ({share})"
     if len(fa.pairwise_differ) > 1:
-        line += "; pairwise: " + ", ".join(f"{a} vs {b}: {k}" for a, b, k in fa.pairwise_differ)
+        line += "; pairwise: " + ", ".join(
+            f"{a} vs {b}: {k} ({with_interval(pct(k / fa.items if fa.items else None, 1), None if ivs is None else ivs[j + 1], 'differ_rate')})"
+            for j, (a, b, k) in enumerate(fa.pairwise_differ)
+        )
     out.append(line + "\n")
+    if ivs is not None:
+        out.append(f"Intervals: {how_resampled(ivs[0])}.\n")
     if fa.patterns:
         names = [p for p, _ in fa.patterns[0].labels]
         rows = [[*(_lab(v) for _, v in p.labels), p.count] for p in fa.patterns[:PATTERNS_SHOWN]]
@@ -70,10 +84,18 @@ def audit_text(a: Audit, fmt: FormatArg) -> str:
         moves = e.moves()
         first = a.parsers[0]
         others = a.parsers[1:]
+        errors = {c.parser: c.uncertainty for c in e.comparisons}
+
+        def value(fig: str, p: str) -> str:
+            err = errors[p]
+            return with_interval(_fig(fig, moves[fig]["values"][p]), None if err is None else err.interval.get(fig), fig)
+
         rows = [
-            [fig, *(_fig(fig, moves[fig]["values"][p]) for p in a.parsers),
-             *(_delta(fig, moves[fig]["delta"][p]) for p in others)]
+            [fig, *(value(fig, p) for p in a.parsers), *(_delta(fig, moves[fig]["delta"][p]) for p in others)]
             for fig in EDGE_FIGURES
         ]
         out.append(table(rows, ["figure", *a.parsers, *(f"{p} - {first}" for p in others)], fmt))
+        err = errors[first]
+        if err is not None:
+            out.append(f"Intervals: {how_resampled(next(iter(err.interval.values())))}, for each parser's edge.\n")
     return "\n".join(out)

@@ -9,8 +9,8 @@ interval included.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from replicate.judge.uncertainty import EXACT_MCNEMAR_ASSUMES, EdgeUncertainty
 from replicate.output import Format, num, pct, table
@@ -23,6 +23,17 @@ if TYPE_CHECKING:
 RATIO_FIGURES = frozenset({"independence_ratio"})
 
 
+class Intervals(Protocol):
+    """What the reading of an edge needs: an interval per figure and the difficulty-aware baseline (if any)."""
+
+    @property
+    def interval(self) -> Mapping[str, Interval]: ...
+    @property
+    def difficulty_expected(self) -> float | None: ...
+    @property
+    def difficulty_other_runs(self) -> int: ...
+
+
 def interval_cell(iv: Interval | None, figure: str) -> str:
     """``[low, high]`` in the figure's units (percent for rates, 2 decimals for the ratio); ``-`` when undefined."""
     if iv is None or iv.low is None or iv.high is None:
@@ -30,6 +41,17 @@ def interval_cell(iv: Interval | None, figure: str) -> str:
     if figure in RATIO_FIGURES:
         return f"[{num(iv.low, 2)}, {num(iv.high, 2)}]"
     return f"[{pct(iv.low, 1)}, {pct(iv.high, 1)}]"
+
+
+def with_interval(value: str, iv: Interval | None, figure: str) -> str:
+    """A figure's value followed by its interval, ``48.0% [47.1%, 48.9%]``; the value alone without one."""
+    return value if iv is None else f"{value} {interval_cell(iv, figure)}"
+
+
+def how_resampled(iv: Interval) -> str:
+    """One phrase naming the bootstrap of an interval: ``18 query_id clusters resampled whole, 1000 replicates, seed 0``."""
+    by = f"{iv.clusters} {iv.cluster} clusters resampled whole" if iv.cluster else f"{iv.clusters} items resampled one by one"
+    return f"{100 * iv.confidence_level:g}% percentile bootstrap: {by}, {iv.replicates} replicates, seed {iv.seed}"
 
 
 def method_header(err: EdgeUncertainty, confidence_level: float) -> str:
@@ -45,7 +67,7 @@ DIFFICULTY_CAVEAT = (
 )
 
 
-def ratio_reading(cells: FourCell, err: EdgeUncertainty | None) -> str:
+def ratio_reading(cells: FourCell, err: Intervals | None) -> str:
     """What the independence ratio does and does not show, with its interval and baselines."""
     ratio = cells.independence_ratio
     if ratio is None:

@@ -1,0 +1,93 @@
+"""Intervals of every figure of a four-cell table given as counts, such as one printed in a paper (pure).
+
+A table of counts carries no items, so no cluster key: every interval here
+assumes independent items (``assumes`` says so). Where items are clustered
+(a TREC query has ~200 judged passages) they are too narrow; an edge read
+from files gets the cluster bootstrap instead
+(:mod:`replicate.stats.bootstrap`).
+
+- The proportions (:data:`~replicate.stats.fourcell.PROPORTIONS`: EM old and
+  new, regression rate, share of old-correct, backward rate): the Wilson score
+  interval of their count (:meth:`FourCell.confidence_intervals`).
+- The paired EM difference and the independence ratio, which are not one
+  proportion: the item bootstrap, which needs only the counts (each replicate
+  one multinomial draw of n items over the four cells,
+  :func:`~replicate.stats.bootstrap.item_replicates`), percentile method.
+
+The change rate needs the labels, so a table of counts has none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from replicate.stats.bootstrap import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    INDEPENDENT_ITEMS,
+    ITEM_METHOD,
+    Interval,
+    check_resampling,
+    figures_from_counts,
+    interval_list,
+    item_replicates,
+    percentile_bounds,
+)
+from replicate.stats.fourcell import PROPORTIONS, FourCell
+
+WILSON_METHOD = "wilson-score"
+#: The figures of a four-cell table that are not one proportion, bootstrapped from the counts.
+RESAMPLED: tuple[str, ...] = ("accuracy_difference", "independence_ratio")
+
+
+@dataclass(frozen=True)
+class CellFigures:
+    """Every figure of a four-cell table with its interval (all assuming independent items)."""
+
+    cells: FourCell
+    interval: dict[str, Interval]
+    replicates: int
+    seed: int
+    confidence_level: float
+
+    #: A table of counts has no other runs to estimate item difficulty from (see the edges' baselines).
+    difficulty_expected: None = None
+    difficulty_other_runs: int = 0
+
+    def to_json(self) -> dict:
+        out = self.cells.to_json()
+        out["interval"] = {k: v.to_json() for k, v in self.interval.items()}
+        out["uncertainty"] = {
+            "replicates": self.replicates,
+            "seed": self.seed,
+            "cluster": None,
+            "confidence_level": self.confidence_level,
+            "assumes": INDEPENDENT_ITEMS,
+            "note": "a table of counts has no cluster key; for items clustered by query these intervals are too narrow",
+        }
+        return out
+
+
+def cell_figures(
+    cells: FourCell, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence_level: float = 0.95
+) -> CellFigures:
+    """Wilson intervals of the proportions and item-bootstrap intervals of the EM difference and the ratio."""
+    check_resampling(n_resamples, confidence_level)
+    n = cells.n
+    out: dict[str, Interval] = {}
+    for fig, ci in cells.confidence_intervals(PROPORTIONS, confidence_level=confidence_level).items():
+        low, high = (None, None) if ci is None else ci
+        out[fig] = Interval(low, high, WILSON_METHOD, 0, None, n, confidence_level, None, 0, INDEPENDENT_ITEMS)
+    totals = np.array([[cells.both, cells.only_old, cells.only_new, cells.neither, 0]], dtype=np.int64)
+    reps = item_replicates(np.random.default_rng(seed), totals, n, n_resamples)
+    values = figures_from_counts(reps)
+    stacked = np.stack([values[f][:, 0] for f in RESAMPLED], axis=1)
+    lo, hi, undefined = percentile_bounds(stacked, confidence_level)
+    resampled = interval_list(
+        lo, hi, undefined, method=ITEM_METHOD, replicates=n_resamples, cluster=None, clusters=n,
+        confidence_level=confidence_level, seed=seed,
+    )
+    out.update(zip(RESAMPLED, resampled))
+    return CellFigures(cells, out, n_resamples, seed, confidence_level)

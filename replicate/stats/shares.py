@@ -1,0 +1,83 @@
+"""Bootstrap intervals of shares of items, several at once (pure, seeded, vectorised).
+
+A share is ``hits / counted`` over one set of items: a run's EM (correct over
+the items counted under the unparsed policy), the share of outputs a parser
+leaves unparsed, the share of items on which two parsers' labels differ.
+Each row of ``hits`` and ``counted`` (runs or parsers x items) is one share.
+
+It is resampled the way :func:`replicate.stats.bootstrap.bootstrap_pairs`
+resamples edges, with the same machinery: per cluster the counts of the two
+categories "counted and a hit" and "counted, not a hit"; whole clusters drawn
+with replacement (:func:`~replicate.stats.bootstrap.cluster_replicates`, the
+same draws for every row), or, with no cluster key, one multinomial draw of
+N items per row (:func:`~replicate.stats.bootstrap.item_replicates`, exact in
+distribution). Percentile intervals; a replicate with nothing counted is left
+out of that row's percentiles and counted as undefined.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from replicate.stats.bootstrap import (
+    CLUSTER_METHOD,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    ITEM_METHOD,
+    Clusters,
+    Interval,
+    check_resampling,
+    cluster_replicates,
+    interval_list,
+    item_replicates,
+    percentile_bounds,
+)
+
+
+def share_counts(hits: np.ndarray, counted: np.ndarray, codes: np.ndarray, n_clusters: int) -> np.ndarray:
+    """Per cluster and row, (counted hits, counted misses): int64 ``(n_clusters, rows, 2)``."""
+    hits = np.asarray(hits, dtype=bool)
+    counted = np.asarray(counted, dtype=bool)
+    R, N = counted.shape
+    flat = (np.asarray(codes, dtype=np.int64)[None, :] + n_clusters * np.arange(R)[:, None]).ravel()
+    out = np.empty((n_clusters, R, 2), dtype=np.int64)
+    for k, mask in enumerate((hits & counted, counted & ~hits)):
+        out[:, :, k] = np.bincount(flat, weights=mask.ravel(), minlength=R * n_clusters).reshape(R, n_clusters).T
+    return out
+
+
+def bootstrap_shares(
+    hits: np.ndarray,
+    counted: np.ndarray,
+    *,
+    clusters: Clusters | None = None,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    confidence_level: float = 0.95,
+    seed: int = DEFAULT_SEED,
+) -> list[Interval]:
+    """An interval of ``hits[r] & counted[r]`` over ``counted[r]`` for each row r (bool arrays, rows x items)."""
+    check_resampling(n_resamples, confidence_level)
+    hits = np.atleast_2d(np.asarray(hits, dtype=bool))
+    counted = np.atleast_2d(np.asarray(counted, dtype=bool))
+    if hits.shape != counted.shape:
+        raise ValueError(f"hits and counted must have one shape; got {hits.shape} and {counted.shape}")
+    n_items = counted.shape[1]
+    clusters = Clusters.items(n_items) if clusters is None else clusters
+    if len(clusters.codes) != n_items:
+        raise ValueError(f"clusters cover {len(clusters.codes)} items; the shares have {n_items}")
+    rng = np.random.default_rng(seed)
+    if clusters.is_items:
+        totals = share_counts(hits, counted, np.zeros(n_items, np.int64), 1)[0]
+        reps = item_replicates(rng, totals, n_items, n_resamples)
+        method = ITEM_METHOD
+    else:
+        reps = cluster_replicates(rng, share_counts(hits, counted, clusters.codes, clusters.count), n_resamples)
+        method = CLUSTER_METHOD
+    hit, den = reps[..., 0].astype(np.float64), reps.sum(axis=-1).astype(np.float64)
+    values = np.full(hit.shape, np.nan)
+    np.divide(hit, den, out=values, where=den > 0)
+    lo, hi, undefined = percentile_bounds(values, confidence_level)
+    return interval_list(
+        lo, hi, undefined, method=method, replicates=n_resamples, cluster=clusters.name,
+        clusters=clusters.count, confidence_level=confidence_level, seed=seed,
+    )
