@@ -178,7 +178,11 @@ def test_parsers_audit_json(tmp_path):
     assert res.exit_code == 0, res.output
     f = json.loads(res.stdout)["files"][0]
     assert f["path"].endswith("m.jsonl")
-    assert f["parsers"]["umbrela-strict@1"] == {"parsed": 1, "unparsed": 3, "correct": 1, "em": 1.0}
+    strict = f["parsers"]["umbrela-strict@1"]
+    assert {k: strict[k] for k in ("parsed", "unparsed", "unparsed_rate", "correct", "em")} == {
+        "parsed": 1, "unparsed": 3, "unparsed_rate": 0.75, "correct": 1, "em": 1.0,
+    }
+    assert set(strict["interval"]) == {"em", "unparsed_rate"} and strict["interval"]["em"]["cluster"] == "query_id"
     assert f["parsers"][P]["parsed"] == 3 and f["parsers"][P]["em"] == 1.0
     assert f["labels_differ"] == 2
     assert [e["key"] for e in f["examples"]] == ["1 / b", "2 / c"]
