@@ -304,7 +304,6 @@ def load(
     Says on stderr which reader was chosen by content for which files.
     """
     from replicate.judge.api import load_runs
-    from replicate.judge.labelcache import LabelCache, default_root
     from replicate.parsing import PARSERS
     from replicate.reading import ReadOptions
 
@@ -314,10 +313,26 @@ def load(
         specs, fields=fields, strict=strict, reader=reader,
         options=ReadOptions(fields=fields, extra=extra or {}, gold_labels=gold_labels),
         gold=gold, gold_reader=gold_reader, need_gold=need_gold,
-        label_cache=LabelCache(default_root()) if CACHE_SETTINGS["use"] else None,
+        label_cache=label_cache(),
     )
     show_detected(loaded.detected())
     return loaded
+
+
+def label_cache():
+    """The label cache the commands read and write (under REPLICATE_CACHE_DIR or the user cache dir); None with --no-cache."""
+    from replicate.judge.labelcache import LabelCache, default_root
+
+    return LabelCache(default_root()) if CACHE_SETTINGS["use"] else None
+
+
+def show_cache_events(cache) -> None:
+    """Say on stderr what the label cache did: a damaged entry always, hits and misses with --verbose."""
+    for run, key, event in cache.events if cache is not None else []:
+        if event == "corrupt":
+            warn(f"label cache: the entry for run {run} ({key[:16]}) was damaged; parsed again and rewritten")
+        elif CACHE_SETTINGS["verbose"]:
+            warn(f"label cache: {event} for run {run} ({key[:16]})")
 
 
 def show_detected(detected: dict[str, list[str]]) -> None:
@@ -335,21 +350,21 @@ def emit_runs(loaded, result: Any, fmt: Format, *, text: Callable[[], str], comp
     """
     show_warnings(loaded.diagnostics)
     cache = loaded.label_cache
-    events = cache.events if cache is not None else []
-    for run, key, event in events:
-        if event == "corrupt":
-            warn(f"label cache: the entry for run {run} ({key[:16]}) was damaged; parsed again and rewritten")
-        elif CACHE_SETTINGS["verbose"]:
-            warn(f"label cache: {event} for run {run} ({key[:16]})")
+    show_cache_events(cache)
     if comparisons is not None:
         require_shared_items(loaded, comparisons)
     extra: dict[str, Any] = {}
     if loaded.gold is not None:
         extra["gold"] = loaded.gold
-    if events:
+    if cache is not None and cache.events:
         extra["label_cache"] = {"format": 1, "keys": cache.keys()}
     # the warnings are shown above (before the cache lines and the shared-items check)
-    emit(_Extended(result, extra) if extra else result, fmt, loaded.diagnostics, text=text, warnings=None)
+    emit(extended(result, extra), fmt, loaded.diagnostics, text=text, warnings=None)
+
+
+def extended(result: Any, extra: dict[str, Any]) -> Any:
+    """``result`` whose JSON also carries ``extra`` (before the warnings), or ``result`` itself when there is none."""
+    return _Extended(result, extra) if extra else result
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,17 @@ from typing import Annotated, Optional
 import typer
 
 from replicate.cli.base import FormatOpt, StrictOpt, app, emit, report_to_stderr, warn
-from replicate.cli.judge_options import ClusterOpt, MinItemsOpt, ReaderOpt, ReplicatesOpt, SeedOpt, show_detected
+from replicate.cli.judge_options import (
+    ClusterOpt,
+    MinItemsOpt,
+    ReaderOpt,
+    ReplicatesOpt,
+    SeedOpt,
+    extended,
+    label_cache,
+    show_cache_events,
+    show_detected,
+)
 from replicate.output import Format
 
 
@@ -70,10 +80,11 @@ def verify_cmd(
     if out is not None and not to_stdout and (out.is_dir() or not out.parent.is_dir()):
         why = "is a directory, not a file" if out.is_dir() else "its directory does not exist"
         raise BadInput(f"cannot write --out note: {why}", path=out)
+    cache = label_cache()
     v = verify(claims, root=str(root), parsers=parser or None, date=date, strict=strict,
                replications=_pairs(replication, "--replication", "NAME=TRIALS"),
                replication_archives=_pairs(replication_archive, "--replication-archive", "NAME=ARCHIVE"),
-               reader=reader, uncertainty=_uncertainty(replicates, seed, cluster, min_items))
+               reader=reader, uncertainty=_uncertainty(replicates, seed, cluster, min_items), label_cache=cache)
     detected: dict[str, list[str]] = {}
     for files in v.run_files.values():
         for f in files:
@@ -90,9 +101,14 @@ def verify_cmd(
             raise BadInput(f"cannot write --out note: {exc.strerror}", path=out) from None
         warn(f"wrote {out}" + "".join(f", {f}" for _, png, svg in fig.files for f in (png, svg)))
     note_to_stdout = fmt is Format.markdown and out is None
+    show_cache_events(cache)
+    # several parsers label a run: every entry read or written, as (run, key) in the order used
+    entries = list(dict.fromkeys((run, key) for run, key, _ in cache.events)) if cache is not None else []
+    cached = {"label_cache": {"format": 1, "entries": [list(e) for e in entries]}} if entries else {}
     with report_to_stderr(to_stdout):
         # the loader's warnings are in the note and the JSON, not on stderr
-        emit(v, fmt, v.diagnostics, text=lambda: render_note(v) if note_to_stdout else render_table(v, fmt), warnings=None)
+        emit(extended(v, cached), fmt, v.diagnostics,
+             text=lambda: render_note(v) if note_to_stdout else render_table(v, fmt), warnings=None)
     failed = v.failed_ids
     if failed and not no_fail:
         raise CheckFailed(f"{len(failed)} claim(s) {_failed_words(v)}: {', '.join(failed)}")

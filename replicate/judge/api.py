@@ -61,6 +61,10 @@ class Loaded:
             self._cache[parser_name] = [self._label(r, parser) for r in self.runs]
         return list(self._cache[parser_name])
 
+    def label_run(self, run: Run, parser: Parser | None) -> LabelledRun:
+        """``run`` (one of these runs) labelled by ``parser`` (None for runs that carry labels), through the label cache."""
+        return self._label(run, parser)
+
     def _label(self, run: Run, parser: Parser | None) -> LabelledRun:
         """One run labelled, through the label cache when there is one.
 

@@ -16,20 +16,23 @@ import datetime as _dt
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from replicate import __version__
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, UsageError
-from replicate.judge.model import Run
+from replicate.judge.model import LabelledRun, Run
 from replicate.judge.select import RunEntry, RunSpec
 from replicate.judge.uncertainty import Uncertainty
-from replicate.parsing import PARSERS
+from replicate.parsing import PARSERS, Parser
 from replicate.verify.claims import ClaimsFile, load_claims
 from replicate.verify.flags import collect_flags
 from replicate.verify.matching import match
 from replicate.verify.recompute import Computed, EdgeFigures, FloorFigures, Recomputer, RunFigures
 from replicate.verify.result import ClaimResult, Verification
+
+if TYPE_CHECKING:
+    from replicate.judge.labelcache import LabelCache
 
 #: The parser family tried when neither --parser nor a claim names one.
 DEFAULT_FAMILY = "umbrela"
@@ -93,11 +96,14 @@ def verify_runs(
     date: str | None = None,
     diagnostics: Diagnostics | None = None,
     uncertainty: Uncertainty | None = None,
+    label: Callable[[Run, Parser | None], LabelledRun] | None = None,
 ) -> Verification:
     """Recompute every claim of ``claims`` from in-memory ``runs`` (pure).
 
     With ``uncertainty`` settings every edge and floor gets bootstrap
     intervals (clusters from the claims file's key fields) and small samples are flagged.
+    ``label`` labels one run with a parser (default ``Run.label_with``; :func:`verify`
+    passes the loader's, which goes through the label cache).
 
     Each claim is recomputed under every parser of ``parsers`` (given parsers
     override a claim's own; the first gates); without ``parsers``, under the
@@ -117,7 +123,7 @@ def verify_runs(
             uncertainty = replace(uncertainty, key_fields=tuple(claims.fields.get("key_fields") or FieldSpec().key_fields))
         except ValueError as exc:
             raise UsageError(Message(Param("cluster"), f": {exc}")) from None
-    rc = Recomputer(runs, PARSERS.get, uncertainty=uncertainty)
+    rc = Recomputer(runs, PARSERS.get, uncertainty=uncertainty, label=label)
     results = []
     for c in claims.claims:
         if explicit:
@@ -203,8 +209,12 @@ def verify(
     replication_archives: Mapping[str, str | Path] | None = None,
     reader: str | None = None,
     uncertainty: Uncertainty | None = None,
+    label_cache: LabelCache | None = None,
 ) -> Verification:
     """Read a claims file and the files its runs name (under ``root``), then :func:`verify_runs`.
+
+    Runs are read and labelled as the judge commands do (:func:`replicate.judge.api.load_runs`);
+    ``label_cache`` keeps parsed labels across processes (None: parse every time).
 
     Trial claims are checked by :func:`replicate.verify.trials_check.check_trials`
     over the ``[trials]`` tables; ``replications`` (name -> fresh trials table,
@@ -248,10 +258,10 @@ def verify(
         raise BadInput(f"[gold] file {gold['file']!r} not found under {root}", path=claims_path)
     loaded = load_runs(
         specs, fields=fields, strict=strict, reader=reader,
-        gold=root_path / gold["file"] if gold else None, gold_reader=gold.get("reader"),
+        gold=root_path / gold["file"] if gold else None, gold_reader=gold.get("reader"), label_cache=label_cache,
     )
     v = verify_runs(
         claims, {r.name: r for r in loaded.runs}, parsers=list(columns) if parsers else None,
-        root=str(root), date=date, diagnostics=loaded.diagnostics, uncertainty=uncertainty,
+        root=str(root), date=date, diagnostics=loaded.diagnostics, uncertainty=uncertainty, label=loaded.label_run,
     )
     return v if trials is None else replace(v, trials=trials)

@@ -183,11 +183,14 @@ class Recomputer:
     """Recomputes claims from raw runs, labelling each run once per parser and caching figures."""
 
     def __init__(
-        self, runs: Mapping[str, Run], get_parser: Callable[[str], Parser], *, uncertainty: Uncertainty | None = None
+        self, runs: Mapping[str, Run], get_parser: Callable[[str], Parser], *, uncertainty: Uncertainty | None = None,
+        label: Callable[[Run, Parser | None], LabelledRun] | None = None,
     ) -> None:
+        """``label`` labels one run with a parser (default ``Run.label_with``; the loader's passes its label cache)."""
         self.uncertainty = uncertainty
         self.runs = dict(runs)
         self._get_parser = get_parser
+        self._label = label if label is not None else Run.label_with
         self._labelled: dict[tuple[str, str], LabelledRun] = {}
         self._run: dict[tuple[str, str, str], RunFigures] = {}
         self._edge: dict[tuple[str, str, str, str], EdgeFigures | str] = {}
@@ -198,7 +201,7 @@ class Recomputer:
         key = (name, parser)
         if key not in self._labelled:
             run = self.runs[name]
-            self._labelled[key] = run.label_with(None if run.labels is not None else self._get_parser(parser))
+            self._labelled[key] = self._label(run, None if run.labels is not None else self._get_parser(parser))
         return self._labelled[key]
 
     # -- figures ---------------------------------------------------------------------
