@@ -40,13 +40,15 @@ A reader offers two functions:
     item for K-trial data (``None`` for single-label runs): a reader gives
     every trial it finds, and a run (one reading per item) refuses a file
     whose records carry several trials, naming the reader's
-    :attr:`Reader.trial_option` that picks one (a trials table of every
-    trial is planned: ``replicate import``, not built yet). Problems are raised
+    :attr:`Reader.trial_option` that picks one (``replicate import`` reads
+    them all into a trials table). Problems are raised
     with :meth:`Source.bad` (a :class:`~replicate.errors.BadInput` naming file
     and line) or counted with :meth:`Source.warn`; fields a reader does not
     know are ignored, never fatal. A reader that takes options
     (:meth:`ReadOptions.get`) says what it settled in :attr:`Source.used`
     (``source.used["filter"] = "strict-match"``), kept in each file's provenance.
+    A reader whose file names its model or task puts them in :attr:`Source.about`
+    (``source.about["model"] = "openai/gpt-4o"``).
 
 Provenance (path, size, sha256, the fetched release) is recorded by the
 loader for every file; the reader's name goes beside the parser in every
@@ -142,6 +144,10 @@ class Source:
     #: For a file that is not read line by line (a zip log): how many units (samples) it holds,
     #: reported as the file's ``lines`` instead of its newline count.
     lines_total: int | None = None
+    #: What the file says about the run it records, when it says so: ``model`` (the model's
+    #: name) and ``task`` (the benchmark or task). ``replicate import`` takes them as the
+    #: defaults of ``--model`` and ``--benchmark``.
+    about: dict[str, str] = field(default_factory=dict)
 
     def bad(self, message: str, line: int | None = None) -> BadInput:
         """A :class:`BadInput` naming this file and ``line`` (raise it)."""

@@ -72,6 +72,17 @@ class Log:
     status: str | None  # None: no header (an .eval whose eval has not finished)
     samples: list[LogSample]
     via: str  # "built-in" or "inspect_ai <version>"
+    model: str | None = None  # eval.model, e.g. "openai/gpt-4o"
+    task: str | None = None  # eval.task
+
+
+def _eval_names(header: Any) -> tuple[str | None, str | None]:
+    """(eval.model, eval.task) of a log header, where they are strings."""
+    spec = header.get("eval") if isinstance(header, dict) else None
+    if not isinstance(spec, dict):
+        return None, None
+    model, task = spec.get("model"), spec.get("task")
+    return (model if isinstance(model, str) and model else None, task if isinstance(task, str) and task else None)
 
 
 def _loads(data: bytes) -> Any:
@@ -221,7 +232,7 @@ def _read_zip(src: Source) -> Log:
             seen.add(name)
             samples.append(_sample(_member(zf, name, src), f"member {name}", src))
     samples.sort(key=_order)
-    return Log("eval", version, status, samples, "built-in")
+    return Log("eval", version, status, samples, "built-in", *_eval_names(header))
 
 
 def _read_json(src: Source) -> Log:
@@ -240,7 +251,7 @@ def _read_json(src: Source) -> Log:
     samples = [_sample(s, f"samples[{i}]", src) for i, s in enumerate(raw)]
     samples.sort(key=_order)
     status = obj.get("status")
-    return Log("json", version, status if isinstance(status, str) else None, samples, "built-in")
+    return Log("json", version, status if isinstance(status, str) else None, samples, "built-in", *_eval_names(obj))
 
 
 def is_zip(data: bytes) -> bool:
@@ -278,7 +289,10 @@ def _via_inspect_ai(src: Source, kind: Literal["eval", "json"]) -> Log | None:
         error = None if s.error is None else str(s.error.message)
         samples.append(LogSample(str(s.id), int(s.epoch), scores, error, where, _sort_id(s.id)))
     samples.sort(key=_order)
-    return Log(kind, int(log.version), str(log.status), samples, via)
+    spec = getattr(log, "eval", None)
+    model, task = getattr(spec, "model", None), getattr(spec, "task", None)
+    return Log(kind, int(log.version), str(log.status), samples, via,
+               model if isinstance(model, str) and model else None, task if isinstance(task, str) and task else None)
 
 
 def read_log(src: Source) -> Log:

@@ -197,8 +197,8 @@ def _records(src: Source) -> Iterator[Record]:
 
     Key: the sample ``id`` (compared as a string). Trial: the ``epoch``. A
     log run with several epochs holds several trials per sample: the judge
-    commands refuse it unless ``--epoch N`` keeps one (reading every epoch
-    into a trials table is not supported yet).
+    commands refuse it unless ``--epoch N`` keeps one; ``replicate import``
+    reads them all into a trials table.
 
     Verdict: the value of the scorer named by ``--scorer`` (needed when the
     samples carry several): ``C`` right; ``I`` and ``N`` (no answer) wrong;
@@ -233,6 +233,10 @@ def _records(src: Source) -> Iterator[Record]:
     if smap:
         src.used["score_map"] = ",".join(f"{k}={int(v)}" for k, v in smap.items())
     src.used.update(log_reader=log.via, log_version=str(log.version))
+    if log.model:
+        src.about["model"] = log.model
+    if log.task:
+        src.about["task"] = log.task
     if log.status != "success":
         shown = "not written (the eval has not finished)" if log.status is None else repr(log.status)
         src.warn("log-status", f"the log's status is {shown}: its {len(log.samples)} samples are read as they are")

@@ -12,6 +12,7 @@ one JSON object a line for each (document, filter) pair, with ``doc_id``,
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any, Iterator
 
 import orjson
@@ -22,6 +23,15 @@ from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_
 
 #: The fields a samples line must have for the reader to say "yes" when sniffing.
 _NEEDED = ("doc_id", "filtered_resps", "metrics")
+#: lm-eval's name of a samples file: ``samples_<task>_<date>.jsonl``, the date as
+#: ``datetime.isoformat()`` with ``:`` replaced by ``-`` (the only place the task is named).
+_FILE_NAME = re.compile(r"^samples_(?P<task>.+)_\d{4}-\d{2}-\d{2}T[0-9.\-]+\.jsonl(?:\.gz)?$")
+
+
+def task_of(name: str) -> str | None:
+    """The task named by a samples file's name (``samples_gsm8k_2024-05-01T10-00-00.000000.jsonl``: gsm8k)."""
+    m = _FILE_NAME.match(name)
+    return m.group("task") if m else None
 
 
 def _sniff(head: bytes, options: ReadOptions) -> Match:
@@ -133,7 +143,9 @@ def _records(src: Source) -> Iterator[Record]:
     Repeats: a task's ``repeats`` give several responses per request in
     ``resps``, but the file keeps one metric value per (doc, filter), computed
     by the filter over all repeats (take-first, majority vote); per-repeat
-    correctness is not in the file, so repeats are not read as trials.
+    correctness is not in the file, so repeats are not read as trials. The
+    samples name no model (it is in the ``results_<date>.json`` beside them);
+    the task is taken from the file name (``samples_<task>_<date>.jsonl``).
 
     Refused, naming file and line: a line that is not a JSON object, a sample
     lacking doc_id, filter or metrics, a sample lacking the chosen metric
@@ -147,6 +159,9 @@ def _records(src: Source) -> Iterator[Record]:
     first_line_no, first = samples[0]
     metric = _chosen_metric(first, src, first_line_no)
     src.used.update(filter=chosen, correct_field=metric)
+    task = task_of(src.path.name)
+    if task is not None:
+        src.about["task"] = task
     seen: dict[tuple[str, str], int] = {}
     for lineno, obj in samples:
         if obj["metrics"] != first["metrics"]:
