@@ -188,7 +188,7 @@ EpochOpt = Annotated[
         min=1,
         metavar="N",
         help="inspect_ai logs: the epoch read when a log holds several (epochs are trials; "
-        "one run reads one of them).",
+        "'replicate import' reads them all).",
         show_default=False,
     ),
 ]

@@ -146,8 +146,8 @@ def test_partial_credit_is_refused_unless_mapped():
 
 def test_epochs_are_trials_refused_as_one_run_unless_one_is_picked():
     with pytest.raises(BadInput, match=r"epochs.eval:7: the file holds several trials of its items \(trial 1 at line 1, "
-                                       r"trial 2 at line 7\); a run takes one reading per item.*keep one with epoch \(reading "
-                                       r"every trial into a trials table is not supported yet\)"):
+                                       r"trial 2 at line 7\); a run takes one reading per item.*keep one with epoch, or read "
+                                       r"every trial into a trials table with 'replicate import --reader inspect-log@1'"):
         _load(EPOCHS)
     res = _run("compare", OLD, EPOCHS, "--scorer", "match", "-f", "json", "--replicates", "0")
     assert res.exit_code == 2 and "keep one with --epoch" in res.stderr

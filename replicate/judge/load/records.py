@@ -59,13 +59,13 @@ def _key(rec: Record, src: Source) -> str:
 
 def _several_trials(reader: Reader, src: Source, first: Record, rec: Record) -> BadInput:
     """The error for a file whose records carry several trials, read as one run (one reading per item)."""
-    pick: list[str | Param] = ["reading every trial into a trials table is not supported yet"]
+    pick: list[str | Param] = []
     if reader.trial_option is not None:
-        pick = ["keep one with ", Param(reader.trial_option), " (", *pick, ")"]
+        pick = ["keep one with ", Param(reader.trial_option), ", or "]
     message = Message(
         f"the file holds several trials of its items (trial {first.trial} at line {first.line}, "
         f"trial {rec.trial} at line {rec.line}); a run takes one reading per item, so it is not read "
-        "as one: ", *pick,
+        "as one: ", *pick, f"read every trial into a trials table with 'replicate import --reader {reader.name}'",
     )
     return src.bad(message, rec.line)
 
