@@ -13,7 +13,10 @@
     (in :mod:`replicate_parsers.lm_eval`);
 ``inspect-log@1``
     inspect_ai eval logs (``.eval``, ``.json``) as correctness verdicts
-    (in :mod:`replicate_parsers.inspect_log`).
+    (in :mod:`replicate_parsers.inspect_log`);
+``gold-jsonl@1``
+    JSONL of gold labels only, for ``--gold FILE``
+    (in :mod:`replicate_parsers.gold_jsonl`).
 
 The judge files have a bulk path (``load_file``) that gives the same items as its
 ``records`` function, faster. docs/readers.md describes every format.
@@ -37,6 +40,7 @@ from replicate.judge.load.records import load_records
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
 from replicate.labels import RELEVANCE_0_3
 from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
+from replicate_parsers.gold_jsonl import GOLD_JSONL
 from replicate_parsers.inspect_log import INSPECT_LOG
 from replicate_parsers.lm_eval import LM_EVAL_SAMPLES
 
@@ -418,3 +422,4 @@ READERS.append(UMBRELA_JUDGE)
 # lm-eval-samples@1 (its own module) ------------------------------------------------
 READERS.append(LM_EVAL_SAMPLES)
 READERS.append(INSPECT_LOG)
+READERS.append(GOLD_JSONL)

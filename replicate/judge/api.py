@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 from replicate.diagnostics import Diagnostics
-from replicate.errors import UsageError
+from replicate.errors import Message, Param, UsageError
 from replicate.judge.gold import GoldJoin, join_gold, require_gold
 from replicate.judge.labelcache import LabelCache, label_key
 from replicate.judge.load import FieldSpec, load_run
@@ -126,6 +126,7 @@ def load_runs(
                  options=own.get(s.name, options))
         for s in specs
     )
+    _refuse_gold_only(runs)
     joined = None
     if gold is not None:
         if gold_reader is not None:
@@ -135,3 +136,14 @@ def load_runs(
     elif need_gold:
         require_gold(runs)
     return Loaded(runs, diag, fields, joined, options, label_cache, own)
+
+
+def _refuse_gold_only(runs: Sequence[Run]) -> None:
+    """A file of gold only (its reader's ``gold_only``) is not a run: it goes with ``--gold``."""
+    for run in runs:
+        for f in run.files:
+            if READERS.get(f.reader).gold_only:
+                raise UsageError(Message(
+                    f"run {run.name!r}: {f.provenance.path} holds gold labels only ({f.reader}), "
+                    "not a judge's reading; give it with ", Param("gold"), " FILE",
+                ))
