@@ -131,7 +131,7 @@ def load_runs(
     if gold is not None:
         if gold_reader is not None:
             READERS.get(gold_reader)
-        gold_run = load_run("gold", gold, fields=fields, diagnostics=diag, reader=gold_reader, options=options)
+        gold_run = load_run("gold", gold, fields=fields, diagnostics=diag, reader=gold_reader, options=options, gold=True)
         runs, joined = join_gold(runs, gold_run, diag)
     elif need_gold:
         require_gold(runs)

@@ -77,9 +77,15 @@ def test_other_key_and_gold_fields(tmp_path):
 
 def test_a_gold_only_file_given_as_a_run_is_refused_pointing_to_gold(tmp_path):
     gold = _gold_file(tmp_path)
-    res = _run("compare", gold, DATA / "new.txt", "--gold", DATA / "gold.txt")
+    # named as its reader: refused as a run
+    res = _run("parse", gold, "--reader", R, "-p", "umbrela-fallback@1")
     assert res.exit_code == 2
     assert f"run 'gold': {gold} holds gold labels only ({R}), not a judge's reading; give it with --gold FILE" in res.stderr
+    # by content, a run is never read as gold alone: it is a judge file without its output field
+    res = _run("compare", gold, DATA / "new.txt", "--gold", DATA / "gold.txt")
+    assert res.exit_code == 2
+    assert "gold.jsonl:1: record has no output field: looked for 'model_output', 'gemini_output'" in res.stderr
+    assert "a file of gold alone goes with --gold" in res.stderr
 
 
 def test_a_judge_file_is_not_taken_for_gold_only(tmp_path):

@@ -80,8 +80,11 @@ def load_run(
     format: str = "auto",
     reader: str | None = None,
     options: ReadOptions | None = None,
+    gold: bool = False,
 ) -> Run:
     """Read one run (one file, or several pooled, e.g. DL 2019 + DL 2020).
+
+    ``gold``: these are the files of ``--gold`` (readers of gold alone are then candidates by content).
 
     ``reader`` names the reader of every file (``--reader``); without it each
     file's reader is chosen by content (see :func:`~replicate.judge.load.detect.choose_reader`).
@@ -115,7 +118,7 @@ def load_run(
         for i, path in enumerate(file_paths):
             f = read_file(path)
             files.append(f)
-            r = given if given is not None else choose_reader(f, opts, previous=kinds[-1] if kinds else None)
+            r = given if given is not None else choose_reader(f, opts, previous=kinds[-1] if kinds else None, gold=gold)
             split = path.parent.name
             if r.load_file is not None:
                 rf = r.load_file(f, i, opts, acc, files, diagnostics, split)

@@ -55,12 +55,17 @@ def _shown(head: bytes) -> str:
     return text + ("..." if len(line) > 60 else "")
 
 
-def choose_reader(f: RawFile, options: ReadOptions, *, previous: Reader | None = None) -> Reader:
-    """The reader of ``f`` by content (see the module doc); BadInput when none or several fit."""
+def choose_reader(f: RawFile, options: ReadOptions, *, previous: Reader | None = None, gold: bool = False) -> Reader:
+    """The reader of ``f`` by content (see the module doc); BadInput when none or several fit.
+
+    Readers of gold alone (:attr:`Reader.gold_only`) are candidates only for a gold file (``gold``).
+    """
     head = file_head(f)
     if first_line(head) is None:
         return previous if previous is not None else READERS.get(DEFAULT_READER)
     answers = sniff_all(head, options)
+    if not gold:
+        answers = {n: ("no" if READERS.get(n).gold_only else a) for n, a in answers.items()}
     yes = [n for n, a in answers.items() if a == "yes"]
     maybe = [n for n, a in answers.items() if a == "maybe"]
     if len(yes) == 1:

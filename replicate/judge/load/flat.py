@@ -27,7 +27,8 @@ def _output_field(f: RawFile, obj: dict, fields: FieldSpec, lineno: int) -> str:
             return name
     raise BadInput(
         Message(f"record has no output field: looked for {', '.join(map(repr, fields.output_fields))} "
-                "(set the output field name, e.g. ", Param("output_fields"), ")"),
+                "(set the output field name, e.g. ", Param("output_fields"), "; a file of gold alone goes with ",
+                Param("gold"), ")"),
         path=f.path,
         line=lineno,
     )
