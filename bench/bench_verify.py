@@ -11,14 +11,32 @@ under 3 parsers.
   ``compare``/``floor`` (what a script per printed number would do);
 - ours: :func:`replicate.verify.verify`.
 
-Every recomputed value must agree (to 1e-12). Prints both times and the ratio.
+Measured twice:
 
-    python bench/bench_verify.py [--small]
+- in one interpreter (imports done): both functions above, once each (not with ``--small``);
+- whole process, each in a fresh interpreter, in alternating rounds (medians):
+  the straightforward loop as a script (this file with ``--per-claim``) against
+  ``replicate verify CLAIMS --root DIR -p P1 -p P2 -p P3 -f json`` (default
+  intervals: 1,000 bootstrap replicates per edge and floor, which the loop does
+  not compute) with an empty label cache (cold, a fresh cache dir per round) and
+  again over that cache (warm: a rerun over unchanged files).
+
+Every recomputed value must agree (to 1e-12), the warm output must be
+byte-identical to the cold one, and the warm run must read every run's labels
+from the label cache (``--verbose``: a hit per run and parser, no miss).
+Prints the times and ratios; exits non-zero on any disagreement.
+
+    python bench/bench_verify.py [--small] [--rounds N]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -115,33 +133,100 @@ def ours(claims_path: Path, root: Path) -> dict[tuple[str, str], float | int | N
     return {(r.claim.id, p): r.computed[p].to_json() for r in v.results for p in r.parsers}
 
 
-def run(small: bool) -> tuple[float, float, int]:
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        claims_path, _, _ = write_release(root, small=small)
-        t0 = time.perf_counter()
-        a = straightforward(claims_path, root)
-        t1 = time.perf_counter()
-        b = ours(claims_path, root)
-        t2 = time.perf_counter()
-    assert a.keys() == b.keys(), "both approaches must recompute the same claims"
+Values = dict[tuple[str, str], "float | int | None"]
+
+
+def agree(a: Values, b: Values) -> None:
+    """Raise SystemExit unless both recomputed the same claims to the same values (1e-12)."""
+    if a.keys() != b.keys():
+        raise SystemExit(f"MISMATCH: the two approaches recomputed different claims: {sorted(a.keys() ^ b.keys())[:5]}")
     for k in a:
         x, y = a[k], b[k]
-        if x is None or y is None:
-            assert x is None and y is None, k
-        else:
-            assert abs(x - y) <= 1e-12 * max(1.0, abs(x)), (k, x, y)
+        if (x is None or y is None) and not (x is None and y is None):
+            raise SystemExit(f"MISMATCH on {k}: {x} vs {y}")
+        if x is not None and y is not None and abs(x - y) > 1e-12 * max(1.0, abs(x)):
+            raise SystemExit(f"MISMATCH on {k}: {x} vs {y}")
+
+
+def in_process(claims_path: Path, root: Path) -> tuple[float, float, int]:
+    t0 = time.perf_counter()
+    a = straightforward(claims_path, root)
+    t1 = time.perf_counter()
+    b = ours(claims_path, root)
+    t2 = time.perf_counter()
+    agree(a, b)
     return t1 - t0, t2 - t1, len(a)
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, str, str]:
+    t = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    secs = time.perf_counter() - t
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:5])} ... exited {p.returncode}:\n{p.stderr[-2000:]}")
+    return secs, p.stdout, p.stderr
+
+
+def of_json(out: str) -> Values:
+    return {(c["id"], p): v for c in json.loads(out)["claims"] for p, v in c["computed"].items()}
+
+
+def whole_process(claims_path: Path, root: Path, *, rounds: int, runs: int) -> tuple[dict[str, float], int]:
+    """Alternating rounds of the per-claim script, verify cold and verify warm, each a fresh interpreter."""
+    env = {k: v for k, v in os.environ.items() if k != "REPLICATE_CACHE_DIR"}
+    per_claim = [sys.executable, str(Path(__file__).resolve()), "--per-claim", str(claims_path), str(root)]
+    parsers = [a for p in PARSER_NAMES for a in ("-p", p)]
+    cmd = [sys.executable, "-m", "replicate", "--verbose", "verify", str(claims_path), "--root", str(root), *parsers,
+           "-f", "json", "--date", "2026-01-01", "--no-fail"]
+    times: dict[str, list[float]] = {"straightforward": [], "cold": [], "warm": []}
+    for r in range(rounds):
+        cache = root / f"cache-{r}"
+        env["REPLICATE_CACHE_DIR"] = str(cache)
+        secs, out, _ = timed(per_claim, env)
+        times["straightforward"].append(secs)
+        ref = {(k[0], k[1]): v for k, v in ((tuple(k.split("\t")), v) for k, v in json.loads(out).items())}
+        secs, cold, err = timed(cmd, env)
+        times["cold"].append(secs)
+        if err.count("label cache: miss") != runs * len(PARSER_NAMES):
+            raise SystemExit(f"verify did not write a label cache entry per run and parser:\n{err[-1000:]}")
+        secs, warm, err = timed(cmd, env)
+        times["warm"].append(secs)
+        if err.count("label cache: hit") != runs * len(PARSER_NAMES) or "label cache: miss" in err:
+            raise SystemExit(f"verify did not read every run's labels from the label cache:\n{err[-1000:]}")
+        if warm != cold:
+            raise SystemExit("MISMATCH: the warm verify output differs from the cold one")
+        agree(ref, of_json(cold))
+        shutil.rmtree(cache, ignore_errors=True)
+    return {k: statistics.median(v) for k, v in times.items()}, len(ref)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help="a tiny release (smoke test)")
+    ap.add_argument("--rounds", type=int, default=None, help="whole-process rounds (default 3; 1 with --small)")
+    ap.add_argument("--per-claim", nargs=2, type=Path, metavar=("CLAIMS", "ROOT"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    slow, fast, n = run(args.small)
+    if args.per_claim is not None:  # the straightforward loop as a whole process: values as JSON
+        values = straightforward(*args.per_claim)
+        print(json.dumps({f"{cid}\t{p}": v for (cid, p), v in values.items()}))
+        return 0
+    rounds = args.rounds or (1 if args.small else 3)
     size = "small" if args.small else "8 runs x 20,646 items"
-    print(f"{n} claim x parser values, {size}: straightforward {slow:.2f} s, verify {fast:.2f} s, "
-          f"ratio {slow / fast:.1f}x (values agree)")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        claims_path, names, repeats = write_release(root, small=args.small)
+        runs = len(set(names) | set(repeats))
+        print(f"{size}, {len(PARSER_NAMES)} parsers")
+        if not args.small:  # (the smoke test checks agreement in the whole-process rounds)
+            slow, fast, _ = in_process(claims_path, root)
+            print(f"in one interpreter: straightforward {slow:.2f} s, verify {fast:.2f} s, ratio {slow / fast:.1f}x "
+                  "(values agree)")
+        t, n = whole_process(claims_path, root, rounds=rounds, runs=runs)
+    print(f"whole process, {n} claim x parser values, median of {rounds} alternating round(s) (values agree; warm output = cold output, "
+          f"every run's labels read from the label cache when warm):")
+    print(f"  straightforward per-claim script   {t['straightforward']:7.2f} s")
+    for state in ("cold", "warm"):
+        print(f"  replicate verify -f json, {state}     {t[state]:7.2f} s   ratio {t['straightforward'] / t[state]:5.1f}x")
     return 0
 
 
