@@ -202,7 +202,9 @@ class Reader:
     several. ``options`` names the reader options it reads (None: not declared);
     a runs file that sets another one on a run of this reader is refused. ``gold_only``:
     its files hold gold and no judge's reading (``gold-jsonl@1``), so they are
-    read as ``--gold`` only and a run of one is refused. ``load_file`` is an optional fast path of the built-in readers
+    read as ``--gold`` only and a run of one is refused. ``run_files`` names the
+    files it reads when a command is given a directory (a HELM run directory),
+    the first present being read. ``load_file`` is an optional fast path of the built-in readers
     (same records, read in bulk); plugins leave it None.
     """
 
@@ -220,6 +222,7 @@ class Reader:
     trial_option: str | None = field(default=None, kw_only=True)
     options: tuple[str, ...] | None = field(default=None, kw_only=True)
     gold_only: bool = field(default=False, kw_only=True)
+    run_files: tuple[str, ...] = field(default=(), kw_only=True)
     load_file: Callable[..., Any] | None = field(default=None, kw_only=True, repr=False)
 
     def __post_init__(self) -> None:

@@ -48,7 +48,7 @@ import numpy as np
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, UsageError
-from replicate.judge.load.detect import choose_reader
+from replicate.judge.load.detect import choose_reader, directory_file
 from replicate.judge.load.exam import exam_label
 from replicate.judge.load.fields import FieldSpec, gold_int, key_text
 from replicate.judge.load.readfile import BOM, Items, RawFile, read_file
@@ -92,7 +92,8 @@ def load_run(
     ``exam`` means ``exam@1``, ``auto`` chooses by content. Items keep file
     order; an item key seen twice in the run (within or across files) is a
     warning when gold and output agree, else an error. The split of each item
-    is its file's parent directory name.
+    is its file's parent directory name. A directory (a HELM run directory) is
+    read through the file in it its reader names (:func:`~replicate.judge.load.detect.directory_file`).
     """
     if format not in FORMATS:
         raise UsageError(f"format must be one of {', '.join(FORMATS)}; got {format!r}")
@@ -115,7 +116,8 @@ def load_run(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        for i, path in enumerate(file_paths):
+        for i, given_path in enumerate(file_paths):
+            path = directory_file(given_path, given)
             f = read_file(path)
             files.append(f)
             r = given if given is not None else choose_reader(f, opts, previous=kinds[-1] if kinds else None, gold=gold)

@@ -7,11 +7,18 @@ a UTF-8 BOM removed) and answers ``yes``, ``maybe`` or ``no`` (see
 lists the readers that could apply. An empty (or blank) file holds no record
 whatever its reader: it keeps the reader of the run's previous file (the
 default ``judge-jsonl@1`` for the first) and is warned as empty.
+
+A directory given as a run file (a HELM run directory) is read through the
+file in it that a reader names in :attr:`~replicate.reading.Reader.run_files`
+(:func:`directory_file`); that file's content then chooses its reader as usual.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from replicate.errors import BadInput
+from replicate.inputfile import is_stdio
 from replicate.judge.load.readfile import BOM, RawFile
 from replicate.reading import HEAD_BYTES, MATCHES, READERS, Reader, ReadOptions, first_line
 
@@ -85,4 +92,32 @@ def choose_reader(f: RawFile, options: ReadOptions, *, previous: Reader | None =
         f"unknown shape: no installed reader recognises this file (first line: {_shown(head)!r}); "
         f"readers: {listing}; {hint}",
         path=f.path,
+    )
+
+
+def directory_file(path: Path, given: Reader | None) -> Path:
+    """``path``, or for a directory the file in it that ``given`` (else any installed reader) reads it through.
+
+    A directory no reader names a file of (or, with ``given``, none of its
+    :attr:`~replicate.reading.Reader.run_files`) is :class:`BadInput` listing what was looked for.
+    """
+    if is_stdio(path) or not path.is_dir():
+        return path
+    readers = [given] if given is not None else [r for r in READERS if r.run_files]
+    found = {r.name: next((path / n for n in r.run_files if (path / n).is_file()), None) for r in readers}
+    hits = {p for p in found.values() if p is not None}
+    if len(hits) == 1:
+        return hits.pop()
+    if len(hits) > 1:
+        listing = ", ".join(f"{n} ({p.name})" for n, p in found.items() if p is not None)
+        raise BadInput(f"is a directory that several readers read: {listing}; name one with --reader", path=path)
+    wanted = "; ".join(f"{r.name}: {' or '.join(r.run_files)}" for r in readers if r.run_files)
+    if given is not None and not given.run_files:
+        raise BadInput(f"is a directory, not a file: reader {given.name} reads files (give the file)", path=path)
+    held = sorted(p.name for p in path.iterdir())
+    shown = ", ".join(held[:8]) + (f" and {len(held) - 8} more" if len(held) > 8 else "") if held else "nothing"
+    raise BadInput(
+        f"is a directory holding none of the files a reader reads a directory through ({wanted or 'no reader does'}); "
+        f"it holds: {shown}",
+        path=path,
     )
