@@ -16,7 +16,10 @@
     (in :mod:`replicate_parsers.inspect_log`);
 ``gold-jsonl@1``
     JSONL of gold labels only, for ``--gold FILE``
-    (in :mod:`replicate_parsers.gold_jsonl`).
+    (in :mod:`replicate_parsers.gold_jsonl`);
+``helm-run@1``
+    HELM run output (a run directory, ``per_instance_stats.json``,
+    ``display_predictions.json``) as correctness verdicts (in :mod:`replicate_parsers.helm_run`).
 
 The judge files have a bulk path (``load_file``) that gives the same items as its
 ``records`` function, faster. docs/readers.md describes every format.
@@ -41,6 +44,7 @@ from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
 from replicate.labels import RELEVANCE_0_3
 from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
 from replicate_parsers.gold_jsonl import GOLD_JSONL
+from replicate_parsers.helm_run import HELM_RUN
 from replicate_parsers.inspect_log import INSPECT_LOG
 from replicate_parsers.lm_eval import LM_EVAL_SAMPLES
 
@@ -423,3 +427,4 @@ READERS.append(UMBRELA_JUDGE)
 READERS.append(LM_EVAL_SAMPLES)
 READERS.append(INSPECT_LOG)
 READERS.append(GOLD_JSONL)
+READERS.append(HELM_RUN)

@@ -154,8 +154,8 @@ CorrectFieldOpt = Annotated[
     typer.Option(
         "--correct-field",
         metavar="METRIC",
-        help="lm-eval samples (lm-eval-samples@1): the per-sample 0/1 metric that says right or wrong, "
-        "e.g. exact_match or acc. Needed when the samples carry several.",
+        help="lm-eval samples (lm-eval-samples@1) and HELM runs (helm-run@1): the per-sample 0/1 metric that "
+        "says right or wrong, e.g. exact_match or acc. Needed when the samples carry several (HELM runs always do).",
         show_default=False,
     ),
 ]
@@ -176,8 +176,8 @@ ScoreMapOpt = Annotated[
     typer.Option(
         "--score-map",
         metavar="V=1,V=0,...",
-        help="inspect_ai logs: what other score values count as, e.g. P=0 (partial credit wrong) or 0.5=1. "
-        "Default: C 1; I and N 0; yes/no, true/false, 1/0.",
+        help="inspect_ai logs and HELM runs: what other score values count as, e.g. P=0 (partial credit wrong) "
+        "or 0.5=1. Default: C 1; I and N 0; yes/no, true/false, 1/0 (HELM: 1/0).",
         show_default=False,
     ),
 ]
@@ -188,7 +188,7 @@ EpochOpt = Annotated[
         min=1,
         metavar="N",
         help="inspect_ai logs: the epoch read when a log holds several (epochs are trials; "
-        "'replicate import' reads them all).",
+        "'replicate import' reads them all). HELM runs: the train trial, counted from 1 (train_trial_index N-1).",
         show_default=False,
     ),
 ]

@@ -1,0 +1,138 @@
+"""The files of a HELM run directory as ``helm-run@1`` meets them: recognising them, parsing them, locating entries.
+
+HELM's runner writes a run into ``runs/<suite>/<run_spec_name>/``: ``run_spec.json``,
+``scenario.json``, ``scenario_state.json``, ``stats.json``,
+``per_instance_stats.json`` and, for its web frontend, ``instances.json``,
+``display_predictions.json`` and ``display_requests.json``. Each is one JSON
+document (a dataclass or a list of them, None fields left out, indented by two
+spaces). ``helm-run@1`` reads the first two kinds of entry below; the others are
+recognised so that giving one of them says which file to give instead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import orjson
+
+from replicate.reading import Match, Source
+
+#: The files a run directory is read through, the first present winning.
+RUN_FILES = ("per_instance_stats.json", "display_predictions.json")
+
+PER_INSTANCE_STATS = "per_instance_stats"
+DISPLAY_PREDICTIONS = "display_predictions"
+
+# An entry of per_instance_stats.json, display_predictions.json or display_requests.json opens with
+# instance_id, the perturbation (a flat object) when there is one, and train_trial_index; the key after
+# those says which of the three it is.
+_KEYED_ENTRY = re.compile(
+    rb'^\s*\[\s*\{\s*"instance_id"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*'
+    rb'(?:"perturbation"\s*:\s*\{[^{}]*\}\s*,\s*)?"train_trial_index"\s*:\s*\d+\s*,\s*"(\w+)"'
+)
+_LIST_OF_INSTANCE_IDS = re.compile(rb'^\s*\[\s*\{\s*"instance_id"\s*:')
+#: The other files of a run: (pattern of their opening, file name, what it holds).
+_OTHERS = (
+    (re.compile(rb'^\s*\{\s*"adapter_spec"\s*:'), "scenario_state.json", "the requests and results"),
+    (re.compile(rb'^\s*\[\s*\{\s*"input"\s*:\s*\{'), "instances.json", "the instances and their references"),
+    (re.compile(rb'^\s*\[\s*\{\s*"name"\s*:\s*\{\s*"name"\s*:'), "stats.json", "the metrics aggregated over instances"),
+    (re.compile(rb'^\s*\{\s*"name"\s*:\s*"[^"]*"\s*,\s*"scenario_spec"\s*:'), "run_spec.json", "the run's specification"),
+    (re.compile(rb'^\s*\{\s*"name"\s*:\s*"[^"]*"\s*,\s*"description"\s*:'), "scenario.json", "the scenario's description"),
+)
+_ENTRY_KINDS = {"stats": PER_INSTANCE_STATS, "predicted_text": DISPLAY_PREDICTIONS, "request": "display_requests"}
+
+
+def kind_of_head(head: bytes) -> str | None:
+    """Which HELM run file ``head`` opens (``per_instance_stats``, ``display_predictions``, ``display_requests``,
+    or another run file's name), or None when it opens none of them."""
+    m = _KEYED_ENTRY.match(head)
+    if m is not None:
+        return _ENTRY_KINDS.get(m.group(1).decode(), "keyed")
+    try:  # a small (or compact) file fits in the head whole
+        value = orjson.loads(head)
+    except orjson.JSONDecodeError:
+        value = None
+    if isinstance(value, list) and value and isinstance(value[0], dict) and "instance_id" in value[0]:
+        first = value[0]
+        if "train_trial_index" in first:
+            for field, kind in _ENTRY_KINDS.items():
+                if field in first:
+                    return kind
+        return "keyed"
+    if _LIST_OF_INSTANCE_IDS.match(head):
+        return "keyed"
+    for pattern, name, _ in _OTHERS:
+        if pattern.match(head):
+            return name
+    return None
+
+
+def sniff(head: bytes, options: Any) -> Match:
+    kind = kind_of_head(head)
+    if kind in (PER_INSTANCE_STATS, DISPLAY_PREDICTIONS):
+        return "yes"
+    return "no" if kind is None else "maybe"
+
+
+def other_file_problem(kind: str) -> str:
+    """Why a run file other than the two read is refused, and what to give instead."""
+    what = next((w for _, n, w in _OTHERS if n == kind), "requests" if kind == "display_requests" else "")
+    shown = f"HELM's {kind if kind.endswith('.json') else kind + '.json'}"
+    return (
+        f"this is {shown} ({what}), which holds no per-instance verdict: helm-run@1 reads "
+        "per_instance_stats.json (or display_predictions.json); give the run directory or one of those files"
+    )
+
+
+def load_json(src: Source) -> Any:
+    """The file's JSON value; a BadInput saying where a truncated or broken document stops.
+
+    orjson first; HELM writes with Python's json, which writes NaN and Infinity for such floats (not
+    JSON): a document orjson refuses is read again with Python's json, which takes them.
+    """
+    data = src.data
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise src.bad(f"not valid UTF-8 (byte {exc.start + 1} of the file)", line) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if not text[exc.pos :].strip():
+            raise src.bad(
+                "truncated JSON: the document ends before it is complete (incomplete download or an "
+                "interrupted write?)", exc.lineno,
+            ) from None
+        raise src.bad(f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", exc.lineno) from None
+
+
+_TOP_ENTRY = re.compile(rb"\n  \{")
+
+
+def entry_lines(data: bytes, n: int) -> list[int] | None:
+    """The line where each of the ``n`` entries of a top-level array indented by two spaces opens (as HELM
+    writes it), or None when the file is not laid out so (compact JSON: every entry on one line)."""
+    lines: list[int] = []
+    line, prev = 1, 0
+    count = data.count
+    for m in _TOP_ENTRY.finditer(data):
+        start = m.start()
+        line += count(b"\n", prev, start)
+        prev = start
+        lines.append(line + 1)
+    return lines if len(lines) == n else None
+
+
+def entry_line(data: bytes, index: int) -> int | None:
+    """The line where entry ``index`` (0-based) opens, as :func:`entry_lines` (for an error's message)."""
+    for i, m in enumerate(_TOP_ENTRY.finditer(data)):
+        if i == index:
+            return data.count(b"\n", 0, m.start()) + 2
+    return None
