@@ -22,9 +22,14 @@ TOY = Parser("toy-digit@1", "the first digit 0-3 in the text", lambda t: next((i
 
 @pytest.fixture(autouse=True)
 def toy_parser():
-    if "toy-digit@1" not in PARSERS:
+    # registered for each test and removed after it, so that no other test (a
+    # listing of the installed parsers) sees it in the same process
+    added = "toy-digit@1" not in PARSERS
+    if added:
         PARSERS.register(TOY)
     yield
+    if added:
+        PARSERS.unregister(TOY.name)
 
 
 def rec(q="q1", d="d1", gold=1.0, out="final score: 1", **extra):
