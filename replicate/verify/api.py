@@ -116,6 +116,9 @@ def verify_runs(
     missing = sorted({n for c in claims.claims for n in c.run_names if n not in runs})
     if missing:
         raise UsageError(f"runs named by claims were not loaded: {', '.join(missing)}")
+    decided = decided_column(claims, runs)
+    if decided is not None:  # no parser reads these runs: one column, named as compare names it
+        columns = defaults = (decided,)
     if uncertainty is not None:
         from replicate.judge.load import FieldSpec
 
@@ -126,7 +129,7 @@ def verify_runs(
     rc = Recomputer(runs, PARSERS.get, uncertainty=uncertainty, label=label)
     results = []
     for c in claims.claims:
-        if explicit:
+        if explicit or decided is not None:
             ps = columns
         elif c.parser is not None:
             ps = (c.parser,)
@@ -149,8 +152,23 @@ def verify_runs(
     return Verification(
         claims_file=claims, parsers=columns, explicit_parsers=explicit, results=tuple(results),
         edges=edges, floors=floors, run_figures=run_figs, run_files=run_files, flags=flags,
-        root=root, tool_version=__version__, date=date, diagnostics=diag,
+        root=root, tool_version=__version__, date=date, diagnostics=diag, decided=decided is not None,
     )
+
+
+def decided_column(claims: ClaimsFile, runs: Mapping[str, Run]) -> str | None:
+    """The one column of a verification whose runs all carry decided labels or verdicts, else None.
+
+    Runs read by a reader of labels (qrels, EXAM) or of verdicts (benchmark
+    logs) need no parser: recomputing their claims "under" each parser would
+    print the same figures once per parser. Their column is named by the
+    readers' pseudo-parser (``lm-eval-metric``, ``qrels-grades``; several
+    joined with `` + ``), as ``compare`` names it.
+    """
+    used = [runs[n] for n in _used_runs(claims) if n in runs]
+    if not used or any(r.labels is None for r in used):
+        return None
+    return " + ".join(dict.fromkeys(r.decided or "exam-grades" for r in used))
 
 
 def _used_runs(claims: ClaimsFile) -> list[str]:

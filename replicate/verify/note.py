@@ -100,13 +100,16 @@ def _summary(v: Verification) -> list[str]:
     lines = [f"**{v.summary_line()}.**" if v.results else "**No claims.**", ""]
     if v.trials is not None:
         lines += _trial_summary(v) + [""]
-    gate = v.parsers[0] if v.explicit_parsers else "each claim's first parser"
+    gate = v.parsers[0] if v.explicit_parsers or v.decided else "each claim's first parser"
     if v.failed:
         ids = ", ".join(r.claim.id for r in v.failed)
         lines.append(f"Check failed: {len(v.failed)} claim(s) mismatch under {gate}: {ids}.")
     else:
         lines.append(f"Check passed: no claim mismatches under {gate}.")
-    if not v.explicit_parsers:
+    if v.decided:
+        lines += ["", f"Every run carries labels or correctness verdicts its reader decided ({v.parsers[0]}), "
+                  "so no parser reads them and each claim is recomputed once."]
+    elif not v.explicit_parsers:
         lines += ["", "No parser was given, so each claim was recomputed under the parser it names, "
                   "else under every registered umbrela parser with the released readings first and the "
                   "project's own corrected readings last; a claim's first parser gates the result."]
@@ -382,7 +385,7 @@ def reproduce_commands(v: Verification, *, out: str | None) -> list[str]:
         cmds.append(f"replicate fetch {q(source)} --rev {q(commit)} {inc} --dest {q(dest)}")
         cmds.append(f"replicate fetch --check {q(dest)}")
     verify = f"replicate verify {q(PurePath(v.claims_file.path).as_posix())} --root {q(v.root)}"
-    if v.explicit_parsers:
+    if v.explicit_parsers and not v.decided:
         verify += "".join(f" --parser {q(p)}" for p in v.parsers)
     if v.trials is not None:
         verify += reproduce_args(v.trials)

@@ -20,7 +20,7 @@ together, every ordered pair), the same computation as ``replicate floor``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Callable, Mapping, Sequence
 
@@ -31,6 +31,7 @@ from replicate.judge.compare import compare
 from replicate.judge.floor import Floor, FloorPair, floor as judge_floor
 from replicate.judge.model import LabelledRun, Run
 from replicate.judge.uncertainty import EdgeUncertainty, Uncertainty
+from replicate.labels import absent_figures
 from replicate.parsing import UNPARSED, Parser
 from replicate.stats.fourcell import RATIOS, FourCell, exact_ratio
 from replicate.stats.gold import accuracy, mean_absolute_error, pearson_r
@@ -68,8 +69,14 @@ class RunFigures:
     unparsed: int
     correct: int
     abs_error: int  # sum of |label - gold| over parsed items
-    pearson: float | None
+    pearson_raw: float | None  # Pearson r as computed (see :attr:`pearson`)
     label_max: int | None  # largest gold or label seen (for the impossible-MAE check)
+    absent: Mapping[str, str] = field(default_factory=dict)  # figure -> why this run cannot give it
+
+    @property
+    def pearson(self) -> float | None:
+        """Pearson r of labels and gold; None where undefined or absent (verdicts, categories)."""
+        return None if "pearson_r" in self.absent else self.pearson_raw
 
     @property
     def parsed(self) -> int:
@@ -85,7 +92,7 @@ class RunFigures:
 
     @property
     def mae(self) -> Fraction | None:
-        return mean_absolute_error(self.abs_error, self.parsed)
+        return None if "mae" in self.absent else mean_absolute_error(self.abs_error, self.parsed)
 
     @property
     def unparsed_rate(self) -> Fraction | None:
@@ -105,12 +112,13 @@ class EdgeFigures:
     parser: str
     policy: Policy
     cells: FourCell
-    changed: int
+    changed: int | None  # None: the runs carry verdicts, not labels (no label changes to count)
     shared_items: int
     unparsed_old: int  # over the shared items
     unparsed_new: int
     error: EdgeUncertainty | None = None  # bootstrap intervals and the clustered McNemar test
     settings: Uncertainty | None = None
+    absent: Mapping[str, str] = field(default_factory=dict)  # figure -> why these runs cannot give it
 
     @property
     def small(self) -> bool:
@@ -216,8 +224,9 @@ class Recomputer:
             self._run[key] = RunFigures(
                 name=name, parser=lr.parser, policy=policy, items=len(lr),
                 unparsed=int((~parsed).sum()), correct=int((x == y).sum()),
-                abs_error=int(np.abs(x - y).sum()), pearson=pearson_r(x, y),
+                abs_error=int(np.abs(x - y).sum()), pearson_raw=pearson_r(x, y),
                 label_max=int(max(x.max(initial=0), gold.max(initial=0))) if len(gold) else None,
+                absent=absent_figures([lr]),
             )
         return self._run[key]
 
@@ -233,9 +242,9 @@ class Recomputer:
                 self._edge[key] = str(exc)
                 return self._edge[key]
             self._edge[key] = EdgeFigures(
-                old, new, cmp.parser, policy, cmp.cells, cmp.changed,
+                old, new, cmp.parser, policy, cmp.cells, cmp.cells.changed,
                 cmp.shared_items, cmp.old.unparsed_shared, cmp.new.unparsed_shared,
-                cmp.uncertainty, self.uncertainty,
+                cmp.uncertainty, self.uncertainty, cmp.absent,
             )
         return self._edge[key]
 
@@ -263,7 +272,7 @@ class Recomputer:
                 why = "the run has no items"
             else:
                 value = {"n": f.n, "em": f.em, "mae": f.mae, "pearson": f.pearson}[metric]
-                why = _UNDEFINED.get(metric, "the run has no items")
+                why = f.absent.get("pearson_r" if metric == "pearson" else metric) or _UNDEFINED.get(metric, "the run has no items")
             return Computed(value, None if value is not None else why)
         if claim.scope == "edge":
             e = self.edge(claim.old, claim.new, parser, policy)  # type: ignore[arg-type]  # an edge claim names old and new
@@ -272,7 +281,7 @@ class Recomputer:
             if e.cells.n == 0 and metric != "n" and not metric.startswith("cells."):
                 return Computed(None, f"{claim.old} and {claim.new} share no scored items (policy '{policy}')")
             value = e.value(metric)
-            return Computed(value, None if value is not None else _UNDEFINED.get(metric, "undefined"))
+            return Computed(value, None if value is not None else e.absent.get(metric) or _UNDEFINED.get(metric, "undefined"))
         fl = self.floor(claim.runs, parser, policy)
         if isinstance(fl, str):
             return Computed(None, fl)

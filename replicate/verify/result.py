@@ -81,6 +81,7 @@ class Verification:
     date: str
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
     trials: TrialsVerification | None = None  # the trial claims, when the claims file has any
+    decided: bool = False  # every run carries labels or verdicts its reader decided: one column, no parser
 
     def summary(self) -> dict[str, dict[str, int]]:
         """Per parser column: how many claims match, mismatch or are not computable."""
@@ -155,7 +156,9 @@ class Verification:
             "parsers": [
                 {"name": p, "origin": PARSERS.origin(p) if p in PARSERS else None} for p in self.parsers
             ],
-            "gating_parser": None if not self.parsers else ("per claim" if not self.explicit_parsers else self.parsers[0]),
+            "gating_parser": None if not self.parsers else (
+                self.parsers[0] if self.explicit_parsers or self.decided else "per claim"),
+            "decided_labels": self.decided,
             "summary": self.summary(),
             "summary_line": self.summary_line(),
             "ok": self.ok,
