@@ -41,7 +41,7 @@ from replicate.cli.judge_options import (
     uncertainty_of,
 )
 from replicate.cli.parsers_cmds import parsers_app
-from replicate.errors import UsageError
+from replicate.errors import BadInput, Message, UsageError
 from replicate.output import Format
 
 RunArgs = Annotated[
@@ -256,7 +256,9 @@ def audit_cmd(
     and leaves unparsed, the EM each parser's labels give, on how many items
     the labels differ (by pattern) and trimmed examples of differing outputs.
     With --edge OLD NEW also the edge's figures under each parser and how
-    they move.
+    they move. Gold stored as label names ("tie", "A>B") is read through the
+    label set the parsers share; parsers with different sets read gold as
+    whole-number grades only.
 
     \b
     Example:
@@ -273,9 +275,37 @@ def audit_cmd(
     parsers = PARSERS.get_many(parser)
     specs = resolve_runs(files, runs_file)
     edge_names = None if edge is None else edge_among(edge, specs, "the FILEs" if runs_file is None else f"the runs in {runs_file}")
-    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch))
+    shared = _shared_label_set(parsers)
+    try:
+        loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=shared)
+    except BadInput as exc:
+        raise (exc if shared is not None else _differing_sets(exc, parsers)) from None
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     result = audit(
         loaded.runs, parsers, policy=unparsed.value, edge=edge_names, examples=examples, width=width, uncertainty=settings
     )
     emit_runs(loaded, result, format, text=lambda: audit_text(result, format))
+
+
+def _shared_label_set(parsers) -> str | None:
+    """The parser whose label set gold is read against: the first, when every audited parser shares its set.
+
+    Gold stored as text (``"tie"``, ``"A>B"``) is read through that set; when the
+    sets differ gold is read as whole-number grades only (see :func:`_differing_sets`).
+    """
+    return parsers[0].name if len({p.label_set for p in parsers}) == 1 else None
+
+
+def _differing_sets(exc: BadInput, parsers) -> BadInput:
+    """A gold error while the audited parsers' label sets differ, saying why gold given as names is not read."""
+    named = any(p.label_set.names or not p.label_set.is_ordinal for p in parsers)
+    if "gold" not in exc.reason or not named:
+        return exc
+    sets = "; ".join(f"{p.name}: {p.label_set}" for p in parsers)
+    parts = exc.reason.parts if isinstance(exc.reason, Message) else (exc.reason,)
+    return BadInput(
+        Message(*parts, f". The audited parsers' label sets differ ({sets}), so gold is read as whole-number "
+                "grades only, never as label names: audit parsers that share a label set to read gold given as text"),
+        path=exc.path, line=exc.line,
+    )
+
