@@ -7,17 +7,26 @@ Writes, into a temp dir, files in the exact shapes the readers take
   prompt, prediction, judgment, result_status), default 100,000 lines;
 - ``judge-jsonl@1``: flat JSONL (query_id, corpus_id, original_qrel_score,
   model_output), default 100,000 lines;
-- ``trec-qrels@1``: TREC qrels ``qid 0 docid grade``, default 500,000 lines.
+- ``trec-qrels@1``: TREC qrels ``qid 0 docid grade``, default 500,000 lines;
+- ``helm-run@1``: a HELM run directory (replicate/examples/helm_runs.py),
+  default 5,000 predictions (10,000 entries of per_instance_stats.json, two
+  metric classes; a tenth perturbed), read with ``--correct-field exact_match``;
+- ``inspect-log@1``: an inspect_ai ``.eval`` zip (replicate/examples/inspect_logs.py),
+  default 20,000 samples, scorer ``match``, through the built-in reader of the layout.
 
 For each it times, best of three:
 
 - straightforward: read bytes, orjson.loads per line into a dict per run
-  (key -> output), or for qrels a plain split-lines loop into a dict;
+  (key -> output), or for qrels a plain split-lines loop into a dict; for
+  HELM, orjson.loads of per_instance_stats.json and a dict (instance,
+  perturbation) -> exact_match; for inspect, zipfile and orjson.loads per
+  sample member into a dict id -> match verdict;
 - ours: ``replicate.judge.load.load_run`` with the reader named (every check,
   duplicate detection, line origins and the sha256 provenance included).
 
-Both must hold the same items. Prints each time and the ratio ours /
-straightforward (the target for JSONL readers: within 2x of bare orjson).
+Both must hold the same items (every value, for the verdict readers). Prints
+each time and the ratio ours / straightforward (the target: within 2x of bare
+orjson).
 
     python bench/bench_readers.py [--small]
 """
@@ -28,13 +37,16 @@ import argparse
 import random
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 import orjson
 
 from replicate.diagnostics import Diagnostics
+from replicate.examples import helm_runs as hr, inspect_logs as il
 from replicate.judge.load import load_run
 from replicate.judge.model import KEY_SEP
+from replicate.reading import ReadOptions
 
 PROMPT = ("Given a query and a passage, you must provide a score on an integer scale of 0 to 3 with the following "
           "meanings: ... Query: {q}\nPassage: {p}\nSplit this problem into steps: ... ##final score:")
@@ -90,6 +102,48 @@ def plain_qrels(path: Path) -> dict:
     return out
 
 
+def write_helm(path: Path, n: int, rng: random.Random) -> None:
+    """A HELM run directory of ``n`` predictions (a tenth of them perturbed by typos)."""
+    preds = []
+    for i in range(n):
+        gold = rng.randrange(4)
+        pert = hr.TYPOS if i % 10 == 9 else None
+        iid = f"id{i - 1}" if pert is not None else f"id{i}"
+        preds.append(hr.Prediction(iid, "test" if i % 5 else "valid", gold, gold if rng.random() < 0.6 else (gold + 1) % 4,
+                                   pert, runtime=round(rng.uniform(0.2, 2.0), 3)))
+    hr.write_run(path, "example/model-a", preds)
+
+
+def plain_helm(path: Path) -> dict:
+    out = {}
+    for e in orjson.loads((path / "per_instance_stats.json").read_bytes()):
+        pert = e.get("perturbation")
+        key = (e["instance_id"],) if pert is None else (e["instance_id"], pert["name"])
+        for s in e["stats"]:
+            if s["name"]["name"] == "exact_match":
+                out[key] = int(s["mean"])
+    return out
+
+
+def write_inspect(path: Path, n: int, rng: random.Random) -> None:
+    samples = [il.Sample(i, {"match": rng.choice("CI")}) for i in range(1, n + 1)]
+    il.write_eval_log(path, samples, model="example/model-a")
+
+
+def plain_inspect(path: Path) -> dict:
+    out = {}
+    with zipfile.ZipFile(path) as zf:
+        for name in zf.namelist():
+            if name.startswith("samples/"):
+                s = orjson.loads(zf.read(name))
+                out[(str(s["id"]),)] = int(s["scores"]["match"]["value"] == "C")
+    return out
+
+
+#: Reader options of the verdict readers.
+OPTIONS = {"helm-run@1": {"correct_field": "exact_match"}, "inspect-log@1": {"scorer": "match", "log_reader": "builtin"}}
+
+
 def best(fn, repeat: int = 3) -> tuple[float, object]:
     times, result = [], None
     for _ in range(repeat):
@@ -111,17 +165,23 @@ def main(argv: list[str] | None = None) -> int:
             ("umbrela-judge@1", d / "umbrela.jsonl", write_umbrela, plain_umbrela, int(100_000 * scale)),
             ("judge-jsonl@1", d / "judge.jsonl", write_jsonl, plain_jsonl, int(100_000 * scale)),
             ("trec-qrels@1", d / "run.txt", write_qrels, plain_qrels, int(500_000 * scale)),
+            ("helm-run@1", d / "runs" / "v1" / "mmlu:subject=anatomy,model=a", write_helm, plain_helm, int(5_000 * scale)),
+            ("inspect-log@1", d / "a.eval", write_inspect, plain_inspect, int(20_000 * scale)),
         ]
         print(f"{'reader':<16} {'lines':>8} {'MB':>7} {'straightforward s':>18} {'ours s':>8} {'ratio':>6}")
         for name, path, write, plain, n in cases:
             write(path, n, rng)
             t_plain, ref = best(lambda: plain(path))  # noqa: B023
-            t_ours, run = best(lambda: load_run("r", path, reader=name, diagnostics=Diagnostics()))  # noqa: B023
+            opts = ReadOptions(extra=OPTIONS.get(name, {}))
+            t_ours, run = best(lambda: load_run("r", path, reader=name, diagnostics=Diagnostics(), options=opts))  # noqa: B023
             assert isinstance(ref, dict) and len(ref) == len(run) == n  # type: ignore[arg-type]
             first = tuple(run.keys[0].split(KEY_SEP))  # type: ignore[attr-defined]
             value = run.outputs[0] if run.labels is None else int(run.labels[0])  # type: ignore[attr-defined]
             assert ref[first] == value, (name, first)
-            mb = path.stat().st_size / 1e6
+            if name in OPTIONS:  # verdicts: every one agrees
+                ours = dict(zip((tuple(k.split(KEY_SEP)) for k in run.keys.tolist()), run.labels.tolist()))  # type: ignore[attr-defined]
+                assert ours == ref, name
+            mb = (path / "per_instance_stats.json" if path.is_dir() else path).stat().st_size / 1e6
             print(f"{name:<16} {n:>8} {mb:>7.1f} {t_plain:>18.3f} {t_ours:>8.3f} {t_ours / t_plain:>6.2f}")
     return 0
 

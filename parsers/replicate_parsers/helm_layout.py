@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from replicate.inputfile import is_stdio
 from replicate.reading import Match, Source
 
 #: The files a run directory is read through, the first present winning.
@@ -136,3 +137,39 @@ def entry_line(data: bytes, index: int) -> int | None:
         if i == index:
             return data.count(b"\n", 0, m.start()) + 2
     return None
+
+
+RUN_SPEC = "run_spec.json"
+_MODEL_ARGS = ("model=", "model_deployment=")
+
+
+def task_of(run_spec_name: str) -> str:
+    """The task a run spec names: its name without the model arguments
+    (``mmlu:subject=anatomy,model=openai_gpt2`` -> ``mmlu:subject=anatomy``)."""
+    scenario, sep, args = run_spec_name.partition(":")
+    kept = [a for a in args.split(",") if a and not a.startswith(_MODEL_ARGS)] if sep else []
+    return f"{scenario}:{','.join(kept)}" if kept else scenario
+
+
+def run_about(src: Source) -> None:
+    """The run's model (``adapter_spec.model``) and task (:func:`task_of` its name) into ``src.about``, from the
+    ``run_spec.json`` beside the file; nothing when there is none, a warning when it is not JSON."""
+    if is_stdio(src.path):
+        return
+    path = src.path.parent / RUN_SPEC
+    try:
+        spec = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        return
+    except (OSError, orjson.JSONDecodeError) as exc:
+        src.warn("run-spec", f"{RUN_SPEC} beside it is not readable JSON ({exc}): model and task not taken from it")
+        return
+    if not isinstance(spec, dict):
+        return
+    adapter = spec.get("adapter_spec")
+    model = adapter.get("model") if isinstance(adapter, dict) else None
+    if type(model) is str and model:
+        src.about["model"] = model
+    name = spec.get("name")
+    if type(name) is str and name:
+        src.about["task"] = task_of(name)

@@ -26,6 +26,7 @@ from replicate_parsers.helm_layout import (
     kind_of_head,
     load_json,
     other_file_problem,
+    run_about,
     sniff,
 )
 
@@ -332,8 +333,14 @@ def _records(src: Source) -> Iterator[Record]:
     (listing the metrics there are), an instance lacking the metric when
     others have it (listing its stats), the same (instance, perturbation,
     train trial) given twice (with the metric, in per_instance_stats.json),
-    an ``--epoch`` no entry has (listing the train trials)."""
+    an ``--epoch`` no entry has (listing the train trials).
+
+    The run's model and task (the defaults of ``replicate import``'s
+    ``--model`` and ``--benchmark``) come from the ``run_spec.json`` beside
+    the file when there is one: ``adapter_spec.model`` and the run spec's
+    name without its ``model=`` argument."""
     value = load_json(src)
+    run_about(src)
     kind = kind_of_head(src.data[:4096])
     if kind is not None and kind.endswith(".json"):
         raise src.bad(other_file_problem(kind))
@@ -376,5 +383,6 @@ HELM_RUN = Reader(
     format="helm-run",
     details=inspect.cleandoc(_records.__doc__ or ""),
     trial_option="epoch",
+    options=OPTIONS,
     run_files=RUN_FILES,
 )

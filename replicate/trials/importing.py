@@ -42,10 +42,10 @@ def _check_reader(r: Reader, path: Path) -> None:
 
 def read_verdicts(path: str | Path, *, reader: str | None, options: ReadOptions, diagnostics: Diagnostics) -> VerdictFile:
     """Every verdict of one file, with the reader used, what it settled and what the file says about itself."""
-    from replicate.judge.load.detect import choose_reader
+    from replicate.judge.load.detect import choose_reader, directory_file
     from replicate.judge.load.readfile import read_file, strip_bom
 
-    p = Path(path)
+    p = directory_file(Path(path), READERS.get(reader) if reader is not None else None)  # a HELM run directory
     f = read_file(p)
     r = READERS.get(reader) if reader is not None else choose_reader(f, options)
     _check_reader(r, p)

@@ -311,3 +311,52 @@ def test_sniffing_tells_helm_files_from_others():
     flat = (ROOT / "fixtures" / "example" / "results" / "alpha-2024-05_annotations.jsonl").read_bytes()[:4096]
     assert reader.sniff(flat, opts) == "no"
     assert reader.sniff(b'[["q1", [{"paragraph_id": "p1"}]]]\n', opts) == "no"
+
+
+# the run's model and task, and replicate import --------------------------------------------
+def test_the_run_spec_beside_the_file_names_the_model_and_task(tmp_path):
+    from replicate.reading import Source
+    from replicate_parsers.helm_layout import task_of
+
+    path = RUN_A / "per_instance_stats.json"
+    src = Source(path, path.read_bytes(), ReadOptions(extra={"correct_field": "exact_match"}), Diagnostics())
+    list(READERS.get(R).records(src))
+    assert src.about == {"model": "example/model-a", "task": "mmlu:subject=anatomy,method=multiple_choice_joint"}
+    assert task_of("mmlu:subject=anatomy,model=openai_gpt2,model_deployment=x") == "mmlu:subject=anatomy"
+    assert task_of("boolq:model=a") == "boolq" and task_of("synthetic") == "synthetic"
+    alone = tmp_path / "per_instance_stats.json"  # no run_spec.json beside it: nothing said
+    shutil.copy(path, alone)
+    src = Source(alone, alone.read_bytes(), ReadOptions(extra={"correct_field": "exact_match"}), Diagnostics())
+    list(READERS.get(R).records(src))
+    assert src.about == {}
+
+
+def test_import_writes_every_train_trial_of_a_run_directory(tmp_path):
+    out = tmp_path / "trials.jsonl"
+    res = _run("import", TRIALS, "--reader", R, "--correct-field", "exact_match", "--out", out, "-f", "json")
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 16 and {r["model"] for r in rows} == {"example/model-b"}
+    assert {r["benchmark"] for r in rows} == {"mmlu:subject=anatomy,method=multiple_choice_joint"}
+    by_trial = {t: "".join("1" if r["category"] == "correct" else "0" for r in rows if r["trial"] == t) for t in (1, 2)}
+    assert by_trial == {1: hr.NEW_RIGHT, 2: hr.OLD_RIGHT}  # train trial 0 is model b's answers, 1 model a's
+    assert {r["item"] for r in rows} == {"id0", "id1", "id2", "id3", "id4", "id5", "id4/typos", "id5/typos"}
+
+
+def test_the_reader_declares_its_options():
+    reader = READERS.get(R)
+    assert reader.options == ("correct_field", "score_map", "epoch") and reader.trial_option == "epoch"
+    assert reader.run_files == ("per_instance_stats.json", "display_predictions.json")
+
+
+def test_a_runs_file_names_run_directories_with_their_reader_options(tmp_path):
+    runs = tmp_path / "runs.toml"
+    runs.write_text(
+        "[runs]\n"
+        f'a = {{ files = ["{RUN_A}"], reader = "{R}", correct_field = "exact_match" }}\n'
+        f'b = {{ files = ["{TRIALS}"], reader = "{R}", correct_field = "exact_match", epoch = 1 }}\n'
+    )
+    res = _run("chain", "--runs", runs, "-f", "json", "--replicates", "0")
+    assert res.exit_code == 0, res.output
+    edge = json.loads(res.stdout)["edges"][0]
+    assert edge["cells"] == CELLS
