@@ -29,6 +29,7 @@ from replicate.judge.uncertainty import EdgeUncertainty, Uncertainty, edge_uncer
 from replicate.labels import absent_figures
 from replicate.output import pct
 from replicate.parsing import UNPARSED
+from replicate.stats.bootstrap import Interval
 from replicate.stats.fourcell import as_float, figure_arrays
 from replicate.stats.gold import accuracy, mean_absolute_error, pearson_r
 from replicate.stats.policy import check_policy
@@ -76,9 +77,11 @@ class Baseline:
     labels_outside_scale: int = 0
     gold_outside_scale: int = 0
     distances: bool = True  # False when the labels have no distances (verdicts, categories): no MAE or r
+    #: Bootstrap interval of ``em`` (with uncertainty settings; the same clusters as the pairs').
+    interval: dict[str, Interval] | None = None
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "name": self.name,
             "items": self.items,
             "dropped": self.dropped,
@@ -92,6 +95,9 @@ class Baseline:
             "labels_outside_scale": self.labels_outside_scale,
             "gold_outside_scale": self.gold_outside_scale,
         }
+        if self.interval is not None:
+            out["interval"] = {k: v.to_json() for k, v in self.interval.items()}
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +149,26 @@ def baselines(aligned: Aligned, *, policy: Policy = "intersect", scale: tuple[in
             )
         )
     return tuple(out)
+
+
+def _with_em_intervals(
+    aligned: Aligned, base: tuple[Baseline, ...], settings: Uncertainty, policy: Policy
+) -> tuple[Baseline, ...]:
+    """The baselines with a bootstrap interval of each run's EM (correct over the items counted under the policy)."""
+    from dataclasses import replace
+
+    from replicate.stats.shares import bootstrap_shares
+
+    right, counted = outcomes(aligned, policy)
+    ivs = bootstrap_shares(
+        right & counted,
+        counted,
+        clusters=settings.clusters(aligned.keys),
+        n_resamples=settings.replicates,
+        confidence_level=settings.confidence_level,
+        seed=settings.seed,
+    )
+    return tuple(replace(b, interval={"em": iv}) for b, iv in zip(base, ivs))
 
 
 def sanity_flags(
@@ -339,6 +365,7 @@ def matrix(
         r = len(aligned.runs)
         pairs = [(i, j) for i in range(r) for j in range(r) if i != j]
         errors = tuple(edge_uncertainty(aligned, pairs, uncertainty, policy=policy))
+        base = _with_em_intervals(aligned, base, uncertainty, policy)
         n = counts.n
         small = [(i, j) for i, j in pairs if n[i, j] < uncertainty.min_items]
         if small:

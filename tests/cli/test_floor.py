@@ -153,7 +153,9 @@ def test_matrix_json_and_table(repeats):
     assert js["uncertainty"] == {"replicates": 1000, "seed": 0, "cluster": "query_id", "confidence_level": 0.95, "min_items": 100}
     text = _run("matrix", *files, "-p", P).stdout
     assert "regression rate (only_old / n); rows = old, columns = new" in text
-    assert "R1           ·      20.0%  40.0%" in text
+    assert "old \\ new    1      2      3\n" in text  # columns by run number, as the baselines' '#'
+    assert "1 R1         ·      20.0%  40.0%" in text
+    assert "1    R1     " in text and "80.0% [" in text  # the baselines number the runs; EM with its interval
     assert "- R1: n = 5 is 16.7% below the largest n = 6 (1 unparsed) [n_differs]" in text
 
 

@@ -9,7 +9,7 @@ interval included.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from replicate.judge.uncertainty import EXACT_MCNEMAR_ASSUMES, EdgeUncertainty
@@ -130,28 +130,59 @@ def error_lines(cmp: Comparison) -> list[str]:
     return lines
 
 
-#: Chain interval columns: (header, figure).
-_CHAIN_INTERVALS = [
-    ("EM diff.", "accuracy_difference"), ("regr.", "regression_rate"),
-    ("regr./old-correct", "regression_share_of_old_correct"), ("change", "change_rate"),
-    ("indep. ratio", "independence_ratio"),
-]
+#: Interval columns of an edge table, (header, figure), in two blocks that each fit a 100-column terminal.
+EDGE_INTERVAL_BLOCKS: tuple[tuple[tuple[str, str], ...], ...] = (
+    (("EM old", "em_old"), ("EM new", "em_new"), ("EM diff.", "accuracy_difference"), ("backward", "backward_rate")),
+    (
+        ("regr.", "regression_rate"), ("regr./\nold-correct", "regression_share_of_old_correct"),
+        ("change", "change_rate"), ("indep.\nratio", "independence_ratio"),
+    ),
+)
 
 
-def chain_interval_table(edges: Sequence[Comparison], fmt: Format) -> str:
-    """Per edge, the bootstrap intervals of the main figures and the clustered McNemar p."""
+def edge_interval_table(
+    edges: Sequence[Comparison],
+    fmt: Format,
+    *,
+    who: Callable[[Comparison], Sequence[str]] | None = None,
+    who_headers: Sequence[str] = ("old", "new"),
+) -> str:
+    """Per edge, the bootstrap interval of every figure and the clustered McNemar p.
+
+    Markdown: one table, the edge's runs named (``who``, by default their names). Plain text: two
+    blocks (the EMs and the backward rate, then the regression figures, change and ratio), rows
+    matched by ``#``; ``who`` names the runs in the first block (none when None: the rows follow
+    a table that names them).
+    """
     first = edges[0].uncertainty
     assert first is not None
     level = edges[0].settings.confidence_level if edges[0].settings is not None else 0.95
-    rows = []
-    for k, e in enumerate(edges, 1):
+
+    def cells(e: Comparison, block) -> list[str]:
         err = e.uncertainty
         assert err is not None
-        cells = [interval_cell(err.interval.get(f), f) for _, f in _CHAIN_INTERVALS]
-        p = err.mcnemar_p
-        who = [e.old.name, e.new.name] if fmt is Format.markdown else []  # plain text: rows matched by '#'
-        rows.append([k, *who, e.cells.n, *cells, f"{p:.3g}" if p < 0.001 else f"{p:.4f}"])
-    headers = ["#", "n", *(h for h, _ in _CHAIN_INTERVALS), "McNemar p\n(clustered)"]
+        return [interval_cell(err.interval.get(f), f) for _, f in block]
+
+    def p(e: Comparison) -> str:
+        assert e.uncertainty is not None
+        v = e.uncertainty.mcnemar_p
+        return f"{v:.3g}" if v < 0.001 else f"{v:.4f}"
+
+    a, b = EDGE_INTERVAL_BLOCKS
+    mcnemar = "McNemar p\n(clustered)"
+    title = f"{method_header(first, level)} intervals:\n"
     if fmt is Format.markdown:
-        headers = ["#", "old", "new", *(h.replace("\n", " ") for h in headers[1:])]
-    return f"{method_header(first, level)} intervals:\n" + table(rows, headers, fmt)
+        names = who or (lambda e: [e.old.name, e.new.name])
+        rows = [[k, *names(e), e.cells.n, *cells(e, a), *cells(e, b), p(e)] for k, e in enumerate(edges, 1)]
+        headers = ["#", *who_headers, "n", *(h for h, _ in a + b), mcnemar]
+        return title + table(rows, [h.replace("\n", " ") for h in headers], fmt)
+    named = list(who_headers) if who is not None else []
+    first_block = table(
+        [[k, *(who(e) if who is not None else []), e.cells.n, *cells(e, a)] for k, e in enumerate(edges, 1)],
+        ["#", *named, "n", *(h for h, _ in a)],
+        fmt,
+    )
+    second_block = table(
+        [[k, *cells(e, b), p(e)] for k, e in enumerate(edges, 1)], ["#", *(h for h, _ in b), mcnemar], fmt
+    )
+    return title + first_block + "\n" + second_block

@@ -6,8 +6,11 @@ import math
 
 import numpy as np
 
+from collections.abc import Callable
+
 from replicate.judge.matrix import FIGURES, Matrix
 from replicate.judge.render import heading
+from replicate.judge.render.errors import edge_interval_table, how_resampled, with_interval
 from replicate.output import Format, FormatArg, num, pct, table
 
 TITLES = {
@@ -24,26 +27,31 @@ def _cell(figure: str, value: float) -> str:
     return num(value, 2) if figure == "independence_ratio" else pct(value, 1)
 
 
+def _square(m: Matrix, cell: Callable[[int, int], str], fmt: Format) -> str:
+    """An n x n table: rows = old (numbered and named), columns = new by number (the baselines' ``#``)."""
+    names = m.names
+    rows = [[f"{i + 1} {old}", *("·" if i == j else cell(i, j) for j in range(len(names)))] for i, old in enumerate(names)]
+    return table(rows, ["old \\ new", *(str(j + 1) for j in range(len(names)))], fmt)
+
+
 def figure_table(m: Matrix, figure: str, fmt: FormatArg) -> str:
-    """One figure as a matrix: rows = old, columns = new; the diagonal is left blank."""
-    fmt = Format(fmt)
+    """One figure as a matrix: rows = old, columns = new (by run number); the diagonal is left blank."""
     if figure not in m.figures:
         raise ValueError(f"figure must be one of {', '.join(FIGURES)}; got {figure!r}")
     values = m.figures[figure]
-    names = m.names
-    rows = [
-        [f"{old}"] + ["·" if i == j else _cell(figure, float(values[i, j])) for j in range(len(names))]
-        for i, old in enumerate(names)
-    ]
-    return table(rows, ["old \\ new", *names], fmt)
+    return _square(m, lambda i, j: _cell(figure, float(values[i, j])), Format(fmt))
 
 
 def baselines_table(m: Matrix, fmt: FormatArg) -> str:
+    """One row per run, numbered: the numbers head the matrices' columns."""
     rows = [
-        [b.name, b.items, b.dropped, b.unparsed, b.n, pct(b.em, 1), b.n_scored, num(b.mae), num(b.pearson_r)]
-        for b in m.baselines
+        [k, b.name, b.items, b.dropped, b.unparsed, b.n,
+         with_interval(pct(b.em, 1), None if b.interval is None else b.interval["em"], "em"),
+         b.n_scored, num(b.mae), num(b.pearson_r)]
+        for k, b in enumerate(m.baselines, 1)
     ]
-    return table(rows, ["run", "items", "not shared", "unparsed", "n (EM)", "EM", "n (MAE, r)", "MAE", "Pearson r"], Format(fmt))
+    headers = ["#", "run", "items", "not shared", "unparsed", "n (EM)", "EM", "n (MAE, r)", "MAE", "Pearson r"]
+    return table(rows, headers, Format(fmt))
 
 
 def matrix_text(m: Matrix, fmt: FormatArg) -> str:
@@ -60,7 +68,7 @@ def matrix_text(m: Matrix, fmt: FormatArg) -> str:
     out.append(
         "EM is over "
         + ("parsed items" if m.unparsed_policy == "intersect" else "all shared items (unparsed = wrong)")
-        + "; MAE and Pearson r are over parsed items.\n"
+        + "; MAE and Pearson r are over parsed items. Matrices below name the runs by number (#).\n"
     )
     for fig in FIGURES:
         out.append(heading(TITLES[fig] + "; rows = old, columns = new", fmt, 3))
@@ -72,56 +80,26 @@ def matrix_text(m: Matrix, fmt: FormatArg) -> str:
     return "\n".join(out)
 
 
-INTERVAL_FIGURES = ("regression_rate", "independence_ratio")
-
-
-def interval_table(m: Matrix, figure: str, fmt: Format) -> str:
-    """A figure's bootstrap interval for every ordered pair, ``low-high``."""
-    lo, hi = m.error_matrix(figure, "low"), m.error_matrix(figure, "high")
-    names = m.names
-
-    def cell(i: int, j: int) -> str:
-        if i == j:
-            return "·"
-        a, b = float(lo[i, j]), float(hi[i, j])
-        if math.isnan(a) or math.isnan(b):
-            return "-"
-        if figure == "independence_ratio":
-            return f"{a:.2f}-{b:.2f}"
-        return f"{100 * a:.1f}-{100 * b:.1f}%"
-
-    rows = [[old, *(cell(i, j) for j in range(len(names)))] for i, old in enumerate(names)]
-    return table(rows, ["old \\ new", *names], fmt)
-
-
 def interval_sections(m: Matrix, fmt: Format) -> list[str]:
-    """The bootstrap intervals of the regression rate and the independence ratio, and the difficulty-aware ratio."""
+    """Every pair's bootstrap intervals (one row per ordered pair), then the difficulty-aware ratio."""
     assert m.errors is not None and m.settings is not None
     err = m.errors[0]
-    by = f"{err.clusters} {err.cluster} clusters resampled whole" if err.cluster else f"{err.clusters} items resampled one by one"
-    level = f"{100 * m.settings.confidence_level:g}%"
-    out = []
-    for fig in INTERVAL_FIGURES:
-        out.append(heading(f"{TITLES[fig]}: {level} bootstrap interval ({by})", fmt, 3))
-        out.append(interval_table(m, fig, fmt))
+    number = {name: str(k) for k, name in enumerate(m.names, 1)}
+    out = [heading("Intervals of every pair (rows: old -> new, runs by number)", fmt, 3)]
+    out.append(
+        edge_interval_table(m.comparisons(), fmt, who=lambda e: [number[e.old.name], number[e.new.name]])
+    )
     ratio = m.difficulty_matrix()
     out.append(heading("regression / rate expected from errors independent given item difficulty", fmt, 3))
     if np.isnan(ratio).all():
         out.append("not available: it needs at least two runs besides each pair's own (4+ runs)\n")
     else:
-        names = m.names
-        rows = [
-            [old, *("·" if i == j else _cell("independence_ratio", float(ratio[i, j])) for j in range(len(names)))]
-            for i, old in enumerate(names)
-        ]
-        out.append(table(rows, ["old \\ new", *names], fmt))
+        out.append(_square(m, lambda i, j: _cell("independence_ratio", float(ratio[i, j])), fmt))
         out.append(
             f"Item difficulty is estimated from the other {err.difficulty_other_runs} runs (leave-pair-out). "
             "Near 1: as many regressions as errors independent given the item would give; the classic ratio "
             "above assumes every item equally hard and so reads below 1 for unrelated judges.\n"
         )
-    out.append(
-        f"Intervals: {m.settings.replicates} replicates, seed {m.settings.seed}, percentile method; "
-        "every figure's interval is in the JSON output.\n"
-    )
+    iv = next(iter(err.interval.values()))
+    out.append(f"Intervals (pairs and each run's EM): {how_resampled(iv)}.\n")
     return out
