@@ -216,9 +216,7 @@ def _edges(v: Verification) -> list[str]:
         if e.error is not None:
             iv = e.error.interval
             error_rows.append([
-                edge, parser, e.cells.n, interval_cell(iv["regression_rate"], "regression_rate"),
-                interval_cell(iv["accuracy_difference"], "accuracy_difference"),
-                interval_cell(iv["independence_ratio"], "independence_ratio"),
+                edge, parser, e.cells.n, *(interval_cell(iv[f], f) for block in _ERROR_BLOCKS for _, f in block),
                 f"{e.error.mcnemar_p:.3g}", e.error.cluster or "item",
             ])
     policies = sorted({e.policy for e in v.edges})
@@ -245,20 +243,36 @@ def _edges(v: Verification) -> list[str]:
     ] + _error_part(v, error_rows)
 
 
+#: The note's interval tables, (header, figure): the accuracies first, then the regression figures.
+_ERROR_BLOCKS = (
+    (("EM old 95%", "em_old"), ("EM new 95%", "em_new"), ("EM old - new 95%", "accuracy_difference"),
+     ("backward 95%", "backward_rate")),
+    (("regressed 95%", "regression_rate"), ("of old-correct 95%", "regression_share_of_old_correct"),
+     ("change 95%", "change_rate"), ("ratio 95%", "independence_ratio")),
+)
+
+
 def _error_part(v: Verification, rows: list[list[object]]) -> list[str]:
-    """The bootstrap intervals of each edge (when computed) and what they assume."""
+    """The bootstrap intervals of each edge (when computed) and what they assume: two tables, like the edges'."""
     if not rows:
         return []
     err = next(e for e in v.edges if e.error is not None)
     assert err.error is not None and err.settings is not None
     iv = err.error.interval["regression_rate"]
-    headers = ["edge", "parser", "N", "regressed 95%", "EM old - new 95%", "ratio 95%", "McNemar p (clustered)", "cluster"]
+    first, second = _ERROR_BLOCKS
+    k = 3 + len(first)
+    accuracy = [r[:k] for r in rows]
+    regression = [r[:3] + r[k:] for r in rows]
     return [
         f"Sampling error: {iv.method} intervals ({iv.replicates} replicates, seed {iv.seed}); items of one "
         "cluster are resampled together, since judged passages of one query are alike. McNemar's exact p "
         "treats every item as independent; the clustered test (Durkalski) does not. A large p is absence of "
         "evidence, not equal accuracy: read the interval of the EM difference.",
-        "", table(rows, headers, Format.markdown).rstrip("\n"), "",
+        "", table(accuracy, ["edge", "parser", "N", *(h for h, _ in first)], Format.markdown).rstrip("\n"), "",
+        table(
+            regression, ["edge", "parser", "N", *(h for h, _ in second), "McNemar p (clustered)", "cluster"],
+            Format.markdown,
+        ).rstrip("\n"), "",
     ]
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
-
-from collections.abc import Callable
 
 from replicate.judge.matrix import FIGURES, Matrix
 from replicate.judge.render import heading
