@@ -205,7 +205,7 @@ def cells_cmd(
     only_new: Annotated[int, typer.Argument(metavar="ONLY_NEW", help="Old wrong, new right.", min=0)],
     neither: Annotated[int, typer.Argument(metavar="NEITHER", help="Both wrong.", min=0)],
     replicates: Annotated[
-        int, typer.Option("--replicates", min=1, help="Item-bootstrap replicates for the EM difference and the independence ratio.")
+        int, typer.Option("--replicates", min=1, help="Item-bootstrap replicates for the EM difference, the independent regression rate and the ratio.")
     ] = 1000,
     seed: SeedOpt = 0,
     format: FormatOpt = Format.table,
@@ -214,7 +214,7 @@ def cells_cmd(
 
     Intervals assume independent items (a table of counts has no cluster
     key): Wilson for the proportions, an item bootstrap from the counts for
-    the EM difference and the independence ratio.
+    the EM difference, the independent regression rate and the ratio.
 
     Example: replicate cells 6252 5776 1455 7163
     """

@@ -82,6 +82,15 @@ class Uncertainty:
             return Clusters.items(len(keys))
         return Clusters.from_keys(keys, field=field, name=self.key_fields[field], sep=KEY_SEP)
 
+    def shares(self, hits: np.ndarray, counted: np.ndarray, keys: np.ndarray) -> list[Interval]:
+        """Bootstrap intervals of each row's share of hits over counted items (rows x items keyed by ``keys``)."""
+        from replicate.stats.shares import bootstrap_shares
+
+        return bootstrap_shares(
+            hits, counted, clusters=self.clusters(np.asarray(keys)), n_resamples=self.replicates,
+            confidence_level=self.confidence_level, seed=self.seed,
+        )
+
     def to_json(self) -> dict:
         field = self.cluster_field
         return {
@@ -124,6 +133,10 @@ class EdgeUncertainty:
                 "expected_regression_rate": cells.independent_regression_rate,
                 "ratio": cells.independence_ratio,
                 "method": "EM_old x (1 - EM_new): errors independent and every item equally hard",
+                "interval": {
+                    "expected_regression_rate": self.interval["independent_regression_rate"].to_json(),
+                    "ratio": self.interval["independence_ratio"].to_json(),
+                },
             },
             "given_item_difficulty": {
                 "expected_regression_rate": exp,
@@ -172,6 +185,17 @@ def edge_uncertainty(
         )
         for k, iv in enumerate(boot.intervals())
     ]
+
+
+def em_intervals(aligned: Aligned, settings: Uncertainty, *, policy: Policy = "intersect") -> list[Interval]:
+    """Each aligned run's EM (correct over the items counted under ``policy``) with its bootstrap interval.
+
+    The same clusters, replicates and seed as the edges' bootstrap (:func:`edge_uncertainty`).
+    """
+    from replicate.judge.pairs import outcomes
+
+    right, counted = outcomes(aligned, policy)
+    return settings.shares(right & counted, counted, aligned.keys)
 
 
 def small_sample(n: int, settings: Uncertainty | None) -> bool:

@@ -48,6 +48,7 @@ FIGURES: tuple[str, ...] = (
     "regression_share_of_old_correct",
     "backward_rate",
     "change_rate",
+    "independent_regression_rate",
     "independence_ratio",
 )
 
@@ -298,6 +299,7 @@ def figures_from_counts(counts: np.ndarray) -> dict[str, np.ndarray]:
         "regression_share_of_old_correct": div(only_old, old_correct),
         "backward_rate": div(only_new, n),
         "change_rate": div(only_old + only_new + n_changed, n),
+        "independent_regression_rate": div(old_correct * (n - new_correct), n * n),
         "independence_ratio": div(only_old * n, old_correct * (n - new_correct)),
     }
 

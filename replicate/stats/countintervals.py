@@ -9,7 +9,8 @@ from files gets the cluster bootstrap instead
 - The proportions (:data:`~replicate.stats.fourcell.PROPORTIONS`: EM old and
   new, regression rate, share of old-correct, backward rate): the Wilson score
   interval of their count (:meth:`FourCell.confidence_intervals`).
-- The paired EM difference and the independence ratio, which are not one
+- The paired EM difference, the independent regression rate
+  ``EM_old x (1 - EM_new)`` and the independence ratio, which are not one
   proportion: the item bootstrap, which needs only the counts (each replicate
   one multinomial draw of n items over the four cells,
   :func:`~replicate.stats.bootstrap.item_replicates`), percentile method.
@@ -39,7 +40,7 @@ from replicate.stats.fourcell import PROPORTIONS, FourCell
 
 WILSON_METHOD = "wilson-score"
 #: The figures of a four-cell table that are not one proportion, bootstrapped from the counts.
-RESAMPLED: tuple[str, ...] = ("accuracy_difference", "independence_ratio")
+RESAMPLED: tuple[str, ...] = ("accuracy_difference", "independent_regression_rate", "independence_ratio")
 
 
 @dataclass(frozen=True)

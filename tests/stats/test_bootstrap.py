@@ -51,6 +51,7 @@ def plain_figures(old: list[int], new: list[int], gold: list[int], policy: str) 
         "regression_share_of_old_correct": ratio(only_old, oc),
         "backward_rate": ratio(only_new, n),
         "change_rate": ratio(changed, n),
+        "independent_regression_rate": ratio(oc * (n - nc), n * n),
         "independence_ratio": ratio(only_old * n, oc * (n - nc)),
     }
 

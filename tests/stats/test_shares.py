@@ -96,6 +96,6 @@ def test_cell_intervals_wilson_for_proportions_and_item_bootstrap_from_counts_fo
     js = figs.to_json()
     assert set(js["interval"]) == {
         "em_old", "em_new", "regression_rate", "regression_share_of_old_correct", "backward_rate",
-        "accuracy_difference", "independence_ratio",
+        "accuracy_difference", "independent_regression_rate", "independence_ratio",
     }
     assert js["uncertainty"]["assumes"] == "independent items" and js["regression_rate"] == 20 / 120

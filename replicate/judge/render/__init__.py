@@ -88,7 +88,10 @@ def figures_table(
     if from_labels:
         rows.append(["change rate", "labels differ / n", pct(change_rate), "change_rate"])
     rows += [
-        ["independent regression rate", "EM old x (1 - EM new)", pct(cells.independent_regression_rate), ""],
+        [
+            "independent regression rate", "EM old x (1 - EM new)", pct(cells.independent_regression_rate),
+            "independent_regression_rate",
+        ],
         ["independence ratio", "regression / independent", num(cells.independence_ratio, 2), "independence_ratio"],
         ["McNemar exact p", "only_old vs only_new", _p(cells.mcnemar_p()), ""],
     ]
@@ -292,7 +295,7 @@ def cells_text(figs: CellFigures, fmt: FormatArg) -> str:
         f"Intervals assume independent items: a table of counts has no cluster key, so where items are "
         f"clustered (passages judged for one query) they are too narrow. Wilson score intervals for the "
         f"proportions; item bootstrap from the counts ({figs.replicates} replicates, seed {figs.seed}, "
-        "percentile method) for the EM difference and the independence ratio."
+        "percentile method) for the EM difference, the independent regression rate and the ratio."
     )
     parts = [
         cells_table(cells, fmt),

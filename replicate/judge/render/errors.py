@@ -135,7 +135,8 @@ EDGE_INTERVAL_BLOCKS: tuple[tuple[tuple[str, str], ...], ...] = (
     (("EM old", "em_old"), ("EM new", "em_new"), ("EM diff.", "accuracy_difference"), ("backward", "backward_rate")),
     (
         ("regr.", "regression_rate"), ("regr./\nold-correct", "regression_share_of_old_correct"),
-        ("change", "change_rate"), ("indep.\nratio", "independence_ratio"),
+        ("change", "change_rate"), ("indep.\nregr.", "independent_regression_rate"),
+        ("indep.\nratio", "independence_ratio"),
     ),
 )
 
