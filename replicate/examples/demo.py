@@ -133,12 +133,13 @@ def _demo(where: Path, parser: str, fmt: Format, *, note: str | None = None, kep
     from replicate.judge.compare import chain
     from replicate.judge.render import chain_text
     from replicate.judge.select import runs_from_toml
+    from replicate.judge.uncertainty import Uncertainty
 
     toml = where / "runs.toml"
     if not toml.is_file():
         raise UsageError(f"{where} has no runs.toml: give a directory made by tools/make_example.py")
     loaded = load_runs(runs_from_toml(toml))
-    edges = chain(loaded.labelled(parser))
+    edges = chain(loaded.labelled(parser), uncertainty=Uncertainty())  # the example's keys: query_id / corpus_id
     text_fmt = Format.table if fmt is Format.json else fmt
     other = "umbrela-strict@1" if parser != "umbrela-strict@1" else "umbrela-fallback@1"
     items = edges[0].shared_items if edges else 0

@@ -44,7 +44,7 @@ from replicate.stats.policy import check_policy
 #: Edge figures whose movement between parsers an audit reports.
 EDGE_FIGURES = (
     "n", "em_old", "em_new", "accuracy_difference", "regression_rate", "regression_share_of_old_correct", "backward_rate",
-    "change_rate", "independence_ratio",
+    "change_rate", "independent_regression_rate", "independence_ratio",
 )
 
 _WS = re.compile(r"\s+")
@@ -290,9 +290,10 @@ def audit_file(
     if uncertainty is not None:
         every = np.ones_like(parsed)
         counted = parsed if policy == "intersect" else every
+        hits_all = np.vstack([differ, pair_differ])
         em_ivs, unparsed_ivs, differ_ivs = (
-            _shares(run, uncertainty, hits, den)
-            for hits, den in ((correct, counted), (~parsed, every), (np.vstack([differ, pair_differ]), None))
+            uncertainty.shares(hits, den, run.keys)
+            for hits, den in ((correct, counted), (~parsed, every), (hits_all, np.ones_like(hits_all)))
         )
         intervals = [{"em": e, "unparsed_rate": u} for e, u in zip(em_ivs, unparsed_ivs)]
     tallies = tuple(
@@ -322,20 +323,6 @@ def audit_file(
     return FileAudit(
         path, run.name, len(run), tallies, int(idx.size), pairwise, patterns, exs,
         None if differ_ivs is None else tuple(differ_ivs), uncertainty,
-    )
-
-
-def _shares(run: Run, settings: Uncertainty, hits: np.ndarray, counted: np.ndarray | None) -> list[Interval]:
-    """Bootstrap intervals of each row's share of hits over the counted items (every item when None)."""
-    from replicate.stats.shares import bootstrap_shares
-
-    return bootstrap_shares(
-        hits,
-        np.ones_like(hits) if counted is None else counted,
-        clusters=settings.clusters(np.asarray(run.keys)),
-        n_resamples=settings.replicates,
-        confidence_level=settings.confidence_level,
-        seed=settings.seed,
     )
 
 

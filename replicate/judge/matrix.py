@@ -25,7 +25,7 @@ from replicate.judge.align import Aligned, align
 from replicate.judge.compare import Comparison, RunSide, pair_reader
 from replicate.judge.model import LabelledRun, readonly
 from replicate.judge.pairs import PairCounts, Policy, outcomes, pair_counts
-from replicate.judge.uncertainty import EdgeUncertainty, Uncertainty, edge_uncertainty
+from replicate.judge.uncertainty import EdgeUncertainty, Uncertainty, edge_uncertainty, em_intervals
 from replicate.labels import absent_figures
 from replicate.output import pct
 from replicate.parsing import UNPARSED
@@ -157,17 +157,7 @@ def _with_em_intervals(
     """The baselines with a bootstrap interval of each run's EM (correct over the items counted under the policy)."""
     from dataclasses import replace
 
-    from replicate.stats.shares import bootstrap_shares
-
-    right, counted = outcomes(aligned, policy)
-    ivs = bootstrap_shares(
-        right & counted,
-        counted,
-        clusters=settings.clusters(aligned.keys),
-        n_resamples=settings.replicates,
-        confidence_level=settings.confidence_level,
-        seed=settings.seed,
-    )
+    ivs = em_intervals(aligned, settings, policy=policy)
     return tuple(replace(b, interval={"em": iv}) for b, iv in zip(base, ivs))
 
 

@@ -42,7 +42,7 @@ from replicate.judge.floor.checks import (  # noqa: F401  (re-exported)
 from replicate.judge.model import LabelledRun
 from replicate.judge.pairs import Policy, outcomes, pair_counts
 from replicate.judge.samples import SampleFlag, small_sample_flag
-from replicate.judge.uncertainty import Uncertainty, edge_uncertainty
+from replicate.judge.uncertainty import Uncertainty, edge_uncertainty, em_intervals
 from replicate.labels import absent_figures
 from replicate.stats.bootstrap import Interval
 from replicate.stats.fourcell import FourCell, as_float, float_ratio
@@ -130,13 +130,14 @@ class RepeatInfo:
     unparsed: int  # on the shared items
     n: int  # items entering EM under the policy
     correct: int
+    interval: dict[str, Interval] | None = None  # of ``em``, with uncertainty settings
 
     @property
     def em(self) -> float | None:
         return as_float(accuracy(self.correct, self.n))
 
     def to_json(self) -> dict:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "items": self.items,
             "dropped": self.dropped,
@@ -145,6 +146,9 @@ class RepeatInfo:
             "correct": self.correct,
             "em": self.em,
         }
+        if self.interval is not None:
+            out["interval"] = {k: v.to_json() for k, v in self.interval.items()}
+        return out
 
 
 @dataclass(frozen=True)
@@ -324,6 +328,9 @@ def floor(
     )
     correct, valid = outcomes(aligned, policy)
     unparsed = aligned.unparsed_aligned
+    ems: list[dict[str, Interval] | None] = [None] * r
+    if uncertainty is not None:
+        ems = [{"em": iv} for iv in em_intervals(aligned, uncertainty, policy=policy)]
     infos = tuple(
         RepeatInfo(
             run.name,
@@ -332,6 +339,7 @@ def floor(
             int(unparsed[k]),
             int(valid[k].sum()),
             int((correct[k] & valid[k]).sum()),
+            ems[k],
         )
         for k, run in enumerate(repeats)
     )
@@ -360,7 +368,7 @@ def floor(
             bounds=result.regression_span_with_error,
         )
     if main is not None:
-        main_check = check_main(main, repeats, change=result.change_span, policy=policy)
+        main_check = check_main(main, repeats, change=result.change_span, policy=policy, uncertainty=uncertainty)
     return replace(result, edge=edge_check, main=main_check, sample_flags=tuple(floor_flags))
 
 

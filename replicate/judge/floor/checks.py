@@ -91,9 +91,19 @@ class EdgeCheck:
         out["verdict_rule"] = INTERVAL_RULE if self.interval is not None else POINT_RULE
         out["floor_with_error"] = None if self.bounds is None else self.bounds.to_json()
         out["margin"] = None if self.regression is None else self.regression.margin
+        err = self.comparison.uncertainty
+
+        def placed(p: Placement | None, figure: str) -> dict | None:
+            if p is None:
+                return None
+            js = p.to_json()
+            if err is not None:
+                js["interval"] = {"rate": err.interval[figure].to_json()}
+            return js
+
         out["placement"] = {
-            "regression_rate": None if self.regression is None else self.regression.to_json(),
-            "change_rate": None if self.change is None else self.change.to_json(),
+            "regression_rate": placed(self.regression, "regression_rate"),
+            "change_rate": placed(self.change, "change_rate"),
         }
         out["floor_baseline"] = {
             "expected_regression_rate": None if self.floor_mean is None else float(self.floor_mean),
@@ -218,6 +228,9 @@ class MainCheck:
                     "changed": c.changed,
                     "change_rate": c.change_rate,
                     "regression_rate": c.cells.regression_rate,
+                    **({} if c.uncertainty is None else {"interval": {
+                        k: c.uncertainty.interval[k].to_json() for k in ("change_rate", "regression_rate")
+                    }}),
                 }
                 for c in self.against
             ],
@@ -263,12 +276,17 @@ def check_edge(
 
 
 def check_main(
-    main: LabelledRun, repeats: Sequence[LabelledRun], *, change: Span | None, policy: Policy
+    main: LabelledRun,
+    repeats: Sequence[LabelledRun],
+    *,
+    change: Span | None,
+    policy: Policy,
+    uncertainty: Uncertainty | None = None,
 ) -> MainCheck:
     """Compare MAIN with each repeat; place the closest change rate against the repeats' change range."""
     if main.name in {r.name for r in repeats}:
         raise UsageError(Message(Param("main"), f" {main.name!r} is also one of the repeats; name a different run"))
-    against = tuple(compare(main, rep, policy=policy) for rep in repeats)
+    against = tuple(compare(main, rep, policy=policy, uncertainty=uncertainty) for rep in repeats)
     defined = [x for x in (c.cells.exact("change_rate") for c in against) if x is not None]
     closest = None if not defined or change is None else place(min(defined), change)
     return MainCheck(main.name, against, change or Span(Fraction(0), Fraction(0)), closest)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from replicate.judge.floor import FAR_BEYOND_FACTOR, EdgeCheck, Floor, Placement, Span
-from replicate.judge.render import heading
-from replicate.judge.render.errors import interval_cell
+from replicate.judge.render import figures_table, heading
+from replicate.judge.render.errors import interval_cell, with_interval
 from replicate.output import Format, FormatArg, num, pct, table
 
 READINGS = {
@@ -74,7 +74,10 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
     out.append(
         f"parser: {fl.parser}; unparsed policy: {fl.unparsed_policy}; items shared by all repeats: {fl.shared_items}\n"
     )
-    rows = [[r.name, r.items, r.dropped, r.unparsed, r.n, pct(r.em)] for r in fl.repeats]
+    rows = [
+        [r.name, r.items, r.dropped, r.unparsed, r.n, with_interval(pct(r.em), None if r.interval is None else r.interval["em"], "em")]
+        for r in fl.repeats
+    ]
     out.append(table(rows, ["repeat", "items", "not shared", "unparsed", "n (EM)", "EM"], fmt))
     if fl.items_differ:
         out.append(
@@ -130,11 +133,23 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
         ]
         lines.append(READINGS.get(e.verdict or "", ""))
         out.append(_lines(lines, fmt))
+        if c.uncertainty is not None:
+            level = c.settings.confidence_level if c.settings is not None else 0.95
+            out.append(figures_table(
+                c.cells, fmt, change_rate=c.change_rate, from_labels=True, error=c.uncertainty, confidence_level=level
+            ))
     if fl.main is not None:
         m = fl.main
         out.append(heading(f"Main run {m.name} against its repeats", fmt, 3))
-        rows = [[c.new.name, c.cells.n, c.changed, pct(c.change_rate)] for c in m.against]
-        out.append(table(rows, ["repeat", "n", "labels differ", "change rate"], fmt))
+        def iv(c, figure: str):
+            return None if c.uncertainty is None else c.uncertainty.interval[figure]
+
+        rows = [
+            [c.new.name, c.cells.n, c.changed, with_interval(pct(c.change_rate), iv(c, "change_rate"), "change_rate"),
+             with_interval(pct(c.cells.regression_rate), iv(c, "regression_rate"), "regression_rate")]
+            for c in m.against
+        ]
+        out.append(table(rows, ["repeat", "n", "labels differ", "change rate", "regression rate"], fmt))
         lines = [
             f"verdict: {m.verdict}",
             _placement(m.closest, "closest change rate") + f" [{_span(m.floor)}]",
