@@ -15,7 +15,7 @@ from fractions import Fraction
 from pathlib import Path, PurePath, PurePosixPath
 
 from replicate.judge.floor.checks import interval_verdict
-from replicate.judge.render.errors import interval_cell
+from replicate.judge.render.errors import interval_cell, with_interval
 from replicate.output import Format, pct, table, table_blocks
 from replicate.provenance import FileProvenance
 from replicate.stats.ranges import Span
@@ -248,7 +248,8 @@ _ERROR_BLOCKS = (
     (("EM old 95%", "em_old"), ("EM new 95%", "em_new"), ("EM old - new 95%", "accuracy_difference"),
      ("backward 95%", "backward_rate")),
     (("regressed 95%", "regression_rate"), ("of old-correct 95%", "regression_share_of_old_correct"),
-     ("change 95%", "change_rate"), ("ratio 95%", "independence_ratio")),
+     ("change 95%", "change_rate"), ("independent 95%", "independent_regression_rate"),
+     ("ratio 95%", "independence_ratio")),
 )
 
 
@@ -296,9 +297,18 @@ def _floors(v: Verification) -> list[str]:
         "interval low of the repeat pair at the min to the interval high of the pair at the max. An edge is "
         "\"above\" its floor only when its interval clears this.", "",
     ]
+    pair_rows = [
+        [str(", ".join(f.runs)), f"`{f.parser}`", p.old, p.new,
+         *(with_interval(pct(getattr(p, k)), p.interval[k], k) for k in ("regression_rate", "change_rate"))]
+        for f in v.floors for p in f.floor.pairs if p.interval is not None
+    ]
+    pairs = [] if not pair_rows else [
+        "Each ordered pair of repeats, with its 95% bootstrap intervals:", "",
+        table(pair_rows, ["repeats", "parser", "old", "new", "regression", "change"], Format.markdown).rstrip("\n"), "",
+    ]
     return ["## Rerun floors", "", "Churn between repeats of one model: what an upgrade must exceed "
             "before it says anything about the new version.", "",
-            table(rows, headers, Format.markdown).rstrip("\n"), "", *explain]
+            table(rows, headers, Format.markdown).rstrip("\n"), "", *explain, *pairs]
 
 
 def _runs(v: Verification) -> list[str]:
@@ -315,7 +325,21 @@ def _runs(v: Verification) -> list[str]:
         reader = " + ".join(dict.fromkeys(f"`{x.reader}`" for x in files))
         rows.append([str(name), len(files), reader, items, *cells, rewritten])
     headers = ["run", "files", "reader", "items", *[f"unparsed: {p}" for p in parsers], "rewritten"]
-    return ["## Runs", "", table(rows, headers, Format.markdown).rstrip("\n"), ""]
+    out = ["## Runs", "", table(rows, headers, Format.markdown).rstrip("\n"), ""]
+    if any(f.interval is not None for f in v.run_figures):
+        em_rows = []
+        for name in v.run_files:
+            cells = []
+            for p in parsers:
+                f = by.get((name, p))
+                iv = None if f is None or f.interval is None else f.interval["em"]
+                cells.append("-" if f is None else with_interval(pct(_f(f.em)), iv, "em"))
+            em_rows.append([str(name), *cells])
+        out += [
+            "EM of each run under each parser, with its 95% bootstrap interval (the edges' clusters and seed).", "",
+            table(em_rows, ["run", *[f"EM: {p}" for p in parsers]], Format.markdown).rstrip("\n"), "",
+        ]
+    return out
 
 
 def _flags(v: Verification) -> list[str]:

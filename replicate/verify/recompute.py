@@ -33,6 +33,7 @@ from replicate.judge.model import LabelledRun, Run
 from replicate.judge.uncertainty import EdgeUncertainty, Uncertainty
 from replicate.labels import absent_figures
 from replicate.parsing import UNPARSED, Parser
+from replicate.stats.bootstrap import Interval
 from replicate.stats.fourcell import RATIOS, FourCell, exact_ratio
 from replicate.stats.gold import accuracy, mean_absolute_error, pearson_r
 from replicate.stats.policy import Policy
@@ -77,6 +78,7 @@ class RunFigures:
     def pearson(self) -> float | None:
         """Pearson r of labels and gold; None where undefined or absent (verdicts, categories)."""
         return None if "pearson_r" in self.absent else self.pearson_raw
+    interval: dict[str, Interval] | None = None  # of ``em``, with uncertainty settings
 
     @property
     def parsed(self) -> int:
@@ -221,12 +223,17 @@ class Recomputer:
             gold = lr.gold.astype(np.int64)
             parsed = labels != UNPARSED
             x, y = labels[parsed], gold[parsed]
+            interval = None
+            if self.uncertainty is not None:
+                counted = parsed if policy == "intersect" else np.ones_like(parsed)
+                interval = {"em": self.uncertainty.shares((labels == gold) & counted, counted, lr.keys)[0]}
             self._run[key] = RunFigures(
                 name=name, parser=lr.parser, policy=policy, items=len(lr),
                 unparsed=int((~parsed).sum()), correct=int((x == y).sum()),
                 abs_error=int(np.abs(x - y).sum()), pearson_raw=pearson_r(x, y),
                 label_max=int(max(x.max(initial=0), gold.max(initial=0))) if len(gold) else None,
                 absent=absent_figures([lr]),
+                interval=interval,
             )
         return self._run[key]
 

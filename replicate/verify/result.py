@@ -196,5 +196,8 @@ def _floor_json(f: FloorFigures) -> dict:
 
 
 def _run_json(f: RunFigures) -> dict:
-    return {"name": f.name, "parser": f.parser, "unparsed_policy": f.policy, "items": f.items,
-            "unparsed": f.unparsed, "n": f.n, "em": _f(f.em), "mae": _f(f.mae), "pearson": f.pearson}
+    out = {"name": f.name, "parser": f.parser, "unparsed_policy": f.policy, "items": f.items,
+           "unparsed": f.unparsed, "n": f.n, "em": _f(f.em), "mae": _f(f.mae), "pearson": f.pearson}
+    if f.interval is not None:
+        out["interval"] = {k: v.to_json() for k, v in f.interval.items()}
+    return out
