@@ -73,12 +73,12 @@ class RunFigures:
     pearson_raw: float | None  # Pearson r as computed (see :attr:`pearson`)
     label_max: int | None  # largest gold or label seen (for the impossible-MAE check)
     absent: Mapping[str, str] = field(default_factory=dict)  # figure -> why this run cannot give it
+    interval: dict[str, Interval] | None = None  # of ``em``, with uncertainty settings
 
     @property
     def pearson(self) -> float | None:
         """Pearson r of labels and gold; None where undefined or absent (verdicts, categories)."""
         return None if "pearson_r" in self.absent else self.pearson_raw
-    interval: dict[str, Interval] | None = None  # of ``em``, with uncertainty settings
 
     @property
     def parsed(self) -> int:
