@@ -178,12 +178,16 @@ def _root(
         bool,
         typer.Option(
             "--no-cache",
-            help="Parse every output again instead of reading labels kept from an earlier run over the same "
-            "files (the label cache, under REPLICATE_CACHE_DIR or the user cache dir).",
+            help="Read and parse every file again instead of using what an earlier run over the same files kept "
+            "(the run and label caches, under REPLICATE_CACHE_DIR or the user cache dir; see docs/cache.md).",
         ),
     ] = False,
     verbose: Annotated[
-        bool, typer.Option("--verbose", help="Say on stderr, per run, whether its labels came from the label cache.")
+        bool,
+        typer.Option(
+            "--verbose",
+            help="Say on stderr, per run, whether it came from the run cache and its labels from the label cache.",
+        ),
     ] = False,
 ) -> None:
     """Audit published LLM-judge and benchmark outputs across model versions.

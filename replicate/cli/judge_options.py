@@ -326,13 +326,14 @@ def label_cache():
     return LabelCache(default_root()) if CACHE_SETTINGS["use"] else None
 
 
-def show_cache_events(cache) -> None:
-    """Say on stderr what the label cache did: a damaged entry always, hits and misses with --verbose."""
-    for run, key, event in cache.events if cache is not None else []:
-        if event == "corrupt":
-            warn(f"label cache: the entry for run {run} ({key[:16]}) was damaged; parsed again and rewritten")
-        elif CACHE_SETTINGS["verbose"]:
-            warn(f"label cache: {event} for run {run} ({key[:16]})")
+def show_cache_events(cache, run_cache=None) -> None:
+    """Say on stderr what the run and label caches did: a damaged entry always, hits and misses with --verbose."""
+    for what, c, again in (("run", run_cache, "read"), ("label", cache, "parsed")):
+        for run, key, event in c.events if c is not None else []:
+            if event == "corrupt":
+                warn(f"{what} cache: the entry for run {run} ({key[:16]}) was damaged; {again} again and rewritten")
+            elif CACHE_SETTINGS["verbose"]:
+                warn(f"{what} cache: {event} for run {run} ({key[:16]})")
 
 
 def show_detected(detected: dict[str, list[str]]) -> None:
@@ -349,15 +350,15 @@ def emit_runs(loaded, result: Any, fmt: Format, *, text: Callable[[], str], comp
     the warnings (which often say why).
     """
     show_warnings(loaded.diagnostics)
-    cache = loaded.label_cache
-    show_cache_events(cache)
+    show_cache_events(loaded.label_cache, loaded.run_cache)
     if comparisons is not None:
         require_shared_items(loaded, comparisons)
     extra: dict[str, Any] = {}
     if loaded.gold is not None:
         extra["gold"] = loaded.gold
-    if cache is not None and cache.events:
-        extra["label_cache"] = {"format": 1, "keys": cache.keys()}
+    keys = loaded.label_keys()
+    if keys:
+        extra["label_cache"] = {"format": 1, "keys": keys}
     # the warnings are shown above (before the cache lines and the shared-items check)
     emit(extended(result, extra), fmt, loaded.diagnostics, text=text, warnings=None)
 

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Sequence
 
 from replicate.diagnostics import Diagnostics
-from replicate.errors import Message, Param, UsageError
+from replicate.errors import BadInput, Message, Param, UsageError
 from replicate.judge.gold import GoldJoin, join_gold, require_gold
 from replicate.judge.labelcache import LabelCache, label_key
 from replicate.judge.load import FieldSpec, load_run
+from replicate.judge.load.runcache import RunCache, run_key
 from replicate.judge.model import LabelledRun, Run
 from replicate.judge.select import RunSpec
 from replicate.parsing import PARSERS, Parser
@@ -36,7 +37,9 @@ class Loaded:
     options: ReadOptions | None = None  # reader options the runs were read with (the command's)
     label_cache: LabelCache | None = None  # parsed labels kept across processes (None: parse every time)
     run_options: dict[str, ReadOptions] = field(default_factory=dict)  # run name -> its own options, where it sets any
+    run_cache: RunCache | None = None  # read runs kept across processes (with the label cache)
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    _label_keys: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -71,16 +74,27 @@ class Loaded:
         Runs joined with ``--gold`` are not cached (their items depend on the gold file too).
         """
         cache = self.label_cache
-        if cache is None or parser is None or run.labels is not None or self.gold is not None:
+        if parser is None or run.labels is not None or self.gold is not None:
             return run.label_with(parser)
         key = label_key([(f.provenance.sha256, f.reader) for f in run.files], parser.name, self.fields,
                         self.run_options.get(run.name, self.options))
+        self._label_keys[run.name] = key
+        if cache is None:
+            return run.label_with(parser)
         labels = cache.get(run.name, key, len(run))
         if labels is not None:
             return run.label_with(parser, cached=labels)
         out = run.label_with(parser)
         cache.put(key, out.labels)
         return out
+
+    def label_keys(self) -> dict[str, str]:
+        """Run name -> label-cache key of the labels it was given, with or without the cache (JSON provenance).
+
+        The key names what the labels are a function of (file sha256s, readers,
+        parser, options), so cold, warm and ``--no-cache`` runs report the same.
+        """
+        return dict(self._label_keys)
 
     def run(self, name: str) -> Run:
         for r in self.runs:
@@ -121,9 +135,10 @@ def load_runs(
         READERS.get(reader)  # an unknown name is a usage error before any file is read
     base = options or ReadOptions(fields=fields)
     own = {s.name: base.overridden(dict(s.options)) for s in specs if s.options}
+    run_cache = RunCache(label_cache.root) if label_cache is not None else None
     runs = tuple(
-        load_run(s.name, s.paths, fields=fields, diagnostics=diag, reader=s.reader or reader,
-                 options=own.get(s.name, options))
+        _load_spec(s, fields=fields, diag=diag, reader=s.reader or reader, options=own.get(s.name, options),
+                   run_cache=run_cache)
         for s in specs
     )
     _refuse_gold_only(runs)
@@ -135,7 +150,7 @@ def load_runs(
         runs, joined = join_gold(runs, gold_run, diag)
     elif need_gold:
         require_gold(runs)
-    return Loaded(runs, diag, fields, joined, options, label_cache, own)
+    return Loaded(runs, diag, fields, joined, options, label_cache, own, run_cache)
 
 
 def _refuse_gold_only(runs: Sequence[Run]) -> None:
@@ -147,3 +162,44 @@ def _refuse_gold_only(runs: Sequence[Run]) -> None:
                     f"run {run.name!r}: {f.provenance.path} holds gold labels only ({f.reader}), "
                     "not a judge's reading; give it with ", Param("gold"), " FILE",
                 ))
+
+
+def _load_spec(
+    spec: RunSpec, *, fields: FieldSpec, diag: Diagnostics, reader: str | None,
+    options: ReadOptions | None, run_cache: RunCache | None,
+) -> Run:
+    """One run read from its files, or taken from the run cache when its files' stat is unchanged.
+
+    A run is cached only when it read with no warning (so warnings and
+    ``--strict`` are the same with and without the cache).
+    """
+    paths = [Path(p) for p in ([spec.paths] if isinstance(spec.paths, (str, Path)) else spec.paths)]
+
+    def read(into: Diagnostics) -> Run:
+        return load_run(spec.name, paths, fields=fields, diagnostics=into, reader=reader, options=options)
+
+    key = run_key(paths, reader, fields, options) if run_cache is not None and paths else None
+    if run_cache is None or key is None:
+        return read(diag)
+    holder: list[Run] = []
+    cached = run_cache.get(spec.name, key, lambda: _outputs_again(holder[0], read))
+    if cached is not None:
+        holder.append(cached)
+        return cached
+    before = len(diag)
+    run = read(diag)
+    if len(diag) == before:
+        run_cache.put(key, run)
+    return run
+
+
+def _outputs_again(cached: Run, read) -> tuple[str | None, ...]:
+    """The raw outputs of a run taken from the run cache, read from its files (which must still hold the same items)."""
+    fresh = read(Diagnostics())
+    same = [f.provenance.sha256 for f in fresh.files] == [f.provenance.sha256 for f in cached.files]
+    if not same or len(fresh) != len(cached) or not (fresh.keys == cached.keys).all():
+        paths = ", ".join(f.provenance.path for f in cached.files)
+        raise BadInput(
+            f"run {cached.name!r}: its files changed while it was being read (rerun the command)", path=paths
+        )
+    return tuple(fresh.outputs)

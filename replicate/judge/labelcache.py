@@ -88,7 +88,7 @@ class LabelCache:
         """The cached labels (``n`` of them) or None (missing or damaged; recorded in ``events``)."""
         try:
             data = self.path(key).read_bytes()
-        except FileNotFoundError:
+        except OSError:  # missing, or a cache that cannot be read (then it is skipped)
             self.events.append((run, key, "miss"))
             return None
         labels = decode(data, n)
@@ -96,21 +96,25 @@ class LabelCache:
         return labels
 
     def put(self, key: str, labels: np.ndarray) -> None:
-        """Write an entry atomically (temporary file in the same folder, then rename); an unwritable cache is skipped."""
-        target = self.path(key)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{key[:12]}-", suffix=".tmp", dir=target.parent)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(encode(labels))
-                os.replace(tmp, target)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-        except OSError:
-            return
+        """Write an entry atomically (see :func:`write_atomic`)."""
+        write_atomic(self.path(key), encode(labels))
 
     def keys(self) -> dict[str, str]:
         """Run name -> key of its entry (for JSON provenance: the same on a cold and a warm run)."""
         return {run: key for run, key, _ in self.events}
+
+
+def write_atomic(target: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``target``, then rename it into place; an unwritable cache is skipped."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:12]}-", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        return

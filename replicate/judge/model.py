@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -79,7 +80,7 @@ class Run:
     name: str
     keys: np.ndarray  # object array of str, shape (n,)
     gold: np.ndarray  # int16, shape (n,)
-    outputs: tuple[str | None, ...]
+    outputs: Sequence[str | None]  # a tuple, or read on first use (a run from the run cache)
     files: tuple[RunFile, ...]
     labels: np.ndarray | None = None  # int8 with UNPARSED, for pre-labelled formats
     splits: np.ndarray | None = None  # object array: split name per item, or None

@@ -35,3 +35,14 @@ def fresh_trials_study(tmp_path_factory):
     from support.trials_study import collect_fresh
 
     return collect_fresh(tmp_path_factory.mktemp("trials-study"))
+
+
+@pytest.fixture
+def example_copy(tmp_path):
+    """A writable copy of the bundled example release (fixtures/example)."""
+    import shutil
+
+    from support.paths import ROOT
+
+    shutil.copytree(ROOT / "fixtures" / "example", tmp_path / "example")
+    return tmp_path / "example"

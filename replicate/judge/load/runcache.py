@@ -1,0 +1,226 @@
+"""A cache of read runs: a rerun over unchanged files neither reads nor hashes them.
+
+An entry holds what reading one run produced except the raw outputs: item
+keys, gold grades, splits, where each item was read (file, line), and what
+was read from each file (size, sha256, reader, line and record counts). Its
+key is a *stat pre-key*: the sha256 of (entry format, replicate version,
+reader, field and reader options, and for every file of the run in order its
+path as given, absolute path, size, ``mtime_ns``, ``ctime_ns``, inode and
+device). A warm run stats the files, loads one entry per run, and takes the
+labels from the label cache (:mod:`replicate.judge.labelcache`, keyed by the
+file sha256 recorded here).
+
+Trade-off (documented in docs/cache.md): when a file's stat is unchanged its
+recorded sha256 is trusted without reading the file. A file rewritten in
+place to the same size within the file system's timestamp resolution, with
+its mtime reset, and on a file system that does not update ``ctime``, would
+be missed; ``--no-cache`` reads and hashes everything.
+
+Only runs whose records carry raw outputs and that read with no warning are
+cached (a run with warnings is read again, so its warnings and ``--strict``
+behave exactly as without the cache). The raw outputs are not stored: a run
+from the cache reads them from its files on first use (a label cache miss,
+or a command that shows texts), checking that the files still hold the same
+items.
+
+Layout: ``runs/ab/abcdef....run`` under the cache root. An entry is
+``MAGIC``, the body length (8 bytes, little-endian), the sha256 of the body
+(32 bytes), then the body: a JSON header length (8 bytes), the JSON header,
+and the arrays' bytes. Entries are written to a temporary file and renamed
+into place; a damaged entry is never trusted (counted ``corrupt`` and
+rebuilt).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, overload
+
+import numpy as np
+
+from replicate.judge.labelcache import write_atomic
+from replicate.judge.model import Origins, Run, RunFile, readonly
+from replicate.provenance import FileProvenance, find_release
+
+MAGIC = b"RPLRUN1\n"
+_HEAD = len(MAGIC) + 8 + 32
+#: Joins the item keys in an entry (a run with a key holding it is not cached).
+_SEP = "\x00"
+
+Event = Literal["hit", "miss", "corrupt", "stale"]
+
+
+def _version() -> str:
+    from replicate import __version__
+
+    return __version__
+
+
+def run_key(paths: Sequence[Path], reader: str | None, fields: Any, options: Any) -> str | None:
+    """The stat pre-key of a run, or None when a file cannot be stat'ed (then the run is read normally)."""
+    h = hashlib.sha256()
+    h.update(MAGIC)
+    h.update(f"version={_version()}\nreader={reader}\nfields={fields!r}\noptions={options!r}\n".encode())
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            return None
+        h.update(f"file={p}\0{os.path.abspath(p)}\0{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}\n".encode())
+    return h.hexdigest()
+
+
+_ARRAYS = (("gold", np.int16), ("split_index", np.int32), ("file_index", np.int16), ("line", np.int32))
+
+
+def encode(run: Run) -> bytes | None:
+    """An entry's bytes for ``run``, or None when the run is not cacheable."""
+    if run.yields != "outputs" or run.labels is not None or run.origins is None or run.splits is None:
+        return None
+    keys = run.keys.tolist()
+    joined = _SEP.join(keys)
+    if joined.count(_SEP) != max(len(keys) - 1, 0):
+        return None
+    names, split_index = np.unique(run.splits.astype(str), return_inverse=True)
+    arrays = {
+        "gold": run.gold,
+        "split_index": split_index,
+        "file_index": run.origins.file_index,
+        "line": run.origins.line,
+    }
+    files = [
+        {
+            "path": f.provenance.path, "size": f.provenance.size, "sha256": f.provenance.sha256,
+            "format": f.format, "lines": f.lines, "records": f.records, "output_field": f.output_field,
+            "rewritten": f.rewritten, "skipped": f.skipped, "thoughts": f.thoughts, "reader": f.reader,
+            "chosen": f.chosen, "reader_options": [list(kv) for kv in f.reader_options],
+        }
+        for f in run.files
+    ]
+    key_bytes = joined.encode("utf-8")
+    header = json.dumps({"n": len(keys), "splits": names.tolist(), "files": files, "keys": len(key_bytes)}).encode()
+    parts = [len(header).to_bytes(8, "little"), header, key_bytes]
+    parts += [np.ascontiguousarray(arrays[name], dtype=dt).tobytes() for name, dt in _ARRAYS]
+    body = b"".join(parts)
+    return MAGIC + len(body).to_bytes(8, "little") + hashlib.sha256(body).digest() + body
+
+
+def decode(data: bytes, name: str, outputs: Callable[[], Sequence[str | None]]) -> Run | None:
+    """The run of an entry's bytes (outputs read on first use through ``outputs``), or None when damaged."""
+    if len(data) < _HEAD or not data.startswith(MAGIC):
+        return None
+    size = int.from_bytes(data[len(MAGIC) : len(MAGIC) + 8], "little")
+    body = memoryview(data)[_HEAD:]
+    if len(body) != size or hashlib.sha256(body).digest() != data[len(MAGIC) + 8 : _HEAD]:
+        return None
+    try:
+        hlen = int.from_bytes(body[:8], "little")
+        header = json.loads(bytes(body[8 : 8 + hlen]))
+        pos = 8 + hlen
+        n = header["n"]
+        key_list = bytes(body[pos : pos + header["keys"]]).decode("utf-8").split(_SEP) if n else []
+        pos += header["keys"]
+        arrays = {}
+        for aname, dt in _ARRAYS:
+            width = np.dtype(dt).itemsize * n
+            arrays[aname] = np.frombuffer(body[pos : pos + width], dtype=dt).copy()
+            pos += width
+        if len(key_list) != n or pos != len(body):
+            return None
+        files = tuple(
+            RunFile(
+                provenance=FileProvenance(f["path"], f["size"], f["sha256"], find_release(f["path"])),
+                format=f["format"], lines=f["lines"], records=f["records"], output_field=f["output_field"],
+                rewritten=f["rewritten"], skipped=f["skipped"], thoughts=f["thoughts"], reader=f["reader"],
+                chosen=f["chosen"], reader_options=tuple(tuple(kv) for kv in f["reader_options"]),
+            )
+            for f in header["files"]
+        )
+        split_names = np.empty(len(header["splits"]), dtype=object)
+        split_names[:] = header["splits"]
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+    keys = np.empty(n, dtype=object)
+    keys[:] = key_list
+    return Run(
+        name=name,
+        keys=readonly(keys),
+        gold=readonly(arrays["gold"]),
+        outputs=LazyOutputs(n, outputs),
+        files=files,
+        splits=readonly(split_names[arrays["split_index"]]),
+        origins=Origins(readonly(arrays["file_index"]), readonly(arrays["line"])),
+    )
+
+
+class LazyOutputs(Sequence):
+    """The raw outputs of a run from the cache: read from its files on first use."""
+
+    def __init__(self, n: int, load: Callable[[], Sequence[str | None]]) -> None:
+        self._n = n
+        self._load: Callable[[], Sequence[str | None]] | None = load
+        self._values: tuple[str | None, ...] | None = None
+
+    def _get(self) -> tuple[str | None, ...]:
+        if self._values is None:
+            assert self._load is not None
+            self._values = tuple(self._load())
+            self._load = None
+        return self._values
+
+    @property
+    def loaded(self) -> bool:
+        return self._values is not None
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> str | None: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str | None]: ...
+    def __getitem__(self, i: Any) -> Any:
+        return self._get()[i]
+
+    def __iter__(self) -> Iterator[str | None]:
+        return iter(self._get())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyOutputs):
+            other = other._get()
+        return self._get() == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass
+class RunCache:
+    """Run entries under ``root``; ``events`` records (run, key, hit|miss|corrupt) in order."""
+
+    root: Path
+    events: list[tuple[str, str, Event]] = field(default_factory=list)
+
+    def path(self, key: str) -> Path:
+        return self.root / "runs" / key[:2] / f"{key}.run"
+
+    def get(self, name: str, key: str, outputs: Callable[[], Sequence[str | None]]) -> Run | None:
+        try:
+            data = self.path(key).read_bytes()
+        except OSError:
+            self.events.append((name, key, "miss"))
+            return None
+        run = decode(data, name, outputs)
+        self.events.append((name, key, "hit" if run is not None else "corrupt"))
+        return run
+
+    def put(self, key: str, run: Run) -> None:
+        """Write an entry atomically; a run that cannot be cached, or an unwritable cache, is skipped."""
+        data = encode(run)
+        if data is None:
+            return
+        write_atomic(self.path(key), data)
