@@ -1,0 +1,109 @@
+"""``fastchat-pair@1``: FastChat ``llm_judge`` pairwise judgments (MT-Bench), one item per game.
+
+FastChat's ``gen_judgment.py`` writes ``model_judgment/<judge>_pair.jsonl``:
+one JSON object per (question, model pair, turn) holding two games, the
+judge's output with ``model_1`` shown as Assistant A (``g1_judgment``) and
+with the two swapped (``g2_judgment``). Each game is one judge output, read
+by ``--parser`` (``mtbench-pair@1``); its key names the models in the order
+shown, so that the label ``A`` always means the model named first in the key.
+Registered through the ``replicate.readers`` entry point ``fastchat``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Iterator
+
+import orjson
+
+from replicate.judge.load.fields import describe, key_text
+from replicate.judge.load.readfile import BLANK, RawFile, parse_line, split_lines
+from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
+
+_IDS = ("question_id", "model_1", "model_2", "turn")
+_GAMES = ("g1_judgment", "g2_judgment")
+
+
+def _sniff(head: bytes, options: ReadOptions) -> Match:
+    line = first_line(head)
+    if line is None or not line.startswith(b"{"):
+        return "no"
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return "no"
+    if isinstance(obj, dict) and all(k in obj for k in ("question_id", "model_1", "model_2", *_GAMES)):
+        return "yes"
+    return "no"
+
+
+def _id(obj: dict, name: str, src: Source, lineno: int) -> str:
+    if name not in obj:
+        raise src.bad(f"record lacks {name!r}", lineno)
+    text = key_text(obj[name])
+    if text is None:
+        raise src.bad(f"{name!r} must be a string or an integer, got {describe(obj[name])}", lineno)
+    return text
+
+
+def _records(src: Source) -> Iterator[Record]:
+    """FastChat llm_judge pairwise judgments (MT-Bench's
+    ``model_judgment/<judge>_pair.jsonl``): one JSON object per line with
+    ``question_id``, ``model_1``, ``model_2``, ``g1_winner``, ``g2_winner``,
+    ``judge`` ([judge model, prompt name]), ``g1_user_prompt``,
+    ``g1_judgment``, ``g2_user_prompt``, ``g2_judgment``, ``turn`` and
+    ``tstamp``.
+
+    Each line gives two items, one per game, keyed by the models in the
+    order the judge saw them: game 1 (``g1_judgment``, model_1 shown as
+    Assistant A) is keyed (question_id, model_1, model_2, turn), game 2
+    (``g2_judgment``, the answers swapped) is keyed (question_id, model_2,
+    model_1, turn). The key parts are named question_id, model_a, model_b,
+    turn: a verdict A is for the model_a of the key. Raw output: the
+    game's judgment, read by ``--parser`` (mtbench-pair@1); null reads as
+    unparsed. FastChat's own ``g1_winner``/``g2_winner`` are not taken as
+    labels (name a parser). The records carry no gold: give it with
+    ``--gold`` keyed the same way, in the order shown (a human verdict for
+    model_1 against model_2 is the gold of game 1; game 2's gold is the
+    same verdict with A and B swapped; an item without gold is left out and
+    reported). Refused, naming file and line: a line that is not a JSON
+    object, a missing question_id, model_1, model_2, turn or judgment
+    field, an id that is not a string or integer, a judgment that is not
+    text, a torn last line; a key seen twice with another judgment is an
+    error naming both lines. Other fields are ignored."""
+    f = RawFile(src.path, src.data, src.data)
+    lines, torn = split_lines(f, src.data, src.diagnostics)
+    for lineno, line in enumerate(lines, 1):
+        obj = parse_line(f, lineno, line, len(lines), torn, src.diagnostics)
+        if obj is BLANK:
+            src.skipped += 1
+            continue
+        if not isinstance(obj, dict):
+            raise src.bad(f"expected a JSON object, got {describe(obj)}", lineno)
+        qid, m1, m2, turn = (_id(obj, name, src, lineno) for name in _IDS)
+        for game, key in zip(_GAMES, ((qid, m1, m2, turn), (qid, m2, m1, turn))):
+            if game not in obj:
+                raise src.bad(f"record lacks {game!r} (the judge's raw output)", lineno)
+            output = obj[game]
+            if output is None:
+                src.warn("null-output", f"{game!r} is null (read as unparsed)", lineno)
+            elif type(output) is not str:
+                raise src.bad(f"{game!r} must be a string, got {describe(output)}", lineno)
+            yield Record(key, lineno, output=output)
+
+
+FASTCHAT_PAIR = Reader(
+    "fastchat-pair@1",
+    "FastChat llm_judge pairwise judgments (MT-Bench *_pair.jsonl): two games a line, keyed in the order shown.",
+    _sniff,
+    _records,
+    yields="outputs",
+    key_names=("question_id", "model_a", "model_b", "turn"),
+    has_gold=False,
+    format="fastchat-pair",
+    details=inspect.cleandoc(_records.__doc__ or ""),
+    options=(),
+)
+
+#: The entry point ``fastchat = "replicate_parsers.fastchat:READERS"`` loads this list.
+READERS: list[Reader] = [FASTCHAT_PAIR]
