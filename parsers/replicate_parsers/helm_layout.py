@@ -27,11 +27,11 @@ PER_INSTANCE_STATS = "per_instance_stats"
 DISPLAY_PREDICTIONS = "display_predictions"
 
 # An entry of per_instance_stats.json, display_predictions.json or display_requests.json opens with
-# instance_id, the perturbation (a flat object) when there is one, and train_trial_index; the key after
-# those says which of the three it is.
+# instance_id, the perturbation when there is one (an object, whose fields may be objects: a person-name
+# perturbation's source_class), and train_trial_index; the key after those says which of the three it is.
 _KEYED_ENTRY = re.compile(
     rb'^\s*\[\s*\{\s*"instance_id"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*'
-    rb'(?:"perturbation"\s*:\s*\{[^{}]*\}\s*,\s*)?"train_trial_index"\s*:\s*\d+\s*,\s*"(\w+)"'
+    rb'(?:"perturbation"\s*:\s*\{(?:[^{}]|\{[^{}]*\})*\}\s*,\s*)?"train_trial_index"\s*:\s*\d+\s*,\s*"(\w+)"'
 )
 _LIST_OF_INSTANCE_IDS = re.compile(rb'^\s*\[\s*\{\s*"instance_id"\s*:')
 #: The other files of a run: (pattern of their opening, file name, what it holds).

@@ -306,6 +306,12 @@ def test_sniffing_tells_helm_files_from_others():
         assert reader.sniff(data[:4096], opts) == "yes"  # cut short: read by the first entry's opening
         compact = json.dumps(json.loads(data)).encode()
         assert reader.sniff(compact, opts) == "yes"
+    person = {"name": "person_name", "robustness": False, "fairness": True, "computed_on": "perturbed", "prob": 0.5,
+              "source_class": {"race": "white_american"}, "target_class": {"race": "black_american"}}
+    big = [{"instance_id": "id0", "perturbation": person, "train_trial_index": 0,
+            "stats": [{"name": {"name": "exact_match", "split": "test"}, "count": 1, "sum": 1.0}] * 2000}]
+    assert len(json.dumps(big, indent=2)) > 4 * len(json.dumps(big, indent=2)[:4096])
+    assert reader.sniff(json.dumps(big, indent=2).encode()[:4096], opts) == "yes"  # a nested perturbation, cut short
     for name in ("instances.json", "stats.json", "scenario_state.json", "display_requests.json", "run_spec.json"):
         assert reader.sniff((RUN_A / name).read_bytes()[:4096], opts) == "maybe", name
     flat = (ROOT / "fixtures" / "example" / "results" / "alpha-2024-05_annotations.jsonl").read_bytes()[:4096]
