@@ -167,3 +167,20 @@ def test_every_rate_of_an_audit_gets_a_bootstrap_interval_by_query():
     assert js["uncertainty"]["seed"] == 4
     edge = js["edge"]["parsers"]["toy-strict@1"]
     assert edge["interval"]["regression_rate"]["method"] == "cluster-bootstrap-percentile"
+
+
+def test_audit_text_shows_the_intervals_and_warns_on_a_small_edge():
+    from replicate.judge.render.audit import audit_text
+    from replicate.judge.uncertainty import Uncertainty
+
+    keys = [f"q{i % 3}\x1fd{i}" for i in range(len(OUTS))]
+    runs = [_raw("m", OUTS, GOLD, keys), _raw("n", OUTS[::-1], GOLD, keys)]
+    res = audit(runs, [FIRST, STRICT], edge=("m", "n"), uncertainty=Uncertainty(replicates=200, seed=4))
+    text = audit_text(res, "table")
+    em = res.files[0].parsers[0].interval["em"]
+    assert f"60.0% [{100 * em.low:.1f}%, {100 * em.high:.1f}%]" in text  # EM 3/5 beside its interval
+    # the edge has 3 compared items under the first-digit parser, 1 under the strict one (min_items 100)
+    assert "Warning: compared on fewer than --min-items 100 items under toy-first@1 (n = " in text
+    assert "toy-strict@1 (n = " in text and "read the intervals, not the point values" in text
+    quiet = audit(runs, [FIRST, STRICT], edge=("m", "n"), uncertainty=Uncertainty(replicates=50, min_items=0))
+    assert "Warning" not in audit_text(quiet, "table")

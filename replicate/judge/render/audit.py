@@ -98,4 +98,11 @@ def audit_text(a: Audit, fmt: FormatArg) -> str:
         err = errors[first]
         if err is not None:
             out.append(f"Intervals: {how_resampled(next(iter(err.interval.values())))}, for each parser's edge.\n")
+        small = [c for c in e.comparisons if c.small]
+        if small and small[0].settings is not None:
+            which = ", ".join(f"{c.parser} (n = {c.cells.n})" for c in small)
+            out.append(
+                f"Warning: compared on fewer than --min-items {small[0].settings.min_items} items under {which}: "
+                "too few for a verdict; read the intervals, not the point values.\n"
+            )
     return "\n".join(out)
