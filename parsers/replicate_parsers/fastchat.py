@@ -1,4 +1,4 @@
-"""``fastchat-pair@1``: FastChat ``llm_judge`` pairwise judgments (MT-Bench), one item per game.
+"""FastChat ``llm_judge`` judgment files (MT-Bench): ``fastchat-pair@1`` and ``fastchat-single@1``.
 
 FastChat's ``gen_judgment.py`` writes ``model_judgment/<judge>_pair.jsonl``:
 one JSON object per (question, model pair, turn) holding two games, the
@@ -6,7 +6,8 @@ judge's output with ``model_1`` shown as Assistant A (``g1_judgment``) and
 with the two swapped (``g2_judgment``). Each game is one judge output, read
 by ``--parser`` (``mtbench-pair@1``); its key names the models in the order
 shown, so that the label ``A`` always means the model named first in the key.
-Registered through the ``replicate.readers`` entry point ``fastchat``.
+``fastchat-single@1`` reads ``<judge>_single.jsonl`` (one rating a line, for
+``mtbench-single@1``). Registered through the ``replicate.readers`` entry point ``fastchat``.
 """
 
 from __future__ import annotations
@@ -14,25 +15,25 @@ from __future__ import annotations
 import inspect
 from typing import Iterator
 
-import orjson
-
 from replicate.judge.load.fields import describe, key_text
 from replicate.judge.load.readfile import BLANK, RawFile, parse_line, split_lines
-from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
+from replicate.reading import Match, Reader, ReadOptions, Record, Source
+from replicate_parsers.readers import _first_json
 
 _IDS = ("question_id", "model_1", "model_2", "turn")
 _GAMES = ("g1_judgment", "g2_judgment")
 
 
-def _sniff(head: bytes, options: ReadOptions) -> Match:
-    line = first_line(head)
-    if line is None or not line.startswith(b"{"):
-        return "no"
-    try:
-        obj = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return "no"
+def _sniff_pair(head: bytes, options: ReadOptions) -> Match:
+    _, obj = _first_json(head, b"{")
     if isinstance(obj, dict) and all(k in obj for k in ("question_id", "model_1", "model_2", *_GAMES)):
+        return "yes"
+    return "no"
+
+
+def _sniff_single(head: bytes, options: ReadOptions) -> Match:
+    _, obj = _first_json(head, b"{")
+    if isinstance(obj, dict) and all(k in obj for k in ("question_id", "model", "judgment", "score")):
         return "yes"
     return "no"
 
@@ -44,6 +45,32 @@ def _id(obj: dict, name: str, src: Source, lineno: int) -> str:
     if text is None:
         raise src.bad(f"{name!r} must be a string or an integer, got {describe(obj[name])}", lineno)
     return text
+
+
+def _output(obj: dict, name: str, src: Source, lineno: int) -> str | None:
+    """The judge's raw output in field ``name`` (None, warned, when it is null)."""
+    if name not in obj:
+        raise src.bad(f"record lacks {name!r} (the judge's raw output)", lineno)
+    output = obj[name]
+    if output is None:
+        src.warn("null-output", f"{name!r} is null (read as unparsed)", lineno)
+    elif type(output) is not str:
+        raise src.bad(f"{name!r} must be a string, got {describe(output)}", lineno)
+    return output
+
+
+def _objects(src: Source) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for every JSON-object line; blank lines skipped and counted."""
+    f = RawFile(src.path, src.data, src.data)
+    lines, torn = split_lines(f, src.data, src.diagnostics)
+    for lineno, line in enumerate(lines, 1):
+        obj = parse_line(f, lineno, line, len(lines), torn, src.diagnostics)
+        if obj is BLANK:
+            src.skipped += 1
+            continue
+        if not isinstance(obj, dict):
+            raise src.bad(f"expected a JSON object, got {describe(obj)}", lineno)
+        yield lineno, obj
 
 
 def _records(src: Source) -> Iterator[Record]:
@@ -71,31 +98,37 @@ def _records(src: Source) -> Iterator[Record]:
     field, an id that is not a string or integer, a judgment that is not
     text, a torn last line; a key seen twice with another judgment is an
     error naming both lines. Other fields are ignored."""
-    f = RawFile(src.path, src.data, src.data)
-    lines, torn = split_lines(f, src.data, src.diagnostics)
-    for lineno, line in enumerate(lines, 1):
-        obj = parse_line(f, lineno, line, len(lines), torn, src.diagnostics)
-        if obj is BLANK:
-            src.skipped += 1
-            continue
-        if not isinstance(obj, dict):
-            raise src.bad(f"expected a JSON object, got {describe(obj)}", lineno)
+    for lineno, obj in _objects(src):
         qid, m1, m2, turn = (_id(obj, name, src, lineno) for name in _IDS)
         for game, key in zip(_GAMES, ((qid, m1, m2, turn), (qid, m2, m1, turn))):
-            if game not in obj:
-                raise src.bad(f"record lacks {game!r} (the judge's raw output)", lineno)
-            output = obj[game]
-            if output is None:
-                src.warn("null-output", f"{game!r} is null (read as unparsed)", lineno)
-            elif type(output) is not str:
-                raise src.bad(f"{game!r} must be a string, got {describe(output)}", lineno)
-            yield Record(key, lineno, output=output)
+            yield Record(key, lineno, output=_output(obj, game, src, lineno))
+
+
+def _single_records(src: Source) -> Iterator[Record]:
+    """FastChat llm_judge single-answer judgments (MT-Bench's
+    ``model_judgment/<judge>_single.jsonl``): one JSON object per line with
+    ``question_id``, ``model``, ``judge`` ([judge model, prompt name]),
+    ``user_prompt``, ``judgment``, ``score``, ``turn`` and ``tstamp``.
+
+    Key: (question_id, model, turn). Raw output: ``judgment``, read by
+    ``--parser`` (mtbench-single@1); null reads as unparsed. FastChat's own
+    ``score`` (its reading, -1 when it found none) is not taken as the
+    label (name a parser). The records carry no gold: give it with
+    ``--gold`` keyed (question_id, model, turn), e.g. human ratings 1-10.
+    Refused, naming file and line: a line that is not a JSON object, a
+    missing question_id, model, turn or judgment, an id that is not a
+    string or integer, a judgment that is not text, a torn last line; a key
+    seen twice with another judgment is an error naming both lines. Other
+    fields are ignored."""
+    for lineno, obj in _objects(src):
+        key = tuple(_id(obj, name, src, lineno) for name in ("question_id", "model", "turn"))
+        yield Record(key, lineno, output=_output(obj, "judgment", src, lineno))
 
 
 FASTCHAT_PAIR = Reader(
     "fastchat-pair@1",
     "FastChat llm_judge pairwise judgments (MT-Bench *_pair.jsonl): two games a line, keyed in the order shown.",
-    _sniff,
+    _sniff_pair,
     _records,
     yields="outputs",
     key_names=("question_id", "model_a", "model_b", "turn"),
@@ -105,5 +138,18 @@ FASTCHAT_PAIR = Reader(
     options=(),
 )
 
+FASTCHAT_SINGLE = Reader(
+    "fastchat-single@1",
+    "FastChat llm_judge single-answer judgments (MT-Bench *_single.jsonl): question, model, turn, raw judgment.",
+    _sniff_single,
+    _single_records,
+    yields="outputs",
+    key_names=("question_id", "model", "turn"),
+    has_gold=False,
+    format="fastchat-single",
+    details=inspect.cleandoc(_single_records.__doc__ or ""),
+    options=(),
+)
+
 #: The entry point ``fastchat = "replicate_parsers.fastchat:READERS"`` loads this list.
-READERS: list[Reader] = [FASTCHAT_PAIR]
+READERS: list[Reader] = [FASTCHAT_PAIR, FASTCHAT_SINGLE]

@@ -96,3 +96,21 @@ def test_null_judgment_is_unparsed_and_warned(tmp_path):
     run = load_run("r", [path], diagnostics=diag, reader="fastchat-pair@1")
     assert run.label_with(PARSERS.get("mtbench-pair@1")).labels.tolist() == [-1, 1]  # g1 null; g2 "[[B]]"
     assert "null-output" in {w.code for w in diag.warnings}
+
+
+def test_single_ratings_against_human_ratings():
+    """fastchat-single@1 with mtbench-single@1; by hand (human / gpt-4 / gpt-3.5-turbo):
+    81 t1 8 / 8 ok / 8 ok; 81 t2 6 / [[7.5]] unparsed / 6 ok; 82 t1 3 / the citation [1] read as 1, wrong /
+    3 ok; 83 t1 9 / 9 ok / 10 wrong. Over the 3 items parsed on both sides: both 1, only_old 1, only_new 1;
+    labels differ on 2."""
+    old, new = DATA / "gpt-4_single.jsonl", DATA / "gpt-3.5-turbo_single.jsonl"
+    res = _run("compare", old, new, "-p", "mtbench-single@1", "--gold", DATA / "human_ratings.jsonl",
+               "--key-field", "question_id", "--key-field", "model", "--key-field", "turn", "--gold-field", "rating",
+               "--replicates", "0", "-f", "json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["reader"] == "fastchat-single@1"
+    assert out["cells"] == {"both": 1, "only_old": 1, "only_new": 1, "neither": 0}
+    assert out["n"] == 3 and out["changed"] == 2 and out["unparsed"] == {"old": 1, "new": 0}
+    run = load_run("g", [old], diagnostics=Diagnostics())
+    assert [tuple(str(k).split(KEY_SEP)) for k in run.keys][:2] == [("81", "vicuna-13b-v1.3", "1"), ("81", "vicuna-13b-v1.3", "2")]
