@@ -8,6 +8,8 @@ Writes, into a temp dir, files in the exact shapes the readers take
 - ``judge-jsonl@1``: flat JSONL (query_id, corpus_id, original_qrel_score,
   model_output), default 100,000 lines;
 - ``trec-qrels@1``: TREC qrels ``qid 0 docid grade``, default 500,000 lines;
+- ``gold-jsonl@1``: gold-only JSONL (query_id, corpus_id, original_qrel_score),
+  default 500,000 lines;
 - ``helm-run@1``: a HELM run directory (replicate/examples/helm_runs.py),
   default 5,000 predictions (10,000 entries of per_instance_stats.json, two
   metric classes; a tenth perturbed), read with ``--correct-field exact_match``;
@@ -70,6 +72,21 @@ def write_jsonl(path: Path, n: int, rng: random.Random) -> None:
             f.write(orjson.dumps({"query_id": str(19335 + i // 200), "corpus_id": str(1000000 + i),
                                   "original_qrel_score": float(rng.randrange(4)),
                                   "model_output": "Reasoning about relevance. " + rng.choice(ANSWERS)}) + b"\n")
+
+
+def write_gold(path: Path, n: int, rng: random.Random) -> None:
+    with path.open("wb") as f:
+        for i in range(n):
+            f.write(orjson.dumps({"query_id": f"q{i // 50}", "corpus_id": f"p{i}", "original_qrel_score": rng.randrange(4)}) + b"\n")
+
+
+def plain_gold(path: Path) -> dict:
+    loads = orjson.loads
+    out = {}
+    for line in path.read_bytes().splitlines():
+        r = loads(line)
+        out[(r["query_id"], r["corpus_id"])] = r["original_qrel_score"]
+    return out
 
 
 def write_qrels(path: Path, n: int, rng: random.Random) -> None:
@@ -165,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             ("umbrela-judge@1", d / "umbrela.jsonl", write_umbrela, plain_umbrela, int(100_000 * scale)),
             ("judge-jsonl@1", d / "judge.jsonl", write_jsonl, plain_jsonl, int(100_000 * scale)),
             ("trec-qrels@1", d / "run.txt", write_qrels, plain_qrels, int(500_000 * scale)),
+            ("gold-jsonl@1", d / "gold.jsonl", write_gold, plain_gold, int(500_000 * scale)),
             ("helm-run@1", d / "runs" / "v1" / "mmlu:subject=anatomy,model=a", write_helm, plain_helm, int(5_000 * scale)),
             ("inspect-log@1", d / "a.eval", write_inspect, plain_inspect, int(20_000 * scale)),
         ]
@@ -177,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
             assert isinstance(ref, dict) and len(ref) == len(run) == n  # type: ignore[arg-type]
             first = tuple(run.keys[0].split(KEY_SEP))  # type: ignore[attr-defined]
             value = run.outputs[0] if run.labels is None else int(run.labels[0])  # type: ignore[attr-defined]
+            if name == "gold-jsonl@1":  # gold alone: every grade agrees
+                value = int(run.gold[0])  # type: ignore[attr-defined]
+                assert dict(zip((tuple(k.split(KEY_SEP)) for k in run.keys.tolist()), run.gold.tolist())) == ref  # type: ignore[attr-defined]
             assert ref[first] == value, (name, first)
             if name in OPTIONS:  # verdicts: every one agrees
                 ours = dict(zip((tuple(k.split(KEY_SEP)) for k in run.keys.tolist()), run.labels.tolist()))  # type: ignore[attr-defined]

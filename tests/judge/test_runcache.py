@@ -209,6 +209,8 @@ def test_the_key_covers_reader_options_and_every_file(example_copy):
     assert base != run_key(paths, None, ("a",), {"x": 1})
     assert base != run_key([*paths, example_copy / "results_2020" / FILE.name], None, ("a",), None)
     assert run_key([example_copy / "missing.jsonl"], None, ("a",), None) is None
+    # a run directory (HELM) is not cached: rewriting a file in it leaves the directory's stat as it was
+    assert run_key([example_copy / "results"], None, ("a",), None) is None
 
 
 def test_an_unwritable_cache_is_skipped(example_copy, tmp_path):

@@ -183,6 +183,7 @@ def test_records_path_equals_bulk_path():
         ("trec-qrels@1", ROOT / "tests" / "readers" / "data" / "old.txt"),
         ("umbrela-judge@1", ROOT / "tests" / "readers" / "data" / "umbrela_a.jsonl"),
         ("umbrela-judge@1", ROOT / "tests" / "readers" / "data" / "umbrela_text.jsonl"),
+        ("gold-jsonl@1", ROOT / "tests" / "readers" / "data" / "gold.jsonl"),
     ],
 )
 def test_bulk_paths_equal_the_records_path(reader_name, path):
@@ -199,6 +200,7 @@ def test_bulk_paths_equal_the_records_path(reader_name, path):
     rf = load_records(READERS.get(reader_name), f, 0, ReadOptions(fields=FieldSpec()), acc, [f], diag, "data")
     assert acc.keys == list(bulk.keys) and acc.outputs == list(bulk.outputs)
     assert acc.labels == ([] if bulk.labels is None else bulk.labels.tolist())
+    assert acc.gold_array().tolist() == bulk.gold.tolist()
     assert acc.origins()[1].tolist() == bulk.origins.line.tolist()
     assert rf.lines == bulk.files[0].lines and rf.records == bulk.files[0].records
     assert [(w.code, w.line) for w in diag.warnings] == [(w.code, w.line) for w in bulk_diag.warnings]

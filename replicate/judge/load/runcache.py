@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,7 +63,11 @@ def _version() -> str:
 
 
 def run_key(paths: Sequence[Path], reader: str | None, fields: Any, options: Any) -> str | None:
-    """The stat pre-key of a run, or None when a file cannot be stat'ed (then the run is read normally)."""
+    """The stat pre-key of a run, or None when a file cannot be stat'ed (then the run is read normally).
+
+    A directory given as a run file (a HELM run) is not cached: its stat does
+    not change when a file in it is rewritten in place.
+    """
     h = hashlib.sha256()
     h.update(MAGIC)
     h.update(f"version={_version()}\nreader={reader}\nfields={fields!r}\noptions={options!r}\n".encode())
@@ -70,6 +75,8 @@ def run_key(paths: Sequence[Path], reader: str | None, fields: Any, options: Any
         try:
             st = os.stat(p)
         except OSError:
+            return None
+        if stat.S_ISDIR(st.st_mode):
             return None
         h.update(f"file={p}\0{os.path.abspath(p)}\0{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}\n".encode())
     return h.hexdigest()
