@@ -9,15 +9,21 @@ reading, parsing, figures and JSON output included):
 - straightforward: a plain script reading each file with ``json.loads`` per
   line, labelling every reply with the same parser, and for each ordered pair
   a Python loop over the shared items counting the four cells;
-- ours: ``replicate matrix --runs RUNS.toml -p umbrela-fallback@1 -f json``,
-  twice with a fresh cache directory (cold, then warm: a rerun over unchanged
-  files) when the label cache is present.
+- ours: ``replicate matrix --runs RUNS.toml -p umbrela-fallback@1 -f json``
+  with an empty cache (cold), with ``--no-cache``, with the run and label
+  caches full but the result cache emptied (warm: everything computed, no
+  file read or parsed again), and the same command again (a result-cache
+  hit: the stored output, nothing imported past the standard library).
+
+Each round runs the five in turn (the straightforward script first in even
+rounds, last in odd ones); medians are printed with their ranges, beside a
+bare interpreter's start-up. All four outputs of ours must be byte-identical.
 
 The four cells of every pair must be identical in both. ``--profile`` also
 runs the matrix command under cProfile and prints the top functions by
 cumulative time.
 
-    python bench/bench_process.py [--small] [--profile] [--keep DIR]
+    python bench/bench_process.py [--small] [--rounds N] [--profile] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -100,50 +107,86 @@ def cells_of_matrix(out: str) -> dict[str, list[int]]:
     }
 
 
+def median(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help="5 versions + 1 repeat at a tenth of the items (for CI)")
-    ap.add_argument("--profile", action="store_true", help="also profile the matrix command with cProfile")
-    ap.add_argument("--keep", type=Path, help="generate into DIR and keep it (default: a temp dir, removed)")
+    ap.add_argument("--profile", action="store_true", help="also profile the cold matrix command with cProfile")
+    ap.add_argument("--keep", type=Path, help="generate into DIR and keep it, or reuse the release already there")
+    ap.add_argument("--rounds", type=int, help="rounds of the four measurements, alternating (default 3; --small 1)")
     args = ap.parse_args(argv)
     versions, repeats, scale = (5, 1, 0.1) if args.small else (20, 2, 1.0)
+    rounds = args.rounds or (1 if args.small else 3)
     root = args.keep or Path(tempfile.mkdtemp(prefix="bench-process-"))
-    cache = Path(tempfile.mkdtemp(prefix="bench-process-cache-"))
-    env = {**os.environ, "REPLICATE_CACHE_DIR": str(cache)}
+    caches = Path(tempfile.mkdtemp(prefix="bench-process-cache-"))
     try:
-        vs, splits = release_spec(versions=versions, repeats=repeats, scale=scale)
+        toml = root / "RUNS.toml"
         t = time.perf_counter()
-        rel = make_release(root, vs, splits=splits, seed=7, compact=True)
-        # all 22 runs (versions and repeats) in [runs]: the matrix covers every ordered pair
-        everything = Release(root, files={**rel.files, **rel.repeats})
-        (root / "RUNS.toml").write_text(runs_toml(everything), encoding="utf-8")
-        files = [root / f for fs in [*rel.files.values(), *rel.repeats.values()] for f in fs]
+        if not toml.exists():
+            vs, splits = release_spec(versions=versions, repeats=repeats, scale=scale)
+            rel = make_release(root, vs, splits=splits, seed=7, compact=True)
+            # all 22 runs (versions and repeats) in [runs]: the matrix covers every ordered pair
+            everything = Release(root, files={**rel.files, **rel.repeats})
+            toml.write_text(runs_toml(everything), encoding="utf-8")
+        files = sorted(root.glob("results*/*.jsonl*"))
         mb = sum(f.stat().st_size for f in files) / 1e6
-        n_runs = len(rel.files) + len(rel.repeats)
-        print(f"release: {n_runs} runs, {len(files)} files, {mb:.1f} MB (generated in {time.perf_counter() - t:.1f} s)")
+        print(f"release: {len(files)} files, {mb:.1f} MB (ready in {time.perf_counter() - t:.1f} s)")
 
         script = root / "straightforward.py"
         script.write_text(STRAIGHTFORWARD, encoding="utf-8")
-        toml = str(root / "RUNS.toml")
-        naive_s, naive_out = timed([sys.executable, str(script), toml, PARSER], env)
-        matrix = [sys.executable, "-m", "replicate", "matrix", "--runs", toml, "-p", PARSER, "-f", "json"]
-        cold_s, cold_out = timed(matrix, env)
-        warm_s, warm_out = timed(matrix, env)
-        if cold_out != warm_out:
-            raise SystemExit("MISMATCH: the warm run's output differs from the cold run's")
-        ref, got = json.loads(naive_out), cells_of_matrix(cold_out)
+        matrix = [sys.executable, "-m", "replicate", "matrix", "--runs", str(toml), "-p", PARSER, "-f", "json"]
+        times: dict[str, list[float]] = {k: [] for k in ("straightforward", "cold", "warm", "hit", "no-cache")}
+        outs: dict[str, str] = {}
+        for r in range(rounds):
+            cache = caches / f"round-{r}"
+            env = {**os.environ, "REPLICATE_CACHE_DIR": str(cache)}
+            order = ["straightforward", "cold", "warm", "hit", "no-cache"]
+            if r % 2:  # alternate: the straightforward script last in odd rounds
+                order = order[1:] + order[:1]
+            for what in order:
+                if what == "straightforward":
+                    secs, out = timed([sys.executable, str(script), str(toml), PARSER], env)
+                elif what == "warm":  # run and label caches full, the result cache emptied: everything computed
+                    shutil.rmtree(cache / "results", ignore_errors=True)
+                    secs, out = timed(matrix, env)
+                elif what == "no-cache":
+                    secs, out = timed([*matrix[:3], "--no-cache", *matrix[3:]], env)
+                else:  # cold: an empty cache; hit: the same command again over unchanged files
+                    secs, out = timed(matrix, env)
+                times[what].append(secs)
+                if outs.setdefault(what, out) != out:
+                    raise SystemExit(f"MISMATCH: {what} printed other bytes in round {r + 1}")
+        mine = {outs[k] for k in ("cold", "warm", "hit", "no-cache")}
+        if len(mine) != 1:
+            raise SystemExit("MISMATCH: cold, warm, hit and --no-cache outputs are not byte-identical")
+        ref, got = json.loads(outs["straightforward"]), cells_of_matrix(outs["cold"])
         if ref != got:
             bad = next(k for k in ref if ref[k] != got.get(k))
             raise SystemExit(f"MISMATCH on {bad!r}: matrix {got.get(bad)}, straightforward {ref[bad]}")
-        print(f"{len(ref)} ordered pairs, identical four cells in both (whole process, fresh interpreter each)")
-        print(f"  straightforward script           {naive_s:7.2f} s")
-        print(f"  replicate matrix -f json, cold   {cold_s:7.2f} s   ratio {naive_s / cold_s:5.1f}x")
-        print(f"  replicate matrix -f json, warm   {warm_s:7.2f} s   ratio {naive_s / warm_s:5.1f}x")
+        print(f"{len(ref)} ordered pairs, identical four cells in both; cold, warm, hit and --no-cache byte-identical")
+        print(f"whole process, fresh interpreter each, median of {rounds} alternating round(s):")
+        naive = median(times["straightforward"])
+        labels = {
+            "straightforward": "straightforward script",
+            "cold": "matrix -f json, cold (empty cache)",
+            "no-cache": "matrix -f json, --no-cache",
+            "warm": "matrix -f json, run+label caches",
+            "hit": "matrix -f json, result-cache hit",
+        }
+        for what in ("straightforward", "cold", "no-cache", "warm", "hit"):
+            m = median(times[what])
+            ratio = "" if what == "straightforward" else f"   ratio {naive / m:6.1f}x"
+            spread = f"[{min(times[what]):.2f}-{max(times[what]):.2f}]"
+            print(f"  {labels[what]:38s} {m:7.3f} s {spread:>13s}{ratio}")
+        bare = median([timed([sys.executable, "-c", "pass"], os.environ.copy())[0] for _ in range(3)])
+        print(f"  (bare interpreter start-up: {bare:.3f} s)")
         if args.profile:
             prof = root / "matrix.prof"
-            pmatrix = [sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "replicate", *matrix[3:]]
-            shutil.rmtree(cache, ignore_errors=True)
-            timed(pmatrix, env)
+            env = {**os.environ, "REPLICATE_CACHE_DIR": str(caches / "profile")}
+            timed([sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "replicate", *matrix[3:]], env)
             import pstats
 
             print("\ncProfile of the cold matrix run, top 25 by cumulative time:")
@@ -151,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
             print("top 15 by own time:")
             pstats.Stats(str(prof)).sort_stats("tottime").print_stats(15)
     finally:
-        shutil.rmtree(cache, ignore_errors=True)
+        shutil.rmtree(caches, ignore_errors=True)
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
     return 0

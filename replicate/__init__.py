@@ -16,13 +16,7 @@ points are exported as :func:`fetch_release` and :func:`verify_claims`.
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version as _version
 from typing import TYPE_CHECKING, Any
-
-try:
-    __version__ = _version("replicate-audit")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0+unknown"
 
 #: Public name -> (module, attribute).
 _EXPORTS: dict[str, tuple[str, str]] = {
@@ -79,7 +73,20 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 __all__ = ["__version__", *_EXPORTS]
 
 
+def _version() -> str:
+    """The installed distribution's version (looked up on first use: importlib.metadata costs start-up time)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("replicate-audit")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0.0.0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        value = globals()[name] = _version()
+        return value
     try:
         module, attr = _EXPORTS[name]
     except KeyError:
@@ -94,6 +101,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    __version__: str
     from replicate.diagnostics import Diagnostics
     from replicate.errors import BadInput, CheckFailed, ReplicateError, UsageError
     from replicate.fetch.api import FetchResult, fetch as fetch_release

@@ -1,3 +1,3 @@
-from replicate.cli.app import main
+from replicate.cli.entry import main
 
 main()

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
-
-import numpy as np
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from replicate.labels import LabelSet
 from replicate.registry import Registry, VersionedName
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: The value used for "unparsed" inside label arrays (labels are small ints >= 0).
 UNPARSED = -1
@@ -84,6 +85,8 @@ class Parser:
 
         Identical texts are read once (released outputs repeat heavily).
         """
+        import numpy as np  # here, not at import: listing or showing parsers needs no numpy
+
         cache: dict[str | None, int] = {}
         out: list[int] = []
         append = out.append

@@ -328,12 +328,16 @@ def label_cache():
 
 def show_cache_events(cache, run_cache=None) -> None:
     """Say on stderr what the run and label caches did: a damaged entry always, hits and misses with --verbose."""
+    from replicate.cli import resultcache
+
     for what, c, again in (("run", run_cache, "read"), ("label", cache, "parsed")):
         for run, key, event in c.events if c is not None else []:
             if event == "corrupt":
                 warn(f"{what} cache: the entry for run {run} ({key[:16]}) was damaged; {again} again and rewritten")
+                resultcache.refuse("a damaged cache entry was rebuilt")  # a rerun must not replay this line
             elif CACHE_SETTINGS["verbose"]:
-                warn(f"{what} cache: {event} for run {run} ({key[:16]})")
+                # past the result cache's recording: a replayed result says it was replayed instead
+                resultcache.real_stderr().write(f"{what} cache: {event} for run {run} ({key[:16]})\n")
 
 
 def show_detected(detected: dict[str, list[str]]) -> None:

@@ -24,27 +24,20 @@ magic, length or checksum does not match is never trusted: it is counted as
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
+from replicate.cachedir import default_root, write_atomic
+
+__all__ = ["LabelCache", "default_root", "label_key", "write_atomic"]
+
 MAGIC = b"RPLLBL1\n"
 _HEADER = len(MAGIC) + 8 + 32
 
 Event = Literal["hit", "miss", "corrupt"]
-
-
-def default_root() -> Path:
-    """The cache root ``fetch`` uses: ``REPLICATE_CACHE_DIR``, else ``$XDG_CACHE_HOME/replicate``, else ``~/.cache/replicate``."""
-    env = os.environ.get("REPLICATE_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "replicate"
 
 
 def label_key(files: list[tuple[str, str]], parser: str, fields: Any, options: Any = None) -> str:
@@ -102,19 +95,3 @@ class LabelCache:
     def keys(self) -> dict[str, str]:
         """Run name -> key of its entry (for JSON provenance: the same on a cold and a warm run)."""
         return {run: key for run, key, _ in self.events}
-
-
-def write_atomic(target: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``target``, then rename it into place; an unwritable cache is skipped."""
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:12]}-", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError:
-        return

@@ -5,6 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
+from support.cachecli import loaded_modules
+
 
 def test_cli_start_up_imports_no_scipy():
     code = "import sys, replicate.cli.app; print(sorted(m for m in ('scipy', 'scipy.stats', 'git', 'matplotlib') if m in sys.modules))"
@@ -27,3 +31,36 @@ def test_matrix_over_the_example_computes_its_figures_without_importing_scipy_st
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert '"pairs"' in p.stdout
     assert "EXIT=0 SCIPY_STATS=False" in p.stderr
+
+
+# What each command family imports, computing its result (--no-cache), as the console script runs it.
+# scipy.special is needed only where an exact McNemar p-value is shown (chain's table, every JSON edge);
+# scipy.stats only by the K-trial tests (Fisher, BH) and power plans; numpy by anything that reads runs.
+RUNS = ["--runs", "runs.toml", "-p", "umbrela-fallback@1"]
+FAMILIES = [
+    (["--help"], {"numpy", "scipy", "tabulate"}, set()),
+    (["parsers", "list"], {"numpy", "scipy"}, {"tabulate"}),
+    (["scorers", "list"], {"numpy", "scipy"}, {"tabulate"}),
+    (["readers", "list"], {"scipy"}, {"tabulate"}),
+    (["parse", "results/alpha-2024-05_annotations.jsonl", "-p", "umbrela-fallback@1"], {"scipy"}, {"numpy"}),
+    (["floor", *RUNS], {"scipy"}, {"numpy"}),
+    (["matrix", *RUNS], {"scipy"}, {"numpy"}),  # bootstrap intervals are numpy alone
+    (["matrix", *RUNS, "-f", "json"], {"scipy.stats"}, {"scipy.special", "numpy"}),
+    (["chain", *RUNS], {"scipy.stats"}, {"scipy.special", "numpy", "tabulate"}),
+]
+
+
+@pytest.mark.parametrize(("args", "absent", "present"), FAMILIES, ids=[" ".join(f[0][:2]) for f in FAMILIES])
+def test_each_command_family_imports_only_what_it_needs(example_copy, tmp_path, args, absent, present):
+    p, loaded = loaded_modules(example_copy, tmp_path / "cache", "--no-cache", *args)
+    assert p.returncode == 0, p.stderr
+    assert not loaded & absent, f"{args} imported {sorted(loaded & absent)}"
+    assert present <= loaded, f"{args} did not import {sorted(present - loaded)} (is the watch list stale?)"
+
+
+def test_a_result_cache_hit_imports_neither_typer_nor_numpy(example_copy, tmp_path):
+    cache = tmp_path / "cache"
+    first, loaded = loaded_modules(example_copy, cache, "chain", *RUNS)
+    assert {"typer", "numpy", "scipy.special"} <= loaded
+    again, loaded = loaded_modules(example_copy, cache, "chain", *RUNS)
+    assert again.stdout == first.stdout and loaded == set()

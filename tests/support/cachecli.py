@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +18,14 @@ def env_for(cache: Path) -> dict[str, str]:
     return {**os.environ, "REPLICATE_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
 
 
-def replicate(cwd: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m replicate ARGS`` in ``cwd`` with ``cache`` as the cache folder."""
+def replicate(cwd: Path, cache: Path, *args: str, results: bool = False) -> subprocess.CompletedProcess[str]:
+    """``python -m replicate ARGS`` in ``cwd`` with ``cache`` as the cache folder.
+
+    Unless ``results``, the result cache is emptied first, so the run and label
+    caches are exercised (a result-cache hit would answer before them).
+    """
+    if not results:
+        shutil.rmtree(cache / "results", ignore_errors=True)
     return subprocess.run(
         [sys.executable, "-m", "replicate", *args], cwd=cwd, env=env_for(cache), capture_output=True, text=True
     )
@@ -33,3 +40,26 @@ def at_once(cwd: Path, cache: Path, *args: str, n: int = 2) -> list[tuple[int, s
     ]
     outs = [p.communicate() for p in procs]
     return [(p.returncode, out, err) for p, (out, err) in zip(procs, outs)]
+
+
+#: Modules whose import costs start-up time, watched by the start-up tests.
+HEAVY = ("scipy", "scipy.special", "scipy.stats", "numpy", "typer", "tabulate", "requests", "git", "matplotlib")
+
+_WATCH = """
+import atexit, os, runpy, sys
+def _report():
+    os.write(2, ("\\nLOADED=" + ",".join(m for m in {heavy!r} if m in sys.modules) + "\\n").encode())
+atexit.register(_report)
+sys.argv = ["replicate", *sys.argv[1:]]
+runpy.run_module("replicate", run_name="__main__", alter_sys=True)
+"""
+
+
+def loaded_modules(cwd: Path, cache: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """``replicate ARGS`` as the console script runs it, and which of :data:`HEAVY` it had imported at exit."""
+    p = subprocess.run(
+        [sys.executable, "-c", _WATCH.format(heavy=HEAVY), *args], cwd=cwd, env=env_for(cache),
+        capture_output=True, text=True,
+    )
+    line = p.stderr.rsplit("\nLOADED=", 1)[-1].strip()
+    return p, set(line.split(",")) - {""}

@@ -44,7 +44,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from replicate.judge.labelcache import write_atomic
+from replicate.cachedir import write_atomic
 from replicate.judge.model import Origins, Run, RunFile, readonly
 from replicate.provenance import FileProvenance, find_release
 
