@@ -46,6 +46,8 @@ class ScoreReport:
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
     #: models answered by more than one snapshot or fingerprint: trials per value
     snapshot_changes: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    #: read from released responses (``responses@1``): per file, its provenance and how it joined the items
+    responses: list[dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,6 +65,7 @@ class ScoreReport:
             "unscored": self.unscored,
             "ifbench": self.ifbench,
             "snapshot_changes": self.snapshot_changes,
+            **({} if self.responses is None else {"responses": self.responses}),
         }
 
 
@@ -217,17 +220,16 @@ def score_archive_to_file(
     """Read an archive and its items, score every trial, write the table (unless ``out`` is None)."""
     from replicate.collect.archive import read_archive
     from replicate.collect.config import load_items
-    from replicate.scoring.refusal import get_detector
 
     if out is not None:
         _check_out_name(Path(out))
     diag = Diagnostics(strict=strict)
-    detector = None if refusal_detector is None else get_detector(refusal_detector)
     items = load_items(items_path)
     by_id = {it.id: it for it in items}
     contents = read_archive(archive)
     if contents.header is None:
-        raise BadInput("no header record: not an archive written by 'replicate collect'", path=archive)
+        raise BadInput("no header record: not an archive written by 'replicate collect' (released responses "
+                       "to score, prompt/response JSONL, are read with --reader responses@1)", path=archive)
     if not contents.records:
         diag.warn("empty_archive", "the archive holds no trial records yet", path=archive)
     if contents.torn_bytes:
@@ -236,6 +238,30 @@ def score_archive_to_file(
     if changed:
         diag.warn("items_changed", f"{len(changed)} item(s) have other messages than when collected "
                   f"(e.g. {changed[0]})", path=items_path)
+    return score_sources([(str(archive), contents.records)], items, items_path, out, scorer=scorer,
+                         ifbench_strict=ifbench_strict, ifbench_loose=ifbench_loose,
+                         refusal_detector=refusal_detector, diag=diag, archive=str(archive))
+
+
+def score_sources(
+    sources: Sequence[tuple[str, Iterable[tuple[int, Mapping[str, Any]]]]],
+    items: Sequence[Any],
+    items_path: str | Path,
+    out: str | Path | None,
+    *,
+    scorer: str | None = None,
+    ifbench_strict: Sequence[Path] = (),
+    ifbench_loose: Sequence[Path] = (),
+    refusal_detector: str | None = "refusal-phrases@1",
+    diag: Diagnostics,
+    archive: str,
+) -> ScoreReport:
+    """Score the trial records of each source (path, records in the archive's shape), write the table
+    (unless ``out`` is None) and report; ``archive`` is the report's name of the input."""
+    from replicate.scoring.refusal import get_detector
+
+    detector = None if refusal_detector is None else get_detector(refusal_detector)
+    by_id = {it.id: it for it in items}
     names = sorted({scorer} if scorer else {it.scorer for it in items})
     resolved = {s.name: s for s in SCORERS.get_many(names)}
     scorer_for = {it.id: resolved[scorer or it.scorer] for it in items}
@@ -250,8 +276,13 @@ def score_archive_to_file(
         if any(n not in resources for n in sc.needs):
             raise UsageError(Message(f"{sc.name} needs the verifier's results: pass ", Param("ifbench_strict"),
                                      " (and ", Param("ifbench_loose"), ")"))
-    rows, unscored = score_records(contents.records, by_id, scorer_for=scorer_for, resources=resources,
-                                   detector=detector, diag=diag, archive_path=str(archive))
+    rows: list[dict[str, Any]] = []
+    unscored: Counter = Counter()
+    for path, records in sources:
+        got, left = score_records(records, by_id, scorer_for=scorer_for, resources=resources,
+                                  detector=detector, diag=diag, archive_path=path)
+        rows += got
+        unscored += left
     changes = snapshot_changes((r["model"], r["snapshot"], r["system_fingerprint"]) for r in rows)
     for m, ch in changes.items():
         diag.warn("snapshot_changed", describe_change(m, ch), path=archive)
@@ -262,7 +293,7 @@ def score_archive_to_file(
     for r in rows:
         counts.setdefault(r["model"], dict.fromkeys(CATEGORIES, 0))[r["category"]] += 1
         used[r["scorer"]] += 1
-    return ScoreReport(str(archive), str(items_path), None if out is None else str(out), len(rows), counts,
+    return ScoreReport(archive, str(items_path), None if out is None else str(out), len(rows), counts,
                        dict(sorted(used.items())), refusal_detector, dict(unscored), ifb_report, diag, changes)
 
 
@@ -302,8 +333,28 @@ def render_report(rep: ScoreReport, fmt: Format) -> str:
                      f"{len(j['items_without_result'])} items without a result")
     for m, ch in rep.snapshot_changes.items():
         lines.append(f"snapshot changed: {describe_change(m, ch)}")
+    lines += _responses_lines(rep.responses or [])
     lines += warning_lines(rep.diagnostics)
     return out + "\n".join(lines) + "\n"
+
+
+def _responses_lines(files: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Per response file: its model and trial, how its responses joined the items, and its sha256."""
+    out = []
+    for f in files:
+        joined = ", ".join(f"{f['joined'][how]} {how}" for how in ("exact", "normalised", "id")
+                           if how in f["joined"]) or "none"
+        out.append(f"responses {f['path']} ({f['reader']}; model {f['model']}, trial {f['trial']}): {f['records']} read, "
+                   f"joined by {f['joined_by']}: {joined}; {f['unmatched']['count']} unmatched, "
+                   f"{f['ambiguous']['count']} ambiguous; {f['items_without_response']['count']} item(s) without a "
+                   f"response; sha256 {f['sha256']}")
+        for what in ("unmatched", "ambiguous"):
+            first = f[what]["first"]
+            if first:
+                shown = ", ".join(str(x["line"]) for x in first)
+                more = "" if f[what]["count"] <= len(first) else f" (first {len(first)})"
+                out.append(f"  {what} at line(s) {shown}{more}")
+    return out
 
 
 def warning_lines(diag: Diagnostics) -> list[str]:
