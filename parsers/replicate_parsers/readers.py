@@ -19,7 +19,10 @@
     (in :mod:`replicate_parsers.gold_jsonl`);
 ``helm-run@1``
     HELM run output (a run directory, ``per_instance_stats.json``,
-    ``display_predictions.json``) as correctness verdicts (in :mod:`replicate_parsers.helm_run`).
+    ``display_predictions.json``) as correctness verdicts (in :mod:`replicate_parsers.helm_run`);
+``responses@1``
+    released prompt/response JSONL to score with ``replicate score``
+    (in :mod:`replicate_parsers.responses`).
 
 The judge files have a bulk path (``load_file``) that gives the same items as its
 ``records`` function, faster. docs/readers.md describes every format.
@@ -47,6 +50,7 @@ from replicate_parsers.gold_jsonl import GOLD_JSONL
 from replicate_parsers.helm_run import HELM_RUN
 from replicate_parsers.inspect_log import INSPECT_LOG
 from replicate_parsers.lm_eval import LM_EVAL_SAMPLES
+from replicate_parsers.responses import RESPONSES
 
 
 def _first_json(head: bytes, opener: bytes) -> tuple[bool, object]:
@@ -428,3 +432,4 @@ READERS.append(LM_EVAL_SAMPLES)
 READERS.append(INSPECT_LOG)
 READERS.append(GOLD_JSONL)
 READERS.append(HELM_RUN)
+READERS.append(RESPONSES)

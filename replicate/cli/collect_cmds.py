@@ -129,17 +129,25 @@ def _exit_interrupted(exc) -> None:
 
 @app.command("score")
 def score_cmd(
-    archive: Annotated[Path, typer.Argument(metavar="ARCHIVE", help="Archive written by 'replicate collect'.")],
-    items: Annotated[Path, typer.Option("--items", help="The items file the archive was collected from.")],
+    archive: Annotated[list[Path], typer.Argument(metavar="ARCHIVE|RESPONSES...", help="Archive written by 'replicate collect', or released responses to score (prompt/response JSONL, one file per trial).", show_default=False)],
+    items: Annotated[Path, typer.Option("--items", help="The items file the archive was collected from (for released responses: the benchmark's items, joined by prompt or --id-field).")],
     out: Annotated[Path, typer.Option("--out", help="Trials table to write: .jsonl, .jsonl.gz or .csv (- writes JSONL to standard output, the report then going to stderr).")],
     scorer: Annotated[Optional[str], typer.Option("--scorer", metavar="NAME@N", help="Use this scorer (name@N) for every item instead of each item's own.")] = None,
     ifbench_strict: Annotated[Optional[list[Path]], typer.Option("--ifbench-strict", help="IFBench verifier strict results (eval_results_strict.jsonl); repeatable.")] = None,
     ifbench_loose: Annotated[Optional[list[Path]], typer.Option("--ifbench-loose", help="IFBench verifier loose results (eval_results_loose.jsonl); repeatable.")] = None,
     refusal_detector: Annotated[str, typer.Option("--refusal-detector", metavar="NAME@N", help="Versioned refusal detector for answers without an answer line, or 'none'.")] = "refusal-phrases@1",
+    reader: Annotated[Optional[str], typer.Option("--reader", metavar="NAME@N", help="Read released responses with this reader, e.g. responses@1. Default: an archive, unless a reader of responses recognises the file.")] = None,
+    model: Annotated[Optional[list[str]], typer.Option("--model", metavar="NAME", help="Released responses: the model that wrote them, once for every file or once per file (needed: the files name none).")] = None,
+    id_field: Annotated[Optional[str], typer.Option("--id-field", metavar="FIELD", help="Released responses: join them to the items by this field's value (the item id) instead of by prompt text.")] = None,
     strict: StrictOpt = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Score an archive into the trials table (one row per trial, six categories).
+    """Score an archive, or released responses, into the trials table (one row per trial, six categories).
+
+    Released responses (prompt/response JSONL such as IFBench's sample_output.jsonl, read by
+    responses@1) are joined to the items by prompt text (exactly, else with whitespace normalised,
+    both counted) or by --id-field; unmatched and ambiguous prompts are reported with their lines.
+    Each file is one trial of its --model (several files: trials 0, 1, ... in the order given).
 
     Category precedence: api_error, truncation (finish reason 'length'),
     refusal (finish reason 'content_filter', the API's refusal field, or the
@@ -151,17 +159,19 @@ def score_cmd(
     a model answered by more than one snapshot or system fingerprint (columns
     snapshot, system_fingerprint). Exits 1 when no trial was scored.
     """
-    from replicate.scoring.pipeline import render_report, score_archive_to_file
+    from replicate.scoring.pipeline import render_report
+    from replicate.scoring.responses import score_to_file
 
     to_stdout = str(out) == "-"
-    report = score_archive_to_file(
-        archive, items, out, scorer=scorer, ifbench_strict=ifbench_strict or [], ifbench_loose=ifbench_loose or [],
+    report = score_to_file(
+        archive, items, out, reader=reader, model=model, id_field=id_field, scorer=scorer,
+        ifbench_strict=ifbench_strict or [], ifbench_loose=ifbench_loose or [],
         refusal_detector=None if refusal_detector == "none" else refusal_detector, strict=strict,
     )
     with report_to_stderr(to_stdout):
         emit(report, fmt, report.diagnostics, text=lambda: render_report(report, fmt), warnings=None)  # the text counts them
     if report.rows == 0:
-        warn(f"error: no trial was scored from {archive}: the archive holds no trials, or every trial was "
+        warn(f"error: no trial was scored from {', '.join(map(str, archive))}: the input holds no trials, or every trial was "
              "left out (see above)")
         raise typer.Exit(1)
 

@@ -155,7 +155,7 @@ def _named(given: str | None, about: Mapping[str, str], key: str, param: str, f:
     raise UsageError(Message(f"{f.path}: the file does not name its {why} ({f.reader}); pass ", Param(param)))
 
 
-def _models_per_file(model: str | Sequence[str] | None, n_files: int) -> list[str | None]:
+def models_per_file(model: str | Sequence[str] | None, n_files: int) -> list[str | None]:
     """One model name (or None) per file: one name for every file, or one per file in order."""
     if model is None or isinstance(model, str):
         return [model] * n_files
@@ -182,7 +182,7 @@ def trial_rows(
     (model, benchmark, item, trial) given twice (naming both places).
     """
     check_unscored_as(unscored_as)
-    models = _models_per_file(model, len(files))
+    models = models_per_file(model, len(files))
     rows: list[dict[str, Any]] = []
     imported: list[ImportedFile] = []
     seen: dict[tuple[str, str, str, int], tuple[str, int]] = {}
