@@ -81,15 +81,21 @@ def _records(src: Source) -> Iterator[Record]:
     id_field = src.options.get("id_field")
     src.used["key"] = "prompt" if id_field is None else f"id_field={id_field}"
     seen: dict[str, int] = {}
+    loads, n_lines = orjson.loads, len(lines)
     for lineno, line in enumerate(lines, 1):
-        obj: Any = parse_line(f, lineno, line, len(lines), torn, src.diagnostics)
+        try:
+            obj: Any = loads(line)
+        except orjson.JSONDecodeError:
+            obj = parse_line(f, lineno, line, n_lines, torn, src.diagnostics)  # raises, or a blank line
         if obj is BLANK:
             src.skipped += 1
             continue
-        if not isinstance(obj, dict):
+        if type(obj) is not dict:
             raise src.bad(f"expected a JSON object (a prompt and its response), got {describe(obj)}", lineno)
-        prompt = _text(obj, PROMPT, src, lineno)
-        response = _text(obj, RESPONSE, src, lineno, nullable=True)
+        prompt, response = obj.get(PROMPT), obj.get(RESPONSE)
+        if type(prompt) is not str or type(response) is not str:  # the common case passes with two checks
+            prompt = _text(obj, PROMPT, src, lineno)
+            response = _text(obj, RESPONSE, src, lineno, nullable=True)
         key = str(prompt) if id_field is None else _key(obj, str(id_field), src, lineno)
         if key in seen:
             what = "the same prompt" if id_field is None else f"{id_field} {key!r}"

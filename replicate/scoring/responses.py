@@ -7,8 +7,9 @@ items' scorers, as for an archive written by ``replicate collect``:
 
 - **join by prompt** (the default for readers keyed by prompt): a response
   belongs to the item whose prompt text is identical (``exact``); failing
-  that, to the item whose prompt is equal once whitespace is normalised (runs
-  of whitespace as one space, none at either end: ``normalised``). A prompt
+  that, to the item whose prompt is equal once whitespace is normalised
+  (``normalised``: surrounding whitespace stripped, else also every run of
+  whitespace one space; the first form that matches any item decides). A prompt
   that matches no item is ``unmatched``; one that matches several items (at
   the first level that matches any) is ``ambiguous``. Both are reported with
   their line numbers (and warned), never joined and never dropped silently.
@@ -48,30 +49,50 @@ def normalise(text: str) -> str:
     return " ".join(text.split())
 
 
-@dataclass(frozen=True)
 class PromptIndex:
-    """The items' prompts: exact text -> item ids, normalised text -> item ids."""
+    """The items' prompts by exact text; by text with surrounding whitespace stripped and by text with
+    every run of whitespace one space (each built when a prompt first needs it)."""
 
-    exact: Mapping[str, tuple[str, ...]]
-    normalised: Mapping[str, tuple[str, ...]]
+    def __init__(self, prompts: Mapping[str, str]) -> None:
+        """From item id -> prompt text."""
+        self._prompts = dict(prompts)
+        self._levels: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._exact = self._level("exact")
 
     @classmethod
     def of(cls, prompts: Mapping[str, str]) -> "PromptIndex":
-        """From item id -> prompt text."""
-        exact: dict[str, list[str]] = {}
-        norm: dict[str, list[str]] = {}
-        for iid, p in prompts.items():
-            exact.setdefault(p, []).append(iid)
-            norm.setdefault(normalise(p), []).append(iid)
-        return cls({k: tuple(v) for k, v in exact.items()}, {k: tuple(v) for k, v in norm.items()})
+        return cls(prompts)
+
+    def _level(self, name: str) -> dict[str, tuple[str, ...]]:
+        index = self._levels.get(name)
+        if index is None:
+            form = _FORMS[name]
+            groups: dict[str, list[str]] = {}
+            for iid, p in self._prompts.items():
+                groups.setdefault(form(p), []).append(iid)
+            index = self._levels[name] = {k: tuple(v) for k, v in groups.items()}
+        return index
 
     def join(self, prompt: str) -> tuple[str, tuple[str, ...]]:
-        """(how, item ids): ``exact`` or ``normalised`` with one id, ``ambiguous`` with several, ``unmatched``."""
-        for how, index, text in (("exact", self.exact, prompt), ("normalised", self.normalised, normalise(prompt))):
-            ids = index.get(text)
+        """(how, item ids): ``exact`` or ``normalised`` with one id, ``ambiguous`` with several, ``unmatched``.
+
+        Normalised is tried as stripped first (cheap), then with inner whitespace collapsed too; the
+        first form that matches any item decides."""
+        ids = self._exact.get(prompt)
+        if ids:
+            return ("exact", ids) if len(ids) == 1 else ("ambiguous", ids)
+        for level in ("stripped", "collapsed"):
+            ids = self._level(level).get(_FORMS[level](prompt))
             if ids:
-                return (how, ids) if len(ids) == 1 else ("ambiguous", ids)
+                return ("normalised", ids) if len(ids) == 1 else ("ambiguous", ids)
         return "unmatched", ()
+
+
+def _same(text: str) -> str:
+    return text
+
+
+_FORMS = {"exact": _same, "stripped": str.strip, "collapsed": normalise}
 
 
 @dataclass
@@ -121,14 +142,16 @@ def join_responses(
     known = set(item_ids)
     at: dict[str, int] = {}
     out: list[tuple[int, dict[str, Any]]] = []
+    joined: dict[str, int] = {}
+    model, trial = join.model, join.trial
+    lookup = index.join if index is not None else None
     for line, key, response in records:
-        join.records += 1
         how: str
         ids: tuple[str, ...]
-        if index is None:
+        if lookup is None:
             how, ids = ("id", (key,)) if key in known else ("unmatched", ())
         else:
-            how, ids = index.join(key)
+            how, ids = lookup(key)
         if how == "unmatched":
             join.unmatched.append((line, _head(key)))
             diag.warn("response-unmatched", f"{'prompt' if index is not None else 'id'} {_head(key)!r} matches "
@@ -144,12 +167,14 @@ def join_responses(
             raise BadInput(f"this response and the one at line {at[iid]} both join item {iid!r} "
                            f"({how}): one file holds one response per item (a trial)", path=join.path, line=line)
         at[iid] = line
-        join.joined[how] += 1
+        joined[how] = joined.get(how, 0) + 1
         if response is None:
             join.no_response += 1
-        out.append((line, {"model": join.model, "item": iid, "trial": join.trial, "text": response or "",
+        out.append((line, {"model": model, "item": iid, "trial": trial, "text": response or "",
                            "finish_reason": None, "refusal": None, "usage": {},
                            "error_kind": "no_response" if response is None else None}))
+    join.records += len(records)
+    join.joined.update(joined)
     join.items_without_response = [i for i in item_ids if i not in at]
     return out
 
@@ -173,7 +198,10 @@ def looks_like_responses(path: str | Path) -> bool:
     from replicate.judge.load.readfile import read_file
     from replicate.reading import first_line
 
-    head = file_head(read_file(Path(path)))
+    try:
+        head = file_head(read_file(Path(path)))
+    except BadInput:  # unreadable: the archive reading names the problem as an archive's
+        return False
     line = first_line(head) or b""
     if b'"type"' in line[:200] and b'"header"' in line[:400]:
         return False

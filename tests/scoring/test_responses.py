@@ -47,10 +47,11 @@ def items(tmp_path):
 
 
 def test_prompts_join_exactly_then_with_whitespace_normalised():
-    index = PromptIndex.of({"a": "x  y", "b": "x y", "c": "p\nq"})
+    index = PromptIndex.of({"a": "x  y", "b": "x y", "c": "p\nq", "d": "u  v", "e": "u\tv"})
     assert index.join("x y") == ("exact", ("b",))
+    assert index.join(" x y\n") == ("normalised", ("b",))  # stripped, it equals b exactly: not a
     assert index.join(" p   q ") == ("normalised", ("c",))
-    assert index.join(" x y ") == ("ambiguous", ("a", "b"))  # "x  y" and "x y" are one text normalised
+    assert index.join("u v") == ("ambiguous", ("d", "e"))  # "u  v" and "u\tv" are one text normalised
     assert index.join("zzz") == ("unmatched", ())
     assert normalise("\t a \n\n b  ") == "a b"
 
@@ -109,9 +110,9 @@ def test_an_id_field_joins_by_item_id(tmp_path, items):
 def test_an_ambiguous_prompt_is_reported_not_joined(tmp_path):
     items = _jsonl(tmp_path / "items.jsonl", [
         {"id": "p1", "benchmark": "b", "prompt": "Say  hi", "reference": "hi", "scorer": "final-answer-line@1"},
-        {"id": "p2", "benchmark": "b", "prompt": "Say hi", "reference": "hi", "scorer": "final-answer-line@1"},
+        {"id": "p2", "benchmark": "b", "prompt": "Say\nhi", "reference": "hi", "scorer": "final-answer-line@1"},
     ])
-    resp = _jsonl(tmp_path / "r.jsonl", [{"prompt": "Say hi", "response": "Final answer: hi"},
+    resp = _jsonl(tmp_path / "r.jsonl", [{"prompt": "Say  hi", "response": "Final answer: hi"},
                                          {"prompt": " Say hi\n", "response": "Final answer: hi"}])
     rep = score_responses_to_file([resp], items, tmp_path / "t.jsonl", model="m")
     (f,) = rep.responses
