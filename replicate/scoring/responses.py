@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
@@ -92,7 +92,7 @@ def _same(text: str) -> str:
     return text
 
 
-_FORMS = {"exact": _same, "stripped": str.strip, "collapsed": normalise}
+_FORMS: dict[str, Callable[[str], str]] = {"exact": _same, "stripped": str.strip, "collapsed": normalise}
 
 
 @dataclass
