@@ -14,7 +14,6 @@ from replicate.cli.judge_options import (
     ReaderOpt,
     ReplicatesOpt,
     SeedOpt,
-    extended,
     label_cache,
     show_cache_events,
     show_detected,
@@ -102,12 +101,9 @@ def verify_cmd(
         warn(f"wrote {out}" + "".join(f", {f}" for _, png, svg in fig.files for f in (png, svg)))
     note_to_stdout = fmt is Format.markdown and out is None
     show_cache_events(cache)
-    # several parsers label a run: every entry read or written, as (run, key) in the order used
-    entries = list(dict.fromkeys((run, key) for run, key, _ in cache.events)) if cache is not None else []
-    cached = {"label_cache": {"format": 1, "entries": [list(e) for e in entries]}} if entries else {}
     with report_to_stderr(to_stdout):
         # the loader's warnings are in the note and the JSON, not on stderr
-        emit(extended(v, cached), fmt, v.diagnostics,
+        emit(v, fmt, v.diagnostics,
              text=lambda: render_note(v) if note_to_stdout else render_table(v, fmt), warnings=None)
     failed = v.failed_ids
     if failed and not no_fail:

@@ -278,8 +278,18 @@ def verify(
         specs, fields=fields, strict=strict, reader=reader,
         gold=root_path / gold["file"] if gold else None, gold_reader=gold.get("reader"), label_cache=label_cache,
     )
+    keys: dict[tuple[str, str], None] = {}
+
+    def label(run: Run, parser: Parser | None) -> LabelledRun:
+        out = loaded.label_run(run, parser)
+        key = loaded.label_keys().get(run.name)  # the key of the labels just given (none for decided labels)
+        if key is not None and parser is not None:
+            keys.setdefault((run.name, key), None)
+        return out
+
     v = verify_runs(
         claims, {r.name: r for r in loaded.runs}, parsers=list(columns) if parsers else None,
-        root=str(root), date=date, diagnostics=loaded.diagnostics, uncertainty=uncertainty, label=loaded.label_run,
+        root=str(root), date=date, diagnostics=loaded.diagnostics, uncertainty=uncertainty, label=label,
     )
+    v = replace(v, label_keys=tuple(keys))
     return v if trials is None else replace(v, trials=trials)

@@ -7,10 +7,6 @@ with REPLICATE_CACHE_DIR pointing at a temporary folder.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,22 +17,15 @@ from replicate.judge.labelcache import LabelCache, decode, encode
 from replicate.judge.select import runs_from_toml
 from replicate.parsing import PARSERS as PARSERS_BY_NAME
 from replicate.verify import verify
-from support.paths import ROOT
+from support.cachecli import replicate
 
 PARSERS = ("umbrela-fallback@1", "umbrela-strict@1")
 VERIFY = ["verify", "claims.toml", "--root", ".", "-p", PARSERS[0], "-p", PARSERS[1], "-f", "json",
           "--date", "2026-01-01", "--no-fail", "--replicates", "0"]
 
 
-@pytest.fixture()
-def example(tmp_path: Path) -> Path:
-    shutil.copytree(ROOT / "fixtures" / "example", tmp_path / "example")
-    return tmp_path / "example"
-
-
-def run(example: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "REPLICATE_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
-    p = subprocess.run([sys.executable, "-m", "replicate", *args], cwd=example, env=env, capture_output=True, text=True)
+def run(example: Path, cache: Path, *args: str):
+    p = replicate(example, cache, *args)
     assert p.returncode == 0, p.stderr
     return p
 
@@ -45,13 +34,13 @@ def entries(cache: Path) -> list[Path]:
     return sorted((cache / "labels").glob("*/*.labels"))
 
 
-def test_a_rerun_of_verify_reads_labels_and_prints_the_same_bytes(example, tmp_path):
+def test_a_rerun_of_verify_reads_labels_and_prints_the_same_bytes(example_copy, tmp_path):
     cache = tmp_path / "cache"
-    cold = run(example, cache, "--verbose", *VERIFY)
+    cold = run(example_copy, cache, "--verbose", *VERIFY)
     # 5 runs x 2 parsers, each labelled once
     assert cold.stderr.count("label cache: miss") == 10 and "hit" not in cold.stderr
     assert len(entries(cache)) == 10
-    warm = run(example, cache, "--verbose", *VERIFY)
+    warm = run(example_copy, cache, "--verbose", *VERIFY)
     assert warm.stderr.count("label cache: hit") == 10 and "miss" not in warm.stderr
     assert warm.stdout == cold.stdout
     block = json.loads(warm.stdout)["label_cache"]
@@ -59,27 +48,25 @@ def test_a_rerun_of_verify_reads_labels_and_prints_the_same_bytes(example, tmp_p
     assert sorted(key for _, key in block["entries"]) == sorted(p.stem for p in entries(cache))
     assert {run for run, _ in block["entries"]} == {"alpha-2024-05", "alpha-2024-08", "alpha-2025-01",
                                                     "alpha-2025-04", "alpha-2025-01-repeat"}
-    # --no-cache: the same verification, nothing written, no label_cache block
+    # --no-cache: the same bytes (the keys are provenance: what the labels are a function of), nothing written
     unused = tmp_path / "unused"
-    plain = run(example, unused, "--no-cache", "--verbose", *VERIFY)
+    plain = run(example_copy, unused, "--no-cache", "--verbose", *VERIFY)
     assert "label cache" not in plain.stderr and not unused.exists()
-    expected = json.loads(cold.stdout)
-    del expected["label_cache"]
-    assert json.loads(plain.stdout) == expected
+    assert plain.stdout == cold.stdout
 
 
-def test_verify_uses_the_cached_labels(example, tmp_path):
+def test_verify_uses_the_cached_labels(example_copy, tmp_path):
     # a well-formed entry is trusted: with every parsed label turned into 3, a recomputed EM is gold's share of 3
     cache = tmp_path / "cache"
-    cold = json.loads(run(example, cache, *VERIFY).stdout)
+    cold = json.loads(run(example_copy, cache, *VERIFY).stdout)
     store = LabelCache(cache)
     for _, key in cold["label_cache"]["entries"]:
         data = store.path(key).read_bytes()
         labels = decode(data, len(data) - 48)
         assert labels is not None
         store.path(key).write_bytes(encode(np.where(labels >= 0, 3, labels)))
-    warm = json.loads(run(example, cache, *VERIFY).stdout)
-    loaded = load_runs(runs_from_toml(example / "runs.toml"))
+    warm = json.loads(run(example_copy, cache, *VERIFY).stdout)
+    loaded = load_runs(runs_from_toml(example_copy / "runs.toml"))
     em_claims = [c for c in warm["claims"] if c["metric"] == "em"]
     assert em_claims
     for c in em_claims:
@@ -92,17 +79,19 @@ def test_verify_uses_the_cached_labels(example, tmp_path):
             assert c["computed"][p] != next(x for x in cold["claims"] if x["id"] == c["id"])["computed"][p]
 
 
-def test_the_library_verify_gives_the_same_figures_with_and_without_the_cache(example, tmp_path):
+def test_the_library_verify_gives_the_same_figures_with_and_without_the_cache(example_copy, tmp_path):
     def figures(v):
         return {(r.claim.id, p): r.computed[p].to_json() for r in v.results for p in r.parsers}
 
-    plain = verify(example / "claims.toml", root=str(example), parsers=list(PARSERS), date="2026-01-01")
+    plain = verify(example_copy / "claims.toml", root=str(example_copy), parsers=list(PARSERS), date="2026-01-01")
     cache = LabelCache(tmp_path / "cache")
-    cold = verify(example / "claims.toml", root=str(example), parsers=list(PARSERS), date="2026-01-01",
+    cold = verify(example_copy / "claims.toml", root=str(example_copy), parsers=list(PARSERS), date="2026-01-01",
                   label_cache=cache)
     assert [e for _, _, e in cache.events] == ["miss"] * 10
     warm_cache = LabelCache(tmp_path / "cache")
-    warm = verify(example / "claims.toml", root=str(example), parsers=list(PARSERS), date="2026-01-01",
+    warm = verify(example_copy / "claims.toml", root=str(example_copy), parsers=list(PARSERS), date="2026-01-01",
                   label_cache=warm_cache)
     assert [e for _, _, e in warm_cache.events] == ["hit"] * 10
     assert figures(plain) == figures(cold) == figures(warm)
+    # the keys are provenance: the same with and without the cache, one per run and parser
+    assert plain.label_keys == cold.label_keys == warm.label_keys and len(plain.label_keys) == 10
