@@ -23,6 +23,7 @@ import threading
 from multiprocessing.connection import Connection
 from typing import Any
 
+from replicate.errors import UsageError
 from replicate_parsers.answers import strip_math, to_sympy_text
 
 DEFAULT_TIME_LIMIT = 2.0
@@ -110,7 +111,19 @@ def _sympy_equal(sa: str, sb: str) -> bool:
         return False
 
 
+#: How long a fresh worker may take to start and import sympy (not counted in any comparison's time limit).
+START_LIMIT = 120.0
+_READY = "ready"
+
+
 def _serve(conn: Connection) -> None:  # pragma: no cover - runs in the worker process
+    try:  # imported before the first question: start-up is not a comparison's time
+        import sympy  # noqa: F401
+        from sympy.parsing import sympy_parser  # noqa: F401
+    except ImportError as exc:
+        conn.send(f"cannot import sympy: {exc}")
+        return
+    conn.send(_READY)
     while True:
         try:
             sa, sb = conn.recv()
@@ -140,6 +153,15 @@ class SympyWorker:
         self._proc.start()
         child.close()
         self._conn = parent
+        # wait for sympy to be imported: a slow start (a busy machine) must not read as a comparison's timeout
+        try:
+            said = parent.recv() if parent.poll(START_LIMIT) else f"no answer within {START_LIMIT:.0f} s"
+        except (EOFError, OSError):
+            said = "it exited while starting"
+        if said != _READY:
+            self._kill()
+            raise UsageError(f"math-equivalence@2 needs a sympy worker process and it did not start ({said}); "
+                             "install sympy: pip install 'replicate-audit[math]'")
 
     def _kill(self) -> None:
         if self._proc is not None:

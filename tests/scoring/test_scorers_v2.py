@@ -5,6 +5,7 @@ verifier files in the JSON, and `replicate export ifbench`."""
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -157,3 +158,35 @@ def test_export_ifbench_one_file_per_trial(tmp_path):
     assert _jsonl(tmp_path / "out" / "trial-1.jsonl") == [{"prompt": "Write 0 words.", "response": "r0-1"},
                                                           {"prompt": "Write 1 words.", "response": "r1-1"}]
     assert json.loads(res.stdout)["left_out"] == {"no response (api_error or empty)": 1}
+
+
+def test_the_worker_is_ready_before_the_first_question_so_start_up_is_not_timed():
+    """_serve imports sympy and says so before reading a question: a slow start is not a comparison's timeout."""
+    import threading
+    from multiprocessing import Pipe
+
+    from replicate_parsers.mathv2 import _serve
+
+    parent, child = Pipe()
+    t = threading.Thread(target=_serve, args=(child,), daemon=True)
+    t.start()
+    assert parent.poll(60) and parent.recv() == "ready"
+    parent.send(("(x+1)**2", "x**2+2*x+1"))
+    assert parent.poll(60) and parent.recv() is True
+    parent.close()
+    t.join(10)
+    assert not t.is_alive()
+
+
+def test_a_worker_without_sympy_says_why_instead_of_every_answer_reading_wrong(monkeypatch):
+    import threading
+    from multiprocessing import Pipe
+
+    from replicate_parsers.mathv2 import _serve
+
+    monkeypatch.setitem(sys.modules, "sympy", None)
+    parent, child = Pipe()
+    t = threading.Thread(target=_serve, args=(child,), daemon=True)
+    t.start()
+    assert parent.poll(60) and parent.recv().startswith("cannot import sympy")
+    t.join(10)
