@@ -189,7 +189,11 @@ def prepare(top: Path, sizes, *, scale: float) -> list[Size]:
     for runs, factor in sizes:
         root = top / f"r{runs}-x{factor}"
         t = time.perf_counter()
-        toml, items, mb = generate(root, runs, factor, scale=scale)
+        # in a child: a child's ru_maxrss starts from this process's peak, which must stay small
+        said = child([sys.executable, str(Path(__file__).resolve()), "--generate", str(root), str(runs), str(factor),
+                      str(scale)], dict(os.environ))[3]
+        toml_path, items, mb = json.loads(said)
+        toml = Path(toml_path)
         print(f"  {runs} runs x {items:,} items ({mb:.1f} MB) generated in {time.perf_counter() - t:.1f} s", flush=True)
         out.append(Size(runs, factor, root, toml, items, mb))
     return out
@@ -292,9 +296,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-straightforward", action="store_true", help="skip the straightforward script (minutes at 50 runs and x4)")
     ap.add_argument("--keep", type=Path, help="generate under DIR and keep it (default: a temp dir, removed)")
     ap.add_argument("--phases", type=Path, metavar="RUNS_TOML", help=argparse.SUPPRESS)  # the phases child
+    ap.add_argument("--generate", nargs=4, help=argparse.SUPPRESS)  # the generating child
     args = ap.parse_args(argv)
     if args.phases is not None:
         print(json.dumps(phases(args.phases)))
+        return 0
+    if args.generate is not None:  # the generating child: prints [RUNS.toml, items per run, MB]
+        root, runs, factor, scale_ = args.generate
+        toml, items, mb = generate(Path(root), int(runs), int(factor), scale=float(scale_))
+        print(json.dumps([str(toml), items, mb]))
         return 0
     sizes, scale = (SMALL, SMALL_SCALE) if args.small else (FULL, 1.0)
     rounds = args.rounds or (1 if args.small else 3)
