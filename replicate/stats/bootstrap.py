@@ -86,13 +86,18 @@ class Clusters:
     @classmethod
     def from_values(cls, values: Sequence[object] | np.ndarray, name: str) -> Clusters:
         """Clusters from one value per item (items with equal values share a cluster)."""
-        uniq, codes = np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)
-        return cls(codes.astype(np.int64).ravel(), len(uniq), name)
+        texts = [v if type(v) is str else str(v) for v in (values.tolist() if isinstance(values, np.ndarray) else values)]
+        # codes are ranks in code-point order (numpy's unicode order, as np.unique gives), found with a dict
+        index = {v: i for i, v in enumerate(sorted(set(texts)))}
+        return cls(np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts)), len(index), name)
 
     @classmethod
     def from_keys(cls, keys: Sequence[str] | np.ndarray, *, field: int, name: str, sep: str) -> Clusters:
         """Clusters from field ``field`` of item keys whose fields are joined by ``sep``."""
-        parts = [k.split(sep) for k in np.asarray(keys, dtype=object).tolist()]
+        listed = np.asarray(keys, dtype=object).tolist()
+        if field == 0:  # the common case (query_id): the text before the first separator
+            return cls.from_values([k.partition(sep)[0] for k in listed], name)
+        parts = [k.split(sep) for k in listed]
         short = next((i for i, p in enumerate(parts) if len(p) <= field), None)
         if short is not None:
             raise ValueError(f"item key {keys[short]!r} has no field {field} to cluster by")
@@ -147,15 +152,21 @@ def percentile_bounds(values: np.ndarray, confidence_level: float) -> tuple[np.n
     a column never defined gets NaN bounds. The percentiles are numpy's
     default ("linear") over the defined replicates, all columns from one sort.
     """
-    v = np.sort(values, axis=0)  # NaN (undefined) sorts last
-    defined = v.shape[0] - np.count_nonzero(np.isnan(v), axis=0)
+    defined = values.shape[0] - np.count_nonzero(np.isnan(values), axis=0)
     alpha = 1 - confidence_level
-    cols = np.arange(v.shape[1])
-    out = []
+    cols = np.arange(values.shape[1])
+    ranks = []
     for q in (alpha / 2, 1 - alpha / 2):
         h = (defined - 1) * q
         below = np.clip(np.floor(h).astype(np.int64), 0, None)
         above = np.minimum(below + 1, np.maximum(defined - 1, 0))
+        ranks.append((h, below, above))
+    # only the order statistics at these ranks are read: a partition puts exactly them in place
+    # (the values a full sort would put there; NaN, undefined, goes last either way)
+    kth = np.unique(np.concatenate([np.concatenate([b, a]) for _, b, a in ranks]))
+    v = np.partition(values, kth, axis=0) if 0 < len(kth) <= 16 and values.shape[0] else np.sort(values, axis=0)
+    out = []
+    for h, below, above in ranks:
         x0, x1 = v[below, cols], v[above, cols]
         value = x0 + (h - below) * (x1 - x0)
         out.append(np.where(defined > 0, value, np.nan))
