@@ -33,7 +33,9 @@ has; the first block counts items, the second gives the rates.
   backward           = only_new / n; regr. - backward = EM old - EM new, always
   change             = share of items whose label changed, right or wrong
   indep. ratio       = regr. / (EM old x (1 - EM new)); near 0: the new version
-                       repeats the old one's mistakes; near 1: a different judge
+                       repeats the old one's mistakes; 1: errors unrelated AND
+                       every item equally hard (items differ, so unrelated
+                       judges already score below 1: see the baselines)
   McNemar p          = exact test of whether the two accuracies differ
 """
 
