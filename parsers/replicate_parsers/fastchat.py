@@ -16,7 +16,7 @@ import inspect
 from typing import Iterator
 
 from replicate.judge.load.fields import describe, key_text
-from replicate.judge.load.readfile import BLANK, RawFile, parse_line, split_lines
+from replicate.judge.load.readfile import json_objects
 from replicate.reading import Match, Reader, ReadOptions, Record, Source
 from replicate_parsers.readers import _first_json
 
@@ -59,20 +59,6 @@ def _output(obj: dict, name: str, src: Source, lineno: int) -> str | None:
     return output
 
 
-def _objects(src: Source) -> Iterator[tuple[int, dict]]:
-    """(line number, object) for every JSON-object line; blank lines skipped and counted."""
-    f = RawFile(src.path, src.data, src.data)
-    lines, torn = split_lines(f, src.data, src.diagnostics)
-    for lineno, line in enumerate(lines, 1):
-        obj = parse_line(f, lineno, line, len(lines), torn, src.diagnostics)
-        if obj is BLANK:
-            src.skipped += 1
-            continue
-        if not isinstance(obj, dict):
-            raise src.bad(f"expected a JSON object, got {describe(obj)}", lineno)
-        yield lineno, obj
-
-
 def _records(src: Source) -> Iterator[Record]:
     """FastChat llm_judge pairwise judgments (MT-Bench's
     ``model_judgment/<judge>_pair.jsonl``): one JSON object per line with
@@ -98,7 +84,7 @@ def _records(src: Source) -> Iterator[Record]:
     field, an id that is not a string or integer, a judgment that is not
     text, a torn last line; a key seen twice with another judgment is an
     error naming both lines. Other fields are ignored."""
-    for lineno, obj in _objects(src):
+    for lineno, obj in json_objects(src):
         qid, m1, m2, turn = (_id(obj, name, src, lineno) for name in _IDS)
         for game, key in zip(_GAMES, ((qid, m1, m2, turn), (qid, m2, m1, turn))):
             yield Record(key, lineno, output=_output(obj, game, src, lineno))
@@ -120,7 +106,7 @@ def _single_records(src: Source) -> Iterator[Record]:
     string or integer, a judgment that is not text, a torn last line; a key
     seen twice with another judgment is an error naming both lines. Other
     fields are ignored."""
-    for lineno, obj in _objects(src):
+    for lineno, obj in json_objects(src):
         key = tuple(_id(obj, name, src, lineno) for name in ("question_id", "model", "turn"))
         yield Record(key, lineno, output=_output(obj, "judgment", src, lineno))
 

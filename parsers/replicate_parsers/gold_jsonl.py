@@ -20,7 +20,7 @@ import orjson
 from replicate.diagnostics import Diagnostics
 from replicate.judge.load.fields import FieldSpec, describe, key_text
 from replicate.judge.load.flat import _CHUNK, _chunk_keys, _chunks, _newlines
-from replicate.judge.load.readfile import BLANK, RawFile, parse_line, split_lines, strip_bom
+from replicate.judge.load.readfile import json_objects, strip_bom
 from replicate.judge.load.records import load_records
 from replicate.judge.model import RunFile
 from replicate.labels import GOLD_MAX
@@ -62,16 +62,8 @@ def _records(src: Source) -> Iterator[Record]:
     field, a key that is not a string or integer, a null or unknown gold, a
     key given twice with another gold, a torn last line. Other fields are
     ignored."""
-    f = RawFile(src.path, src.data, src.data)
     fields = _fields(src.options)
-    lines, torn = split_lines(f, src.data, src.diagnostics)
-    for lineno, line in enumerate(lines, 1):
-        obj = parse_line(f, lineno, line, len(lines), torn, src.diagnostics)
-        if obj is BLANK:
-            src.skipped += 1
-            continue
-        if not isinstance(obj, dict):
-            raise src.bad(f"expected a JSON object, got {describe(obj)}", lineno)
+    for lineno, obj in json_objects(src):
         key = []
         for name in fields.key_fields:
             if name not in obj:

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 import orjson
 
 from replicate.judge.load.fields import describe
-from replicate.judge.load.readfile import BLANK, RawFile, parse_line, split_lines
+from replicate.judge.load.readfile import json_objects
 from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
 
 #: The fields a samples line must have for the reader to say "yes" when sniffing.
@@ -69,16 +69,8 @@ def _verdict(value: Any, metric: str, src: Source, lineno: int) -> bool | None:
 
 
 def _parsed(src: Source) -> list[tuple[int, dict]]:
-    f = RawFile(src.path, src.data, src.data)
-    lines, torn = split_lines(f, src.data, src.diagnostics)
     out: list[tuple[int, dict]] = []
-    for lineno, line in enumerate(lines, 1):
-        obj = parse_line(f, lineno, line, len(lines), torn, src.diagnostics)
-        if obj is BLANK:
-            src.skipped += 1
-            continue
-        if not isinstance(obj, dict):
-            raise src.bad(f"expected a JSON object (one logged sample), got {describe(obj)}", lineno)
+    for lineno, obj in json_objects(src, " (one logged sample)"):
         for name in ("doc_id", "filter", "metrics"):
             if name not in obj:
                 raise src.bad(f"sample lacks {name!r} (an lm-eval --log_samples line has doc_id, filter, metrics)", lineno)

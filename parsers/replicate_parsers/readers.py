@@ -41,7 +41,7 @@ from replicate.diagnostics import Diagnostics
 from replicate.judge.load.exam import exam_items, load_exam_file
 from replicate.judge.load.fields import FieldSpec, describe
 from replicate.judge.load.flat import _CHUNK, _checked_record, _chunk_keys, _chunks, _newlines, load_flat_file
-from replicate.judge.load.readfile import BLANK, RawFile, parse_line, split_lines, strip_bom
+from replicate.judge.load.readfile import BLANK, RawFile, json_objects, parse_line, split_lines, strip_bom
 from replicate.judge.load.records import load_records
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
 from replicate.labels import RELEVANCE_0_3
@@ -339,16 +339,8 @@ def _umbrela_records(src: Source) -> Iterator[Record]:
     naming file and line: a line that is not a JSON object, a missing
     query/passage/prediction (or id, once the first record has ids), a
     prediction that is not text, a torn last line."""
-    f = _raw(src)
-    lines, torn = split_lines(f, src.data, src.diagnostics)
     by_ids: bool | None = None
-    for lineno, line in enumerate(lines, 1):
-        obj = parse_line(f, lineno, line, len(lines), torn, src.diagnostics)
-        if obj is BLANK:
-            src.skipped += 1
-            continue
-        if not isinstance(obj, dict):
-            raise src.bad(f"expected a JSON object, got {describe(obj)}", lineno)
+    for lineno, obj in json_objects(src):
         if by_ids is None:
             by_ids = all(k in obj for k in _UMBRELA_IDS)
         names = _UMBRELA_IDS if by_ids else ("query", "passage")

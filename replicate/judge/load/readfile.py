@@ -11,7 +11,7 @@ import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import orjson
@@ -19,6 +19,7 @@ import orjson
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
 from replicate.inputfile import read_input
+from replicate.judge.load.fields import describe
 from replicate.judge.model import KEY_SEP
 from replicate.provenance import FileProvenance, find_release
 
@@ -131,6 +132,26 @@ def parse_line(f: RawFile, lineno: int, line: bytes, n_lines: int, torn: bool, d
 
 
 BLANK = object()
+
+
+def json_objects(src: Any, what: str = "") -> Iterator[tuple[int, dict]]:
+    """(1-based line, object) for every line of a reader's :class:`~replicate.reading.Source`.
+
+    The loop every JSONL reader shares: a torn last line or a line that is
+    not JSON is an error naming file and line, a blank line is skipped
+    (counted in ``src.skipped`` and warned), and a value that is not an object
+    is an error (``what`` says what a line holds, e.g. " (one logged sample)").
+    """
+    f = RawFile(src.path, src.data, src.data)
+    lines, torn = split_lines(f, src.data, src.diagnostics)
+    for lineno, line in enumerate(lines, 1):
+        obj = parse_line(f, lineno, line, len(lines), torn, src.diagnostics)
+        if obj is BLANK:
+            src.skipped += 1
+            continue
+        if not isinstance(obj, dict):
+            raise src.bad(f"expected a JSON object{what}, got {describe(obj)}", lineno)
+        yield lineno, obj
 
 
 @dataclass
