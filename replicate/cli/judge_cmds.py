@@ -208,22 +208,26 @@ def cells_cmd(
         int, typer.Option("--replicates", min=1, help="Item-bootstrap replicates for the EM difference, the independent regression rate and the ratio.")
     ] = 1000,
     seed: SeedOpt = 0,
+    min_items: MinItemsOpt = 100,
     format: FormatOpt = Format.table,
 ) -> None:
     """Every figure from a four-cell table printed in a paper (no data needed).
 
     Intervals assume independent items (a table of counts has no cluster
     key): Wilson for the proportions, an item bootstrap from the counts for
-    the EM difference, the independent regression rate and the ratio.
+    the EM difference, the independent regression rate and the ratio. A
+    table of fewer than --min-items items is flagged, as an edge is.
 
     Example: replicate cells 6252 5776 1455 7163
     """
     from replicate.judge.render import cells_text
+    from replicate.judge.samples import CellsReport
     from replicate.stats.countintervals import cell_figures
     from replicate.stats.fourcell import FourCell
 
     figs = cell_figures(FourCell(both, only_old, only_new, neither), n_resamples=replicates, seed=seed)
-    emit(figs, format, text=lambda: cells_text(figs, format))
+    report = CellsReport(figs, min_items)
+    emit(report, format, text=lambda: cells_text(figs, format, flag=report.flag))
 
 
 @app.command("demo")

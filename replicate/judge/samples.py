@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from replicate.judge.compare import Comparison
+from replicate.judge.uncertainty import MIN_ITEMS
+from replicate.stats.countintervals import CellFigures
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +35,27 @@ def small_sample_flag(where: str, n: int, min_items: int, what: str = "compared 
         "small_sample", where,
         f"{what} only n = {n} items, fewer than --min-items {min_items}: too few for a verdict (read the intervals)",
     )
+
+
+@dataclass(frozen=True)
+class CellsReport:
+    """The figures of a four-cell table given as counts, and the small-sample flag of its n (as for edges)."""
+
+    figures: CellFigures
+    min_items: int = MIN_ITEMS
+
+    @property
+    def flag(self) -> SampleFlag | None:
+        """``small_sample`` when the table has fewer than ``min_items`` items (the threshold of edges and floors)."""
+        return small_sample_flag("four-cell table", self.figures.cells.n, self.min_items, "the table has")
+
+    def to_json(self) -> dict:
+        out = self.figures.to_json()
+        out["uncertainty"]["min_items"] = self.min_items
+        flag = self.flag
+        out["small_sample"] = flag is not None
+        out["flags"] = [] if flag is None else [flag.to_json()]
+        return out
 
 
 def dropped_per_run(edges: Sequence[Comparison]) -> list[dict]:

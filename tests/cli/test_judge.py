@@ -176,6 +176,25 @@ def test_cells_published_example():
     assert "independence ratio               regression / independent      0.77" in text
 
 
+def test_cells_flags_a_table_of_fewer_items_than_min_items_as_compare_and_floor_do():
+    # 19 items < the default --min-items 100 (the threshold edges and floors use): flagged in JSON and text
+    out = orjson.loads(run("cells", "6", "5", "1", "7", "-f", "json").stdout)
+    assert out["small_sample"] is True and out["uncertainty"]["min_items"] == 100
+    assert out["flags"] == [{
+        "code": "small_sample", "where": "four-cell table",
+        "message": "the table has only n = 19 items, fewer than --min-items 100: too few for a verdict (read the intervals)",
+    }]
+    for fmt in ("table", "markdown"):
+        text = " ".join(run("cells", "6", "5", "1", "7", "-f", fmt).stdout.split())
+        assert "Warning: the table has only n = 19 items, fewer than --min-items 100: too few for a verdict" in text
+    # n = 19 is not below --min-items 19; the published table (n = 20,646) is never flagged
+    at = orjson.loads(run("cells", "6", "5", "1", "7", "--min-items", "19", "-f", "json").stdout)
+    assert at["small_sample"] is False and at["flags"] == [] and at["uncertainty"]["min_items"] == 19
+    assert "Warning" not in run("cells", "6", "5", "1", "7", "--min-items", "19").stdout
+    big = orjson.loads(run("cells", "6252", "5776", "1455", "7163", "-f", "json").stdout)
+    assert big["small_sample"] is False and big["flags"] == []
+
+
 def test_cells_rejects_negative():
     res = run("cells", "1", "-2", "3", "4")
     assert res.exit_code == 2

@@ -287,8 +287,11 @@ def chain_text(edges: Sequence[Comparison], fmt: FormatArg, *, flags: Sequence[A
     return out
 
 
-def cells_text(figs: CellFigures, fmt: FormatArg) -> str:
-    """Figures derived from a four-cell table alone (no change rate: it needs the labels), with their intervals."""
+def cells_text(figs: CellFigures, fmt: FormatArg, *, flag: Any = None) -> str:
+    """Figures derived from a four-cell table alone (no change rate: it needs the labels), with their intervals.
+
+    ``flag``: the table's small-sample flag (:class:`~replicate.judge.samples.CellsReport`), shown as a warning.
+    """
     fmt = Format(fmt)
     cells = figs.cells
     note = (
@@ -300,7 +303,7 @@ def cells_text(figs: CellFigures, fmt: FormatArg) -> str:
     parts = [
         cells_table(cells, fmt),
         figures_table(cells, fmt, counted=figs),
-        *_prose([identity_line(cells), reading(cells, figs), note], fmt),
+        *_prose([identity_line(cells), reading(cells, figs), note, *([] if flag is None else [f"Warning: {flag.message}."])], fmt),
     ]
     return "\n".join(parts) + "\n"
 
