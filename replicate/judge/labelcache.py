@@ -8,6 +8,13 @@ same bytes read the same way by the same parser version. The files' sha256 are
 the ones the loader computes for provenance anyway, so the key costs nothing
 more to compute (a stat-based pre-key was not needed for this).
 
+What the key leaves out is what cannot change the labels: the label set gold
+is read against (a command's ``--parser`` gives it; ``verify`` gives none).
+Gold is coded by the core after the reader, and a read that succeeds under two
+label sets keeps the same items with the same outputs (a repeated item is
+either identical, and dropped, under both, or an error). So ``matrix -p P``
+and ``verify -p P`` over the same files share entries (:func:`reading_text`).
+
 Layout under the cache root (``REPLICATE_CACHE_DIR``, else the user cache dir,
 as ``fetch`` uses)::
 
@@ -26,13 +33,16 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from replicate.cachedir import default_root, write_atomic
 
-__all__ = ["LabelCache", "default_root", "label_key", "write_atomic"]
+if TYPE_CHECKING:
+    from replicate.reading import ReadOptions
+
+__all__ = ["LabelCache", "default_root", "label_key", "reading_text", "write_atomic"]
 
 MAGIC = b"RPLLBL1\n"
 _HEADER = len(MAGIC) + 8 + 32
@@ -40,11 +50,36 @@ _HEADER = len(MAGIC) + 8 + 32
 Event = Literal["hit", "miss", "corrupt"]
 
 
-def label_key(files: list[tuple[str, str]], parser: str, fields: Any, options: Any = None) -> str:
-    """The entry key: sha256 over the entry format, parser, field and reader options, and (sha256, reader) per file."""
+def reading_text(fields: Any, options: ReadOptions | None, *, gold: bool) -> str:
+    """The field and reader options as the caches key them: what a run was read with.
+
+    ``options`` None reads as ``ReadOptions(fields=fields)`` (what the loader
+    does), and options without fields take ``fields``, so the two spellings
+    give one key. Reader options (``extra``) count by name and value, not in
+    the order given. ``gold``: whether the label set gold is read against
+    counts (the run cache, which keeps gold; not the label cache). An ordinal
+    set without names codes gold exactly as no set does (whole-number grades),
+    so it counts as none.
+    """
+    fs = options.fields if options is not None and options.fields is not None else fields
+    extra = sorted((str(k), repr(v)) for k, v in options.extra.items()) if options is not None else []
+    text = f"fields={fs!r}\nextra={extra!r}\n"
+    if gold:
+        ls = options.gold_labels if options is not None else None
+        if ls is not None and ls.is_ordinal and not ls.names:
+            ls = None
+        text += f"gold_labels={ls!r}\n"
+    return text
+
+
+def label_key(files: list[tuple[str, str]], parser: str, fields: Any, options: ReadOptions | None = None) -> str:
+    """The entry key: sha256 over the entry format, parser, field and reader options, and (sha256, reader) per file.
+
+    Not the label set gold is read against (see the module doc and :func:`reading_text`).
+    """
     h = hashlib.sha256()
     h.update(MAGIC)
-    h.update(f"parser={parser}\nfields={fields!r}\noptions={options!r}\n".encode())
+    h.update(f"parser={parser}\n{reading_text(fields, options, gold=False)}".encode())
     for sha, reader in files:
         h.update(f"file={sha} {reader}\n".encode())
     return h.hexdigest()

@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 from replicate.judge.labelcache import LabelCache, decode, encode, label_key
+from replicate.judge.load import FieldSpec
+from replicate.reading import ReadOptions
 from support.cachecli import MATRIX, replicate
 
 
@@ -79,12 +81,13 @@ def test_a_damaged_entry_is_detected_rebuilt_and_never_trusted(example_copy, tmp
 
 def test_an_edited_file_misses():
     # the key covers each file's sha256 and reader, the parser and the field options
-    base = label_key([("aa", "judge-jsonl@1")], "umbrela@1", ("query_id",), None)
-    assert base != label_key([("ab", "judge-jsonl@1")], "umbrela@1", ("query_id",), None)
-    assert base != label_key([("aa", "judge-jsonl@2")], "umbrela@1", ("query_id",), None)
-    assert base != label_key([("aa", "judge-jsonl@1")], "umbrela@2", ("query_id",), None)
-    assert base != label_key([("aa", "judge-jsonl@1")], "umbrela@1", ("qid",), None)
-    assert base != label_key([("aa", "judge-jsonl@1")], "umbrela@1", ("query_id",), {"x": 1})
+    fs = FieldSpec()
+    base = label_key([("aa", "judge-jsonl@1")], "umbrela@1", fs, None)
+    assert base != label_key([("ab", "judge-jsonl@1")], "umbrela@1", fs, None)
+    assert base != label_key([("aa", "judge-jsonl@2")], "umbrela@1", fs, None)
+    assert base != label_key([("aa", "judge-jsonl@1")], "umbrela@2", fs, None)
+    assert base != label_key([("aa", "judge-jsonl@1")], "umbrela@1", FieldSpec(key_fields=("qid",)), None)
+    assert base != label_key([("aa", "judge-jsonl@1")], "umbrela@1", fs, ReadOptions(extra={"x": 1}))
 
 
 def test_editing_a_run_file_gives_a_new_entry(example_copy, tmp_path):

@@ -22,6 +22,7 @@ from replicate.judge.labelcache import LabelCache, decode as label_decode
 from replicate.judge.load import load_run
 from replicate.judge.load.runcache import LazyOutputs, RunCache, decode, encode, run_key
 from replicate.judge.select import runs_from_toml
+from replicate.reading import ReadOptions
 from support.cachecli import MATRIX, at_once, replicate
 
 RUN = "alpha-2024-05"
@@ -206,7 +207,7 @@ def test_the_key_covers_reader_options_and_every_file(example_copy):
     assert base == run_key(paths, None, ("a",), None)
     assert base != run_key(paths, "judge-jsonl@1", ("a",), None)
     assert base != run_key(paths, None, ("b",), None)
-    assert base != run_key(paths, None, ("a",), {"x": 1})
+    assert base != run_key(paths, None, ("a",), ReadOptions(extra={"x": 1}))
     assert base != run_key([*paths, example_copy / "results_2020" / FILE.name], None, ("a",), None)
     assert run_key([example_copy / "missing.jsonl"], None, ("a",), None) is None
     # a run directory (HELM) is not cached: rewriting a file in it leaves the directory's stat as it was

@@ -95,3 +95,67 @@ def test_the_library_verify_gives_the_same_figures_with_and_without_the_cache(ex
     assert figures(plain) == figures(cold) == figures(warm)
     # the keys are provenance: the same with and without the cache, one per run and parser
     assert plain.label_keys == cold.label_keys == warm.label_keys and len(plain.label_keys) == 10
+
+
+def test_a_matrix_run_warms_verify_and_verify_warms_matrix(example_copy, tmp_path):
+    # the same files read the same way by the same parser version: one entry, whichever command wrote it
+    # (matrix reads gold against its parser's label set, verify against none: that does not change labels)
+    cache = tmp_path / "cache"
+    matrix = ["matrix", "--runs", "runs.toml", "-p", PARSERS[0], "-f", "json", "--replicates", "0"]
+    run(example_copy, cache, *matrix)
+    assert len(entries(cache)) == 4  # the four runs of runs.toml
+    warm = run(example_copy, cache, "--verbose", *VERIFY)
+    assert warm.stderr.count("label cache: hit") == 4 and warm.stderr.count("label cache: miss") == 6
+    hits = {line.split(" for run ")[1].split(" ")[0] for line in warm.stderr.splitlines() if "label cache: hit" in line}
+    assert hits == {"alpha-2024-05", "alpha-2024-08", "alpha-2025-01", "alpha-2025-04"}
+    # and back: a matrix under the other parser finds what verify wrote
+    other = run(example_copy, cache, "--verbose", *matrix[:3], "-p", PARSERS[1], *matrix[5:])
+    assert other.stderr.count("label cache: hit") == 4 and "label cache: miss" not in other.stderr
+
+
+def test_what_changes_the_labels_changes_the_key():
+    from replicate.judge.labelcache import label_key
+    from replicate.judge.load import FieldSpec
+    from replicate.labels import LabelSet
+    from replicate.reading import ReadOptions
+
+    files = [("aa", "judge-jsonl@1"), ("bb", "judge-jsonl@1")]
+    fs = FieldSpec()
+    base = label_key(files, "umbrela-fallback@1", fs, None)
+    # the same reading, spelled otherwise, or with gold read against another label set: the same key
+    assert base == label_key(files, "umbrela-fallback@1", fs, ReadOptions(fields=fs))
+    assert base == label_key(files, "umbrela-fallback@1", fs, ReadOptions())
+    assert base == label_key(files, "umbrela-fallback@1", fs, ReadOptions(fields=fs, gold_labels=LabelSet.ordinal(0, 3)))
+    assert base == label_key(files, "umbrela-fallback@1", fs, ReadOptions(gold_labels=LabelSet.categorical("A", "B")))
+    two = ReadOptions(extra={"filter": "strict-match", "metric": "em"})
+    assert label_key(files, "p@1", fs, two) == label_key(files, "p@1", fs, ReadOptions(extra={"metric": "em", "filter": "strict-match"}))
+    # what can change them: another key
+    others = [
+        label_key(files, "umbrela-fallback@2", fs, None),  # the parser's version
+        label_key(files, "umbrela-strict@1", fs, None),
+        label_key([("aa", "judge-jsonl@1"), ("bc", "judge-jsonl@1")], "umbrela-fallback@1", fs, None),  # a file's bytes
+        label_key([("aa", "judge-jsonl@2"), ("bb", "judge-jsonl@1")], "umbrela-fallback@1", fs, None),  # a reader
+        label_key(files[::-1], "umbrela-fallback@1", fs, None),  # the files' order
+        label_key(files, "umbrela-fallback@1", fs, ReadOptions(extra={"filter": "strict-match"})),  # a reader option
+        label_key(files, "umbrela-fallback@1", fs, ReadOptions(extra={"filter": "flexible-extract"})),
+        label_key(files, "umbrela-fallback@1", FieldSpec(output_fields=("gemini_output",)), None),  # a field option
+        label_key(files, "umbrela-fallback@1", FieldSpec(key_fields=("query_id",)), None),
+        label_key(files, "umbrela-fallback@1", fs, ReadOptions(fields=FieldSpec(output_fields=("out",)))),
+    ]
+    assert len({base, *others}) == len(others) + 1
+
+
+def test_the_run_cache_key_counts_how_gold_is_read():
+    # the run cache keeps gold: a label set with names reads "tie" otherwise; an unnamed ordinal set reads as none
+    from replicate.judge.load import FieldSpec
+    from replicate.judge.load.runcache import run_key
+    from replicate.labels import LabelSet
+    from replicate.reading import ReadOptions
+
+    path = [Path(__file__)]
+    fs = FieldSpec()
+    base = run_key(path, None, fs, None)
+    assert base == run_key(path, None, fs, ReadOptions(fields=fs, gold_labels=LabelSet.ordinal(0, 3)))
+    assert base != run_key(path, None, fs, ReadOptions(gold_labels=LabelSet.categorical("A", "B", "tie")))
+    assert base != run_key(path, None, fs, ReadOptions(gold_labels=LabelSet.named_ordinal("B>>A", "B>A", "A=B")))
+    assert base != run_key(path, "judge-jsonl@1", fs, None)

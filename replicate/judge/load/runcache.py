@@ -40,13 +40,17 @@ import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
 from replicate.cachedir import write_atomic
+from replicate.judge.labelcache import reading_text
 from replicate.judge.model import Origins, Run, RunFile, readonly
 from replicate.provenance import FileProvenance, find_release
+
+if TYPE_CHECKING:
+    from replicate.reading import ReadOptions
 
 MAGIC = b"RPLRUN1\n"
 _HEAD = len(MAGIC) + 8 + 32
@@ -62,7 +66,7 @@ def _version() -> str:
     return __version__
 
 
-def run_key(paths: Sequence[Path], reader: str | None, fields: Any, options: Any) -> str | None:
+def run_key(paths: Sequence[Path], reader: str | None, fields: Any, options: ReadOptions | None) -> str | None:
     """The stat pre-key of a run, or None when a file cannot be stat'ed (then the run is read normally).
 
     A directory given as a run file (a HELM run) is not cached: its stat does
@@ -70,7 +74,7 @@ def run_key(paths: Sequence[Path], reader: str | None, fields: Any, options: Any
     """
     h = hashlib.sha256()
     h.update(MAGIC)
-    h.update(f"version={_version()}\nreader={reader}\nfields={fields!r}\noptions={options!r}\n".encode())
+    h.update(f"version={_version()}\nreader={reader}\n{reading_text(fields, options, gold=True)}".encode())
     for p in paths:
         try:
             st = os.stat(p)
