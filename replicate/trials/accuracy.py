@@ -8,18 +8,24 @@ errors (whatever their ``correct_loose`` says), are in neither.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from replicate.stats.intervals import MEAN_INTERVAL, mean_interval
+from replicate.stats.rational import mean_of_ratios
 from replicate.trials.counts import Counts
 from replicate.trials.load import CATEGORIES
 from replicate.trials.results import Looseness, ModelAccuracy
 
 
-def strict_loose_rates(counts: Counts, m: int, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per unit (each must have a loose reading): strict and loose rates over the same responses."""
+def strict_loose_means(counts: Counts, m: int, units: np.ndarray) -> tuple[Fraction, Fraction]:
+    """Over units that each have a loose reading: the mean strict and mean loose rate of the same responses, exactly."""
     n = counts.loose_n[m, units]
-    return counts.loose_strict_correct[m, units] / n, counts.loose_correct[m, units] / n
+    strict = mean_of_ratios(counts.loose_strict_correct[m, units], n)
+    loose = mean_of_ratios(counts.loose_correct[m, units], n)
+    assert strict is not None and loose is not None  # callers pass at least one unit
+    return strict, loose
 
 
 def looseness(counts: Counts, s: int, t: int, keep: np.ndarray) -> Looseness | None:
@@ -29,9 +35,9 @@ def looseness(counts: Counts, s: int, t: int, keep: np.ndarray) -> Looseness | N
         return None
     u = keep[both]
 
-    def r_of(m: int) -> float:
-        strict, loose = strict_loose_rates(counts, m, u)
-        return float(loose.mean() - strict.mean())
+    def r_of(m: int) -> Fraction:
+        strict, loose = strict_loose_means(counts, m, u)
+        return loose - strict
 
     return Looseness(int(both.sum()), r_of(s), r_of(t))
 
@@ -52,8 +58,7 @@ def accuracy_table(counts: Counts) -> tuple[ModelAccuracy, ...]:
             lo_units = ok[counts.loose_n[m, ok] > 0]
             strict = loose = None
             if lo_units.size:
-                s_rates, l_rates = strict_loose_rates(counts, m, lo_units)
-                strict, loose = float(s_rates.mean()), float(l_rates.mean())
+                strict, loose = strict_loose_means(counts, m, lo_units)
             out.append(
                 ModelAccuracy(
                     model=model,
@@ -62,12 +67,12 @@ def accuracy_table(counts: Counts) -> tuple[ModelAccuracy, ...]:
                     items_without_valid_trials=int(units.size - ok.size),
                     trials=int(counts.trials[m, units].sum()),
                     categories={c: int(cats[i]) for i, c in enumerate(CATEGORIES)},
-                    accuracy=float(rates.mean()) if rates.size else None,
+                    accuracy_exact=mean_of_ratios(counts.correct[m, ok], counts.valid[m, ok]),
                     ci_low=lo,
                     ci_high=hi,
                     interval=MEAN_INTERVAL,
-                    strict=strict,
-                    loose=loose,
+                    strict_exact=strict,
+                    loose_exact=loose,
                     loose_items=int(lo_units.size),
                 )
             )

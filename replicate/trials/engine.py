@@ -27,6 +27,7 @@ from replicate.stats.intervals import DIFF_METHODS, DiffMethod, diff_interval
 from replicate.stats.itemtests import Rule, cell_tests, min_attainable_p
 from replicate.stats.null import permutation_null
 from replicate.stats.power import FlagPower, flag_power
+from replicate.stats.rational import mean_of_ratios
 from replicate.trials.accuracy import accuracy_table, looseness
 from replicate.trials.counts import Counts, aggregate, unit_metadata
 from replicate.trials.load import TrialsTable
@@ -217,7 +218,13 @@ def _single_draws(counts: Counts, seed: int) -> np.ndarray:
     return pick < counts.correct
 
 
-def _side(counts: Counts, m: int, units: np.ndarray, n: np.ndarray, acc: float | None) -> SideSummary:
+def _exact_delta(a: np.ndarray, n1: np.ndarray, b: np.ndarray, n2: np.ndarray) -> float | None:
+    """Mean p̂ target - mean p̂ source over these items, exactly, then rounded once."""
+    s, t = mean_of_ratios(a, n1), mean_of_ratios(b, n2)
+    return None if s is None or t is None else float(t - s)
+
+
+def _side(counts: Counts, m: int, units: np.ndarray, n: np.ndarray, acc: Fraction | None) -> SideSummary:
     return SideSummary(
         model=counts.models[m],
         k_min=int(n.min()) if n.size else 0,
@@ -225,7 +232,7 @@ def _side(counts: Counts, m: int, units: np.ndarray, n: np.ndarray, acc: float |
         k_mean=float(n.mean()) if n.size else None,
         trials=int(counts.trials[m, units].sum()),
         api_errors=int(counts.api_errors[m, units].sum()),
-        accuracy=acc,
+        accuracy_exact=acc,
     )
 
 
@@ -298,9 +305,7 @@ def _cell(
             path=path,
         )
     cls = classify(tests.significant, tests.up[0], tests.down[0], lo, hi, rule.eps_list[0])
-    ps, pt = (a / n1, b / n2) if keep.size else (np.zeros(0), np.zeros(0))
-    acc_s = float(ps.mean()) if keep.size else None
-    acc_t = float(pt.mean()) if keep.size else None
+    acc_s, acc_t = mean_of_ratios(a, n1), mean_of_ratios(b, n2)
 
     labels, g = _strata_groups(stratum_of_unit, keep)
     sizes = np.bincount(g, minlength=len(labels))
@@ -327,7 +332,7 @@ def _cell(
             Stratum(
                 value=lab,
                 shares=Shares.of(cls[g == i]),
-                delta=float((pt[g == i] - ps[g == i]).mean()) if sizes[i] else None,
+                delta=_exact_delta(a[g == i], n1[g == i], b[g == i], n2[g == i]),
                 null_p95=p95(0, i),
             )
             for i, lab in enumerate(labels)

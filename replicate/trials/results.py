@@ -7,6 +7,7 @@ undefined (e.g. a share over zero items).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ import numpy as np
 from replicate.provenance import FileProvenance
 from replicate.stats.classify import CLASSES
 from replicate.stats.power import FlagPower
+from replicate.stats.rational import as_float
 
 
 def _f(x: Any) -> float | None:
@@ -87,7 +89,11 @@ class SideSummary:
     k_mean: float | None
     trials: int
     api_errors: int
-    accuracy: float | None  # mean over the cell's items of p̂(m, i)
+    accuracy_exact: Fraction | None  # mean over the cell's items of p̂(m, i), exactly
+
+    @property
+    def accuracy(self) -> float | None:
+        return as_float(self.accuracy_exact)
 
     def to_json(self) -> dict:
         return {
@@ -153,14 +159,24 @@ class Looseness:
     """Strict vs loose over the cell's items that carry a loose reading on both sides."""
 
     n_items: int
-    r_source: float | None
-    r_target: float | None
+    r_source_exact: Fraction
+    r_target_exact: Fraction
 
     @property
-    def delta_r(self) -> float | None:
-        if self.r_source is None or self.r_target is None:
-            return None
-        return self.r_target - self.r_source
+    def r_source(self) -> float:
+        return float(self.r_source_exact)
+
+    @property
+    def r_target(self) -> float:
+        return float(self.r_target_exact)
+
+    @property
+    def delta_r_exact(self) -> Fraction:
+        return self.r_target_exact - self.r_source_exact
+
+    @property
+    def delta_r(self) -> float:
+        return float(self.delta_r_exact)
 
     def to_json(self) -> dict:
         return {
@@ -217,9 +233,13 @@ class CellResult:
         return self.shares.n_items
 
     @property
-    def delta(self) -> float | None:
-        s, t = self.source_side.accuracy, self.target_side.accuracy
+    def delta_exact(self) -> Fraction | None:
+        s, t = self.source_side.accuracy_exact, self.target_side.accuracy_exact
         return None if s is None or t is None else t - s
+
+    @property
+    def delta(self) -> float | None:
+        return as_float(self.delta_exact)
 
     def to_json(self) -> dict:
         sh = self.shares
@@ -266,19 +286,35 @@ class ModelAccuracy:
     items_without_valid_trials: int
     trials: int
     categories: dict[str, int]
-    accuracy: float | None
+    accuracy_exact: Fraction | None
     ci_low: float | None
     ci_high: float | None
     interval: str
-    strict: float | None = None  # over items with a loose reading
-    loose: float | None = None
+    strict_exact: Fraction | None = None  # over items with a loose reading
+    loose_exact: Fraction | None = None
     loose_items: int = 0
 
     @property
-    def r(self) -> float | None:
-        if self.strict is None or self.loose is None:
+    def accuracy(self) -> float | None:
+        return as_float(self.accuracy_exact)
+
+    @property
+    def strict(self) -> float | None:
+        return as_float(self.strict_exact)
+
+    @property
+    def loose(self) -> float | None:
+        return as_float(self.loose_exact)
+
+    @property
+    def r_exact(self) -> Fraction | None:
+        if self.strict_exact is None or self.loose_exact is None:
             return None
-        return self.loose - self.strict
+        return self.loose_exact - self.strict_exact
+
+    @property
+    def r(self) -> float | None:
+        return as_float(self.r_exact)
 
     def to_json(self) -> dict:
         out = {

@@ -5,8 +5,10 @@ key from :func:`replicate.trials.engine.analyse_items` (the cells),
 :func:`replicate.trials.engine.accuracy_table` or
 :func:`replicate.trials.screen.screen`, called with the claim's settings, so a
 claim and the ``items`` / ``screen`` commands can never disagree. Counts stay
-integers and shares of items exact fractions (``improved / n``), so matching
-at printed precision suffers no binary rounding.
+integers, shares of items exact fractions (``improved / n``) and means of
+per-item rates (accuracy, delta, R, delta R) exact fractions too, so matching
+at printed precision suffers no binary rounding: a mean exactly on a rounding
+boundary is a tie, never a float-order accident.
 
 Claims sharing a table and settings share one engine call (all their edges at
 once); the permutation null runs only for a group with a ``null_p95`` claim.
@@ -181,9 +183,9 @@ def cell_value(cell: CellResult, metric: str, unit: str) -> TrialComputed:
     if key in shares:
         return TrialComputed(Fraction(shares[key], n), n=n)
     if key == "delta":
-        return TrialComputed(cell.delta, n=n)
+        return TrialComputed(cell.delta_exact, n=n)
     if key == "delta_r":
-        d = None if cell.loose is None else cell.loose.delta_r
+        d = None if cell.loose is None else cell.loose.delta_r_exact
         return TrialComputed(d, None if d is not None else "no item has a loose reading on both sides", n=n)
     if metric.startswith(NULL_PREFIX):
         k = metric[len(NULL_PREFIX):]
@@ -196,9 +198,9 @@ def cell_value(cell: CellResult, metric: str, unit: str) -> TrialComputed:
 
 def accuracy_value(row: ModelAccuracy, metric: str) -> TrialComputed:
     if metric == "accuracy":
-        v = row.accuracy
+        v = row.accuracy_exact
         return TrialComputed(v, None if v is not None else "no item has a non-error trial", n=row.n_items)
-    v = row.loose
+    v = row.loose_exact
     return TrialComputed(v, None if v is not None else "no item has a loose reading", n=row.loose_items)
 
 

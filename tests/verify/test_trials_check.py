@@ -208,3 +208,34 @@ def test_a_fresh_collection_without_a_claimed_model_is_bad_input_listing_its_mod
         check_trials(cf.trials, {"s": table}, {"s": read_trials(tmp_path / "fresh.jsonl")}, claims_path="c.toml")
     assert str(info.value).splitlines()[1:] == [
         "claim 'n': edge 'a:b' names model(s) 'b' not in the fresh collection for 's'; models: a"]
+
+
+# Means of per-item rates exactly on a rounding boundary. Model a's rates on Z are 44, 44, 44 and 45 of 100:
+# the mean is exactly 177/400 = 44.25%, halfway between "44.2" and "44.3". Model b's are 50 of 100 on each,
+# so delta = 0.5 - 0.4425 = 5.75%, halfway between "5.7" and "5.8". As floats these means are not exactly
+# on the boundary (no float is 0.4425), so one neighbour would mismatch by accident of binary rounding.
+BOUNDARY = {("Z", f"z{k}"): {"a": (c, 100 - c, 0), "b": (50, 50, 0)} for k, c in enumerate([44, 44, 44, 45])}
+
+
+def test_a_mean_of_rates_exactly_on_a_rounding_boundary_is_a_tie_with_either_neighbour(tmp_path):
+    from fractions import Fraction
+
+    import numpy as np
+
+    write_jsonl(rows(BOUNDARY), tmp_path / "t.jsonl")
+    table = read_trials(tmp_path / "t.jsonl")
+    floats = np.array([0.44, 0.44, 0.44, 0.45])
+    assert Fraction(float(floats.mean())) != Fraction(177, 400)  # the premise: the float mean is off the boundary
+    claims = [
+        claim("acc-lo", "accuracy", "44.2", model="a", benchmark="Z"),
+        claim("acc-hi", "accuracy", "44.3", model="a", benchmark="Z"),
+        claim("delta-lo", "items.delta", "5.7", edge="a:b", benchmark="Z"),
+        claim("delta-hi", "items.delta", "5.8", edge="a:b", benchmark="Z"),
+        claim("acc-off", "accuracy", "44.4", model="a", benchmark="Z"),
+    ]
+    cf = parse_claims({"trials": {"s": ["t.jsonl"]}, "claims": claims}, path="c.toml")
+    by = {r.claim.id: r for r in check_trials(cf.trials, {"s": table}).results}
+    assert by["acc-lo"].computed.value == Fraction(177, 400) and by["delta-lo"].computed.value == Fraction(23, 400)
+    for cid in ("acc-lo", "acc-hi", "delta-lo", "delta-hi"):
+        assert by[cid].verdict == "match" and by[cid].match.tie, cid
+    assert by["acc-off"].verdict == "mismatch" and not by["acc-off"].match.tie
