@@ -356,17 +356,21 @@ def floor(
     )
     floor_flags: list[SampleFlag] = []
     if uncertainty is not None:
-        flag = small_sample_flag("floor", aligned.n_items, uncertainty.min_items, "the repeats share")
+        # the pairs' n (items parsed on both sides under intersect), as an edge's small flag counts it
+        smallest = min(p.cells.n for p in pairs)
+        what = "the repeats share" if smallest == aligned.n_items else "the smallest repeat pair is compared on"
+        flag = small_sample_flag("floor", smallest, uncertainty.min_items, what)
         if flag is not None:
             floor_flags.append(flag)
     edge_check = main_check = None
     if edge is not None:
-        edge_flags = _edge_sample_flags(edge, aligned, uncertainty)
         edge_check = check_edge(
             *edge, regression=result.regression_span, change=result.change_span, policy=policy,
-            uncertainty=uncertainty, floor_mean=result.regression_mean, sample_flags=tuple(edge_flags),
+            uncertainty=uncertainty, floor_mean=result.regression_mean,
             bounds=result.regression_span_with_error,
         )
+        edge_flags = _edge_sample_flags(edge, aligned, uncertainty, compared=edge_check.comparison.cells.n)
+        edge_check = replace(edge_check, sample_flags=tuple(edge_flags))
     if main is not None:
         main_check = check_main(main, repeats, change=result.change_span, policy=policy, uncertainty=uncertainty)
     return replace(result, edge=edge_check, main=main_check, sample_flags=tuple(floor_flags))
@@ -381,9 +385,13 @@ def _pair_figures(interval: dict[str, Interval] | None) -> dict[str, Interval] |
 
 
 def _edge_sample_flags(
-    edge: tuple[LabelledRun, LabelledRun], aligned: Aligned, uncertainty: Uncertainty | None
+    edge: tuple[LabelledRun, LabelledRun], aligned: Aligned, uncertainty: Uncertainty | None, *, compared: int
 ) -> list[SampleFlag]:
-    """An edge over other items than the floor's (how many each side lacks), and an edge on too few items."""
+    """An edge over other items than the floor's (how many each side lacks), and an edge compared on too few.
+
+    ``compared`` is the edge's n (its shared items parsed on both sides under intersect), the n its
+    ``small_sample`` and verdict are shown with.
+    """
     old, new = edge
     where = f"{old.name} -> {new.name}"
     edge_items = set(old.keys.tolist()) & set(new.keys.tolist())
@@ -397,7 +405,7 @@ def _edge_sample_flags(
             f"in the floor and {only_floor} of the floor's are not in the edge; edge and floor measure different items",
         ))
     if uncertainty is not None:
-        flag = small_sample_flag(where, len(edge_items), uncertainty.min_items, "the edge has")
+        flag = small_sample_flag(where, compared, uncertainty.min_items, "the edge is compared on")
         if flag is not None:
             flags.append(flag)
     return flags
