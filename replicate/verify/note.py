@@ -188,7 +188,11 @@ def _position(
         return "-"
     iv = None if e is None or e.error is None else e.error.interval["regression_rate"]
     bounds = None if fl is None else fl.floor.regression_span_with_error
-    return interval_verdict(Fraction(rate), Span(lo, hi), iv, bounds)
+    verdict = interval_verdict(Fraction(rate), Span(lo, hi), iv, bounds)
+    if e is None or fl is None or not fl.floor.pairs:
+        return verdict
+    # no verdict without its n: the edge's compared items, and the smallest repeat pair's
+    return f"{verdict} (n = {e.cells.n}; floor n = {min(p.cells.n for p in fl.floor.pairs)})"
 
 
 def _f(x: Fraction | float | None) -> float | None:
@@ -226,7 +230,8 @@ def _edges(v: Verification) -> list[str]:
     return [
         "## Edges", "",
         "Every edge a claim names, under each parser it was recomputed with "
-        f"(unparsed policy: {', '.join(policies)}). N pairs are shared by both versions; \"both\" were right "
+        f"(unparsed policy: {', '.join(policies)}). N is the pairs compared: shared by both versions and, "
+        "under intersect, parsed on both sides (so it can be fewer than the shared pairs); \"both\" were right "
         "under both, \"only_old\" only under the old version (a regression), \"only_new\" only under the new "
         "one, \"neither\" under none.",
         "", table(cells_rows, cell_headers, Format.markdown).rstrip("\n"), "",
@@ -236,7 +241,7 @@ def _edges(v: Verification) -> list[str]:
         "independent (items differ in difficulty, so unrelated judges already score below 1; a ratio below 1 "
         "alone does not show shared mistakes). \"floor of new\" is the "
         "regression range between repeats of the new version, where a claim names its repeats, and \"vs "
-        "floor\" says where the edge lies against it (bounds count as inside; with intervals, \"above\" only "
+        "floor\" says where the edge lies against it, with the n of the edge and of the floor's smallest repeat pair (bounds count as inside; with intervals, \"above\" only "
         "when the regression rate's whole interval clears the range widened by the floor's own sampling error, "
         "\"indistinguishable\" when the rate lies outside the range but its interval reaches the widened range).",
         "", table(rate_rows, rate_headers, Format.markdown).rstrip("\n"), "",

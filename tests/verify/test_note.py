@@ -59,3 +59,16 @@ def test_include_patterns_covered_by_a_parent_are_left_out():
     assert minimal_globs(["results/**", "results/dl20/**", "top.jsonl", "results/**", "resultsX/**"]) == [
         "results/**", "top.jsonl", "resultsX/**"]
     assert minimal_globs(["a/b/**", "a/**"]) == ["a/**"]
+
+
+def test_every_vs_floor_verdict_shows_its_n():
+    """No verdict without its n: the edge's compared items and the floor's smallest pair, as compare and floor count them.
+
+    alpha-2024-08 -> alpha-2025-01 under umbrela-fallback@1 is compared on 273 items (docs/audit.md) and the
+    floor of alpha-2025-01 and its repeat pairs 275 (both pairs: `replicate floor` on the example).
+    """
+    rows = [line for line in GOLDEN.read_text(encoding="utf-8").splitlines()
+            if line.startswith("| alpha-2024-08 -> alpha-2025-01") and "above" in line]
+    assert len(rows) == 3
+    assert any("`umbrela-fallback@1`" in r and "| above (n = 273; floor n = 275) |" in r for r in rows)
+    assert all(re.search(r"\| (above|below|inside|indistinguishable) \(n = \d+; floor n = \d+\) \|", r) for r in rows)
