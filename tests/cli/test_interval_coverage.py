@@ -64,11 +64,6 @@ RATE_KEY = re.compile(r"(^|_)(rate|ratio|em|em_old|em_new|share|agreement|differ
 KNOWN_GAPS: dict[str, str] = {
     "given_item_difficulty.expected_regression_rate": "the difficulty-aware baseline is a model fit; not resampled",
     "given_item_difficulty.ratio": "regression over the difficulty-aware baseline; not resampled",
-    "floor_baseline.expected_regression_rate": "the floor's regression rate as a baseline; not resampled jointly",
-    "floor_baseline.ratio": "edge regression over the floor's; not resampled jointly",
-    "main.closest.rate": "the closest repeat's change rate (a min over repeats)",
-    "far_beyond_rule.closest_change_rate": "a min over repeats, the input of a rule",
-    "far_beyond_rule.largest_repeat_change_rate": "a max over repeat pairs, the input of a rule",
 }
 
 INTERVAL_FIELDS = {"low", "high", "method", "replicates", "cluster"}

@@ -39,6 +39,7 @@ from replicate.judge.floor.checks import (  # noqa: F401  (re-exported)
     check_main,
     floor_bounds,
 )
+from replicate.judge.floor.joint import far_beyond_intervals, floor_baseline_intervals
 from replicate.judge.model import LabelledRun
 from replicate.judge.pairs import Policy, outcomes, pair_counts
 from replicate.judge.samples import SampleFlag, small_sample_flag
@@ -373,7 +374,35 @@ def floor(
         edge_check = replace(edge_check, sample_flags=tuple(edge_flags))
     if main is not None:
         main_check = check_main(main, repeats, change=result.change_span, policy=policy, uncertainty=uncertainty)
+    if uncertainty is not None:
+        edge_check, main_check = _joint_intervals(
+            aligned, ordered, pairs, edge, edge_check, main, main_check, uncertainty, policy
+        )
     return replace(result, edge=edge_check, main=main_check, sample_flags=tuple(floor_flags))
+
+
+def _joint_intervals(
+    aligned: Aligned,
+    ordered: Sequence[tuple[int, int]],
+    pairs: Sequence[FloorPair],
+    edge: tuple[LabelledRun, LabelledRun] | None,
+    edge_check: EdgeCheck | None,
+    main: LabelledRun | None,
+    main_check: MainCheck | None,
+    uncertainty: Uncertainty,
+    policy: Policy,
+) -> tuple[EdgeCheck | None, MainCheck | None]:
+    """The floor baseline's and the far-beyond inputs' intervals (:mod:`.joint`), each from one shared bootstrap."""
+    if edge is not None and edge_check is not None and edge_check.floor_mean is not None:
+        defined = [o for o, p in zip(ordered, pairs) if p.regression is not None]
+        ivs, how = floor_baseline_intervals(aligned, defined, align(list(edge)), uncertainty, policy=policy)
+        edge_check = replace(edge_check, baseline_interval=ivs, baseline_resampling=how)
+    if main is not None and main_check is not None and main_check.closest is not None:
+        defined = [o for o, p in zip(ordered, pairs) if p.change is not None]
+        against = [align([main, aligned.runs[k]]) for k, c in enumerate(main_check.against) if c.cells.exact("change_rate") is not None]
+        ivs, how = far_beyond_intervals(aligned, defined, against, uncertainty, policy=policy)
+        main_check = replace(main_check, intervals=ivs, resampling=how)
+    return edge_check, main_check
 
 
 #: The figures a floor reports per repeat pair, each with its interval.

@@ -64,6 +64,9 @@ class EdgeCheck:
     floor_mean: Fraction | None = None  # mean regression rate between repeats (the rerun baseline)
     sample_flags: tuple[SampleFlag, ...] = ()
     bounds: FloorBounds | None = None  # the floor's range with its own sampling error
+    #: Intervals of ``floor_mean`` (``expected_regression_rate``) and ``floor_ratio`` (``ratio``), resampled jointly.
+    baseline_interval: dict[str, Interval] | None = None
+    baseline_resampling: str | None = None  # how, in words
 
     @property
     def point_verdict(self) -> str | None:
@@ -110,6 +113,9 @@ class EdgeCheck:
             "ratio": self.floor_ratio,
             "method": "mean regression rate between repeats of the target model (two draws of the same judge)",
         }
+        if self.baseline_interval is not None:
+            out["floor_baseline"]["interval"] = {k: v.to_json() for k, v in self.baseline_interval.items()}
+            out["floor_baseline"]["resampling"] = self.baseline_resampling
         out["sample_flags"] = [f.to_json() for f in self.sample_flags]
         return out
 
@@ -191,6 +197,9 @@ class MainCheck:
     against: tuple[Comparison, ...]
     floor: Span
     closest: Placement | None
+    #: Intervals of ``closest_change_rate`` and ``largest_repeat_change_rate`` from one shared bootstrap.
+    intervals: dict[str, Interval] | None = None
+    resampling: str | None = None  # how, in words
 
     @property
     def verdict(self) -> MainVerdict | None:
@@ -210,13 +219,25 @@ class MainCheck:
         return FAR_BEYOND_FACTOR * self.floor.hi
 
     def far_beyond_numbers(self) -> dict:
-        """What :data:`FAR_BEYOND_RULE` compares, as rates 0-1 (closest None: no items)."""
-        return {
+        """What :data:`FAR_BEYOND_RULE` compares, as rates 0-1 (closest None: no items), with their intervals."""
+        out: dict = {
             "closest_change_rate": None if self.closest is None else self.closest.rate,
             "factor": FAR_BEYOND_FACTOR,
             "largest_repeat_change_rate": float(self.floor.hi),
             "threshold": float(self.far_beyond_threshold),
         }
+        if self.intervals is not None:
+            out["interval"] = {k: v.to_json() for k, v in self.intervals.items()}
+            out["resampling"] = self.resampling
+        return out
+
+    def _closest_json(self) -> dict | None:
+        if self.closest is None:
+            return None
+        js = self.closest.to_json()
+        if self.intervals is not None:
+            js["interval"] = {"rate": self.intervals["closest_change_rate"].to_json()}
+        return js
 
     def to_json(self) -> dict:
         return {
@@ -239,7 +260,7 @@ class MainCheck:
                 "max": max((c.change_rate for c in self.against if c.change_rate is not None), default=None),
             },
             "floor": self.floor.to_json(),
-            "closest": None if self.closest is None else self.closest.to_json(),
+            "closest": self._closest_json(),
             "verdict": self.verdict,
             "far_beyond": self.far_beyond,
             "far_beyond_rule": self.far_beyond_numbers(),

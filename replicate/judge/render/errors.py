@@ -20,7 +20,7 @@ from replicate.stats.fourcell import FourCell
 if TYPE_CHECKING:
     from replicate.judge.compare import Comparison
 
-RATIO_FIGURES = frozenset({"independence_ratio"})
+RATIO_FIGURES = frozenset({"independence_ratio", "ratio"})
 
 
 class Intervals(Protocol):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replicate.judge.floor import FAR_BEYOND_FACTOR, EdgeCheck, Floor, Placement, Span
+from replicate.judge.floor import FAR_BEYOND_FACTOR, EdgeCheck, Floor, MainCheck, Placement, Span
 from replicate.judge.render import figures_table, heading
 from replicate.judge.render.errors import interval_cell, with_interval
 from replicate.output import Format, FormatArg, num, pct, table
@@ -61,9 +61,22 @@ def _floor_ratio_line(e: EdgeCheck) -> str:
     ratio = e.floor_ratio
     if ratio is None or e.floor_mean is None:
         return ""
+    ivs = e.baseline_interval or {}
+    mean = with_interval(pct(float(e.floor_mean)), ivs.get("expected_regression_rate"), "expected_regression_rate")
+    line = f"rerun baseline: repeats of the target model regress {mean} on average; this edge regresses "
+    line += with_interval(f"{ratio:.2f}", ivs.get("ratio"), "ratio") + " times that"
+    return line + (f" (95% intervals: {e.baseline_resampling})" if ivs else "")
+
+
+def _far_beyond_inputs(m: MainCheck) -> str:
+    """The far-beyond rule's two inputs with their intervals (one shared bootstrap); empty without intervals."""
+    if m.intervals is None or m.closest is None:
+        return ""
+    closest = interval_cell(m.intervals["closest_change_rate"], "closest_change_rate")
+    largest = with_interval(pct(m.floor.max), m.intervals["largest_repeat_change_rate"], "largest_repeat_change_rate")
     return (
-        f"rerun baseline: repeats of the target model regress {pct(float(e.floor_mean))} on average; "
-        f"this edge regresses {ratio:.2f} times that"
+        f"with sampling error: closest change rate {closest}, largest repeat-to-repeat change rate {largest} "
+        f"(95% intervals: {m.resampling})"
     )
 
 
@@ -153,6 +166,7 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
         lines = [
             f"verdict: {m.verdict}",
             _placement(m.closest, "closest change rate") + f" [{_span(m.floor)}]",
+            _far_beyond_inputs(m),
         ]
         if m.far_beyond and m.closest is not None:  # the rule is shown only when it fired
             lines.append(
