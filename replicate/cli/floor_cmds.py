@@ -20,6 +20,7 @@ from replicate.cli.judge_options import (
     GoldFieldOpt,
     GoldOpt,
     GoldReaderOpt,
+    JobsOpt,
     KeyFieldOpt,
     MinItemsOpt,
     OutputFieldOpt,
@@ -86,6 +87,7 @@ def floor_cmd(
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
     strict: StrictOpt = False,
+    jobs: JobsOpt = "auto",
     replicates: ReplicatesOpt = 1000,
     seed: SeedOpt = 0,
     cluster: ClusterOpt = None,
@@ -123,7 +125,8 @@ def floor_cmd(
     sel = select_runs(runs or [], runs_file, extra=extra)
     if len(sel.main) < 2:
         raise UsageError(f"a floor needs at least two repeats of one model; got {len(sel.main)}")
-    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser)
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser,
+                  jobs=jobs, parsers=[parser] if parser else [])
     labelled = {r.name: r for r in loaded.labelled(need_parser(parser, loaded))}
     names = list(sel.extra)
     result = floor(
@@ -176,6 +179,7 @@ def matrix_cmd(
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
     strict: StrictOpt = False,
+    jobs: JobsOpt = "auto",
     replicates: ReplicatesOpt = 1000,
     seed: SeedOpt = 0,
     cluster: ClusterOpt = None,
@@ -207,7 +211,8 @@ def matrix_cmd(
         raise UsageError(f"a matrix needs at least two runs; got {len(sel.main)}")
     if scale is not None:
         _scale(scale, "")  # a bad --scale is a usage error before any file is read
-    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser)
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser,
+                  jobs=jobs, parsers=[parser] if parser else [])
     name = need_parser(parser, loaded)
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     result = matrix(loaded.labelled(name), policy=unparsed.value, scale=_scale(scale, name, loaded), uncertainty=settings)
@@ -248,6 +253,7 @@ def audit_cmd(
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
     strict: StrictOpt = False,
+    jobs: JobsOpt = "auto",
     format: FormatOpt = Format.table,
 ) -> None:
     """Audit parsers against each other on each run: unparsed counts, differing labels, EM.
@@ -277,7 +283,8 @@ def audit_cmd(
     edge_names = None if edge is None else edge_among(edge, specs, "the FILEs" if runs_file is None else f"the runs in {runs_file}")
     shared = _shared_label_set(parsers)
     try:
-        loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=shared)
+        loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=shared,
+                      jobs=jobs, texts=True)
     except BadInput as exc:
         raise (exc if shared is not None else _differing_sets(exc, parsers)) from None
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)

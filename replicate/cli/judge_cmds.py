@@ -21,6 +21,7 @@ from replicate.cli.judge_options import (
     GoldFieldOpt,
     GoldOpt,
     GoldReaderOpt,
+    JobsOpt,
     KeyFieldOpt,
     MinItemsOpt,
     OutputFieldOpt,
@@ -122,6 +123,7 @@ def compare_cmd(
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
     strict: StrictOpt = False,
+    jobs: JobsOpt = "auto",
     replicates: ReplicatesOpt = 1000,
     seed: SeedOpt = 0,
     cluster: ClusterOpt = None,
@@ -143,7 +145,8 @@ def compare_cmd(
     from replicate.judge.compare import compare
     from replicate.judge.render import comparison_text
 
-    loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser)
+    loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser,
+                  jobs=jobs, parsers=[parser] if parser else [])
     a, b = loaded.labelled(need_parser(parser, loaded))
     cmp = compare(a, b, policy=unparsed.value, uncertainty=uncertainty_of(replicates, seed, cluster, min_items, loaded))
     emit_runs(loaded, cmp, format, text=lambda: comparison_text(cmp, format), comparisons=[cmp])
@@ -167,6 +170,7 @@ def chain_cmd(
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
     strict: StrictOpt = False,
+    jobs: JobsOpt = "auto",
     replicates: ReplicatesOpt = 1000,
     seed: SeedOpt = 0,
     cluster: ClusterOpt = None,
@@ -185,7 +189,8 @@ def chain_cmd(
     specs = resolve_runs(files, runs)
     if len(specs) < 2:
         raise UsageError(f"a chain needs at least two runs; got {len(specs)}")
-    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser)
+    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser,
+                  jobs=jobs, parsers=[parser] if parser else [])
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=unparsed.value, uncertainty=settings)
     flags = edge_flags(edges, min_items=None if settings is None else settings.min_items)

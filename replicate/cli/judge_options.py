@@ -45,6 +45,8 @@ __all__ = [
     "SeedOpt",
     "ClusterOpt",
     "MinItemsOpt",
+    "JobsOpt",
+    "jobs_value",
     "uncertainty_of",
 ]
 
@@ -227,6 +229,27 @@ ClusterOpt = Annotated[
         show_default=False,
     ),
 ]
+JobsOpt = Annotated[
+    str,
+    typer.Option(
+        "--jobs",
+        "-j",
+        metavar="N|auto",
+        help="Worker processes reading and parsing the runs. auto: one per CPU (at most one per run) when "
+        "the run files hold 8 MB or more in all, else 1. The output is the same for every N.",
+    ),
+]
+
+
+def jobs_value(text: str) -> int | str:
+    """``--jobs`` as the library takes it: a positive number or ``"auto"``."""
+    if text == "auto":
+        return text
+    if not text.isdigit() or int(text) < 1:
+        raise UsageError(f"--jobs must be a positive number or 'auto'; got {text!r}")
+    return int(text)
+
+
 MinItemsOpt = Annotated[
     int,
     typer.Option(
@@ -295,8 +318,15 @@ def load(
     need_gold: bool = True,
     extra: dict[str, str | int] | None = None,
     parser: str | None = None,
+    jobs: str = "1",
+    parsers: Sequence[str] = (),
+    texts: bool = False,
 ):
     """Load the runs ``specs`` with the field options (the first step of every judge command).
+
+    ``jobs`` is ``--jobs``; ``parsers`` are the parsers the command labels with
+    (the workers label the runs while reading them); ``texts``: the command reads
+    every run's raw outputs itself.
 
     ``extra`` holds reader-specific options (:func:`reader_options`). ``parser``
     (the command's --parser) gives the label set gold stored as text is read
@@ -313,7 +343,7 @@ def load(
         specs, fields=fields, strict=strict, reader=reader,
         options=ReadOptions(fields=fields, extra=extra or {}, gold_labels=gold_labels),
         gold=gold, gold_reader=gold_reader, need_gold=need_gold,
-        label_cache=label_cache(),
+        label_cache=label_cache(), jobs=jobs_value(jobs), parsers=parsers, texts=texts,
     )
     show_detected(loaded.detected())
     return loaded

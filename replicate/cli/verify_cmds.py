@@ -10,10 +10,12 @@ import typer
 from replicate.cli.base import FormatOpt, StrictOpt, app, emit, report_to_stderr, warn
 from replicate.cli.judge_options import (
     ClusterOpt,
+    JobsOpt,
     MinItemsOpt,
     ReaderOpt,
     ReplicatesOpt,
     SeedOpt,
+    jobs_value,
     label_cache,
     show_cache_events,
     show_detected,
@@ -37,6 +39,7 @@ def verify_cmd(
     date: Annotated[Optional[str], typer.Option("--date", help="Date printed in the note, YYYY-MM-DD (default: today, UTC).", metavar="YYYY-MM-DD", show_default=False)] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw PNG and SVG figures beside the note (needs the plots extra).")] = True,
     strict: StrictOpt = False,
+    jobs: JobsOpt = "auto",
     replication: Annotated[
         Optional[list[str]],
         typer.Option("--replication", help="Replace the trials table NAME of the claims file by a fresh collection "
@@ -83,7 +86,8 @@ def verify_cmd(
     v = verify(claims, root=str(root), parsers=parser or None, date=date, strict=strict,
                replications=_pairs(replication, "--replication", "NAME=TRIALS"),
                replication_archives=_pairs(replication_archive, "--replication-archive", "NAME=ARCHIVE"),
-               reader=reader, uncertainty=_uncertainty(replicates, seed, cluster, min_items), label_cache=cache)
+               reader=reader, uncertainty=_uncertainty(replicates, seed, cluster, min_items), label_cache=cache,
+               jobs=jobs_value(jobs))
     detected: dict[str, list[str]] = {}
     for files in v.run_files.values():
         for f in files:

@@ -18,6 +18,7 @@ from replicate.judge.load import FieldSpec, load_run
 from replicate.judge.load.runcache import RunCache, run_key
 from replicate.judge.model import LabelledRun, Run
 from replicate.judge.select import RunSpec
+from replicate.judge.workers import jobs_for
 from replicate.parsing import PARSERS, Parser
 from replicate.reading import READERS, ReadOptions
 
@@ -40,6 +41,8 @@ class Loaded:
     run_cache: RunCache | None = None  # read runs kept across processes (with the label cache)
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
     _label_keys: dict = field(default_factory=dict, repr=False, compare=False)
+    #: (run, parser) -> (labels, label-cache key, label-cache events) given by a worker, used once
+    _prelabelled: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -76,16 +79,15 @@ class Loaded:
         cache = self.label_cache
         if parser is None or run.labels is not None or self.gold is not None:
             return run.label_with(parser)
-        key = label_key([(f.provenance.sha256, f.reader) for f in run.files], parser.name, self.fields,
-                        self.run_options.get(run.name, self.options))
-        self._label_keys[run.name] = key
-        if cache is None:
-            return run.label_with(parser)
-        labels = cache.get(run.name, key, len(run))
-        if labels is not None:
+        pre = self._prelabelled.pop((run.name, parser.name), None)
+        if pre is not None:  # labelled by a worker process while reading (see replicate.judge.workers)
+            labels, key, events = pre
+            self._label_keys[run.name] = key
+            if cache is not None:
+                cache.events.extend(events)
             return run.label_with(parser, cached=labels)
-        out = run.label_with(parser)
-        cache.put(key, out.labels)
+        out, key = label_through(run, parser, self.fields, self.run_options.get(run.name, self.options), cache)
+        self._label_keys[run.name] = key
         return out
 
     def label_keys(self) -> dict[str, str]:
@@ -114,6 +116,9 @@ def load_runs(
     gold_reader: str | None = None,
     need_gold: bool = True,
     label_cache: LabelCache | None = None,
+    jobs: int | str = 1,
+    parsers: Sequence[str] = (),
+    texts: bool = False,
 ) -> Loaded:
     """Read every run of ``specs`` (each file once) into a :class:`Loaded`.
 
@@ -125,6 +130,15 @@ def load_runs(
     that carries no gold is an error unless ``need_gold`` is False. Errors raise :class:`~replicate.errors.BadInput` naming file and line;
     warnings are counted in ``Loaded.diagnostics`` (``strict=True`` raises on the first).
     ``label_cache`` keeps parsed labels across processes (see :mod:`replicate.judge.labelcache`).
+
+    ``jobs``: worker processes reading the runs (``"auto"``: as many as CPUs
+    and runs when the files are large enough to pay for starting them; see
+    :func:`~replicate.judge.workers.jobs_for`). Workers also label each run
+    with the parsers named in ``parsers`` (the ones the caller will ask
+    :meth:`Loaded.labelled` for). The result, the warnings and the errors are
+    the same for every number of workers. ``texts``: the caller reads every
+    run's raw outputs (workers send them back instead of leaving them to be
+    read again from the files on first use).
     """
     names = [s.name for s in specs]
     dupes = sorted({n for n in names if names.count(n) > 1})
@@ -136,11 +150,21 @@ def load_runs(
     base = options or ReadOptions(fields=fields)
     own = {s.name: base.overridden(dict(s.options)) for s in specs if s.options}
     run_cache = RunCache(label_cache.root) if label_cache is not None else None
-    runs = tuple(
-        _load_spec(s, fields=fields, diag=diag, reader=s.reader or reader, options=own.get(s.name, options),
-                   run_cache=run_cache)
-        for s in specs
-    )
+    workers = jobs_for(specs, jobs)
+    prelabelled: dict = {}
+    if workers > 1:
+        from replicate.judge.workers import load_parallel
+
+        runs, prelabelled = load_parallel(
+            specs, workers, fields=fields, diag=diag, reader=reader, options={s.name: own.get(s.name, options) for s in specs},
+            run_cache=run_cache, label_cache=label_cache, parsers=tuple(parsers) if gold is None else (), texts=texts,
+        )
+    else:
+        runs = tuple(
+            _load_spec(s, fields=fields, diag=diag, reader=s.reader or reader, options=own.get(s.name, options),
+                       run_cache=run_cache)
+            for s in specs
+        )
     _refuse_gold_only(runs)
     joined = None
     if gold is not None:
@@ -150,7 +174,24 @@ def load_runs(
         runs, joined = join_gold(runs, gold_run, diag)
     elif need_gold:
         require_gold(runs)
-    return Loaded(runs, diag, fields, joined, options, label_cache, own, run_cache)
+    loaded = Loaded(runs, diag, fields, joined, options, label_cache, own, run_cache)
+    loaded._prelabelled.update(prelabelled)
+    return loaded
+
+
+def label_through(
+    run: Run, parser: Parser, fields: FieldSpec, options: ReadOptions | None, cache: LabelCache | None,
+) -> tuple[LabelledRun, str]:
+    """``run`` labelled by ``parser`` through the label cache (None: parsed), and the labels' cache key."""
+    key = label_key([(f.provenance.sha256, f.reader) for f in run.files], parser.name, fields, options)
+    if cache is None:
+        return run.label_with(parser), key
+    labels = cache.get(run.name, key, len(run))
+    if labels is not None:
+        return run.label_with(parser, cached=labels), key
+    out = run.label_with(parser)
+    cache.put(key, out.labels)
+    return out, key
 
 
 def _refuse_gold_only(runs: Sequence[Run]) -> None:

@@ -228,11 +228,14 @@ def verify(
     reader: str | None = None,
     uncertainty: Uncertainty | None = None,
     label_cache: LabelCache | None = None,
+    jobs: int | str = 1,
 ) -> Verification:
     """Read a claims file and the files its runs name (under ``root``), then :func:`verify_runs`.
 
     Runs are read and labelled as the judge commands do (:func:`replicate.judge.api.load_runs`);
-    ``label_cache`` keeps parsed labels across processes (None: parse every time).
+    ``label_cache`` keeps parsed labels across processes (None: parse every time);
+    ``jobs`` worker processes read the runs and label them under every parser column
+    (see :func:`~replicate.judge.api.load_runs`; the result is the same for every number).
 
     Trial claims are checked by :func:`replicate.verify.trials_check.check_trials`
     over the ``[trials]`` tables; ``replications`` (name -> fresh trials table,
@@ -277,6 +280,7 @@ def verify(
     loaded = load_runs(
         specs, fields=fields, strict=strict, reader=reader,
         gold=root_path / gold["file"] if gold else None, gold_reader=gold.get("reader"), label_cache=label_cache,
+        jobs=jobs, parsers=columns,
     )
     keys: dict[tuple[str, str], None] = {}
 

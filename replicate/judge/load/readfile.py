@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
 import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -43,6 +44,16 @@ _HASHER: ThreadPoolExecutor | None = None
 #: Files at least this large are hashed on a worker thread while they are parsed
 #: (hashlib releases the GIL), so provenance costs no extra wall time.
 _HASH_IN_THREAD = 1 << 20
+
+
+def _forget_hasher() -> None:
+    """In a forked child: the parent's hashing thread does not exist there, so its executor would never run a job."""
+    global _HASHER
+    _HASHER = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_hasher)
 
 
 def _sha256_hex(data: bytes) -> str:
