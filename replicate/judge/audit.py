@@ -17,7 +17,11 @@ gets a bootstrap interval over the file's items (clustered by the settings'
 key field): each parser's EM and unparsed share
 (:func:`replicate.stats.shares.bootstrap_shares`), the share of items whose
 labels differ (overall and per pair of parsers), and every figure of the edge
-under each parser (the edge's own bootstrap, as in ``compare``).
+under each parser (the edge's own bootstrap, as in ``compare``). Each
+difference between a parser and the first one (its EM and unparsed share, and
+every edge figure) gets the interval of the paired difference: a joint
+bootstrap (:mod:`replicate.stats.differences`) draws the items (clusters) once
+per replicate for all parsers, so the interval is not two independent ones.
 """
 
 from __future__ import annotations
@@ -30,13 +34,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from replicate.errors import Message, Param, UsageError
-from replicate.judge.align import show_key
+from replicate.judge.align import align, show_key
 from replicate.judge.compare import Comparison, compare
 from replicate.judge.model import LabelledRun, Run, readonly
 from replicate.judge.pairs import Policy
 from replicate.judge.uncertainty import Uncertainty
 from replicate.parsing import UNPARSED, Parser
-from replicate.stats.bootstrap import Interval
+from replicate.stats.bootstrap import Clusters, Interval
+from replicate.stats.differences import edge_differences, share_differences
 from replicate.stats.fourcell import as_float, float_ratio
 from replicate.stats.gold import accuracy
 from replicate.stats.policy import check_policy
@@ -110,6 +115,28 @@ class ParserTally:
 
 
 @dataclass(frozen=True, slots=True)
+class ParserDelta:
+    """How one parser's EM and unparsed share differ from the first parser's on one file."""
+
+    parser: str
+    reference: str  # the first parser
+    em: float | None
+    unparsed_rate: float | None
+    #: Joint-bootstrap intervals of the two differences (with uncertainty settings).
+    interval: dict[str, Interval] | None = None
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {"reference": self.reference, "em": self.em, "unparsed_rate": self.unparsed_rate}
+        if self.interval is not None:
+            out["interval"] = {k: v.to_json() for k, v in self.interval.items()}
+        return out
+
+
+def _minus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a - b
+
+
+@dataclass(frozen=True, slots=True)
 class Example:
     """One item the parsers read differently."""
 
@@ -148,6 +175,8 @@ class FileAudit:
     #: Bootstrap intervals of the differ shares: ``labels_differ_rate`` first, then one per parser pair (in order).
     differ_intervals: tuple[Interval, ...] | None = None
     settings: Uncertainty | None = None
+    #: Each parser after the first against the first: EM and unparsed share differences.
+    deltas: tuple[ParserDelta, ...] = ()
 
     @property
     def labels_differ_rate(self) -> float | None:
@@ -170,6 +199,7 @@ class FileAudit:
             "labels_differ": self.labels_differ,
             "labels_differ_rate": self.labels_differ_rate,
             "pairwise_differ": pairwise,
+            "differences": {d.parser: d.to_json() for d in self.deltas},
             "patterns": [p.to_json() for p in self.patterns],
             "examples": [e.to_json() for e in self.examples],
         }
@@ -187,6 +217,27 @@ class EdgeAudit:
     old: str
     new: str
     comparisons: tuple[Comparison, ...]  # one per parser, in parser order
+    #: Per parser after the first, joint-bootstrap intervals of its figures minus the first parser's.
+    delta_intervals: tuple[dict[str, Interval], ...] | None = None
+
+    def delta_interval(self, parser: str, figure: str) -> Interval | None:
+        """The interval of ``figure`` under ``parser`` minus under the first parser (None without one)."""
+        if self.delta_intervals is None:
+            return None
+        k = [c.parser for c in self.comparisons].index(parser) - 1
+        return None if k < 0 else self.delta_intervals[k].get(figure)
+
+    def differences(self) -> dict[str, dict]:
+        """parser -> {"reference": first parser, figure: delta, ..., "interval": {figure: interval}}."""
+        moves = self.moves()
+        first = self.comparisons[0].parser
+        out: dict[str, dict] = {}
+        for k, c in enumerate(self.comparisons[1:]):
+            row: dict[str, Any] = {"reference": first, **{fig: moves[fig]["delta"][c.parser] for fig in EDGE_FIGURES}}
+            if self.delta_intervals is not None:
+                row["interval"] = {fig: iv.to_json() for fig, iv in self.delta_intervals[k].items()}
+            out[c.parser] = row
+        return out
 
     def moves(self) -> dict[str, dict]:
         """figure -> {parser: value, ..., "delta": {parser: value - first parser's value}}."""
@@ -207,6 +258,7 @@ class EdgeAudit:
             "new": self.new,
             "parsers": {c.parser: c.to_json() for c in self.comparisons},
             "moves": self.moves(),
+            "differences": self.differences(),
         }
 
 
@@ -286,6 +338,7 @@ def audit_file(
     pair_differ = np.array([lab[a] != lab[b] for a, b in pair_idx]).reshape(len(pair_idx), len(run))
     pairwise = tuple((names[a], names[b], int(np.count_nonzero(d))) for (a, b), d in zip(pair_idx, pair_differ))
     intervals: list[dict[str, Interval] | None] = [None] * len(names)
+    delta_ivs: list[dict[str, Interval] | None] = [None] * (len(names) - 1)
     differ_ivs = None
     if uncertainty is not None:
         every = np.ones_like(parsed)
@@ -296,9 +349,18 @@ def audit_file(
             for hits, den in ((correct, counted), (~parsed, every), (hits_all, np.ones_like(hits_all)))
         )
         intervals = [{"em": e, "unparsed_rate": u} for e, u in zip(em_ivs, unparsed_ivs)]
+        clusters = uncertainty.clusters(run.keys)
+        em_d, unparsed_d = (
+            _joint_shares(hits, den, clusters, uncertainty) for hits, den in ((correct, counted), (~parsed, every))
+        )
+        delta_ivs = [{"em": e, "unparsed_rate": u} for e, u in zip(em_d, unparsed_d)]
     tallies = tuple(
         ParserTally(name, len(run), int(parsed[k].sum()), int(correct[k].sum()), policy, intervals[k])
         for k, name in enumerate(names)
+    )
+    deltas = tuple(
+        ParserDelta(t.parser, names[0], _minus(t.em, tallies[0].em), _minus(t.unparsed_rate, tallies[0].unparsed_rate), iv)
+        for t, iv in zip(tallies[1:], delta_ivs)
     )
     combos = Counter(map(tuple, lab[:, idx].T.tolist()))
     ordered = sorted(combos.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -322,8 +384,39 @@ def audit_file(
     )
     return FileAudit(
         path, run.name, len(run), tallies, int(idx.size), pairwise, patterns, exs,
-        None if differ_ivs is None else tuple(differ_ivs), uncertainty,
+        None if differ_ivs is None else tuple(differ_ivs), uncertainty, deltas,
     )
+
+
+def _joint_shares(hits: np.ndarray, counted: np.ndarray, clusters: Clusters, settings: Uncertainty) -> list[Interval]:
+    """Intervals of each row's share minus the first row's (the rows read the same items; one draw for all)."""
+    return share_differences(
+        hits, counted, clusters=clusters, n_resamples=settings.replicates,
+        confidence_level=settings.confidence_level, seed=settings.seed,
+    )
+
+
+def edge_delta_intervals(
+    old: LabelledRun, new: LabelledRun, labels: Sequence[tuple[np.ndarray, np.ndarray]], settings: Uncertainty,
+    *, policy: Policy,
+) -> tuple[dict[str, Interval], ...]:
+    """Joint-bootstrap intervals of each parser's edge figures minus the first parser's.
+
+    ``old`` and ``new`` (read by the first parser) fix the shared items; ``labels``
+    holds each parser's (old, new) labels in the runs' own item order.
+    """
+    aligned = align([old, new])
+    rows = []
+    for run in (old, new):
+        index = {k: i for i, k in enumerate(run.keys.tolist())}
+        rows.append(np.fromiter((index[k] for k in aligned.keys.tolist()), dtype=np.int64, count=aligned.n_items))
+    stacked = np.stack([lab[r] for pair in labels for lab, r in zip(pair, rows)])
+    ivs = edge_differences(
+        stacked, aligned.gold, [(2 * k, 2 * k + 1) for k in range(len(labels))],
+        clusters=settings.clusters(aligned.keys), policy=policy, n_resamples=settings.replicates,
+        confidence_level=settings.confidence_level, seed=settings.seed,
+    )
+    return tuple(ivs)
 
 
 def audit(
@@ -362,12 +455,13 @@ def audit(
         def labelled(run: Run, k: int) -> LabelledRun:
             return LabelledRun(run.name, run.keys, run.gold, mats[run.name][k], parsers[k].name, run.files)
 
-        edge_audit = EdgeAudit(
-            old.name,
-            new.name,
-            tuple(
-                compare(labelled(old, k), labelled(new, k), policy=policy, uncertainty=uncertainty)
-                for k in range(len(parsers))
-            ),
+        comparisons = tuple(
+            compare(labelled(old, k), labelled(new, k), policy=policy, uncertainty=uncertainty)
+            for k in range(len(parsers))
         )
+        deltas = None
+        if uncertainty is not None:
+            pairs = [(mats[old.name][k], mats[new.name][k]) for k in range(len(parsers))]
+            deltas = edge_delta_intervals(labelled(old, 0), labelled(new, 0), pairs, uncertainty, policy=policy)
+        edge_audit = EdgeAudit(old.name, new.name, comparisons, deltas)
     return Audit(tuple(p.name for p in parsers), policy, files, edge_audit, uncertainty)

@@ -199,6 +199,21 @@ def _masks(labels: np.ndarray, gold: np.ndarray, a: np.ndarray, b: np.ndarray, p
     return (ok & ca & cb, ok & ca & ~cb, ok & ~ca & cb, wrong_both & same, wrong_both & ~same)
 
 
+def item_categories(
+    labels: np.ndarray, gold: np.ndarray, pairs: Sequence[tuple[int, int]], *, policy: Policy = "intersect"
+) -> np.ndarray:
+    """Each item's category per edge ``(a, b)``: int64 ``(len(pairs), N)``, an index of :data:`CATEGORIES`,
+    or ``len(CATEGORIES)`` where the unparsed policy leaves the item out of the edge."""
+    check_policy(policy)
+    labels, gold = np.asarray(labels), np.asarray(gold)
+    a = np.array([p[0] for p in pairs], dtype=np.int64)
+    b = np.array([p[1] for p in pairs], dtype=np.int64)
+    out = np.full((len(a), labels.shape[1]), len(CATEGORIES), dtype=np.int64)
+    for k, mask in enumerate(_masks(labels, gold, a, b, policy)):
+        out[mask] = k
+    return out
+
+
 def _check(policy: str, n_resamples: int, confidence_level: float) -> None:
     check_policy(policy)
     check_resampling(n_resamples, confidence_level)

@@ -184,3 +184,62 @@ def test_audit_text_shows_the_intervals_and_warns_on_a_small_edge():
     assert "toy-strict@1 (n = " in text and "read the intervals, not the point values" in text
     quiet = audit(runs, [FIRST, STRICT], edge=("m", "n"), uncertainty=Uncertainty(replicates=50, min_items=0))
     assert "Warning" not in audit_text(quiet, "table")
+
+
+def _clustered_pair(order=None):
+    rng = np.random.default_rng(8)
+    n = 60
+    keys = [f"q{i % 6}\x1fd{i}" for i in range(n)]
+    gold = rng.integers(0, 4, n).tolist()
+    shapes = ["score: {g}", "{g}", "{g} then score: {h}", "nothing"]
+
+    def outs():
+        return [shapes[s].format(g=g if rng.random() < 0.7 else (g + 1) % 4, h=(g + 2) % 4)
+                for s, g in zip(rng.integers(0, 4, n), gold)]
+
+    old, new = outs(), outs()
+    idx = list(range(n)) if order is None else order
+    return (_raw("m", old, gold, keys),
+            _raw("n", [new[i] for i in idx], [gold[i] for i in idx], [keys[i] for i in idx]))
+
+
+def test_differences_between_parsers_get_joint_bootstrap_intervals():
+    from replicate.judge.render.audit import audit_text
+    from replicate.judge.uncertainty import Uncertainty
+    from replicate.stats.bootstrap import Clusters
+    from replicate.stats.differences import share_differences
+
+    old, new = _clustered_pair()
+    st = Uncertainty(replicates=300, seed=2)
+    res = audit([old, new], [FIRST, STRICT], edge=("m", "n"), uncertainty=st)
+    js = res.to_json()
+    (d,) = res.files[0].deltas
+    t0, t1 = res.files[0].parsers
+    assert (d.parser, d.reference) == ("toy-strict@1", "toy-first@1")
+    assert d.em == t1.em - t0.em and d.unparsed_rate == t1.unparsed_rate - t0.unparsed_rate
+    # the same call on the parsers' labels by hand: unparsed share over every output, one draw for both parsers
+    labels = np.array([[-1 if (p(o) if o else None) is None else p(o) for o in old.outputs] for p in (_first, _strict)])
+    clusters = Clusters.from_keys(list(old.keys), field=0, name="query_id", sep="\x1f")
+    (direct,) = share_differences(labels < 0, np.ones_like(labels, bool), clusters=clusters, n_resamples=300, seed=2)
+    assert d.interval["unparsed_rate"] == direct
+    row = js["files"][0]["differences"]["toy-strict@1"]
+    assert row["reference"] == "toy-first@1" and row["interval"]["em"]["cluster"] == "query_id"
+    edge = js["edge"]["differences"]["toy-strict@1"]
+    assert edge["regression_rate"] == js["edge"]["moves"]["regression_rate"]["delta"]["toy-strict@1"]
+    iv = edge["interval"]["regression_rate"]
+    assert (iv["method"], iv["replicates"], iv["clusters"]) == ("cluster-bootstrap-percentile", 300, 6)
+    text = audit_text(res, "table")
+    assert f"toy-strict@1 - toy-first@1: unparsed {100 * d.unparsed_rate:+.2f} pp [" in text
+    low, high = iv["low"], iv["high"]
+    assert f"{100 * edge['regression_rate']:+.2f} pp [{100 * low:.1f}%, {100 * high:.1f}%]" in text
+    # the new run's items in another order: alignment pairs each item with itself, so the same intervals
+    shuffled = _clustered_pair(order=np.random.default_rng(1).permutation(60).tolist())
+    again = audit(list(shuffled), [FIRST, STRICT], edge=("m", "n"), uncertainty=st)
+    assert again.edge.delta_intervals == res.edge.delta_intervals
+
+
+def test_differences_without_bootstrap_carry_no_interval():
+    old, new = _clustered_pair()
+    js = audit([old, new], [FIRST, STRICT], edge=("m", "n")).to_json()
+    assert "interval" not in js["files"][0]["differences"]["toy-strict@1"]
+    assert "interval" not in js["edge"]["differences"]["toy-strict@1"]

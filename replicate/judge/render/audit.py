@@ -6,6 +6,7 @@ from replicate.judge.audit import EDGE_FIGURES, Audit, FileAudit
 from replicate.judge.render import heading
 from replicate.judge.render.errors import how_resampled, with_interval
 from replicate.output import Format, FormatArg, num, pct, table
+from replicate.stats.bootstrap import Interval
 from replicate.stats.policy import Policy
 
 #: How many label patterns a text report lists per file (JSON lists all).
@@ -38,8 +39,17 @@ def file_text(fa: FileAudit, fmt: FormatArg, *, policy: Policy) -> str:
             for j, (a, b, k) in enumerate(fa.pairwise_differ)
         )
     out.append(line + "\n")
+    for d in fa.deltas:
+        def div(figure: str, d=d):
+            return None if d.interval is None else d.interval[figure]
+
+        out.append(
+            f"{d.parser} - {d.reference}: unparsed {_delta('unparsed_rate', d.unparsed_rate, div('unparsed_rate'))}, "
+            f"EM {_delta('em', d.em, div('em'))}\n"
+        )
     if ivs is not None:
-        out.append(f"Intervals: {how_resampled(ivs[0])}.\n")
+        paired = "; the differences between parsers from the same draws for every parser (paired)" if fa.deltas else ""
+        out.append(f"Intervals: {how_resampled(ivs[0])}{paired}.\n")
     if fa.patterns:
         names = [p for p, _ in fa.patterns[0].labels]
         rows = [[*(_lab(v) for _, v in p.labels), p.count] for p in fa.patterns[:PATTERNS_SHOWN]]
@@ -63,14 +73,15 @@ def _fig(fig: str, v: float | int | None) -> str:
     return pct(v, 2)
 
 
-def _delta(fig: str, v: float | int | None) -> str:
+def _delta(fig: str, v: float | int | None, iv: Interval | None = None) -> str:
+    """A difference between parsers (percentage points for rates), then its joint-bootstrap interval if any."""
     if v is None:
         return "-"
     if fig == "n":
         return f"{v:+d}"
     if fig == "independence_ratio":
-        return f"{v:+.3f}"
-    return f"{100 * v:+.2f} pp"
+        return with_interval(f"{v:+.3f}", iv, fig)
+    return with_interval(f"{100 * v:+.2f} pp", iv, fig)
 
 
 def audit_text(a: Audit, fmt: FormatArg) -> str:
@@ -91,13 +102,17 @@ def audit_text(a: Audit, fmt: FormatArg) -> str:
             return with_interval(_fig(fig, moves[fig]["values"][p]), None if err is None else err.interval.get(fig), fig)
 
         rows = [
-            [fig, *(value(fig, p) for p in a.parsers), *(_delta(fig, moves[fig]["delta"][p]) for p in others)]
+            [fig, *(value(fig, p) for p in a.parsers),
+             *(_delta(fig, moves[fig]["delta"][p], e.delta_interval(p, fig)) for p in others)]
             for fig in EDGE_FIGURES
         ]
         out.append(table(rows, ["figure", *a.parsers, *(f"{p} - {first}" for p in others)], fmt))
         err = errors[first]
         if err is not None:
-            out.append(f"Intervals: {how_resampled(next(iter(err.interval.values())))}, for each parser's edge.\n")
+            out.append(
+                f"Intervals: {how_resampled(next(iter(err.interval.values())))}, for each parser's edge; "
+                "the differences between parsers from the same draws for every parser (paired).\n"
+            )
         small = [c for c in e.comparisons if c.small]
         if small and small[0].settings is not None:
             which = ", ".join(f"{c.parser} (n = {c.cells.n})" for c in small)
