@@ -109,12 +109,12 @@ class Clusters:
 
 @dataclass(frozen=True, slots=True)
 class Interval:
-    """A bootstrap interval of one figure of one edge, with how it was made."""
+    """An interval of one figure (a bootstrap one, or one computed: Wilson, normal over items), with how it was made."""
 
     low: float | None
     high: float | None
     method: str
-    replicates: int
+    replicates: int | None  # None for an interval computed, not resampled
     cluster: str | None
     clusters: int
     confidence_level: float

@@ -80,7 +80,7 @@ def cell_figures(
     out: dict[str, Interval] = {}
     for fig, ci in cells.confidence_intervals(PROPORTIONS, confidence_level=confidence_level).items():
         low, high = (None, None) if ci is None else ci
-        out[fig] = Interval(low, high, WILSON_METHOD, 0, None, n, confidence_level, None, 0, INDEPENDENT_ITEMS)
+        out[fig] = Interval(low, high, WILSON_METHOD, None, None, n, confidence_level, None, 0, INDEPENDENT_ITEMS)
     totals = np.array([[cells.both, cells.only_old, cells.only_new, cells.neither, 0]], dtype=np.int64)
     reps = item_replicates(np.random.default_rng(seed), totals, n, n_resamples)
     values = figures_from_counts(reps)

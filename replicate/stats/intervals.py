@@ -90,12 +90,14 @@ MEAN_INTERVAL = "normal-over-items"
 
 
 def mean_interval(
-    values: np.ndarray, *, confidence_level: float = 0.95
+    values: np.ndarray, *, confidence_level: float = 0.95, clip: tuple[float, float] = (0.0, 1.0)
 ) -> tuple[float | None, float | None]:
     """Normal interval for a mean of per-item rates, items as the unit of sampling.
 
     ``mean ± z * sd / sqrt(n)`` with the sample standard deviation (ddof=1) of
-    the per-item rates, clipped to [0, 1]. Treating items (not trials) as the
+    the per-item rates, clipped to ``clip`` ([0, 1] for rates; [-1, 1] for
+    per-item differences, the paired interval of a difference of two mean
+    accuracies over the same items). Treating items (not trials) as the
     sampling unit accounts for trials of one item being alike. Undefined (None)
     with fewer than two items.
     """
@@ -105,4 +107,4 @@ def mean_interval(
     z = z_value(confidence_level)
     m = float(v.mean())
     half = z * float(v.std(ddof=1)) / np.sqrt(v.size)
-    return max(0.0, m - half), min(1.0, m + half)
+    return max(clip[0], m - half), min(clip[1], m + half)

@@ -30,6 +30,7 @@ from replicate.stats.power import FlagPower, flag_power
 from replicate.stats.rational import mean_of_ratios
 from replicate.trials.accuracy import accuracy_table, looseness
 from replicate.trials.counts import Counts, aggregate, unit_metadata
+from replicate.trials.intervals import cell_intervals, mean_rate_interval
 from replicate.trials.load import TrialsTable
 from replicate.trials.results import (
     CellResult,
@@ -73,6 +74,11 @@ def _stratum_key(v: Any) -> tuple:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return (0, v)
     return (1, str(v))
+
+
+#: A normal interval over items of zero width: every item at the same rate (or difference), so sd = 0.
+ZERO_WIDTH_MEAN = ("the normal interval over items has zero width (every item at the same rate): it is the single "
+                   "point and says nothing about uncertainty")
 
 
 def _cell_rng(seed: int, *names: Any) -> np.random.Generator:
@@ -178,9 +184,13 @@ def analyse_items(
                     draws=draws, diag=diag, path=table.path, tarone=tarone, power_move=power_move,
                 )
             )
+    accuracy = accuracy_table(counts)
+    for row in accuracy:
+        if row.ci_low is not None and row.ci_low == row.ci_high:
+            diag.warn("zero-width-interval", f"{row.model}, benchmark {row.benchmark}: {ZERO_WIDTH_MEAN}", path=table.path)
     return ItemsResult(
         cells=tuple(cells),
-        accuracy=accuracy_table(counts),
+        accuracy=accuracy,
         eps=_eps_text(eps_f),
         alpha=float(alpha),
         ci=ci,
@@ -224,7 +234,9 @@ def _exact_delta(a: np.ndarray, n1: np.ndarray, b: np.ndarray, n2: np.ndarray) -
     return None if s is None or t is None else float(t - s)
 
 
-def _side(counts: Counts, m: int, units: np.ndarray, n: np.ndarray, acc: Fraction | None) -> SideSummary:
+def _side(
+    counts: Counts, m: int, units: np.ndarray, n: np.ndarray, acc: Fraction | None, correct: np.ndarray
+) -> SideSummary:
     return SideSummary(
         model=counts.models[m],
         k_min=int(n.min()) if n.size else 0,
@@ -233,6 +245,7 @@ def _side(counts: Counts, m: int, units: np.ndarray, n: np.ndarray, acc: Fractio
         trials=int(counts.trials[m, units].sum()),
         api_errors=int(counts.api_errors[m, units].sum()),
         accuracy_exact=acc,
+        interval=mean_rate_interval(correct / n if n.size else np.zeros(0)),
     )
 
 
@@ -352,13 +365,22 @@ def _cell(
     )
     for arr in (rows.a, rows.n1, rows.b, rows.n2, rows.p, rows.q, rows.lo, rows.hi, rows.cls):
         arr.flags.writeable = False
+    shares = Shares.of(cls)
+    intervals = cell_intervals(a, n1, b, n2, shares.figure_counts)
+    source_side, target_side = _side(counts, s, keep, n1, acc_s, a), _side(counts, t, keep, n2, acc_t, b)
+    flat = [name for name, iv in (("acc src", source_side.interval), ("acc tgt", target_side.interval),
+                                  ("delta", intervals["delta"]))
+            if iv is not None and iv.low is not None and iv.low == iv.high]
+    if flat:
+        diag.warn("zero-width-interval", f"{where}: {', '.join(flat)}: {ZERO_WIDTH_MEAN}", path=path)
     return CellResult(
         source=src,
         target=tgt,
         benchmark=bench,
-        source_side=_side(counts, s, keep, n1, acc_s),
-        target_side=_side(counts, t, keep, n2, acc_t),
-        shares=Shares.of(cls),
+        source_side=source_side,
+        target_side=target_side,
+        shares=shares,
+        intervals=intervals,
         null_p95=p95(),
         null_summary=None if off else null.summary(sizes, (int((cls == IMPROVED).sum()), int((cls == REGRESSED).sum()))),
         seed=seed,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replicate.output import Format, FormatArg, pct, prose, table
+from replicate.output import Format, FormatArg, pct, prose, table, table_blocks
 from replicate.provenance import FileProvenance, provenance_markdown
 from replicate.trials.results import ItemsResult
 
@@ -36,6 +36,7 @@ def render_items(result: ItemsResult, fmt: FormatArg) -> str:
     md = fmt is Format.markdown
     sections = [
         _classes(result, fmt),
+        _intervals(result, fmt),
         _power(result, fmt),
         _excluded(result, fmt),
         _sensitivity(result, fmt),
@@ -89,6 +90,39 @@ def _classes(result: ItemsResult, fmt: Format) -> Section:
         ])
     return title, table(rows, ["edge", "benchmark", "items", "K src", "K tgt", "acc src", "acc tgt", "delta",
                                "P+", "P-", "Pchg", "null p", "equiv", "inconcl"], fmt)
+
+
+def _iv(iv) -> str:
+    return "-" if iv is None or iv.low is None else f"[{pct(iv.low, 1)}, {pct(iv.high, 1)}]"
+
+
+#: The interval table's columns: (header, where the interval is).
+_INTERVAL_COLUMNS = (
+    ("acc src", lambda c: c.source_side.interval), ("acc tgt", lambda c: c.target_side.interval),
+    *((h, lambda c, f=f: (c.intervals or {}).get(f)) for h, f in (
+        ("delta", "delta"), ("P+", "p_plus"), ("P-", "p_minus"), ("Pchg", "p_chg"), ("equiv", "equivalent"),
+        ("inconcl", "inconclusive"))),
+)
+
+
+def _intervals(result: ItemsResult, fmt: Format) -> Section:
+    """Every cell figure's 95% interval, items as the sampling unit (see trials/intervals.py)."""
+    if not result.cells:
+        return None
+    keys = [f"{_edge(c)}, {_bench(c.benchmark)}" for c in result.cells]
+    title = "95% intervals over items (independent items; not resampled)"
+    note = ("Shares of items (P+, P-, Pchg, equiv, inconcl): Wilson score over the cell's items. Accuracies: "
+            "normal over items; delta: the paired normal interval of the per-item differences. P+ and P- "
+            "stay lower bounds on churn: their interval is that of the share this K flags, not of the share "
+            "that moved.\n")
+    if fmt is Format.markdown:
+        rows = [[k, c.n_items, *(_iv(get(c)) for _, get in _INTERVAL_COLUMNS)] for k, c in zip(keys, result.cells)]
+        body = table(rows, ["cell", "items", *(h for h, _ in _INTERVAL_COLUMNS)], fmt)
+    else:
+        columns: list[tuple[str, list]] = [("items", [c.n_items for c in result.cells])]
+        columns += [(h, [_iv(get(c)) for c in result.cells]) for h, get in _INTERVAL_COLUMNS]
+        body = table_blocks("cell", keys, columns)
+    return title, body + "\n" + prose(note, fmt)
 
 
 def _power(result: ItemsResult, fmt: Format) -> Section:

@@ -13,9 +13,11 @@ from typing import Any
 import numpy as np
 
 from replicate.provenance import FileProvenance
+from replicate.stats.bootstrap import Interval
 from replicate.stats.classify import CLASSES
 from replicate.stats.power import FlagPower
 from replicate.stats.rational import as_float
+from replicate.trials.intervals import computed
 
 
 def _f(x: Any) -> float | None:
@@ -58,6 +60,12 @@ class Shares:
     def inconclusive_share(self) -> float | None:
         return self._share(self.inconclusive)
 
+    @property
+    def figure_counts(self) -> dict[str, int]:
+        """The count behind each share, by its JSON name (``p_plus``: improved, ...)."""
+        return {"p_plus": self.improved, "p_minus": self.regressed, "p_chg": self.improved + self.regressed,
+                "equivalent": self.equivalent, "inconclusive": self.inconclusive}
+
     @classmethod
     def of(cls, codes: np.ndarray) -> "Shares":
         k = np.bincount(codes, minlength=len(CLASSES))
@@ -90,19 +98,23 @@ class SideSummary:
     trials: int
     api_errors: int
     accuracy_exact: Fraction | None  # mean over the cell's items of p̂(m, i), exactly
+    interval: Interval | None = None  # of the accuracy, normal over the cell's items
 
     @property
     def accuracy(self) -> float | None:
         return as_float(self.accuracy_exact)
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "model": self.model,
             "k": {"min": self.k_min, "max": self.k_max, "mean": _f(self.k_mean)},
             "trials": self.trials,
             "api_errors": self.api_errors,
             "accuracy": _f(self.accuracy),
         }
+        if self.interval is not None:
+            out["interval"] = {"accuracy": self.interval.to_json()}
+        return out
 
 
 @dataclass(frozen=True)
@@ -227,6 +239,7 @@ class CellResult:
     null_summary: dict | None = None  # replications, mean, Monte Carlo p-value, false discoveries
     tarone_removed: int | None = None  # items left out as untestable (``tarone=True`` only)
     power: FlagPower | None = None  # power at the reference move, at this cell's K and items
+    intervals: dict[str, Interval] | None = None  # delta and the shares of items (trials/intervals.py)
 
     @property
     def n_items(self) -> int:
@@ -254,6 +267,7 @@ class CellResult:
             "p_chg": sh.p_chg,
             "equivalent": sh.equivalent_share,
             "inconclusive": sh.inconclusive_share,
+            "interval": {k: iv.to_json() for k, iv in (self.intervals or {}).items()},
             "null_p95": self.null_p95,
             "null": self.null_summary,
             "seed": self.seed,
@@ -325,7 +339,7 @@ class ModelAccuracy:
             "trials": self.trials,
             "categories": dict(self.categories),
             "accuracy": _f(self.accuracy),
-            "ci": {"low": _f(self.ci_low), "high": _f(self.ci_high), "method": self.interval, "level": 0.95},
+            "interval": {"accuracy": computed(_f(self.ci_low), _f(self.ci_high), self.interval, self.n_items).to_json()},
         }
         if self.loose_items:
             out["strict_loose"] = {

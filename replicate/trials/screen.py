@@ -16,9 +16,10 @@ from fractions import Fraction
 import numpy as np
 
 from replicate.errors import Message, Param, UsageError
-from replicate.output import Format, FormatArg, pct, table
+from replicate.output import Format, FormatArg, pct, prose, table
 from replicate.provenance import FileProvenance
 from replicate.trials.counts import aggregate
+from replicate.trials.intervals import share_interval
 from replicate.trials.load import TrialsTable
 from replicate.trials.render import input_lines
 
@@ -52,6 +53,7 @@ class ScreenRow:
             "n_items": self.n_items,
             "informative_items": self.informative,
             "share": self.share,
+            "interval": {"share": share_interval(self.informative, self.n_items).to_json()},
             "passes": self.passes,
             "excluded_items": self.excluded_items,
             "per_model_share": {
@@ -131,15 +133,19 @@ def screen(
 
 def render_screen(result: ScreenResult, fmt: FormatArg) -> str:
     fmt = Format(fmt)
-    rows = [
-        [r.benchmark, r.n_items, r.informative, pct(r.share, 1), "yes" if r.passes else "no", r.excluded_items]
-        for r in result.rows
-    ]
+    rows = []
+    for r in result.rows:
+        iv = share_interval(r.informative, r.n_items)
+        ci = "-" if iv.low is None else f"[{pct(iv.low, 1)}, {pct(iv.high, 1)}]"
+        rows.append([r.benchmark, r.n_items, r.informative, pct(r.share, 1), ci, "yes" if r.passes else "no",
+                     r.excluded_items])
     head = (
         f"Share of items where at least one of {len(result.models)} model(s) scores in "
         f"[{result.low}, {result.high}]; passes at >= {result.threshold}\n"
     )
     if fmt is Format.markdown:
         head = "## " + head
-    body = table(rows, ["benchmark", "items", "informative", "share", "passes", "left out"], fmt)
-    return head + body + input_lines(result.provenance, fmt)
+    body = table(rows, ["benchmark", "items", "informative", "share", "95% CI (Wilson)", "passes", "left out"], fmt)
+    note = ("\nThe interval is the Wilson score interval over the benchmark's items (independent items); "
+            "'passes' compares the share itself with the threshold.\n")
+    return head + body + prose(note, fmt) + input_lines(result.provenance, fmt)

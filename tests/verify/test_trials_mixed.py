@@ -125,8 +125,10 @@ def test_a_fetched_trials_table_is_fetched_again_in_the_reproduce_block(tmp_path
 
 def test_engine_warnings_reach_the_note(tmp_path):
     # item q2 has only API errors for model b: the engine leaves it out of the cell and says so
+    # (a's q2 is wrong once, so a's accuracy interval over items is not of zero width, another warning)
     rows = [{"model": m, "item": i, "trial": t, "benchmark": "B",
-             "category": "api_error" if (m, i) == ("b", "q2") else "correct"}
+             "category": "api_error" if (m, i) == ("b", "q2") else "wrong" if (m, i, t) == ("a", "q2", 0)
+             else "correct"}
             for m in ("a", "b") for i in ("q1", "q2") for t in range(3)]
     write_jsonl(rows, tmp_path / "t.jsonl")
     cf = parse_claims({"trials": {"s": ["t.jsonl"]}, "claims": [
