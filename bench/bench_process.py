@@ -10,14 +10,16 @@ reading, parsing, figures and JSON output included):
   line, labelling every reply with the same parser, and for each ordered pair
   a Python loop over the shared items counting the four cells;
 - ours: ``replicate matrix --runs RUNS.toml -p umbrela-fallback@1 -f json``
-  with an empty cache (cold), with ``--no-cache``, with the run and label
-  caches full but the result cache emptied (warm: everything computed, no
-  file read or parsed again), and the same command again (a result-cache
-  hit: the stored output, nothing imported past the standard library).
+  with an empty cache (cold: the default ``--jobs auto``, and again with
+  ``--jobs 1`` and ``--jobs 2`` worker processes), with ``--no-cache``, with
+  the run and label caches full but the result cache emptied (warm:
+  everything computed, no file read or parsed again), and the same command
+  again (a result-cache hit: the stored output, nothing imported past the
+  standard library).
 
-Each round runs the five in turn (the straightforward script first in even
+Each round runs the seven in turn (the straightforward script first in even
 rounds, last in odd ones); medians are printed with their ranges, beside a
-bare interpreter's start-up. All four outputs of ours must be byte-identical.
+bare interpreter's start-up. Every output of ours must be byte-identical.
 
 The four cells of every pair must be identical in both. ``--profile`` also
 runs the matrix command under cProfile and prints the top functions by
@@ -43,6 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_judge import PARSER, release_spec  # noqa: E402
 
 from replicate.examples.judge_release import Release, make_release, runs_toml  # noqa: E402
+from replicate.judge.select import runs_from_toml  # noqa: E402
+from replicate.judge.workers import cpus, jobs_for  # noqa: E402
 
 #: The straightforward whole-process script: json per line, the parser per reply, a loop per pair.
 STRAIGHTFORWARD = r'''
@@ -116,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--small", action="store_true", help="5 versions + 1 repeat at a tenth of the items (for CI)")
     ap.add_argument("--profile", action="store_true", help="also profile the cold matrix command with cProfile")
     ap.add_argument("--keep", type=Path, help="generate into DIR and keep it, or reuse the release already there")
-    ap.add_argument("--rounds", type=int, help="rounds of the four measurements, alternating (default 3; --small 1)")
+    ap.add_argument("--rounds", type=int, help="rounds of the seven measurements, alternating (default 3; --small 1)")
     args = ap.parse_args(argv)
     versions, repeats, scale = (5, 1, 0.1) if args.small else (20, 2, 1.0)
     rounds = args.rounds or (1 if args.small else 3)
@@ -133,22 +137,27 @@ def main(argv: list[str] | None = None) -> int:
             toml.write_text(runs_toml(everything), encoding="utf-8")
         files = sorted(root.glob("results*/*.jsonl*"))
         mb = sum(f.stat().st_size for f in files) / 1e6
-        print(f"release: {len(files)} files, {mb:.1f} MB (ready in {time.perf_counter() - t:.1f} s)")
+        print(f"release: {len(files)} files, {mb:.1f} MB (ready in {time.perf_counter() - t:.1f} s); "
+              f"--jobs auto starts {jobs_for(runs_from_toml(toml), 'auto')} worker(s) here ({cpus()} CPUs)")
 
         script = root / "straightforward.py"
         script.write_text(STRAIGHTFORWARD, encoding="utf-8")
         matrix = [sys.executable, "-m", "replicate", "matrix", "--runs", str(toml), "-p", PARSER, "-f", "json"]
-        times: dict[str, list[float]] = {k: [] for k in ("straightforward", "cold", "warm", "hit", "no-cache")}
+        kinds = ("straightforward", "cold", "jobs1", "jobs2", "no-cache", "warm", "hit")
+        times: dict[str, list[float]] = {k: [] for k in kinds}
         outs: dict[str, str] = {}
         for r in range(rounds):
             cache = caches / f"round-{r}"
             env = {**os.environ, "REPLICATE_CACHE_DIR": str(cache)}
-            order = ["straightforward", "cold", "warm", "hit", "no-cache"]
+            order = list(kinds)
             if r % 2:  # alternate: the straightforward script last in odd rounds
                 order = order[1:] + order[:1]
             for what in order:
                 if what == "straightforward":
                     secs, out = timed([sys.executable, str(script), str(toml), PARSER], env)
+                elif what in ("jobs1", "jobs2"):  # cold too, in a cache of their own
+                    own = {**env, "REPLICATE_CACHE_DIR": str(caches / f"round-{r}-{what}")}
+                    secs, out = timed([*matrix, "--jobs", what[-1]], own)
                 elif what == "warm":  # run and label caches full, the result cache emptied: everything computed
                     shutil.rmtree(cache / "results", ignore_errors=True)
                     secs, out = timed(matrix, env)
@@ -159,24 +168,28 @@ def main(argv: list[str] | None = None) -> int:
                 times[what].append(secs)
                 if outs.setdefault(what, out) != out:
                     raise SystemExit(f"MISMATCH: {what} printed other bytes in round {r + 1}")
-        mine = {outs[k] for k in ("cold", "warm", "hit", "no-cache")}
+        mine = {outs[k] for k in kinds[1:]}
         if len(mine) != 1:
-            raise SystemExit("MISMATCH: cold, warm, hit and --no-cache outputs are not byte-identical")
+            raise SystemExit("MISMATCH: the outputs of cold (auto, --jobs 1, --jobs 2), --no-cache, warm and hit "
+                             "are not byte-identical")
         ref, got = json.loads(outs["straightforward"]), cells_of_matrix(outs["cold"])
         if ref != got:
             bad = next(k for k in ref if ref[k] != got.get(k))
             raise SystemExit(f"MISMATCH on {bad!r}: matrix {got.get(bad)}, straightforward {ref[bad]}")
-        print(f"{len(ref)} ordered pairs, identical four cells in both; cold, warm, hit and --no-cache byte-identical")
+        print(f"{len(ref)} ordered pairs, identical four cells in both; cold (auto, --jobs 1, --jobs 2), --no-cache, "
+              "warm and hit byte-identical")
         print(f"whole process, fresh interpreter each, median of {rounds} alternating round(s):")
         naive = median(times["straightforward"])
         labels = {
             "straightforward": "straightforward script",
             "cold": "matrix -f json, cold (empty cache)",
+            "jobs1": "  the same, --jobs 1",
+            "jobs2": "  the same, --jobs 2",
             "no-cache": "matrix -f json, --no-cache",
             "warm": "matrix -f json, run+label caches",
             "hit": "matrix -f json, result-cache hit",
         }
-        for what in ("straightforward", "cold", "no-cache", "warm", "hit"):
+        for what in kinds:
             m = median(times[what])
             ratio = "" if what == "straightforward" else f"   ratio {naive / m:6.1f}x"
             spread = f"[{min(times[what]):.2f}-{max(times[what]):.2f}]"

@@ -96,3 +96,17 @@ def test_chain_gives_adjacent_edges():
     assert edges[0].cells == FourCell(1, 1, 0, 1)
     assert edges[1].cells == FourCell(0, 1, 1, 1)
     assert math.isclose(edges[1].change_rate, 2 / 3)  # a and c differ, b is 0 vs 0
+
+
+def test_label_values_are_numpy_unique_of_int8_labels():
+    from replicate.judge.pairs import label_values
+
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        shape = (int(rng.integers(1, 4)), int(rng.integers(0, 40)))
+        wide = rng.integers(-128, 128, size=shape).astype(np.int8)
+        usual = rng.choice(np.array([-1, 0, 1, 2, 3], dtype=np.int8), size=shape)
+        for a in (wide, usual):
+            got = label_values(a)
+            assert got.dtype == np.int8 and np.array_equal(got, np.unique(a))
+    assert np.array_equal(label_values(np.array([5, 1, 5], dtype=np.int64)), [1, 5])  # other dtypes: np.unique
