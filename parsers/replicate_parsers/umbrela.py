@@ -56,6 +56,27 @@ def _integral(number: str) -> int | None:
     return int(value) if value.is_integer() else None
 
 
+def first_final(pattern: re.Pattern[str], text: str, lowered: str) -> re.Match[str] | None:
+    """``pattern.search(text)`` for a pattern that starts with ``final``, tried only where it can match.
+
+    Exact: the characters IGNORECASE lets match "n", "a" and "l" are those
+    that ``str.lower`` maps to them (checked over every code point), and when
+    ``lowered`` (``text.lower()``) is as long as ``text`` each character
+    lowered to one, so a match starting at ``s`` has "nal" at ``lowered[s + 2]``.
+    Only those starts are tried, leftmost first, as ``search`` would; a text
+    whose lowering changed its length is searched as is.
+    """
+    if len(lowered) != len(text):
+        return pattern.search(text)
+    at = lowered.find("nal", 2)
+    while at >= 0:
+        m = pattern.match(text, at - 2)
+        if m is not None:
+            return m
+        at = lowered.find("nal", at + 1)
+    return None
+
+
 def _strict(text: str) -> int | None:
     text = text.strip()
     # Cheap pre-checks are exact: a rule cannot match without its literal
@@ -63,7 +84,7 @@ def _strict(text: str) -> int | None:
     # "f", "n", "a", "l", "v", "e", "r" to that letter.
     lowered = text.lower()
     if "nal" in lowered:
-        m = _STRICT_FINAL.search(text)
+        m = first_final(_STRICT_FINAL, text, lowered)
         if m is not None:
             return _integral(m.group(1))
     if "overall" in lowered:
@@ -159,8 +180,9 @@ def _last_standalone_digit(text: str) -> int | None:
 
 def _fallback(text: str) -> int | None:
     text = text.strip()
-    if "nal" in text.lower():  # exact pre-check, see _strict
-        m = _FALLBACK_FINAL.search(text)
+    lowered = text.lower()
+    if "nal" in lowered:  # exact pre-check, see _strict
+        m = first_final(_FALLBACK_FINAL, text, lowered)
         if m is not None:
             return ord(m.group(1)) - 48
     return _last_standalone_digit(text)

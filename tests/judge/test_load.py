@@ -450,3 +450,16 @@ def test_mixing_exam_and_raw_files_in_one_run(tmp_path):
     f = write(tmp_path / "f.jsonl", [rec()])
     with pytest.raises(BadInput, match=r"run 'r' mixes EXAM-graded and raw-output files"):
         load(e, f)
+
+
+def test_counting_thoughts_in_bulk_equals_asking_each_record():
+    from replicate.judge.load.flat import _count_thoughts, has_thought
+
+    values = ["", " \n", "x", None, [], {}, 0, False, [1], {"a": 1}, 2.5, "  y "]
+    one = [{"k": i, **({"model_thought": v} if i % 13 else {})} for i, v in enumerate(values * 3)]
+    two = [dict(o, gemini_thought=values[i % 5]) for i, o in enumerate(one)]
+    for objs in (one, two, [{"k": 1}]):
+        names = ("model_thought", "gemini_thought")
+        assert _count_thoughts(objs, names) == sum(has_thought(o, names) for o in objs)
+    # 7 thoughts in each 12 values ("x", 0, False, [1], {"a": 1}, 2.5, "  y "), 3 times, less record 26 ("x") left out
+    assert _count_thoughts(one, ("model_thought",)) == 20

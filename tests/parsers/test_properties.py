@@ -79,6 +79,16 @@ def test_reverse_digit_scan_equals_the_regex():
         assert umbrela._last_standalone_digit(text) == (int(found[-1]) if found else None), text
 
 
+def test_first_final_is_the_patterns_search():
+    """The 'final' rules are tried only where "nal" is in the lowered text: the same match as a search."""
+    extra = ["xx final score: 2 final score: 3", "nal final\nscore 1", "FiNaL sCoRe:**3", "f\u0131nal score: 1 \u0130",
+             "finalfinal score 0", "fi" + "nal" * 5 + " score: 2"]
+    for pattern in (umbrela._FALLBACK_FINAL, umbrela._STRICT_FINAL):
+        for text in TEXTS + extra:
+            want, got = pattern.search(text), umbrela.first_final(pattern, text, text.lower())
+            assert (got and (got.span(), got.groups())) == (want and (want.span(), want.groups())), text
+
+
 @pytest.mark.parametrize("name", ["umbrela-strict@1", "umbrela-fallback@1"])
 def test_surrounding_whitespace_never_matters_for_the_released_readings(name):
     parser = PARSERS.get(name)

@@ -70,21 +70,27 @@ def _count_fields(objs: list[dict], names: Sequence[str]) -> int:
 def has_thought(obj: dict, names: Sequence[str]) -> bool:
     """Whether a record carries a thought: one of ``names`` holding text (not only
     whitespace), or any other non-empty value; ``""``, ``null``, ``[]`` and ``{}`` do not count."""
-    for n in names:
-        v = obj.get(n)
-        if isinstance(v, str):
-            if v.strip():
-                return True
-        elif v is not None and v != [] and v != {}:
-            return True
-    return False
+    return any(_is_thought(obj.get(n)) for n in names)
+
+
+def _is_thought(value: object) -> bool:
+    if isinstance(value, str):
+        return bool(value.strip())
+    return value is not None and value != [] and value != {}
 
 
 def _count_thoughts(objs: list[dict], names: Sequence[str]) -> int:
     """How many records carry a non-empty thought (see :func:`has_thought`)."""
-    if not any(sum(map(operator.contains, objs, repeat(n))) for n in names):
+    present = [n for n in names if any(map(operator.contains, objs, repeat(n)))]
+    if not present:
         return 0  # the common case, at C speed: no record has the field at all
-    return sum(1 for o in objs if has_thought(o, names))
+    if len(present) > 1:
+        return sum(1 for o in objs if has_thought(o, names))
+    # one field: its texts are counted at C speed (strip, truth), the few other values one by one
+    values = list(map(dict.get, objs, repeat(present[0])))
+    texts = [v for v in values if type(v) is str]
+    others = [v for v in values if v is not None and type(v) is not str]
+    return sum(map(bool, map(str.strip, texts))) + sum(map(_is_thought, others))
 
 
 def _newlines(piece: bytes) -> int:
