@@ -1,8 +1,10 @@
 """The run cache: a rerun over unchanged files neither reads nor hashes them, and prints the same bytes.
 
-The command tests run the real command in a fresh interpreter over a copy of
-the bundled example_copy (4 runs of 2 files each in ``[runs]``), with
-REPLICATE_CACHE_DIR pointing at a temporary folder.
+The command tests run the command over a copy of the bundled example_copy (4
+runs of 2 files each in ``[runs]``), with REPLICATE_CACHE_DIR pointing at a
+temporary folder: the first and the concurrent one in fresh interpreters, the
+rest in this one (``invoke``: the cache is on disk either way, and a second an
+interpreter is saved).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from replicate.judge.load import load_run
 from replicate.judge.load.runcache import LazyOutputs, RunCache, decode, encode, run_key
 from replicate.judge.select import runs_from_toml
 from replicate.reading import ReadOptions
-from support.cachecli import MATRIX, at_once, replicate
+from support.cachecli import MATRIX, at_once, invoke, replicate
 
 RUN = "alpha-2024-05"
 FILE = Path("results") / f"{RUN}_annotations.jsonl"
@@ -44,19 +46,24 @@ def test_cold_warm_and_no_cache_print_the_same_bytes(example_copy, tmp_path):
     plain = replicate(example_copy, tmp_path / "unused", "--no-cache", *MATRIX)
     assert plain.returncode == 0 and not (tmp_path / "unused").exists()
     assert cold.stdout == warm.stdout == plain.stdout
+    # in this interpreter (how the other tests run it): the same bytes on both streams
+    here = invoke(example_copy, tmp_path / "here", "--verbose", *MATRIX)
+    before, last = cold.stderr.rstrip("\n").rsplit("\n", 1)
+    assert last.startswith("result cache: miss")  # the console script's own line (its result cache)
+    assert here.stdout == cold.stdout and here.stderr == before + "\n"
     # chain's JSON names every file with its sha256 and size: from the entry on a warm run
     chain = ["chain", *MATRIX[1:]]
-    outs = [replicate(example_copy, cache, *args) for args in (chain, chain, ["--no-cache", *chain])]
+    outs = [invoke(example_copy, cache, *args) for args in (chain, chain, ["--no-cache", *chain])]
     assert outs[0].stdout.count('"sha256"') >= 8
     assert outs[0].stdout == outs[1].stdout == outs[2].stdout
 
 
 def test_a_changed_stat_misses_and_the_same_bytes_keep_their_labels(example_copy, tmp_path):
     cache = tmp_path / "cache"
-    cold = replicate(example_copy, cache, *MATRIX)
+    cold = invoke(example_copy, cache, *MATRIX)
     st = (example_copy / FILE).stat()
     os.utime(example_copy / FILE, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
-    warm = replicate(example_copy, cache, "--verbose", *MATRIX)
+    warm = invoke(example_copy, cache, "--verbose", *MATRIX)
     assert f"run cache: miss for run {RUN}" in warm.stderr
     assert warm.stderr.count("run cache: hit") == 3
     assert warm.stderr.count("label cache: hit") == 4  # same bytes: the same labels
@@ -66,12 +73,12 @@ def test_a_changed_stat_misses_and_the_same_bytes_keep_their_labels(example_copy
 
 def test_an_edited_file_is_read_again(example_copy, tmp_path):
     cache = tmp_path / "cache"
-    cold = replicate(example_copy, cache, *MATRIX)
+    cold = invoke(example_copy, cache, *MATRIX)
     f = example_copy / FILE
     lines = f.read_text(encoding="utf-8").splitlines(keepends=True)
     f.write_text("".join(lines[1:]), encoding="utf-8")  # one item fewer
-    warm = replicate(example_copy, cache, "--verbose", *MATRIX)
-    fresh = replicate(example_copy, tmp_path / "other", *MATRIX)
+    warm = invoke(example_copy, cache, "--verbose", *MATRIX)
+    fresh = invoke(example_copy, tmp_path / "other", *MATRIX)
     assert f"run cache: miss for run {RUN}" in warm.stderr and warm.stdout == fresh.stdout
     items = json.loads(cold.stdout)["runs"][0]["items"]
     assert json.loads(warm.stdout)["runs"][0]["items"] == items - 1
@@ -80,7 +87,7 @@ def test_an_edited_file_is_read_again(example_copy, tmp_path):
 @pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "magic"])
 def test_a_damaged_entry_is_detected_rebuilt_and_never_trusted(example_copy, tmp_path, damage):
     cache = tmp_path / "cache"
-    cold = replicate(example_copy, cache, *MATRIX)
+    cold = invoke(example_copy, cache, *MATRIX)
     first = entries(cache)[0]
     data = first.read_bytes()
     if damage == "truncate":
@@ -93,12 +100,12 @@ def test_a_damaged_entry_is_detected_rebuilt_and_never_trusted(example_copy, tmp
         first.write_bytes(b"")
     else:
         first.write_bytes(b"RPLRUN0\n" + data[8:])
-    warm = replicate(example_copy, cache, *MATRIX)
+    warm = invoke(example_copy, cache, *MATRIX)
     assert warm.returncode == 0
     assert warm.stderr.count("was damaged; read again and rewritten") == 1
     assert warm.stdout == cold.stdout
     assert first.read_bytes() == data  # rewritten whole
-    again = replicate(example_copy, cache, "--verbose", *MATRIX)
+    again = invoke(example_copy, cache, "--verbose", *MATRIX)
     assert again.stderr.count("run cache: hit") == 4 and "damaged" not in again.stderr
 
 
@@ -126,13 +133,13 @@ def test_a_run_read_with_a_warning_is_not_cached(example_copy, tmp_path):
     first = f.read_text(encoding="utf-8").splitlines(keepends=True)[0]
     with f.open("a", encoding="utf-8") as fh:
         fh.write(first)  # the same item twice, same gold and output: a warning
-    cold = replicate(example_copy, cache, "--verbose", *MATRIX)
+    cold = invoke(example_copy, cache, "--verbose", *MATRIX)
     assert cold.returncode == 0, cold.stderr
     assert len(entries(cache)) == 3
-    warm = replicate(example_copy, cache, "--verbose", *MATRIX)
+    warm = invoke(example_copy, cache, "--verbose", *MATRIX)
     assert f"run cache: miss for run {RUN}" in warm.stderr
     assert warm.stdout == cold.stdout and json.loads(warm.stdout)["warnings"] == json.loads(cold.stdout)["warnings"]
-    strict = replicate(example_copy, cache, "matrix", "--strict", *MATRIX[1:])
+    strict = invoke(example_copy, cache, "matrix", "--strict", *MATRIX[1:])
     assert strict.returncode == 2  # --strict still sees the warning on a warm run
 
 
@@ -217,7 +224,7 @@ def test_the_key_covers_reader_options_and_every_file(example_copy):
 def test_an_unwritable_cache_is_skipped(example_copy, tmp_path):
     blocked = tmp_path / "file"
     blocked.write_text("not a folder", encoding="utf-8")
-    out = replicate(example_copy, blocked, *MATRIX)
-    plain = replicate(example_copy, tmp_path / "unused", "--no-cache", *MATRIX)
+    out = invoke(example_copy, blocked, *MATRIX)
+    plain = invoke(example_copy, tmp_path / "unused", "--no-cache", *MATRIX)
     assert out.returncode == 0 and out.stdout == plain.stdout
     assert RunCache(blocked).events == []

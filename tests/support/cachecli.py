@@ -1,7 +1,16 @@
-"""Running the real command in a fresh interpreter against a chosen cache folder (the run and label cache tests)."""
+"""Running the command against a chosen cache folder (the run, label and result cache tests).
+
+:func:`replicate` starts a fresh interpreter (``python -m replicate``), as a user
+does; :func:`invoke` runs the same Typer application in this interpreter, about
+a second cheaper a call (no interpreter start-up, no imports). The run and label
+caches live on disk, so ``invoke`` exercises them as a process does; each
+behaviour keeps at least one test through a real process, and the result cache
+(which answers before the application is imported) is only tested that way.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -29,6 +38,26 @@ def replicate(cwd: Path, cache: Path, *args: str, results: bool = False) -> subp
     return subprocess.run(
         [sys.executable, "-m", "replicate", *args], cwd=cwd, env=env_for(cache), capture_output=True, text=True
     )
+
+
+def invoke(cwd: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``replicate ARGS`` run in this interpreter in ``cwd`` with ``cache`` as the cache folder (no result cache).
+
+    The same fields as :func:`replicate`'s answer: exit code, stdout and stderr
+    apart; an unexpected exception is appended to stderr as its traceback.
+    """
+    import traceback
+
+    from typer.testing import CliRunner
+
+    from replicate.cli.app import app
+
+    with contextlib.chdir(cwd):
+        r = CliRunner().invoke(app, list(args), env={"REPLICATE_CACHE_DIR": str(cache)})
+    err = r.stderr
+    if r.exception is not None and not isinstance(r.exception, SystemExit) and r.exc_info is not None:
+        err += "".join(traceback.format_exception(*r.exc_info))
+    return subprocess.CompletedProcess(["replicate", *args], r.exit_code, r.stdout, err)
 
 
 def at_once(cwd: Path, cache: Path, *args: str, n: int = 2) -> list[tuple[int, str, str]]:
