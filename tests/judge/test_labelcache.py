@@ -1,7 +1,9 @@
 """The label cache: reruns read labels, damaged entries are rebuilt, concurrent writers are safe, --no-cache skips it.
 
-Every test runs the real command in a fresh interpreter over a copy of the
-bundled example_copy, with REPLICATE_CACHE_DIR pointing at a temporary folder.
+The command tests run the command over a copy of the bundled example_copy, with
+REPLICATE_CACHE_DIR pointing at a temporary folder: the first in fresh
+interpreters, the rest in this one (``invoke``: the cache is on disk either way;
+two processes filling it at once are in test_runcache).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import pytest
 from replicate.judge.labelcache import LabelCache, decode, encode, label_key
 from replicate.judge.load import FieldSpec
 from replicate.reading import ReadOptions
-from support.cachecli import MATRIX, replicate
+from support.cachecli import MATRIX, invoke, replicate
 
 
 def entries(cache: Path) -> list[Path]:
@@ -36,7 +38,7 @@ def test_a_rerun_reads_labels_and_prints_the_same_bytes(example_copy, tmp_path):
     # without the cache: the same bytes (the keys are provenance: what the labels are a function of),
     # no entry read or written
     fresh = tmp_path / "unused"
-    plain = replicate(example_copy, fresh, "--no-cache", "--verbose", *MATRIX)
+    plain = invoke(example_copy, fresh, "--no-cache", "--verbose", *MATRIX)
     assert plain.returncode == 0 and "cache" not in plain.stderr and not fresh.exists()
     assert plain.stdout == cold.stdout
 
@@ -44,20 +46,20 @@ def test_a_rerun_reads_labels_and_prints_the_same_bytes(example_copy, tmp_path):
 def test_the_cached_labels_are_the_parsed_ones(example_copy, tmp_path):
     # a warm run must give what parsing gives: poison one entry with other (valid) labels and see it used
     cache = tmp_path / "cache"
-    cold = json.loads(replicate(example_copy, cache, *MATRIX).stdout)
+    cold = json.loads(invoke(example_copy, cache, *MATRIX).stdout)
     name, key = next(iter(cold["label_cache"]["keys"].items()))
     path = LabelCache(cache).path(key)
     labels = decode(path.read_bytes(), len(path.read_bytes()) - 48)
     assert labels is not None
     path.write_bytes(encode(np.where(labels >= 0, 3, labels)))  # a well-formed entry: trusted
-    warm = json.loads(replicate(example_copy, cache, *MATRIX).stdout)
+    warm = json.loads(invoke(example_copy, cache, *MATRIX).stdout)
     assert warm["runs"][0]["name"] == name and warm["runs"][0] != cold["runs"][0]
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "wrong-length"])
 def test_a_damaged_entry_is_detected_rebuilt_and_never_trusted(example_copy, tmp_path, damage):
     cache = tmp_path / "cache"
-    cold = replicate(example_copy, cache, *MATRIX)
+    cold = invoke(example_copy, cache, *MATRIX)
     first = entries(cache)[0]
     data = first.read_bytes()
     if damage == "truncate":
@@ -70,12 +72,12 @@ def test_a_damaged_entry_is_detected_rebuilt_and_never_trusted(example_copy, tmp
         first.write_bytes(b"")
     else:
         first.write_bytes(encode(np.zeros(3, np.int8)))  # intact, but not this run's length
-    warm = replicate(example_copy, cache, *MATRIX)
+    warm = invoke(example_copy, cache, *MATRIX)
     assert warm.returncode == 0
     assert warm.stderr.count("was damaged; parsed again and rewritten") == 1
     assert warm.stdout == cold.stdout
     assert first.read_bytes() == data  # rewritten whole
-    again = replicate(example_copy, cache, "--verbose", *MATRIX)
+    again = invoke(example_copy, cache, "--verbose", *MATRIX)
     assert again.stderr.count("label cache: hit") == 4 and "damaged" not in again.stderr
 
 
@@ -92,13 +94,13 @@ def test_an_edited_file_misses():
 
 def test_editing_a_run_file_gives_a_new_entry(example_copy, tmp_path):
     cache = tmp_path / "cache"
-    replicate(example_copy, cache, *MATRIX)
+    invoke(example_copy, cache, *MATRIX)
     f = example_copy / "results" / "alpha-2024-05_annotations.jsonl"
     lines = f.read_text(encoding="utf-8").splitlines(keepends=True)
     rec = json.loads(lines[0])
     rec["model_output"] = "##final score: 3" if rec["model_output"] != "##final score: 3" else "##final score: 0"
     f.write_text(json.dumps(rec) + "\n" + "".join(lines[1:]), encoding="utf-8")
-    warm = replicate(example_copy, cache, "--verbose", *MATRIX)
+    warm = invoke(example_copy, cache, "--verbose", *MATRIX)
     assert "label cache: miss for run alpha-2024-05" in warm.stderr
     assert warm.stderr.count("label cache: hit") == 3
     assert len(entries(cache)) == 5
