@@ -1,7 +1,8 @@
 """verify reads and writes the label cache the judge commands use: a rerun reads labels, the output is the same.
 
-The real command in a fresh interpreter over a copy of the bundled example,
-with REPLICATE_CACHE_DIR pointing at a temporary folder.
+The command over a copy of the bundled example, with REPLICATE_CACHE_DIR
+pointing at a temporary folder: cold and warm runs of the first test in fresh
+interpreters, the rest in this one (``invoke``: the cache is on disk either way).
 """
 
 from __future__ import annotations
@@ -17,15 +18,15 @@ from replicate.judge.labelcache import LabelCache, decode, encode
 from replicate.judge.select import runs_from_toml
 from replicate.parsing import PARSERS as PARSERS_BY_NAME
 from replicate.verify import verify
-from support.cachecli import replicate
+from support.cachecli import invoke, replicate
 
 PARSERS = ("umbrela-fallback@1", "umbrela-strict@1")
 VERIFY = ["verify", "claims.toml", "--root", ".", "-p", PARSERS[0], "-p", PARSERS[1], "-f", "json",
           "--date", "2026-01-01", "--no-fail", "--replicates", "0"]
 
 
-def run(example: Path, cache: Path, *args: str):
-    p = replicate(example, cache, *args)
+def run(example: Path, cache: Path, *args: str, process: bool = False):
+    p = (replicate if process else invoke)(example, cache, *args)
     assert p.returncode == 0, p.stderr
     return p
 
@@ -36,11 +37,11 @@ def entries(cache: Path) -> list[Path]:
 
 def test_a_rerun_of_verify_reads_labels_and_prints_the_same_bytes(example_copy, tmp_path):
     cache = tmp_path / "cache"
-    cold = run(example_copy, cache, "--verbose", *VERIFY)
+    cold = run(example_copy, cache, "--verbose", *VERIFY, process=True)
     # 5 runs x 2 parsers, each labelled once
     assert cold.stderr.count("label cache: miss") == 10 and "hit" not in cold.stderr
     assert len(entries(cache)) == 10
-    warm = run(example_copy, cache, "--verbose", *VERIFY)
+    warm = run(example_copy, cache, "--verbose", *VERIFY, process=True)
     assert warm.stderr.count("label cache: hit") == 10 and "miss" not in warm.stderr
     assert warm.stdout == cold.stdout
     block = json.loads(warm.stdout)["label_cache"]
