@@ -186,8 +186,23 @@ def simulated_release(rng: np.random.Generator, *, queries: int, per_query: int,
         cats = rng.choice(5, queries * per_query, p=PI)
     else:
         shares = rng.dirichlet(concentration * PI, size=queries)
-        cats = np.concatenate([rng.choice(5, per_query, p=s) for s in shares])
+        # rng.choice(5, per_query, p=s) for each query in turn, in one step: choice draws per_query
+        # uniforms and counts the normalised cumulative shares at or below each, so the same draws
+        # give the same categories (test_vectorised_draws_are_the_query_by_query_ones)
+        cdf = shares.cumsum(axis=1)
+        cdf /= cdf[:, -1:]
+        u = rng.random((queries, per_query))
+        cats = (u[:, :, None] >= cdf[:, None, :]).sum(axis=2).ravel()
     return cats, np.repeat(np.arange(queries), per_query)
+
+
+def test_vectorised_draws_are_the_query_by_query_ones():
+    for seed in range(3):
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        cats, codes = simulated_release(a, queries=60, per_query=10, concentration=4.0)
+        shares = b.dirichlet(4.0 * PI, size=60)
+        assert (cats == np.concatenate([b.choice(5, 10, p=s) for s in shares])).all()
+        assert (codes == np.repeat(np.arange(60), 10)).all() and a.random() == b.random()
 
 
 def coverage(*, clustered_data: bool, cluster_bootstrap: bool, releases: int = 1000) -> dict[str, float]:
