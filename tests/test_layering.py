@@ -7,6 +7,7 @@ functions; imports under ``if TYPE_CHECKING:`` do not (they never run).
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -74,13 +75,19 @@ def _under(name: str, prefixes: tuple[str, ...]) -> bool:
 MODULES = {_module(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
+@functools.cache
+def _imports_of(path: Path) -> frozenset[str]:
+    """:func:`runtime_imports` of a package module, parsed once for all the tests here."""
+    return frozenset(runtime_imports(path))
+
+
 def _violations(selected, bad) -> list[str]:
     """``module imports name`` for each selected module (a tuple of packages, or a set of
     module names) and each name it imports that ``bad`` rejects."""
     found = []
     for name, path in MODULES.items():
         if name in selected if isinstance(selected, set) else _under(name, selected):
-            found += [f"{name} imports {i}" for i in sorted(runtime_imports(path)) if bad(i)]
+            found += [f"{name} imports {i}" for i in sorted(_imports_of(path)) if bad(i)]
     return found
 
 
