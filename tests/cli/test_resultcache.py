@@ -1,7 +1,9 @@
 """The result cache: a command run again over unchanged inputs prints the stored bytes without computing them.
 
 Commands run in a fresh interpreter over a copy of the bundled example, with
-REPLICATE_CACHE_DIR pointing at a temporary folder.
+REPLICATE_CACHE_DIR pointing at a temporary folder (the result cache answers
+before the application is imported); only the outputs to compare with, under
+--no-cache, are computed in this interpreter.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from replicate.cli.resultcache import COMMANDS, Recorder, ResultCache, decode, encode, invocation
-from support.cachecli import MATRIX, at_once, loaded_modules, replicate
+from support.cachecli import MATRIX, at_once, invoke, loaded_modules, replicate
 
 RUN_FILE = Path("results") / "alpha-2024-05_annotations.jsonl"
 
@@ -73,7 +75,7 @@ def test_any_change_to_the_inputs_or_the_invocation_misses(example_copy, tmp_pat
         cwd = example_copy / "results"
         args = [a if a != "runs.toml" else "../runs.toml" for a in args]
     p = warm(cwd, cache, "--verbose", *args)
-    fresh = replicate(cwd, tmp_path / "fresh", "--no-cache", *args)
+    fresh = invoke(cwd, tmp_path / "fresh", "--no-cache", *args)  # what the command prints, computed here
     assert p.returncode == 0, p.stderr
     assert "result cache: miss" in p.stderr
     assert p.stdout == fresh.stdout
