@@ -31,7 +31,7 @@ from replicate.stats.bootstrap import (
     bootstrap_pairs,
 )
 from replicate.stats.independence import DifficultyBaseline, difficulty_baseline
-from replicate.stats.paired import CLUSTERED_MCNEMAR, chi2_sf_1, mcnemar_clustered
+from replicate.stats.paired import CLUSTERED_MCNEMAR, chi2_sf_1, chi2_sf_1_log10, mcnemar_clustered
 from replicate.stats.policy import Policy
 
 #: Default smallest number of compared items below which an edge or a floor is flagged.
@@ -118,6 +118,7 @@ class EdgeUncertainty:
         return {
             "statistic": self.mcnemar_statistic,
             "p": self.mcnemar_p,
+            "log10_p": chi2_sf_1_log10(self.mcnemar_statistic),  # p below the float range is 0.0; this is not
             "method": CLUSTERED_MCNEMAR if self.cluster is not None else "mcnemar-asymptotic (one item per cluster)",
             "cluster": self.cluster,
             "clusters": self.clusters,

@@ -62,6 +62,29 @@ def mcnemar_exact_log10_p(b: int, c: int) -> float:
     return min(0.0, log10_p)
 
 
+#: Below this a p-value is printed as a bound (``<1e-16``): the float may have underflowed to 0.0.
+P_FLOOR = 1e-16
+
+
+def p_display(p: float) -> str:
+    """A float p-value for reading: ``<1e-16`` below :data:`P_FLOOR` (never a bare 0), 3 significant digits below 0.001, else 4 decimals."""
+    if p < P_FLOOR:
+        return f"<{P_FLOOR:.0e}"
+    return f"{p:.3g}" if p < 0.001 else f"{p:.4f}"
+
+
+def chi2_sf_1_log10(stat: float) -> float:
+    """log10 of :func:`chi2_sf_1` for one statistic, accurate far below the float range (0.0 means p = 1).
+
+    The chi-square(1) tail is ``2 * Phi(-sqrt(x))``; ``log_ndtr`` keeps its logarithm where ``erfc`` underflows.
+    """
+    from scipy.special import log_ndtr
+
+    if stat <= 0:
+        return 0.0
+    return min(0.0, LOG10_2 + float(log_ndtr(-math.sqrt(stat))) / math.log(10.0))
+
+
 def p_text(log10_p: float, *, floor: float = 1e-16) -> str:
     """A p-value for reading: 4 decimals, 3 significant digits below 0.001, and ``10^x`` below ``floor``."""
     if log10_p < math.log10(floor):

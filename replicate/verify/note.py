@@ -18,6 +18,7 @@ from replicate.judge.floor.checks import interval_verdict
 from replicate.judge.render.errors import interval_cell, with_interval
 from replicate.output import Format, pct, table, table_blocks
 from replicate.provenance import FileProvenance
+from replicate.stats.paired import p_display
 from replicate.stats.ranges import Span
 from replicate.verify.matching import Verdict
 from replicate.verify.recompute import EdgeFigures, FloorFigures
@@ -221,7 +222,7 @@ def _edges(v: Verification) -> list[str]:
             iv = e.error.interval
             error_rows.append([
                 edge, parser, e.cells.n, *(interval_cell(iv[f], f) for block in _ERROR_BLOCKS for _, f in block),
-                f"{e.error.mcnemar_p:.3g}", e.error.cluster or "item",
+                p_display(e.error.mcnemar_p), e.error.cluster or "item",
             ])
     policies = sorted({e.policy for e in v.edges})
     cell_headers = ["edge", "parser", "N", "both", "only_old", "only_new", "neither"]

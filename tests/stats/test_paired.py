@@ -56,3 +56,41 @@ def test_chi2_tail_without_scipy_stats_matches_scipy():
 
     x = np.array([[0.0, 0.5], [3.84, 40.0]])
     assert chi2_sf_1(x) == pytest.approx(chi2.sf(x, 1), rel=1e-12)
+
+
+@pytest.mark.parametrize("stat", [0.5, 3.84, 40.0, 700.0, 1500.0, 3000.0, 1e5])
+def test_the_clustered_tests_log_p_matches_scipy_far_below_the_float_range(stat):
+    from replicate.stats.paired import chi2_sf_1, chi2_sf_1_log10
+
+    if stat < 1000:  # scipy's logsf is finite here
+        want = chi2.logsf(stat, 1) / np.log(10)
+    else:  # P(chi2_1 > s) = erfc(x), x = sqrt(s / 2); log erfc(x) = -x^2 - log(x sqrt(pi)) + log(1 - 1/(2x^2) + 3/(4x^4) - ...)
+        x = math.sqrt(stat / 2)
+        want = (-x * x - math.log(x * math.sqrt(math.pi)) + math.log1p(-1 / (2 * x * x) + 3 / (4 * x**4))) / math.log(10)
+    assert chi2_sf_1_log10(stat) == pytest.approx(want, rel=1e-9)
+    if stat >= 1500:  # the float p underflows; its logarithm does not
+        assert float(chi2_sf_1(np.array([stat]))[0]) == 0.0 and chi2_sf_1_log10(stat) < -300
+    assert chi2_sf_1_log10(0.0) == 0.0
+
+
+def test_a_p_value_is_never_printed_as_a_bare_zero():
+    from replicate.stats.paired import p_display
+
+    assert p_display(0.0) == "<1e-16" and p_display(1e-17) == "<1e-16"
+    assert p_display(2.5e-5) == "2.5e-05" and p_display(0.12214) == "0.1221"
+
+
+def test_compare_json_gives_the_clustered_tests_log_p_when_p_underflows(tmp_path):
+    from replicate.judge.compare import compare
+    from replicate.judge.model import KEY_SEP, LabelledRun
+    from replicate.judge.uncertainty import Uncertainty
+
+    n = 3000  # every item regresses, one item per query: Durkalski's statistic is (b - c)^2 / (b + c) = 3000
+    keys = np.array([f"q{i}{KEY_SEP}d{i}" for i in range(n)], dtype=object)
+    gold = np.zeros(n, np.int16)
+    old = LabelledRun("old", keys, gold, np.zeros(n, np.int8), "toy@1")
+    new = LabelledRun("new", keys, gold, np.ones(n, np.int8), "toy@1")
+    js = compare(old, new, uncertainty=Uncertainty(replicates=20)).to_json()["mcnemar_clustered"]
+    assert js["statistic"] == 3000 and js["p"] == 0.0
+    x = math.sqrt(3000 / 2)  # the asymptotic series of log erfc(x), as above: -653.278...
+    assert js["log10_p"] == pytest.approx((-x * x - math.log(x * math.sqrt(math.pi)) - 1 / (2 * x * x)) / math.log(10), rel=1e-9)

@@ -17,6 +17,7 @@ from replicate.judge.uncertainty import EdgeUncertainty
 from replicate.output import Format, FormatArg, num, pct, table
 from replicate.stats.countintervals import CellFigures
 from replicate.stats.fourcell import PROPORTIONS, FourCell
+from replicate.stats.paired import p_display
 
 if TYPE_CHECKING:
     from replicate.judge.render.errors import Intervals
@@ -28,8 +29,7 @@ def _ci(cells: FourCell, figure: str) -> str:
     return "-" if ci is None else f"[{pct(ci[0], 1)}, {pct(ci[1], 1)}]"
 
 
-def _p(p: float) -> str:
-    return "<1e-16" if p < 1e-16 else (f"{p:.3g}" if p < 0.001 else f"{p:.4f}")
+_p = p_display
 
 
 def heading(text: str, fmt: Format, level: int = 2) -> str:

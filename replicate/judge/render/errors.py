@@ -16,6 +16,7 @@ from replicate.judge.uncertainty import EXACT_MCNEMAR_ASSUMES, EdgeUncertainty
 from replicate.output import Format, num, pct, table
 from replicate.stats.bootstrap import Interval
 from replicate.stats.fourcell import FourCell
+from replicate.stats.paired import p_display
 
 if TYPE_CHECKING:
     from replicate.judge.compare import Comparison
@@ -166,8 +167,7 @@ def edge_interval_table(
 
     def p(e: Comparison) -> str:
         assert e.uncertainty is not None
-        v = e.uncertainty.mcnemar_p
-        return f"{v:.3g}" if v < 0.001 else f"{v:.4f}"
+        return p_display(e.uncertainty.mcnemar_p)
 
     a, b = EDGE_INTERVAL_BLOCKS
     mcnemar = "McNemar p\n(clustered)"
