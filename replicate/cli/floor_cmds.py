@@ -284,12 +284,13 @@ def audit_cmd(
     shared = _shared_label_set(parsers)
     try:
         loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=shared,
-                      jobs=jobs, texts=True)
+                      jobs=jobs, parsers=parser, texts=True)
     except BadInput as exc:
         raise (exc if shared is not None else _differing_sets(exc, parsers)) from None
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     result = audit(
-        loaded.runs, parsers, policy=unparsed.value, edge=edge_names, examples=examples, width=width, uncertainty=settings
+        loaded.runs, parsers, policy=unparsed.value, edge=edge_names, examples=examples, width=width, uncertainty=settings,
+        label=lambda run, p: loaded.label_run(run, p).labels,
     )
     emit_runs(loaded, result, format, text=lambda: audit_text(result, format))
 

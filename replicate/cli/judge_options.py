@@ -356,18 +356,31 @@ def label_cache():
     return LabelCache(default_root()) if CACHE_SETTINGS["use"] else None
 
 
+def run_cache():
+    """The run cache the commands read and write (beside the label cache); None with --no-cache."""
+    from replicate.judge.labelcache import default_root
+    from replicate.judge.load.runcache import RunCache
+
+    return RunCache(default_root()) if CACHE_SETTINGS["use"] else None
+
+
 def show_cache_events(cache, run_cache=None) -> None:
-    """Say on stderr what the run and label caches did: a damaged entry always, hits and misses with --verbose."""
+    """Say on stderr what the run and label caches did: a damaged entry always, hits and misses with --verbose.
+
+    One line per lookup, the same for every command: ``run cache: hit for run NAME (KEY)``, then
+    ``label cache: miss for run NAME under PARSER@N (KEY)``.
+    """
     from replicate.cli import resultcache
 
     for what, c, again in (("run", run_cache, "read"), ("label", cache, "parsed")):
-        for run, key, event in c.events if c is not None else []:
-            if event == "corrupt":
-                warn(f"{what} cache: the entry for run {run} ({key[:16]}) was damaged; {again} again and rewritten")
+        for e in c.events if c is not None else []:
+            which = f"run {e.run}" + (f" under {e.parser}" if e.parser else "")
+            if e.event == "corrupt":
+                warn(f"{what} cache: the entry for {which} ({e.key[:16]}) was damaged; {again} again and rewritten")
                 resultcache.refuse("a damaged cache entry was rebuilt")  # a rerun must not replay this line
             elif CACHE_SETTINGS["verbose"]:
                 # past the result cache's recording: a replayed result says it was replayed instead
-                resultcache.real_stderr().write(f"{what} cache: {event} for run {run} ({key[:16]})\n")
+                resultcache.real_stderr().write(f"{what} cache: {e.event} for {which} ({e.key[:16]})\n")
 
 
 def show_detected(detected: dict[str, list[str]]) -> None:
@@ -390,9 +403,11 @@ def emit_runs(loaded, result: Any, fmt: Format, *, text: Callable[[], str], comp
     extra: dict[str, Any] = {}
     if loaded.gold is not None:
         extra["gold"] = loaded.gold
-    keys = loaded.label_keys()
-    if keys:
-        extra["label_cache"] = {"format": 1, "keys": keys}
+    from replicate.judge.labelcache import label_provenance
+
+    keys = label_provenance(loaded.label_keys())
+    if keys is not None:
+        extra["label_cache"] = keys
     # the warnings are shown above (before the cache lines and the shared-items check)
     emit(extended(result, extra), fmt, loaded.diagnostics, text=text, warnings=None)
 

@@ -17,6 +17,7 @@ from replicate.cli.judge_options import (
     SeedOpt,
     jobs_value,
     label_cache,
+    run_cache,
     show_cache_events,
     show_detected,
 )
@@ -82,12 +83,12 @@ def verify_cmd(
     if out is not None and not to_stdout and (out.is_dir() or not out.parent.is_dir()):
         why = "is a directory, not a file" if out.is_dir() else "its directory does not exist"
         raise BadInput(f"cannot write --out note: {why}", path=out)
-    cache = label_cache()
+    cache, runs_kept = label_cache(), run_cache()
     v = verify(claims, root=str(root), parsers=parser or None, date=date, strict=strict,
                replications=_pairs(replication, "--replication", "NAME=TRIALS"),
                replication_archives=_pairs(replication_archive, "--replication-archive", "NAME=ARCHIVE"),
                reader=reader, uncertainty=_uncertainty(replicates, seed, cluster, min_items), label_cache=cache,
-               jobs=jobs_value(jobs))
+               jobs=jobs_value(jobs), run_cache=runs_kept)
     detected: dict[str, list[str]] = {}
     for files in v.run_files.values():
         for f in files:
@@ -104,7 +105,7 @@ def verify_cmd(
             raise BadInput(f"cannot write --out note: {exc.strerror}", path=out) from None
         warn(f"wrote {out}" + "".join(f", {f}" for _, png, svg in fig.files for f in (png, svg)))
     note_to_stdout = fmt is Format.markdown and out is None
-    show_cache_events(cache)
+    show_cache_events(cache, runs_kept)
     with report_to_stderr(to_stdout):
         # the loader's warnings are in the note and the JSON, not on stderr
         emit(v, fmt, v.diagnostics,

@@ -82,19 +82,20 @@ class Loaded:
         pre = self._prelabelled.pop((run.name, parser.name), None)
         if pre is not None:  # labelled by a worker process while reading (see replicate.judge.workers)
             labels, key, events = pre
-            self._label_keys[run.name] = key
+            self._label_keys.setdefault((run.name, parser.name), key)
             if cache is not None:
                 cache.events.extend(events)
             return run.label_with(parser, cached=labels)
         out, key = label_through(run, parser, self.fields, self.run_options.get(run.name, self.options), cache)
-        self._label_keys[run.name] = key
+        self._label_keys.setdefault((run.name, parser.name), key)
         return out
 
-    def label_keys(self) -> dict[str, str]:
-        """Run name -> label-cache key of the labels it was given, with or without the cache (JSON provenance).
+    def label_keys(self) -> dict[tuple[str, str], str]:
+        """(run name, parser) -> label-cache key of the labels given, in order of use, with or without the cache.
 
-        The key names what the labels are a function of (file sha256s, readers,
-        parser, options), so cold, warm and ``--no-cache`` runs report the same.
+        JSON provenance (:func:`~replicate.judge.labelcache.label_provenance`): the key names what the labels
+        are a function of (file sha256s, readers, parser, options), so cold,
+        warm and ``--no-cache`` runs report the same.
         """
         return dict(self._label_keys)
 
@@ -119,6 +120,7 @@ def load_runs(
     jobs: int | str = 1,
     parsers: Sequence[str] = (),
     texts: bool = False,
+    run_cache: RunCache | None = None,
 ) -> Loaded:
     """Read every run of ``specs`` (each file once) into a :class:`Loaded`.
 
@@ -129,7 +131,8 @@ def load_runs(
     joined by key (:func:`~replicate.judge.gold.join_gold`); without it a run
     that carries no gold is an error unless ``need_gold`` is False. Errors raise :class:`~replicate.errors.BadInput` naming file and line;
     warnings are counted in ``Loaded.diagnostics`` (``strict=True`` raises on the first).
-    ``label_cache`` keeps parsed labels across processes (see :mod:`replicate.judge.labelcache`).
+    ``label_cache`` keeps parsed labels across processes (see :mod:`replicate.judge.labelcache`), and
+    with it ``run_cache`` (default: one under the same root) read runs.
 
     ``jobs``: worker processes reading the runs (``"auto"``: as many as CPUs
     and runs when the files are large enough to pay for starting them; see
@@ -149,7 +152,8 @@ def load_runs(
         READERS.get(reader)  # an unknown name is a usage error before any file is read
     base = options or ReadOptions(fields=fields)
     own = {s.name: base.overridden(dict(s.options)) for s in specs if s.options}
-    run_cache = RunCache(label_cache.root) if label_cache is not None else None
+    if run_cache is None and label_cache is not None:
+        run_cache = RunCache(label_cache.root)
     workers = jobs_for(specs, jobs)
     prelabelled: dict = {}
     if workers > 1:
@@ -186,7 +190,7 @@ def label_through(
     key = label_key([(f.provenance.sha256, f.reader) for f in run.files], parser.name, fields, options)
     if cache is None:
         return run.label_with(parser), key
-    labels = cache.get(run.name, key, len(run))
+    labels = cache.get(run.name, key, len(run), parser.name)
     if labels is not None:
         return run.label_with(parser, cached=labels), key
     out = run.label_with(parser)
@@ -244,3 +248,4 @@ def _outputs_again(cached: Run, read) -> tuple[str | None, ...]:
             f"run {cached.name!r}: its files changed while it was being read (rerun the command)", path=paths
         )
     return tuple(fresh.outputs)
+

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -303,12 +303,20 @@ def _check(parsers: Sequence[Parser], policy: str, examples: int) -> None:
         raise ValueError(f"examples must be >= 0; got {examples}")
 
 
-def label_matrix(run: Run, parsers: Sequence[Parser]) -> np.ndarray:
-    """Labels of ``run`` under each parser: int8 array (n_parsers, n_items), UNPARSED = -1."""
+#: Labels one run under one parser (the command line's goes through the label cache).
+LabelFn = Callable[[Run, Parser], np.ndarray]
+
+
+def label_matrix(run: Run, parsers: Sequence[Parser], label: LabelFn | None = None) -> np.ndarray:
+    """Labels of ``run`` under each parser: int8 array (n_parsers, n_items), UNPARSED = -1.
+
+    ``label`` gives one parser's labels (default: parse the outputs).
+    """
     if run.labels is not None:
         path = ", ".join(f.provenance.path for f in run.files) or run.name
         raise UsageError(f"{path}: this file holds labels, not raw outputs (EXAM grades): there is nothing to parse")
-    return readonly(np.stack([p.parse_many(run.outputs) for p in parsers]).astype(np.int8, copy=False))
+    rows = [p.parse_many(run.outputs) if label is None else label(run, p) for p in parsers]
+    return readonly(np.stack(rows).astype(np.int8, copy=False))
 
 
 def audit_file(
@@ -428,14 +436,17 @@ def audit(
     examples: int = 5,
     width: int = 160,
     uncertainty: Uncertainty | None = None,
+    label: LabelFn | None = None,
 ) -> Audit:
     """Audit every run under ``parsers``; with ``edge`` (old, new run names) also that edge per parser.
 
     With ``uncertainty`` settings every rate, the edge's included, gets a bootstrap interval.
+    ``label`` gives a run's labels under one parser (default: parse its outputs; the command
+    passes the loader's, through the label cache).
     """
     _check(parsers, policy, examples)
     runs = tuple(runs)
-    mats = {run.name: label_matrix(run, parsers) for run in runs}
+    mats = {run.name: label_matrix(run, parsers, label) for run in runs}
     files = tuple(
         audit_file(
             run, parsers, policy=policy, examples=examples, width=width, labels=mats[run.name], uncertainty=uncertainty

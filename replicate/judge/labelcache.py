@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -42,12 +42,21 @@ from replicate.cachedir import default_root, write_atomic
 if TYPE_CHECKING:
     from replicate.reading import ReadOptions
 
-__all__ = ["LabelCache", "default_root", "label_key", "reading_text", "write_atomic"]
+__all__ = ["CacheEvent", "LabelCache", "default_root", "label_key", "label_provenance", "reading_text", "write_atomic"]
 
 MAGIC = b"RPLLBL1\n"
 _HEADER = len(MAGIC) + 8 + 32
 
 Event = Literal["hit", "miss", "corrupt"]
+
+
+class CacheEvent(NamedTuple):
+    """What one lookup in the run or label cache found, for ``--verbose`` and the damaged-entry warning."""
+
+    run: str
+    key: str
+    event: str  # hit | miss | corrupt
+    parser: str | None = None  # the parser whose labels were looked up (label cache)
 
 
 def reading_text(fields: Any, options: ReadOptions | None, *, gold: bool) -> str:
@@ -104,23 +113,23 @@ def decode(data: bytes, n: int) -> np.ndarray | None:
 
 @dataclass
 class LabelCache:
-    """Label entries under ``root``; ``events`` records (run, key, hit|miss|corrupt) in order."""
+    """Label entries under ``root``; ``events`` records each lookup (run, key, hit|miss|corrupt, parser) in order."""
 
     root: Path
-    events: list[tuple[str, str, Event]] = field(default_factory=list)
+    events: list[CacheEvent] = field(default_factory=list)
 
     def path(self, key: str) -> Path:
         return self.root / "labels" / key[:2] / f"{key}.labels"
 
-    def get(self, run: str, key: str, n: int) -> np.ndarray | None:
+    def get(self, run: str, key: str, n: int, parser: str | None = None) -> np.ndarray | None:
         """The cached labels (``n`` of them) or None (missing or damaged; recorded in ``events``)."""
         try:
             data = self.path(key).read_bytes()
         except OSError:  # missing, or a cache that cannot be read (then it is skipped)
-            self.events.append((run, key, "miss"))
+            self.events.append(CacheEvent(run, key, "miss", parser))
             return None
         labels = decode(data, n)
-        self.events.append((run, key, "hit" if labels is not None else "corrupt"))
+        self.events.append(CacheEvent(run, key, "hit" if labels is not None else "corrupt", parser))
         return labels
 
     def put(self, key: str, labels: np.ndarray) -> None:
@@ -128,5 +137,15 @@ class LabelCache:
         write_atomic(self.path(key), encode(labels))
 
     def keys(self) -> dict[str, str]:
-        """Run name -> key of its entry (for JSON provenance: the same on a cold and a warm run)."""
-        return {run: key for run, key, _ in self.events}
+        """Run name -> key of its last entry looked up."""
+        return {e.run: e.key for e in self.events}
+
+
+def label_provenance(keys: dict[tuple[str, str], str]) -> dict | None:
+    """The ``label_cache`` block of a command's JSON: the key of every (run, parser) labelled, in order; None for none.
+
+    The same with and without the cache (a key says what the labels are a function of).
+    """
+    if not keys:
+        return None
+    return {"format": 1, "entries": [{"run": run, "parser": parser, "key": key} for (run, parser), key in keys.items()]}

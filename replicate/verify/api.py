@@ -33,6 +33,7 @@ from replicate.verify.result import ClaimResult, Verification
 
 if TYPE_CHECKING:
     from replicate.judge.labelcache import LabelCache
+    from replicate.judge.load.runcache import RunCache
 
 #: The parser family tried when neither --parser nor a claim names one.
 DEFAULT_FAMILY = "umbrela"
@@ -229,11 +230,13 @@ def verify(
     uncertainty: Uncertainty | None = None,
     label_cache: LabelCache | None = None,
     jobs: int | str = 1,
+    run_cache: RunCache | None = None,
 ) -> Verification:
     """Read a claims file and the files its runs name (under ``root``), then :func:`verify_runs`.
 
     Runs are read and labelled as the judge commands do (:func:`replicate.judge.api.load_runs`);
-    ``label_cache`` keeps parsed labels across processes (None: parse every time);
+    ``label_cache`` keeps parsed labels across processes (None: parse every time), and with it
+    ``run_cache`` (default: one under the same root) read runs;
     ``jobs`` worker processes read the runs and label them under every parser column
     (see :func:`~replicate.judge.api.load_runs`; the result is the same for every number).
 
@@ -281,14 +284,16 @@ def verify(
         specs, fields=fields, strict=strict, reader=reader,
         gold=root_path / gold["file"] if gold else None, gold_reader=gold.get("reader"), label_cache=label_cache,
         jobs=jobs, parsers=columns,
+        run_cache=run_cache,
     )
-    keys: dict[tuple[str, str], None] = {}
+    keys: dict[tuple[str, str, str], None] = {}
 
     def label(run: Run, parser: Parser | None) -> LabelledRun:
         out = loaded.label_run(run, parser)
-        key = loaded.label_keys().get(run.name)  # the key of the labels just given (none for decided labels)
-        if key is not None and parser is not None:
-            keys.setdefault((run.name, key), None)
+        if parser is not None:  # the key of the labels just given (none for decided labels)
+            key = loaded.label_keys().get((run.name, parser.name))
+            if key is not None:
+                keys.setdefault((run.name, parser.name, key), None)
         return out
 
     v = verify_runs(

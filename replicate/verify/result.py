@@ -82,7 +82,7 @@ class Verification:
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
     trials: TrialsVerification | None = None  # the trial claims, when the claims file has any
     decided: bool = False  # every run carries labels or verdicts its reader decided: one column, no parser
-    label_keys: tuple[tuple[str, str], ...] = ()  # (run, label-cache key) of every run labelled, in the order used
+    label_keys: tuple[tuple[str, str, str], ...] = ()  # (run, parser, label-cache key) of every labelling, in order
 
     def summary(self) -> dict[str, dict[str, int]]:
         """Per parser column: how many claims match, mismatch or are not computable."""
@@ -146,6 +146,7 @@ class Verification:
         return list(seen.values())
 
     def to_json(self) -> dict:
+        from replicate.judge.labelcache import label_provenance
         from replicate.parsing import PARSERS
 
         return {
@@ -170,7 +171,7 @@ class Verification:
             "flags": [f.to_json() for f in self.flags],
             "sources": self.sources(),
             **({} if self.trials is None else {"trials": self.trials.to_json()}),
-            **({"label_cache": {"format": 1, "entries": [list(e) for e in self.label_keys]}} if self.label_keys else {}),
+            **({"label_cache": label_provenance({(r, p): k for r, p, k in self.label_keys})} if self.label_keys else {}),
         }
 
 

@@ -33,8 +33,9 @@ def test_a_rerun_reads_labels_and_prints_the_same_bytes(example_copy, tmp_path):
     warm = replicate(example_copy, cache, "--verbose", *MATRIX)
     assert warm.stderr.count("label cache: hit") == 4 and "label cache: miss" not in warm.stderr
     assert warm.stdout == cold.stdout
-    keys = json.loads(warm.stdout)["label_cache"]["keys"]
-    assert sorted(p.stem for p in entries(cache)) == sorted(keys.values())
+    block = json.loads(warm.stdout)["label_cache"]
+    assert block["format"] == 1 and {e["parser"] for e in block["entries"]} == {"umbrela-fallback@1"}
+    assert sorted(p.stem for p in entries(cache)) == sorted(e["key"] for e in block["entries"])
     # without the cache: the same bytes (the keys are provenance: what the labels are a function of),
     # no entry read or written
     fresh = tmp_path / "unused"
@@ -47,7 +48,7 @@ def test_the_cached_labels_are_the_parsed_ones(example_copy, tmp_path):
     # a warm run must give what parsing gives: poison one entry with other (valid) labels and see it used
     cache = tmp_path / "cache"
     cold = json.loads(invoke(example_copy, cache, *MATRIX).stdout)
-    name, key = next(iter(cold["label_cache"]["keys"].items()))
+    name, key = (cold["label_cache"]["entries"][0][k] for k in ("run", "key"))
     path = LabelCache(cache).path(key)
     labels = decode(path.read_bytes(), len(path.read_bytes()) - 48)
     assert labels is not None

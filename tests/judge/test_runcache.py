@@ -154,7 +154,7 @@ def test_outputs_of_a_cached_run_are_read_on_first_use_and_equal_reading(example
     cache = tmp_path / "cache"
     cold = _load(example_copy, cache)
     warm = _load(example_copy, cache, label=False)
-    assert [e for _, _, e in warm.run_cache.events] == ["hit"] * 4
+    assert [e.event for e in warm.run_cache.events] == ["hit"] * 4
     outs = warm.runs[0].outputs
     assert isinstance(outs, LazyOutputs) and not outs.loaded
     assert len(outs) == len(cold.runs[0])  # the length is known without reading
@@ -169,7 +169,7 @@ def test_outputs_of_a_cached_run_are_read_on_first_use_and_equal_reading(example
     got = again.labelled("umbrela-fallback@1")
     want = cold.labelled("umbrela-fallback@1")
     assert all((g.labels == w.labels).all() for g, w in zip(got, want))
-    assert [e for _, _, e in again.label_cache.events] == ["miss"] * 4
+    assert [e.event for e in again.label_cache.events] == ["miss"] * 4
 
 
 def test_outputs_read_later_from_a_changed_file_are_refused(example_copy, tmp_path, monkeypatch):

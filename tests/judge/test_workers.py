@@ -96,13 +96,13 @@ def test_workers_fill_and_then_read_the_caches(release, tmp_path):
     cache = tmp_path / "cache"
     cold = load_runs(specs, label_cache=LabelCache(cache), jobs=2, parsers=[PARSER])
     labels = [lr.labels for lr in cold.labelled(PARSER)]
-    assert [e for _, _, e in cold.label_cache.events] == ["miss"] * 4
+    assert [e.event for e in cold.label_cache.events] == ["miss"] * 4
     assert len(list((cache / "labels").glob("*/*.labels"))) == 4
     assert len(list((cache / "runs").glob("*/*.run"))) == 2  # the two runs read with a warning are not cached
     warm = load_runs(specs, label_cache=LabelCache(cache), jobs=2, parsers=[PARSER])
     assert [[lr.labels.tolist() for lr in warm.labelled(PARSER)]] == [[a.tolist() for a in labels]]
-    assert [e for _, _, e in warm.label_cache.events] == ["hit"] * 4
-    assert [e for _, _, e in warm.run_cache.events] == ["hit", "miss", "hit", "miss"]
+    assert [e.event for e in warm.label_cache.events] == ["hit"] * 4
+    assert [e.event for e in warm.run_cache.events] == ["hit", "miss", "hit", "miss"]
     serial = load_runs(specs, label_cache=LabelCache(cache), jobs=1)
     serial.labelled(PARSER)
     assert serial.label_cache.events == warm.label_cache.events

@@ -46,9 +46,10 @@ def test_a_rerun_of_verify_reads_labels_and_prints_the_same_bytes(example_copy, 
     assert warm.stdout == cold.stdout
     block = json.loads(warm.stdout)["label_cache"]
     assert block["format"] == 1
-    assert sorted(key for _, key in block["entries"]) == sorted(p.stem for p in entries(cache))
-    assert {run for run, _ in block["entries"]} == {"alpha-2024-05", "alpha-2024-08", "alpha-2025-01",
+    assert sorted(e["key"] for e in block["entries"]) == sorted(p.stem for p in entries(cache))
+    assert {e["run"] for e in block["entries"]} == {"alpha-2024-05", "alpha-2024-08", "alpha-2025-01",
                                                     "alpha-2025-04", "alpha-2025-01-repeat"}
+    assert {(e["run"], e["parser"]) for e in block["entries"]} == {(e["run"], p) for e in block["entries"] for p in PARSERS}
     # --no-cache: the same bytes (the keys are provenance: what the labels are a function of), nothing written
     unused = tmp_path / "unused"
     plain = run(example_copy, unused, "--no-cache", "--verbose", *VERIFY)
@@ -61,11 +62,11 @@ def test_verify_uses_the_cached_labels(example_copy, tmp_path):
     cache = tmp_path / "cache"
     cold = json.loads(run(example_copy, cache, *VERIFY).stdout)
     store = LabelCache(cache)
-    for _, key in cold["label_cache"]["entries"]:
-        data = store.path(key).read_bytes()
+    for entry in cold["label_cache"]["entries"]:
+        data = store.path(entry["key"]).read_bytes()
         labels = decode(data, len(data) - 48)
         assert labels is not None
-        store.path(key).write_bytes(encode(np.where(labels >= 0, 3, labels)))
+        store.path(entry["key"]).write_bytes(encode(np.where(labels >= 0, 3, labels)))
     warm = json.loads(run(example_copy, cache, *VERIFY).stdout)
     loaded = load_runs(runs_from_toml(example_copy / "runs.toml"))
     em_claims = [c for c in warm["claims"] if c["metric"] == "em"]
@@ -88,11 +89,11 @@ def test_the_library_verify_gives_the_same_figures_with_and_without_the_cache(ex
     cache = LabelCache(tmp_path / "cache")
     cold = verify(example_copy / "claims.toml", root=str(example_copy), parsers=list(PARSERS), date="2026-01-01",
                   label_cache=cache)
-    assert [e for _, _, e in cache.events] == ["miss"] * 10
+    assert [e.event for e in cache.events] == ["miss"] * 10
     warm_cache = LabelCache(tmp_path / "cache")
     warm = verify(example_copy / "claims.toml", root=str(example_copy), parsers=list(PARSERS), date="2026-01-01",
                   label_cache=warm_cache)
-    assert [e for _, _, e in warm_cache.events] == ["hit"] * 10
+    assert [e.event for e in warm_cache.events] == ["hit"] * 10
     assert figures(plain) == figures(cold) == figures(warm)
     # the keys are provenance: the same with and without the cache, one per run and parser
     assert plain.label_keys == cold.label_keys == warm.label_keys and len(plain.label_keys) == 10

@@ -40,12 +40,12 @@ import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
 from replicate.cachedir import write_atomic
-from replicate.judge.labelcache import reading_text
+from replicate.judge.labelcache import CacheEvent, reading_text
 from replicate.judge.model import Origins, Run, RunFile, readonly
 from replicate.provenance import FileProvenance, find_release
 
@@ -57,7 +57,6 @@ _HEAD = len(MAGIC) + 8 + 32
 #: Joins the item keys in an entry (a run with a key holding it is not cached).
 _SEP = "\x00"
 
-Event = Literal["hit", "miss", "corrupt", "stale"]
 
 
 def _version() -> str:
@@ -211,10 +210,10 @@ class LazyOutputs(Sequence):
 
 @dataclass
 class RunCache:
-    """Run entries under ``root``; ``events`` records (run, key, hit|miss|corrupt) in order."""
+    """Run entries under ``root``; ``events`` records each lookup (run, key, hit|miss|corrupt) in order."""
 
     root: Path
-    events: list[tuple[str, str, Event]] = field(default_factory=list)
+    events: list[CacheEvent] = field(default_factory=list)
 
     def path(self, key: str) -> Path:
         return self.root / "runs" / key[:2] / f"{key}.run"
@@ -223,10 +222,10 @@ class RunCache:
         try:
             data = self.path(key).read_bytes()
         except OSError:
-            self.events.append((name, key, "miss"))
+            self.events.append(CacheEvent(name, key, "miss"))
             return None
         run = decode(data, name, outputs)
-        self.events.append((name, key, "hit" if run is not None else "corrupt"))
+        self.events.append(CacheEvent(name, key, "hit" if run is not None else "corrupt"))
         return run
 
     def put(self, key: str, run: Run) -> None:
