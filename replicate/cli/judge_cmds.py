@@ -7,6 +7,7 @@ commands, never at start-up.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Annotated
 
@@ -65,22 +66,33 @@ def parse_cmd(
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
     strict: StrictOpt = False,
+    replicates: ReplicatesOpt = 1000,
+    seed: SeedOpt = 0,
+    cluster: ClusterOpt = None,
     format: FormatOpt = Format.table,
 ) -> None:
     """Read judge files with a parser: lines, parsed, unparsed, label distribution, rewritten records.
+
+    The parsed and unparsed shares and each label's share of the parsed
+    outputs get a bootstrap interval over the run's items (whole queries
+    resampled, as in compare; --cluster item for items one by one).
 
     Example: replicate parse results/model_annotations.jsonl --parser umbrela-fallback@1
     """
     from replicate.inputfile import is_stdio
     from replicate.judge.load.export import write_labels
+    from replicate.judge.parsed import parse_intervals
     from replicate.judge.render import parse_summary, parse_text
     from replicate.judge.select import runs_from_files
+    from replicate.judge.uncertainty import MIN_ITEMS
 
     if labels is not None and len(files) != 1:
         raise UsageError(f"--labels writes one file's labels; got {len(files)} files")
     loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=False, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser)
     labelled = loaded.labelled(need_parser(parser, loaded))
-    summaries = [parse_summary(lr, run) for lr, run in zip(labelled, loaded.runs)]
+    settings = uncertainty_of(replicates, seed, cluster, MIN_ITEMS, loaded)
+    shares = None if settings is None else functools.partial(parse_intervals, settings=settings)
+    summaries = [parse_summary(lr, run, shares) for lr, run in zip(labelled, loaded.runs)]
     if labels is not None:
         write_labels(labels, labelled[0], fields=loaded.fields, run=loaded.runs[0])
     with report_to_stderr(is_stdio(labels)):

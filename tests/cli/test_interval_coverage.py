@@ -38,11 +38,11 @@ FIGURE_COMMANDS: dict[str, list[str]] = {
     "demo": [],
     "items": [TRIALS, "--edge", "mini-1:mini-2", "--null", "20"],
     "screen": [TRIALS],
+    "parse": [A, "-p", P],
 }
 
 #: Commands that give no judge rates, and why.
 NO_JUDGE_RATES: dict[str, str] = {
-    "parse": "counts of one run's outputs (JSON has counts only; the table's shares are of the file, not estimates)",
     "version": "prints the version",
     "fetch": "downloads files",
     "collect": "asks models for responses",

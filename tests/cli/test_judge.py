@@ -213,7 +213,10 @@ def test_parse_summary_and_labels(tmp_path, pair):
     assert rows[6] == {"query_id": "q", "corpus_id": "g", "label": None, "gold": 1}
     text = run("parse", old, "-p", "toy-digit@1").stdout
     assert text.startswith("old: read with toy-digit@1\n")
-    assert "unparsed                          1 (12.5%)" in text
+    # one query: every replicate draws it, so the interval has no width (few clusters: read with care)
+    assert "unparsed                          1 (12.5% [12.5%, 12.5%])" in text
+    plain = run("parse", old, "-p", "toy-digit@1", "--replicates", "0").stdout
+    assert "unparsed                          1 (12.5%)" in plain
 
 
 def test_parse_labels_needs_one_file(pair):
@@ -419,3 +422,53 @@ def test_demo_counts_the_versions_of_the_release_it_is_given(tmp_path):
     result = run("demo", where)
     assert result.exit_code == 0, result.output
     assert "two versions of\none model" in result.stdout
+
+
+def test_parse_shares_have_cluster_bootstrap_intervals_and_nothing_else_moves():
+    import re
+
+    import numpy as np
+
+    from replicate.stats.bootstrap import Clusters
+    from replicate.stats.shares import bootstrap_shares
+
+    path = EXAMPLE / "results" / "alpha-2024-05_annotations.jsonl"
+    js = orjson.loads(run("parse", path, "-p", "umbrela-fallback@1", "--replicates", "300", "--seed", "3", "-f", "json").stdout)
+    (s,) = js["runs"]
+    assert s["shares"]["unparsed_rate"] == s["unparsed"] / s["records"]
+    assert s["shares"]["parsed_rate"] == s["parsed"] / s["records"]
+    assert js["runs"][0]["uncertainty"]["seed"] == 3 and s["uncertainty"]["replicates"] == 300
+    # the same shares by hand: the run's labels, clustered by query_id
+    rows = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    parser = PARSERS.get("umbrela-fallback@1")
+    labels = np.array(parser.parse_many([r["model_output"] for r in rows]))
+    clusters = Clusters.from_values([str(r["query_id"]) for r in rows], "query_id")
+    parsed = labels >= 0
+    every = np.ones_like(parsed)
+    keys = sorted(s["label_shares"], key=int)
+    hits = np.stack([~parsed, *(labels == int(k) for k in keys)])
+    counted = np.stack([every, *(parsed for _ in keys)])
+    unparsed_iv, *label_ivs = bootstrap_shares(hits, counted, clusters=clusters, n_resamples=300, seed=3)
+    got = s["shares"]["interval"]["unparsed_rate"]
+    assert (got["low"], got["high"], got["method"], got["cluster"]) == (
+        unparsed_iv.low, unparsed_iv.high, "cluster-bootstrap-percentile", "query_id")
+    for k, iv in zip(keys, label_ivs):
+        share = s["label_shares"][k]
+        assert share["share"] == s["labels"].get(k, 0) / s["parsed"]
+        assert (share["interval"]["share"]["low"], share["interval"]["share"]["high"]) == (iv.low, iv.high)
+    # the text: each share followed by its interval; with --replicates 0 the output of before, byte for byte
+    for fmt in ("table", "markdown"):
+        text = run("parse", path, "-p", "umbrela-fallback@1", "-f", fmt).stdout
+        plain = run("parse", path, "-p", "umbrela-fallback@1", "--replicates", "0", "-f", fmt).stdout
+        assert "[" not in plain and "Intervals" not in plain
+        assert "query_id clusters resampled whole, 1000 replicates, seed 0." in text
+        stripped = re.sub(r"\nIntervals: [^\n]*\n", "", re.sub(r" \[[0-9.]+%, [0-9.]+%\]", "", text))
+
+        def cells(t):  # the table's words, ignoring the padding that wider cells add
+            return [re.sub(r"-{3,}", "---", " ".join(line.split())) for line in t.splitlines()]
+
+        assert cells(stripped) == cells(plain)
+    items = orjson.loads(run("parse", path, "-p", "umbrela-fallback@1", "--cluster", "item", "-f", "json").stdout)
+    assert items["runs"][0]["shares"]["interval"]["unparsed_rate"]["method"] == "item-bootstrap-percentile"
+    bad = run("parse", path, "-p", "umbrela-fallback@1", "--cluster", "nope")
+    assert bad.exit_code == 2 and "--cluster" in bad.output

@@ -8,6 +8,7 @@ counts per side, McNemar's p, the identity check and a one-line reading.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -20,6 +21,7 @@ from replicate.stats.fourcell import PROPORTIONS, FourCell
 from replicate.stats.paired import p_display
 
 if TYPE_CHECKING:
+    from replicate.judge.parsed import ParseIntervals
     from replicate.judge.render.errors import Intervals
     from replicate.provenance import FileProvenance
 
@@ -326,9 +328,22 @@ class ParseSummary:
     output_fields: tuple[str, ...]
     files: tuple
     reader: str = "-"
+    #: Bootstrap intervals of the shares (``parse --replicates N``, N > 0).
+    intervals: ParseIntervals | None = None
+
+    @property
+    def shown_labels(self) -> list[int]:
+        """The labels of the distribution table: read by the parser or present in gold."""
+        return sorted(set(self.labels) | set(self.gold))
+
+    def rate(self, count: int) -> float | None:
+        return count / self.records if self.records else None
+
+    def label_share(self, label: int) -> float | None:
+        return self.labels.get(label, 0) / self.parsed if self.parsed else None
 
     def to_json(self) -> dict:
-        return {
+        out: dict[str, Any] = {
             "run": self.run,
             "parser": self.parser,
             "reader": self.reader,
@@ -344,11 +359,26 @@ class ParseSummary:
             "output_fields": list(self.output_fields),
             "files": [f.to_json() for f in self.files],
         }
+        iv = self.intervals
+        if iv is not None:
+            out["shares"] = {
+                "parsed_rate": self.rate(self.parsed),
+                "unparsed_rate": self.rate(self.unparsed),
+                "interval": {k: v.to_json() for k, v in iv.rates.items()},
+            }
+            out["label_shares"] = {
+                str(k): {"share": self.label_share(k), "interval": {"share": iv.labels[k].to_json()}}
+                for k in self.shown_labels
+            }
+            out["uncertainty"] = {k: v for k, v in iv.settings.to_json().items() if k != "min_items"}  # no verdict here
+        return out
 
 
-def parse_summary(labelled, run) -> ParseSummary:
+def parse_summary(labelled, run, intervals: Callable[[Any, Sequence[int]], ParseIntervals] | None = None) -> ParseSummary:
+    """What ``labelled`` (``run`` read by one parser) holds; ``intervals(labelled, labels)`` adds the shares' intervals."""
     labels = Counter(int(x) for x in labelled.labels if x >= 0)
     gold = Counter(int(x) for x in run.gold if x >= 0)  # NO_GOLD (-1): the file carries none
+    ivs = None if intervals is None else intervals(labelled, sorted(set(labels) | set(gold)))
     return ParseSummary(
         run=run.name,
         parser=labelled.parser,
@@ -364,15 +394,26 @@ def parse_summary(labelled, run) -> ParseSummary:
         output_fields=tuple(dict.fromkeys(f.output_field for f in run.files if f.output_field)),
         files=run.files,
         reader=run.reader,
+        intervals=ivs,
     )
 
 
 def parse_text(s: ParseSummary, fmt: FormatArg) -> str:
+    from replicate.judge.render.errors import how_resampled, with_interval
+
+    iv = s.intervals
+
+    def share(value: float | None, key: str | int) -> str:
+        """A share in percent, then its interval (``key``: a rate's name or a label) when there is one."""
+        if iv is None or value is None:
+            return pct(value, 1)
+        return with_interval(pct(value, 1), iv.rates[key] if isinstance(key, str) else iv.labels[key], "share")
+
     rows: list[list[Any]] = [
         ["lines", s.lines],
         ["records (items)", s.records],
-        ["parsed", f"{s.parsed} ({pct(s.parsed / s.records if s.records else None, 1)})"],
-        ["unparsed", f"{s.unparsed} ({pct(s.unparsed / s.records if s.records else None, 1)})"],
+        ["parsed", f"{s.parsed} ({share(s.rate(s.parsed), 'parsed_rate')})"],
+        ["unparsed", f"{s.unparsed} ({share(s.rate(s.unparsed), 'unparsed_rate')})"],
         ["skipped lines (warned)", s.skipped],
         ["rewritten (original_output kept)", s.rewritten],
         ["with a non-empty thought", s.thoughts],
@@ -382,11 +423,14 @@ def parse_text(s: ParseSummary, fmt: FormatArg) -> str:
     if Format(fmt) is Format.markdown:
         head = f"## {head}\n"
     dist_rows = [
-        [k, s.labels.get(k, 0), pct(s.labels.get(k, 0) / s.parsed if s.parsed else None, 1), s.gold.get(k, 0)]
-        for k in sorted(set(s.labels) | set(s.gold))
+        [k, s.labels.get(k, 0), share(s.label_share(k), k), s.gold.get(k, 0)]
+        for k in s.shown_labels
     ]
     dist_rows.append(["unparsed", s.unparsed, "", ""])
-    return head + table(rows, ["", "count"], fmt) + "\n" + table(dist_rows, ["label", "count", "share of parsed", "gold count"], fmt)
+    out = head + table(rows, ["", "count"], fmt) + "\n" + table(dist_rows, ["label", "count", "share of parsed", "gold count"], fmt)
+    if iv is not None and s.records:
+        out += f"\nIntervals: {how_resampled(iv.rates['unparsed_rate'])}.\n"
+    return out
 
 
 #: The stderr summary of the input's warnings (see :func:`replicate.diagnostics.summary_text`).
