@@ -24,6 +24,9 @@ those counts, for every reading from one draw:
   number of items of each pattern (exact in distribution), and each
   reading's counts follow from the patterns drawn.
 
+Both are the draws of :func:`replicate.stats.joint.shared_replicates`, which
+the floor's baseline uses to resample several item sets at once.
+
 The interval of reading ``r`` minus reading 0 is the percentile interval of
 the per-replicate differences; a replicate in which either figure is
 undefined is left out and counted (``undefined``).
@@ -38,20 +41,18 @@ import numpy as np
 
 from replicate.stats.bootstrap import (
     CATEGORIES,
-    CLUSTER_METHOD,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     FIGURES,
-    ITEM_METHOD,
     Clusters,
     Interval,
     check_resampling,
-    cluster_replicates,
     figures_from_counts,
     interval_list,
     item_categories,
     percentile_bounds,
 )
+from replicate.stats.joint import shared_replicates
 from replicate.stats.policy import Policy, check_policy
 
 #: Categories of an item for a share: counted and a hit, counted and not a hit, not counted.
@@ -65,27 +66,6 @@ def category_counts(categories: np.ndarray, n_categories: int, codes: np.ndarray
     K = n_categories
     flat = (np.asarray(codes, dtype=np.int64)[None, :] * (R * K) + np.arange(R)[:, None] * K + categories).ravel()
     return np.bincount(flat, minlength=n_clusters * R * K).reshape(n_clusters, R, K)
-
-
-def joint_replicates(
-    rng: np.random.Generator, categories: np.ndarray, n_categories: int, clusters: Clusters, n_resamples: int
-) -> np.ndarray:
-    """Every reading's category counts in each replicate, all from one draw per replicate: ``(B, R, K)``."""
-    categories = np.atleast_2d(np.asarray(categories, dtype=np.int64))
-    R, N = categories.shape
-    K = n_categories
-    if not clusters.is_items:
-        return cluster_replicates(rng, category_counts(categories, K, clusters.codes, clusters.count), n_resamples)
-    if N == 0:
-        return np.zeros((n_resamples, R, K), dtype=np.int64)
-    # the joint pattern of an item: its categories across the readings, as one number
-    combined = (categories * (K ** np.arange(R))[:, None]).sum(axis=0)
-    patterns, counts = np.unique(combined, return_counts=True)
-    drawn = rng.multinomial(N, counts / N, size=n_resamples)  # (B, M) items drawn of each pattern
-    per_pattern = (patterns[:, None] // (K ** np.arange(R))[None, :]) % K  # (M, R): each pattern's categories
-    indicator = np.zeros((len(patterns), R, K), dtype=np.int64)
-    indicator[np.arange(len(patterns))[:, None], np.arange(R)[None, :], per_pattern] = 1
-    return (drawn @ indicator.reshape(len(patterns), R * K)).reshape(n_resamples, R, K)
 
 
 @dataclass(frozen=True)
@@ -127,9 +107,13 @@ def joint_bootstrap(
     clusters = Clusters.items(n_items) if clusters is None else clusters
     if len(clusters.codes) != n_items:
         raise ValueError(f"clusters cover {len(clusters.codes)} items; the readings have {n_items}")
-    reps = joint_replicates(np.random.default_rng(seed), categories, n_categories, clusters, n_resamples)
+    # each item its own cluster for the item bootstrap: shared_replicates draws a multinomial over its patterns
+    codes, count = (np.arange(n_items), n_items) if clusters.is_items else (clusters.codes, clusters.count)
+    (reps,), method = shared_replicates(
+        [category_counts(categories, n_categories, codes, count)], items=clusters.is_items, n_resamples=n_resamples,
+        seed=seed,
+    )
     reps.setflags(write=False)
-    method = ITEM_METHOD if clusters.is_items else CLUSTER_METHOD
     return JointBootstrap(reps, method, clusters.name, clusters.count, confidence_level, seed)
 
 

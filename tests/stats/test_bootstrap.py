@@ -14,6 +14,7 @@ from replicate.stats.bootstrap import (
     bootstrap_pairs,
     cluster_category_counts,
 )
+from support.plainfigures import plain_figures
 
 # (old label, new label) for each category when gold is 0: both right; old right only;
 # new right only; both wrong with one label; both wrong with different labels.
@@ -23,37 +24,6 @@ CATEGORY_LABELS = np.array([(0, 0), (0, 1), (1, 0), (1, 1), (1, 2)], dtype=np.in
 def labels_of(categories: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Two runs' labels (and gold 0) realising the given item categories."""
     return CATEGORY_LABELS[categories].T.copy(), np.zeros(len(categories), dtype=np.int16)
-
-
-def plain_figures(old: list[int], new: list[int], gold: list[int], policy: str) -> dict[str, float | None]:
-    """Every figure of one edge by counting items one at a time (the reference)."""
-    both = only_old = only_new = neither = changed = 0
-    for x, y, g in zip(old, new, gold):
-        if policy == "intersect" and (x < 0 or y < 0):
-            continue
-        right_old, right_new = x == g, y == g
-        both += right_old and right_new
-        only_old += right_old and not right_new
-        only_new += right_new and not right_old
-        neither += not right_old and not right_new
-        changed += x != y
-    n = both + only_old + only_new + neither
-    oc, nc = both + only_old, both + only_new
-
-    def ratio(a: float, b: float) -> float | None:
-        return None if b == 0 else a / b
-
-    return {
-        "em_old": ratio(oc, n),
-        "em_new": ratio(nc, n),
-        "accuracy_difference": ratio(only_old - only_new, n),
-        "regression_rate": ratio(only_old, n),
-        "regression_share_of_old_correct": ratio(only_old, oc),
-        "backward_rate": ratio(only_new, n),
-        "change_rate": ratio(changed, n),
-        "independent_regression_rate": ratio(oc * (n - nc), n * n),
-        "independence_ratio": ratio(only_old * n, oc * (n - nc)),
-    }
 
 
 def plain_cluster_bootstrap(labels, gold, pairs, codes, n_clusters, *, policy, n_resamples, seed, level=0.95):

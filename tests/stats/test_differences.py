@@ -14,6 +14,7 @@ from replicate.stats.differences import (
     share_differences,
 )
 from replicate.stats.shares import bootstrap_shares
+from support.plainfigures import plain_figures
 
 
 def plain_share(hits, counted, items) -> float | None:
@@ -23,30 +24,8 @@ def plain_share(hits, counted, items) -> float | None:
 
 
 def plain_edge(old, new, gold, items, policy) -> dict[str, float | None]:
-    """Every figure of one edge, counting the drawn items one at a time."""
-    both = only_old = only_new = neither = changed = 0
-    for i in items:
-        x, y, g = old[i], new[i], gold[i]
-        if policy == "intersect" and (x < 0 or y < 0):
-            continue
-        ro, rn = x == g, y == g
-        both += ro and rn
-        only_old += ro and not rn
-        only_new += rn and not ro
-        neither += not ro and not rn
-        changed += x != y
-    n = both + only_old + only_new + neither
-    oc, nc = both + only_old, both + only_new
-
-    def ratio(a, b):
-        return None if b == 0 else a / b
-
-    return {
-        "em_old": ratio(oc, n), "em_new": ratio(nc, n), "accuracy_difference": ratio(only_old - only_new, n),
-        "regression_rate": ratio(only_old, n), "regression_share_of_old_correct": ratio(only_old, oc),
-        "backward_rate": ratio(only_new, n), "change_rate": ratio(changed, n),
-        "independent_regression_rate": ratio(oc * (n - nc), n * n), "independence_ratio": ratio(only_old * n, oc * (n - nc)),
-    }
+    """Every figure of one edge over the drawn items (repeats included), counted one at a time."""
+    return plain_figures([old[i] for i in items], [new[i] for i in items], [gold[i] for i in items], policy)
 
 
 def plain_draws(seed: int, codes: np.ndarray, G: int, B: int) -> list[list[int]]:
