@@ -28,9 +28,14 @@ from replicate.stats.bootstrap import (
     DEFAULT_SEED,
     Clusters,
     Interval,
+    PairBootstrap,
     bootstrap_pairs,
+    cluster_weights,
+    interval_list,
+    percentile_bounds,
 )
-from replicate.stats.independence import DifficultyBaseline, difficulty_baseline
+from replicate.stats.independence import DifficultyBaseline, difficulty_counts, fit_difficulty
+from replicate.stats.independence_boot import cluster_difficulty_replicates, item_difficulty_replicates
 from replicate.stats.paired import CLUSTERED_MCNEMAR, chi2_sf_1, chi2_sf_1_log10, mcnemar_clustered
 from replicate.stats.policy import Policy
 
@@ -39,6 +44,17 @@ MIN_ITEMS = 100
 #: ``cluster`` value asking for the item bootstrap (no cluster key).
 ITEM = "item"
 EXACT_MCNEMAR_ASSUMES = "the exact McNemar test treats every item as an independent draw"
+#: The difficulty baseline is refit in each replicate: at most this many (edge, replicate) refits,
+#: and never fewer than :data:`MIN_DIFFICULTY_REPLICATES` replicates (the first of the edges' draws).
+DIFFICULTY_REFITS = 100_000
+MIN_DIFFICULTY_REPLICATES = 200
+#: The item bootstrap splits each replicate's categories over difficulty with this stream of the seed.
+DIFFICULTY_STREAM = 1
+
+
+def difficulty_replicates(n_edges: int, replicates: int) -> int:
+    """How many of the edges' bootstrap replicates refit the difficulty baseline (:data:`DIFFICULTY_REFITS`)."""
+    return min(replicates, max(MIN_DIFFICULTY_REPLICATES, DIFFICULTY_REFITS // max(n_edges, 1)))
 
 
 @dataclass(frozen=True)
@@ -113,6 +129,9 @@ class EdgeUncertainty:
     cluster: str | None
     difficulty_expected: float | None
     difficulty_other_runs: int
+    #: Intervals of ``expected_regression_rate`` and ``ratio`` of the difficulty baseline (refit per replicate).
+    difficulty_interval: dict[str, Interval] | None = None
+    difficulty_resampling: str | None = None
 
     def mcnemar_json(self) -> dict:
         return {
@@ -145,6 +164,10 @@ class EdgeUncertainty:
                 "method": "errors independent given the item; difficulty from the other runs (leave-pair-out)",
                 "other_runs": self.difficulty_other_runs,
                 "available": exp is not None,
+                **({} if self.difficulty_interval is None or exp is None else {
+                    "interval": {k: v.to_json() for k, v in self.difficulty_interval.items()},
+                    "resampling": self.difficulty_resampling,
+                }),
             },
         }
 
@@ -173,7 +196,7 @@ def edge_uncertainty(
         p = chi2_sf_1(stat)
     else:
         stat, p = mcnemar_clustered(counts[:, :, 1], counts[:, :, 2])
-    diff: DifficultyBaseline = difficulty_baseline(aligned.labels, aligned.gold, pairs, policy=policy)
+    diff, diff_iv, how = _difficulty(aligned, pairs, clusters, boot, settings, policy)
     return [
         EdgeUncertainty(
             interval=iv,
@@ -183,9 +206,55 @@ def edge_uncertainty(
             cluster=clusters.name,
             difficulty_expected=diff.value(k),
             difficulty_other_runs=diff.other_runs,
+            difficulty_interval=None if diff_iv is None else diff_iv[k],
+            difficulty_resampling=how,
         )
         for k, iv in enumerate(boot.intervals())
     ]
+
+
+def _difficulty(
+    aligned: Aligned, pairs: list[tuple[int, int]], clusters: Clusters, boot: PairBootstrap, settings: Uncertainty,
+    policy: Policy,
+) -> tuple[DifficultyBaseline, list[dict[str, Interval]] | None, str | None]:
+    """The difficulty baseline of each edge and, refit in each of the edges' first replicates, its intervals.
+
+    The cluster bootstrap redraws the edges' cluster weights (same seed, same
+    draws); the item bootstrap splits the edges' own replicate counts.
+    """
+    if clusters.is_items:
+        counts = difficulty_counts(aligned.labels, aligned.gold, pairs, policy=policy)
+    else:
+        counts = difficulty_counts(
+            aligned.labels, aligned.gold, pairs, codes=clusters.codes, n_clusters=clusters.count, policy=policy
+        )
+    diff = fit_difficulty(counts, pairs, aligned.labels.shape[0])
+    if counts is None:
+        return diff, None, None
+    B = difficulty_replicates(len(pairs), settings.replicates)
+    if clusters.is_items:
+        rng = np.random.default_rng([settings.seed, DIFFICULTY_STREAM])
+        rate, ratio = item_difficulty_replicates(rng, counts, diff, boot.replicates[:B])
+    else:
+        weights = cluster_weights(np.random.default_rng(settings.seed), clusters.count, B)
+        rate, ratio = cluster_difficulty_replicates(counts, diff, weights)
+    out: list[dict[str, Interval]] = [{} for _ in pairs]
+    for name, values in (("expected_regression_rate", rate), ("ratio", ratio)):
+        lo, hi, undefined = percentile_bounds(values, settings.confidence_level)
+        ivs = interval_list(
+            lo, hi, undefined, method=boot.method, replicates=B, cluster=clusters.name, clusters=clusters.count,
+            confidence_level=settings.confidence_level, seed=settings.seed,
+        )
+        for k, iv in enumerate(ivs):
+            out[k][name] = iv
+    first = f"the first {B} of the edges' {settings.replicates} bootstrap replicates" if B < settings.replicates else (
+        f"each of the edges' {B} bootstrap replicates")
+    how = (
+        f"{first}, with both sides' difficulty shifts refit in each; the regression rate in the ratio comes from "
+        "the same draws"
+        + ("" if B == settings.replicates else f" (at most {DIFFICULTY_REFITS:,} edge refits in all)")
+    )
+    return diff, out, how
 
 
 def em_intervals(aligned: Aligned, settings: Uncertainty, *, policy: Policy = "intersect") -> list[Interval]:

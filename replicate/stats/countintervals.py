@@ -56,6 +56,7 @@ class CellFigures:
     #: A table of counts has no other runs to estimate item difficulty from (see the edges' baselines).
     difficulty_expected: None = None
     difficulty_other_runs: int = 0
+    difficulty_interval: None = None
 
     def to_json(self) -> dict:
         out = self.cells.to_json()

@@ -74,8 +74,6 @@ TRIAL_COMMANDS = {"items", "screen"}
 
 #: Rates in JSON that carry no interval yet, each with why (issue 12's remaining gaps; see docs/concepts.md).
 KNOWN_GAPS: dict[str, str] = {
-    "given_item_difficulty.expected_regression_rate": "the difficulty-aware baseline is a model fit; not resampled",
-    "given_item_difficulty.ratio": "regression over the difficulty-aware baseline; not resampled",
 }
 
 INTERVAL_FIELDS = {"low", "high", "method", "replicates", "cluster"}

@@ -263,7 +263,7 @@ _CHAIN_TEXT_BLOCKS = [
 
 def chain_text(edges: Sequence[Comparison], fmt: FormatArg, *, flags: Sequence[Any] = ()) -> str:
     """One row per edge: one table in markdown, two narrower blocks in plain text; then intervals and flags."""
-    from replicate.judge.render.errors import edge_interval_table
+    from replicate.judge.render.errors import difficulty_table, edge_interval_table
 
     fmt = Format(fmt)
     if fmt is Format.markdown:
@@ -276,6 +276,8 @@ def chain_text(edges: Sequence[Comparison], fmt: FormatArg, *, flags: Sequence[A
         out = "\n".join(blocks)
     if edges and edges[0].uncertainty is not None:
         out += "\n" + edge_interval_table(edges, fmt)
+        given = difficulty_table(edges, fmt)
+        out += "\n" + given if given else ""
     if edges:
         e = edges[0]
         where = f"parser: {e.parser}; unparsed policy: {e.unparsed_policy}; items shared by all runs: {e.shared_items};"

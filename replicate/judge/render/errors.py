@@ -33,6 +33,8 @@ class Intervals(Protocol):
     def difficulty_expected(self) -> float | None: ...
     @property
     def difficulty_other_runs(self) -> int: ...
+    @property
+    def difficulty_interval(self) -> Mapping[str, Interval] | None: ...
 
 
 def interval_cell(iv: Interval | None, figure: str) -> str:
@@ -99,7 +101,11 @@ def ratio_reading(cells: FourCell, err: Intervals | None) -> str:
             f"{DIFFICULTY_CAVEAT}; no difficulty-aware baseline here (it needs two or more other runs of the same items)"
         )
     elif reg_iv is not None and reg_iv.low is not None and reg_iv.high is not None:
-        given = f"errors independent given item difficulty (estimated from {err.difficulty_other_runs} other runs) would give {pct(exp, 1)}"
+        div = err.difficulty_interval or {}
+        shown = with_interval(pct(exp, 1), div.get("expected_regression_rate"), "expected_regression_rate")
+        given = f"errors independent given item difficulty (estimated from {err.difficulty_other_runs} other runs) would give {shown}"
+        if div.get("ratio") is not None and cells.regression_rate is not None and exp:
+            given += f" (regression / that = {with_interval(num(cells.regression_rate / exp, 2), div['ratio'], 'ratio')})"
         if reg_iv.high < exp:
             parts.append(f"the regression rate interval lies below what {given}: the versions share errors beyond item difficulty")
         elif reg_iv.low > exp:
@@ -187,3 +193,42 @@ def edge_interval_table(
         [[k, *cells(e, b), p(e)] for k, e in enumerate(edges, 1)], ["#", *(h for h, _ in b), mcnemar], fmt
     )
     return title + first_block + "\n" + second_block
+
+
+def difficulty_table(
+    edges: Sequence[Comparison],
+    fmt: Format,
+    *,
+    who: Callable[[Comparison], Sequence[str]] | None = None,
+    who_headers: Sequence[str] = ("old", "new"),
+) -> str:
+    """Per edge with a difficulty-aware baseline: the regression rate it expects and the edge's rate over it,
+    each with its interval (refit in every replicate); empty when no edge has one."""
+    rows = []
+    first = None
+    for k, e in enumerate(edges, 1):
+        err = e.uncertainty
+        exp = None if err is None else err.difficulty_expected
+        if err is None or exp is None:
+            continue
+        first = first or err
+        div = err.difficulty_interval or {}
+        reg = e.cells.regression_rate
+        ratio = None if reg is None or not exp else reg / exp
+        rows.append([
+            k, *(who(e) if who is not None else []), pct(reg, 1), pct(exp, 1),
+            interval_cell(div.get("expected_regression_rate"), "expected_regression_rate"),
+            num(ratio, 2), interval_cell(div.get("ratio"), "ratio"),
+        ])
+    if first is None:
+        return ""
+    headers = ["#", *(who_headers if who is not None else []), "regr.", "expected\ngiven difficulty", "95% CI",
+               "regr./\nexpected", "95% CI"]
+    if fmt is Format.markdown:
+        headers = [h.replace("\n", " ") for h in headers]
+    title = (
+        f"Regression expected from errors independent given item difficulty (difficulty from the other "
+        f"{first.difficulty_other_runs} runs):\n"
+    )
+    note = f"Intervals: {first.difficulty_resampling}.\n" if first.difficulty_resampling else ""
+    return title + table(rows, headers, fmt) + note

@@ -9,7 +9,7 @@ import numpy as np
 
 from replicate.judge.matrix import FIGURES, Matrix
 from replicate.judge.render import heading
-from replicate.judge.render.errors import edge_interval_table, how_resampled, with_interval
+from replicate.judge.render.errors import difficulty_table, edge_interval_table, how_resampled, with_interval
 from replicate.output import Format, FormatArg, num, pct, table
 
 TITLES = {
@@ -99,6 +99,9 @@ def interval_sections(m: Matrix, fmt: Format) -> list[str]:
             "Near 1: as many regressions as errors independent given the item would give; the classic ratio "
             "above assumes every item equally hard and so reads below 1 for unrelated judges.\n"
         )
+        out.append(difficulty_table(
+            m.comparisons(), fmt, who=lambda e: [number[e.old.name], number[e.new.name]]
+        ))
     iv = next(iter(err.interval.values()))
     out.append(f"Intervals (pairs and each run's EM): {how_resampled(iv)}.\n")
     return out
