@@ -9,6 +9,7 @@ interval included.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -226,9 +227,8 @@ def difficulty_table(
                "regr./\nexpected", "95% CI"]
     if fmt is Format.markdown:
         headers = [h.replace("\n", " ") for h in headers]
-    title = (
-        f"Regression expected from errors independent given item difficulty (difficulty from the other "
-        f"{first.difficulty_other_runs} runs):\n"
-    )
-    note = f"Intervals: {first.difficulty_resampling}.\n" if first.difficulty_resampling else ""
-    return title + table(rows, headers, fmt) + note
+    title = f"Expected regression given item difficulty (from the other {first.difficulty_other_runs} runs):\n"
+    note = f"Intervals: {first.difficulty_resampling}." if first.difficulty_resampling else ""
+    if note and fmt is not Format.markdown:
+        note = textwrap.fill(note, width=100)  # readable in a 100-column terminal
+    return title + table(rows, headers, fmt) + (note + "\n" if note else "")
