@@ -103,8 +103,9 @@ def replicated_table(results: list[TrialClaimResult], fmt: Format, notes: dict[s
     for r in results:
         rows.append([r.claim.id, figure_cell(r.claim.metric, r.claim.target, plain), _printed(r),
                      show_value(r, r.released.value if r.released else None), show_value(r, r.computed.value),
-                     _interval(r), _p(r), _verdict(r, notes)])
-    headers = ["id", "figure", "printed", "release", "fresh", "95% interval, fresh - printed", "p", "verdict"]
+                     "-" if r.computed.n is None else r.computed.n, _interval(r), _p(r), _verdict(r, notes)])
+    # no verdict without its n: the fresh figure's items (an underpowered verdict is about them)
+    headers = ["id", "figure", "printed", "release", "fresh", "n", "95% interval, fresh - printed", "p", "verdict"]
     return _fitted(rows, headers, fmt)
 
 
@@ -245,8 +246,8 @@ def trial_sections(t: TrialsVerification) -> list[str]:
            "with the settings below.", ""]
     if rec:
         out += ["Recomputed from the released tables, shown in the printed unit with three more decimals than "
-                "printed; a value matches when it rounds (half up) to the printed one, counts and pass/fail "
-                "when equal.", "", recomputed_table(rec, Format.markdown, notes).rstrip("\n"), ""]
+                "printed; a value matches when it rounds to the printed one (a value exactly halfway between two "
+                "printable values matches either and is flagged a tie), counts and pass/fail when equal.", "", recomputed_table(rec, Format.markdown, notes).rstrip("\n"), ""]
     if rep:
         tol = sorted({r.claim.settings.tolerance for r in rep})
         out += ["Replicated: the figure from a fresh collection of the same items, judged against the printed "
@@ -255,7 +256,7 @@ def trial_sections(t: TrialsVerification) -> list[str]:
                 f"{', '.join(tol)} as a fraction, i.e. {', '.join(pct(float(x), 1) for x in tol)} points for "
                 "shares and rates), so the fresh data show the two agree to within it. **underpowered**: "
                 "neither; the fresh data could not tell a difference of the tolerance from none. \"release\" is "
-                "the same figure recomputed from the released table.", "",
+                "the same figure recomputed from the released table, \"n\" the items the fresh figure is over.", "",
                 replicated_table(rep, Format.markdown, notes).rstrip("\n"), "", *_tests_used(rep), ""]
     out += _claim_lines(results)
     if notes:
