@@ -167,6 +167,9 @@ def load_parallel(
     """The runs of ``specs`` read by ``workers`` processes, and the labels they gave ((run, parser) -> ...)."""
     from concurrent.futures import ProcessPoolExecutor
 
+    from replicate.reading import READERS
+
+    READERS.names()  # the readers' plugins loaded once here, not again in every forked worker
     root = str(label_cache.root) if label_cache is not None else None
     tasks = [Task(s, fields, s.reader or reader, options[s.name], diag.strict, root, parsers, texts) for s in specs]
     for s in specs:  # looked at here, before reading, so the result cache records them

@@ -96,7 +96,10 @@ def encode(run: Run) -> bytes | None:
     joined = _SEP.join(keys)
     if joined.count(_SEP) != max(len(keys) - 1, 0):
         return None
-    names, split_index = np.unique(run.splits.astype(str), return_inverse=True)
+    splits = [str(s) for s in run.splits.tolist()]
+    names = sorted(set(splits))  # code-point order, as np.unique (a tenth of its time: no array of str sorted)
+    code = {n: i for i, n in enumerate(names)}
+    split_index = np.fromiter(map(code.__getitem__, splits), dtype=np.int32, count=len(splits))
     arrays = {
         "gold": run.gold,
         "split_index": split_index,
@@ -113,7 +116,7 @@ def encode(run: Run) -> bytes | None:
         for f in run.files
     ]
     key_bytes = joined.encode("utf-8")
-    header = json.dumps({"n": len(keys), "splits": names.tolist(), "files": files, "keys": len(key_bytes)}).encode()
+    header = json.dumps({"n": len(keys), "splits": names, "files": files, "keys": len(key_bytes)}).encode()
     parts = [len(header).to_bytes(8, "little"), header, key_bytes]
     parts += [np.ascontiguousarray(arrays[name], dtype=dt).tobytes() for name, dt in _ARRAYS]
     body = b"".join(parts)
