@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -94,10 +95,20 @@ print(json.dumps(pairs))
 '''
 
 
+#: CPU seconds (user + sys) of each timed command, its worker processes included, in the order timed.
+CPU: list[float] = []
+
+
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
-    t = time.perf_counter()
+    t, c = time.perf_counter(), _children_cpu()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     secs = time.perf_counter() - t
+    CPU.append(_children_cpu() - c)
     if p.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:4])} ... exited {p.returncode}:\n{p.stderr[-2000:]}")
     return secs, p.stdout
@@ -145,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         matrix = [sys.executable, "-m", "replicate", "matrix", "--runs", str(toml), "-p", PARSER, "-f", "json"]
         kinds = ("straightforward", "cold", "jobs1", "jobs2", "no-cache", "warm", "hit")
         times: dict[str, list[float]] = {k: [] for k in kinds}
+        cpu: dict[str, list[float]] = {k: [] for k in kinds}
         outs: dict[str, str] = {}
         for r in range(rounds):
             cache = caches / f"round-{r}"
@@ -166,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
                 else:  # cold: an empty cache; hit: the same command again over unchanged files
                     secs, out = timed(matrix, env)
                 times[what].append(secs)
+                cpu[what].append(CPU[-1])
                 if outs.setdefault(what, out) != out:
                     raise SystemExit(f"MISMATCH: {what} printed other bytes in round {r + 1}")
         mine = {outs[k] for k in kinds[1:]}
@@ -178,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"MISMATCH on {bad!r}: matrix {got.get(bad)}, straightforward {ref[bad]}")
         print(f"{len(ref)} ordered pairs, identical four cells in both; cold (auto, --jobs 1, --jobs 2), --no-cache, "
               "warm and hit byte-identical")
-        print(f"whole process, fresh interpreter each, median of {rounds} alternating round(s):")
+        print(f"whole process, fresh interpreter each, median of {rounds} alternating round(s); "
+              "CPU = user + sys of the process and its workers:")
         naive = median(times["straightforward"])
         labels = {
             "straightforward": "straightforward script",
@@ -193,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
             m = median(times[what])
             ratio = "" if what == "straightforward" else f"   ratio {naive / m:6.1f}x"
             spread = f"[{min(times[what]):.2f}-{max(times[what]):.2f}]"
-            print(f"  {labels[what]:38s} {m:7.3f} s {spread:>13s}{ratio}")
+            print(f"  {labels[what]:38s} {m:7.3f} s {spread:>13s}   CPU {median(cpu[what]):6.2f} s{ratio}")
         bare = median([timed([sys.executable, "-c", "pass"], os.environ.copy())[0] for _ in range(3)])
         print(f"  (bare interpreter start-up: {bare:.3f} s)")
         if args.profile:
