@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from replicate.cli.app import app
 from support.paths import ROOT
 from support.plugins import install_example, write_dist
 
@@ -53,8 +55,9 @@ def test_example_reader_is_chosen_by_content_and_compared(site, tmp_path):
     run = _replicate("compare", old, new, "--gold", DATA / "gold.txt", "-f", "json", path=[target])
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
-    qrels = json.loads(_replicate("compare", DATA / "old.txt", DATA / "new.txt", "--gold", DATA / "gold.txt",
-                                  "-f", "json", path=[]).stdout)
+    # the same judgments through the built-in reader, no plugin on the path: in this interpreter
+    qrels = json.loads(CliRunner().invoke(app, ["compare", str(DATA / "old.txt"), str(DATA / "new.txt"), "--gold",
+                                                str(DATA / "gold.txt"), "-f", "json"]).stdout)
     assert out["cells"] == qrels["cells"] == {"both": 2, "only_old": 2, "only_new": 2, "neither": 0}
     assert out["reader"] == "csv-grades@1" and out["parser"] == "csv-grades"
     assert "reader: csv-grades@1 (chosen by content" in run.stderr
