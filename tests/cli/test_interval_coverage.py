@@ -142,12 +142,13 @@ def intervals_of(node, key: str = ""):
 
 
 def shown(text: str, figure: str, low: float, high: float) -> bool:
-    """The interval appears in the text as ``[lo, hi]`` or ``lo-hi`` (percent to 1 decimal; ratios to 2)."""
+    """The interval appears in the text as ``[lo, hi]`` or ``lo-hi``: percent to 1 decimal, or percentage points
+    (``[-0.9, +0.2 pp]``, a difference between parsers); ratios to 2 decimals."""
     if "ratio" in figure:
-        lo, hi = f"{low:.2f}", f"{high:.2f}"
+        lo, hi = re.escape(f"{low:.2f}"), re.escape(f"{high:.2f}")
     else:
-        lo, hi = f"{100 * low:.1f}%?", f"{100 * high:.1f}%"
-    pattern = rf"{lo.replace('.', '[.]')}(, |-| to ){hi.replace('.', '[.]')}"
+        lo, hi = rf"\+?{re.escape(f'{100 * low:.1f}')}%?", rf"\+?{re.escape(f'{100 * high:.1f}')}(%| pp)"
+    pattern = rf"{lo}(, |-| to ){hi}"
     return re.search(pattern, text) is not None
 
 

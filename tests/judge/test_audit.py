@@ -231,7 +231,7 @@ def test_differences_between_parsers_get_joint_bootstrap_intervals():
     text = audit_text(res, "table")
     assert f"toy-strict@1 - toy-first@1: unparsed {100 * d.unparsed_rate:+.2f} pp [" in text
     low, high = iv["low"], iv["high"]
-    assert f"{100 * edge['regression_rate']:+.2f} pp [{100 * low:.1f}%, {100 * high:.1f}%]" in text
+    assert f"{100 * edge['regression_rate']:+.2f} pp [{100 * low:+.1f}, {100 * high:+.1f} pp]" in text
     # the new run's items in another order: alignment pairs each item with itself, so the same intervals
     shuffled = _clustered_pair(order=np.random.default_rng(1).permutation(60).tolist())
     again = audit(list(shuffled), [FIRST, STRICT], edge=("m", "n"), uncertainty=st)

@@ -74,14 +74,16 @@ def _fig(fig: str, v: float | int | None) -> str:
 
 
 def _delta(fig: str, v: float | int | None, iv: Interval | None = None) -> str:
-    """A difference between parsers (percentage points for rates), then its joint-bootstrap interval if any."""
+    """A difference between parsers (percentage points for rates), then its joint-bootstrap interval in the same units."""
     if v is None:
         return "-"
     if fig == "n":
         return f"{v:+d}"
     if fig == "independence_ratio":
         return with_interval(f"{v:+.3f}", iv, fig)
-    return with_interval(f"{100 * v:+.2f} pp", iv, fig)
+    if iv is None or iv.low is None or iv.high is None:
+        return f"{100 * v:+.2f} pp"
+    return f"{100 * v:+.2f} pp [{100 * iv.low:+.1f}, {100 * iv.high:+.1f} pp]"
 
 
 def audit_text(a: Audit, fmt: FormatArg) -> str:
