@@ -15,8 +15,16 @@ The two agree exactly on the pairs the loop ran (same seed -> same clusters
 drawn). Then the share intervals add to ``matrix`` itself: in memory
 (``matrix()`` with and without intervals), and, unless ``--no-process``, as
 whole ``replicate matrix -f json`` processes over a generated 22-run release
-with ``--replicates 0`` and the default 1,000 (alternating rounds, medians;
-cold label cache and warm).
+with ``--replicates 0`` and the default 1,000, in two cache states (cold:
+``--no-cache``; warm: run and label caches kept, the result cache emptied
+before every process so that it never answers).
+
+The whole-process share is a small difference of two noisy times on a shared
+machine, so it is measured as pairs: each round runs both variants back to
+back (in alternating order), the round's share is (with - without) / without,
+and the figure is the median share over the rounds, printed with its
+interquartile range and min-max. A round both of whose processes a busy
+neighbour slowed moves the times but hardly the share.
 
     python bench/bench_intervals.py [--small] [--loop-pairs N] [--no-process] [--rounds N]
 """
@@ -28,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -74,17 +83,39 @@ def best_of(fn, repeat: int = 3) -> float:
     return best
 
 
-def process_times(n_runs: int, small: bool, repeats: int) -> dict[str, tuple[float, float]]:
-    """Whole ``replicate matrix -f json`` processes without and with intervals: median seconds per cache state.
+@dataclass
+class Shares:
+    """Per-round whole-process times without and with intervals, and the share intervals add."""
 
-    Two cache states: ``cold`` (``--no-cache``: every output parsed) and
-    ``warm`` (labels read from a label cache in a temporary folder, filled
-    first). For each, ``repeats`` rounds, each round running both variants
-    back to back in alternating order (off-on, on-off, ...), so a noisy
-    neighbour on a shared machine slows both alike; the medians are reported.
+    off: list[float]
+    on: list[float]
+
+    @property
+    def shares(self) -> list[float]:
+        return [(b - a) / a for a, b in zip(self.off, self.on)]
+
+    def line(self) -> str:
+        import statistics
+
+        s = sorted(self.shares)
+        q1, med, q3 = statistics.quantiles(s, n=4, method="inclusive") if len(s) > 1 else (s[0],) * 3
+        return (f"{statistics.median(self.off):.2f} s with --replicates 0, {statistics.median(self.on):.2f} s with 1,000 "
+                f"(medians); intervals add {100 * med:+.0f}% (median of {len(s)} paired rounds; "
+                f"interquartile {100 * q1:+.0f}% to {100 * q3:+.0f}%, range {100 * s[0]:+.0f}% to {100 * s[-1]:+.0f}%; "
+                "target <= +20%)")
+
+
+def process_times(n_runs: int, small: bool, repeats: int) -> dict[str, Shares]:
+    """Whole ``replicate matrix -f json`` processes without and with intervals, paired per round, per cache state.
+
+    Two cache states: ``cold`` (``--no-cache``: every file read and every
+    output parsed) and ``warm`` (runs and labels from a cache filled first; the
+    result cache emptied before every process, so the matrix is computed each
+    time). For each, ``repeats`` rounds, each running both variants back to
+    back in alternating order (off-on, on-off, ...).
     """
     import os
-    import statistics
+    import shutil
 
     from bench_judge import generate
 
@@ -95,25 +126,26 @@ def process_times(n_runs: int, small: bool, repeats: int) -> dict[str, tuple[flo
         toml = root / "bench_runs.toml"
         lines = ["[runs]"] + [f'"{n}" = [{", ".join(repr(str(p.relative_to(root))).replace(chr(39), chr(34)) for p in ps)}]' for n, ps in runs.items()]
         toml.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        env = {**os.environ, "REPLICATE_CACHE_DIR": str(root / "cache")}
-        base = [sys.executable, "-m", "replicate.cli.app"]
+        cache = root / "cache"
+        env = {**os.environ, "REPLICATE_CACHE_DIR": str(cache)}
+        base = [sys.executable, "-m", "replicate"]
         args = ["matrix", "--runs", str(toml), "-p", "umbrela-fallback@1", "-f", "json"]
 
         def run(extra: list[str], root_opts: list[str]) -> float:
+            shutil.rmtree(cache / "results", ignore_errors=True)  # never a replayed result
             t0 = time.perf_counter()
             subprocess.run(base + root_opts + args + extra, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
             return time.perf_counter() - t0
 
         out = {}
         for state, root_opts in (("cold", ["--no-cache"]), ("warm", [])):
-            run(["--replicates", "0"], root_opts)  # fills the cache (warm) and the OS file cache
-            off: list[float] = []
-            on: list[float] = []
+            run(["--replicates", "0"], root_opts)  # fills the run and label caches (warm) and the OS file cache
+            got = Shares([], [])
             for k in range(repeats):
-                order = [(off, ["--replicates", "0"]), (on, [])]
+                order = [(got.off, ["--replicates", "0"]), (got.on, [])]
                 for times, extra in order if k % 2 == 0 else order[::-1]:
                     times.append(run(extra, root_opts))
-            out[state] = (statistics.median(off), statistics.median(on))
+            out[state] = got
         return out
 
 
@@ -153,12 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"matrix() in memory: {t_matrix:.3f} s without intervals, {t_matrix_iv:.3f} s with (+{t_matrix_iv - t_matrix:.3f} s)")
     if not args.no_process:
         rounds = args.rounds or (2 if args.small else 9)
-        for state, (off, on) in process_times(n_runs, args.small, rounds).items():
-            print(
-                f"'replicate matrix -f json' whole process, {state} label cache: median of {rounds} interleaved rounds "
-                f"{off:.2f} s with --replicates 0, {on:.2f} s with 1,000 "
-                f"(intervals add {100 * (on - off) / off:.0f}% of the matrix's time; target <= 20%)"
-            )
+        for state, got in process_times(n_runs, args.small, rounds).items():
+            print(f"'replicate matrix -f json' whole process, {state} cache: {got.line()}")
     return 0
 
 

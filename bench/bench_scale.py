@@ -10,19 +10,24 @@ the default intervals, JSON):
 - straightforward: ``bench_process.STRAIGHTFORWARD`` (json per line, the
   parser per reply, a Python loop per ordered pair);
 - ours, cold: ``replicate matrix --runs RUNS.toml -p umbrela-fallback@1 -f json``
-  with an empty label cache (a fresh cache dir per round);
-- ours, warm: the same command again over the same cache (nothing changed);
+  with an empty cache folder (a fresh one per round);
+- ours, warm: the same command again with the run and label caches kept and
+  the result cache emptied (what a rerun with another policy, format or claims
+  file meets: the runs and labels are kept, the output is computed);
+- ours, replay: the same command once more, nothing changed (the result cache
+  answers);
 - phases (in one more fresh interpreter, in the library): imports, load,
   parse, figures, JSON (times without tracing), then the same again under
   tracemalloc for the memory held after load + parse and the peak of each phase.
 
-Peak memory of a whole process is its ``ru_maxrss`` (``os.wait4`` on that
-child). Medians over ``--rounds``. The files sit in the OS page cache in
+Peak memory of a whole process is its own high-water mark (VmHWM, recorded
+at exit by ``peak_rss.py``; ``ru_maxrss`` would start from this process's
+peak). Medians over ``--rounds``. The files sit in the OS page cache in
 every round (they were just written): "cold" means an empty label cache.
 
 Checks (exit 1 when one fails): the four cells of every pair are the same in
-the matrix's JSON and the straightforward script's, and the warm output is
-byte-identical to the cold one. Printed, not failed on (timings on a shared
+the matrix's JSON and the straightforward script's, and the warm and replayed
+outputs are byte-identical to the cold one. Printed, not failed on (timings on a shared
 machine): time(x4) / time(x1) per approach and phase, flagged when above
 ``QUADRATIC_FLAG`` (4 for linear growth; less when fixed costs weigh in), and
 memory per million records (run x item).
@@ -112,11 +117,22 @@ def generate(root: Path, runs: int, factor: int, *, scale: float) -> tuple[Path,
     return toml, items, sum(f.stat().st_size for f in files) / 1e6
 
 
+#: Runs a Python command line and records its own peak RSS (VmHWM) at exit: see that file for why.
+PEAK = Path(__file__).resolve().parent / "peak_rss.py"
+
+
 def child(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float, str]:
-    """Run ``cmd``: its wall time, CPU time (user + sys), own peak RSS in MB (that child's ru_maxrss) and stdout."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    """Run the Python command ``cmd``: wall time, CPU time (user + sys), its own peak RSS in MB and stdout.
+
+    The peak is the child's VmHWM (through :data:`PEAK`), not ``ru_maxrss``,
+    which would start from this process's peak.
+    """
+    assert cmd[0] == sys.executable
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile(suffix=".kib") as peak:
         t = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
+        p = subprocess.Popen([sys.executable, str(PEAK), *cmd[1:]], stdout=out, stderr=err,
+                             env={**env, "PEAK_RSS_FILE": peak.name})
         _, status, usage = os.wait4(p.pid, 0)
         secs = time.perf_counter() - t
         p.returncode = os.waitstatus_to_exitcode(status)
@@ -124,8 +140,8 @@ def child(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float, str
         err.seek(0)
         if p.returncode != 0:
             raise SystemExit(f"{' '.join(cmd[:5])} ... exited {p.returncode}:\n{err.read().decode()[-2000:]}")
-        # ru_maxrss is in KiB on Linux
-        return secs, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.read().decode()
+        kib = int(Path(peak.name).read_text(encoding="ascii"))
+        return secs, usage.ru_utime + usage.ru_stime, kib / 1024, out.read().decode()
 
 
 # -- the in-library phases (run in a child: python bench_scale.py --phases RUNS.toml) -------------
@@ -189,7 +205,7 @@ def prepare(top: Path, sizes, *, scale: float) -> list[Size]:
     for runs, factor in sizes:
         root = top / f"r{runs}-x{factor}"
         t = time.perf_counter()
-        # in a child: a child's ru_maxrss starts from this process's peak, which must stay small
+        # in a child, so that this process stays small
         said = child([sys.executable, str(Path(__file__).resolve()), "--generate", str(root), str(runs), str(factor),
                       str(scale)], dict(os.environ))[3]
         toml_path, items, mb = json.loads(said)
@@ -215,15 +231,18 @@ def measure(sizes: list[Size], *, rounds: int, naive: bool, fresh: bool) -> None
             z.check(json.loads(out), "straightforward")
     for r in range(rounds):
         for z in sizes:
-            cache = z.root / f"cache-{r}"  # a fresh, empty label cache each round
+            cache = z.root / f"cache-{r}"  # a fresh, empty cache folder each round
             cmd = [sys.executable, "-m", "replicate", "matrix", "--runs", str(z.toml), "-p", PARSER, "-f", "json"]
             outs = {}
-            for state in ("cold", "warm"):
+            for state in STATES:
+                if state == "warm":  # runs and labels kept, the result recomputed
+                    shutil.rmtree(cache / "results", ignore_errors=True)
                 *m, outs[state] = child(cmd, {**env, "REPLICATE_CACHE_DIR": str(cache)})
                 z.add(state, *m)
             shutil.rmtree(cache, ignore_errors=True)
-            if outs["warm"] != outs["cold"]:
-                raise SystemExit(f"MISMATCH ({z.label}): the warm run's output differs from the cold run's")
+            for state in STATES[1:]:
+                if outs[state] != outs["cold"]:
+                    raise SystemExit(f"MISMATCH ({z.label}): the {state} run's output differs from the cold run's")
             z.check(cells_of_matrix(outs["cold"]), "matrix")
     for z in sizes:
         if fresh:
@@ -234,19 +253,21 @@ def measure(sizes: list[Size], *, rounds: int, naive: bool, fresh: bool) -> None
 
 
 PHASES = ("imports", "load", "parse", "figures", "json")
+#: The whole-process runs of ours per round: empty cache, runs and labels kept, the result replayed.
+STATES = ("cold", "warm", "replay")
 
 
 def report(sizes: list[Size], *, fresh: bool) -> None:
     approaches = list(sizes[0].wall)
     print("\nwhole process (median wall s, median CPU s = user + sys, peak RSS MB)")
     print("  runs  items/run  pairs " + "".join(f"{a:>27}" for a in approaches)
-          + ("   ratio cold  ratio warm (wall)" if "straightforward" in approaches else ""))
+          + ("".join(f"{'ratio ' + s:>13}" for s in STATES) + " (wall)" if "straightforward" in approaches else ""))
     for z in sizes:
         cells = "".join(f"  {z.median('wall', a):8.2f} {z.median('cpu', a):7.2f} {z.median('rss', a):6.0f} MB"
                         for a in approaches)
         ratio = ""
         if "straightforward" in approaches:
-            ratio = "".join(f"{z.median('wall', 'straightforward') / z.median('wall', s):>11.1f}x" for s in ("cold", "warm"))
+            ratio = "".join(f"{z.median('wall', 'straightforward') / z.median('wall', s):>12.1f}x" for s in STATES)
         print(f"  {z.runs:>4}  {z.items:>9,}  {z.runs * (z.runs - 1):>5} {cells}{ratio}")
     where = "one fresh interpreter per size" if fresh else "in this interpreter (imports done once)"
     print(f"\nlibrary phases, {where}: wall s (CPU s); memory under tracemalloc, held after the phase / peak in it, MB")
@@ -292,7 +313,7 @@ def growth(sizes: list[Size]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help=f"sizes {SMALL} at {SMALL_SCALE} of the items (for CI)")
-    ap.add_argument("--rounds", type=int, default=None, help="rounds of cold + warm per size (default 3; 1 with --small)")
+    ap.add_argument("--rounds", type=int, default=None, help="rounds of cold + warm + replay per size (default 3; 1 with --small)")
     ap.add_argument("--no-straightforward", action="store_true", help="skip the straightforward script (minutes at 50 runs and x4)")
     ap.add_argument("--keep", type=Path, help="generate under DIR and keep it (default: a temp dir, removed)")
     ap.add_argument("--phases", type=Path, metavar="RUNS_TOML", help=argparse.SUPPRESS)  # the phases child
@@ -310,12 +331,12 @@ def main(argv: list[str] | None = None) -> int:
     rounds = args.rounds or (1 if args.small else 3)
     top = args.keep or Path(tempfile.mkdtemp(prefix="bench-scale-"))
     try:
-        print(f"matrix -p {PARSER} -f json; {rounds} round(s) of cold + warm per size")
+        print(f"matrix -p {PARSER} -f json; {rounds} round(s) of cold + warm + replay per size")
         prepared = prepare(top, sizes, scale=scale)
         measure(prepared, rounds=rounds, naive=not args.no_straightforward, fresh=not args.small)
         report(prepared, fresh=not args.small)
         print("\nidentical four cells in the matrix (every round), the straightforward script and the library phases; "
-              "warm output byte-identical to cold")
+              "warm and replayed output byte-identical to cold")
     finally:
         if args.keep is None:
             shutil.rmtree(top, ignore_errors=True)

@@ -1,10 +1,11 @@
 """Benchmark: `verify` (read each file once, label once per parser, cache edges) vs a per-claim loop.
 
-A synthetic release written to a temporary directory: 6 versions and 2
-repeats, each pooling a DL 2019-like and a DL 2020-like file (20,646 items per
-run in full size), and a claims file of 73 claims (every edge figure of the 5
-adjacent edges, 4 run figures per version, the 4 floor figures), verified
-under 3 parsers.
+A synthetic release written to a temporary directory: ``--runs`` runs (20
+versions and 2 repeats by default, the size of the 22-run release; 8 runs
+with ``--small``), each pooling a DL 2019-like and a DL 2020-like file (20,646
+items per run in full size), and a claims file of every edge figure of the
+adjacent edges (9 each), 4 run figures per version and the 4 floor figures
+(255 claims at 22 runs: 19 edges, 20 versions), verified under 3 parsers.
 
 - straightforward: for each claim and each parser, read the claim's runs from
   disk, label them, and compute the figure with the judge library's
@@ -13,7 +14,7 @@ under 3 parsers.
 
 Measured twice:
 
-- in one interpreter (imports done): both functions above, once each (not with ``--small``);
+- with ``--in-process``, in one interpreter (imports done): both functions above, once each;
 - whole process, each in a fresh interpreter, in alternating rounds (medians):
   the straightforward loop as a script (this file with ``--per-claim``) against
   ``replicate verify CLAIMS --root DIR -p P1 -p P2 -p P3 -f json`` (default
@@ -22,11 +23,12 @@ Measured twice:
   again over that cache (warm: a rerun over unchanged files).
 
 Every recomputed value must agree (to 1e-12), the warm output must be
-byte-identical to the cold one, and the warm run must read every run's labels
-from the label cache (``--verbose``: a hit per run and parser, no miss).
-Prints the times and ratios; exits non-zero on any disagreement.
+byte-identical to the cold one, and the warm run must take every run from the
+run cache and its labels from the label cache (``--verbose``: a hit per run,
+and per run and parser, no miss). Prints the times and ratios; exits non-zero
+on any disagreement.
 
-    python bench/bench_verify.py [--small] [--rounds N]
+    python bench/bench_verify.py [--small] [--runs N] [--rounds N] [--in-process]
 """
 
 from __future__ import annotations
@@ -53,11 +55,15 @@ RUN_METRICS = (("em", "percent"), ("mae", "ratio"), ("pearson", "ratio"), ("unpa
 FLOOR_METRICS = ("floor.regression_min", "floor.regression_max", "floor.change_min", "floor.change_max")
 
 
-def write_release(root: Path, *, small: bool) -> tuple[Path, list[str], list[str]]:
+def write_release(root: Path, *, small: bool, runs: int = 22) -> tuple[Path, list[str], list[str]]:
+    """A release of ``runs`` runs (``runs - 2`` versions and 2 repeats of the last) and its claims file."""
     styles = ("plain", "mto", "reasoning", "bold", "long", "plain")
-    versions = [Version(f"v{i}", accuracy=0.5 + 0.02 * i, stickiness=0.5, style=styles[i], odd_rate=0.05,
-                        unparseable_rate=0.02) for i in range(6)]
-    versions += [Version(f"v5-r{k}", accuracy=0.6, stickiness=0.85, style="plain", repeat_of="v5") for k in (1, 2)]
+    n = runs - 2
+    last = f"v{n - 1}"
+    versions = [Version(f"v{i}", accuracy=0.5 + 0.1 * i / n, stickiness=0.5, style=styles[i % len(styles)], odd_rate=0.05,
+                        unparseable_rate=0.02) for i in range(n)]
+    versions += [Version(f"{last}-r{k}", accuracy=versions[-1].accuracy, stickiness=0.85, style=styles[(n - 1) % len(styles)],
+                         repeat_of=last) for k in (1, 2)]
     if small:
         splits = [Split("results", 4, 20, 19335), Split("results_2020", 4, 20, 1030303)]
     else:
@@ -65,7 +71,7 @@ def write_release(root: Path, *, small: bool) -> tuple[Path, list[str], list[str
     release = make_release(root, versions, splits=splits, seed=7, compact=True)
     files = {**release.files, **release.repeats}
     names = list(release.files)
-    repeats = ["v5", *release.repeats]
+    repeats = [last, *release.repeats]
     lines = ["[study]", 'title = "bench"', "[runs]"]
     lines += [f'"{n}" = [{", ".join(repr(f).replace(chr(39), chr(34)) for f in fs)}]' for n, fs in files.items()]
     claims = []
@@ -193,6 +199,8 @@ def whole_process(claims_path: Path, root: Path, *, rounds: int, runs: int) -> t
         times["warm"].append(secs)
         if err.count("label cache: hit") != runs * len(PARSER_NAMES) or "label cache: miss" in err:
             raise SystemExit(f"verify did not read every run's labels from the label cache:\n{err[-1000:]}")
+        if err.count("run cache: hit") != runs or "run cache: miss" in err:
+            raise SystemExit(f"verify did not take every run from the run cache:\n{err[-1000:]}")
         if warm != cold:
             raise SystemExit("MISMATCH: the warm verify output differs from the cold one")
         agree(ref, of_json(cold))
@@ -204,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help="a tiny release (smoke test)")
     ap.add_argument("--rounds", type=int, default=None, help="whole-process rounds (default 3; 1 with --small)")
+    ap.add_argument("--runs", type=int, default=None, help="runs in the release, 2 of them repeats (default 22; 8 with --small)")
+    ap.add_argument("--in-process", action="store_true", help="also time both in one interpreter (minutes at 22 runs)")
     ap.add_argument("--per-claim", nargs=2, type=Path, metavar=("CLAIMS", "ROOT"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.per_claim is not None:  # the straightforward loop as a whole process: values as JSON
@@ -211,13 +221,17 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({f"{cid}\t{p}": v for (cid, p), v in values.items()}))
         return 0
     rounds = args.rounds or (1 if args.small else 3)
-    size = "small" if args.small else "8 runs x 20,646 items"
+    n_runs = args.runs or (8 if args.small else 22)
+    if n_runs < 4:
+        ap.error("--runs must be at least 4 (two versions and two repeats)")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        claims_path, names, repeats = write_release(root, small=args.small)
+        claims_path, names, repeats = write_release(root, small=args.small, runs=n_runs)
         runs = len(set(names) | set(repeats))
-        print(f"{size}, {len(PARSER_NAMES)} parsers")
-        if not args.small:  # (the smoke test checks agreement in the whole-process rounds)
+        n_claims = sum(1 for line in claims_path.read_text().splitlines() if line == "[[claims]]")
+        items = sum(1 for f in (root / "results", root / "results_2020") for _ in (f / f"{names[0]}_annotations.jsonl").open())
+        print(f"{n_runs} runs x {items:,} items, {n_claims} claims, {len(PARSER_NAMES)} parsers")
+        if args.in_process:
             slow, fast, _ = in_process(claims_path, root)
             print(f"in one interpreter: straightforward {slow:.2f} s, verify {fast:.2f} s, ratio {slow / fast:.1f}x "
                   "(values agree)")
