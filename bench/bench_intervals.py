@@ -8,8 +8,14 @@ pairs, 1,000 replicates, clusters = the query id.
   gather their items and count the cells with numpy (the loop a user would
   write); timed on a few pairs and extrapolated to all 462;
 - ours: :func:`replicate.judge.uncertainty.edge_uncertainty` for all 462
-  pairs at once (cluster bootstrap, clustered McNemar, difficulty baseline,
-  the Interval objects), as ``matrix`` runs it.
+  pairs at once (cluster bootstrap, clustered McNemar, difficulty baseline
+  with its intervals, the Interval objects), as ``matrix`` runs it.
+
+The difficulty baseline's intervals refit the baseline in every replicate;
+they are checked apart: the straightforward refit (each replicate's counts
+fitted by the full-sample fit, ``independence._shift``, one replicate at a
+time) against ours (:func:`replicate.stats.independence_boot.cluster_difficulty_replicates`,
+all replicates at once), on the replicates a matrix refits; they agree to 1e-9.
 
 The two agree exactly on the pairs the loop ran (same seed -> same clusters
 drawn). Then the share intervals add to ``matrix`` itself: in memory
@@ -48,8 +54,14 @@ from bench_matrix import FULL, SMALL, make_runs  # noqa: E402
 from replicate.judge.align import align  # noqa: E402
 from replicate.judge.matrix import matrix  # noqa: E402
 from replicate.judge.model import KEY_SEP  # noqa: E402
-from replicate.judge.uncertainty import Uncertainty, edge_uncertainty  # noqa: E402
+from replicate.judge.uncertainty import (  # noqa: E402
+    Uncertainty,
+    difficulty_replicates,  # noqa: E402
+    edge_uncertainty,
+)
 from replicate.stats.bootstrap import FIGURES, Clusters, cluster_weights  # noqa: E402
+from replicate.stats.independence import _shift, difficulty_counts, fit_difficulty, smoothed_logits  # noqa: E402
+from replicate.stats.independence_boot import cluster_difficulty_replicates  # noqa: E402
 
 REPLICATES = 1000
 
@@ -72,6 +84,37 @@ def straightforward(labels: np.ndarray, gold: np.ndarray, codes: np.ndarray, n_c
             rates.append(only_old / n)
         out.append(tuple(np.quantile(rates, [0.025, 0.975])))
     return out
+
+
+def straightforward_difficulty(counts, weights: np.ndarray) -> np.ndarray:
+    """Each replicate's expected regression rate, refit one replicate at a time with the full-sample fit."""
+    logits = smoothed_logits(counts.other_runs)
+    hist = counts.hist.astype(np.float64)  # (G, K, P)
+    sides = counts.sides().astype(np.float64)  # (G, 3, P)
+    out = []
+    for w in weights.astype(np.float64):
+        h = np.einsum("g,gkp->pk", w, hist)
+        old_right, new_right, _ = np.einsum("g,gsp->sp", w, sides)
+        q_old, q_new = _shift(logits, h, old_right), _shift(logits, h, new_right)
+        out.append((h * q_old * (1 - q_new)).sum(axis=1) / h.sum(axis=1))
+    return np.array(out)
+
+
+def difficulty_check(aligned, pairs, clusters) -> tuple[float, float, int, float]:
+    """(straightforward s, ours s, replicates, largest relative difference) of the difficulty refits."""
+    counts = difficulty_counts(aligned.labels, aligned.gold, pairs, codes=clusters.codes, n_clusters=clusters.count)
+    base = fit_difficulty(counts, pairs, aligned.labels.shape[0])
+    B = difficulty_replicates(len(pairs), REPLICATES)
+    weights = cluster_weights(np.random.default_rng(0), clusters.count, B)
+    t_ours = best_of(lambda: cluster_difficulty_replicates(counts, base, weights))
+    ours, _ = cluster_difficulty_replicates(counts, base, weights)
+    t0 = time.perf_counter()
+    plain = straightforward_difficulty(counts, weights)
+    t_plain = time.perf_counter() - t0
+    worst = float(np.nanmax(np.abs(ours - plain) / plain))
+    if not worst <= 1e-9:
+        raise AssertionError(f"difficulty refits disagree: largest relative difference {worst:.3g}")
+    return t_plain, t_ours, B, worst
 
 
 def best_of(fn, repeat: int = 3) -> float:
@@ -176,12 +219,17 @@ def main(argv: list[str] | None = None) -> int:
             raise AssertionError(f"loop and ours disagree: {(lo, hi)} vs {(iv.low, iv.high)}")
     assert cluster_weights  # the loop draws the same cluster indices (see stats.bootstrap.cluster_weights)
 
+    d_plain, d_ours, d_reps, d_worst = difficulty_check(aligned, pairs, clusters)
     t_matrix = best_of(lambda: matrix(runs))
     t_matrix_iv = best_of(lambda: matrix(runs, uncertainty=settings))
     print(f"data: {n_runs} runs x {n_items} items, {clusters.count} query clusters, {len(pairs)} ordered pairs, {REPLICATES} replicates")
     print(f"straightforward per-pair bootstrap loop: {t_loop:.1f} s (extrapolated from {len(few)} pairs)")
     print(f"ours (all pairs: intervals of {len(FIGURES)} figures, clustered McNemar, difficulty baseline): {t_ours:.3f} s")
     print(f"identical regression-rate intervals on the pairs the loop ran; ratio {t_loop / t_ours:.0f}x")
+    print(
+        f"difficulty baseline refit in {d_reps} replicates x {len(pairs)} pairs: straightforward {d_plain:.3f} s, "
+        f"ours {d_ours:.3f} s (ratio {d_plain / d_ours:.1f}x; largest relative difference {d_worst:.1e})"
+    )
     print(f"matrix() in memory: {t_matrix:.3f} s without intervals, {t_matrix_iv:.3f} s with (+{t_matrix_iv - t_matrix:.3f} s)")
     if not args.no_process:
         rounds = args.rounds or (2 if args.small else 9)
