@@ -98,9 +98,11 @@ def test_outcomes_do_not_depend_on_concurrency(items, tmp_path):
     faults = dict(rate_429=0.05, rate_500=0.05, rate_drop=0.03, rate_malformed=0.03, rate_truncate=0.05,
                   rate_refusal=0.05, rate_no_answer=0.05)
 
+    # No hang among these faults, so a long client timeout: with 0.3 s a loaded machine timed out a
+    # fault-free answer now and then, and the retry drew the next answer (the server counts every request).
     def run(conc, name):
         with start_sim_server(sim_config(**faults), api_key=KEY) as srv:
-            collect(config_for(srv.url, concurrency=conc), items[:10], tmp_path / name)
+            collect(config_for(srv.url, concurrency=conc, timeout=30.0), items[:10], tmp_path / name)
         return Counter((r["model"], r["item"], r["text"], r["refusal"], r["finish_reason"])
                        for r in trial_records(tmp_path / name))
 
