@@ -34,6 +34,7 @@ def items(
     by_snapshot: Annotated[bool, typer.Option("--by-snapshot", help="Split each model answered by several snapshots into MODEL@SNAPSHOT models (name those in --edge).")] = False,
     tarone: Annotated[bool, typer.Option("--tarone", help="Leave out items whose smallest attainable Fisher p-value exceeds --alpha (they can never be significant), before BH.")] = False,
     power_move: Annotated[str, typer.Option("--power-move", help="Reference move P:Q whose power at each cell's K is shown beside P+ and P-.")] = "0.4:0.6",
+    min_items: Annotated[int, typer.Option("--min-items", min=0, metavar="N", help="Flag a cell of fewer items than this (its shares are too uncertain for a verdict); the threshold edges and floors use.")] = 100,
     fmt: FormatOpt = Format.table,
     strict: StrictOpt = False,
 ) -> None:
@@ -61,7 +62,7 @@ def items(
     result = analyse_items(
         table, edges, by=by, eps=eps, alpha=alpha, ci=ci, n_null=null, seed=seed,
         sensitivity=sensitivity, single_draw=single_draw, strata=strata, tarone=tarone,
-        power_move=parse_move(power_move, param="power_move"), diagnostics=diag,
+        power_move=parse_move(power_move, param="power_move"), min_items=min_items, diagnostics=diag,
     )
     if per_item is not None:
         _write_jsonl(per_item, per_item_rows(result))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from replicate.judge.compare import Comparison
 from replicate.judge.uncertainty import MIN_ITEMS
 from replicate.stats.countintervals import CellFigures
+from replicate.stats.samples import too_few_items
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,12 +30,8 @@ class SampleFlag:
 
 
 def small_sample_flag(where: str, n: int, min_items: int, what: str = "compared on") -> SampleFlag | None:
-    if n >= min_items:
-        return None
-    return SampleFlag(
-        "small_sample", where,
-        f"{what} only n = {n} items, fewer than --min-items {min_items}: too few for a verdict (read the intervals)",
-    )
+    message = too_few_items(what, n, min_items)
+    return None if message is None else SampleFlag("small_sample", where, message)
 
 
 @dataclass(frozen=True)

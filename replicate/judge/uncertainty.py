@@ -38,9 +38,8 @@ from replicate.stats.independence import DifficultyBaseline, difficulty_counts, 
 from replicate.stats.independence_boot import cluster_difficulty_replicates, item_difficulty_replicates
 from replicate.stats.paired import CLUSTERED_MCNEMAR, chi2_sf_1, chi2_sf_1_log10, mcnemar_clustered
 from replicate.stats.policy import Policy
+from replicate.stats.samples import MIN_ITEMS as MIN_ITEMS  # the one threshold (stats/samples.py)
 
-#: Default smallest number of compared items below which an edge or a floor is flagged.
-MIN_ITEMS = 100
 #: ``cluster`` value asking for the item bootstrap (no cluster key).
 ITEM = "item"
 EXACT_MCNEMAR_ASSUMES = "the exact McNemar test treats every item as an independent draw"

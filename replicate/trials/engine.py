@@ -28,6 +28,7 @@ from replicate.stats.itemtests import Rule, cell_tests, min_attainable_p
 from replicate.stats.null import permutation_null
 from replicate.stats.power import FlagPower, flag_power
 from replicate.stats.rational import mean_of_ratios
+from replicate.stats.samples import MIN_ITEMS
 from replicate.trials.accuracy import accuracy_table, looseness
 from replicate.trials.counts import Counts, aggregate, unit_metadata
 from replicate.trials.intervals import cell_intervals, mean_rate_interval
@@ -136,6 +137,7 @@ def analyse_items(
     strata: str | None = None,
     tarone: bool = False,
     power_move: tuple[float, float] = POWER_MOVE,
+    min_items: int = MIN_ITEMS,
     diagnostics: Diagnostics | None = None,
 ) -> ItemsResult:
     """Classify every item of every edge x benchmark cell; see the module docstring.
@@ -143,6 +145,7 @@ def analyse_items(
     ``tarone``: leave out of each cell the items whose smallest attainable Fisher p-value
     exceeds ``alpha`` (they can never be significant); counted per cell. ``power_move``:
     the reference move ``p -> q`` whose power at each cell's K is reported beside P+ and P-.
+    ``min_items``: a cell of fewer items is flagged ``small_sample`` (the threshold of edges and floors).
     """
     diag = diagnostics if diagnostics is not None else Diagnostics()
     seed = DEFAULT_SEED if seed is None else int(seed)
@@ -201,6 +204,7 @@ def analyse_items(
         single_draw=single_draw,
         tarone=tarone,
         power_move=(float(power_move[0]), float(power_move[1])),
+        min_items=int(min_items),
         input={
             "file": table.provenance.to_json() if table.provenance else {"path": table.path},
             "rows": table.n_rows,

@@ -55,6 +55,8 @@ def render_items(result: ItemsResult, fmt: FormatArg) -> str:
         out.append(f"## {title}\n" if md else f"{title}\n")
         out.append(body)
     out.append(input_lines(result.provenance, fmt).rstrip("\n"))
+    for c, message in result.small_cells():
+        out.append(f"\nWarning: {c.label()}: {message}.")
     n_warn = result.diagnostics.get("count", 0)
     if n_warn:
         out.append(f"\n{n_warn} warning(s); see --format json for details.")

@@ -17,6 +17,7 @@ from replicate.stats.bootstrap import Interval
 from replicate.stats.classify import CLASSES
 from replicate.stats.power import FlagPower
 from replicate.stats.rational import as_float
+from replicate.stats.samples import MIN_ITEMS, too_few_items
 from replicate.trials.intervals import computed
 
 
@@ -245,6 +246,11 @@ class CellResult:
     def n_items(self) -> int:
         return self.shares.n_items
 
+    def label(self) -> str:
+        """``SRC -> TGT, benchmark B`` (the benchmark left out when benchmarks are pooled)."""
+        edge = f"{self.source} -> {self.target}"
+        return edge if self.benchmark is None else f"{edge}, benchmark {self.benchmark}"
+
     @property
     def delta_exact(self) -> Fraction | None:
         s, t = self.source_side.accuracy_exact, self.target_side.accuracy_exact
@@ -370,10 +376,27 @@ class ItemsResult:
     provenance: FileProvenance | None = None  # the trials file, for markdown and table output
     tarone: bool = False
     power_move: tuple[float, float] = (0.4, 0.6)
+    min_items: int = MIN_ITEMS
+
+    def small_cells(self) -> list[tuple[CellResult, str]]:
+        """The cells of fewer than ``min_items`` items, each with its flag's words."""
+        out = []
+        for c in self.cells:
+            message = too_few_items("the cell has", c.n_items, self.min_items)
+            if message is not None:
+                out.append((c, message))
+        return out
 
     def to_json(self) -> dict:
+        small = {id(c): m for c, m in self.small_cells()}
+        cells = []
+        for c in self.cells:
+            js = c.to_json()
+            js["small_sample"] = id(c) in small
+            js["flags"] = [{"code": "small_sample", "where": c.label(), "message": small[id(c)]}] if id(c) in small else []
+            cells.append(js)
         return {
-            "cells": [c.to_json() for c in self.cells],
+            "cells": cells,
             "accuracy": [a.to_json() for a in self.accuracy],
             "settings": {
                 "eps": float(self.eps),
@@ -390,6 +413,7 @@ class ItemsResult:
                 "fisher": "two-sided, as scipy.stats.fisher_exact",
                 "multiple_testing": "Benjamini-Hochberg per cell, as scipy.stats.false_discovery_control",
                 "tarone": self.tarone,
+                "min_items": self.min_items,
                 "power_reference": {
                     "p": self.power_move[0],
                     "q": self.power_move[1],

@@ -320,3 +320,21 @@ def test_null_summary_mean_and_monte_carlo_p_value(tmp_path, planted):
     big = analyse_items(planted, [("old", "new")], n_null=99).cells[0].to_json()["null"]
     assert big["p_value"]["p_chg"] == 1 / 100
     assert analyse_items(planted, [("old", "new")], n_null=0).cells[0].to_json()["null"] is None
+
+
+def test_a_cell_under_min_items_is_flagged_with_its_n(planted):
+    from replicate.trials.render import render_items
+
+    # 120 items: flagged under --min-items 121, not under 120 (the threshold edges and floors use)
+    small = analyse_items(planted, [("old", "new")], n_null=0, min_items=121)
+    enough = analyse_items(planted, [("old", "new")], n_null=0, min_items=120)
+    (cell,) = orjson.loads(dumps_json(small))["cells"]
+    assert cell["small_sample"] is True and cell["n_items"] == 120
+    (flag,) = cell["flags"]
+    assert flag["code"] == "small_sample" and flag["where"] == "old -> new, benchmark bench"
+    assert "only n = 120 items, fewer than --min-items 121" in flag["message"]
+    assert orjson.loads(dumps_json(small))["settings"]["min_items"] == 121
+    assert "Warning: old -> new, benchmark bench: the cell has only n = 120 items" in render_items(small, "table")
+    (ok,) = orjson.loads(dumps_json(enough))["cells"]
+    assert ok["small_sample"] is False and ok["flags"] == []
+    assert "Warning:" not in render_items(enough, "table")
