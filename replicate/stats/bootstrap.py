@@ -137,8 +137,16 @@ class Interval:
             "confidence_level": self.confidence_level,
             "seed": self.seed,
             "undefined_replicates": self.undefined,
-            "assumes": self.assumes,
+            "assumes": self.assumes if self.assumes is not None else one_cluster_warning(self.cluster, self.clusters),
         }
+
+
+def one_cluster_warning(cluster: str | None, clusters: int) -> str | None:
+    """Words for a cluster bootstrap over a single cluster (every replicate is the sample: zero width), else None."""
+    if cluster is None or clusters != 1:
+        return None
+    return (f"more than one {cluster} cluster: all items are in one, so resampling it whole shows no sampling "
+            f"error (zero width); use --cluster item to resample items")
 
 
 #: What an interval over items resampled (or counted) one by one takes for granted.

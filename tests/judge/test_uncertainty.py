@@ -217,3 +217,40 @@ def test_floor_range_widened_by_its_own_error_turns_an_old_above_into_indistingu
     assert js["edge"]["verdict"] == "indistinguishable"
     assert js["edge"]["floor_with_error"]["high"] == bounds.high
     assert js["regression_rate_with_error"]["method"].startswith("the floor's range widened")
+
+
+def test_a_cluster_bootstrap_over_one_cluster_says_it_shows_no_sampling_error(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from replicate.cli.app import app
+
+    # every item in query 7: resampling that one query whole gives the sample itself in every replicate
+    for name, outs in (("old", "0101010111"), ("new", "0111010011")):
+        rows = [{"query_id": "7", "corpus_id": f"d{i}", "original_qrel_score": float(i % 2),
+                 "model_output": f"##final score: {o}"} for i, o in enumerate(outs)]
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = ["compare", str(tmp_path / "old.jsonl"), str(tmp_path / "new.jsonl"), "-p", "umbrela-strict@1",
+            "--replicates", "200"]
+    js = json.loads(CliRunner().invoke(app, [*args, "-f", "json"]).stdout)
+    def walk(node):
+        if isinstance(node, dict):
+            if {"low", "high", "clusters", "cluster"} <= set(node):
+                yield node
+            for v in node.values():
+                yield from walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                yield from walk(v)
+
+    ivs = [iv for iv in walk(js) if iv["cluster"] == "query_id"]
+    assert ivs and all(iv["clusters"] == 1 and iv["low"] == iv["high"] for iv in ivs if iv["low"] is not None)
+    assert all("all items are in one, so resampling it whole shows no sampling error" in iv["assumes"] for iv in ivs)
+    text = CliRunner().invoke(app, args).stdout
+    assert "Warning: the intervals assume more than one query_id cluster" in text
+    # with two queries the words are gone
+    from replicate.stats.bootstrap import Interval, one_cluster_warning
+    assert one_cluster_warning("query_id", 2) is None and one_cluster_warning(None, 1) is None
+    iv = Interval(0.1, 0.2, "cluster-bootstrap-percentile", 10, "query_id", 2, 0.95, 0)
+    assert iv.to_json()["assumes"] is None

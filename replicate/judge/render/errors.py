@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from replicate.judge.uncertainty import EXACT_MCNEMAR_ASSUMES, EdgeUncertainty
 from replicate.output import Format, num, pct, table
-from replicate.stats.bootstrap import Interval
+from replicate.stats.bootstrap import Interval, one_cluster_warning
 from replicate.stats.fourcell import FourCell
 from replicate.stats.paired import p_display
 
@@ -55,7 +55,9 @@ def with_interval(value: str, iv: Interval | None, figure: str) -> str:
 def how_resampled(iv: Interval) -> str:
     """One phrase naming the bootstrap of an interval: ``18 query_id clusters resampled whole, 1000 replicates, seed 0``."""
     by = f"{iv.clusters} {iv.cluster} clusters resampled whole" if iv.cluster else f"{iv.clusters} items resampled one by one"
-    return f"{100 * iv.confidence_level:g}% percentile bootstrap: {by}, {iv.replicates} replicates, seed {iv.seed}"
+    warning = one_cluster_warning(iv.cluster, iv.clusters)
+    tail = "" if warning is None else f" (Warning: the intervals assume {warning})"
+    return f"{100 * iv.confidence_level:g}% percentile bootstrap: {by}, {iv.replicates} replicates, seed {iv.seed}{tail}"
 
 
 def method_header(err: EdgeUncertainty, confidence_level: float) -> str:
@@ -130,6 +132,9 @@ def error_lines(cmp: Comparison) -> list[str]:
         f"Intervals: {how}, {any_iv.replicates} replicates, seed {any_iv.seed}, percentile method; "
         f"{EXACT_MCNEMAR_ASSUMES}, the clustered test does not."
     ]
+    warning = one_cluster_warning(err.cluster, err.clusters)
+    if warning is not None:
+        lines.append(f"Warning: the intervals assume {warning}.")
     if cmp.small:
         lines.append(
             f"Warning: only n = {cmp.cells.n} items compared (fewer than --min-items {st.min_items}): "
