@@ -378,22 +378,20 @@ class ItemsResult:
     power_move: tuple[float, float] = (0.4, 0.6)
     min_items: int = MIN_ITEMS
 
+    def small_cell(self, c: CellResult) -> str | None:
+        """The small-sample flag's words for a cell of fewer than ``min_items`` items, else None."""
+        return too_few_items("the cell has", c.n_items, self.min_items)
+
     def small_cells(self) -> list[tuple[CellResult, str]]:
         """The cells of fewer than ``min_items`` items, each with its flag's words."""
-        out = []
-        for c in self.cells:
-            message = too_few_items("the cell has", c.n_items, self.min_items)
-            if message is not None:
-                out.append((c, message))
-        return out
+        return [(c, m) for c in self.cells if (m := self.small_cell(c)) is not None]
 
     def to_json(self) -> dict:
-        small = {id(c): m for c, m in self.small_cells()}
         cells = []
         for c in self.cells:
-            js = c.to_json()
-            js["small_sample"] = id(c) in small
-            js["flags"] = [{"code": "small_sample", "where": c.label(), "message": small[id(c)]}] if id(c) in small else []
+            js, message = c.to_json(), self.small_cell(c)
+            js["small_sample"] = message is not None
+            js["flags"] = [] if message is None else [{"code": "small_sample", "where": c.label(), "message": message}]
             cells.append(js)
         return {
             "cells": cells,
