@@ -35,6 +35,7 @@ from replicate.cli.judge_options import (
     UnparsedOpt,
     check_run_values,
     emit_runs,
+    later_imports,
     load,
     need_parser,
     reader_options,
@@ -212,7 +213,8 @@ def matrix_cmd(
     if scale is not None:
         _scale(scale, "")  # a bad --scale is a usage error before any file is read
     loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser,
-                  jobs=jobs, parsers=[parser] if parser else [])
+                  jobs=jobs, parsers=[parser] if parser else [],
+                  prefetch=later_imports(replicates=replicates, pvalues=format is Format.json))
     name = need_parser(parser, loaded)
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     result = matrix(loaded.labelled(name), policy=unparsed.value, scale=_scale(scale, name, loaded), uncertainty=settings)

@@ -36,6 +36,7 @@ from replicate.cli.judge_options import (
     Unparsed,
     UnparsedOpt,
     emit_runs,
+    later_imports,
     load,
     need_parser,
     reader_options,
@@ -158,7 +159,7 @@ def compare_cmd(
     from replicate.judge.render import comparison_text
 
     loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser,
-                  jobs=jobs, parsers=[parser] if parser else [])
+                  jobs=jobs, parsers=[parser] if parser else [], prefetch=later_imports(replicates=replicates, pvalues=True))
     a, b = loaded.labelled(need_parser(parser, loaded))
     cmp = compare(a, b, policy=unparsed.value, uncertainty=uncertainty_of(replicates, seed, cluster, min_items, loaded))
     emit_runs(loaded, cmp, format, text=lambda: comparison_text(cmp, format), comparisons=[cmp])
@@ -202,7 +203,7 @@ def chain_cmd(
     if len(specs) < 2:
         raise UsageError(f"a chain needs at least two runs; got {len(specs)}")
     loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser,
-                  jobs=jobs, parsers=[parser] if parser else [])
+                  jobs=jobs, parsers=[parser] if parser else [], prefetch=later_imports(replicates=replicates, pvalues=True))
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=unparsed.value, uncertainty=settings)
     flags = edge_flags(edges, min_items=None if settings is None else settings.min_items)

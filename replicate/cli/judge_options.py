@@ -321,12 +321,14 @@ def load(
     jobs: str = "1",
     parsers: Sequence[str] = (),
     texts: bool = False,
+    prefetch: Sequence[str] = (),
 ):
     """Load the runs ``specs`` with the field options (the first step of every judge command).
 
     ``jobs`` is ``--jobs``; ``parsers`` are the parsers the command labels with
     (the workers label the runs while reading them); ``texts``: the command reads
-    every run's raw outputs itself.
+    every run's raw outputs itself; ``prefetch``: modules its later steps import
+    (:func:`later_imports`), imported while the runs are read.
 
     ``extra`` holds reader-specific options (:func:`reader_options`). ``parser``
     (the command's --parser) gives the label set gold stored as text is read
@@ -343,10 +345,20 @@ def load(
         specs, fields=fields, strict=strict, reader=reader,
         options=ReadOptions(fields=fields, extra=extra or {}, gold_labels=gold_labels),
         gold=gold, gold_reader=gold_reader, need_gold=need_gold,
-        label_cache=label_cache(), jobs=jobs_value(jobs), parsers=parsers, texts=texts,
+        label_cache=label_cache(), jobs=jobs_value(jobs), parsers=parsers, texts=texts, prefetch=prefetch,
     )
     show_detected(loaded.detected())
     return loaded
+
+
+def later_imports(*, replicates: int, pvalues: bool) -> tuple[str, ...]:
+    """What a figure command imports after reading its runs, for :func:`load`'s ``prefetch``.
+
+    ``numpy.random`` for the bootstrap (``replicates`` > 0); ``scipy.special``
+    when the output shows exact McNemar p-values (``pvalues``: every JSON
+    edge, and chain's table), and only then: a table without p-values needs no scipy.
+    """
+    return (("numpy.random",) if replicates else ()) + (("scipy.special",) if pvalues else ())
 
 
 def label_cache():

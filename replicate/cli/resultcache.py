@@ -99,20 +99,32 @@ def _stat(path: str) -> Stat:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
-def invocation(argv: Sequence[str]) -> tuple[list[str], bool] | None:
-    """(the arguments that key the entry, whether ``--verbose`` was given), or None when the command is not cached."""
+def _split(argv: Sequence[str]) -> tuple[list[str], list[str]] | None:
+    """(root options, the command and its arguments) of a command of :data:`COMMANDS`, else None."""
     args = list(argv)
     i = 0
     while i < len(args) and args[i].startswith("-"):
         if args[i] not in _ROOT_FLAGS:
-            return None  # --version, --help, completion options, or an unknown option: not cached
+            return None  # --version, --help, completion options, or an unknown option
         i += 1
     root, rest = args[:i], args[i:]
-    if "--no-cache" in root or not rest:
+    if not rest:
         return None
     words = tuple(rest[:2]) if rest[0] == "parsers" else (rest[0],)
-    if words not in COMMANDS:
+    return (root, rest) if words in COMMANDS else None
+
+
+def read_and_compute(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` runs a command of :data:`COMMANDS` (cached or not: ``--no-cache`` too)."""
+    return _split(argv) is not None
+
+
+def invocation(argv: Sequence[str]) -> tuple[list[str], bool] | None:
+    """(the arguments that key the entry, whether ``--verbose`` was given), or None when the command is not cached."""
+    split = _split(argv)
+    if split is None or "--no-cache" in split[0]:
         return None
+    root, rest = split
     if any(a in ("--help", "-h", "-") for a in rest):
         return None  # help depends on the terminal; '-' is standard input
     return rest, "--verbose" in root

@@ -121,6 +121,7 @@ def load_runs(
     parsers: Sequence[str] = (),
     texts: bool = False,
     run_cache: RunCache | None = None,
+    prefetch: Sequence[str] = (),
 ) -> Loaded:
     """Read every run of ``specs`` (each file once) into a :class:`Loaded`.
 
@@ -142,6 +143,12 @@ def load_runs(
     the same for every number of workers. ``texts``: the caller reads every
     run's raw outputs (workers send them back instead of leaving them to be
     read again from the files on first use).
+
+    ``prefetch``: modules the caller will import next, imported in a
+    background thread while worker processes read the runs (this process
+    only waits on them; see :mod:`replicate.prefetch`). Without workers
+    nothing is prefetched: this process is busy reading, and a second thread
+    importing beside it slows it about as much as the import would.
     """
     names = [s.name for s in specs]
     dupes = sorted({n for n in names if names.count(n) > 1})
@@ -162,6 +169,7 @@ def load_runs(
         runs, prelabelled = load_parallel(
             specs, workers, fields=fields, diag=diag, reader=reader, options={s.name: own.get(s.name, options) for s in specs},
             run_cache=run_cache, label_cache=label_cache, parsers=tuple(parsers) if gold is None else (), texts=texts,
+            prefetch=tuple(prefetch),
         )
     else:
         runs = tuple(

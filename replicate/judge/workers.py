@@ -163,10 +163,16 @@ def load_parallel(
     label_cache: LabelCache | None,
     parsers: tuple[str, ...],
     texts: bool = False,
+    prefetch: tuple[str, ...] = (),
 ) -> tuple[tuple[Run, ...], dict[tuple[str, str], Any]]:
-    """The runs of ``specs`` read by ``workers`` processes, and the labels they gave ((run, parser) -> ...)."""
+    """The runs of ``specs`` read by ``workers`` processes, and the labels they gave ((run, parser) -> ...).
+
+    ``prefetch``: modules imported in a background thread once the workers
+    have started (:mod:`replicate.prefetch`), while this process waits on them.
+    """
     from concurrent.futures import ProcessPoolExecutor
 
+    from replicate.prefetch import prefetch as start_prefetch
     from replicate.reading import READERS
 
     READERS.names()  # the readers' plugins loaded once here, not again in every forked worker
@@ -179,6 +185,7 @@ def load_parallel(
     labelled: dict[tuple[str, str], Any] = {}
     with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
         futures: list[Future] = [pool.submit(work, t) for t in tasks]
+        start_prefetch(*prefetch)  # the workers are forked by now (all at the first submit)
         try:
             for task, fut in zip(tasks, futures):
                 done = fut.result()
