@@ -93,3 +93,31 @@ def test_leave_exits_with_the_code_given(tmp_path):
         print("not reached")
         """, tmp_path)
     assert (p.returncode, p.stdout) == (7, "before\n")
+
+
+def test_the_command_line_runs_blas_on_one_thread_unless_told_and_the_output_does_not_depend_on_it(tmp_path):
+    # a release big enough for threaded products (8 runs, about 3,000 items in 30 queries): the bootstrap's
+    # weights x counts product and the difficulty refits give the same bytes on 1 and on 4 BLAS threads
+    from replicate.examples.judge_release import Split, Version, make_release, runs_toml
+
+    release = make_release(
+        tmp_path / "rel", [Version(f"v{k}", accuracy=0.5 + 0.03 * k) for k in range(8)],
+        splits=[Split("results", queries=30, docs_per_query=100, first_query_id=1)], seed=3,
+    )
+    (tmp_path / "rel" / "runs.toml").write_text(runs_toml(release), encoding="utf-8")
+    args = ["--no-cache", "matrix", "--runs", "runs.toml", "-p", "umbrela-fallback@1", "-f", "json", "--jobs", "1"]
+    outs = {}
+    for threads in (None, "1", "4"):
+        env = {k: v for k, v in env_for(tmp_path / "cache").items() if k != "OPENBLAS_NUM_THREADS"}
+        if threads is not None:
+            env["OPENBLAS_NUM_THREADS"] = threads
+        code = ("import os, runpy, sys; sys.argv = ['replicate', *sys.argv[1:]]; import atexit; "
+                "atexit.register(lambda: os.write(2, ('BLAS=' + os.environ['OPENBLAS_NUM_THREADS']).encode())); "
+                "runpy.run_module('replicate', run_name='__main__')")
+        p = subprocess.run([sys.executable, "-c", code, *args], cwd=tmp_path / "rel", env=env, capture_output=True,
+                           text=True)
+        assert p.returncode == 0, p.stderr
+        assert p.stderr.endswith(f"BLAS={threads or '1'}")
+        outs[threads] = p.stdout
+    assert outs[None] == outs["1"] == outs["4"]
+    assert len(json.loads(outs[None])["pairs"]) == 56
