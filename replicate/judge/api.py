@@ -146,7 +146,7 @@ def load_runs(
 
     ``prefetch``: modules the caller will import next, imported in a
     background thread while worker processes read the runs (this process
-    only waits on them; see :mod:`replicate.prefetch`). Without workers
+    only waits on them; see :mod:`replicate.background`). Without workers
     nothing is prefetched: this process is busy reading, and a second thread
     importing beside it slows it about as much as the import would.
     """

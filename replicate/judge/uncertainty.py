@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from replicate.background import beside
 from replicate.judge.align import Aligned
 from replicate.judge.model import KEY_SEP
 from replicate.stats.bootstrap import (
@@ -177,6 +178,9 @@ def edge_uncertainty(
     """Sampling error of each edge (old, new) of ``aligned`` (one bootstrap for all of them)."""
     pairs = [(int(a), int(b)) for a, b in pairs]
     clusters = settings.clusters(aligned.keys)
+    # The cluster bootstrap's difficulty refits need only the clusters and the seed: they run in a
+    # thread beside the edges' bootstrap (both mostly numpy, which releases the GIL). Same values.
+    refits = None if clusters.is_items else beside(_difficulty_refits, aligned, pairs, clusters, settings, policy)
     boot = bootstrap_pairs(
         aligned.labels,
         aligned.gold,
@@ -195,7 +199,10 @@ def edge_uncertainty(
         p = chi2_sf_1(stat)
     else:
         stat, p = mcnemar_clustered(counts[:, :, 1], counts[:, :, 2])
-    diff, diff_iv, how = _difficulty(aligned, pairs, clusters, boot, settings, policy)
+    if refits is None:  # the item bootstrap's refits split the edges' own replicates: beside their intervals
+        refits = beside(_difficulty_refits, aligned, pairs, clusters, settings, policy, boot)
+    intervals = boot.intervals()
+    diff, diff_iv, how = _difficulty_intervals(*refits.result(), settings, clusters, boot.method, len(pairs))
     return [
         EdgeUncertainty(
             interval=iv,
@@ -208,18 +215,18 @@ def edge_uncertainty(
             difficulty_interval=None if diff_iv is None else diff_iv[k],
             difficulty_resampling=how,
         )
-        for k, iv in enumerate(boot.intervals())
+        for k, iv in enumerate(intervals)
     ]
 
 
-def _difficulty(
-    aligned: Aligned, pairs: list[tuple[int, int]], clusters: Clusters, boot: PairBootstrap, settings: Uncertainty,
-    policy: Policy,
-) -> tuple[DifficultyBaseline, list[dict[str, Interval]] | None, str | None]:
-    """The difficulty baseline of each edge and, refit in each of the edges' first replicates, its intervals.
+def _difficulty_refits(
+    aligned: Aligned, pairs: list[tuple[int, int]], clusters: Clusters, settings: Uncertainty, policy: Policy,
+    boot: PairBootstrap | None = None,
+) -> tuple[DifficultyBaseline, tuple[np.ndarray, np.ndarray] | None, int]:
+    """The difficulty baseline of each edge and, refit in each of the edges' first replicates, (rate, ratio) per replicate.
 
     The cluster bootstrap redraws the edges' cluster weights (same seed, same
-    draws); the item bootstrap splits the edges' own replicate counts.
+    draws); the item bootstrap splits the edges' own replicate counts (``boot``).
     """
     if clusters.is_items:
         counts = difficulty_counts(aligned.labels, aligned.gold, pairs, policy=policy)
@@ -228,20 +235,30 @@ def _difficulty(
             aligned.labels, aligned.gold, pairs, codes=clusters.codes, n_clusters=clusters.count, policy=policy
         )
     diff = fit_difficulty(counts, pairs, aligned.labels.shape[0])
-    if counts is None:
-        return diff, None, None
     B = difficulty_replicates(len(pairs), settings.replicates)
+    if counts is None:
+        return diff, None, B
     if clusters.is_items:
+        assert boot is not None
         rng = np.random.default_rng([settings.seed, DIFFICULTY_STREAM])
-        rate, ratio = item_difficulty_replicates(rng, counts, diff, boot.replicates[:B])
-    else:
-        weights = cluster_weights(np.random.default_rng(settings.seed), clusters.count, B)
-        rate, ratio = cluster_difficulty_replicates(counts, diff, weights)
-    out: list[dict[str, Interval]] = [{} for _ in pairs]
+        return diff, item_difficulty_replicates(rng, counts, diff, boot.replicates[:B]), B
+    weights = cluster_weights(np.random.default_rng(settings.seed), clusters.count, B)
+    return diff, cluster_difficulty_replicates(counts, diff, weights), B
+
+
+def _difficulty_intervals(
+    diff: DifficultyBaseline, refits: tuple[np.ndarray, np.ndarray] | None, B: int, settings: Uncertainty,
+    clusters: Clusters, method: str, n_pairs: int,
+) -> tuple[DifficultyBaseline, list[dict[str, Interval]] | None, str | None]:
+    """The difficulty baseline with the intervals of its refits, and how they were resampled."""
+    if refits is None:
+        return diff, None, None
+    rate, ratio = refits
+    out: list[dict[str, Interval]] = [{} for _ in range(n_pairs)]
     for name, values in (("expected_regression_rate", rate), ("ratio", ratio)):
         lo, hi, undefined = percentile_bounds(values, settings.confidence_level)
         ivs = interval_list(
-            lo, hi, undefined, method=boot.method, replicates=B, cluster=clusters.name, clusters=clusters.count,
+            lo, hi, undefined, method=method, replicates=B, cluster=clusters.name, clusters=clusters.count,
             confidence_level=settings.confidence_level, seed=settings.seed,
         )
         for k, iv in enumerate(ivs):

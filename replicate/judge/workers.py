@@ -168,11 +168,11 @@ def load_parallel(
     """The runs of ``specs`` read by ``workers`` processes, and the labels they gave ((run, parser) -> ...).
 
     ``prefetch``: modules imported in a background thread once the workers
-    have started (:mod:`replicate.prefetch`), while this process waits on them.
+    have started (:mod:`replicate.background`), while this process waits on them.
     """
     from concurrent.futures import ProcessPoolExecutor
 
-    from replicate.prefetch import prefetch as start_prefetch
+    from replicate.background import prefetch as start_prefetch
     from replicate.reading import READERS
 
     READERS.names()  # the readers' plugins loaded once here, not again in every forked worker

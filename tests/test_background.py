@@ -1,4 +1,4 @@
-"""replicate.prefetch: imports in a background thread, never half-done at a fork, never hiding an error.
+"""replicate.background: imports in a background thread, never half-done at a fork, never hiding an error.
 
 Each case runs in a fresh interpreter with a module of its own on the path
 whose import is slow (a sleep), so a fork or an import in the main thread
@@ -10,8 +10,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
+
+from replicate.background import beside
 
 SLOW = """
 import time
@@ -31,7 +34,7 @@ def run(tmp_path, code: str) -> subprocess.CompletedProcess[str]:
 def test_prefetch_returns_at_once_and_the_import_completes_in_the_background(tmp_path):
     p = run(tmp_path, """
         import sys, time
-        from replicate.prefetch import prefetch, wait
+        from replicate.background import prefetch, wait
         t0 = time.monotonic()
         prefetch("slow_mod")
         print(time.monotonic() - t0 < 0.2)
@@ -44,7 +47,7 @@ def test_prefetch_returns_at_once_and_the_import_completes_in_the_background(tmp
 def test_the_commands_own_import_waits_for_the_module_to_be_whole(tmp_path):
     p = run(tmp_path, """
         import time
-        from replicate.prefetch import prefetch
+        from replicate.background import prefetch
         prefetch("slow_mod")
         time.sleep(0.05)
         import slow_mod
@@ -57,7 +60,7 @@ def test_the_commands_own_import_waits_for_the_module_to_be_whole(tmp_path):
 def test_a_fork_waits_for_the_prefetch_so_the_child_never_sees_a_half_imported_module(tmp_path):
     p = run(tmp_path, """
         import os, sys
-        from replicate.prefetch import prefetch
+        from replicate.background import prefetch
         prefetch("slow_mod")
         pid = os.fork()
         if pid == 0:
@@ -72,7 +75,7 @@ def test_a_fork_waits_for_the_prefetch_so_the_child_never_sees_a_half_imported_m
 
 def test_a_failed_prefetch_is_silent_and_the_commands_import_raises_it(tmp_path):
     p = run(tmp_path, """
-        from replicate.prefetch import prefetch, wait
+        from replicate.background import prefetch, wait
         prefetch("broken_mod", "slow_mod")
         wait()
         import slow_mod  # the modules after a failed one are still prefetched
@@ -89,9 +92,33 @@ def test_a_failed_prefetch_is_silent_and_the_commands_import_raises_it(tmp_path)
 def test_modules_already_imported_start_no_thread(tmp_path):
     p = run(tmp_path, """
         import threading
-        from replicate.prefetch import prefetch
+        from replicate.background import prefetch
         import json
         prefetch("json", "os")
         print(threading.active_count())
         """)
     assert p.stdout.split() == ["1"], p.stderr
+
+
+def test_beside_runs_at_the_same_time_and_gives_the_value():
+    started, go = threading.Event(), threading.Event()
+
+    def work(x):
+        started.set()
+        assert go.wait(5), "the caller's thread was not free while this ran"
+        return x * 2
+
+    job = beside(work, 21)
+    assert started.wait(5)  # running while this thread goes on
+    go.set()
+    assert job.result() == 42
+    assert job.result() == 42  # asked again: the same value
+
+
+def test_beside_raises_the_functions_own_error_in_the_caller():
+    def work():
+        raise ValueError("bad counts")
+
+    job = beside(work)
+    with pytest.raises(ValueError, match="bad counts"):
+        job.result()
