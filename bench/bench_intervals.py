@@ -160,7 +160,9 @@ def process_times(n_runs: int, small: bool, repeats: int) -> dict[str, Shares]:
     import os
     import shutil
 
-    from bench_judge import generate
+    from bench_judge import compiled, generate
+
+    print(compiled())
 
     versions, scale = (n_runs - 2, 0.1 if small else 1.0)
     with tempfile.TemporaryDirectory() as tmp:

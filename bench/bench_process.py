@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_judge import PARSER, release_spec  # noqa: E402
+from bench_judge import PARSER, compiled, release_spec  # noqa: E402
 
 from replicate.examples.judge_release import Release, make_release, runs_toml  # noqa: E402
 from replicate.judge.select import runs_from_toml  # noqa: E402
@@ -151,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"release: {len(files)} files, {mb:.1f} MB (ready in {time.perf_counter() - t:.1f} s); "
               f"--jobs auto starts {jobs_for(runs_from_toml(toml), 'auto')} worker(s) here ({cpus()} CPUs)")
 
+        print(compiled())
         script = root / "straightforward.py"
         script.write_text(STRAIGHTFORWARD, encoding="utf-8")
         matrix = [sys.executable, "-m", "replicate", "matrix", "--runs", str(toml), "-p", PARSER, "-f", "json"]

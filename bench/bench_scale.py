@@ -50,7 +50,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_judge import PARSER, release_spec  # noqa: E402
+from bench_judge import PARSER, compiled, release_spec  # noqa: E402
 from bench_process import STRAIGHTFORWARD, cells_of_matrix  # noqa: E402
 
 from replicate.examples.judge_release import Release, make_release, runs_toml  # noqa: E402
@@ -331,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     rounds = args.rounds or (1 if args.small else 3)
     top = args.keep or Path(tempfile.mkdtemp(prefix="bench-scale-"))
     try:
+        print(compiled())
         print(f"matrix -p {PARSER} -f json; {rounds} round(s) of cold + warm + replay per size")
         prepared = prepare(top, sizes, scale=scale)
         measure(prepared, rounds=rounds, naive=not args.no_straightforward, fresh=not args.small)

@@ -44,7 +44,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from replicate.examples.judge_release import Split, Version, make_release
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_judge import compiled  # noqa: E402
+
+from replicate.examples.judge_release import Split, Version, make_release  # noqa: E402
 
 PARSER_NAMES = ("umbrela-checked@1", "umbrela-fallback@1", "umbrela-strict@1")
 EDGE_METRICS = (
@@ -231,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         n_claims = sum(1 for line in claims_path.read_text().splitlines() if line == "[[claims]]")
         items = sum(1 for f in (root / "results", root / "results_2020") for _ in (f / f"{names[0]}_annotations.jsonl").open())
         print(f"{n_runs} runs x {items:,} items, {n_claims} claims, {len(PARSER_NAMES)} parsers")
+        print(compiled())
         if args.in_process:
             slow, fast, _ = in_process(claims_path, root)
             print(f"in one interpreter: straightforward {slow:.2f} s, verify {fast:.2f} s, ratio {slow / fast:.1f}x "
