@@ -29,11 +29,12 @@ is left out of that figure's percentiles and counted (``undefined``).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from replicate.background import beside
 from replicate.stats.policy import Policy, check_policy
 
 #: Per edge, the item categories every figure is computed from (over items valid under the policy).
@@ -59,6 +60,8 @@ DEFAULT_SEED = 0
 
 UNPARSED = -1  # replicate.parsing.UNPARSED (stats/ does not import the judge side)
 _BLOCK = 64
+#: Edges whose replicate values :meth:`PairBootstrap.intervals` computes together (1,000 replicates: 0.5 MB a figure).
+EDGE_BLOCK = 64
 _GRAM_CLUSTERS = 5000  # up to this many clusters, per-cluster Gram products (see _counts_by_gram)
 
 
@@ -312,8 +315,8 @@ def _counts_by_gram(
     return np.stack([both, only_old, only_new, same, n - both - only_old - only_new - same], axis=-1)
 
 
-def figures_from_counts(counts: np.ndarray) -> dict[str, np.ndarray]:
-    """Each figure of :data:`FIGURES` from category counts ``(..., 5)``; NaN where undefined."""
+def figures_from_counts(counts: np.ndarray, figures: Sequence[str] = FIGURES) -> dict[str, np.ndarray]:
+    """Each of ``figures`` (by default every figure of :data:`FIGURES`) from category counts ``(..., 5)``; NaN where undefined."""
     c = np.asarray(counts, dtype=np.float64)
     both, only_old, only_new, n_same, n_changed = (c[..., k] for k in range(5))
     n = both + only_old + only_new + n_same + n_changed
@@ -321,21 +324,25 @@ def figures_from_counts(counts: np.ndarray) -> dict[str, np.ndarray]:
     new_correct = both + only_new
 
     def div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-        out = np.full(np.shape(num), np.nan)
+        out = np.full_like(num, np.nan)
         np.divide(num, den, out=out, where=den != 0)
         return out
 
-    return {
-        "em_old": div(old_correct, n),
-        "em_new": div(new_correct, n),
-        "accuracy_difference": div(only_old - only_new, n),
-        "regression_rate": div(only_old, n),
-        "regression_share_of_old_correct": div(only_old, old_correct),
-        "backward_rate": div(only_new, n),
-        "change_rate": div(only_old + only_new + n_changed, n),
-        "independent_regression_rate": div(old_correct * (n - new_correct), n * n),
-        "independence_ratio": div(only_old * n, old_correct * (n - new_correct)),
+    formulas: dict[str, Callable[[], np.ndarray]] = {
+        "em_old": lambda: div(old_correct, n),
+        "em_new": lambda: div(new_correct, n),
+        "accuracy_difference": lambda: div(only_old - only_new, n),
+        "regression_rate": lambda: div(only_old, n),
+        "regression_share_of_old_correct": lambda: div(only_old, old_correct),
+        "backward_rate": lambda: div(only_new, n),
+        "change_rate": lambda: div(only_old + only_new + n_changed, n),
+        "independent_regression_rate": lambda: div(old_correct * (n - new_correct), n * n),
+        "independence_ratio": lambda: div(only_old * n, old_correct * (n - new_correct)),
     }
+    unknown = [f for f in figures if f not in formulas]
+    if unknown:
+        raise ValueError(f"figures must be among {', '.join(FIGURES)}; got {', '.join(map(repr, unknown))}")
+    return {f: formulas[f]() for f in figures}
 
 
 def cluster_weights(rng: np.random.Generator, n_clusters: int, n_resamples: int) -> np.ndarray:
@@ -385,13 +392,35 @@ class PairBootstrap:
         """Percentile bounds of one figure for every edge: (low, high, undefined count); NaN when never defined."""
         return percentile_bounds(self.values(figure), self.confidence_level)
 
+    def _bounds_of(self, starts: Sequence[int]) -> list[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+        """Percentile bounds of every figure for the blocks of :data:`EDGE_BLOCK` edges starting at ``starts``."""
+        out = []
+        for lo in starts:
+            values = figures_from_counts(self.replicates[:, lo : lo + EDGE_BLOCK])
+            out.append({f: percentile_bounds(values[f], self.confidence_level) for f in FIGURES})
+        return out
+
     def intervals(self) -> list[dict[str, Interval]]:
-        """Per edge (in ``pairs`` order), an :class:`Interval` for each figure of :data:`FIGURES`."""
+        """Per edge (in ``pairs`` order), an :class:`Interval` for each figure of :data:`FIGURES`.
+
+        Computed by blocks of :data:`EDGE_BLOCK` edges, whose replicate values
+        stay in the processor's cache from the figure to its percentiles; the
+        percentiles are partitions, which release the GIL, so every other
+        block is computed in a second thread. The same values either way.
+        """
+        if not self.pairs:
+            return []
+        starts = range(0, len(self.pairs), EDGE_BLOCK)
+        other = beside(self._bounds_of, starts[1::2]) if len(starts) > 1 else None
+        blocks: list[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]] = [{} for _ in starts]
+        blocks[::2] = self._bounds_of(starts[::2])
+        if other is not None:
+            blocks[1::2] = other.result()
         out: list[dict[str, Interval]] = [{} for _ in self.pairs]
         for figure in FIGURES:
-            lo, hi, undefined = self.bounds(figure)
+            low, high, undefined = (np.concatenate([b[figure][i] for b in blocks]) for i in range(3))
             ivs = interval_list(
-                lo, hi, undefined, method=self.method, replicates=self.n_resamples, cluster=self.cluster,
+                low, high, undefined, method=self.method, replicates=self.n_resamples, cluster=self.cluster,
                 clusters=self.clusters, confidence_level=self.confidence_level, seed=self.seed,
             )
             for p, iv in enumerate(ivs):
@@ -456,8 +485,10 @@ def cluster_replicates(rng: np.random.Generator, per_cluster: np.ndarray, n_resa
     # Float products of integer counts are exact while every sum stays below the float's
     # integer range; a replicate count is at most G times the largest cluster count.
     dtype = np.float32 if G * int(T.max(initial=0)) < (1 << 24) else np.float64
-    reps = np.rint(W.astype(dtype) @ T.astype(dtype)).astype(np.int64)
-    return reps.reshape(n_resamples, P, K)
+    # computed as (P * K, n_resamples), so that each edge's replicates of a category lie side by side:
+    # a figure's values then come out replicate-major in memory, the axis its percentiles partition along
+    reps = np.rint(T.T.astype(dtype) @ W.T.astype(dtype)).astype(np.int64)
+    return reps.reshape(P, K, n_resamples).transpose(2, 0, 1)
 
 
 def item_replicates(rng: np.random.Generator, totals: np.ndarray, n_items: int, n_resamples: int) -> np.ndarray:

@@ -8,11 +8,14 @@ import pytest
 from replicate.stats.bootstrap import (
     CATEGORIES,
     CLUSTER_METHOD,
+    EDGE_BLOCK,
     FIGURES,
     ITEM_METHOD,
     Clusters,
     bootstrap_pairs,
     cluster_category_counts,
+    figures_from_counts,
+    percentile_bounds,
 )
 from support.plainfigures import plain_figures
 
@@ -217,3 +220,36 @@ def test_gram_and_mask_paths_give_the_same_category_counts():
                 if n:
                     assert figs["change_rate"] == pytest.approx((full[c, p, 1] + full[c, p, 2] + full[c, p, 4]) / n)
                     assert figs["regression_rate"] == pytest.approx(full[c, p, 1] / n)
+
+
+def test_intervals_over_several_edge_blocks_are_each_columns_own_percentiles():
+    """More edges than four blocks of EDGE_BLOCK (two threads, a short last block): each edge's bounds are
+    numpy's quantiles of that edge's own replicate values, and figures_from_counts gives any subset of figures."""
+    rng = np.random.default_rng(5)
+    codes = np.repeat(np.arange(12), rng.integers(1, 9, 12))
+    gold = rng.integers(0, 3, len(codes)).astype(np.int16)
+    labels = np.where(rng.random((17, len(codes))) < 0.6, gold, rng.integers(-1, 3, (17, len(codes)))).astype(np.int8)
+    pairs = [(a, b) for a in range(17) for b in range(17) if a != b]
+    assert len(pairs) > 4 * EDGE_BLOCK and len(pairs) % EDGE_BLOCK  # two blocks or more in each thread
+    boot = bootstrap_pairs(labels, gold, pairs, clusters=Clusters(codes, 12, "query_id"), n_resamples=200, seed=2)
+    intervals = boot.intervals()
+    assert len(intervals) == len(pairs)
+    for f in FIGURES:
+        values = boot.values(f)
+        low, high, _ = percentile_bounds(values, 0.95)  # all edges at once, no blocks: the same numbers
+        assert [iv[f].low for iv in intervals] == [None if np.isnan(x) else x for x in low.tolist()]
+        assert [iv[f].high for iv in intervals] == [None if np.isnan(x) else x for x in high.tolist()]
+        for p in range(len(pairs)):
+            column = values[:, p][~np.isnan(values[:, p])]
+            iv = intervals[p][f]
+            assert iv.undefined == 200 - len(column), (pairs[p], f)
+            if len(column):
+                assert (iv.low, iv.high) == pytest.approx(tuple(np.quantile(column, [0.025, 0.975])), abs=1e-12), f
+            else:
+                assert iv.low is None and iv.high is None
+    some = figures_from_counts(boot.replicates, ("independence_ratio", "em_old"))
+    assert list(some) == ["independence_ratio", "em_old"]
+    for f, v in some.items():
+        np.testing.assert_array_equal(v, boot.values(f))
+    with pytest.raises(ValueError, match="'kappa'"):
+        figures_from_counts(boot.replicates, ("em_old", "kappa"))
