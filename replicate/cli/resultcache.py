@@ -62,6 +62,19 @@ def _builtin_sha256() -> Callable[..., Any]:
 
 
 sha256 = _builtin_sha256()
+#: From this size on, an entry's body is hashed by hashlib's sha256 (OpenSSL: about 0.6 ms a megabyte against
+#: 3-5 ms built in), whose import (about 2.5 ms) a large body repays; smaller ones by the built-in. Same digests.
+LARGE_BODY = 1 << 20
+
+
+def body_digest(body: bytes) -> bytes:
+    """The sha256 of an entry's body (whichever implementation is faster for its size)."""
+    if len(body) < LARGE_BODY:
+        return bytes(sha256(body).digest())
+    import hashlib
+
+    return hashlib.sha256(body).digest()
+
 
 MAGIC = b"RPLRES1\n"
 _HEAD = len(MAGIC) + 8 + 32
@@ -176,7 +189,7 @@ class ResultCache:
 def encode(inputs: dict[str, Stat], code: int, out: bytes, err: bytes) -> bytes:
     header = json.dumps({"inputs": sorted(inputs.items()), "code": code, "out": len(out), "err": len(err)}).encode()
     body = len(header).to_bytes(8, "little") + header + out + err
-    return MAGIC + len(body).to_bytes(8, "little") + sha256(body).digest() + body
+    return MAGIC + len(body).to_bytes(8, "little") + body_digest(body) + body
 
 
 def decode(data: bytes) -> tuple[list[tuple[str, Any]], int, bytes, bytes] | None:
@@ -186,7 +199,7 @@ def decode(data: bytes) -> tuple[list[tuple[str, Any]], int, bytes, bytes] | Non
     body = data[_HEAD:]
     if int.from_bytes(data[len(MAGIC) : len(MAGIC) + 8], "little") != len(body):
         return None
-    if sha256(body).digest() != data[len(MAGIC) + 8 : _HEAD]:
+    if body_digest(body) != data[len(MAGIC) + 8 : _HEAD]:
         return None
     try:
         hlen = int.from_bytes(body[:8], "little")

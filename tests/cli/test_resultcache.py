@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from replicate.cli.resultcache import COMMANDS, Recorder, ResultCache, decode, encode, invocation
+from replicate.cli.resultcache import COMMANDS, LARGE_BODY, Recorder, ResultCache, decode, encode, invocation
 from support.cachecli import MATRIX, at_once, invoke, loaded_modules, replicate
 
 RUN_FILE = Path("results") / "alpha-2024-05_annotations.jsonl"
@@ -222,3 +222,18 @@ def test_an_entry_round_trips():
     data = encode({"/a": (1, 2, 3, 4, 5), "/b": None}, 0, b"stdout \xe2\x9c\x93", b"stderr")
     assert decode(data) == ([("/a", [1, 2, 3, 4, 5]), ("/b", None)], 0, b"stdout \xe2\x9c\x93", b"stderr")
     assert decode(data[:-1]) is None and decode(b"RPLRES0\n" + data[8:]) is None
+
+
+@pytest.mark.parametrize("size", [10, LARGE_BODY - 100, LARGE_BODY, 3 * LARGE_BODY])
+def test_entries_small_and_large_carry_the_sha256_of_their_body_and_a_flipped_byte_is_caught(size):
+    """Small bodies are hashed by the built-in sha256, large ones by hashlib's: the digest is the sha256 either way."""
+    import hashlib
+
+    out = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    data = encode({"/a": None}, 0, out, b"")
+    body = data[len(b"RPLRES1\n") + 8 + 32 :]
+    assert data[len(b"RPLRES1\n") + 8 : len(b"RPLRES1\n") + 40] == hashlib.sha256(body).digest()
+    assert decode(data) == ([("/a", None)], 0, out, b"")
+    flipped = bytearray(data)
+    flipped[-1 - size // 2] ^= 1
+    assert decode(bytes(flipped)) is None
