@@ -16,11 +16,12 @@ and Pearson r need a label, so they are always over the run's parsed items
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
 
+from replicate.background import beside
 from replicate.judge.align import Aligned, align
 from replicate.judge.compare import Comparison, RunSide, pair_reader
 from replicate.judge.model import LabelledRun, readonly
@@ -151,14 +152,9 @@ def baselines(aligned: Aligned, *, policy: Policy = "intersect", scale: tuple[in
     return tuple(out)
 
 
-def _with_em_intervals(
-    aligned: Aligned, base: tuple[Baseline, ...], settings: Uncertainty, policy: Policy
-) -> tuple[Baseline, ...]:
-    """The baselines with a bootstrap interval of each run's EM (correct over the items counted under the policy)."""
-    from dataclasses import replace
-
-    ivs = em_intervals(aligned, settings, policy=policy)
-    return tuple(replace(b, interval={"em": iv}) for b, iv in zip(base, ivs))
+def _point_figures(aligned: Aligned, policy: Policy, scale: tuple[int, int]) -> tuple[PairCounts, tuple[Baseline, ...]]:
+    """Every pair's counts and every run's baseline."""
+    return pair_counts(aligned, policy=policy), baselines(aligned, policy=policy, scale=scale)
 
 
 def sanity_flags(
@@ -347,15 +343,21 @@ def matrix(
     if lo > hi:
         raise ValueError(f"scale must be (lo, hi) with lo <= hi; got {scale!r}")
     aligned = align(runs)
-    counts = pair_counts(aligned, policy=policy)
-    base = baselines(aligned, policy=policy, scale=scale)
-    flags = sanity_flags(base, scale=scale, n_tolerance=n_tolerance)
     errors = None
-    if uncertainty is not None:
+    if uncertainty is None:
+        counts, base = _point_figures(aligned, policy, scale)
+        flags = sanity_flags(base, scale=scale, n_tolerance=n_tolerance)
+    else:
         r = len(aligned.runs)
         pairs = [(i, j) for i in range(r) for j in range(r) if i != j]
+        # the point figures and the runs' EM intervals in threads beside the edges' bootstrap (numpy
+        # that releases the GIL, filling the gaps the bootstrap's threads leave); the same values
+        point = beside(_point_figures, aligned, policy, scale)
+        em = beside(lambda: em_intervals(aligned, uncertainty, policy=policy))
         errors = tuple(edge_uncertainty(aligned, pairs, uncertainty, policy=policy))
-        base = _with_em_intervals(aligned, base, uncertainty, policy)
+        counts, base = point.result()
+        base = tuple(replace(b, interval={"em": iv}) for b, iv in zip(base, em.result()))
+        flags = sanity_flags(base, scale=scale, n_tolerance=n_tolerance)
         n = counts.n
         small = [(i, j) for i, j in pairs if n[i, j] < uncertainty.min_items]
         if small:
