@@ -201,7 +201,7 @@ def edge_uncertainty(
         stat, p = mcnemar_clustered(counts[:, :, 1], counts[:, :, 2])
     if refits is None:  # the item bootstrap's refits split the edges' own replicates: beside their intervals
         refits = beside(_difficulty_refits, aligned, pairs, clusters, settings, policy, boot)
-    intervals = boot.intervals()
+    intervals = boot.intervals(beside)
     diff, diff_iv, how = _difficulty_intervals(*refits.result(), settings, clusters, boot.method, len(pairs))
     return [
         EdgeUncertainty(

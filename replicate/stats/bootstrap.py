@@ -31,10 +31,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 
-from replicate.background import beside
 from replicate.stats.policy import Policy, check_policy
 
 #: Per edge, the item categories every figure is computed from (over items valid under the policy).
@@ -57,6 +57,16 @@ CLUSTER_METHOD = "cluster-bootstrap-percentile"
 ITEM_METHOD = "item-bootstrap-percentile"
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
+
+
+class _Handle(Protocol):
+    """What a :data:`Beside` returns: ``result()`` waits for the function's value."""
+
+    def result(self) -> Any: ...
+
+
+#: Runs ``fn(*args)`` elsewhere (a thread) and returns a handle whose ``result()`` gives its value.
+Beside = Callable[..., _Handle]
 
 UNPARSED = -1  # replicate.parsing.UNPARSED (stats/ does not import the judge side)
 _BLOCK = 64
@@ -400,21 +410,26 @@ class PairBootstrap:
             out.append({f: percentile_bounds(values[f], self.confidence_level) for f in FIGURES})
         return out
 
-    def intervals(self) -> list[dict[str, Interval]]:
+    def intervals(self, beside: Beside | None = None) -> list[dict[str, Interval]]:
         """Per edge (in ``pairs`` order), an :class:`Interval` for each figure of :data:`FIGURES`.
 
         Computed by blocks of :data:`EDGE_BLOCK` edges, whose replicate values
-        stay in the processor's cache from the figure to its percentiles; the
-        percentiles are partitions, which release the GIL, so every other
-        block is computed in a second thread. The same values either way.
+        stay in the processor's cache from the figure to its percentiles. The
+        percentiles are partitions, which release the GIL: given ``beside``
+        (``beside(fn, *args)`` starts ``fn(*args)`` elsewhere and returns a
+        handle whose ``result()`` waits for its value, as
+        :func:`replicate.background.beside`), every other block is computed
+        there. The same values either way.
         """
         if not self.pairs:
             return []
         starts = range(0, len(self.pairs), EDGE_BLOCK)
-        other = beside(self._bounds_of, starts[1::2]) if len(starts) > 1 else None
+        other = beside(self._bounds_of, starts[1::2]) if beside is not None and len(starts) > 1 else None
         blocks: list[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]] = [{} for _ in starts]
-        blocks[::2] = self._bounds_of(starts[::2])
-        if other is not None:
+        if other is None:
+            blocks[:] = self._bounds_of(starts)
+        else:
+            blocks[::2] = self._bounds_of(starts[::2])
             blocks[1::2] = other.result()
         out: list[dict[str, Interval]] = [{} for _ in self.pairs]
         for figure in FIGURES:
