@@ -56,7 +56,10 @@ def test_power_towers_are_refused_before_sympy():
 
 def test_time_limit_kills_the_worker_and_it_recovers():
     before = WORKER.timeouts
-    assert WORKER.equal("(x+1)**2", "x**2+2*x+1", 1e-6) is None  # no sympy answers in a microsecond
+    # simplify needs seconds for this identity (3.5 s on a quiet 2-core machine), so a 0.05 s limit
+    # is always passed; a small identity with a microsecond limit was answered in time on a warm worker
+    slow = ("sin(x)**20*cos(x)**20", "(sin(2*x)/2)**20")
+    assert WORKER.equal(*slow, 0.05) is None
     assert WORKER.timeouts == before + 1
     assert WORKER.equal("(x+1)**2", "x**2+2*x+1", 30.0) is True  # a fresh worker answers
 
