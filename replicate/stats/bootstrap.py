@@ -72,6 +72,17 @@ UNPARSED = -1  # replicate.parsing.UNPARSED (stats/ does not import the judge si
 _BLOCK = 64
 #: Edges whose replicate values :meth:`PairBootstrap.intervals` computes together (1,000 replicates: 0.5 MB a figure).
 EDGE_BLOCK = 64
+#: The figures of an edge (b, a) that are another figure of (a, b) when its counts mirror (a regression
+#: one way is a backward change the other); the rest are computed (``accuracy_difference`` too: the
+#: percentiles' interpolation is not exactly antisymmetric).
+MIRRORED: dict[str, str] = {
+    "em_old": "em_new",
+    "em_new": "em_old",
+    "regression_rate": "backward_rate",
+    "backward_rate": "regression_rate",
+    "change_rate": "change_rate",
+}
+_SWAP = [0, 2, 1, 3, 4]  # CATEGORIES with only_old and only_new swapped
 _GRAM_CLUSTERS = 5000  # up to this many clusters, per-cluster Gram products (see _counts_by_gram)
 
 
@@ -402,40 +413,85 @@ class PairBootstrap:
         """Percentile bounds of one figure for every edge: (low, high, undefined count); NaN when never defined."""
         return percentile_bounds(self.values(figure), self.confidence_level)
 
-    def _bounds_of(self, starts: Sequence[int]) -> list[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
-        """Percentile bounds of every figure for the blocks of :data:`EDGE_BLOCK` edges starting at ``starts``."""
+    def mirrors(self) -> np.ndarray:
+        """Per edge, the index of an earlier edge ``(b, a)`` whose replicate counts are its own mirrored, else -1.
+
+        Mirrored: ``both``, ``neither_same`` and ``neither_changed`` equal, ``only_old``
+        and ``only_new`` swapped, in every replicate. The cluster bootstrap draws the
+        same cluster weights for every edge, so this holds wherever the per-cluster
+        counts mirror (checked here, count by count; the products are exact integers).
+        The item bootstrap draws each edge on its own: no edge has a mirror.
+        """
+        partner = np.full(len(self.pairs), -1, dtype=np.int64)
+        if self.per_cluster is None:
+            return partner
+        first: dict[tuple[int, int], int] = {}
+        for k, (a, b) in enumerate(self.pairs):
+            j = first.get((b, a))
+            if j is not None and a != b:
+                partner[k] = j
+            else:  # only an edge computed in full is a partner: no chains
+                first.setdefault((a, b), k)
+        k = np.flatnonzero(partner >= 0)
+        if len(k):
+            same = (self.per_cluster[:, k] == self.per_cluster[:, partner[k]][:, :, _SWAP]).all(axis=(0, 2))
+            partner[k[~same]] = -1
+        return partner
+
+    def _edges(self, edges: np.ndarray) -> np.ndarray:
+        """The replicate counts ``(n_resamples, len(edges), 5)`` of ``edges`` (a view when they are consecutive)."""
+        if len(edges) and edges[-1] - edges[0] + 1 == len(edges):
+            return self.replicates[:, edges[0] : edges[-1] + 1]
+        # gathered edge-major, as cluster_replicates lays them out: a figure's values stay replicate-major
+        return self.replicates.transpose(1, 2, 0)[edges].transpose(2, 0, 1)
+
+    def _bounds_of(
+        self, tasks: Sequence[tuple[np.ndarray, Sequence[str]]]
+    ) -> list[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+        """Percentile bounds of the given figures for each task's block of edges."""
         out = []
-        for lo in starts:
-            values = figures_from_counts(self.replicates[:, lo : lo + EDGE_BLOCK])
-            out.append({f: percentile_bounds(values[f], self.confidence_level) for f in FIGURES})
+        for edges, figures in tasks:
+            values = figures_from_counts(self._edges(edges), figures)
+            out.append({f: percentile_bounds(values[f], self.confidence_level) for f in figures})
         return out
 
     def intervals(self, beside: Beside | None = None) -> list[dict[str, Interval]]:
         """Per edge (in ``pairs`` order), an :class:`Interval` for each figure of :data:`FIGURES`.
 
         Computed by blocks of :data:`EDGE_BLOCK` edges, whose replicate values
-        stay in the processor's cache from the figure to its percentiles. The
-        percentiles are partitions, which release the GIL: given ``beside``
-        (``beside(fn, *args)`` starts ``fn(*args)`` elsewhere and returns a
-        handle whose ``result()`` waits for its value, as
-        :func:`replicate.background.beside`), every other block is computed
+        stay in the processor's cache from the figure to its percentiles. An
+        edge whose counts mirror an earlier edge's (:meth:`mirrors`) takes the
+        figures of :data:`MIRRORED` from it: the same replicate values, so the
+        same bounds, bit for bit. The percentiles are partitions, which release
+        the GIL: given ``beside`` (``beside(fn, *args)`` starts ``fn(*args)``
+        elsewhere and returns a handle whose ``result()`` waits for its value,
+        as :func:`replicate.background.beside`), every other block is computed
         there. The same values either way.
         """
-        if not self.pairs:
+        P = len(self.pairs)
+        if not P:
             return []
-        starts = range(0, len(self.pairs), EDGE_BLOCK)
-        other = beside(self._bounds_of, starts[1::2]) if beside is not None and len(starts) > 1 else None
-        blocks: list[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]] = [{} for _ in starts]
-        if other is None:
-            blocks[:] = self._bounds_of(starts)
-        else:
-            blocks[::2] = self._bounds_of(starts[::2])
-            blocks[1::2] = other.result()
+        partner = self.mirrors()
+        own, mirrored = np.flatnonzero(partner < 0), np.flatnonzero(partner >= 0)
+        computed = tuple(f for f in FIGURES if f not in MIRRORED)
+        tasks = [(own[i : i + EDGE_BLOCK], FIGURES) for i in range(0, len(own), EDGE_BLOCK)]
+        tasks += [(mirrored[i : i + EDGE_BLOCK], computed) for i in range(0, len(mirrored), EDGE_BLOCK)]
+        other = beside(self._bounds_of, tasks[1::2]) if beside is not None and len(tasks) > 1 else None
+        blocks = self._bounds_of(tasks if other is None else tasks[::2])
+        if other is not None:
+            blocks = [b for pair in zip(blocks, other.result() + [{}]) for b in pair][: len(tasks)]
+        bounds = {f: (np.empty(P), np.empty(P), np.empty(P, dtype=np.int64)) for f in FIGURES}
+        for (edges, figures), block in zip(tasks, blocks):
+            for f in figures:
+                for whole, part in zip(bounds[f], block[f]):
+                    whole[edges] = part
+        for f, source in MIRRORED.items():
+            for whole, of in zip(bounds[f], bounds[source]):
+                whole[mirrored] = of[partner[mirrored]]
         out: list[dict[str, Interval]] = [{} for _ in self.pairs]
         for figure in FIGURES:
-            low, high, undefined = (np.concatenate([b[figure][i] for b in blocks]) for i in range(3))
             ivs = interval_list(
-                low, high, undefined, method=self.method, replicates=self.n_resamples, cluster=self.cluster,
+                *bounds[figure], method=self.method, replicates=self.n_resamples, cluster=self.cluster,
                 clusters=self.clusters, confidence_level=self.confidence_level, seed=self.seed,
             )
             for p, iv in enumerate(ivs):

@@ -12,7 +12,9 @@ from replicate.stats.bootstrap import (
     EDGE_BLOCK,
     FIGURES,
     ITEM_METHOD,
+    MIRRORED,
     Clusters,
+    PairBootstrap,
     bootstrap_pairs,
     cluster_category_counts,
     figures_from_counts,
@@ -255,3 +257,47 @@ def test_intervals_over_several_edge_blocks_are_each_columns_own_percentiles(in_
         np.testing.assert_array_equal(v, boot.values(f))
     with pytest.raises(ValueError, match="'kappa'"):
         figures_from_counts(boot.replicates, ("em_old", "kappa"))
+
+
+def direct_bounds(boot):
+    """Every figure's bounds computed for every edge, no edge taking another's."""
+    return {f: [(None if np.isnan(lo) else lo, None if np.isnan(hi) else hi, int(u))
+                for lo, hi, u in zip(*percentile_bounds(boot.values(f), boot.confidence_level))] for f in FIGURES}
+
+
+def test_an_edge_whose_reverse_came_first_takes_its_swapped_figures_bit_for_bit():
+    """(b, a) after (a, b) takes em_old/em_new, regression/backward and change rate from it; the rest are
+    computed; a repeat of a mirrored edge, or an edge without its reverse, is computed in full."""
+    labels, gold, codes = small_release(seed=4, runs=5, clusters=7)
+    pairs = [(0, 1), (2, 3), (1, 0), (1, 0), (0, 1), (4, 2), (3, 2), (2, 4), (0, 4)]
+    boot = bootstrap_pairs(labels, gold, pairs, clusters=Clusters(codes, 7, "query_id"), n_resamples=300, seed=5)
+    assert boot.mirrors().tolist() == [-1, -1, 0, 0, -1, -1, 1, 5, -1]  # (0, 1) again: its reverses are mirrors
+    intervals = boot.intervals()
+    direct = direct_bounds(boot)
+    for f in FIGURES:
+        assert [(iv[f].low, iv[f].high, iv[f].undefined) for iv in intervals] == direct[f], f
+    # what the mirror takes really is the partner's other figure, and it is not trivially so
+    reg, back = boot.values("regression_rate"), boot.values("backward_rate")
+    np.testing.assert_array_equal(reg[:, 2], back[:, 0])
+    assert not np.array_equal(reg[:, 2], reg[:, 0])
+    assert set(MIRRORED) | {"accuracy_difference"} < set(FIGURES)
+
+
+def test_counts_that_do_not_mirror_are_computed_in_full():
+    """An edge (b, a) is a mirror only if its per-cluster counts are (a, b)'s swapped, count by count; the item
+    bootstrap (each edge drawn on its own) has none."""
+    rng = np.random.default_rng(8)
+    per_cluster = rng.integers(0, 20, (6, 2, 5))
+    per_cluster[:, 1] = per_cluster[:, 0][:, [0, 2, 1, 3, 4]]
+    per_cluster[3, 1, 0] += 1  # one count off
+    weights = rng.integers(0, 3, (50, 6))
+    reps = np.einsum("bg,gpk->bpk", weights, per_cluster)
+    boot = PairBootstrap(((0, 1), (1, 0)), reps, CLUSTER_METHOD, "query_id", 6, 0.95, 0, per_cluster=per_cluster)
+    assert boot.mirrors().tolist() == [-1, -1]
+    intervals = boot.intervals()
+    direct = direct_bounds(boot)
+    for f in FIGURES:
+        assert [(iv[f].low, iv[f].high, iv[f].undefined) for iv in intervals] == direct[f], f
+    labels, gold, _ = small_release(seed=4, runs=3)
+    items = bootstrap_pairs(labels, gold, [(0, 1), (1, 0)], n_resamples=100, seed=1)
+    assert items.mirrors().tolist() == [-1, -1]
