@@ -432,10 +432,10 @@ class PairBootstrap:
                 partner[k] = j
             else:  # only an edge computed in full is a partner: no chains
                 first.setdefault((a, b), k)
-        k = np.flatnonzero(partner >= 0)
-        if len(k):
-            same = (self.per_cluster[:, k] == self.per_cluster[:, partner[k]][:, :, _SWAP]).all(axis=(0, 2))
-            partner[k[~same]] = -1
+        later = np.flatnonzero(partner >= 0)
+        if len(later):
+            same = (self.per_cluster[:, later] == self.per_cluster[:, partner[later]][:, :, _SWAP]).all(axis=(0, 2))
+            partner[later[~same]] = -1
         return partner
 
     def _edges(self, edges: np.ndarray) -> np.ndarray:
