@@ -177,6 +177,24 @@ def one_cluster_warning(cluster: str | None, clusters: int) -> str | None:
 INDEPENDENT_ITEMS = "independent items"
 
 
+def reverse_partners(pairs: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Per edge ``(a, b)``, the index of the first earlier edge ``(b, a)`` that has no partner itself, else -1.
+
+    The candidates for taking figures from an edge's reverse (whose counts are
+    its own with the sides swapped); a partner never has one (no chains), and
+    an edge ``(a, a)`` has none. Whoever takes figures checks the counts.
+    """
+    partner = np.full(len(pairs), -1, dtype=np.int64)
+    first: dict[tuple[int, int], int] = {}
+    for k, (a, b) in enumerate(pairs):
+        j = first.get((b, a))
+        if j is not None and a != b:
+            partner[k] = j
+        else:
+            first.setdefault((a, b), k)
+    return partner
+
+
 def percentile_bounds(values: np.ndarray, confidence_level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Percentile bounds of each column of ``values`` (replicates x figures): (low, high, undefined count).
 
@@ -422,16 +440,9 @@ class PairBootstrap:
         counts mirror (checked here, count by count; the products are exact integers).
         The item bootstrap draws each edge on its own: no edge has a mirror.
         """
-        partner = np.full(len(self.pairs), -1, dtype=np.int64)
         if self.per_cluster is None:
-            return partner
-        first: dict[tuple[int, int], int] = {}
-        for k, (a, b) in enumerate(self.pairs):
-            j = first.get((b, a))
-            if j is not None and a != b:
-                partner[k] = j
-            else:  # only an edge computed in full is a partner: no chains
-                first.setdefault((a, b), k)
+            return np.full(len(self.pairs), -1, dtype=np.int64)
+        partner = reverse_partners(self.pairs)
         later = np.flatnonzero(partner >= 0)
         if len(later):
             same = (self.per_cluster[:, later] == self.per_cluster[:, partner[later]][:, :, _SWAP]).all(axis=(0, 2))

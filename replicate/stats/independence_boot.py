@@ -26,12 +26,20 @@ count of errors independent given the item has a closed form::
 
 (partial fractions of the two logistic terms, using both fitted sums), and
 ``sum_k h_k q_k (1 - q_k)`` when ``N = O``.
+
+An edge ``(b, a)`` of a matrix reads what ``(a, b)`` reads with the sides
+swapped (the same bins; old right is the other's new right); where its counts
+and full-sample shifts are exactly that, its replicates are read off the
+other's refit shifts, swapped, instead of being refit (the same values).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
+from replicate.stats.bootstrap import reverse_partners
 from replicate.stats.independence import DifficultyBaseline, DifficultyCounts, _expit, smoothed_logits
 
 #: Terms of the series of expit around the full-sample shift, and the shift change up to which it is used.
@@ -125,38 +133,79 @@ def expected_from_shifts(
     return np.where(n > 0, out, np.nan)
 
 
-def _block_figures(
+def _block_shifts(
     logits: np.ndarray, base: DifficultyBaseline, M: list[np.ndarray], sides: np.ndarray, h_of
-) -> tuple[np.ndarray, np.ndarray]:
-    """(expected regression rate, ratio), each (B, P), of one block of replicates.
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Both sides' refit shifts and their slopes ``sum_k h_k q_k (1 - q_k)``, each (B, P), of one block of replicates.
 
     ``M[s]`` is side s's series (B, TERMS, P), ``sides`` (4, B, P) = old right,
     new right, regressed, items; ``h_of(b, p)`` gives rows' counts by bin (for
     the few rows the series does not fit).
     """
     assert base.theta is not None
-    old_right, new_right, reg, n = sides
+    old_right, new_right, _, n = sides
     fits = [solve_series(M[s], t, n) for s, t in ((0, old_right), (1, new_right))]
     theta = [base.theta[None, :, s] + fits[s][0] for s in (0, 1)]
-    slope = fits[0][1]
+    slope = [fits[0][1], fits[1][1]]
     redo = np.argwhere(~(fits[0][2] & fits[1][2]) & (n > 0))
     if len(redo):  # the series did not fit: refit these exactly from their own counts
         b, p = redo[:, 0], redo[:, 1]
         h = h_of(b, p)
         for s, target in ((0, old_right), (1, new_right)):
-            t, sl = exact_shift(logits, h, target[b, p], base.theta[p, s])
-            theta[s][b, p] = t
-            if s == 0:
-                slope[b, p] = sl
-    expected = expected_from_shifts(old_right, new_right, n, theta[0], theta[1], slope)
+            theta[s][b, p], slope[s][b, p] = exact_shift(logits, h, target[b, p], base.theta[p, s])
+    return theta, slope
+
+
+def _rate_ratio(
+    old_right: np.ndarray, new_right: np.ndarray, reg: np.ndarray, n: np.ndarray, t_old: np.ndarray, t_new: np.ndarray,
+    slope_old: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(expected regression rate, ratio of the regressions to it) from both sides' shifts."""
+    expected = expected_from_shifts(old_right, new_right, n, t_old, t_new, slope_old)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(n > 0, expected / n, np.nan), np.where(expected > 0, reg / expected, np.nan)
+
+
+def _block_figures(
+    logits: np.ndarray, base: DifficultyBaseline, M: list[np.ndarray], sides: np.ndarray, h_of
+) -> tuple[np.ndarray, np.ndarray]:
+    """(expected regression rate, ratio), each (B, P), of one block of replicates (arguments of :func:`_block_shifts`)."""
+    theta, slope = _block_shifts(logits, base, M, sides, h_of)
+    old_right, new_right, reg, n = sides
+    return _rate_ratio(old_right, new_right, reg, n, theta[0], theta[1], slope[0])
 
 
 def _series_of(counts: DifficultyCounts, base: DifficultyBaseline) -> tuple[np.ndarray, list[np.ndarray]]:
     assert base.theta is not None
     logits = smoothed_logits(counts.other_runs)
     return logits, [sigmoid_series(logits[None, :] + base.theta[:, s, None]) for s in (0, 1)]  # (P, K, TERMS)
+
+
+def mirrored_edges(
+    pairs: Sequence[tuple[int, int]], hist: np.ndarray, sides: np.ndarray, theta: np.ndarray
+) -> np.ndarray:
+    """Per edge, an earlier edge whose refits are its own with the sides swapped (else -1).
+
+    What a refit reads, per cluster: the items by bin (``hist``, (G, P, K)),
+    each side's right count and the regressions (``sides``, (G, 3, P)), and
+    the full-sample shifts (``theta``, (P, 2)). Edge ``(b, a)`` mirrors
+    ``(a, b)`` when its bins are the other's, its old and new right counts the
+    other's new and old, its regressions the other's backward changes, and its
+    shifts the other's swapped, bit for bit: then each replicate's counts,
+    series and shifts are the other's swapped too (the refits are row by row).
+    """
+    partner = reverse_partners(pairs)
+    later = np.flatnonzero(partner >= 0)
+    if not len(later):
+        return partner
+    j = partner[later]
+    old, new, reg = (sides[:, s] for s in range(3))
+    same = (hist[:, later] == hist[:, j]).all(axis=(0, 2))
+    same &= (old[:, later] == new[:, j]).all(axis=0) & (new[:, later] == old[:, j]).all(axis=0)
+    same &= (reg[:, later] == new[:, j] - (old[:, j] - reg[:, j])).all(axis=0)
+    same &= (theta[later] == theta[j][:, ::-1]).all(axis=1)
+    partner[later[~same]] = -1
+    return partner
 
 
 def cluster_difficulty_replicates(
@@ -166,14 +215,26 @@ def cluster_difficulty_replicates(
 
     A replicate's counts are one product of its weights with the clusters'
     counts (float32, exact while every count stays below 2**24); its series
-    one small product of those counts per edge.
+    one small product of those counts per edge. An edge that mirrors an
+    earlier one (:func:`mirrored_edges`) is not refit: its figures come from
+    the other's shifts, swapped (the same values).
     """
+    assert base.theta is not None
     G, _, K, P = counts.cells.shape
-    logits, series = _series_of(counts, base)
-    both = np.concatenate(series, axis=2)  # (P, K, 2 * TERMS)
-    per_cluster = np.concatenate(
-        [counts.hist.transpose(0, 2, 1).reshape(G, P * K), counts.sides().reshape(G, 3 * P)], axis=1
-    )  # (G, P * K + 3 * P): by bin, edge-major; then old right, new right, regressed
+    hist = np.ascontiguousarray(counts.hist.transpose(0, 2, 1))  # (G, P, K)
+    sides = counts.sides()
+    partner = mirrored_edges(counts.pairs, hist, sides, base.theta)
+    own, later = np.flatnonzero(partner < 0), np.flatnonzero(partner >= 0)
+    of = np.searchsorted(own, partner[later])  # each mirror's partner among the edges refit
+    theta = base.theta
+    if len(later):
+        hist, sides, theta = hist[:, own], sides[..., own], theta[own]
+    Po = len(own)
+    refit = DifficultyBaseline(tuple(counts.pairs[p] for p in own), base.expected[own], base.other_runs, theta)
+    logits, series = _series_of(counts, refit)
+    both = np.concatenate(series, axis=2)  # (Po, K, 2 * TERMS)
+    per_cluster = np.concatenate([hist.reshape(G, Po * K), sides.reshape(G, 3 * Po)], axis=1)
+    # (G, Po * K + 3 * Po): by bin, edge-major; then old right, new right, regressed
     largest = float(per_cluster.max(initial=0))
     exact32 = G * largest * max(int(weights.max(initial=0)), 1) < (1 << 24)
     dtype = np.float32 if exact32 else np.float64
@@ -184,15 +245,23 @@ def cluster_difficulty_replicates(
         w = weights[lo : lo + step].astype(dtype)
         B = len(w)
         drawn = np.rint(w @ per_cluster).astype(np.float64)
-        h = drawn[:, : P * K].reshape(B, P, K)
-        old_right, new_right, reg = drawn[:, P * K :].reshape(B, 3, P).transpose(1, 0, 2)
-        M = np.matmul(h.transpose(1, 0, 2), both).transpose(1, 2, 0)  # (B, 2 * TERMS, P)
-        sides = np.stack([old_right, new_right, reg, h.sum(axis=2)])
+        h = drawn[:, : Po * K].reshape(B, Po, K)
+        old_right, new_right, reg = drawn[:, Po * K :].reshape(B, 3, Po).transpose(1, 0, 2)
+        M = np.matmul(h.transpose(1, 0, 2), both).transpose(1, 2, 0)  # (B, 2 * TERMS, Po)
+        n = h.sum(axis=2)
+        sides_b = np.stack([old_right, new_right, reg, n])
 
         def h_of(b: np.ndarray, p: np.ndarray, h: np.ndarray = h) -> np.ndarray:
             return h[b, p]
 
-        rate, ratio = _block_figures(logits, base, [M[:, :TERMS], M[:, TERMS:]], sides, h_of)
+        t, slope = _block_shifts(logits, refit, [M[:, :TERMS], M[:, TERMS:]], sides_b, h_of)
+        rate, ratio = np.empty((B, P)), np.empty((B, P))
+        rate[:, own], ratio[:, own] = _rate_ratio(old_right, new_right, reg, n, t[0], t[1], slope[0])
+        if len(later):  # the mirror's old side is its partner's new side: its regressions the partner's backward changes
+            o, r = old_right[:, of], new_right[:, of]
+            rate[:, later], ratio[:, later] = _rate_ratio(
+                r, o, r - (o - reg[:, of]), n[:, of], t[1][:, of], t[0][:, of], slope[1][:, of]
+            )
         rates.append(rate)
         ratios.append(ratio)
     return np.concatenate(rates), np.concatenate(ratios)

@@ -9,12 +9,19 @@ import pytest
 from scipy.optimize import brentq
 
 from replicate.stats.bootstrap import Clusters, bootstrap_pairs, cluster_weights, percentile_bounds
-from replicate.stats.independence import SMOOTHING, difficulty_counts, fit_difficulty
+from replicate.stats.independence import (
+    SMOOTHING,
+    DifficultyBaseline,
+    DifficultyCounts,
+    difficulty_counts,
+    fit_difficulty,
+)
 from replicate.stats.independence_boot import (
     RADIUS,
     cluster_difficulty_replicates,
     expected_from_shifts,
     item_difficulty_replicates,
+    mirrored_edges,
     sigmoid_series,
 )
 
@@ -90,6 +97,55 @@ def test_cluster_replicates_equal_a_plain_loop_over_the_same_draws():
     np.testing.assert_allclose(ratio, plain_ratio, rtol=1e-9, equal_nan=True)
     for ours, plain in ((rate, plain_rate), (ratio, plain_ratio)):
         np.testing.assert_allclose(percentile_bounds(ours, 0.95)[:2], percentile_bounds(plain, 0.95)[:2], rtol=1e-9)
+
+
+def _edges(counts, base, idx):
+    """The counts and fitted shifts of some of the edges (the same bits: nothing refit)."""
+    pairs = tuple(counts.pairs[p] for p in idx)
+    return (DifficultyCounts(pairs, counts.cells[..., idx], counts.other_runs),
+            DifficultyBaseline(pairs, base.expected[idx], base.other_runs, base.theta[idx]))
+
+
+def test_a_reverse_edge_takes_its_refits_from_its_partner_bit_for_bit():
+    """Edge (b, a) after (a, b) is not refit but read off (a, b)'s swapped shifts: what refitting it gives, bit for
+    bit; a reverse edge whose full-sample shifts differ from its partner's swapped is refit."""
+    rng = np.random.default_rng(11)
+    labels, gold, codes = clustered_judges(rng, 6, 12, 6, unparsed=0.05)
+    pairs = [(a, b) for a in range(6) for b in range(6) if a != b]  # each reverse after its partner or before
+    counts = difficulty_counts(labels, gold, pairs, codes=codes, n_clusters=12)
+    base = fit_difficulty(counts, pairs, 6)
+    weights = cluster_weights(np.random.default_rng(3), 12, 150)
+    hist = np.ascontiguousarray(counts.hist.transpose(0, 2, 1))
+    partner = mirrored_edges(counts.pairs, hist, counts.sides(), base.theta)
+    assert [(pairs[k], pairs[j]) for k, j in enumerate(partner) if j >= 0] == [((a, b), (b, a)) for a, b in pairs if a > b]
+    rate, ratio = cluster_difficulty_replicates(counts, base, weights)
+    later = [k for k in range(len(pairs)) if partner[k] >= 0]
+    alone_rate, alone_ratio = cluster_difficulty_replicates(*_edges(counts, base, later), weights)  # no partners
+    np.testing.assert_array_equal(rate[:, later], alone_rate)
+    np.testing.assert_array_equal(ratio[:, later], alone_ratio)
+    assert np.isfinite(alone_ratio).mean() > 0.9
+    # one reverse edge's shifts moved: it is refit with them, the others still mirror
+    theta = base.theta.copy()
+    theta[later[2], 0] += 1e-6
+    moved = DifficultyBaseline(base.pairs, base.expected, base.other_runs, theta)
+    assert (mirrored_edges(counts.pairs, hist, counts.sides(), theta) >= 0).sum() == len(later) - 1
+    rate2, _ = cluster_difficulty_replicates(counts, moved, weights)
+    direct, _ = cluster_difficulty_replicates(*_edges(counts, moved, [later[2]]), weights)
+    np.testing.assert_array_equal(rate2[:, [later[2]]], direct)
+    assert not np.array_equal(direct[:, 0], rate[:, later[2]])
+    # one reverse edge's regressions moved (one item right-right -> right-wrong, one wrong-wrong -> wrong-right:
+    # the same bins, right counts and shifts): it is refit too
+    cells = counts.cells.copy()
+    k = later[3]
+    c, t = np.argwhere((cells[:, 0, :, k] > 0) & (cells[:, 3, :, k] > 0))[0]
+    cells[c, :, t, k] += np.array([-1, 1, 1, -1], dtype=cells.dtype)
+    odd = DifficultyCounts(counts.pairs, cells, counts.other_runs)
+    odd_hist = np.ascontiguousarray(odd.hist.transpose(0, 2, 1))
+    np.testing.assert_array_equal(odd_hist, hist)
+    assert mirrored_edges(odd.pairs, odd_hist, odd.sides(), base.theta)[k] == -1
+    _, ratio3 = cluster_difficulty_replicates(odd, base, weights)
+    _, direct3 = cluster_difficulty_replicates(*_edges(odd, base, [k]), weights)
+    np.testing.assert_array_equal(ratio3[:, [k]], direct3)
 
 
 def test_every_weight_once_gives_the_full_sample_fit():
