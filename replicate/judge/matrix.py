@@ -353,8 +353,9 @@ def matrix(
         # the point figures and the runs' EM intervals in threads beside the edges' bootstrap (numpy
         # that releases the GIL, filling the gaps the bootstrap's threads leave); the same values
         point = beside(_point_figures, aligned, policy, scale)
-        em = beside(lambda: em_intervals(aligned, uncertainty, policy=policy))
-        errors = tuple(edge_uncertainty(aligned, pairs, uncertainty, policy=policy))
+        clusters = uncertainty.clusters(aligned.keys)  # once, for the runs' EM and the edges
+        em = beside(lambda: em_intervals(aligned, uncertainty, policy=policy, clusters=clusters))
+        errors = tuple(edge_uncertainty(aligned, pairs, uncertainty, policy=policy, clusters=clusters))
         counts, base = point.result()
         base = tuple(replace(b, interval={"em": iv}) for b, iv in zip(base, em.result()))
         flags = sanity_flags(base, scale=scale, n_tolerance=n_tolerance)

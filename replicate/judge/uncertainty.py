@@ -98,12 +98,18 @@ class Uncertainty:
             return Clusters.items(len(keys))
         return Clusters.from_keys(keys, field=field, name=self.key_fields[field], sep=KEY_SEP)
 
-    def shares(self, hits: np.ndarray, counted: np.ndarray, keys: np.ndarray) -> list[Interval]:
-        """Bootstrap intervals of each row's share of hits over counted items (rows x items keyed by ``keys``)."""
+    def shares(
+        self, hits: np.ndarray, counted: np.ndarray, keys: np.ndarray, clusters: Clusters | None = None
+    ) -> list[Interval]:
+        """Bootstrap intervals of each row's share of hits over counted items (rows x items keyed by ``keys``).
+
+        ``clusters`` are those of ``keys`` (:meth:`clusters`) when the caller has them already.
+        """
         from replicate.stats.shares import bootstrap_shares
 
         return bootstrap_shares(
-            hits, counted, clusters=self.clusters(np.asarray(keys)), n_resamples=self.replicates,
+            hits, counted, clusters=self.clusters(np.asarray(keys)) if clusters is None else clusters,
+            n_resamples=self.replicates,
             confidence_level=self.confidence_level, seed=self.seed,
         )
 
@@ -173,11 +179,15 @@ class EdgeUncertainty:
 
 
 def edge_uncertainty(
-    aligned: Aligned, pairs: Sequence[tuple[int, int]], settings: Uncertainty, *, policy: Policy = "intersect"
+    aligned: Aligned, pairs: Sequence[tuple[int, int]], settings: Uncertainty, *, policy: Policy = "intersect",
+    clusters: Clusters | None = None,
 ) -> list[EdgeUncertainty]:
-    """Sampling error of each edge (old, new) of ``aligned`` (one bootstrap for all of them)."""
+    """Sampling error of each edge (old, new) of ``aligned`` (one bootstrap for all of them).
+
+    ``clusters`` are ``settings.clusters(aligned.keys)`` when the caller has them already.
+    """
     pairs = [(int(a), int(b)) for a, b in pairs]
-    clusters = settings.clusters(aligned.keys)
+    clusters = settings.clusters(aligned.keys) if clusters is None else clusters
     # The cluster bootstrap's difficulty refits need only the clusters and the seed: they run in a
     # thread beside the edges' bootstrap (both mostly numpy, which releases the GIL). Same values.
     refits = None if clusters.is_items else beside(_difficulty_refits, aligned, pairs, clusters, settings, policy)
@@ -273,7 +283,9 @@ def _difficulty_intervals(
     return diff, out, how
 
 
-def em_intervals(aligned: Aligned, settings: Uncertainty, *, policy: Policy = "intersect") -> list[Interval]:
+def em_intervals(
+    aligned: Aligned, settings: Uncertainty, *, policy: Policy = "intersect", clusters: Clusters | None = None
+) -> list[Interval]:
     """Each aligned run's EM (correct over the items counted under ``policy``) with its bootstrap interval.
 
     The same clusters, replicates and seed as the edges' bootstrap (:func:`edge_uncertainty`).
@@ -281,7 +293,7 @@ def em_intervals(aligned: Aligned, settings: Uncertainty, *, policy: Policy = "i
     from replicate.judge.pairs import outcomes
 
     right, counted = outcomes(aligned, policy)
-    return settings.shares(right & counted, counted, aligned.keys)
+    return settings.shares(right & counted, counted, aligned.keys, clusters)
 
 
 def small_sample(n: int, settings: Uncertainty | None) -> bool:

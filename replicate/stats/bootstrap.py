@@ -488,9 +488,12 @@ class PairBootstrap:
         tasks = [(own[i : i + EDGE_BLOCK], FIGURES) for i in range(0, len(own), EDGE_BLOCK)]
         tasks += [(mirrored[i : i + EDGE_BLOCK], computed) for i in range(0, len(mirrored), EDGE_BLOCK)]
         other = beside(self._bounds_of, tasks[1::2]) if beside is not None and len(tasks) > 1 else None
-        blocks = self._bounds_of(tasks if other is None else tasks[::2])
-        if other is not None:
-            blocks = [b for pair in zip(blocks, other.result() + [{}]) for b in pair][: len(tasks)]
+        blocks: list[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]] = [{} for _ in tasks]
+        if other is None:
+            blocks[:] = self._bounds_of(tasks)
+        else:
+            blocks[::2] = self._bounds_of(tasks[::2])
+            blocks[1::2] = other.result()
         bounds = {f: (np.empty(P), np.empty(P), np.empty(P, dtype=np.int64)) for f in FIGURES}
         for (edges, figures), block in zip(tasks, blocks):
             for f in figures:

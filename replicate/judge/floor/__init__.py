@@ -321,8 +321,9 @@ def floor(
     r = len(repeats)
     ordered = [(i, j) for i in range(r) for j in range(r) if i != j]
     errors: list[dict[str, Interval] | None] = [None] * len(ordered)
+    clusters = None if uncertainty is None else uncertainty.clusters(aligned.keys)  # once, for the edges and the EMs
     if uncertainty is not None:
-        errors = [e.interval for e in edge_uncertainty(aligned, ordered, uncertainty, policy=policy)]
+        errors = [e.interval for e in edge_uncertainty(aligned, ordered, uncertainty, policy=policy, clusters=clusters)]
     pairs = tuple(
         FloorPair(aligned.names[i], aligned.names[j], counts.cells(i, j), _pair_figures(err))
         for (i, j), err in zip(ordered, errors)
@@ -331,7 +332,7 @@ def floor(
     unparsed = aligned.unparsed_aligned
     ems: list[dict[str, Interval] | None] = [None] * r
     if uncertainty is not None:
-        ems = [{"em": iv} for iv in em_intervals(aligned, uncertainty, policy=policy)]
+        ems = [{"em": iv} for iv in em_intervals(aligned, uncertainty, policy=policy, clusters=clusters)]
     infos = tuple(
         RepeatInfo(
             run.name,
