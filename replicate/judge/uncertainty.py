@@ -211,7 +211,8 @@ def edge_uncertainty(
         stat, p = mcnemar_clustered(counts[:, :, 1], counts[:, :, 2])
     if refits is None:  # the item bootstrap's refits split the edges' own replicates: beside their intervals
         refits = beside(_difficulty_refits, aligned, pairs, clusters, settings, policy, boot)
-    intervals = boot.intervals(beside)
+    # the intervals in this thread: a second thread of blocks beside the refits' made a 22-run matrix slower
+    intervals = boot.intervals()
     diff, diff_iv, how = _difficulty_intervals(*refits.result(), settings, clusters, boot.method, len(pairs))
     return [
         EdgeUncertainty(

@@ -31,7 +31,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
 
 import numpy as np
 
@@ -58,15 +57,6 @@ ITEM_METHOD = "item-bootstrap-percentile"
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
 
-
-class _Handle(Protocol):
-    """What a :data:`Beside` returns: ``result()`` waits for the function's value."""
-
-    def result(self) -> Any: ...
-
-
-#: Runs ``fn(*args)`` elsewhere (a thread) and returns a handle whose ``result()`` gives its value.
-Beside = Callable[..., _Handle]
 
 UNPARSED = -1  # replicate.parsing.UNPARSED (stats/ does not import the judge side)
 _BLOCK = 64
@@ -466,18 +456,14 @@ class PairBootstrap:
             out.append({f: percentile_bounds(values[f], self.confidence_level) for f in figures})
         return out
 
-    def intervals(self, beside: Beside | None = None) -> list[dict[str, Interval]]:
+    def intervals(self) -> list[dict[str, Interval]]:
         """Per edge (in ``pairs`` order), an :class:`Interval` for each figure of :data:`FIGURES`.
 
         Computed by blocks of :data:`EDGE_BLOCK` edges, whose replicate values
         stay in the processor's cache from the figure to its percentiles. An
         edge whose counts mirror an earlier edge's (:meth:`mirrors`) takes the
         figures of :data:`MIRRORED` from it: the same replicate values, so the
-        same bounds, bit for bit. The percentiles are partitions, which release
-        the GIL: given ``beside`` (``beside(fn, *args)`` starts ``fn(*args)``
-        elsewhere and returns a handle whose ``result()`` waits for its value,
-        as :func:`replicate.background.beside`), every other block is computed
-        there. The same values either way.
+        same bounds, bit for bit.
         """
         P = len(self.pairs)
         if not P:
@@ -487,13 +473,7 @@ class PairBootstrap:
         computed = tuple(f for f in FIGURES if f not in MIRRORED)
         tasks = [(own[i : i + EDGE_BLOCK], FIGURES) for i in range(0, len(own), EDGE_BLOCK)]
         tasks += [(mirrored[i : i + EDGE_BLOCK], computed) for i in range(0, len(mirrored), EDGE_BLOCK)]
-        other = beside(self._bounds_of, tasks[1::2]) if beside is not None and len(tasks) > 1 else None
-        blocks: list[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]] = [{} for _ in tasks]
-        if other is None:
-            blocks[:] = self._bounds_of(tasks)
-        else:
-            blocks[::2] = self._bounds_of(tasks[::2])
-            blocks[1::2] = other.result()
+        blocks = self._bounds_of(tasks)
         bounds = {f: (np.empty(P), np.empty(P), np.empty(P, dtype=np.int64)) for f in FIGURES}
         for (edges, figures), block in zip(tasks, blocks):
             for f in figures:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from replicate.background import beside
 from replicate.stats.bootstrap import (
     CATEGORIES,
     CLUSTER_METHOD,
@@ -225,18 +224,17 @@ def test_gram_and_mask_paths_give_the_same_category_counts():
                     assert figs["regression_rate"] == pytest.approx(full[c, p, 1] / n)
 
 
-@pytest.mark.parametrize("in_threads", [False, True], ids=["serial", "beside"])
-def test_intervals_over_several_edge_blocks_are_each_columns_own_percentiles(in_threads):
-    """More edges than four blocks of EDGE_BLOCK (two threads, a short last block): each edge's bounds are
+def test_intervals_over_several_edge_blocks_are_each_columns_own_percentiles():
+    """More edges than four blocks of EDGE_BLOCK (a short last block, mirrored edges too): each edge's bounds are
     numpy's quantiles of that edge's own replicate values, and figures_from_counts gives any subset of figures."""
     rng = np.random.default_rng(5)
     codes = np.repeat(np.arange(12), rng.integers(1, 9, 12))
     gold = rng.integers(0, 3, len(codes)).astype(np.int16)
     labels = np.where(rng.random((17, len(codes))) < 0.6, gold, rng.integers(-1, 3, (17, len(codes)))).astype(np.int8)
     pairs = [(a, b) for a in range(17) for b in range(17) if a != b]
-    assert len(pairs) > 4 * EDGE_BLOCK and len(pairs) % EDGE_BLOCK  # two blocks or more in each thread
+    assert len(pairs) > 4 * EDGE_BLOCK and (len(pairs) // 2) % EDGE_BLOCK  # two blocks or more of each kind
     boot = bootstrap_pairs(labels, gold, pairs, clusters=Clusters(codes, 12, "query_id"), n_resamples=200, seed=2)
-    intervals = boot.intervals(beside if in_threads else None)
+    intervals = boot.intervals()
     assert len(intervals) == len(pairs)
     for f in FIGURES:
         values = boot.values(f)
