@@ -18,14 +18,6 @@ thread pool woken for each costs more than it saves: about 0.5 s of CPU and
 0.05 s of wall time in a 22-run matrix, with byte-identical output (the
 products are exact integer counts, or split by rows, not by their sums).
 The library itself leaves BLAS alone.
-
-A command that computes also keeps the memory it frees for its next arrays
-(:func:`keep_freed_memory`, glibc only): by default glibc gives every array
-over a few hundred kilobytes fresh pages from the kernel and hands them back
-when it is freed, so each of a bootstrap's large temporaries is faulted in
-page by page again. A 22-run matrix with intervals, first call in a process:
-about 0.17 -> 0.14 s, its peak memory about 134 -> 148 MB (the freed memory is
-kept until exit). Other C libraries are left as they are.
 """
 
 from __future__ import annotations
@@ -37,31 +29,7 @@ import sys
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 
 
-#: glibc ``mallopt`` settings (parameter number, value) :func:`keep_freed_memory` makes: arrays up to 32 MiB (the
-#: largest glibc allows) come from the heap, freed memory is returned to the kernel only past 1 GiB, and the heap
-#: grows 64 MiB at a time.
-MALLOC_SETTINGS = ((-3, 32 << 20), (-1, 1 << 30), (-2, 64 << 20))  # M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, M_TOP_PAD
-
-
-def keep_freed_memory() -> bool:
-    """Have glibc keep freed memory for the process's next allocations (:data:`MALLOC_SETTINGS`); False elsewhere.
-
-    Forked workers inherit the settings. The numbers computed are the same either way.
-    """
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):  # no C library to ask, or not one with mallopt
-        return False
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    return all(mallopt(param, value) == 1 for param, value in MALLOC_SETTINGS)
-
-
 def _app() -> None:
-    keep_freed_memory()  # here, not before the result cache answers: a hit allocates nothing large
     from replicate.cli.app import main
 
     main()
