@@ -25,8 +25,10 @@ from replicate.background import beside
 from replicate.judge.align import Aligned
 from replicate.judge.model import KEY_SEP
 from replicate.stats.bootstrap import (
+    CLUSTER_METHOD,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
+    ITEM_METHOD,
     Clusters,
     Interval,
     PairBootstrap,
@@ -189,8 +191,9 @@ def edge_uncertainty(
     pairs = [(int(a), int(b)) for a, b in pairs]
     clusters = settings.clusters(aligned.keys) if clusters is None else clusters
     # The cluster bootstrap's difficulty refits need only the clusters and the seed: they run in a
-    # thread beside the edges' bootstrap (both mostly numpy, which releases the GIL). Same values.
-    refits = None if clusters.is_items else beside(_difficulty_refits, aligned, pairs, clusters, settings, policy)
+    # thread beside the edges' bootstrap (both mostly numpy, which releases the GIL), with their intervals
+    # (percentiles of the refits). Same values.
+    refits = None if clusters.is_items else beside(_difficulty, aligned, pairs, clusters, settings, policy)
     boot = bootstrap_pairs(
         aligned.labels,
         aligned.gold,
@@ -210,10 +213,10 @@ def edge_uncertainty(
     else:
         stat, p = mcnemar_clustered(counts[:, :, 1], counts[:, :, 2])
     if refits is None:  # the item bootstrap's refits split the edges' own replicates: beside their intervals
-        refits = beside(_difficulty_refits, aligned, pairs, clusters, settings, policy, boot)
+        refits = beside(_difficulty, aligned, pairs, clusters, settings, policy, boot)
     # the intervals in this thread: a second thread of blocks beside the refits' made a 22-run matrix slower
     intervals = boot.intervals()
-    diff, diff_iv, how = _difficulty_intervals(*refits.result(), settings, clusters, boot.method, len(pairs))
+    diff, diff_iv, how = refits.result()
     return [
         EdgeUncertainty(
             interval=iv,
@@ -228,6 +231,17 @@ def edge_uncertainty(
         )
         for k, iv in enumerate(intervals)
     ]
+
+
+def _difficulty(
+    aligned: Aligned, pairs: list[tuple[int, int]], clusters: Clusters, settings: Uncertainty, policy: Policy,
+    boot: PairBootstrap | None = None,
+) -> tuple[DifficultyBaseline, list[dict[str, Interval]] | None, str | None]:
+    """The difficulty baseline with its intervals and how they were resampled (refits, then their percentiles)."""
+    method = ITEM_METHOD if clusters.is_items else CLUSTER_METHOD  # as bootstrap_pairs names it
+    return _difficulty_intervals(
+        *_difficulty_refits(aligned, pairs, clusters, settings, policy, boot), settings, clusters, method, len(pairs)
+    )
 
 
 def _difficulty_refits(
