@@ -25,10 +25,8 @@ from replicate.background import beside
 from replicate.judge.align import Aligned
 from replicate.judge.model import KEY_SEP
 from replicate.stats.bootstrap import (
-    CLUSTER_METHOD,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
-    ITEM_METHOD,
     Clusters,
     Interval,
     PairBootstrap,
@@ -238,9 +236,8 @@ def _difficulty(
     boot: PairBootstrap | None = None,
 ) -> tuple[DifficultyBaseline, list[dict[str, Interval]] | None, str | None]:
     """The difficulty baseline with its intervals and how they were resampled (refits, then their percentiles)."""
-    method = ITEM_METHOD if clusters.is_items else CLUSTER_METHOD  # as bootstrap_pairs names it
     return _difficulty_intervals(
-        *_difficulty_refits(aligned, pairs, clusters, settings, policy, boot), settings, clusters, method, len(pairs)
+        *_difficulty_refits(aligned, pairs, clusters, settings, policy, boot), settings, clusters, len(pairs)
     )
 
 
@@ -273,7 +270,7 @@ def _difficulty_refits(
 
 def _difficulty_intervals(
     diff: DifficultyBaseline, refits: tuple[np.ndarray, np.ndarray] | None, B: int, settings: Uncertainty,
-    clusters: Clusters, method: str, n_pairs: int,
+    clusters: Clusters, n_pairs: int,
 ) -> tuple[DifficultyBaseline, list[dict[str, Interval]] | None, str | None]:
     """The difficulty baseline with the intervals of its refits, and how they were resampled."""
     if refits is None:
@@ -283,7 +280,7 @@ def _difficulty_intervals(
     for name, values in (("expected_regression_rate", rate), ("ratio", ratio)):
         lo, hi, undefined = percentile_bounds(values, settings.confidence_level)
         ivs = interval_list(
-            lo, hi, undefined, method=method, replicates=B, cluster=clusters.name, clusters=clusters.count,
+            lo, hi, undefined, method=clusters.method, replicates=B, cluster=clusters.name, clusters=clusters.count,
             confidence_level=settings.confidence_level, seed=settings.seed,
         )
         for k, iv in enumerate(ivs):

@@ -92,6 +92,11 @@ class Clusters:
     def is_items(self) -> bool:
         return self.name is None
 
+    @property
+    def method(self) -> str:
+        """How resampling these clusters is named in outputs: :data:`ITEM_METHOD` or :data:`CLUSTER_METHOD`."""
+        return ITEM_METHOD if self.is_items else CLUSTER_METHOD
+
     @classmethod
     def items(cls, n: int) -> Clusters:
         """No cluster key: each of ``n`` items is its own cluster."""
@@ -526,17 +531,15 @@ def bootstrap_pairs(
     if clusters.is_items:
         totals = cluster_category_counts(labels, gold, pairs, np.zeros(n_items, np.int64), 1, policy=policy)[0]
         reps = item_replicates(rng, totals, n_items, n_resamples)
-        method = ITEM_METHOD
     else:
         per_cluster = cluster_category_counts(labels, gold, pairs, clusters.codes, clusters.count, policy=policy)
         totals = per_cluster.sum(axis=0)
         reps = cluster_replicates(rng, per_cluster, n_resamples)
-        method = CLUSTER_METHOD
     for arr in (reps, totals, per_cluster):
         if arr is not None:
             arr.setflags(write=False)
     return PairBootstrap(
-        pairs, reps, method, clusters.name, clusters.count, confidence_level, seed, totals=totals, per_cluster=per_cluster
+        pairs, reps, clusters.method, clusters.name, clusters.count, confidence_level, seed, totals=totals, per_cluster=per_cluster
     )
 
 

@@ -20,10 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from replicate.stats.bootstrap import (
-    CLUSTER_METHOD,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
-    ITEM_METHOD,
     Clusters,
     Interval,
     check_resampling,
@@ -69,15 +67,13 @@ def bootstrap_shares(
     if clusters.is_items:
         totals = share_counts(hits, counted, np.zeros(n_items, np.int64), 1)[0]
         reps = item_replicates(rng, totals, n_items, n_resamples)
-        method = ITEM_METHOD
     else:
         reps = cluster_replicates(rng, share_counts(hits, counted, clusters.codes, clusters.count), n_resamples)
-        method = CLUSTER_METHOD
     hit, den = reps[..., 0].astype(np.float64), reps.sum(axis=-1).astype(np.float64)
     values = np.full(hit.shape, np.nan)
     np.divide(hit, den, out=values, where=den > 0)
     lo, hi, undefined = percentile_bounds(values, confidence_level)
     return interval_list(
-        lo, hi, undefined, method=method, replicates=n_resamples, cluster=clusters.name,
+        lo, hi, undefined, method=clusters.method, replicates=n_resamples, cluster=clusters.name,
         clusters=clusters.count, confidence_level=confidence_level, seed=seed,
     )
