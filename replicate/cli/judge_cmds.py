@@ -92,7 +92,7 @@ def parse_cmd(
     loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=False, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser)
     labelled = loaded.labelled(need_parser(parser, loaded))
     settings = uncertainty_of(replicates, seed, cluster, MIN_ITEMS, loaded)
-    shares = None if settings is None else functools.partial(parse_intervals, settings=settings)
+    shares = functools.partial(parse_intervals, settings=settings) if settings.resampled else None
     summaries = [parse_summary(lr, run, shares) for lr, run in zip(labelled, loaded.runs)]
     if labels is not None:
         write_labels(labels, labelled[0], fields=loaded.fields, run=loaded.runs[0])
@@ -206,7 +206,7 @@ def chain_cmd(
                   jobs=jobs, parsers=[parser] if parser else [], prefetch=later_imports(replicates=replicates, pvalues=True))
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=unparsed.value, uncertainty=settings)
-    flags = edge_flags(edges, min_items=None if settings is None else settings.min_items)
+    flags = edge_flags(edges, min_items=settings.min_items, intervals=settings.resampled)
     result = {
         "edges": edges,
         "runs": dropped_per_run(edges),

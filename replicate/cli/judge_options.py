@@ -214,7 +214,8 @@ ReplicatesOpt = Annotated[
         "--replicates",
         min=0,
         metavar="N",
-        help="Bootstrap replicates for the intervals of every figure (0: no bootstrap intervals).",
+        help="Bootstrap replicates for the intervals of every figure (0: no intervals; the clustered McNemar test, "
+        "the difficulty baseline and the small-sample flags stay).",
     ),
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap (recorded in the output).")]
@@ -262,11 +263,9 @@ MinItemsOpt = Annotated[
 
 
 def uncertainty_of(replicates: int, seed: int, cluster: str | None, min_items: int, loaded):
-    """Uncertainty settings from the options (None when --replicates 0); a UsageError for an unknown --cluster."""
+    """Uncertainty settings from the options (``--replicates 0``: no intervals); a UsageError for an unknown --cluster."""
     from replicate.judge.uncertainty import Uncertainty
 
-    if replicates == 0:
-        return None
     try:
         return Uncertainty(
             replicates=replicates, seed=seed, cluster=cluster, key_fields=key_names_of(loaded), min_items=min_items

@@ -141,8 +141,6 @@ def _uncertainty(replicates: int, seed: int, cluster: str | None, min_items: int
     from replicate.errors import UsageError
     from replicate.judge.uncertainty import ITEM, Uncertainty
 
-    if replicates == 0:
-        return None
     try:
         # provisional key fields: verify_runs puts the claims file's in their place and checks the cluster again
         keys = ("query_id", "corpus_id") if cluster in (None, ITEM) else (cluster,)

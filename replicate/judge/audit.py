@@ -348,7 +348,7 @@ def audit_file(
     intervals: list[dict[str, Interval] | None] = [None] * len(names)
     delta_ivs: list[dict[str, Interval] | None] = [None] * (len(names) - 1)
     differ_ivs = None
-    if uncertainty is not None:
+    if uncertainty is not None and uncertainty.resampled:
         every = np.ones_like(parsed)
         counted = parsed if policy == "intersect" else every
         hits_all = np.vstack([differ, pair_differ])
@@ -471,7 +471,7 @@ def audit(
             for k in range(len(parsers))
         )
         deltas = None
-        if uncertainty is not None:
+        if uncertainty is not None and uncertainty.resampled:
             pairs = [(mats[old.name][k], mats[new.name][k]) for k in range(len(parsers))]
             deltas = edge_delta_intervals(labelled(old, 0), labelled(new, 0), pairs, uncertainty, policy=policy)
         edge_audit = EdgeAudit(old.name, new.name, comparisons, deltas)

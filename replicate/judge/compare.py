@@ -39,8 +39,9 @@ class Comparison:
 
     Every figure comes from ``cells`` (:class:`~replicate.stats.fourcell.FourCell`).
     With ``uncertainty`` (computed when the edge was asked for with
-    :class:`~replicate.judge.uncertainty.Uncertainty` settings), each figure
-    has a bootstrap interval and McNemar a clustered counterpart.
+    :class:`~replicate.judge.uncertainty.Uncertainty` settings), McNemar has a
+    clustered counterpart and, unless the settings resample nothing, each
+    figure a bootstrap interval.
     """
 
     old: RunSide
@@ -84,7 +85,8 @@ class Comparison:
         out["mcnemar_assumes"] = EXACT_MCNEMAR_ASSUMES
         if self.uncertainty is not None and self.settings is not None:
             u = self.uncertainty
-            out["interval"] = {k: v.to_json() for k, v in u.interval.items()}
+            if u.resampled:
+                out["interval"] = {k: v.to_json() for k, v in u.interval.items()}
             out["mcnemar_clustered"] = u.mcnemar_json()
             out["independence_baselines"] = u.baselines_json(self.cells)
             out["uncertainty"] = self.settings.to_json()

@@ -287,6 +287,8 @@ class Matrix:
         out = np.full((r, r), np.nan)
         if self.errors is not None:
             for (i, j), err in zip(self.ordered_pairs(), self.errors):
+                if figure not in err.interval:  # no replicates
+                    continue
                 value = getattr(err.interval[figure], bound)
                 out[i, j] = np.nan if value is None else value
         return out
@@ -334,8 +336,9 @@ def matrix(
     """All ordered pairs of ``runs`` over their shared items, with baselines and flags.
 
     With ``uncertainty`` settings every pair gets bootstrap intervals (one
-    bootstrap for all pairs), and a pair on fewer than ``min_items`` items a
-    ``small_sample`` flag.
+    bootstrap for all pairs; none with 0 replicates), the clustered McNemar
+    test and the difficulty baseline, and a pair on fewer than ``min_items``
+    items a ``small_sample`` flag.
     """
     lo, hi = scale
     if not 0 <= n_tolerance < 1:
@@ -354,10 +357,11 @@ def matrix(
         # that releases the GIL, filling the gaps the bootstrap's threads leave); the same values
         point = beside(_point_figures, aligned, policy, scale)
         clusters = uncertainty.clusters(aligned.keys)  # once, for the runs' EM and the edges
-        em = beside(lambda: em_intervals(aligned, uncertainty, policy=policy, clusters=clusters))
+        em = beside(lambda: em_intervals(aligned, uncertainty, policy=policy, clusters=clusters)) if uncertainty.resampled else None
         errors = tuple(edge_uncertainty(aligned, pairs, uncertainty, policy=policy, clusters=clusters))
         counts, base = point.result()
-        base = tuple(replace(b, interval={"em": iv}) for b, iv in zip(base, em.result()))
+        if em is not None:
+            base = tuple(replace(b, interval={"em": iv}) for b, iv in zip(base, em.result()))
         flags = sanity_flags(base, scale=scale, n_tolerance=n_tolerance)
         n = counts.n
         small = [(i, j) for i, j in pairs if n[i, j] < uncertainty.min_items]
@@ -367,7 +371,8 @@ def matrix(
             flags = (*flags, Flag(
                 "small_sample", None,
                 f"{len(small)} pair(s) compared on fewer than --min-items {uncertainty.min_items} items: {shown}{more}; "
-                "too few for a verdict (read the intervals)",
+                "too few for a verdict " + (
+                    "(read the intervals)" if uncertainty.resampled else "(no intervals computed: --replicates 0)"),
             ))
     figures = dict(figure_matrices(counts))
     if any(counts.unlabelled):  # label agreement needs labels on both sides

@@ -29,8 +29,10 @@ class SampleFlag:
         return {"code": self.code, "where": self.where, "message": self.message}
 
 
-def small_sample_flag(where: str, n: int, min_items: int, what: str = "compared on") -> SampleFlag | None:
-    message = too_few_items(what, n, min_items)
+def small_sample_flag(
+    where: str, n: int, min_items: int, what: str = "compared on", *, intervals: bool = True
+) -> SampleFlag | None:
+    message = too_few_items(what, n, min_items, intervals=intervals)
     return None if message is None else SampleFlag("small_sample", where, message)
 
 
@@ -66,8 +68,11 @@ def dropped_per_run(edges: Sequence[Comparison]) -> list[dict]:
     return list(seen.values())
 
 
-def edge_flags(edges: Sequence[Comparison], *, min_items: int | None) -> list[SampleFlag]:
-    """Runs whose items others lack (how many each), and edges on fewer than ``min_items`` items."""
+def edge_flags(edges: Sequence[Comparison], *, min_items: int | None, intervals: bool = True) -> list[SampleFlag]:
+    """Runs whose items others lack (how many each), and edges on fewer than ``min_items`` items.
+
+    ``intervals``: whether the edges have intervals (the small-sample words point to them).
+    """
     flags = []
     shared = edges[0].shared_items if edges else 0
     for run in dropped_per_run(edges):
@@ -81,7 +86,7 @@ def edge_flags(edges: Sequence[Comparison], *, min_items: int | None) -> list[Sa
             )
     if min_items is not None:
         for e in edges:
-            flag = small_sample_flag(f"{e.old.name} -> {e.new.name}", e.cells.n, min_items)
+            flag = small_sample_flag(f"{e.old.name} -> {e.new.name}", e.cells.n, min_items, intervals=intervals)
             if flag is not None:
                 flags.append(flag)
     return flags

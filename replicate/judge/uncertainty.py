@@ -31,11 +31,12 @@ from replicate.stats.bootstrap import (
     Interval,
     PairBootstrap,
     bootstrap_pairs,
+    cluster_category_counts,
     cluster_weights,
     interval_list,
     percentile_bounds,
 )
-from replicate.stats.independence import DifficultyBaseline, difficulty_counts, fit_difficulty
+from replicate.stats.independence import DifficultyBaseline, difficulty_baseline, difficulty_counts, fit_difficulty
 from replicate.stats.independence_boot import cluster_difficulty_replicates, item_difficulty_replicates
 from replicate.stats.paired import CLUSTERED_MCNEMAR, chi2_sf_1, chi2_sf_1_log10, mcnemar_clustered
 from replicate.stats.policy import Policy
@@ -66,6 +67,8 @@ class Uncertainty:
     key field when the key has two or more fields, else none.
     """
 
+    #: 0: no intervals, only what needs no resampling (the clustered McNemar test, the difficulty
+    #: baseline's point values, the small-sample flags)
     replicates: int = DEFAULT_RESAMPLES
     seed: int = DEFAULT_SEED
     cluster: str | None = None
@@ -74,14 +77,19 @@ class Uncertainty:
     min_items: int = MIN_ITEMS
 
     def __post_init__(self) -> None:
-        if self.replicates < 1:
-            raise ValueError(f"replicates must be a positive integer; got {self.replicates!r}")
+        if self.replicates < 0:
+            raise ValueError(f"replicates must be an integer >= 0 (0: no intervals); got {self.replicates!r}")
         if self.min_items < 0:
             raise ValueError(f"min_items must be >= 0; got {self.min_items!r}")
         if self.cluster not in (None, ITEM) and self.cluster not in self.key_fields:
             raise ValueError(
                 f"cluster must be one of the key fields ({', '.join(self.key_fields)}) or {ITEM!r}; got {self.cluster!r}"
             )
+
+    @property
+    def resampled(self) -> bool:
+        """Whether intervals are resampled (``replicates`` > 0)."""
+        return self.replicates > 0
 
     @property
     def cluster_field(self) -> int | None:
@@ -139,6 +147,11 @@ class EdgeUncertainty:
     difficulty_interval: dict[str, Interval] | None = None
     difficulty_resampling: str | None = None
 
+    @property
+    def resampled(self) -> bool:
+        """Whether the figures have intervals (none with ``replicates`` 0: only McNemar and the difficulty baseline)."""
+        return bool(self.interval)
+
     def mcnemar_json(self) -> dict:
         return {
             "statistic": self.mcnemar_statistic,
@@ -159,10 +172,10 @@ class EdgeUncertainty:
                 "expected_regression_rate": cells.independent_regression_rate,
                 "ratio": cells.independence_ratio,
                 "method": "EM_old x (1 - EM_new): errors independent and every item equally hard",
-                "interval": {
+                **({} if not self.resampled else {"interval": {
                     "expected_regression_rate": self.interval["independent_regression_rate"].to_json(),
                     "ratio": self.interval["independence_ratio"].to_json(),
-                },
+                }}),
             },
             "given_item_difficulty": {
                 "expected_regression_rate": exp,
@@ -188,6 +201,8 @@ def edge_uncertainty(
     """
     pairs = [(int(a), int(b)) for a, b in pairs]
     clusters = settings.clusters(aligned.keys) if clusters is None else clusters
+    if not settings.resampled:
+        return _unresampled(aligned, pairs, clusters, policy)
     # The cluster bootstrap's difficulty refits need only the clusters and the seed: they run in a
     # thread beside the edges' bootstrap (both mostly numpy, which releases the GIL), with their intervals
     # (percentiles of the refits). Same values.
@@ -202,14 +217,8 @@ def edge_uncertainty(
         confidence_level=settings.confidence_level,
         seed=settings.seed,
     )
-    # one item per cluster: Durkalski's statistic is the classic (b - c)^2 / (b + c), from the totals
-    counts = boot.per_cluster if boot.per_cluster is not None else np.asarray(boot.totals)[None, :, :]
-    if boot.per_cluster is None:
-        b, c = counts[0, :, 1].astype(np.float64), counts[0, :, 2].astype(np.float64)
-        stat = np.divide((b - c) ** 2, b + c, out=np.zeros_like(b), where=(b + c) > 0)
-        p = chi2_sf_1(stat)
-    else:
-        stat, p = mcnemar_clustered(counts[:, :, 1], counts[:, :, 2])
+    per_cluster = boot.per_cluster if boot.per_cluster is not None else np.asarray(boot.totals)[None, :, :]
+    stat, p = _mcnemar(per_cluster, items=boot.per_cluster is None)
     if refits is None:  # the item bootstrap's refits split the edges' own replicates: beside their intervals
         refits = beside(_difficulty, aligned, pairs, clusters, settings, policy, boot)
     # the intervals in this thread: a second thread of blocks beside the refits' made a 22-run matrix slower
@@ -228,6 +237,44 @@ def edge_uncertainty(
             difficulty_resampling=how,
         )
         for k, iv in enumerate(intervals)
+    ]
+
+
+def _mcnemar(per_cluster: np.ndarray, *, items: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Durkalski's clustered McNemar statistic and p per edge, from category counts ``(G, P, 5)``.
+
+    ``items`` (no cluster key: the counts are the totals, ``G`` = 1): each item is its own cluster,
+    and the statistic is the classic ``(b - c)^2 / (b + c)`` from the totals.
+    """
+    if items:
+        b, c = per_cluster[0, :, 1].astype(np.float64), per_cluster[0, :, 2].astype(np.float64)
+        stat = np.divide((b - c) ** 2, b + c, out=np.zeros_like(b), where=(b + c) > 0)
+        return stat, chi2_sf_1(stat)
+    return mcnemar_clustered(per_cluster[:, :, 1], per_cluster[:, :, 2])
+
+
+def _unresampled(aligned: Aligned, pairs: list[tuple[int, int]], clusters: Clusters, policy: Policy) -> list[EdgeUncertainty]:
+    """What needs no replicate (``replicates`` 0): the clustered McNemar test and the difficulty baseline's point values.
+
+    The same values as with intervals: both come from the same counts, summed exactly.
+    """
+    codes = np.zeros(len(clusters.codes), np.int64) if clusters.is_items else clusters.codes
+    per_cluster = cluster_category_counts(
+        aligned.labels, aligned.gold, pairs, codes, 1 if clusters.is_items else clusters.count, policy=policy
+    )
+    stat, p = _mcnemar(per_cluster, items=clusters.is_items)
+    diff = difficulty_baseline(aligned.labels, aligned.gold, pairs, policy=policy)
+    return [
+        EdgeUncertainty(
+            interval={},
+            mcnemar_statistic=float(stat[k]),
+            mcnemar_p=float(p[k]),
+            clusters=clusters.count,
+            cluster=clusters.name,
+            difficulty_expected=diff.value(k),
+            difficulty_other_runs=diff.other_runs,
+        )
+        for k in range(len(pairs))
     ]
 
 

@@ -10,8 +10,12 @@ from __future__ import annotations
 MIN_ITEMS = 100
 
 
-def too_few_items(what: str, n: int, min_items: int) -> str | None:
-    """The flag's words when ``n < min_items`` (``what`` says what the n counts), else None."""
+def too_few_items(what: str, n: int, min_items: int, *, intervals: bool = True) -> str | None:
+    """The flag's words when ``n < min_items`` (``what`` says what the n counts), else None.
+
+    ``intervals``: whether the figures have intervals to read instead (none with ``--replicates 0``).
+    """
     if n >= min_items:
         return None
-    return f"{what} only n = {n} items, fewer than --min-items {min_items}: too few for a verdict (read the intervals)"
+    then = "read the intervals" if intervals else "no intervals computed: --replicates 0"
+    return f"{what} only n = {n} items, fewer than --min-items {min_items}: too few for a verdict ({then})"

@@ -187,7 +187,7 @@ def _position(
     """Below / inside / above the floor; with intervals, 'above' only when the edge's clears the floor's widened range."""
     if rate is None or lo is None or hi is None:
         return "-"
-    iv = None if e is None or e.error is None else e.error.interval["regression_rate"]
+    iv = None if e is None or e.error is None else e.error.interval.get("regression_rate")
     bounds = None if fl is None else fl.floor.regression_span_with_error
     verdict = interval_verdict(Fraction(rate), Span(lo, hi), iv, bounds)
     if e is None or fl is None or not fl.floor.pairs:
@@ -204,7 +204,7 @@ def _edges(v: Verification) -> list[str]:
     """Two tables per edge and parser: the four cells, then the rates (one wide table reads badly as text)."""
     if not v.edges:
         return []
-    cells_rows, rate_rows, error_rows = [], [], []
+    cells_rows, rate_rows, error_rows, mcnemar_rows = [], [], [], []
     for e in v.edges:
         fl = _floor_of(v, e)
         lo, hi = (fl.value("floor.regression_min"), fl.value("floor.regression_max")) if fl else (None, None)
@@ -218,7 +218,9 @@ def _edges(v: Verification) -> list[str]:
             pct(_f(e.value("change_rate"))),
             f"{pct(_f(lo))}-{pct(_f(hi))}" if fl else "-", _position(e.value("regression_rate"), lo, hi, e, fl),
         ])
-        if e.error is not None:
+        if e.error is not None and not e.error.resampled:  # --replicates 0: the test that needs no replicates
+            mcnemar_rows.append([edge, parser, e.cells.n, p_display(e.error.mcnemar_p), e.error.cluster or "item"])
+        elif e.error is not None:
             iv = e.error.interval
             error_rows.append([
                 edge, parser, e.cells.n, *(interval_cell(iv[f], f) for block in _ERROR_BLOCKS for _, f in block),
@@ -246,7 +248,18 @@ def _edges(v: Verification) -> list[str]:
         "when the regression rate's whole interval clears the range widened by the floor's own sampling error, "
         "\"indistinguishable\" when the rate lies outside the range but its interval reaches the widened range).",
         "", table(rate_rows, rate_headers, Format.markdown).rstrip("\n"), "",
-    ] + _error_part(v, error_rows)
+    ] + _error_part(v, error_rows) + _mcnemar_part(mcnemar_rows)
+
+
+def _mcnemar_part(rows: list[list[object]]) -> list[str]:
+    """Without intervals (``--replicates 0``), each edge's clustered McNemar test and what it assumes."""
+    if not rows:
+        return []
+    return [
+        "No bootstrap intervals were computed (--replicates 0). McNemar's exact p treats every item as "
+        "independent; the clustered test (Durkalski) does not. A large p is absence of evidence, not equal accuracy.",
+        "", table(rows, ["edge", "parser", "N", "McNemar p (clustered)", "cluster"], Format.markdown).rstrip("\n"), "",
+    ]
 
 
 #: The note's interval tables, (header, figure): the accuracies first, then the regression figures.
@@ -263,7 +276,7 @@ def _error_part(v: Verification, rows: list[list[object]]) -> list[str]:
     """The bootstrap intervals of each edge (when computed) and what they assume: two tables, like the edges'."""
     if not rows:
         return []
-    err = next(e for e in v.edges if e.error is not None)
+    err = next(e for e in v.edges if e.error is not None and e.error.resampled)
     assert err.error is not None and err.settings is not None
     iv = err.error.interval["regression_rate"]
     first, second = _ERROR_BLOCKS

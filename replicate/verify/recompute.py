@@ -224,7 +224,7 @@ class Recomputer:
             parsed = labels != UNPARSED
             x, y = labels[parsed], gold[parsed]
             interval = None
-            if self.uncertainty is not None:
+            if self.uncertainty is not None and self.uncertainty.resampled:
                 counted = parsed if policy == "intersect" else np.ones_like(parsed)
                 interval = {"em": self.uncertainty.shares((labels == gold) & counted, counted, lr.keys)[0]}
             self._run[key] = RunFigures(

@@ -185,7 +185,8 @@ def _edge_json(e: EdgeFigures) -> dict:
     out.update(change_rate=_f(e.value("change_rate")), changed=e.changed, shared_items=e.shared_items,
                unparsed={"old": e.unparsed_old, "new": e.unparsed_new})
     if e.error is not None and e.settings is not None:
-        out["interval"] = {k: v.to_json() for k, v in e.error.interval.items()}
+        if e.error.resampled:
+            out["interval"] = {k: v.to_json() for k, v in e.error.interval.items()}
         out["mcnemar_clustered"] = e.error.mcnemar_json()
         out["independence_baselines"] = e.error.baselines_json(e.cells)
         out["uncertainty"] = e.settings.to_json()

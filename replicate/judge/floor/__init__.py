@@ -308,9 +308,10 @@ def floor(
     they share and placed against the change-rate range.
 
     With ``uncertainty`` settings every repeat pair and the edge get bootstrap
-    intervals, the edge's verdict allows for its sampling error (see
-    :class:`EdgeCheck`), and floors or edges on fewer than ``min_items`` items,
-    or an edge over other items than the floor's, are flagged.
+    intervals (none with 0 replicates), the edge's verdict allows for its
+    sampling error (see :class:`EdgeCheck`), and floors or edges on fewer than
+    ``min_items`` items are flagged. An edge over other items than the floor's
+    is flagged in any case.
     """
     check_policy(policy)
     repeats = tuple(repeats)
@@ -321,9 +322,11 @@ def floor(
     r = len(repeats)
     ordered = [(i, j) for i in range(r) for j in range(r) if i != j]
     errors: list[dict[str, Interval] | None] = [None] * len(ordered)
-    clusters = None if uncertainty is None else uncertainty.clusters(aligned.keys)  # once, for the edges and the EMs
-    if uncertainty is not None:
-        errors = [e.interval for e in edge_uncertainty(aligned, ordered, uncertainty, policy=policy, clusters=clusters)]
+    # the repeat pairs' and the EMs' intervals (none without replicates); clusters parsed once for both
+    resampled = uncertainty if uncertainty is not None and uncertainty.resampled else None
+    clusters = None if resampled is None else resampled.clusters(aligned.keys)
+    if resampled is not None:
+        errors = [e.interval for e in edge_uncertainty(aligned, ordered, resampled, policy=policy, clusters=clusters)]
     pairs = tuple(
         FloorPair(aligned.names[i], aligned.names[j], counts.cells(i, j), _pair_figures(err))
         for (i, j), err in zip(ordered, errors)
@@ -331,8 +334,8 @@ def floor(
     correct, valid = outcomes(aligned, policy)
     unparsed = aligned.unparsed_aligned
     ems: list[dict[str, Interval] | None] = [None] * r
-    if uncertainty is not None:
-        ems = [{"em": iv} for iv in em_intervals(aligned, uncertainty, policy=policy, clusters=clusters)]
+    if resampled is not None:
+        ems = [{"em": iv} for iv in em_intervals(aligned, resampled, policy=policy, clusters=clusters)]
     infos = tuple(
         RepeatInfo(
             run.name,
@@ -361,7 +364,7 @@ def floor(
         # the pairs' n (items parsed on both sides under intersect), as an edge's small flag counts it
         smallest = min(p.cells.n for p in pairs)
         what = "the repeats share" if smallest == aligned.n_items else "the smallest repeat pair is compared on"
-        flag = small_sample_flag("floor", smallest, uncertainty.min_items, what)
+        flag = small_sample_flag("floor", smallest, uncertainty.min_items, what, intervals=uncertainty.resampled)
         if flag is not None:
             floor_flags.append(flag)
     edge_check = main_check = None
@@ -375,9 +378,9 @@ def floor(
         edge_check = replace(edge_check, sample_flags=tuple(edge_flags))
     if main is not None:
         main_check = check_main(main, repeats, change=result.change_span, policy=policy, uncertainty=uncertainty)
-    if uncertainty is not None:
+    if resampled is not None:
         edge_check, main_check = _joint_intervals(
-            aligned, ordered, pairs, edge, edge_check, main, main_check, uncertainty, policy
+            aligned, ordered, pairs, edge, edge_check, main, main_check, resampled, policy
         )
     return replace(result, edge=edge_check, main=main_check, sample_flags=tuple(floor_flags))
 
@@ -435,7 +438,9 @@ def _edge_sample_flags(
             f"in the floor and {only_floor} of the floor's are not in the edge; edge and floor measure different items",
         ))
     if uncertainty is not None:
-        flag = small_sample_flag(where, compared, uncertainty.min_items, "the edge is compared on")
+        flag = small_sample_flag(
+            where, compared, uncertainty.min_items, "the edge is compared on", intervals=uncertainty.resampled
+        )
         if flag is not None:
             flags.append(flag)
     return flags

@@ -100,7 +100,7 @@ class EdgeCheck:
             if p is None:
                 return None
             js = p.to_json()
-            if err is not None:
+            if err is not None and err.resampled:
                 js["interval"] = {"rate": err.interval[figure].to_json()}
             return js
 
@@ -249,7 +249,7 @@ class MainCheck:
                     "changed": c.changed,
                     "change_rate": c.change_rate,
                     "regression_rate": c.cells.regression_rate,
-                    **({} if c.uncertainty is None else {"interval": {
+                    **({} if c.uncertainty is None or not c.uncertainty.resampled else {"interval": {
                         k: c.uncertainty.interval[k].to_json() for k in ("change_rate", "regression_rate")
                     }}),
                 }
@@ -283,7 +283,7 @@ def check_edge(
     cmp = compare(old, new, policy=policy, uncertainty=uncertainty)
     reg = cmp.cells.exact("regression_rate")
     chg = cmp.cells.exact("change_rate")
-    interval = None if cmp.uncertainty is None else cmp.uncertainty.interval["regression_rate"]
+    interval = None if cmp.uncertainty is None else cmp.uncertainty.interval.get("regression_rate")
     return EdgeCheck(
         cmp,
         None if reg is None or regression is None else place(reg, regression),

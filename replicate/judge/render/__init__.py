@@ -105,8 +105,11 @@ def figures_table(
     headers = ["figure", "definition", "value", "95% CI (Wilson)"]
     if error is None:
         return table(wilson, headers, fmt)
+    mcnemar = ["McNemar clustered p", f"by {error.cluster or 'item'} (Durkalski)", _p(error.mcnemar_p), ""]
+    if not error.resampled:  # --replicates 0: the Wilson intervals, and the test that needs no resampling
+        return table([*wilson, mcnemar], headers, fmt)
     out = [w + [interval_cell(error.interval.get(r[3]), r[3]) if r[3] else ""] for w, r in zip(wilson, rows)]
-    out.append(["McNemar clustered p", f"by {error.cluster or 'item'} (Durkalski)", _p(error.mcnemar_p), "", ""])
+    out.append([*mcnemar, ""])
     return table(out, [*headers, method_header(error, confidence_level)], fmt)
 
 
@@ -263,7 +266,7 @@ _CHAIN_TEXT_BLOCKS = [
 
 def chain_text(edges: Sequence[Comparison], fmt: FormatArg, *, flags: Sequence[Any] = ()) -> str:
     """One row per edge: one table in markdown, two narrower blocks in plain text; then intervals and flags."""
-    from replicate.judge.render.errors import difficulty_table, edge_interval_table
+    from replicate.judge.render.errors import difficulty_table, edge_interval_table, mcnemar_table
 
     fmt = Format(fmt)
     if fmt is Format.markdown:
@@ -275,7 +278,7 @@ def chain_text(edges: Sequence[Comparison], fmt: FormatArg, *, flags: Sequence[A
         ]
         out = "\n".join(blocks)
     if edges and edges[0].uncertainty is not None:
-        out += "\n" + edge_interval_table(edges, fmt)
+        out += "\n" + (edge_interval_table(edges, fmt) if edges[0].uncertainty.resampled else mcnemar_table(edges, fmt))
         given = difficulty_table(edges, fmt)
         out += "\n" + given if given else ""
     if edges:

@@ -110,7 +110,7 @@ def audit_text(a: Audit, fmt: FormatArg) -> str:
         ]
         out.append(table(rows, ["figure", *a.parsers, *(f"{p} - {first}" for p in others)], fmt))
         err = errors[first]
-        if err is not None:
+        if err is not None and err.resampled:
             out.append(
                 f"Intervals: {how_resampled(next(iter(err.interval.values())))}, for each parser's edge; "
                 "the differences between parsers from the same draws for every parser (paired).\n"
@@ -120,6 +120,7 @@ def audit_text(a: Audit, fmt: FormatArg) -> str:
             which = ", ".join(f"{c.parser} (n = {c.cells.n})" for c in small)
             out.append(
                 f"Warning: compared on fewer than --min-items {small[0].settings.min_items} items under {which}: "
-                "too few for a verdict; read the intervals, not the point values.\n"
+                "too few for a verdict; " + ("read the intervals, not the point values.\n" if small[0].settings.resampled
+                                            else "no intervals were computed (--replicates 0).\n")
             )
     return "\n".join(out)

@@ -87,7 +87,14 @@ def ratio_reading(cells: FourCell, err: Intervals | None) -> str:
             verdict = "fewer regressions than the classic baseline, which item difficulty alone can explain"
         else:
             verdict = "as many regressions as the classic baseline of unrelated errors"
-        return f"{text}: {verdict} ({DIFFICULTY_CAVEAT})"
+        exp = None if err is None else err.difficulty_expected
+        if err is None or exp is None or cells.regression_rate is None or not exp:
+            return f"{text}: {verdict} ({DIFFICULTY_CAVEAT})"
+        return (
+            f"{text}: {verdict} ({DIFFICULTY_CAVEAT}); errors independent given item difficulty (estimated from "
+            f"{err.difficulty_other_runs} other runs) would give {pct(exp, 1)} (regression / that = "
+            f"{num(cells.regression_rate / exp, 2)}; no interval computed, so no verdict on shared errors)"
+        )
     text = f"independence ratio {ratio:.2f} (95% interval {iv.low:.2f}-{iv.high:.2f})"
     if iv.low > 1:
         verdict = "more regressions than unrelated errors would give (it tends to fail where the old version succeeded)"
@@ -122,7 +129,13 @@ def error_lines(cmp: Comparison) -> list[str]:
     """How the intervals were made, what the exact McNemar test assumes, and a small-sample warning."""
     err, st = cmp.uncertainty, cmp.settings
     if err is None or st is None:
-        return [f"Note: {EXACT_MCNEMAR_ASSUMES}; no bootstrap intervals were computed (--replicates 0)."]
+        return [f"Note: {EXACT_MCNEMAR_ASSUMES}; no bootstrap intervals were computed."]
+    if not err.resampled:
+        return [
+            f"Note: no bootstrap intervals were computed (--replicates 0); {EXACT_MCNEMAR_ASSUMES}, the clustered "
+            f"test ({mcnemar_over(err)}) does not.",
+            *([small_warning(cmp.cells.n, st.min_items, resampled=False)] if cmp.small else []),
+        ]
     any_iv = next(iter(err.interval.values()))
     if err.cluster is None:
         how = f"item bootstrap ({err.clusters} items resampled one by one: no cluster key)"
@@ -136,11 +149,43 @@ def error_lines(cmp: Comparison) -> list[str]:
     if warning is not None:
         lines.append(f"Warning: the intervals assume {warning}.")
     if cmp.small:
-        lines.append(
-            f"Warning: only n = {cmp.cells.n} items compared (fewer than --min-items {st.min_items}): "
-            "too few for a verdict; read the intervals, not the point values."
-        )
+        lines.append(small_warning(cmp.cells.n, st.min_items, resampled=True))
     return lines
+
+
+def small_warning(n: int, min_items: int, *, resampled: bool) -> str:
+    """The warning on an edge compared on fewer than ``--min-items`` items."""
+    then = "read the intervals, not the point values" if resampled else (
+        "no intervals were computed (--replicates 0) to show how uncertain its figures are")
+    return f"Warning: only n = {n} items compared (fewer than --min-items {min_items}): too few for a verdict; {then}."
+
+
+def mcnemar_over(err: EdgeUncertainty) -> str:
+    """What the clustered McNemar test treats as independent: ``18 query_id clusters`` or ``288 items``."""
+    return f"{err.clusters} {err.cluster} clusters" if err.cluster is not None else f"{err.clusters} items, one per cluster"
+
+
+def mcnemar_table(
+    edges: Sequence[Comparison],
+    fmt: Format,
+    *,
+    who: Callable[[Comparison], Sequence[str]] | None = None,
+    who_headers: Sequence[str] = ("old", "new"),
+) -> str:
+    """Per edge, the clustered McNemar test (``--replicates 0``: no intervals, the test needs none)."""
+    first = edges[0].uncertainty
+    assert first is not None
+
+    def row(k: int, e: Comparison) -> list:
+        assert e.uncertainty is not None
+        return [k, *(who(e) if who is not None else []), e.cells.n, num(e.uncertainty.mcnemar_statistic, 2),
+                p_display(e.uncertainty.mcnemar_p)]
+
+    headers = ["#", *(who_headers if who is not None else []), "n", "McNemar\nstatistic", "McNemar p\n(clustered)"]
+    if fmt is Format.markdown:
+        headers = [h.replace("\n", " ") for h in headers]
+    title = f"Clustered McNemar test (Durkalski; over {mcnemar_over(first)}; no bootstrap intervals: --replicates 0):\n"
+    return title + table([row(k, e) for k, e in enumerate(edges, 1)], headers, fmt)
 
 
 #: Interval columns of an edge table, (header, figure), in two blocks that each fit a 100-column terminal.
@@ -230,6 +275,8 @@ def difficulty_table(
         return ""
     headers = ["#", *(who_headers if who is not None else []), "regr.", "expected\ngiven difficulty", "95% CI",
                "regr./\nexpected", "95% CI"]
+    if not first.resampled:  # --replicates 0: the point values (no refits)
+        headers, rows = headers[:-3] + headers[-2:-1], [r[:-3] + r[-2:-1] for r in rows]
     if fmt is Format.markdown:
         headers = [h.replace("\n", " ") for h in headers]
     title = f"Expected regression given item difficulty (from the other {first.difficulty_other_runs} runs):\n"

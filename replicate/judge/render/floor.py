@@ -104,7 +104,7 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
         for p in fl.pairs
     ]
     headers = ["old", "new", "n", "both", "only_old", "only_new", "neither", "regression", "change"]
-    if fl.settings is not None:
+    if fl.settings is not None and fl.settings.resampled:
         headers += ["regression 95% CI", "change 95% CI"]
     out.append(table(rows, headers, fmt))
     js = fl.jaccard_span
@@ -124,7 +124,7 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
             f"{pct(with_error.low)} - {pct(with_error.high)} (interval low of the pair at the min to interval high of the pair at the max)",
         ])
     out.append(table(summary, ["floor", "value"], fmt))
-    if fl.settings is not None:
+    if fl.settings is not None and fl.settings.resampled:
         st = fl.settings
         by = f"whole {st.to_json()['cluster']} clusters" if st.to_json()["cluster"] else "items one by one"
         out.append(_lines([f"Intervals: bootstrap resampling {by}, {st.replicates} replicates, seed {st.seed}, percentile method."], fmt))
@@ -155,7 +155,7 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
         m = fl.main
         out.append(heading(f"Main run {m.name} against its repeats", fmt, 3))
         def iv(c, figure: str):
-            return None if c.uncertainty is None else c.uncertainty.interval[figure]
+            return None if c.uncertainty is None else c.uncertainty.interval.get(figure)
 
         rows = [
             [c.new.name, c.cells.n, c.changed, with_interval(pct(c.change_rate), iv(c, "change_rate"), "change_rate"),

@@ -9,7 +9,13 @@ import numpy as np
 
 from replicate.judge.matrix import FIGURES, Matrix
 from replicate.judge.render import heading
-from replicate.judge.render.errors import difficulty_table, edge_interval_table, how_resampled, with_interval
+from replicate.judge.render.errors import (
+    difficulty_table,
+    edge_interval_table,
+    how_resampled,
+    mcnemar_table,
+    with_interval,
+)
 from replicate.output import Format, FormatArg, num, pct, table
 
 TITLES = {
@@ -80,14 +86,18 @@ def matrix_text(m: Matrix, fmt: FormatArg) -> str:
 
 
 def interval_sections(m: Matrix, fmt: Format) -> list[str]:
-    """Every pair's bootstrap intervals (one row per ordered pair), then the difficulty-aware ratio."""
+    """Every pair's bootstrap intervals (one row per ordered pair; the clustered McNemar test alone without
+    replicates), then the difficulty-aware ratio."""
     assert m.errors is not None and m.settings is not None
     err = m.errors[0]
     number = {name: str(k) for k, name in enumerate(m.names, 1)}
-    out = [heading("Intervals of every pair (rows: old -> new, runs by number)", fmt, 3)]
-    out.append(
-        edge_interval_table(m.comparisons(), fmt, who=lambda e: [number[e.old.name], number[e.new.name]])
-    )
+    who = lambda e: [number[e.old.name], number[e.new.name]]  # noqa: E731
+    if err.resampled:
+        out = [heading("Intervals of every pair (rows: old -> new, runs by number)", fmt, 3)]
+        out.append(edge_interval_table(m.comparisons(), fmt, who=who))
+    else:
+        out = [heading("Clustered McNemar test of every pair (rows: old -> new, runs by number)", fmt, 3)]
+        out.append(mcnemar_table(m.comparisons(), fmt, who=who))
     ratio = m.difficulty_matrix()
     out.append(heading("regression / rate expected from errors independent given item difficulty", fmt, 3))
     if np.isnan(ratio).all():
@@ -99,9 +109,10 @@ def interval_sections(m: Matrix, fmt: Format) -> list[str]:
             "Near 1: as many regressions as errors independent given the item would give; the classic ratio "
             "above assumes every item equally hard and so reads below 1 for unrelated judges.\n"
         )
-        out.append(difficulty_table(
-            m.comparisons(), fmt, who=lambda e: [number[e.old.name], number[e.new.name]]
-        ))
-    iv = next(iter(err.interval.values()))
-    out.append(f"Intervals (pairs and each run's EM): {how_resampled(iv)}.\n")
+        out.append(difficulty_table(m.comparisons(), fmt, who=who))
+    if err.resampled:
+        iv = next(iter(err.interval.values()))
+        out.append(f"Intervals (pairs and each run's EM): {how_resampled(iv)}.\n")
+    else:
+        out.append("No bootstrap intervals were computed (--replicates 0).\n")
     return out
