@@ -232,6 +232,14 @@ def _single_draws(counts: Counts, seed: int) -> np.ndarray:
     return pick < counts.correct
 
 
+def _stratum(
+    value: Any, cls: np.ndarray, a: np.ndarray, n1: np.ndarray, b: np.ndarray, n2: np.ndarray, null_p95: dict | None
+) -> Stratum:
+    """One stratum of a cell: its items' shares and delta, each with its interval over those items."""
+    shares = Shares.of(cls)
+    return Stratum(value, shares, _exact_delta(a, n1, b, n2), null_p95, cell_intervals(a, n1, b, n2, shares.figure_counts))
+
+
 def _exact_delta(a: np.ndarray, n1: np.ndarray, b: np.ndarray, n2: np.ndarray) -> float | None:
     """Mean p̂ target - mean p̂ source over these items, exactly, then rounded once."""
     s, t = mean_of_ratios(a, n1), mean_of_ratios(b, n2)
@@ -346,12 +354,7 @@ def _cell(
     strata_rows: tuple[Stratum, ...] = ()
     if stratum_of_unit is not None:
         strata_rows = tuple(
-            Stratum(
-                value=lab,
-                shares=Shares.of(cls[g == i]),
-                delta=_exact_delta(a[g == i], n1[g == i], b[g == i], n2[g == i]),
-                null_p95=p95(0, i),
-            )
+            _stratum(lab, cls[g == i], a[g == i], n1[g == i], b[g == i], n2[g == i], p95(0, i))
             for i, lab in enumerate(labels)
         )
 

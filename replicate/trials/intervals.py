@@ -53,13 +53,25 @@ def mean_rate_interval(rates: np.ndarray, *, paired_difference: bool = False) ->
     return computed(low, high, MEAN_INTERVAL, int(np.asarray(rates).size))
 
 
+def share_intervals(counts: dict[str, int], n: int) -> dict[str, Interval]:
+    """The Wilson interval of each share of :data:`SHARE_FIGURES` (``counts``: its count of the ``n`` items)."""
+    return {fig: share_interval(counts[fig], n) for fig in SHARE_FIGURES}
+
+
 def cell_intervals(
     a: np.ndarray, n1: np.ndarray, b: np.ndarray, n2: np.ndarray, counts: dict[str, int]
 ) -> dict[str, Interval]:
-    """A cell's delta (paired over its items) and its shares of items, each with its interval."""
+    """A cell's (or a stratum's) delta (paired over its items) and its shares of items, each with its interval."""
     n = int(a.size)
     d = b / n2 - a / n1 if n else np.zeros(0)
-    out = {"delta": mean_rate_interval(d, paired_difference=True)}
-    for fig in SHARE_FIGURES:
-        out[fig] = share_interval(counts[fig], n)
-    return out
+    return {"delta": mean_rate_interval(d, paired_difference=True), **share_intervals(counts, n)}
+
+
+#: The single draw's rates (one trial per item per model), each a share of the cell's items.
+SINGLE_DRAW_FIGURES = ("correct_to_incorrect", "incorrect_to_correct", "changed")
+
+
+def single_draw_intervals(correct_to_incorrect: int, incorrect_to_correct: int, n: int) -> dict[str, Interval]:
+    """The Wilson interval of each single-draw rate over the ``n`` items."""
+    counts = (correct_to_incorrect, incorrect_to_correct, correct_to_incorrect + incorrect_to_correct)
+    return {fig: share_interval(k, n) for fig, k in zip(SINGLE_DRAW_FIGURES, counts)}

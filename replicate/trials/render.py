@@ -98,13 +98,25 @@ def _iv(iv) -> str:
     return "-" if iv is None or iv.low is None else f"[{pct(iv.low, 1)}, {pct(iv.high, 1)}]"
 
 
+#: The shares' interval columns (header, figure), of a cell, a stratum or a sensitivity row.
+_SHARE_COLUMNS = (("P+", "p_plus"), ("P-", "p_minus"), ("Pchg", "p_chg"), ("equiv", "equivalent"),
+                  ("inconcl", "inconclusive"))
 #: The interval table's columns: (header, where the interval is).
 _INTERVAL_COLUMNS = (
     ("acc src", lambda c: c.source_side.interval), ("acc tgt", lambda c: c.target_side.interval),
-    *((h, lambda c, f=f: (c.intervals or {}).get(f)) for h, f in (
-        ("delta", "delta"), ("P+", "p_plus"), ("P-", "p_minus"), ("Pchg", "p_chg"), ("equiv", "equivalent"),
-        ("inconcl", "inconclusive"))),
+    *((h, lambda c, f=f: (c.intervals or {}).get(f)) for h, f in (("delta", "delta"), *_SHARE_COLUMNS)),
 )
+
+
+def _interval_table(key_header: str, keys: list[str], things: list, columns, fmt: Format, *, plain=()) -> str:
+    """Intervals per row (``columns``: header and the row's interval; ``plain``: columns of values shown as
+    they are, first): one table in markdown, in plain text blocks that each fit a terminal, rows matched by key."""
+    cols = [(h, [get(x) for x in things]) for h, get in plain]
+    cols += [(h, [_iv(get(x)) for x in things]) for h, get in columns]
+    if fmt is Format.markdown:
+        rows = [[k, *(values[i] for _, values in cols)] for i, k in enumerate(keys)]
+        return table(rows, [key_header, *(h for h, _ in cols)], fmt)
+    return table_blocks(key_header, keys, cols)
 
 
 def _intervals(result: ItemsResult, fmt: Format) -> Section:
@@ -117,13 +129,8 @@ def _intervals(result: ItemsResult, fmt: Format) -> Section:
             "normal over items; delta: the paired normal interval of the per-item differences. P+ and P- "
             "stay lower bounds on churn: their interval is that of the share this K flags, not of the share "
             "that moved.\n")
-    if fmt is Format.markdown:
-        rows = [[k, c.n_items, *(_iv(get(c)) for _, get in _INTERVAL_COLUMNS)] for k, c in zip(keys, result.cells)]
-        body = table(rows, ["cell", "items", *(h for h, _ in _INTERVAL_COLUMNS)], fmt)
-    else:
-        columns: list[tuple[str, list]] = [("items", [c.n_items for c in result.cells])]
-        columns += [(h, [_iv(get(c)) for c in result.cells]) for h, get in _INTERVAL_COLUMNS]
-        body = table_blocks("cell", keys, columns)
+    items = ("items", lambda c: c.n_items)
+    body = _interval_table("cell", keys, list(result.cells), _INTERVAL_COLUMNS, fmt, plain=(items,))
     return title, body + "\n" + prose(note, fmt)
 
 
@@ -182,7 +189,13 @@ def _sensitivity(result: ItemsResult, fmt: Format) -> Section:
                          _obs_null(r.shares.p_minus, n95.get("p_minus")),
                          _obs_null(r.shares.p_chg, n95.get("p_chg")),
                          pct(r.shares.equivalent_share, 1), pct(r.shares.inconclusive_share, 1)])
-    return "Sensitivity to eps", table(rows, ["edge", "benchmark", "eps", "P+", "P-", "Pchg", "equiv", "inconcl"], fmt)
+    shown = [(c, r) for c in result.cells for r in c.sensitivity]
+    keys = [f"{_edge(c)}, {_bench(c.benchmark)}, eps {r.eps}" for c, r in shown]
+    columns = [(h, lambda x, f=f: x[1].intervals[f]) for h, f in _SHARE_COLUMNS]
+    return "Sensitivity to eps", (
+        table(rows, ["edge", "benchmark", "eps", "P+", "P-", "Pchg", "equiv", "inconcl"], fmt)
+        + "\n95% intervals (Wilson over the cell's items):\n" + _interval_table("row", keys, shown, columns, fmt)
+    )
 
 
 def _single_draw(result: ItemsResult, fmt: Format) -> Section:
@@ -191,13 +204,15 @@ def _single_draw(result: ItemsResult, fmt: Format) -> Section:
         return None
     rows = []
     for c, draw in cells:
-        sd = draw.to_json()
+        sd, ivs = draw.to_json(), draw.intervals
         rows.append([_edge(c), _bench(c.benchmark), c.n_items,
-                     pct(sd["correct_to_incorrect"], 1), pct(sd["incorrect_to_correct"], 1),
+                     f"{pct(sd['correct_to_incorrect'], 1)} {_iv(ivs['correct_to_incorrect'])}",
+                     f"{pct(sd['incorrect_to_correct'], 1)} {_iv(ivs['incorrect_to_correct'])}",
+                     f"{pct(sd['changed'], 1)} {_iv(ivs['changed'])}",
                      pct(c.shares.p_minus, 1), pct(c.shares.p_plus, 1)])
     return "Single draw (one trial per item per model) vs K trials", table(
-        rows, ["edge", "benchmark", "items", "1-draw correct->wrong", "1-draw wrong->correct",
-               "K-trial P-", "K-trial P+"], fmt)
+        rows, ["edge", "benchmark", "items", "1-draw correct->wrong", "1-draw wrong->correct", "1-draw changed",
+               "K-trial P-", "K-trial P+"], fmt) + prose("\nIn brackets: 95% Wilson intervals over the items.\n", fmt)
 
 
 def _loose(result: ItemsResult, fmt: Format) -> Section:
@@ -221,8 +236,17 @@ def _strata(result: ItemsResult, fmt: Format) -> Section:
                          _signed(s.delta), _obs_null(s.shares.p_plus, n95.get("p_plus")),
                          _obs_null(s.shares.p_minus, n95.get("p_minus")),
                          pct(s.shares.equivalent_share, 1), pct(s.shares.inconclusive_share, 1)])
-    return f"Strata by {result.strata_column}", table(
-        rows, ["edge", "benchmark", result.strata_column or "", "items", "delta", "P+", "P-", "equiv", "inconcl"], fmt)
+    shown = [(c, s) for c in result.cells for s in c.strata]
+    keys = [f"{_edge(c)}, {_bench(c.benchmark)}, {s.value} ({s.shares.n_items} items)" for c, s in shown]
+    columns = [(h, lambda x, f=f: x[1].intervals.get(f)) for h, f in (("delta", "delta"), *_SHARE_COLUMNS)]
+    small = [f"{_edge(c)}, {_bench(c.benchmark)}, {s.value}: {words}" for c, s in shown
+             if (words := result.small_stratum(s)) is not None]
+    return f"Strata by {result.strata_column}", (
+        table(rows, ["edge", "benchmark", result.strata_column or "", "items", "delta", "P+", "P-", "equiv", "inconcl"], fmt)
+        + "\n95% intervals over the stratum's items (shares: Wilson; delta: paired normal):\n"
+        + _interval_table("stratum", keys, shown, columns, fmt)
+        + "".join(f"\nWarning: {w}" for w in small) + ("\n" if small else "")
+    )
 
 
 def _accuracy(result: ItemsResult, fmt: Format) -> Section:

@@ -18,7 +18,7 @@ from replicate.stats.classify import CLASSES
 from replicate.stats.power import FlagPower
 from replicate.stats.rational import as_float
 from replicate.stats.samples import MIN_ITEMS, too_few_items
-from replicate.trials.intervals import computed
+from replicate.trials.intervals import computed, share_intervals, single_draw_intervals
 
 
 def _f(x: Any) -> float | None:
@@ -120,10 +120,13 @@ class SideSummary:
 
 @dataclass(frozen=True)
 class Stratum:
+    """The cell's items with one value of the strata column: their shares and delta, with intervals."""
+
     value: Any
     shares: Shares
     delta: float | None
     null_p95: dict | None
+    intervals: dict[str, Interval] = field(default_factory=dict)  # delta and the shares (trials/intervals.py)
 
     def to_json(self) -> dict:
         return {
@@ -131,18 +134,28 @@ class Stratum:
             "n_items": self.shares.n_items,
             "delta": _f(self.delta),
             **self.shares.to_json(),
+            "interval": {k: iv.to_json() for k, iv in self.intervals.items()},
             "null_p95": self.null_p95,
         }
 
 
 @dataclass(frozen=True)
 class SensitivityRow:
+    """The cell's shares under another eps, with their intervals."""
+
     eps: str
     shares: Shares
     null_p95: dict | None
 
+    @property
+    def intervals(self) -> dict[str, Interval]:
+        return share_intervals(self.shares.figure_counts, self.shares.n_items)
+
     def to_json(self) -> dict:
-        return {"eps": float(self.eps), "eps_text": self.eps, **self.shares.to_json(), "null_p95": self.null_p95}
+        return {
+            "eps": float(self.eps), "eps_text": self.eps, **self.shares.to_json(),
+            "interval": {k: iv.to_json() for k, iv in self.intervals.items()}, "null_p95": self.null_p95,
+        }
 
 
 @dataclass(frozen=True)
@@ -152,6 +165,11 @@ class SingleDraw:
     n_items: int
     correct_to_incorrect: int
     incorrect_to_correct: int
+
+    @property
+    def intervals(self) -> dict[str, Interval]:
+        """The Wilson interval of each rate over the items."""
+        return single_draw_intervals(self.correct_to_incorrect, self.incorrect_to_correct, self.n_items)
 
     def to_json(self) -> dict:
         n = self.n_items
@@ -164,6 +182,7 @@ class SingleDraw:
                 "correct_to_incorrect": self.correct_to_incorrect,
                 "incorrect_to_correct": self.incorrect_to_correct,
             },
+            "interval": {k: iv.to_json() for k, iv in self.intervals.items()},
         }
 
 
@@ -382,6 +401,10 @@ class ItemsResult:
         """The small-sample flag's words for a cell of fewer than ``min_items`` items, else None."""
         return too_few_items("the cell has", c.n_items, self.min_items)
 
+    def small_stratum(self, s: Stratum) -> str | None:
+        """The small-sample flag's words for a stratum of fewer than ``min_items`` items, else None."""
+        return too_few_items("the stratum has", s.shares.n_items, self.min_items)
+
     def small_cells(self) -> list[tuple[CellResult, str]]:
         """The cells of fewer than ``min_items`` items, each with its flag's words."""
         return [(c, m) for c in self.cells if (m := self.small_cell(c)) is not None]
@@ -392,6 +415,11 @@ class ItemsResult:
             js, message = c.to_json(), self.small_cell(c)
             js["small_sample"] = message is not None
             js["flags"] = [] if message is None else [{"code": "small_sample", "where": c.label(), "message": message}]
+            for s, sj in zip(c.strata, js.get("strata", [])):
+                where = f"{c.label()}, {self.strata_column} {s.value}"
+                words = self.small_stratum(s)
+                sj["small_sample"] = words is not None
+                js["flags"] += [] if words is None else [{"code": "small_sample", "where": where, "message": words}]
             cells.append(js)
         return {
             "cells": cells,

@@ -168,3 +168,33 @@ def test_every_rate_has_an_interval_and_the_text_shows_it(command, tmp_path, mon
         _, text = _run(command, fmt, tmp_path)
         unseen = sorted({fig for fig, lo, hi in found if not shown(text, fig, lo, hi)})
         assert unseen == [], f"{fmt}: intervals in the JSON not shown: {unseen}"
+
+
+#: The single draw's rates, beside the K-trial figures, in the breakdowns' check.
+BREAKDOWN_RATE_KEY = re.compile(TRIAL_RATE_KEY.pattern[:-2] + r"|correct_to_incorrect|incorrect_to_correct|changed)$")
+
+
+def test_items_breakdowns_have_intervals_and_the_text_shows_them(tmp_path):
+    """Strata, sensitivity rows and the single draw (which the bundled table has no column for) carry intervals too."""
+    import numpy as np
+
+    from replicate.examples.trials import synthetic_rows, write_jsonl
+
+    p = np.linspace(0.1, 0.9, 40)
+    q = p.copy()
+    q[:8] = np.clip(q[:8] + 0.6, 0, 1)
+    rows = synthetic_rows({"old": p, "new": q}, k=30, seed=3, metadata={"difficulty": ["easy", "hard"] * 20})
+    write_jsonl(rows, tmp_path / "t.jsonl")
+    args = ["items", str(tmp_path / "t.jsonl"), "--edge", "old:new", "--null", "20", "--strata", "difficulty",
+            "--sensitivity", "0.1,0.3", "--single-draw"]
+    res = CliRunner().invoke(app, [*args, "-f", "json"])
+    assert res.exit_code == 0, res.output
+    js = json.loads(res.stdout)
+    cell = js["cells"][0]
+    assert len(cell["strata"]) == 2 and len(cell["sensitivity"]) == 2 and "single_draw" in cell
+    assert missing_intervals(js, rate_key=BREAKDOWN_RATE_KEY, skip=frozenset(TRIAL_NOT_ESTIMATES)) == []
+    found = list(intervals_of(js))
+    for fmt in ("table", "markdown"):
+        text = CliRunner().invoke(app, [*args, "-f", fmt]).stdout
+        unseen = sorted({fig for fig, lo, hi in found if not shown(text, fig, lo, hi)})
+        assert unseen == [], f"{fmt}: intervals in the JSON not shown: {unseen}"

@@ -338,3 +338,44 @@ def test_a_cell_under_min_items_is_flagged_with_its_n(planted):
     (ok,) = orjson.loads(dumps_json(enough))["cells"]
     assert ok["small_sample"] is False and ok["flags"] == []
     assert "Warning:" not in render_items(enough, "table")
+
+
+def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The Wilson score interval, written out (Wilson 1927)."""
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def test_strata_sensitivity_and_single_draw_intervals_are_those_of_their_own_items(tmp_path):
+    p = np.linspace(0.1, 0.9, 60)
+    q = p.copy()
+    q[:12] = np.clip(q[:12] + 0.6, 0, 1)
+    rows = synthetic_rows({"a": p, "b": q}, k=40, seed=5, metadata={"difficulty": [1, 2, 3] * 20})
+    res = analyse_items(table_of(tmp_path, rows), [("a", "b")], by="none", n_null=0, sensitivity="0.1,0.5",
+                        strata="difficulty", single_draw=True)
+    (c,) = res.cells
+    per_item = {r["item"]: r for r in per_item_rows(res)}
+    difficulty = {r["item"]: r["difficulty"] for r in rows}
+    for s in c.strata:
+        mine = [r for item, r in per_item.items() if difficulty[item] == s.value]
+        assert s.shares.n_items == len(mine) == 20
+        improved = sum(r["class"] == "improved" for r in mine)
+        lo, hi = _wilson(improved, 20)
+        assert s.intervals["p_plus"].low == pytest.approx(lo, abs=1e-12)
+        assert s.intervals["p_plus"].high == pytest.approx(hi, abs=1e-12)
+        d = np.array([r["correct_target"] / r["trials_target"] - r["correct_source"] / r["trials_source"] for r in mine])
+        half = 1.959963984540054 * d.std(ddof=1) / np.sqrt(len(d))
+        assert s.intervals["delta"].low == pytest.approx(d.mean() - half, abs=1e-12)
+        assert s.intervals["delta"].high == pytest.approx(d.mean() + half, abs=1e-12)
+        assert s.intervals["delta"].replicates is None and s.intervals["delta"].assumes == "independent items"
+    for r in c.sensitivity:
+        lo, hi = _wilson(r.shares.equivalent, r.shares.n_items)
+        assert (r.intervals["equivalent"].low, r.intervals["equivalent"].high) == pytest.approx((lo, hi), abs=1e-12)
+    sd = c.single_draw
+    lo, hi = _wilson(sd.correct_to_incorrect + sd.incorrect_to_correct, sd.n_items)
+    assert (sd.intervals["changed"].low, sd.intervals["changed"].high) == pytest.approx((lo, hi), abs=1e-12)
+    js = res.to_json()["cells"][0]
+    assert js["strata"][0]["small_sample"] is True  # 20 items < 100
+    assert [f["where"] for f in js["flags"]][1:] == ["a -> b, difficulty 1", "a -> b, difficulty 2", "a -> b, difficulty 3"]
