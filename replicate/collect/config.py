@@ -136,6 +136,11 @@ class CollectConfig:
             changes["models"] = tuple(changes["models"])
         return replace(self, **changes)
 
+    def with_batch(self, **changes: Any) -> "CollectConfig":
+        """A copy with batch settings changed (``None`` values are ignored), e.g. ``enabled=True``."""
+        changes = {k: v for k, v in changes.items() if v is not None}
+        return replace(self, batch=replace(self.batch, **changes)) if changes else self
+
     @property
     def params_hash(self) -> str:
         """sha256 of the request parameters as canonical JSON (sorted keys)."""
