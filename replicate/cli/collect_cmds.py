@@ -118,8 +118,8 @@ def _collect_batch(cfg, its, archive: Path, *, progress: bool, retry_errors: boo
                        cancel=cancel)
     emit(bs, fmt, text=lambda: render_batch_summary(bs))
     if bs.pending:
-        warn(f"error: {len(bs.pending)} batches still in progress at the deadline ({', '.join(bs.pending)}) are "
-             f"recorded in {archive}: rerun the same command to wait for them, or add --cancel-batches")
+        warn(f"error: batches still in progress at the deadline ({', '.join(bs.pending)}) are recorded in "
+             f"{archive}: rerun the same command to wait for them, or add --cancel-batches")
     if bs.missing:
         again = "rerun without --cancel-batches" if cancel else "rerun the same command"
         warn(f"error: {bs.missing} triples are still missing from {archive} (failed, expired, cancelled or partially "

@@ -77,6 +77,7 @@ class BatchSummary:
     statuses: dict[str, str] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)  # batch id -> why it failed (the provider's errors)
     missing: int = 0  # triples of the collection still not in the archive when this run ended
+    cancel: bool = False  # a --cancel-batches run (it submits nothing)
     recorded_triples: set[Triple] = field(default_factory=set, repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -84,7 +85,7 @@ class BatchSummary:
                 "cancelled": self.cancelled, "pending": self.pending, "trials_recorded": self.recorded,
                 "api_errors": self.api_errors, "retried_errors": self.retried_errors,
                 "left_missing": self.left_missing, "statuses": self.statuses, "reasons": self.reasons,
-                "missing": self.missing}
+                "missing": self.missing, "cancel": self.cancel}
 
 
 def collect_batch(config: CollectConfig, items: Sequence[Item], archive: str | Path, *,
@@ -94,7 +95,7 @@ def collect_batch(config: CollectConfig, items: Sequence[Item], archive: str | P
     """Run batch mode (see the module docstring) and return what it did."""
     archive = Path(archive)
     say = (lambda msg: (progress.write(msg + "\n"), progress.flush())) if progress is not None else (lambda m: None)
-    summary = BatchSummary(str(archive))
+    summary = BatchSummary(str(archive), cancel=cancel)
     deadline = None if config.batch.deadline is None else clock() + config.batch.deadline
     with ArchiveLock(archive):
         opened = open_for_collection(archive, config, items)
@@ -249,9 +250,14 @@ def render_batch_summary(s: BatchSummary) -> str:
     for bid, st in s.statuses.items():
         lines.append(f"batch {bid}: {st}" + (f" ({s.reasons[bid]})" if bid in s.reasons else ""))
     if s.pending:
-        lines.append(f"{len(s.pending)} batches still in progress at the deadline: rerun the same command to wait "
-                     "for them, or add --cancel-batches to cancel them")
+        lines.append(f"{_n(len(s.pending), 'batch', 'batches')} still in progress at the deadline: rerun the same "
+                     "command to wait for them, or add --cancel-batches to cancel them")
     if s.missing:
-        lines.append(f"{s.missing} triples are still missing: rerun the same command to ask for them")
+        again = "rerun without --cancel-batches" if s.cancel else "rerun the same command"
+        lines.append(f"{_n(s.missing, 'triple', 'triples')} still missing: {again} to ask for them")
     return "\n".join(lines) + "\n"
 
+
+
+def _n(n: int, one: str, many: str) -> str:
+    return f"{n} {one} is" if n == 1 else f"{n} {many} are"
