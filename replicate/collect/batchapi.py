@@ -50,14 +50,15 @@ class BatchAPI:
     def cancel(self, batch_id: str) -> dict[str, Any]:
         """Ask the provider to cancel a batch; it answers ``cancelling`` and ends it ``cancelled`` later.
 
-        A batch that ended meanwhile cannot be cancelled (the provider refuses): its current state is
-        returned instead, so the caller imports it like any other.
+        A batch that ended meanwhile, or is already being cancelled (an earlier cancel that stopped at its
+        deadline), is refused by the provider: its current state is returned instead, so the caller polls and
+        imports it like any other.
         """
         try:
             return dict(self._call("POST", f"/batches/{batch_id}/cancel").json())
         except PermanentFault:
             batch = self.get(batch_id)
-            if batch.get("status") in TERMINAL:
+            if batch.get("status") in (*TERMINAL, "cancelling"):
                 return batch
             raise
 

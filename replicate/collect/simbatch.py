@@ -5,7 +5,7 @@
 - ``POST /v1/batches`` (``input_file_id``, ``endpoint``, ``completion_window``)
   creates a batch; ``GET /v1/batches/ID`` reports it; ``GET /v1/batches``
   lists them (newest first). ``POST /v1/batches/ID/cancel`` moves a batch
-  in progress to ``cancelling``; its next status check ends it ``cancelled``,
+  in progress to ``cancelling``; the status check after ``cancel_polls`` ends it ``cancelled``,
   with an output file for the requests it had answered (the first
   ``cancel_answers`` lines) as OpenAI returns; a batch already ended gets a 409.
 - A batch stays ``in_progress`` for ``polls`` status checks, then ends:
@@ -38,6 +38,7 @@ class SimBatchFaults:
     expire_after: int | None = None  # a batch expires after answering this many lines
     partial: float = 0.0  # share of lines put in the error file with a 500 (by line index, deterministic)
     cancel_answers: int = 0  # lines a batch cancelled while in progress has answered
+    cancel_polls: int = 0  # status checks a batch stays cancelling for
     create_delay: float = 0.0  # seconds a batch creation takes (a client killed meanwhile still gets its batch)
 
 
@@ -136,7 +137,8 @@ def handle_get(handler: Any, route: str) -> None:
                 return
             st.polls[bid] += 1
             if batch["status"] == "cancelling":
-                _finish(srv, st, batch, cancel=True)
+                if st.polls[bid] > st.faults.cancel_polls:
+                    _finish(srv, st, batch, cancel=True)
             elif batch["status"] in ("validating", "in_progress"):
                 if st.polls[bid] > st.faults.polls:
                     _finish(srv, st, batch)
@@ -158,6 +160,7 @@ def _cancel(handler: Any, st: SimBatchState, bid: str) -> None:
             handler._error(409, f"Cannot cancel a batch with status '{batch['status']}'.", "invalid_request_error")
             return
         batch["status"] = "cancelling"
+        st.polls[bid] = 0
         st.cancelled += 1
         body = orjson.dumps(batch)
     handler._send(200, body)

@@ -214,6 +214,18 @@ def test_cancel_imports_what_the_batch_answered_and_leaves_the_rest(items, tmp_p
     assert complete(arch, items)
 
 
+def test_a_cancel_stopped_at_its_deadline_is_taken_up_by_the_next_cancel(items, tmp_path):
+    arch = tmp_path / "a.jsonl"
+    with start_sim_server(sim(), api_key=KEY) as srv:
+        bid = left_pending(srv, items, arch).submitted[0]
+        srv.batch.faults = SimBatchFaults(polls=FOREVER, cancel_polls=FOREVER, cancel_answers=10)
+        s = collect_batch(cfg_for(srv.url, deadline=0.2), items, arch, cancel=True)
+        assert s.pending == [bid] and s.cancelled == [bid] and s.recorded == 0
+        srv.batch.faults = SimBatchFaults(polls=FOREVER, cancel_answers=10)
+        s = collect_batch(cfg_for(srv.url), items, arch, cancel=True)  # still cancelling: refused, then polled
+        assert s.statuses == {bid: "cancelled"} and s.recorded == 10 and srv.batch.cancelled == 1
+
+
 def test_cancel_a_batch_that_ended_meanwhile_imports_it_whole(items, tmp_path):
     arch = tmp_path / "a.jsonl"
     with start_sim_server(sim(), api_key=KEY) as srv:
