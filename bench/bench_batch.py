@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from replicate.collect.archive import ArchiveWriter  # noqa: E402
-from replicate.collect.batch import records_from_results, split_lines  # noqa: E402
-from replicate.collect.batchfile import request_lines  # noqa: E402
+from replicate.collect.batch import split_lines  # noqa: E402
+from replicate.collect.batchfile import records_from_results, request_lines  # noqa: E402
 from replicate.collect.config import BatchSettings, CollectConfig, Item  # noqa: E402
 
 

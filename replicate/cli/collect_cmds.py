@@ -27,6 +27,8 @@ def collect_cmd(
     import_batch: Annotated[Optional[Path], typer.Option("--import-batch", help="Append a Batch API result JSONL (e.g. from vLLM run-batch) to the archive and send nothing.")] = None,
     batch: Annotated[bool, typer.Option("--batch", help="Use the provider's Batch API (as [collection] mode = \"batch\"): upload, create, poll, import; resumable, never submits twice.")] = False,
     retry_errors: Annotated[bool, typer.Option("--retry-errors", help="On resume, ask again the trials recorded as api_error (the new record supersedes the old).")] = False,
+    batch_deadline: Annotated[Optional[float], typer.Option("--batch-deadline", metavar="SECONDS", help="Batch mode: stop polling this many seconds after the run started (as [collection] batch_deadline); batches still in progress stay recorded for the next run (exit 1).")] = None,
+    cancel_batches: Annotated[bool, typer.Option("--cancel-batches", help="Batch mode: cancel the archive's batches in progress, import what they answered, submit nothing (the rest is left missing for the next run).")] = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Ask every item K times per model over an OpenAI-compatible API, into a crash-safe archive.
@@ -56,6 +58,11 @@ def collect_cmd(
                      models=None if models is None else [m.strip() for m in models.split(",") if m.strip()])
     cfg = load_config(config, base_url=base_url).with_overrides(**overrides)
     its = load_items(items)
+    if cancel_batches and (export_batch is not None or import_batch is not None or dry_run):
+        raise UsageError("--cancel-batches cancels the archive's batches in progress: it does not go with "
+                         "--export-batch, --import-batch or --dry-run")
+    if cancel_batches and retry_errors:
+        raise UsageError("--cancel-batches submits nothing, so --retry-errors would do nothing: give one of them")
     if export_batch is not None or import_batch is not None:
         from replicate.collect import batchfile
 
@@ -75,22 +82,14 @@ def collect_cmd(
         plan = make_plan(cfg, its, done=done)
         emit(plan, fmt, text=lambda: render_plan(plan, fmt))
         return
-    if batch and not cfg.batch.enabled:
-        import dataclasses
-
-        cfg = dataclasses.replace(cfg, batch=dataclasses.replace(cfg.batch, enabled=True))
+    cfg = cfg.with_batch(enabled=True if batch else None, deadline=batch_deadline)
     if cfg.batch.enabled:
-        import sys
-
-        from replicate.collect.batch import collect_batch, render_batch_summary
-
-        bs = collect_batch(cfg, its, archive, progress=sys.stderr if progress is not False else None)
-        emit(bs, fmt, text=lambda: render_batch_summary(bs))
-        if bs.missing:
-            warn(f"error: {bs.missing} triples are still missing from {archive} (failed, expired or partially "
-                 "completed batches, or batches not yet submitted): rerun the same command")
-            raise typer.Exit(1)
+        _collect_batch(cfg, its, archive, progress=progress is not False, retry_errors=retry_errors,
+                       cancel=cancel_batches, fmt=fmt)
         return
+    if batch_deadline is not None or cancel_batches:
+        raise UsageError(f"{'--cancel-batches' if cancel_batches else '--batch-deadline'} applies to batch mode: "
+                         "add --batch (or set [collection] mode = \"batch\")")
     prog = Progress() if progress is not False else None
     try:
         summary = collect(cfg, its, archive, progress=prog, retry_errors=retry_errors)
@@ -105,6 +104,26 @@ def collect_cmd(
 
         for m in summary.mostly_errors:
             warn("error: " + mostly_errors_line(m, summary.models[m]))
+        raise typer.Exit(1)
+
+
+def _collect_batch(cfg, its, archive: Path, *, progress: bool, retry_errors: bool, cancel: bool,
+                   fmt: Format) -> None:
+    """Batch mode: run it, print the summary, exit 1 while triples are missing or batches still pending."""
+    import sys
+
+    from replicate.collect.batch import collect_batch, render_batch_summary
+
+    bs = collect_batch(cfg, its, archive, progress=sys.stderr if progress else None, retry_errors=retry_errors,
+                       cancel=cancel)
+    emit(bs, fmt, text=lambda: render_batch_summary(bs))
+    if bs.pending:
+        warn(f"error: batches still in progress at the deadline ({', '.join(bs.pending)}) are recorded in "
+             f"{archive}: rerun the same command to wait for them, or add --cancel-batches")
+    if bs.missing:
+        again = "rerun without --cancel-batches" if cancel else "rerun the same command"
+        warn(f"error: {bs.missing} triples are still missing from {archive} (failed, expired, cancelled or partially "
+             f"completed batches, or batches still in progress): {again} to ask for them")
         raise typer.Exit(1)
 
 

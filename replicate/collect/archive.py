@@ -32,7 +32,8 @@ from replicate.errors import BadInput, UsageError
 from replicate.inputfile import json_lines, read_input
 
 ARCHIVE_SCHEMA = "replicate.archive/1"
-#: batch mode's bookkeeping: an uploaded input file, a created batch, a batch whose results were imported
+#: batch mode's bookkeeping: an uploaded input file, a created batch, a batch whose results were imported (or an
+#: upload dropped by --cancel-batches); see replicate.collect.batchbook
 BATCH_RECORDS = ("batch_upload", "batch", "batch_done")
 
 

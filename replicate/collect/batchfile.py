@@ -50,16 +50,22 @@ def parse_custom_id(cid: str, models: Sequence[str]) -> tuple[str, str, int] | N
     return None
 
 
-def request_lines(config: CollectConfig, items: Sequence[Item], done: frozenset | set = frozenset()
-                  ) -> Iterator[bytes]:
-    """One request line per missing triple, phase by phase in the seeded order. Pure."""
+def request_entries(config: CollectConfig, items: Sequence[Item], done: frozenset | set = frozenset()
+                    ) -> Iterator[tuple[str, bytes]]:
+    """(custom_id, request line) per missing triple, phase by phase in the seeded order. Pure."""
     by_id = {it.id: it for it in items}
     for model in config.models:
         for item_id, trial in pending(items, model, k=config.k, seed=config.seed, done=done):
             body = {"model": model, "messages": [dict(m) for m in by_id[item_id].messages],
                     **config.params_for(trial)}
-            yield orjson.dumps({"custom_id": custom_id(model, item_id, trial), "method": "POST", "url": CHAT_URL,
-                                "body": body}) + b"\n"
+            cid = custom_id(model, item_id, trial)
+            yield cid, orjson.dumps({"custom_id": cid, "method": "POST", "url": CHAT_URL, "body": body}) + b"\n"
+
+
+def request_lines(config: CollectConfig, items: Sequence[Item], done: frozenset | set = frozenset()
+                  ) -> Iterator[bytes]:
+    """One request line per missing triple, phase by phase in the seeded order. Pure."""
+    return (line for _, line in request_entries(config, items, done))
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +117,49 @@ def result_outcome(obj: Any, path: Path, lineno: int) -> Outcome:
                        f"{err.get('code')}: {err.get('message')}"[:500])
     raise BadInput("a batch result line needs 'response' with 'status_code' (and 'body'), or 'error'",
                    path=path, line=lineno)
+
+
+def records_from_results(blob: bytes, config: CollectConfig, already: set[tuple[str, str, int]], *,
+                         source: str = "batch") -> tuple[list[dict[str, Any]], int]:
+    """Archive records of a batch's output/error lines, and how many are API errors. Pure.
+
+    Triples in ``already`` and repeats are skipped; transient answers (5xx, 408,
+    409, 429, a line-level error) are left out, to be asked again.
+    """
+    from replicate.collect.runner import _record
+
+    seen: set[tuple[str, str, int]] = set()
+    records = []
+    errors = 0
+    where = Path(source)
+    params_hash = config.params_hash  # a sha256 over the params: once, not per line
+    models = sorted(config.models, key=len, reverse=True)
+    for lineno, line in enumerate(blob.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise BadInput(f"a batch result line is not JSON ({exc})", path=where, line=lineno) from None
+        if not isinstance(obj, dict):
+            raise BadInput("a batch result line is not a JSON object", path=where, line=lineno)
+        triple = parse_custom_id(str(obj.get("custom_id")), models)
+        if triple is None:
+            raise BadInput(f"custom_id {obj.get('custom_id')!r} names no (model|item|trial) of this collection",
+                           path=where, line=lineno)
+        if triple in already or triple in seen:
+            continue
+        raw_resp = obj.get("response")
+        resp: dict[str, Any] = raw_resp if isinstance(raw_resp, dict) else {}
+        status = resp.get("status_code")
+        if obj.get("error") or status in (408, 409, 429) or (isinstance(status, int) and status >= 500):
+            continue  # transient: left missing for the next run
+        outcome = result_outcome(obj, where, lineno)
+        seed = config.params_for(triple[2])["seed"] if config.seed_per_trial else None
+        records.append(_record(*triple, params_hash, outcome, seed))
+        seen.add(triple)
+        errors += outcome.error_kind is not None
+    return records, errors
 
 
 def import_batch(config: CollectConfig, items: Sequence[Item], archive: Path, results: Path) -> BatchFileReport:

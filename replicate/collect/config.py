@@ -45,6 +45,7 @@ _COLLECTION_KEYS = {
     "batch_max_bytes",
     "batch_poll",
     "batch_window",
+    "batch_deadline",
 }
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -85,10 +86,16 @@ class BatchSettings:
     max_bytes: int = 200 * 1024 * 1024  # OpenAI: 200 MB per input file
     poll: float = 30.0  # seconds between status checks
     window: str = "24h"  # completion_window
+    deadline: float | None = None  # seconds after which a run stops polling (None: poll until every batch ends)
 
     def public(self) -> dict[str, Any]:
         return {"mode": "batch" if self.enabled else "online", "batch_max_lines": self.max_lines,
-                "batch_max_bytes": self.max_bytes, "batch_poll": self.poll, "batch_window": self.window}
+                "batch_max_bytes": self.max_bytes, "batch_poll": self.poll, "batch_window": self.window,
+                "batch_deadline": self.deadline}
+
+    def submission(self) -> dict[str, Any]:
+        """The settings that shape what is submitted (recorded with each upload, checked on resume)."""
+        return {"batch_window": self.window, "batch_max_lines": self.max_lines, "batch_max_bytes": self.max_bytes}
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +135,11 @@ class CollectConfig:
         if "models" in changes:
             changes["models"] = tuple(changes["models"])
         return replace(self, **changes)
+
+    def with_batch(self, **changes: Any) -> "CollectConfig":
+        """A copy with batch settings changed (``None`` values are ignored), e.g. ``enabled=True``."""
+        changes = {k: v for k, v in changes.items() if v is not None}
+        return replace(self, batch=replace(self.batch, **changes)) if changes else self
 
     @property
     def params_hash(self) -> str:
@@ -198,6 +210,8 @@ def _validate(c: CollectConfig) -> None:
         raise UsageError(f"batch_poll must be a number of seconds >= 0, got {b.poll!r}")
     if not isinstance(b.window, str) or not b.window:
         raise UsageError(f"batch_window must be a completion window like '24h', got {b.window!r}")
+    if b.deadline is not None and (not _is_number(b.deadline) or b.deadline <= 0):
+        raise UsageError(f"batch_deadline must be a number of seconds > 0, got {b.deadline!r}")
     reserved = {"model", "messages", "stream", "n"} & set(c.params)
     if reserved:
         raise UsageError(
@@ -282,6 +296,7 @@ def load_config(path: str | Path, *, base_url: str | None = None) -> CollectConf
                 max_bytes=coll.get("batch_max_bytes", defaults.max_bytes),
                 poll=coll.get("batch_poll", defaults.poll),
                 window=coll.get("batch_window", defaults.window),
+                deadline=coll.get("batch_deadline", defaults.deadline),
             ),
         )
     except UsageError as exc:

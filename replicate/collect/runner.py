@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, TextIO
 
-from replicate.collect.archive import ArchiveLock, ArchiveWriter, open_for_collection
+from replicate.collect.archive import ArchiveLock, ArchiveWriter, OpenedArchive, open_for_collection
 from replicate.collect.client import Aborted, ChatClient, Outcome, PermanentFault
 from replicate.collect.config import CollectConfig, Item
 from replicate.collect.plan import pending
@@ -253,7 +253,7 @@ def collect(
             )
         client = (client_factory or (lambda c, s: ChatClient.from_config(c, stop=s)))(config, stop)
         failure: PermanentFault | None = None
-        done = opened.done - set(opened.errors) if retry_errors else opened.done
+        done = settled(opened, retry_errors=retry_errors)
         state: dict[tuple[str, str, int], str | None] = {t: opened.errors.get(t) for t in opened.done}
 
         def summary() -> CollectSummary:
@@ -306,6 +306,13 @@ def collect(
             s,
         )
     return summary()
+
+
+def settled(opened: OpenedArchive, *, retry_errors: bool) -> frozenset[tuple[str, str, int]]:
+    """The triples a run does not ask again: every recorded one, or (``retry_errors``) those not recorded as an
+    API error. What is asked again is recorded anew and supersedes the error (see the archive). Online and
+    batch mode both use it."""
+    return opened.done - frozenset(opened.errors) if retry_errors else opened.done
 
 
 def _model_state(models: Sequence[str], state: Mapping[tuple[str, str, int], str | None]) -> dict[str, dict]:

@@ -4,7 +4,10 @@
   /v1/files/ID/content`` returns it.
 - ``POST /v1/batches`` (``input_file_id``, ``endpoint``, ``completion_window``)
   creates a batch; ``GET /v1/batches/ID`` reports it; ``GET /v1/batches``
-  lists them (newest first).
+  lists them (newest first). ``POST /v1/batches/ID/cancel`` moves a batch
+  in progress to ``cancelling``; the status check after ``cancel_polls`` ends it ``cancelled``,
+  with an output file for the requests it had answered (the first
+  ``cancel_answers`` lines) as OpenAI returns; a batch already ended gets a 409.
 - A batch stays ``in_progress`` for ``polls`` status checks, then ends:
   ``completed`` with an output file (and an error file for requests that
   failed), or with the faults of :class:`SimBatchFaults`: ``failed`` (no
@@ -21,6 +24,7 @@ import email.parser
 import email.policy
 import itertools
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +37,9 @@ class SimBatchFaults:
     fail: bool = False  # every batch fails validation
     expire_after: int | None = None  # a batch expires after answering this many lines
     partial: float = 0.0  # share of lines put in the error file with a 500 (by line index, deterministic)
+    cancel_answers: int = 0  # lines a batch cancelled while in progress has answered
+    cancel_polls: int = 0  # status checks a batch stays cancelling for
+    create_delay: float = 0.0  # seconds a batch creation takes (a client killed meanwhile still gets its batch)
 
 
 @dataclass
@@ -42,6 +49,7 @@ class SimBatchState:
     batches: dict[str, dict[str, Any]] = field(default_factory=dict)
     polls: dict[str, int] = field(default_factory=dict)
     created: int = 0
+    cancelled: int = 0  # cancel requests accepted
     lock: threading.Lock = field(default_factory=threading.Lock)
     ids: Any = field(default_factory=lambda: itertools.count(1))
 
@@ -74,6 +82,9 @@ def handle_post(handler: Any, route: str, raw: bytes) -> None:
         handler._send(200, orjson.dumps({"id": fid, "object": "file", "bytes": len(data), "purpose": "batch",
                                          "filename": "input.jsonl"}))
         return
+    if route.startswith("/v1/batches/") and route.endswith("/cancel"):
+        _cancel(handler, st, route[len("/v1/batches/"):-len("/cancel")])
+        return
     if route == "/v1/batches":
         try:
             req = orjson.loads(raw)
@@ -84,6 +95,8 @@ def handle_post(handler: Any, route: str, raw: bytes) -> None:
         if fid not in st.files:
             handler._error(404, f"No such File object: {fid}", "invalid_request_error")
             return
+        if st.faults.create_delay:
+            time.sleep(st.faults.create_delay)
         with st.lock:
             bid = f"batch_sim{next(st.ids)}"
             st.created += 1
@@ -123,7 +136,10 @@ def handle_get(handler: Any, route: str) -> None:
                 handler._error(404, f"No such Batch object: {bid}", "invalid_request_error")
                 return
             st.polls[bid] += 1
-            if batch["status"] in ("validating", "in_progress"):
+            if batch["status"] == "cancelling":
+                if st.polls[bid] > st.faults.cancel_polls:
+                    _finish(srv, st, batch, cancel=True)
+            elif batch["status"] in ("validating", "in_progress"):
                 if st.polls[bid] > st.faults.polls:
                     _finish(srv, st, batch)
                 else:
@@ -134,9 +150,25 @@ def handle_get(handler: Any, route: str) -> None:
     handler._error(404, f"no route {handler.path}", "invalid_request_error")
 
 
-def _finish(srv: Any, st: SimBatchState, batch: dict[str, Any]) -> None:
+def _cancel(handler: Any, st: SimBatchState, bid: str) -> None:
+    with st.lock:
+        batch = st.batches.get(bid)
+        if batch is None:
+            handler._error(404, f"No such Batch object: {bid}", "invalid_request_error")
+            return
+        if batch["status"] not in ("validating", "in_progress"):
+            handler._error(409, f"Cannot cancel a batch with status '{batch['status']}'.", "invalid_request_error")
+            return
+        batch["status"] = "cancelling"
+        st.polls[bid] = 0
+        st.cancelled += 1
+        body = orjson.dumps(batch)
+    handler._send(200, body)
+
+
+def _finish(srv: Any, st: SimBatchState, batch: dict[str, Any], *, cancel: bool = False) -> None:
     f = st.faults
-    if f.fail:
+    if f.fail and not cancel:
         batch["status"] = "failed"
         batch["errors"] = {"object": "list", "data": [{"code": "invalid_request", "message": "sim: batch failed",
                                                        "line": None}]}
@@ -145,8 +177,9 @@ def _finish(srv: Any, st: SimBatchState, batch: dict[str, Any]) -> None:
     out: list[dict[str, Any]] = []
     err: list[dict[str, Any]] = []
     every = round(1 / f.partial) if f.partial > 0 else 0
+    stop_at = f.cancel_answers if cancel else f.expire_after
     for n, line in enumerate(lines):
-        if f.expire_after is not None and n >= f.expire_after:
+        if stop_at is not None and n >= stop_at:
             break
         req = orjson.loads(line)
         cid = req["custom_id"]
@@ -163,5 +196,8 @@ def _finish(srv: Any, st: SimBatchState, batch: dict[str, Any]) -> None:
             fid = f"file-sim{next(st.ids)}"
             st.files[fid] = b"".join(orjson.dumps(r) + b"\n" for r in rows)
             batch[key] = fid
-    batch["status"] = "expired" if f.expire_after is not None and f.expire_after < len(lines) else "completed"
+    if cancel:
+        batch["status"] = "cancelled"
+    else:
+        batch["status"] = "expired" if f.expire_after is not None and f.expire_after < len(lines) else "completed"
     batch["request_counts"] = {"total": len(lines), "completed": len(out), "failed": len(err)}

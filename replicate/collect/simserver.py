@@ -456,7 +456,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
         route = self.path.rstrip("/")
-        if route in ("/v1/files", "/v1/batches"):
+        if route in ("/v1/files", "/v1/batches") or (route.startswith("/v1/batches/") and route.endswith("/cancel")):
             if self._authorised():
                 from replicate.collect.simbatch import handle_post
 

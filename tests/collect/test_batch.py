@@ -165,10 +165,11 @@ def test_cli_failed_batch_says_why_and_how_many_are_missing_and_exits_1(items, t
     assert set(per_pair(arch).values()) == {5}
 
 
-def test_resume_with_a_batch_of_an_earlier_run_submits_nothing_new_and_counts_the_rest(items, tmp_path):
-    """Killed after the first of several batches was created: the resume finishes that one, submits no other,
-    says how many triples are still missing (exit 1 from the CLI), and the next run asks for exactly those."""
+def test_resume_after_a_kill_between_chunks_submits_the_rest_once_and_finishes(items, tmp_path):
+    """Killed after the first of several batches was created: one resume waits for that one, submits every
+    chunk not yet submitted (no triple twice) and ends with nothing missing."""
     arch = tmp_path / "a.jsonl"
+    total = len(items) * 10
     with start_sim_server(sim(), api_key=KEY) as srv:
         cfg = cfg_for(srv.url, max_lines=40)
         first = collect_batch(cfg, items, arch)
@@ -181,12 +182,38 @@ def test_resume_with_a_batch_of_an_earlier_run_submits_nothing_new_and_counts_th
         arch.write_bytes(b"".join(keep))
         created = srv.batch.created
         s = collect_batch(cfg, items, arch)
-        assert srv.batch.created == created and s.submitted == [] and s.resumed == [bid]
-        assert s.recorded == 40 and s.missing == len(items) * 10 - 40
-        s = collect_batch(cfg, items, arch)
-        lines = sum(srv.batch.files[srv.batch.batches[b]["input_file_id"]].count(b"\n") for b in s.submitted)
-        assert lines == len(items) * 10 - 40 and s.missing == 0
-    assert set(per_pair(arch).values()) == {5}
+        assert s.resumed == [bid] and srv.batch.created == created + len(s.submitted) == created + 4
+        sent = sum(srv.batch.files[srv.batch.batches[b]["input_file_id"]].count(b"\n") for b in s.submitted)
+        assert sent == total - 40 and s.recorded == total and s.missing == 0
+    assert set(per_pair(arch).values()) == {5} and len(per_pair(arch)) == len(items) * 2
+
+
+def test_sigkill_between_chunk_submissions_one_resume_finishes(items, tmp_path):
+    """A real kill -9 while the second batch is being created (the provider creates it anyway): the resume
+    adopts that batch by its input file, submits the chunks never submitted, and finishes in one run."""
+    arch = tmp_path / "a.jsonl"
+    with start_sim_server(sim(), api_key=KEY) as srv:
+        srv.batch.faults = SimBatchFaults(polls=1, create_delay=0.5)
+        cfg = _cli_cfg(tmp_path, srv.url, "batch_max_lines = 40")
+        args = ["collect", str(cfg), "--items", str(FIX / "items.jsonl"), "--archive", str(arch), "--batch"]
+        proc = subprocess.Popen([sys.executable, "-m", "replicate.cli.app", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env={**os.environ})
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (not arch.exists() or arch.read_bytes().count(b'"type":"batch_upload"') < 2):
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        while time.monotonic() < deadline and srv.batch.created < 2:  # the provider finishes the create
+            time.sleep(0.02)
+        book = read_archive(arch).batches
+        assert [b["type"] for b in book] == ["batch_upload", "batch", "batch_upload"] and srv.batch.created == 2
+        srv.batch.faults = SimBatchFaults(polls=1)
+        res = CliRunner().invoke(app, [*args, "--format", "json"])
+        assert res.exit_code == 0, res.output
+        out = orjson.loads(res.stdout)
+        assert len(out["resumed"]) == 2 and len(out["submitted"]) == 3 and srv.batch.created == 5
+        assert out["missing"] == 0
+    assert set(per_pair(arch).values()) == {5} and len(per_pair(arch)) == len(items) * 2
 
 
 def test_a_bad_result_line_is_bad_input_naming_the_batch_file_and_line(items, tmp_path):
