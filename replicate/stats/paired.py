@@ -85,6 +85,13 @@ def chi2_sf_1_log10(stat: float) -> float:
 
     The chi-square(1) tail is ``2 * Phi(-sqrt(x))``; ``log_ndtr`` keeps its logarithm where ``erfc`` underflows.
     """
+    return _chi2_log10(float(stat))
+
+
+@functools.lru_cache(maxsize=4096)
+def _chi2_log10(stat: float) -> float:
+    """:func:`chi2_sf_1_log10`, cached: an edge and its reverse have the same statistic, and ``log_ndtr``
+    takes about 0.1 ms for a moderate one."""
     from scipy.special import log_ndtr
 
     if stat <= 0:
