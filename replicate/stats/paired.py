@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -47,23 +46,17 @@ def mcnemar_exact_log10_p(b: int, c: int) -> float:
     ``p = min(1, 2 * P[X <= min(b, c)])`` with ``X ~ Binomial(b + c, 1/2)``,
     summed in log space so it never underflows.
     """
-    if b < 0 or c < 0:
-        raise ValueError(f"b and c must be non-negative counts; got {b!r}, {c!r}")
-    return _log10_p(min(int(b), int(c)), int(b) + int(c))
-
-
-@functools.lru_cache(maxsize=4096)
-def _log10_p(low: int, m: int) -> float:
-    """:func:`mcnemar_exact_log10_p` of ``low = min(b, c)`` of ``m = b + c`` discordant items (symmetric in b, c:
-    a matrix asks for each edge and its reverse; the tail sum costs about 0.1 ms where p underflows)."""
     from scipy.special import gammaln, logsumexp
 
+    if b < 0 or c < 0:
+        raise ValueError(f"b and c must be non-negative counts; got {b!r}, {c!r}")
+    m = int(b) + int(c)
     if m == 0:
         return 0.0
-    p = mcnemar_exact_p(low, m - low)
+    p = mcnemar_exact_p(int(b), int(c))
     if p > 1e-290:  # the float p-value is accurate: its logarithm is enough
         return min(0.0, math.log10(p))
-    k = np.arange(low + 1, dtype=np.float64)
+    k = np.arange(min(b, c) + 1, dtype=np.float64)
     log_pmf = gammaln(m + 1) - gammaln(k + 1) - gammaln(m - k + 1) - m * math.log(2.0)
     log10_p = float(logsumexp(log_pmf)) / math.log(10.0) + LOG10_2
     return min(0.0, log10_p)
@@ -85,13 +78,6 @@ def chi2_sf_1_log10(stat: float) -> float:
 
     The chi-square(1) tail is ``2 * Phi(-sqrt(x))``; ``log_ndtr`` keeps its logarithm where ``erfc`` underflows.
     """
-    return _chi2_log10(float(stat))
-
-
-@functools.lru_cache(maxsize=4096)
-def _chi2_log10(stat: float) -> float:
-    """:func:`chi2_sf_1_log10`, cached: an edge and its reverse have the same statistic, and ``log_ndtr``
-    takes about 0.1 ms for a moderate one."""
     from scipy.special import log_ndtr
 
     if stat <= 0:
