@@ -224,6 +224,14 @@ def edge_uncertainty(
     # the intervals in this thread: a second thread of blocks beside the refits' made a 22-run matrix slower
     intervals = boot.intervals()
     diff, diff_iv, how = refits.result()
+    return _edge_list(intervals, stat, p, clusters, diff, diff_iv, how)
+
+
+def _edge_list(
+    intervals: Sequence[dict[str, Interval]], stat: np.ndarray, p: np.ndarray, clusters: Clusters,
+    diff: DifficultyBaseline, diff_iv: list[dict[str, Interval]] | None = None, how: str | None = None,
+) -> list[EdgeUncertainty]:
+    """One :class:`EdgeUncertainty` per edge from the per-edge arrays and lists."""
     return [
         EdgeUncertainty(
             interval=iv,
@@ -264,18 +272,7 @@ def _unresampled(aligned: Aligned, pairs: list[tuple[int, int]], clusters: Clust
     )
     stat, p = _mcnemar(per_cluster, items=clusters.is_items)
     diff = difficulty_baseline(aligned.labels, aligned.gold, pairs, policy=policy)
-    return [
-        EdgeUncertainty(
-            interval={},
-            mcnemar_statistic=float(stat[k]),
-            mcnemar_p=float(p[k]),
-            clusters=clusters.count,
-            cluster=clusters.name,
-            difficulty_expected=diff.value(k),
-            difficulty_other_runs=diff.other_runs,
-        )
-        for k in range(len(pairs))
-    ]
+    return _edge_list([{} for _ in pairs], stat, p, clusters, diff)
 
 
 def _difficulty(

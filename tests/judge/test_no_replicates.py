@@ -22,7 +22,7 @@ from replicate.judge.matrix import matrix
 from replicate.judge.model import KEY_SEP, LabelledRun
 from replicate.judge.uncertainty import Uncertainty, edge_uncertainty
 from replicate.stats.independence import difficulty_baseline
-from support.clustered import runs_over
+from support.clustered import runs_over, write_judge_files
 
 P = "umbrela-fallback@1"
 
@@ -112,16 +112,7 @@ def test_floor_without_replicates_places_the_point_rate_and_still_flags_small_sa
 
 @pytest.fixture()
 def files(tmp_path):
-    out = []
-    for run in runs_over(12, 10, 4, seed=7):
-        path = tmp_path / f"{run.name}.jsonl"
-        with open(path, "w") as fh:
-            for key, lab in zip(run.keys.tolist(), run.labels.tolist()):
-                q, d = key.split(KEY_SEP)
-                fh.write(json.dumps({"query_id": q, "corpus_id": d, "original_qrel_score": 0,
-                                     "model_output": f"##final score: {lab}"}) + "\n")
-        out.append(str(path))
-    return out
+    return write_judge_files(tmp_path, runs_over(12, 10, 4, seed=7))
 
 
 def _run(*args: str):

@@ -17,7 +17,7 @@ from replicate.judge.matrix import matrix
 from replicate.judge.model import KEY_SEP, LabelledRun
 from replicate.judge.uncertainty import Uncertainty
 from replicate.stats.bootstrap import FIGURES, Clusters, bootstrap_pairs
-from support.clustered import runs_over
+from support.clustered import runs_over, write_judge_files
 
 P = "umbrela-fallback@1"
 
@@ -141,14 +141,7 @@ def test_floor_flags_an_edge_over_other_items_and_a_small_floor():
 
 
 def test_cli_json_of_compare_chain_matrix_floor_carries_intervals(tmp_path):
-    files = []
-    for run in runs_over(12, 10, 3, seed=7):
-        path = tmp_path / f"{run.name}.jsonl"
-        with open(path, "w") as fh:
-            for key, lab in zip(run.keys.tolist(), run.labels.tolist()):
-                q, d = key.split(KEY_SEP)
-                fh.write(json.dumps({"query_id": q, "corpus_id": d, "original_qrel_score": 0, "model_output": f"##final score: {lab}"}) + "\n")
-        files.append(str(path))
+    files = write_judge_files(tmp_path, runs_over(12, 10, 3, seed=7))
     invoke = lambda *a: CliRunner().invoke(app, [*a, "-p", P, "-f", "json", "--replicates", "150"])  # noqa: E731
     cmp = json.loads(invoke("compare", files[0], files[1]).stdout)
     assert cmp["interval"]["regression_rate"]["replicates"] == 150

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 
 from replicate.judge.model import KEY_SEP, LabelledRun
@@ -21,4 +24,18 @@ def runs_over(queries: int, per_query: int, n_runs: int, *, seed: int, skip: dic
         drop = (skip or {}).get(r, 0)
         sl = slice(0, n - drop)
         out.append(LabelledRun(f"r{r}", keys[sl], gold[sl], labels[sl], "toy@1"))
+    return out
+
+
+def write_judge_files(folder: Path, runs) -> list[str]:
+    """Each run as a judge JSONL file (query_id, corpus_id, gold 0, umbrela-style output): the paths."""
+    out = []
+    for run in runs:
+        path = folder / f"{run.name}.jsonl"
+        with open(path, "w") as fh:
+            for key, lab in zip(run.keys.tolist(), run.labels.tolist()):
+                q, d = key.split(KEY_SEP)
+                fh.write(json.dumps({"query_id": q, "corpus_id": d, "original_qrel_score": 0,
+                                     "model_output": f"##final score: {lab}"}) + "\n")
+        out.append(str(path))
     return out
