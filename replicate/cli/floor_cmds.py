@@ -104,7 +104,8 @@ def floor_cmd(
     with the margin, allowing for sampling error: 'above' only when the
     edge's bootstrap interval (whole queries resampled, --cluster) clears the
     floor's range widened by the floor's own sampling error (up to the
-    interval high of the repeat pair at the max), 'indistinguishable' when
+    interval high of the largest repeat-pair regression rate, taken again
+    in each replicate), 'indistinguishable' when
     the rate lies outside the range but its interval reaches the widened range. Floors and edges on fewer than --min-items
     items, and an edge over other items than the floor's, are flagged. --main MAIN sets MAIN's change rate against each repeat
     beside the repeat-to-repeat range; it is flagged far_beyond when even its

@@ -313,8 +313,8 @@ def _floors(v: Verification) -> list[str]:
                *(["regression 95% (with sampling error)"] if with_error else []), "change min-max"]
     explain = [] if not with_error else [
         "\"regression 95% (with sampling error)\" widens the floor's range by its own sampling error: from the "
-        "interval low of the repeat pair at the min to the interval high of the pair at the max. An edge is "
-        "\"above\" its floor only when its interval clears this.", "",
+        "interval low of the smallest repeat-pair regression rate to the interval high of the largest, each taken "
+        "again in every bootstrap replicate. An edge is \"above\" its floor only when its interval clears this.", "",
     ]
     pair_rows = [
         [str(", ".join(f.runs)), f"`{f.parser}`", p.old, p.new,

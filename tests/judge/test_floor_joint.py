@@ -147,3 +147,40 @@ def test_no_intervals_without_settings():
     js = fl.to_json()
     assert "interval" not in js["edge"]["floor_baseline"] and "interval" not in js["main"]["far_beyond_rule"]
     assert "interval" not in js["main"]["closest"]
+
+
+@pytest.mark.parametrize("lack", [None, {0: 6}])
+def test_floor_range_ends_equal_a_plain_loop_and_widen_past_the_one_pair_rule(lack):
+    """The widened floor: the interval of the min and of the max over repeat pairs, each taken again per replicate."""
+    repeats = toy_runs(11, queries=12, lack=lack)[:3]
+    st = Uncertainty(replicates=300, seed=2)
+    fl = floor(repeats, uncertainty=st)
+    items = [items_of(r) for r in repeats]
+    shared = set.intersection(*(set(i) for i in items))
+    floor_items = [{k: v for k, v in i.items() if k in shared} for i in items]
+    ids = sorted({k.split(KEY_SEP)[0] for k in shared})
+    pairs = [(i, j) for i in range(3) for j in range(3) if i != j]
+    rng = np.random.default_rng(2)
+    lows: list[float | None] = []
+    highs: list[float | None] = []
+    for _ in range(300):
+        drawn = [ids[c] for c in rng.integers(len(ids), size=len(ids))]
+        regs = [pair_rates(floor_items[i], floor_items[j], drawn)[0] for i, j in pairs]
+        lows.append(None if None in regs else min(regs))
+        highs.append(None if None in regs else max(regs))
+    assert fl.range_interval is not None
+    assert (fl.range_interval["min"].low, fl.range_interval["min"].high) == bounds(lows)
+    assert (fl.range_interval["max"].low, fl.range_interval["max"].high) == bounds(highs)
+    widened = fl.regression_span_with_error
+    assert widened is not None
+    assert (widened.low, widened.high) == (fl.range_interval["min"].low, fl.range_interval["max"].high)
+    # the one-pair rule took the interval high of the pair at the max: the max over pairs, taken again in
+    # each replicate, is at least that pair's rate in every replicate, so its interval reaches further here
+    at_max = [p.interval["regression_rate"].high for p in fl.pairs if p.regression == fl.regression_span.hi]
+    at_min = [p.interval["regression_rate"].low for p in fl.pairs if p.regression == fl.regression_span.lo]
+    assert widened.high > max(at_max) and widened.low < min(at_min)
+    js = fl.to_json()
+    assert set(js["regression_rate"]["interval"]) == {"min", "max"}
+    assert js["regression_rate_with_error"] == {"low": widened.low, "high": widened.high,
+                                               "method": js["regression_rate_with_error"]["method"]}
+    assert "taken again in each bootstrap replicate" in js["regression_rate_with_error"]["method"]

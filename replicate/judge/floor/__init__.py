@@ -39,7 +39,7 @@ from replicate.judge.floor.checks import (  # noqa: F401  (re-exported)
     check_main,
     floor_bounds,
 )
-from replicate.judge.floor.joint import far_beyond_intervals, floor_baseline_intervals
+from replicate.judge.floor.joint import far_beyond_intervals, floor_baseline_intervals, floor_range_intervals
 from replicate.judge.model import LabelledRun
 from replicate.judge.pairs import Policy, outcomes, pair_counts
 from replicate.judge.samples import SampleFlag, small_sample_flag
@@ -167,6 +167,9 @@ class Floor:
     reader: str = "-"  # the reader(s) of the repeats' files
     settings: Uncertainty | None = None
     sample_flags: tuple[SampleFlag, ...] = ()
+    #: Intervals of the regression range's ``min`` and ``max`` (taken again in each replicate), and how resampled.
+    range_interval: dict[str, Interval] | None = None
+    range_resampling: str | None = None
 
     @property
     def regression_mean(self) -> Fraction | None:
@@ -177,8 +180,7 @@ class Floor:
     @property
     def regression_span_with_error(self) -> FloorBounds | None:
         """The regression range widened by the floor's own sampling error (:func:`.checks.floor_bounds`)."""
-        rates = [(p.regression, None if p.interval is None else p.interval["regression_rate"]) for p in self.pairs]
-        return floor_bounds(rates, self.regression_span)
+        return floor_bounds(self.range_interval, self.regression_span)
 
     absent: Mapping[str, str] = field(default_factory=dict)  # figure -> why these repeats cannot give it
 
@@ -233,7 +235,13 @@ class Floor:
             **({"absent": dict(self.absent)} if self.absent else {}),
             "unparsed_policy": self.unparsed_policy,
             "pairs": [p.to_json() for p in self.pairs],
-            "regression_rate": span(self.regression_span),
+            "regression_rate": {
+                **span(self.regression_span),
+                **({} if self.range_interval is None else {
+                    "interval": {k: v.to_json() for k, v in self.range_interval.items()},
+                    "resampling": self.range_resampling,
+                }),
+            },
             "change_rate": span(self.change_span),
             "em": {"mean": self.em_mean, "sd": self.em_sd, "sd_ddof": 1},
             "jaccard": {
@@ -331,6 +339,10 @@ def floor(
         FloorPair(aligned.names[i], aligned.names[j], counts.cells(i, j), _pair_figures(err))
         for (i, j), err in zip(ordered, errors)
     )
+    range_iv = range_how = None
+    defined = [o for o, p in zip(ordered, pairs) if p.regression is not None]
+    if resampled is not None and defined:
+        range_iv, range_how = floor_range_intervals(aligned, defined, resampled, policy=policy)
     correct, valid = outcomes(aligned, policy)
     unparsed = aligned.unparsed_aligned
     ems: list[dict[str, Interval] | None] = [None] * r
@@ -358,6 +370,8 @@ def floor(
         reader=" + ".join(aligned.readers),
         settings=uncertainty,
         absent={k: v for k, v in absent_figures(aligned.runs).items() if k == "change_rate"},
+        range_interval=range_iv,
+        range_resampling=range_how,
     )
     floor_flags: list[SampleFlag] = []
     if uncertainty is not None:

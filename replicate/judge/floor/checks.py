@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal, Sequence
+from typing import Literal, Mapping, Sequence
 
 from replicate.errors import Message, Param, UsageError
 from replicate.judge.compare import Comparison, compare
@@ -124,10 +124,10 @@ class EdgeCheck:
 class FloorBounds:
     """A floor's regression range widened by its own sampling error (rates 0-1).
 
-    ``high`` is the upper bound of the interval of the repeat pair at the
-    range's max (the largest, when several pairs tie there), ``low`` the lower
-    bound of the interval of the pair at its min: the range a rerun of the
-    repeats could plausibly have shown. See :data:`FLOOR_BOUNDS_RULE`.
+    ``high`` is the upper bound of the interval of the range's max (the
+    largest repeat-pair regression rate, taken again in each bootstrap
+    replicate), ``low`` the lower bound of the interval of its min: the range
+    a rerun of the repeats could plausibly have shown. See :data:`FLOOR_BOUNDS_RULE`.
     """
 
     low: float
@@ -138,21 +138,21 @@ class FloorBounds:
 
 
 FLOOR_BOUNDS_RULE = (
-    "the floor's range widened by its sampling error: from the interval low of the repeat pair at the "
-    "range's min to the interval high of the repeat pair at its max"
+    "the floor's range widened by its sampling error: from the interval low of the range's min to the "
+    "interval high of its max (the smallest and the largest repeat-pair regression rate, taken again in "
+    "each bootstrap replicate from the same draws)"
 )
 
 
-def floor_bounds(rates: Sequence[tuple[Fraction | None, Interval | None]], span: Span | None) -> FloorBounds | None:
-    """:data:`FLOOR_BOUNDS_RULE` over each repeat pair's (regression rate, interval); None without intervals.
+def floor_bounds(range_interval: Mapping[str, Interval] | None, span: Span | None) -> FloorBounds | None:
+    """:data:`FLOOR_BOUNDS_RULE` from the intervals of the range's ``min`` and ``max``; None without them.
 
-    A bound whose pairs have no defined interval end stays the range's own bound.
+    An end whose interval is undefined stays the range's own bound.
     """
-    if span is None or not any(iv is not None for _, iv in rates):
+    if span is None or range_interval is None:
         return None
-    lows = [iv.low for r, iv in rates if r == span.lo and iv is not None and iv.low is not None]
-    highs = [iv.high for r, iv in rates if r == span.hi and iv is not None and iv.high is not None]
-    return FloorBounds(min(lows, default=span.min), max(highs, default=span.max))
+    low, high = range_interval["min"].low, range_interval["max"].high
+    return FloorBounds(span.min if low is None else low, span.max if high is None else high)
 
 
 def interval_verdict(
@@ -176,8 +176,9 @@ def interval_verdict(
 
 INTERVAL_RULE = (
     "above: the regression rate's whole interval lies above the floor's range widened by the floor's own "
-    "sampling error (up to the interval high of the repeat pair at the range's max); below: wholly under it "
-    "(down to the interval low of the pair at its min); inside: the rate lies in the range; indistinguishable: "
+    "sampling error (up to the interval high of the range's max, the largest repeat-pair regression rate taken "
+    "again in each replicate); below: wholly under it (down to the interval low of its min); inside: the rate "
+    "lies in the range; indistinguishable: "
     "the rate lies outside the range but its interval reaches the widened range"
 )
 POINT_RULE = "the point regression rate placed against the floor's range (no interval computed)"

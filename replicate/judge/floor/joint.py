@@ -5,7 +5,9 @@
   (``ratio``);
 - the inputs of the **far-beyond rule**: MAIN's smallest change rate against
   the repeats (``closest_change_rate``) and the largest repeat-to-repeat
-  change rate (``largest_repeat_change_rate``).
+  change rate (``largest_repeat_change_rate``);
+- the ends of the **floor's regression range** (the smallest and the largest
+  repeat-pair regression rate), which widen the range by its own sampling error.
 
 Each is a function of several comparisons over different items (the repeats'
 shared items, the edge's, MAIN's with each repeat), so every comparison is
@@ -138,6 +140,24 @@ def far_beyond_intervals(
     closest = _reduce(closest_parts, np.min, settings.replicates)
     ivs = res.intervals({"closest_change_rate": closest, "largest_repeat_change_rate": largest}, settings)
     return ivs, _how(res, "the repeats' pairs", "MAIN against each repeat")
+
+
+def floor_range_intervals(
+    floor: Aligned, pairs: Sequence[tuple[int, int]], settings: Uncertainty, *, policy: Policy
+) -> tuple[dict[str, Interval], str]:
+    """Intervals of the ends of the floor's regression range: the smallest (``min``) and the largest (``max``)
+    repeat-pair regression rate, taken again in each replicate from the same draws.
+
+    ``pairs`` are the repeat pairs with a defined regression rate. Which pair is the largest can change
+    from one replicate to the next; the interval of the max allows for that, as one pair's own interval
+    does not.
+    """
+    res = resample_together([(floor, pairs)], settings, policy=policy)
+    rates = res.figures[0]["regression_rate"]
+    n = settings.replicates
+    ivs = res.intervals({"min": _reduce(rates, np.min, n), "max": _reduce(rates, np.max, n)}, settings)
+    unit, whole = (f"{res.cluster} clusters", "whole clusters") if res.cluster else ("items", "one by one")
+    return ivs, f"every repeat pair resampled with the same draws of the {res.clusters} {unit} ({whole})"
 
 
 def _reduce(values: np.ndarray, op, n: int) -> np.ndarray:

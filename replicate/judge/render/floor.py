@@ -121,7 +121,7 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
     if with_error is not None:
         summary.insert(1, [
             "regression rate, with sampling error",
-            f"{pct(with_error.low)} - {pct(with_error.high)} (interval low of the pair at the min to interval high of the pair at the max)",
+            f"{pct(with_error.low)} - {pct(with_error.high)} (interval low of the range's min to interval high of its max, each taken again in every replicate)",
         ])
     out.append(table(summary, ["floor", "value"], fmt))
     if fl.settings is not None and fl.settings.resampled:
