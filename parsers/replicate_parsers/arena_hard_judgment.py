@@ -197,7 +197,7 @@ def _score_records(src: Source) -> Iterator[Record]:
 
 ARENA_HARD_JUDGMENT = Reader(
     "arena-hard-judgment@1",
-    "Arena-Hard-Auto judgment files (v0.1, v2.0): two games a line, the judge's text keyed by question, model, game.",
+    "Arena-Hard-Auto judgment files (v0.1, v2.0): the judge's text of two games a line, keyed by game.",
     _sniff,
     _records,
     yields="outputs",
@@ -210,7 +210,7 @@ ARENA_HARD_JUDGMENT = Reader(
 
 ARENA_HARD_SCORE = Reader(
     "arena-hard-score@1",
-    "Arena-Hard-Auto judgment files: the score each game recorded (A>B ...) as decided labels; named, not sniffed.",
+    "Arena-Hard-Auto judgment files: each game's recorded score (A>B ...) as labels; only when named.",
     _sniff_none,
     _score_records,
     yields="labels",

@@ -116,7 +116,7 @@ Readings worth knowing (all pinned by golden tests):
 
 PAIR_SCORES = Parser(
     "mtbench-pair-scores@1",
-    "MT-Bench pairwise verdict from two scores as FastChat reads them: first [[a, b]], else [a, b]; tie within 0.1.",
+    "MT-Bench two-score pair verdict as FastChat reads it: first [[a, b]], else [a, b]; tie within 0.1.",
     _scores,
     _scores.__doc__.strip(),
     labels=PAIR_VERDICTS.codes,
