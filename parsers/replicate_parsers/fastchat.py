@@ -73,8 +73,9 @@ def _records(src: Source) -> Iterator[Record]:
     (``g2_judgment``, the answers swapped) is keyed (question_id, model_2,
     model_1, turn). The key parts are named question_id, model_a, model_b,
     turn: a verdict A is for the model_a of the key. Raw output: the
-    game's judgment, read by ``--parser`` (mtbench-pair@1); null reads as
-    unparsed. FastChat's own ``g1_winner``/``g2_winner`` are not taken as
+    game's judgment, read by ``--parser`` (mtbench-pair@1 for the [[A]]
+    format, mtbench-pair-scores@1 for the two-score [[rating_a,rating_b]]
+    format); null reads as unparsed. FastChat's own ``g1_winner``/``g2_winner`` are not taken as
     labels (name a parser). The records carry no gold: give it with
     ``--gold`` keyed the same way, in the order shown (a human verdict for
     model_1 against model_2 is the gold of game 1; game 2's gold is the

@@ -107,12 +107,20 @@ def join_gold(runs: tuple[Run, ...], gold: Run, diagnostics: Diagnostics) -> tup
     """Each run with the gold file's labels joined by key (see module doc)."""
     values = gold_values(gold)
     keys = gold.keys.tolist()
-    index = {k: i for i, k in enumerate(keys)}
-    unusable = np.flatnonzero(values == UNPARSED)
-    if unusable.size:
-        where = gold.origins.where(int(unusable[0]), gold.files) if gold.origins is not None else gold.name
-        raise BadInput(f"gold item {_show(keys[int(unusable[0])])} has no label (unparsed at {where})")
     gold_path = ", ".join(f.provenance.path for f in gold.files)
+    usable = values != UNPARSED
+    unusable = np.flatnonzero(~usable)
+    if unusable.size:
+        # a gold item without a label (a reference judge's unparsed verdict) is no gold: the runs'
+        # items of that key are left out as without gold (reported below), never counted either way
+        where = gold.origins.where(int(unusable[0]), gold.files) if gold.origins is not None else gold.name
+        diagnostics.warn(
+            "gold-unparsed",
+            f"{unusable.size} gold item(s) have no label (unparsed), so no gold: their items are left out; "
+            f"first: {_show(keys[int(unusable[0])])} at {where}",
+            path=gold_path,
+        )
+    index = {k: i for i, k in enumerate(keys) if usable[i]}
     out: list[Run] = []
     reports: list[RunGold] = []
     for run in runs:
@@ -133,7 +141,7 @@ def join_gold(runs: tuple[Run, ...], gold: Run, diagnostics: Diagnostics) -> tup
         missing = np.flatnonzero(~has)
         seen = np.zeros(len(keys), dtype=bool)
         seen[pos[has]] = True
-        unused = np.flatnonzero(~seen)
+        unused = np.flatnonzero(~seen & usable)
         report = RunGold(
             run.name, len(run), int(has.sum()), int(missing.size),
             tuple(run.keys[i] for i in missing[:EXAMPLES].tolist()),

@@ -53,6 +53,6 @@ def test_builtins_mark_only_the_project_correction():
         "umbrela-checked@1": False, "umbrela-fallback@1": True, "umbrela-strict@1": True,
         "number@1": True,  # a stored number read as that number: what any released analysis of such a file does
         # FastChat's search; where its value is no label (7.5, 0, 11, a crash) the output is unparsed
-        "mtbench-single@1": True, "mtbench-pair@1": True,
+        "mtbench-single@1": True, "mtbench-pair@1": True, "mtbench-pair-scores@1": True,
         "arena-hard@1": True, "arena-hard-last@1": True,  # Arena-Hard-Auto v0.1 and v2.0's get_score
     }
