@@ -148,6 +148,9 @@ class Source:
     #: name) and ``task`` (the benchmark or task). ``replicate import`` takes them as the
     #: defaults of ``--model`` and ``--benchmark``.
     about: dict[str, str] = field(default_factory=dict)
+    #: Other files (and folders) the reader looked at beside this one (a results file, a run spec):
+    #: inputs of the command's result cache, like the file itself.
+    side_files: list[Path] = field(default_factory=list)
 
     def bad(self, message: str, line: int | None = None) -> BadInput:
         """A :class:`BadInput` naming this file and ``line`` (raise it)."""

@@ -157,6 +157,7 @@ def run_about(src: Source) -> None:
     if is_stdio(src.path):
         return
     path = src.path.parent / RUN_SPEC
+    src.side_files.append(path)
     try:
         spec = orjson.loads(path.read_bytes())
     except FileNotFoundError:

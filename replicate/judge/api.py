@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -178,6 +178,7 @@ def load_runs(
             for s in specs
         )
     _refuse_gold_only(runs)
+    runs, own, prelabelled = _model_names(specs, runs, own, prelabelled)
     joined = None
     if gold is not None:
         if gold_reader is not None:
@@ -189,6 +190,24 @@ def load_runs(
     loaded = Loaded(runs, diag, fields, joined, options, label_cache, own, run_cache)
     loaded._prelabelled.update(prelabelled)
     return loaded
+
+
+def _model_names(specs: Sequence[RunSpec], runs: Sequence[Run], own: dict, prelabelled: dict) -> tuple[tuple[Run, ...], dict, dict]:
+    """Runs named by their file, renamed after the model their files name (``about.model``, e.g. from an
+    lm-eval results file), when every file of the run names the same one and the names stay unique; the
+    maps keyed by run name follow. A runs file's names, and runs whose files name no model, are kept."""
+    wanted: dict[str, str] = {}
+    for spec, run in zip(specs, runs):
+        models = {dict(f.about).get("model") for f in run.files}
+        if spec.from_file and len(models) == 1 and None not in models:
+            wanted[run.name] = str(next(iter(models)))
+    names = [wanted.get(r.name, r.name) for r in runs]
+    if not wanted or len(set(names)) != len(names):
+        return tuple(runs), own, prelabelled
+    renamed = tuple(replace(r, name=n) for r, n in zip(runs, names))
+    own = {wanted.get(k, k): v for k, v in own.items()}
+    prelabelled = {(wanted.get(k[0], k[0]), *k[1:]): v for k, v in prelabelled.items()}
+    return renamed, own, prelabelled
 
 
 def label_through(
