@@ -36,6 +36,7 @@ _MODEL_ARG_KEYS = ("peft", "delta", "pretrained", "model", "path", "engine")
 
 def _model_from_args(args: Any) -> str | None:
     """The model ``config.model_args`` names (``pretrained=EleutherAI/pythia-160m,dtype=float`` or a dict)."""
+    pairs: dict[str, Any]
     if isinstance(args, dict):
         pairs = {str(k): v for k, v in args.items()}
     elif isinstance(args, str):
@@ -46,10 +47,10 @@ def _model_from_args(args: Any) -> str | None:
                 pairs.setdefault(key.strip(), value.strip())
     else:
         return None
-    for key in _MODEL_ARG_KEYS:
-        value = pairs.get(key)
-        if isinstance(value, str) and value:
-            return value
+    for name in _MODEL_ARG_KEYS:
+        found = pairs.get(name)
+        if isinstance(found, str) and found:
+            return found
     return None
 
 
@@ -124,7 +125,7 @@ def read_results(src: Source) -> None:
     if not isinstance(value, dict):
         src.warn("lm-eval-results", f"{path.name} beside the samples is not a JSON object: not read")
         return
-    tasks = set()
+    tasks: set[str] = set()
     for section in ("configs", "results", "versions"):
         part = value.get(section)
         if isinstance(part, dict):
