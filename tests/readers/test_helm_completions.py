@@ -216,3 +216,18 @@ def test_the_same_instance_twice_and_a_malformed_mapping_are_refused(tmp_path):
     bad["output_mapping"] = {"A": "y", "B": "x"}
     with pytest.raises(BadInput, match=r"output_mapping\['A'\] is not references\[0\]'s text"):
         _load(_write(tmp_path, [bad], name="mapping"))
+
+
+def test_a_runs_file_names_the_reader_for_a_run_directory(tmp_path):
+    toml = tmp_path / "runs.toml"
+    toml.write_text(f'[runs]\nold = {{ files = ["{RUN_A}"], reader = "{R}" }}\n'
+                    f'new = {{ files = ["{TRIALS}"], reader = "{R}", epoch = 1 }}\n', encoding="utf-8")
+    out = _json(_cli("chain", "--runs", toml, "-p", "helm-choice@1", "--replicates", "0", "-f", "json"))
+    assert [r["name"] for r in out["runs"]] == ["old", "new"]  # a runs file's names are kept
+
+
+def test_helm_run_directories_are_named_after_their_models():
+    out = _json(_cli("compare", RUN_A, RUN_B, "--correct-field", "exact_match", "--replicates", "0", "-f", "json"))
+    assert (out["old"]["name"], out["new"]["name"]) == ("example/model-a", "example/model-b")
+    assert out["old"]["files"][0]["about"] == {"model": "example/model-a",
+                                               "task": "mmlu:subject=anatomy,method=multiple_choice_joint"}

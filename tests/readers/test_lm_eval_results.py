@@ -154,3 +154,33 @@ def test_strict_makes_a_missing_results_file_an_error(tmp_path):
     res = CliRunner().invoke(app, ["--no-cache", "compare", str(a), str(b), "--filter", "strict-match", "--strict"])
     assert res.exit_code != 0
     assert f"no results_{DATE_A}.json beside the samples" in res.output
+
+
+def test_import_takes_the_model_from_the_results_file(tmp_path):
+    a = _run_dir(tmp_path, "org__model-a", DATE_A, _results("org/model-a"))
+    out = tmp_path / "trials.jsonl"
+    res = CliRunner().invoke(app, ["--no-cache", "import", str(a), "--out", str(out), "--filter", "strict-match"])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["model"] for r in rows if "model" in r} == {"org/model-a"}
+
+
+def test_the_result_cache_sees_a_changed_results_file(tmp_path):
+    from support.cachecli import replicate
+
+    a = _run_dir(tmp_path, "org__model-a", DATE_A, _results("org/model-a"))
+    b = _run_dir(tmp_path, "org__model-b", DATE_B, _results("org/model-b"))
+    args = ("compare", str(a), str(b), "--filter", "strict-match", "--replicates", "0", "-f", "json")
+    cache = tmp_path / "cache"
+    for jobs in ("1", "2"):  # 2: the runs are read by worker processes, which name the files they read beside
+        first = replicate(tmp_path, cache, *args, "--jobs", jobs, results=True)
+        assert first.returncode == 0, first.stderr
+        assert json.loads(first.stdout)["old"]["name"] == "org/model-a"
+        hit = replicate(tmp_path, cache, "--verbose", *args, "--jobs", jobs, results=True)
+        assert "result cache: hit" in hit.stderr  # unchanged inputs: replayed
+        renamed = _results(f"org/model-c{jobs}")
+        (a.parent / f"results_{DATE_A}.json").write_text(json.dumps(renamed), encoding="utf-8")
+        again = replicate(tmp_path, cache, *args, "--jobs", jobs, results=True)
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout)["old"]["name"] == f"org/model-c{jobs}"
+        (a.parent / f"results_{DATE_A}.json").write_text(json.dumps(_results("org/model-a")), encoding="utf-8")
