@@ -231,3 +231,17 @@ def test_helm_run_directories_are_named_after_their_models():
     assert (out["old"]["name"], out["new"]["name"]) == ("example/model-a", "example/model-b")
     assert out["old"]["files"][0]["about"] == {"model": "example/model-a",
                                                "task": "mmlu:subject=anatomy,method=multiple_choice_joint"}
+
+
+def test_an_edge_named_by_file_still_finds_runs_renamed_after_their_models(tmp_path):
+    runs = []
+    for name, texts in (("old", ["1", "2", "x"]), ("new", ["1", "3", "3"])):
+        states = [_state(f"id{i}", [_ref(str(i + 1), True)], t, joint=False) for i, t in enumerate(texts)]
+        path = _write(tmp_path, states, method="generation", name=name)
+        (path.parent / "run_spec.json").write_text(json.dumps({"name": f"t:model=m_{name}",
+                                                               "adapter_spec": {"model": f"m/{name}"}}))
+        runs.append(path.parent)
+    out = _json(_cli("parsers", "audit", *runs, "--reader", R, "-p", "number@1", "-p", "umbrela-fallback@1",
+                     "--edge", "old", "new", "--replicates", "0", "-f", "json"))
+    assert [f["run"] for f in out["files"]] == ["m/old", "m/new"]
+    assert out["edge"]["old"] == "m/old" and out["edge"]["new"] == "m/new"
