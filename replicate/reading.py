@@ -148,6 +148,9 @@ class Source:
     #: name) and ``task`` (the benchmark or task). ``replicate import`` takes them as the
     #: defaults of ``--model`` and ``--benchmark``.
     about: dict[str, str] = field(default_factory=dict)
+    #: Other files (and folders) the reader looked at beside this one (a results file, a run spec):
+    #: inputs of the command's result cache, like the file itself.
+    side_files: list[Path] = field(default_factory=list)
 
     def bad(self, message: str, line: int | None = None) -> BadInput:
         """A :class:`BadInput` naming this file and ``line`` (raise it)."""
@@ -204,7 +207,8 @@ class Reader:
     its files hold gold and no judge's reading (``gold-jsonl@1``), so they are
     read as ``--gold`` only and a run of one is refused. ``run_files`` names the
     files it reads when a command is given a directory (a HELM run directory),
-    the first present being read. ``load_file`` is an optional fast path of the built-in readers
+    the first present being read (without ``--reader``, only by readers whose
+``directory_default`` is True). ``load_file`` is an optional fast path of the built-in readers
     (same records, read in bulk); plugins leave it None.
     """
 
@@ -223,6 +227,9 @@ class Reader:
     options: tuple[str, ...] | None = field(default=None, kw_only=True)
     gold_only: bool = field(default=False, kw_only=True)
     run_files: tuple[str, ...] = field(default=(), kw_only=True)
+    #: False: a directory is read through :attr:`run_files` only when this reader is named (``--reader``),
+    #: so a directory another reader also reads (a HELM run) stays that reader's when none is named.
+    directory_default: bool = field(default=True, kw_only=True)
     load_file: Callable[..., Any] | None = field(default=None, kw_only=True, repr=False)
 
     def __post_init__(self) -> None:

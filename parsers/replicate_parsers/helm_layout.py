@@ -84,6 +84,7 @@ def other_file_problem(kind: str) -> str:
     return (
         f"this is {shown} ({what}), which holds no per-instance verdict: helm-run@1 reads "
         "per_instance_stats.json (or display_predictions.json); give the run directory or one of those files"
+        + (" (its completions are read, for a parser, by helm-completions@1)" if kind == "scenario_state.json" else "")
     )
 
 
@@ -157,6 +158,7 @@ def run_about(src: Source) -> None:
     if is_stdio(src.path):
         return
     path = src.path.parent / RUN_SPEC
+    src.side_files.append(path)
     try:
         spec = orjson.loads(path.read_bytes())
     except FileNotFoundError:

@@ -20,6 +20,7 @@ import orjson
 from replicate.judge.load.fields import describe
 from replicate.judge.load.readfile import json_objects
 from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
+from replicate_parsers.lm_eval_results import read_results
 
 #: The fields a samples line must have for the reader to say "yes" when sniffing.
 _NEEDED = ("doc_id", "filtered_resps", "metrics")
@@ -136,8 +137,17 @@ def _records(src: Source) -> Iterator[Record]:
     ``resps``, but the file keeps one metric value per (doc, filter), computed
     by the filter over all repeats (take-first, majority vote); per-repeat
     correctness is not in the file, so repeats are not read as trials. The
-    samples name no model (it is in the ``results_<date>.json`` beside them);
-    the task is taken from the file name (``samples_<task>_<date>.jsonl``).
+    task is taken from the file name (``samples_<task>_<date>.jsonl``).
+
+    Model: the samples name none; it is in the ``results_<date>.json`` lm-eval
+    writes beside them with the same date. That file is read when present
+    (else the newest ``results_*.json`` there, warned: its date differs):
+    ``model_name`` (else the model ``config.model_args`` names:
+    ``pretrained=``, ``model=``, ...), ``lm_eval_version``, ``git_hash``
+    and ``versions[task]`` go into the file's provenance (``about`` in JSON),
+    and the model is the run's name when the command line names the run by
+    its file. No results file, one that is not JSON, or one that does not
+    name the samples' task is warned, never refused.
 
     Refused, naming file and line: a line that is not a JSON object, a sample
     lacking doc_id, filter or metrics, a sample lacking the chosen metric
@@ -154,6 +164,7 @@ def _records(src: Source) -> Iterator[Record]:
     task = task_of(src.path.name)
     if task is not None:
         src.about["task"] = task
+    read_results(src)
     seen: dict[tuple[str, str], int] = {}
     for lineno, obj in samples:
         if obj["metrics"] != first["metrics"]:

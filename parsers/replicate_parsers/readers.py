@@ -20,6 +20,9 @@
 ``helm-run@1``
     HELM run output (a run directory, ``per_instance_stats.json``,
     ``display_predictions.json``) as correctness verdicts (in :mod:`replicate_parsers.helm_run`);
+``helm-completions@1``
+    a HELM run's ``scenario_state.json``: raw completions for a parser, gold from the
+    correct reference (in :mod:`replicate_parsers.helm_completions`);
 ``responses@1``
     released prompt/response JSONL to score with ``replicate score``
     (in :mod:`replicate_parsers.responses`).
@@ -47,6 +50,7 @@ from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
 from replicate.labels import RELEVANCE_0_3
 from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
 from replicate_parsers.gold_jsonl import GOLD_JSONL
+from replicate_parsers.helm_completions import HELM_COMPLETIONS
 from replicate_parsers.helm_run import HELM_RUN
 from replicate_parsers.inspect_log import INSPECT_LOG
 from replicate_parsers.lm_eval import LM_EVAL_SAMPLES
@@ -424,4 +428,5 @@ READERS.append(LM_EVAL_SAMPLES)
 READERS.append(INSPECT_LOG)
 READERS.append(GOLD_JSONL)
 READERS.append(HELM_RUN)
+READERS.append(HELM_COMPLETIONS)
 READERS.append(RESPONSES)

@@ -130,9 +130,9 @@ def floor_cmd(
     loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser,
                   jobs=jobs, parsers=[parser] if parser else [])
     labelled = {r.name: r for r in loaded.labelled(need_parser(parser, loaded))}
-    names = list(sel.extra)
+    names = [loaded.named(n) for n in sel.extra]  # the runs may be named after their models once read
     result = floor(
-        [labelled[n] for n in sel.main],
+        [labelled[loaded.named(n)] for n in sel.main],
         policy=unparsed.value,
         edge=(labelled[names[0]], labelled[names[1]]) if edge else None,
         main=labelled[names[-1]] if main else None,
@@ -290,6 +290,8 @@ def audit_cmd(
                       jobs=jobs, parsers=parser, texts=True)
     except BadInput as exc:
         raise (exc if shared is not None else _differing_sets(exc, parsers)) from None
+    if edge_names is not None:  # the runs may be named after their models once read
+        edge_names = (loaded.named(edge_names[0]), loaded.named(edge_names[1]))
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     result = audit(
         loaded.runs, parsers, policy=unparsed.value, edge=edge_names, examples=examples, width=width, uncertainty=settings,

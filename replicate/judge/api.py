@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -43,6 +43,12 @@ class Loaded:
     _label_keys: dict = field(default_factory=dict, repr=False, compare=False)
     #: (run, parser) -> (labels, label-cache key, label-cache events) given by a worker, used once
     _prelabelled: dict = field(default_factory=dict, repr=False, compare=False)
+    #: a run's name as given (its file's) -> the model name it was given after reading (see :func:`load_runs`)
+    renamed: dict[str, str] = field(default_factory=dict)
+
+    def named(self, name: str) -> str:
+        """The loaded run's name for ``name``, a run's name as the command line gave it (e.g. an ``--edge``)."""
+        return self.renamed.get(name, name)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -178,6 +184,7 @@ def load_runs(
             for s in specs
         )
     _refuse_gold_only(runs)
+    runs, own, prelabelled, renamed = _model_names(specs, runs, own, prelabelled)
     joined = None
     if gold is not None:
         if gold_reader is not None:
@@ -186,9 +193,30 @@ def load_runs(
         runs, joined = join_gold(runs, gold_run, diag)
     elif need_gold:
         require_gold(runs)
-    loaded = Loaded(runs, diag, fields, joined, options, label_cache, own, run_cache)
+    loaded = Loaded(runs, diag, fields, joined, options, label_cache, own, run_cache, renamed=renamed)
     loaded._prelabelled.update(prelabelled)
     return loaded
+
+
+def _model_names(
+    specs: Sequence[RunSpec], runs: Sequence[Run], own: dict, prelabelled: dict,
+) -> tuple[tuple[Run, ...], dict, dict, dict[str, str]]:
+    """Runs named by their file, renamed after the model their files name (``about.model``, e.g. from an
+    lm-eval results file), when every file of the run names the same one and the names stay unique; the
+    maps keyed by run name follow (and the renaming is returned). A runs file's names, and runs whose files
+    name no model, are kept."""
+    wanted: dict[str, str] = {}
+    for spec, run in zip(specs, runs):
+        models = {dict(f.about).get("model") for f in run.files}
+        if spec.from_file and len(models) == 1 and None not in models:
+            wanted[run.name] = str(next(iter(models)))
+    names = [wanted.get(r.name, r.name) for r in runs]
+    if not wanted or len(set(names)) != len(names):
+        return tuple(runs), own, prelabelled, {}
+    renamed = tuple(replace(r, name=n) for r, n in zip(runs, names))
+    own = {wanted.get(k, k): v for k, v in own.items()}
+    prelabelled = {(wanted.get(k[0], k[0]), *k[1:]): v for k, v in prelabelled.items()}
+    return renamed, own, prelabelled, wanted
 
 
 def label_through(

@@ -37,6 +37,8 @@ class RunFile:
     reader: str = "judge-jsonl@1"  # the reader that read the file
     chosen: str = "given"  # how: "given" (--reader, a runs file) or "by content" (detected)
     reader_options: tuple[tuple[str, str], ...] = ()  # what the reader settled (Source.used), e.g. filter
+    about: tuple[tuple[str, str], ...] = ()  # what the file says about its run (Source.about), e.g. model
+    side_files: tuple[str, ...] = ()  # files and folders read beside it (Source.side_files)
 
     def to_json(self) -> dict:
         out = self.provenance.to_json()
@@ -52,6 +54,8 @@ class RunFile:
         )
         if self.reader_options:  # only readers that take options say what they used
             out["reader_options"] = dict(self.reader_options)
+        if self.about:  # only files that name their model or task
+            out["about"] = dict(self.about)
         return out
 
 

@@ -41,6 +41,9 @@ class RunSpec:
     paths: tuple[Path, ...]
     reader: str | None = None  # the run's own reader (a runs file's inline table), else None
     options: tuple[tuple[str, str | int], ...] = ()  # the run's own reader options (name, value), else ()
+    #: The name is its file's (one file a run on the command line): a model its files name replaces it
+    #: (:func:`replicate.judge.api.load_runs`); a runs file's names are kept as written.
+    from_file: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "paths", tuple(Path(p) for p in self.paths))
@@ -84,7 +87,7 @@ def runs_from_files(paths: Iterable[str | Path]) -> list[RunSpec]:
     names = [f"{p.parent.name}/{n}" if n in clash and p.parent.name else n for p, n in zip(files, names)]
     clash = {n for n in names if names.count(n) > 1}
     names = [str(p) if n in clash else n for p, n in zip(files, names)]
-    return [RunSpec(n, (p,)) for p, n in zip(files, names)]
+    return [RunSpec(n, (p,), from_file=True) for p, n in zip(files, names)]
 
 
 def runs_from_table(table: Mapping, *, root: Path, where: str) -> list[RunSpec]:
@@ -305,7 +308,7 @@ def edge_specs(old: Sequence[Path], new: Sequence[Path]) -> list[RunSpec]:
             old_name, new_name = f"{old[0].parent.name}/{old_name}", f"{new[0].parent.name}/{new_name}"
         else:
             old_name, new_name = f"{old_name} (old)", f"{new_name} (new)"
-    return [RunSpec(old_name, tuple(old)), RunSpec(new_name, tuple(new))]
+    return [RunSpec(old_name, tuple(old), from_file=True), RunSpec(new_name, tuple(new), from_file=True)]
 
 
 def edge_among(edge: tuple[str, str], specs: Sequence[RunSpec], where: str) -> tuple[str, str]:

@@ -137,7 +137,7 @@ def work(task: Task) -> Done | ReplicateError:
     return Done(
         entry=entry, run=run if entry is None else None, warnings=list(diag.warnings),
         run_events=list(run_cache.events) if run_cache is not None else [], labels=labels,
-        paths=[f.provenance.path for f in run.files],
+        paths=[f.provenance.path for f in run.files] + [p for f in run.files for p in f.side_files],
         outputs=tuple(run.outputs) if task.texts and entry is not None else None,
     )
 

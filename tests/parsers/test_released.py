@@ -55,4 +55,5 @@ def test_builtins_mark_only_the_project_correction():
         # FastChat's search; where its value is no label (7.5, 0, 11, a crash) the output is unparsed
         "mtbench-single@1": True, "mtbench-pair@1": True, "mtbench-pair-scores@1": True,
         "arena-hard@1": True, "arena-hard-last@1": True,  # Arena-Hard-Auto v0.1 and v2.0's get_score
+        "helm-choice@1": True,  # HELM's own reading of a multiple_choice_joint completion
     }

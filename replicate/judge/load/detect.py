@@ -103,7 +103,7 @@ def directory_file(path: Path, given: Reader | None) -> Path:
     """
     if is_stdio(path) or not path.is_dir():
         return path
-    readers = [given] if given is not None else [r for r in READERS if r.run_files]
+    readers = [given] if given is not None else [r for r in READERS if r.run_files and r.directory_default]
     found = {r.name: next((path / n for n in r.run_files if (path / n).is_file()), None) for r in readers}
     hits = {p for p in found.values() if p is not None}
     if len(hits) == 1:

@@ -124,6 +124,8 @@ def load_records(
         skipped=skipped + src.skipped,
         reader=reader.name,
         reader_options=tuple(src.used.items()),
+        about=tuple(src.about.items()),
+        side_files=tuple(map(str, src.side_files)),
     )
 
 

@@ -16,8 +16,9 @@ place to the same size within the file system's timestamp resolution, with
 its mtime reset, and on a file system that does not update ``ctime``, would
 be missed; ``--no-cache`` reads and hashes everything.
 
-Only runs whose records carry raw outputs and that read with no warning are
-cached (a run with warnings is read again, so its warnings and ``--strict``
+Only runs whose records carry raw outputs, that read with no warning and whose
+reader read no file beside the run's own (``Source.side_files``: a HELM run
+spec, which the stat pre-key does not cover) are cached (a run with warnings is read again, so its warnings and ``--strict``
 behave exactly as without the cache). The raw outputs are not stored: a run
 from the cache reads them from its files on first use (a label cache miss,
 or a command that shows texts), checking that the files still hold the same
@@ -92,6 +93,8 @@ def encode(run: Run) -> bytes | None:
     """An entry's bytes for ``run``, or None when the run is not cacheable."""
     if run.yields != "outputs" or run.labels is not None or run.origins is None or run.splits is None:
         return None
+    if any(f.side_files for f in run.files):  # what it read beside its files (a run spec) is not in the key
+        return None
     keys = run.keys.tolist()
     joined = _SEP.join(keys)
     if joined.count(_SEP) != max(len(keys) - 1, 0):
@@ -112,6 +115,7 @@ def encode(run: Run) -> bytes | None:
             "format": f.format, "lines": f.lines, "records": f.records, "output_field": f.output_field,
             "rewritten": f.rewritten, "skipped": f.skipped, "thoughts": f.thoughts, "reader": f.reader,
             "chosen": f.chosen, "reader_options": [list(kv) for kv in f.reader_options],
+            "about": [list(kv) for kv in f.about], "side_files": list(f.side_files),
         }
         for f in run.files
     ]
@@ -151,6 +155,7 @@ def decode(data: bytes, name: str, outputs: Callable[[], Sequence[str | None]]) 
                 format=f["format"], lines=f["lines"], records=f["records"], output_field=f["output_field"],
                 rewritten=f["rewritten"], skipped=f["skipped"], thoughts=f["thoughts"], reader=f["reader"],
                 chosen=f["chosen"], reader_options=tuple(tuple(kv) for kv in f["reader_options"]),
+                about=tuple(tuple(kv) for kv in f.get("about", ())), side_files=tuple(f.get("side_files", ())),
             )
             for f in header["files"]
         )
