@@ -24,7 +24,6 @@ import email.parser
 import email.policy
 import itertools
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +38,10 @@ class SimBatchFaults:
     partial: float = 0.0  # share of lines put in the error file with a 500 (by line index, deterministic)
     cancel_answers: int = 0  # lines a batch cancelled while in progress has answered
     cancel_polls: int = 0  # status checks a batch stays cancelling for
-    create_delay: float = 0.0  # seconds a batch creation takes (a client killed meanwhile still gets its batch)
+    # The create request with this number (1-based; 0: none) is held until ``release`` is set, then the
+    # batch is created all the same: a client killed meanwhile still gets its batch, as from a provider.
+    hold_create: int = 0
+    release: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass
@@ -49,6 +51,7 @@ class SimBatchState:
     batches: dict[str, dict[str, Any]] = field(default_factory=dict)
     polls: dict[str, int] = field(default_factory=dict)
     created: int = 0
+    create_requests: int = 0  # batch creations asked for (counted on arrival, before any hold)
     cancelled: int = 0  # cancel requests accepted
     lock: threading.Lock = field(default_factory=threading.Lock)
     ids: Any = field(default_factory=lambda: itertools.count(1))
@@ -95,8 +98,12 @@ def handle_post(handler: Any, route: str, raw: bytes) -> None:
         if fid not in st.files:
             handler._error(404, f"No such File object: {fid}", "invalid_request_error")
             return
-        if st.faults.create_delay:
-            time.sleep(st.faults.create_delay)
+        with st.lock:
+            st.create_requests += 1
+            nth = st.create_requests
+        if nth == st.faults.hold_create and not st.faults.release.wait(120):
+            handler._error(500, "the held batch creation was never released", "server_error")
+            return
         with st.lock:
             bid = f"batch_sim{next(st.ids)}"
             st.created += 1

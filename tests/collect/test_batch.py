@@ -190,19 +190,22 @@ def test_resume_after_a_kill_between_chunks_submits_the_rest_once_and_finishes(i
 
 def test_sigkill_between_chunk_submissions_one_resume_finishes(items, tmp_path):
     """A real kill -9 while the second batch is being created (the provider creates it anyway): the resume
-    adopts that batch by its input file, submits the chunks never submitted, and finishes in one run."""
+    adopts that batch by its input file, submits the chunks never submitted, and finishes in one run.
+    The sim holds the second creation until the client is dead, so the kill lands there on any machine."""
     arch = tmp_path / "a.jsonl"
     with start_sim_server(sim(), api_key=KEY) as srv:
-        srv.batch.faults = SimBatchFaults(polls=1, create_delay=0.5)
+        faults = srv.batch.faults = SimBatchFaults(polls=1, hold_create=2)
         cfg = _cli_cfg(tmp_path, srv.url, "batch_max_lines = 40")
         args = ["collect", str(cfg), "--items", str(FIX / "items.jsonl"), "--archive", str(arch), "--batch"]
         proc = subprocess.Popen([sys.executable, "-m", "replicate.cli.app", *args], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env={**os.environ})
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and (not arch.exists() or arch.read_bytes().count(b'"type":"batch_upload"') < 2):
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and srv.batch.create_requests < 2 and proc.poll() is None:
             time.sleep(0.02)
+        assert srv.batch.create_requests == 2, proc.communicate(timeout=10)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
+        faults.release.set()
         while time.monotonic() < deadline and srv.batch.created < 2:  # the provider finishes the create
             time.sleep(0.02)
         book = read_archive(arch).batches
