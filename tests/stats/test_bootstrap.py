@@ -16,6 +16,8 @@ from replicate.stats.bootstrap import (
     PairBootstrap,
     bootstrap_pairs,
     cluster_category_counts,
+    cluster_replicates,
+    cluster_weights,
     figures_from_counts,
     percentile_bounds,
 )
@@ -178,6 +180,20 @@ def test_vectorised_draws_are_the_query_by_query_ones():
         shares = b.dirichlet(4.0 * PI, size=60)
         assert (cats == np.concatenate([b.choice(5, 10, p=s) for s in shares])).all()
         assert (codes == np.repeat(np.arange(60), 10)).all() and a.random() == b.random()
+
+
+@pytest.mark.parametrize("largest", [7, 1 << 24], ids=["float32-int32", "float64-int64"])
+def test_replicate_counts_are_the_integer_products_of_weights_and_cluster_counts(largest):
+    """Both precisions (int32 from float32 products while sums stay below 2**24, int64 from float64
+    beyond) give exactly the integer product of the draws' weights and the per-cluster counts."""
+    per_cluster = np.random.default_rng(5).integers(0, largest + 1, size=(40, 3, 5))
+    per_cluster[0, 0, 0] = largest
+    reps = cluster_replicates(np.random.default_rng(9), per_cluster, 300)
+    W = cluster_weights(np.random.default_rng(9), 40, 300)
+    plain = np.einsum("bg,gpk->bpk", W, per_cluster)  # int64 sums, no floats
+    assert reps.dtype == (np.int32 if 40 * largest < (1 << 24) else np.int64)
+    assert plain.max() > (1 << 24) or largest == 7
+    np.testing.assert_array_equal(reps, plain)
 
 
 def coverage(*, clustered_data: bool, cluster_bootstrap: bool, releases: int = 1000) -> dict[str, float]:
