@@ -6,6 +6,13 @@ exception: for two computations that need each other's inputs only (e.g. an
 edge bootstrap and the difficulty refits of the same edges), mostly numpy
 code that releases the GIL, so a second core runs the second.
 
+:func:`beside_process` does the same in a forked child process where that is safe (Linux, two
+or more CPUs, no thread of this process running but prefetches): for numpy work made of many
+small operations, which holds the GIL between them, so that a thread beside it only takes turns.
+The child computes ``fn(*args)`` on a copy-on-write image of this process and sends back the
+pickled value; where a fork is not safe, or the child dies, the same function runs in a thread or
+here, so the value never depends on where it was computed.
+
 :func:`prefetch` imports modules a command will need. A command that will show exact McNemar p-values needs ``scipy.special``
 (about 0.14 s to import), but only at its last step. :func:`prefetch` starts
 that import in a daemon thread while the command waits on its worker
@@ -29,6 +36,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import pickle
+import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -64,7 +73,104 @@ def beside(fn: Callable[..., T], *args: Any) -> Beside[T]:
     """Start ``fn(*args)`` in a thread; ``.result()`` gives its value (or raises its exception)."""
     return Beside(fn, *args)
 
+
+class Forked(Generic[T]):
+    """``fn(*args)`` computed in a forked child; :meth:`result` reads its pickled value (or exception).
+
+    A child that sends nothing (killed, out of memory) has its work done again here, in the caller.
+    """
+
+    def __init__(self, fn: Callable[..., T], *args: Any) -> None:
+        self._fn, self._args = fn, args
+        read, write = os.pipe()
+        self._pid = os.fork()
+        if self._pid == 0:  # the child: compute, send, leave without running the parent's exit handlers
+            code = 0
+            try:
+                os.close(read)
+                try:
+                    payload = pickle.dumps((True, fn(*args)), protocol=pickle.HIGHEST_PROTOCOL)
+                except BaseException as exc:  # noqa: BLE001 - raised again in the parent by result()
+                    payload = _pickled_error(exc)
+                with os.fdopen(write, "wb") as out:
+                    out.write(payload)
+            except BaseException:  # noqa: BLE001 - nothing sent: the parent computes it itself
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(write)
+        self._read = read
+        self._done: list[T] = []
+        self._reaped = False
+
+    def __del__(self) -> None:  # never collected (the caller raised first): stop the child, reap it
+        if not getattr(self, "_reaped", True):
+            self._reaped = True
+            try:
+                os.kill(self._pid, signal.SIGKILL)
+                os.waitpid(self._pid, 0)
+                os.close(self._read)
+            except OSError:
+                pass
+
+    def result(self) -> T:
+        """The child's value; its exception, raised here; computed here if the child sent nothing."""
+        if self._done:
+            return self._done[0]
+        self._reaped = True
+        with os.fdopen(self._read, "rb") as got:
+            data = got.read()
+        os.waitpid(self._pid, 0)
+        sent: tuple[bool, Any] | None = None
+        try:
+            sent = pickle.loads(data) if data else None
+        except Exception:  # noqa: BLE001 - a child killed while writing sent a torn value: not trusted
+            sent = None
+        if sent is None:
+            value: T = self._fn(*self._args)
+        elif not sent[0]:
+            raise sent[1]
+        else:
+            value = sent[1]
+        self._done.append(value)
+        return value
+
+
+def _pickled_error(exc: BaseException) -> bytes:
+    try:
+        return pickle.dumps((False, exc), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - an exception that does not pickle is sent as its text
+        return pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def fork_is_safe() -> bool:
+    """Whether :func:`beside_process` may fork: Linux-like fork, two or more CPUs, and no thread of this
+    process running but the main one and prefetches (which a fork waits for; see :func:`prefetch`).
+
+    ``REPLICATE_NO_FORK`` set (to anything) keeps everything in threads.
+    """
+    if not hasattr(os, "fork") or os.environ.get("REPLICATE_NO_FORK") or sys.platform == "darwin":
+        return False
+    try:
+        if len(os.sched_getaffinity(0)) < 2:
+            return False
+    except AttributeError:
+        return False
+    return all(t is threading.main_thread() or t.name == PREFETCH_THREAD for t in threading.enumerate())
+
+
+def beside_process(fn: Callable[..., T], *args: Any) -> Forked[T] | Beside[T]:
+    """Start ``fn(*args)`` in a forked child where :func:`fork_is_safe`, else in a thread; ``.result()`` as for :func:`beside`.
+
+    ``fn``'s value must pickle (its arguments are not sent: the child has them); ``fn`` must not write to files or streams
+    the parent writes to (the child's writes are its own) and must not start threads or processes.
+    """
+    if fork_is_safe() and threading.current_thread() is threading.main_thread():
+        return Forked(fn, *args)
+    return Beside(fn, *args)
+
 _running: list[threading.Thread] = []
+PREFETCH_THREAD = "replicate-prefetch"
 _hooked = False
 
 
@@ -77,7 +183,7 @@ def prefetch(*modules: str) -> None:
     if not _hooked and hasattr(os, "register_at_fork"):
         os.register_at_fork(before=wait)
         _hooked = True
-    thread = threading.Thread(target=_import, args=(missing,), name="replicate-prefetch", daemon=True)
+    thread = threading.Thread(target=_import, args=(missing,), name=PREFETCH_THREAD, daemon=True)
     _running.append(thread)
     thread.start()
 

@@ -122,3 +122,124 @@ def test_beside_raises_the_functions_own_error_in_the_caller():
     job = beside(work)
     with pytest.raises(ValueError, match="bad counts"):
         job.result()
+
+
+needs_fork = pytest.mark.skipif(
+    not hasattr(__import__("os"), "fork") or len(getattr(__import__("os"), "sched_getaffinity", lambda _: ())(0)) < 2,
+    reason="a fork beside needs os.fork and two CPUs",
+)
+
+
+@needs_fork
+def test_beside_process_computes_in_a_forked_child_and_returns_its_value(tmp_path):
+    p = run(tmp_path, """
+        import os
+        import numpy as np
+        from replicate.background import Forked, beside_process
+        parent = os.getpid()
+        h = beside_process(lambda a: (os.getpid(), np.cumsum(a)), np.arange(5))
+        pid, value = h.result()
+        print(type(h).__name__, pid != parent, value.tolist(), h.result()[1].tolist())
+        """)
+    assert p.stdout.split() == ["Forked", "True", "[0,", "1,", "3,", "6,", "10]", "[0,", "1,", "3,", "6,", "10]"], p.stderr
+
+
+@needs_fork
+def test_the_childs_exception_is_raised_in_the_parent_and_one_that_does_not_pickle_as_its_text(tmp_path):
+    p = run(tmp_path, """
+        import threading
+        from replicate.background import beside_process
+        def bad():
+            raise ValueError("no such edge: 3 -> 3")
+        class Odd(Exception):
+            def __reduce__(self):
+                raise TypeError("cannot pickle")
+        def odd():
+            raise Odd("held a lock")
+        for fn in (bad, odd):
+            try:
+                beside_process(fn).result()
+            except Exception as exc:
+                print(type(exc).__name__, "|", exc)
+        """)
+    assert p.stdout.splitlines() == ["ValueError | no such edge: 3 -> 3", "RuntimeError | Odd: held a lock"], p.stderr
+
+
+@needs_fork
+def test_a_child_that_dies_has_its_work_done_again_in_the_parent(tmp_path):
+    p = run(tmp_path, """
+        import os, signal
+        from replicate.background import Forked, beside_process
+        parent = os.getpid()
+        def work():
+            if os.getpid() != parent:
+                os.kill(os.getpid(), signal.SIGKILL)  # killed (out of memory, say) before it sends anything
+            return os.getpid()
+        h = beside_process(work)
+        print(type(h).__name__, h.result() == parent)
+        """)
+    assert p.stdout.split() == ["Forked", "True"], p.stderr
+
+
+@needs_fork
+def test_no_fork_beside_another_thread_or_when_the_environment_says_so(tmp_path):
+    p = run(tmp_path, """
+        import os, threading
+        from replicate.background import beside_process
+        print(type(beside_process(os.getpid)).__name__)
+        stop = threading.Event()
+        t = threading.Thread(target=stop.wait, name="someone-elses"); t.start()
+        h = beside_process(os.getpid)
+        print(type(h).__name__, h.result() == os.getpid())
+        stop.set(); t.join()
+        os.environ["REPLICATE_NO_FORK"] = "1"
+        print(type(beside_process(os.getpid)).__name__)
+        """)
+    assert p.stdout.split() == ["Forked", "Beside", "True", "Beside"], p.stderr
+
+
+@needs_fork
+def test_the_child_neither_repeats_the_parents_buffered_output_nor_runs_its_exit_handlers(tmp_path):
+    p = run(tmp_path, """
+        import atexit, sys
+        from replicate.background import beside_process
+        atexit.register(lambda: print("exit handler"))
+        sys.stdout.write("buffered before the fork; ")
+        print(beside_process(lambda: 6 * 7).result())
+        """)
+    assert p.stdout == "buffered before the fork; 42\nexit handler\n", p.stderr
+
+
+@needs_fork
+def test_a_matrix_is_the_same_whether_its_refits_ran_in_a_child_or_a_thread(tmp_path):
+    """The library's matrix with intervals over the bundled example (4+ runs, query clusters): the refits
+    fork where they may; with REPLICATE_NO_FORK they run in a thread. The JSON is the same, byte for byte."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    code = f"""
+        import os, sys, hashlib
+        import replicate.background as bg
+        forks = []
+        real = bg.Forked.__init__
+        def counted(self, *a):
+            forks.append(1)
+            real(self, *a)
+        bg.Forked.__init__ = counted
+        from replicate.cli.app import app
+        from typer.testing import CliRunner
+        os.chdir({str(root)!r})
+        res = CliRunner().invoke(app, ["matrix", "--runs", "fixtures/example/runs.toml", "-p", "umbrela-fallback@1",
+                                       "-f", "json", "--replicates", "300"])
+        assert res.exit_code == 0, res.output
+        print(len(forks), hashlib.sha256(res.stdout.encode()).hexdigest())
+        """
+    forked = run(tmp_path, code)
+    assert forked.returncode == 0, forked.stderr
+    code_threads = "import os; os.environ['REPLICATE_NO_FORK'] = '1'\n" + textwrap.dedent(code)
+    threaded = run(tmp_path, code_threads)
+    assert threaded.returncode == 0, threaded.stderr
+    n_forked, digest_forked = forked.stdout.split()
+    n_threaded, digest_threaded = threaded.stdout.split()
+    assert (int(n_forked), int(n_threaded)) == (1, 0)
+    assert digest_forked == digest_threaded

@@ -21,12 +21,11 @@ from typing import Sequence
 
 import numpy as np
 
-from replicate.background import beside
 from replicate.judge.align import Aligned, align
 from replicate.judge.compare import Comparison, RunSide, pair_reader
 from replicate.judge.model import LabelledRun, readonly
 from replicate.judge.pairs import PairCounts, Policy, outcomes, pair_counts
-from replicate.judge.uncertainty import EdgeUncertainty, Uncertainty, edge_uncertainty, em_intervals
+from replicate.judge.uncertainty import EdgeUncertainty, Uncertainty, em_intervals, start_edge_uncertainty
 from replicate.labels import absent_figures
 from replicate.output import pct
 from replicate.parsing import UNPARSED
@@ -353,15 +352,15 @@ def matrix(
     else:
         r = len(aligned.runs)
         pairs = [(i, j) for i in range(r) for j in range(r) if i != j]
-        # the point figures and the runs' EM intervals in threads beside the edges' bootstrap (numpy
-        # that releases the GIL, filling the gaps the bootstrap's threads leave); the same values
-        point = beside(_point_figures, aligned, policy, scale)
         clusters = uncertainty.clusters(aligned.keys)  # once, for the runs' EM and the edges
-        em = beside(lambda: em_intervals(aligned, uncertainty, policy=policy, clusters=clusters)) if uncertainty.resampled else None
-        errors = tuple(edge_uncertainty(aligned, pairs, uncertainty, policy=policy, clusters=clusters))
-        counts, base = point.result()
-        if em is not None:
-            base = tuple(replace(b, interval={"em": iv}) for b, iv in zip(base, em.result()))
+        # the edges' difficulty refits start first (in a child process where that is safe, see
+        # start_edge_uncertainty); the point figures and the runs' EM intervals are computed here meanwhile
+        pending = start_edge_uncertainty(aligned, pairs, uncertainty, policy=policy, clusters=clusters)
+        counts, base = _point_figures(aligned, policy, scale)
+        if uncertainty.resampled:
+            em = em_intervals(aligned, uncertainty, policy=policy, clusters=clusters)
+            base = tuple(replace(b, interval={"em": iv}) for b, iv in zip(base, em))
+        errors = tuple(pending.result())
         flags = sanity_flags(base, scale=scale, n_tolerance=n_tolerance)
         n = counts.n
         small = [(i, j) for i, j in pairs if n[i, j] < uncertainty.min_items]

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from replicate.background import beside
+from replicate.background import beside, beside_process
 from replicate.judge.align import Aligned
 from replicate.judge.model import KEY_SEP
 from replicate.stats.bootstrap import (
@@ -199,32 +199,64 @@ def edge_uncertainty(
 
     ``clusters`` are ``settings.clusters(aligned.keys)`` when the caller has them already.
     """
+    return start_edge_uncertainty(aligned, pairs, settings, policy=policy, clusters=clusters).result()
+
+
+class PendingEdges:
+    """:func:`edge_uncertainty` begun: the cluster bootstrap's difficulty refits already under way beside.
+
+    :meth:`result` runs the edges' bootstrap in the calling thread and joins the refits; the caller
+    may do other work first (a matrix computes its point figures), which then overlaps the refits.
+    """
+
+    def __init__(
+        self, aligned: Aligned, pairs: list[tuple[int, int]], settings: Uncertainty, policy: Policy, clusters: Clusters
+    ) -> None:
+        self._args = (aligned, pairs, clusters, settings, policy)
+        # The cluster bootstrap's refits need only the clusters and the seed: they start at once, in a
+        # forked child where that is safe (they are numpy in many small steps, which hold the GIL between
+        # them, so a thread only takes turns with this one), else in a thread. Same values either way.
+        self._refits = None if clusters.is_items or not settings.resampled else beside_process(_difficulty, *self._args)
+        self._value: list[list[EdgeUncertainty]] = []
+
+    def result(self) -> list[EdgeUncertainty]:
+        if not self._value:
+            self._value.append(self._compute())
+        return self._value[0]
+
+    def _compute(self) -> list[EdgeUncertainty]:
+        aligned, pairs, clusters, settings, policy = self._args
+        if not settings.resampled:
+            return _unresampled(aligned, pairs, clusters, policy)
+        boot = bootstrap_pairs(
+            aligned.labels,
+            aligned.gold,
+            pairs,
+            clusters=clusters,
+            policy=policy,
+            n_resamples=settings.replicates,
+            confidence_level=settings.confidence_level,
+            seed=settings.seed,
+        )
+        per_cluster = boot.per_cluster if boot.per_cluster is not None else np.asarray(boot.totals)[None, :, :]
+        stat, p = _mcnemar(per_cluster, items=boot.per_cluster is None)
+        refits = self._refits
+        if refits is None:  # the item bootstrap's refits split the edges' own replicates: beside their intervals
+            refits = beside(_difficulty, aligned, pairs, clusters, settings, policy, boot)
+        # the intervals in this thread: a second thread of blocks beside the refits' made a 22-run matrix slower
+        intervals = boot.intervals()
+        diff, diff_iv, how = refits.result()
+        return _edge_list(intervals, stat, p, clusters, diff, diff_iv, how)
+
+
+def start_edge_uncertainty(
+    aligned: Aligned, pairs: Sequence[tuple[int, int]], settings: Uncertainty, *, policy: Policy = "intersect",
+    clusters: Clusters | None = None,
+) -> PendingEdges:
+    """:func:`edge_uncertainty` begun (its refits started); ``.result()`` finishes it. Same values."""
     pairs = [(int(a), int(b)) for a, b in pairs]
     clusters = settings.clusters(aligned.keys) if clusters is None else clusters
-    if not settings.resampled:
-        return _unresampled(aligned, pairs, clusters, policy)
-    # The cluster bootstrap's difficulty refits need only the clusters and the seed: they run in a
-    # thread beside the edges' bootstrap (both mostly numpy, which releases the GIL), with their intervals
-    # (percentiles of the refits). Same values.
-    refits = None if clusters.is_items else beside(_difficulty, aligned, pairs, clusters, settings, policy)
-    boot = bootstrap_pairs(
-        aligned.labels,
-        aligned.gold,
-        pairs,
-        clusters=clusters,
-        policy=policy,
-        n_resamples=settings.replicates,
-        confidence_level=settings.confidence_level,
-        seed=settings.seed,
-    )
-    per_cluster = boot.per_cluster if boot.per_cluster is not None else np.asarray(boot.totals)[None, :, :]
-    stat, p = _mcnemar(per_cluster, items=boot.per_cluster is None)
-    if refits is None:  # the item bootstrap's refits split the edges' own replicates: beside their intervals
-        refits = beside(_difficulty, aligned, pairs, clusters, settings, policy, boot)
-    # the intervals in this thread: a second thread of blocks beside the refits' made a 22-run matrix slower
-    intervals = boot.intervals()
-    diff, diff_iv, how = refits.result()
-    return _edge_list(intervals, stat, p, clusters, diff, diff_iv, how)
+    return PendingEdges(aligned, pairs, settings, policy, clusters)
 
 
 def _edge_list(
