@@ -36,7 +36,13 @@ from replicate.stats.bootstrap import (
     interval_list,
     percentile_bounds,
 )
-from replicate.stats.independence import DifficultyBaseline, difficulty_baseline, difficulty_counts, fit_difficulty
+from replicate.stats.independence import (
+    MIN_OTHER_RUNS,
+    DifficultyBaseline,
+    difficulty_baseline,
+    difficulty_counts,
+    fit_difficulty,
+)
 from replicate.stats.independence_boot import cluster_difficulty_replicates, item_difficulty_replicates
 from replicate.stats.paired import CLUSTERED_MCNEMAR, chi2_sf_1, chi2_sf_1_log10, mcnemar_clustered
 from replicate.stats.policy import Policy
@@ -216,7 +222,9 @@ class PendingEdges:
         # The cluster bootstrap's refits need only the clusters and the seed: they start at once, in a
         # forked child where that is safe (they are numpy in many small steps, which hold the GIL between
         # them, so a thread only takes turns with this one), else in a thread. Same values either way.
-        self._refits = None if clusters.is_items or not settings.resampled else beside_process(_difficulty, *self._args)
+        # With fewer than four runs there is nothing to refit: a thread, not a fork, gives the point values.
+        start = beside_process if aligned.labels.shape[0] - 2 >= MIN_OTHER_RUNS else beside
+        self._refits = None if clusters.is_items or not settings.resampled else start(_difficulty, *self._args)
         self._value: list[list[EdgeUncertainty]] = []
 
     def result(self) -> list[EdgeUncertainty]:
