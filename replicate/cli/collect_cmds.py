@@ -109,7 +109,8 @@ def collect_cmd(
 
 def _collect_batch(cfg, its, archive: Path, *, progress: bool, retry_errors: bool, cancel: bool,
                    fmt: Format) -> None:
-    """Batch mode: run it, print the summary, exit 1 while triples are missing or batches still pending."""
+    """Batch mode: run it, print the summary, exit 1 while triples are missing or batches still pending, or while a
+    model's recorded trials are mostly API errors (as online)."""
     import sys
 
     from replicate.collect.batch import collect_batch, render_batch_summary
@@ -124,6 +125,12 @@ def _collect_batch(cfg, its, archive: Path, *, progress: bool, retry_errors: boo
         again = "rerun without --cancel-batches" if cancel else "rerun the same command"
         warn(f"error: {bs.missing} triples are still missing from {archive} (failed, expired, cancelled or partially "
              f"completed batches, or batches still in progress): {again} to ask for them")
+    if bs.mostly_errors:  # as online: a model whose replies are mostly API errors is not a finished collection
+        from replicate.collect.runner import mostly_errors_line
+
+        for m in bs.mostly_errors:
+            warn("error: " + mostly_errors_line(m, bs.models[m]))
+    if bs.missing or bs.mostly_errors:
         raise typer.Exit(1)
 
 

@@ -38,7 +38,7 @@ from replicate.collect.batchbook import Book, Triple, check_settings, covered
 from replicate.collect.batchfile import records_from_results, request_entries
 from replicate.collect.client import ChatClient
 from replicate.collect.config import CollectConfig, Item
-from replicate.collect.runner import settled
+from replicate.collect.runner import model_state, mostly_errors, mostly_errors_line, settled
 from replicate.errors import ReplicateError
 
 __all__ = ["BatchAPI", "BatchSummary", "collect_batch", "records_from_results", "render_batch_summary",
@@ -79,13 +79,21 @@ class BatchSummary:
     missing: int = 0  # triples of the collection still not in the archive when this run ended
     cancel: bool = False  # a --cancel-batches run (it submits nothing)
     recorded_triples: set[Triple] = field(default_factory=set, repr=False)
+    #: per model, over the whole archive after this run: trials, api_errors, api_error kinds (as online)
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def mostly_errors(self) -> list[str]:
+        """Models more than half of whose recorded trials are API errors (the rule of online mode)."""
+        return mostly_errors(self.models)
 
     def to_json(self) -> dict[str, Any]:
         return {"archive": self.archive, "mode": "batch", "submitted": self.submitted, "resumed": self.resumed,
                 "cancelled": self.cancelled, "pending": self.pending, "trials_recorded": self.recorded,
                 "api_errors": self.api_errors, "retried_errors": self.retried_errors,
                 "left_missing": self.left_missing, "statuses": self.statuses, "reasons": self.reasons,
-                "missing": self.missing, "cancel": self.cancel}
+                "missing": self.missing, "cancel": self.cancel, "models": self.models,
+                "mostly_api_errors": self.mostly_errors}
 
 
 def collect_batch(config: CollectConfig, items: Sequence[Item], archive: str | Path, *,
@@ -107,6 +115,7 @@ def collect_batch(config: CollectConfig, items: Sequence[Item], archive: str | P
             summary.pending = list(run.wait(pending, sleep, clock, deadline))
             have = set(opened.done) | summary.recorded_triples
             summary.missing = len(config.models) * len(items) * config.k - len(have)
+            summary.models = model_state(config.models, run.state)
         finally:
             client.close()
             opened.writer.close()
@@ -124,6 +133,11 @@ class _Run:
     api: BatchAPI
     summary: BatchSummary
     say: Callable[[str], Any]
+    #: every trial in the archive -> its latest record's api_error kind (None: a reply), kept up to date
+    state: dict[Triple, str | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.state.update({t: self.opened.errors.get(t) for t in self.opened.done})
 
     def _record_batch(self, batch_id: str, fid: str, lines: Any) -> None:
         self.opened.writer.append({"type": "batch", "batch_id": batch_id, "input_file_id": fid, "lines": lines})
@@ -226,6 +240,7 @@ class _Run:
                 records += recs
                 errors += errs
         self.opened.writer.append_many(records)
+        self.state.update({(r["model"], r["item"], r["trial"]): r.get("error_kind") for r in records})
         total = int((b.get("request_counts") or {}).get("total") or 0)
         s.recorded += len(records)
         s.api_errors += errors
@@ -255,6 +270,8 @@ def render_batch_summary(s: BatchSummary) -> str:
     if s.missing:
         again = "rerun without --cancel-batches" if s.cancel else "rerun the same command"
         lines.append(f"{_n(s.missing, 'triple', 'triples')} still missing: {again} to ask for them")
+    for m in s.mostly_errors:
+        lines.append(mostly_errors_line(m, s.models[m]))
     return "\n".join(lines) + "\n"
 
 

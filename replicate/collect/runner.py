@@ -55,7 +55,7 @@ class CollectSummary:
     @property
     def mostly_errors(self) -> list[str]:
         """Models more than half of whose recorded trials are API errors."""
-        return [m for m, d in self.models.items() if d["trials"] and 2 * d["api_errors"] > d["trials"]]
+        return mostly_errors(self.models)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -270,7 +270,7 @@ def collect(
                 resumed=opened.resumed,
                 stopped=None if failure is None else str(failure),
                 retried_errors=len(opened.done) - len(done),
-                models=_model_state(config.models, state),
+                models=model_state(config.models, state),
             )
 
         pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="collect")
@@ -315,7 +315,12 @@ def settled(opened: OpenedArchive, *, retry_errors: bool) -> frozenset[tuple[str
     return opened.done - frozenset(opened.errors) if retry_errors else opened.done
 
 
-def _model_state(models: Sequence[str], state: Mapping[tuple[str, str, int], str | None]) -> dict[str, dict]:
+def mostly_errors(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Of per-model states (:func:`model_state`), the models more than half of whose recorded trials are API errors."""
+    return [m for m, d in models.items() if d["trials"] and 2 * d["api_errors"] > d["trials"]]
+
+
+def model_state(models: Sequence[str], state: Mapping[tuple[str, str, int], str | None]) -> dict[str, dict]:
     """Per model: trials recorded, how many are API errors, and of which kinds."""
     trials: Counter[str] = Counter()
     kinds: dict[str, Counter[str]] = {m: Counter() for m in models}

@@ -233,3 +233,29 @@ def test_a_bad_result_line_is_bad_input_naming_the_batch_file_and_line(items, tm
             collect_batch(cfg, items, arch)
     assert exc.value.line == 2 and out_id in str(exc.value.path) and "not JSON" in str(exc.value)
     assert len(read_archive(arch).records) == 0  # nothing of that batch recorded
+
+
+def test_a_model_whose_batch_trials_are_mostly_api_errors_exits_1_naming_it_until_retried(items, tmp_path):
+    """As online: every triple recorded, but a model's replies mostly API errors is not a finished collection.
+    The summary names the model and its error kinds; --retry-errors against a healthy provider ends it."""
+    arch = tmp_path / "a.jsonl"
+    args = ["collect", "--items", str(FIX / "items.jsonl"), "--archive", str(arch), "--batch", "--format", "json"]
+    n = len(items) * 5
+    with start_sim_server(replace(sim(), too_long=frozenset(it.id for it in items)), api_key=KEY) as srv:
+        cfg = _cli_cfg(tmp_path, srv.url)
+        res = CliRunner().invoke(app, [args[0], str(cfg), *args[1:]])
+    assert res.exit_code == 1, res.output
+    out = orjson.loads(res.stdout)
+    assert out["missing"] == 0 and out["api_errors"] == 2 * n
+    assert out["mostly_api_errors"] == ["sim-a", "sim-b"]
+    assert out["models"]["sim-a"] == {"trials": n, "api_errors": n, "error_kinds": {"http_400": n}}
+    assert f"error: model sim-b: {n} of {n} recorded trials are api_error (http_400 {n})" in res.stderr
+    with start_sim_server(sim(), api_key=KEY) as srv:  # only q13 is too long now: 5 errors per model
+        cfg = _cli_cfg(tmp_path, srv.url)
+        plain = CliRunner().invoke(app, [args[0], str(cfg), *args[1:]])
+        assert plain.exit_code == 1 and srv.batch.created == 0  # nothing left to ask: still mostly errors
+        res = CliRunner().invoke(app, [args[0], str(cfg), *args[1:], "--retry-errors"])
+    assert res.exit_code == 0, res.output
+    out = orjson.loads(res.stdout)
+    assert out["mostly_api_errors"] == [] and out["retried_errors"] == 2 * n
+    assert out["models"]["sim-a"] == {"trials": n, "api_errors": 5, "error_kinds": {"http_400": 5}}
