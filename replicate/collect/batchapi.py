@@ -63,8 +63,24 @@ class BatchAPI:
             raise
 
     def find_by_input(self, file_id: str) -> dict[str, Any] | None:
-        data = self._call("GET", "/batches", params={"limit": 100}).json().get("data") or []
-        return next((b for b in data if b.get("input_file_id") == file_id), None)
+        """The batch created from the upload ``file_id``, if any: every page of the provider's list, newest first.
+
+        (A run killed between upload and create asks this before creating: a batch missed here would be
+        created twice.) A provider that pages back to a batch already seen is not followed further.
+        """
+        params: dict[str, Any] = {"limit": 100}
+        seen: set[str] = set()
+        while True:
+            page = self._call("GET", "/batches", params=params).json()
+            data = page.get("data") or []
+            found = next((b for b in data if b.get("input_file_id") == file_id), None)
+            if found is not None:
+                return dict(found)
+            ids = [str(b.get("id")) for b in data]
+            if not page.get("has_more") or not ids or ids[-1] in seen:
+                return None
+            seen.update(ids)
+            params = {"limit": 100, "after": ids[-1]}
 
     def content(self, file_id: str) -> bytes:
         return self._call("GET", f"/files/{file_id}/content").content

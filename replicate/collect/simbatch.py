@@ -4,7 +4,8 @@
   /v1/files/ID/content`` returns it.
 - ``POST /v1/batches`` (``input_file_id``, ``endpoint``, ``completion_window``)
   creates a batch; ``GET /v1/batches/ID`` reports it; ``GET /v1/batches``
-  lists them (newest first). ``POST /v1/batches/ID/cancel`` moves a batch
+  lists them (newest first, ``limit`` 1-100, default 20, the page ``after`` a batch id, with
+  ``has_more``). ``POST /v1/batches/ID/cancel`` moves a batch
   in progress to ``cancelling``; the status check after ``cancel_polls`` ends it ``cancelled``,
   with an output file for the requests it had answered (the first
   ``cancel_answers`` lines) as OpenAI returns; a batch already ended gets a 409.
@@ -24,6 +25,7 @@ import email.parser
 import email.policy
 import itertools
 import threading
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,9 +133,24 @@ def handle_get(handler: Any, route: str) -> None:
         handler._send(200, data, {"Content-Type": "application/jsonl"})
         return
     if route == "/v1/batches" or route.startswith("/v1/batches?"):
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(route).query)
+        try:
+            limit = int(query.get("limit", ["20"])[0])
+        except ValueError:
+            limit = 0
+        if not 1 <= limit <= 100:
+            handler._error(400, "limit must be an integer from 1 to 100", "invalid_request_error")
+            return
         with st.lock:
             listed = sorted(st.batches.values(), key=lambda b: -b["created_at"])
-        handler._send(200, orjson.dumps({"object": "list", "data": listed, "has_more": False}))
+        after = query.get("after", [None])[0]
+        if after is not None:  # the page after the batch with this id (a cursor, as OpenAI's)
+            ids = [b["id"] for b in listed]
+            listed = listed[ids.index(after) + 1:] if after in ids else []
+        page = listed[:limit]
+        handler._send(200, orjson.dumps({"object": "list", "data": page, "has_more": len(listed) > limit,
+                                         "first_id": page[0]["id"] if page else None,
+                                         "last_id": page[-1]["id"] if page else None}))
         return
     if route.startswith("/v1/batches/"):
         bid = route[len("/v1/batches/"):]

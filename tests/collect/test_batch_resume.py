@@ -284,3 +284,24 @@ def test_batch_options_need_batch_mode(tmp_path, flag):
                                    str(tmp_path / "a.jsonl"), *flag])
     assert res.exit_code == 2 and f"{flag[0]} applies to batch mode: add --batch" in res.stderr
     assert not (tmp_path / "a.jsonl").exists()
+
+
+def test_the_batch_of_an_upload_is_found_past_the_first_page_of_the_providers_list():
+    """A run killed between upload and create asks the provider's batch list before creating. With more than
+    a page of newer batches (limit 100), the one made from the upload is on a later page: found, not made twice."""
+    from replicate.collect.batchapi import BatchAPI
+    from replicate.collect.client import ChatClient
+
+    with start_sim_server(sim(), api_key=KEY) as srv:
+        api = BatchAPI(ChatClient.from_config(cfg_for(srv.url)))
+        target = api.upload(b'{"custom_id": "x"}\n')
+        made = api.create(target, "24h")
+        for _ in range(150):  # newer batches, listed before it
+            api.create(api.upload(b'{"custom_id": "y"}\n'), "24h")
+        listed = requests.get(f"{srv.url}/batches", params={"limit": 100},
+                              headers={"Authorization": f"Bearer {KEY}"}, timeout=5).json()
+        assert len(listed["data"]) == 100 and listed["has_more"]
+        assert all(b["input_file_id"] != target for b in listed["data"])  # not on the first page
+        assert api.find_by_input(target)["id"] == made["id"]
+        assert api.find_by_input("file-never-uploaded") is None  # every page read, none matches
+        assert srv.batch.created == 151
