@@ -117,10 +117,11 @@ class Forked(Generic[T]):
         """The child's value; its exception, raised here; computed here if the child sent nothing."""
         if self._done:
             return self._done[0]
-        self._reaped = True
-        with os.fdopen(self._read, "rb") as got:
-            data = got.read()
+        with os.fdopen(self._read, "rb", closefd=False) as got:
+            data = got.read()  # interrupted here (Ctrl-C), __del__ still stops and reaps the child
         os.waitpid(self._pid, 0)
+        self._reaped = True
+        os.close(self._read)
         sent: tuple[bool, Any] | None = None
         try:
             sent = pickle.loads(data) if data else None

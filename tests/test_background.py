@@ -243,3 +243,22 @@ def test_a_matrix_is_the_same_whether_its_refits_ran_in_a_child_or_a_thread(tmp_
     n_threaded, digest_threaded = threaded.stdout.split()
     assert (int(n_forked), int(n_threaded)) == (1, 0)
     assert digest_forked == digest_threaded
+
+
+@needs_fork
+def test_a_child_whose_value_is_never_asked_for_is_stopped_and_reaped(tmp_path):
+    p = run(tmp_path, """
+        import gc, os, time
+        from replicate.background import beside_process
+        h = beside_process(time.sleep, 30)
+        pid = h._pid
+        t0 = time.monotonic()
+        del h
+        gc.collect()
+        try:
+            os.waitpid(pid, os.WNOHANG)
+            print("not reaped")
+        except ChildProcessError:
+            print("reaped", time.monotonic() - t0 < 5)
+        """)
+    assert p.stdout.split() == ["reaped", "True"], p.stderr
