@@ -148,7 +148,7 @@ def fork_is_safe() -> bool:
     """Whether :func:`beside_process` may fork: Linux-like fork, two or more CPUs, and no thread of this
     process running but the main one and prefetches (which a fork waits for; see :func:`prefetch`).
 
-    ``REPLICATE_NO_FORK`` set (to anything) keeps everything in threads.
+    ``REPLICATE_NO_FORK`` set to a non-empty value (``REPLICATE_NO_FORK=1``) keeps everything in threads.
     """
     if not hasattr(os, "fork") or os.environ.get("REPLICATE_NO_FORK") or sys.platform == "darwin":
         return False
@@ -169,6 +169,7 @@ def beside_process(fn: Callable[..., T], *args: Any) -> Forked[T] | Beside[T]:
     if fork_is_safe() and threading.current_thread() is threading.main_thread():
         return Forked(fn, *args)
     return Beside(fn, *args)
+
 
 _running: list[threading.Thread] = []
 PREFETCH_THREAD = "replicate-prefetch"
