@@ -37,11 +37,11 @@ from replicate.stats.bootstrap import (
     percentile_bounds,
 )
 from replicate.stats.independence import (
-    MIN_OTHER_RUNS,
     DifficultyBaseline,
     difficulty_baseline,
     difficulty_counts,
     fit_difficulty,
+    has_difficulty,
 )
 from replicate.stats.independence_boot import cluster_difficulty_replicates, item_difficulty_replicates
 from replicate.stats.paired import CLUSTERED_MCNEMAR, chi2_sf_1, chi2_sf_1_log10, mcnemar_clustered
@@ -223,7 +223,7 @@ class PendingEdges:
         # forked child where that is safe (they are numpy in many small steps, which hold the GIL between
         # them, so a thread only takes turns with this one), else in a thread. Same values either way.
         # With fewer than four runs there is nothing to refit: a thread, not a fork, gives the point values.
-        start = beside_process if aligned.labels.shape[0] - 2 >= MIN_OTHER_RUNS else beside
+        start = beside_process if has_difficulty(aligned.labels.shape[0]) else beside
         self._refits = None if clusters.is_items or not settings.resampled else start(_difficulty, *self._args)
         self._value: list[list[EdgeUncertainty]] = []
 

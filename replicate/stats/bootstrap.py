@@ -558,7 +558,7 @@ def cluster_replicates(rng: np.random.Generator, per_cluster: np.ndarray, n_resa
     # integer range; a replicate count is at most G times the largest cluster count.
     dtype = np.float32 if G * int(T.max(initial=0)) < (1 << 24) else np.float64
     # computed as (P * K, n_resamples), so that each edge's replicates of a category lie side by side:
-    # a figure's values then come out replicate-major in memory, the axis its percentiles partition along
+    # a figure's values then come out replicate-major in memory, the axis its percentiles sort along
     reps = T.T.astype(dtype) @ W.T.astype(dtype)
     # exact integers either way; int32 where float32 sufficed (below 2**24): half the memory of int64, and no
     # rounded temporary, which a new process pays for in fresh pages (a 22-run matrix: 37 -> 18 MB, about 6 ms)

@@ -34,6 +34,11 @@ from replicate.stats.policy import Policy
 UNPARSED = -1
 DIFFICULTY_METHOD = "leave-pair-out difficulty, logistic shift per side"
 MIN_OTHER_RUNS = 2
+
+
+def has_difficulty(n_runs: int) -> bool:
+    """Whether ``n_runs`` aligned runs leave each edge enough other runs (:data:`MIN_OTHER_RUNS`) to fit difficulty."""
+    return n_runs - 2 >= MIN_OTHER_RUNS
 #: Difficulty of an item on which k of m other runs are right: (k + 1/2) / (m + 1).
 SMOOTHING = 0.5
 _COLUMNS = 128
@@ -153,7 +158,7 @@ def difficulty_counts(
     R, N = labels.shape
     pairs = tuple((int(a), int(b)) for a, b in pairs)
     m = R - 2
-    if m < MIN_OTHER_RUNS or not pairs:
+    if not has_difficulty(R) or not pairs:
         return None
     codes = np.zeros(N, np.int64) if codes is None else np.asarray(codes, dtype=np.int64)
     correct = (labels == gold[None, :]) & (labels != UNPARSED)
