@@ -136,3 +136,50 @@ def test_core_reaches_the_built_in_plugins_only_through_entry_points():
     # replicate_parsers (parsers, scorers with their answer extraction, readers) registers like a
     # third-party plugin: nothing in replicate/ imports it.
     assert _violations(set(MODULES), lambda i: _under(i, ("replicate_parsers",))) == []
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return found
+
+
+def test_the_cycle_finder_finds_a_circle_through_three_modules():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circle_between_modules():
+    # Imports inside functions count too: a circle there still ties the two modules into one unit.
+    graph = {m: {i for i in _imports_of(p) if i in MODULES and i != m} for m, p in MODULES.items()}
+    assert _cycles(graph) == []

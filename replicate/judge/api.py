@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Sequence
 
 from replicate.diagnostics import Diagnostics
-from replicate.errors import BadInput, Message, Param, UsageError
+from replicate.errors import Message, Param, UsageError
 from replicate.judge.gold import GoldJoin, join_gold, require_gold
-from replicate.judge.labelcache import LabelCache, label_key
+from replicate.judge.labelcache import LabelCache
 from replicate.judge.load import FieldSpec, load_run
-from replicate.judge.load.runcache import RunCache, run_key
+from replicate.judge.load.runcache import RunCache
 from replicate.judge.model import LabelledRun, Run
+from replicate.judge.runload import label_through, load_spec
 from replicate.judge.select import RunSpec
 from replicate.judge.workers import jobs_for
 from replicate.parsing import PARSERS, Parser
@@ -179,7 +180,7 @@ def load_runs(
         )
     else:
         runs = tuple(
-            _load_spec(s, fields=fields, diag=diag, reader=s.reader or reader, options=own.get(s.name, options),
+            load_spec(s, fields=fields, diag=diag, reader=s.reader or reader, options=own.get(s.name, options),
                        run_cache=run_cache)
             for s in specs
         )
@@ -219,21 +220,6 @@ def _model_names(
     return renamed, own, prelabelled, wanted
 
 
-def label_through(
-    run: Run, parser: Parser, fields: FieldSpec, options: ReadOptions | None, cache: LabelCache | None,
-) -> tuple[LabelledRun, str]:
-    """``run`` labelled by ``parser`` through the label cache (None: parsed), and the labels' cache key."""
-    key = label_key([(f.provenance.sha256, f.reader) for f in run.files], parser.name, fields, options)
-    if cache is None:
-        return run.label_with(parser), key
-    labels = cache.get(run.name, key, len(run), parser.name)
-    if labels is not None:
-        return run.label_with(parser, cached=labels), key
-    out = run.label_with(parser)
-    cache.put(key, out.labels)
-    return out, key
-
-
 def _refuse_gold_only(runs: Sequence[Run]) -> None:
     """A file of gold only (its reader's ``gold_only``) is not a run: it goes with ``--gold``."""
     for run in runs:
@@ -243,45 +229,3 @@ def _refuse_gold_only(runs: Sequence[Run]) -> None:
                     f"run {run.name!r}: {f.provenance.path} holds gold labels only ({f.reader}), "
                     "not a judge's reading; give it with ", Param("gold"), " FILE",
                 ))
-
-
-def _load_spec(
-    spec: RunSpec, *, fields: FieldSpec, diag: Diagnostics, reader: str | None,
-    options: ReadOptions | None, run_cache: RunCache | None,
-) -> Run:
-    """One run read from its files, or taken from the run cache when its files' stat is unchanged.
-
-    A run is cached only when it read with no warning (so warnings and
-    ``--strict`` are the same with and without the cache).
-    """
-    paths = [Path(p) for p in ([spec.paths] if isinstance(spec.paths, (str, Path)) else spec.paths)]
-
-    def read(into: Diagnostics) -> Run:
-        return load_run(spec.name, paths, fields=fields, diagnostics=into, reader=reader, options=options)
-
-    key = run_key(paths, reader, fields, options) if run_cache is not None and paths else None
-    if run_cache is None or key is None:
-        return read(diag)
-    holder: list[Run] = []
-    cached = run_cache.get(spec.name, key, lambda: _outputs_again(holder[0], read))
-    if cached is not None:
-        holder.append(cached)
-        return cached
-    before = len(diag)
-    run = read(diag)
-    if len(diag) == before:
-        run_cache.put(key, run)
-    return run
-
-
-def _outputs_again(cached: Run, read) -> tuple[str | None, ...]:
-    """The raw outputs of a run taken from the run cache, read from its files (which must still hold the same items)."""
-    fresh = read(Diagnostics())
-    same = [f.provenance.sha256 for f in fresh.files] == [f.provenance.sha256 for f in cached.files]
-    if not same or len(fresh) != len(cached) or not (fresh.keys == cached.keys).all():
-        paths = ", ".join(f.provenance.path for f in cached.files)
-        raise BadInput(
-            f"run {cached.name!r}: its files changed while it was being read (rerun the command)", path=paths
-        )
-    return tuple(fresh.outputs)
-

@@ -114,16 +114,16 @@ class Done:
 def work(task: Task) -> Done | ReplicateError:
     """Read (and label) one run: the worker's whole job. A user's error is returned, to be raised in order."""
     from replicate.diagnostics import Diagnostics
-    from replicate.judge.api import _load_spec, label_through
     from replicate.judge.labelcache import LabelCache
     from replicate.judge.load.runcache import RunCache, encode
+    from replicate.judge.runload import label_through, load_spec
     from replicate.parsing import PARSERS
 
     root = Path(task.cache_root) if task.cache_root is not None else None
     diag = Diagnostics(strict=task.strict)
     run_cache = RunCache(root) if root is not None else None
     try:
-        run = _load_spec(task.spec, fields=task.fields, diag=diag, reader=task.reader, options=task.options,
+        run = load_spec(task.spec, fields=task.fields, diag=diag, reader=task.reader, options=task.options,
                          run_cache=run_cache)
         labels = {}
         if run.labels is None:
@@ -202,9 +202,9 @@ def load_parallel(
 
 
 def _run_of(task: Task, done: Done, fields: FieldSpec, run_cache: RunCache | None) -> Run:
-    from replicate.judge.api import _outputs_again
     from replicate.judge.load import load_run
     from replicate.judge.load.runcache import decode
+    from replicate.judge.runload import outputs_again
 
     if run_cache is not None:
         run_cache.events.extend(done.run_events)
@@ -220,7 +220,7 @@ def _run_of(task: Task, done: Done, fields: FieldSpec, run_cache: RunCache | Non
                         options=task.options)
 
     holder: list[Run] = []
-    run = decode(done.entry, spec.name, lambda: _outputs_again(holder[0], read))
+    run = decode(done.entry, spec.name, lambda: outputs_again(holder[0], read))
     if run is None:
         raise RuntimeError(f"run {spec.name!r}: a worker's result did not decode")
     if done.outputs is not None:

@@ -18,7 +18,7 @@ import pytest
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
-from replicate.judge import api
+from replicate.judge import runload
 from replicate.judge.api import load_runs
 from replicate.judge.labelcache import LabelCache, decode as label_decode
 from replicate.judge.load import load_run
@@ -182,7 +182,7 @@ def test_outputs_read_later_from_a_changed_file_are_refused(example_copy, tmp_pa
     def stat_blind(paths, reader, fields, options):
         return keys.setdefault(str(paths), run_key(paths, reader, fields, options))
 
-    monkeypatch.setattr(api, "run_key", stat_blind)
+    monkeypatch.setattr(runload, "run_key", stat_blind)
     shutil.rmtree(cache / "runs")
     _load(example_copy, cache)  # entries under the stat-blind keys
     f = example_copy / FILE
