@@ -11,6 +11,8 @@ import typer
 from typer.core import TyperGroup
 
 from replicate.cli.help import ReplicateContext, ReplicateTyper, tidy_params
+from replicate.cli.pipes import PIPE_CLOSED, quiet_streams
+from replicate.cli.rootflags import hoist
 from replicate.diagnostics import Diagnostics, summary_text
 from replicate.errors import Namer, ReplicateError
 from replicate.output import Format, dumps_json
@@ -62,9 +64,18 @@ class ReplicateGroup(TyperGroup):
         super().__init__(*args, **kwargs)
         tidy_params(self.params)
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if ctx.parent is None:  # the root group: its flags may follow the command too
+            args = hoist(args)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:
+            # the reader of our output left (``| head``): end quietly, not with 1 ("a check failed")
+            quiet_streams()
+            ctx.exit(PIPE_CLOSED)
         except ReplicateError as exc:
             sub = ctx.invoked_subcommand
             text = exc.message_for(_namer(self.get_command(ctx, sub) if sub else None))

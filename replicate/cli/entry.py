@@ -37,10 +37,12 @@ def _app() -> None:
 
 def main() -> None:
     from replicate.cli.resultcache import read_and_compute, run
+    from replicate.cli.rootflags import hoist
 
     for name in BLAS_THREADS:
         os.environ.setdefault(name, "1")
-    argv = sys.argv[1:]
+    argv = hoist(sys.argv[1:])
+    sys.argv[1:] = argv  # typer reads sys.argv: the same order the result cache keyed
     code = run(argv, _app)
     if read_and_compute(argv):
         leave(code)

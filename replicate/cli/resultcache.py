@@ -47,6 +47,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from replicate.cachedir import root_path, write_atomic
+from replicate.cli.pipes import PIPE_CLOSED, quiet_streams
+from replicate.cli.rootflags import ROOT_FLAGS
 
 
 def _builtin_sha256() -> Callable[..., Any]:
@@ -84,8 +86,6 @@ COMMANDS = frozenset({
     ("parse",), ("compare",), ("chain",), ("cells",), ("floor",), ("matrix",),
     ("parsers", "audit"), ("items",), ("screen",),
 })
-#: Root options (before the command): those that take no value.
-_ROOT_FLAGS = frozenset({"--no-cache", "--verbose"})
 #: Environment variables besides REPLICATE_* whose value can change what a command prints.
 _ENV = (
     "COLUMNS", "LINES", "TERM", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "LANG", "LANGUAGE",
@@ -117,7 +117,7 @@ def _split(argv: Sequence[str]) -> tuple[list[str], list[str]] | None:
     args = list(argv)
     i = 0
     while i < len(args) and args[i].startswith("-"):
-        if args[i] not in _ROOT_FLAGS:
+        if args[i] not in ROOT_FLAGS:
             return None  # --version, --help, completion options, or an unknown option
         i += 1
     root, rest = args[:i], args[i:]
@@ -413,15 +413,19 @@ def run(argv: Sequence[str], main: Callable[[], Any]) -> int:
     hit = cache.get(key)
     if hit is not None:
         stored, out, err = hit
-        sys.stdout.flush()
-        sys.stdout.buffer.write(out)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        sys.stderr.buffer.write(err)
-        if verbose:
-            sys.stderr.buffer.write(f"result cache: hit ({key[:16]}): the output of an earlier run over unchanged "
-                                    "inputs\n".encode())
-        sys.stderr.flush()
+        try:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(out)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            sys.stderr.buffer.write(err)
+            if verbose:
+                sys.stderr.buffer.write(f"result cache: hit ({key[:16]}): the output of an earlier run over unchanged "
+                                        "inputs\n".encode())
+            sys.stderr.flush()
+        except BrokenPipeError:
+            quiet_streams()
+            return PIPE_CLOSED
         return stored
     rec = Recorder(root)
     ACTIVE.append(rec)
