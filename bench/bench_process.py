@@ -12,12 +12,10 @@ reading, parsing, figures and JSON output included):
 - ours: ``replicate matrix --runs RUNS.toml -p umbrela-fallback@1 -f json``
   with an empty cache (cold: the default ``--jobs auto``, and again with
   ``--jobs 1`` and ``--jobs 2`` worker processes), with ``--no-cache``, with
-  the run and label caches full but the result cache emptied (warm:
-  everything computed, no file read or parsed again), and the same command
-  again (a result-cache hit: the stored output, nothing imported past the
-  standard library).
+  and with the run and label caches full (warm: everything computed, no file
+  read or parsed again).
 
-Each round runs the seven in turn (the straightforward script first in even
+Each round runs the six in turn (the straightforward script first in even
 rounds, last in odd ones); medians are printed with their ranges, beside a
 bare interpreter's start-up. Every output of ours must be byte-identical.
 
@@ -155,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         script = root / "straightforward.py"
         script.write_text(STRAIGHTFORWARD, encoding="utf-8")
         matrix = [sys.executable, "-m", "replicate", "matrix", "--runs", str(toml), "-p", PARSER, "-f", "json"]
-        kinds = ("straightforward", "cold", "jobs1", "jobs2", "no-cache", "warm", "hit")
+        kinds = ("straightforward", "cold", "jobs1", "jobs2", "no-cache", "warm")
         times: dict[str, list[float]] = {k: [] for k in kinds}
         cpu: dict[str, list[float]] = {k: [] for k in kinds}
         outs: dict[str, str] = {}
@@ -171,12 +169,9 @@ def main(argv: list[str] | None = None) -> int:
                 elif what in ("jobs1", "jobs2"):  # cold too, in a cache of their own
                     own = {**env, "REPLICATE_CACHE_DIR": str(caches / f"round-{r}-{what}")}
                     secs, out = timed([*matrix, "--jobs", what[-1]], own)
-                elif what == "warm":  # run and label caches full, the result cache emptied: everything computed
-                    shutil.rmtree(cache / "results", ignore_errors=True)
-                    secs, out = timed(matrix, env)
                 elif what == "no-cache":
                     secs, out = timed([*matrix[:3], "--no-cache", *matrix[3:]], env)
-                else:  # cold: an empty cache; hit: the same command again over unchanged files
+                else:  # cold: an empty cache; warm: the same command again, run and label caches full
                     secs, out = timed(matrix, env)
                 times[what].append(secs)
                 cpu[what].append(CPU[-1])
@@ -184,14 +179,14 @@ def main(argv: list[str] | None = None) -> int:
                     raise SystemExit(f"MISMATCH: {what} printed other bytes in round {r + 1}")
         mine = {outs[k] for k in kinds[1:]}
         if len(mine) != 1:
-            raise SystemExit("MISMATCH: the outputs of cold (auto, --jobs 1, --jobs 2), --no-cache, warm and hit "
+            raise SystemExit("MISMATCH: the outputs of cold (auto, --jobs 1, --jobs 2), --no-cache and warm "
                              "are not byte-identical")
         ref, got = json.loads(outs["straightforward"]), cells_of_matrix(outs["cold"])
         if ref != got:
             bad = next(k for k in ref if ref[k] != got.get(k))
             raise SystemExit(f"MISMATCH on {bad!r}: matrix {got.get(bad)}, straightforward {ref[bad]}")
         print(f"{len(ref)} ordered pairs, identical four cells in both; cold (auto, --jobs 1, --jobs 2), --no-cache, "
-              "warm and hit byte-identical")
+              "warm byte-identical")
         print(f"whole process, fresh interpreter each, median of {rounds} alternating round(s); "
               "CPU = user + sys of the process and its workers:")
         naive = median(times["straightforward"])
@@ -202,7 +197,6 @@ def main(argv: list[str] | None = None) -> int:
             "jobs2": "  the same, --jobs 2",
             "no-cache": "matrix -f json, --no-cache",
             "warm": "matrix -f json, run+label caches",
-            "hit": "matrix -f json, result-cache hit",
         }
         for what in kinds:
             m = median(times[what])

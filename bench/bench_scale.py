@@ -11,11 +11,8 @@ the default intervals, JSON):
   parser per reply, a Python loop per ordered pair);
 - ours, cold: ``replicate matrix --runs RUNS.toml -p umbrela-fallback@1 -f json``
   with an empty cache folder (a fresh one per round);
-- ours, warm: the same command again with the run and label caches kept and
-  the result cache emptied (what a rerun with another policy, format or claims
-  file meets: the runs and labels are kept, the output is computed);
-- ours, replay: the same command once more, nothing changed (the result cache
-  answers);
+- ours, warm: the same command again with the run and label caches kept (what
+  a rerun meets: the runs and labels are kept, the output is computed);
 - phases (in one more fresh interpreter, in the library): imports, load,
   parse, figures, JSON (times without tracing), then the same again under
   tracemalloc for the memory held after load + parse and the peak of each phase.
@@ -26,8 +23,8 @@ peak). Medians over ``--rounds``. The files sit in the OS page cache in
 every round (they were just written): "cold" means an empty label cache.
 
 Checks (exit 1 when one fails): the four cells of every pair are the same in
-the matrix's JSON and the straightforward script's, and the warm and replayed
-outputs are byte-identical to the cold one. Printed, not failed on (timings on a shared
+the matrix's JSON and the straightforward script's, and the warm output is
+byte-identical to the cold one. Printed, not failed on (timings on a shared
 machine): time(x4) / time(x1) per approach and phase, flagged when above
 ``QUADRATIC_FLAG`` (4 for linear growth; less when fixed costs weigh in), and
 memory per million records (run x item).
@@ -235,8 +232,6 @@ def measure(sizes: list[Size], *, rounds: int, naive: bool, fresh: bool) -> None
             cmd = [sys.executable, "-m", "replicate", "matrix", "--runs", str(z.toml), "-p", PARSER, "-f", "json"]
             outs = {}
             for state in STATES:
-                if state == "warm":  # runs and labels kept, the result recomputed
-                    shutil.rmtree(cache / "results", ignore_errors=True)
                 *m, outs[state] = child(cmd, {**env, "REPLICATE_CACHE_DIR": str(cache)})
                 z.add(state, *m)
             shutil.rmtree(cache, ignore_errors=True)
@@ -253,8 +248,8 @@ def measure(sizes: list[Size], *, rounds: int, naive: bool, fresh: bool) -> None
 
 
 PHASES = ("imports", "load", "parse", "figures", "json")
-#: The whole-process runs of ours per round: empty cache, runs and labels kept, the result replayed.
-STATES = ("cold", "warm", "replay")
+#: The whole-process runs of ours per round: empty cache, then runs and labels kept.
+STATES = ("cold", "warm")
 
 
 def report(sizes: list[Size], *, fresh: bool) -> None:
@@ -313,7 +308,7 @@ def growth(sizes: list[Size]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help=f"sizes {SMALL} at {SMALL_SCALE} of the items (for CI)")
-    ap.add_argument("--rounds", type=int, default=None, help="rounds of cold + warm + replay per size (default 3; 1 with --small)")
+    ap.add_argument("--rounds", type=int, default=None, help="rounds of cold + warm per size (default 3; 1 with --small)")
     ap.add_argument("--no-straightforward", action="store_true", help="skip the straightforward script (minutes at 50 runs and x4)")
     ap.add_argument("--keep", type=Path, help="generate under DIR and keep it (default: a temp dir, removed)")
     ap.add_argument("--phases", type=Path, metavar="RUNS_TOML", help=argparse.SUPPRESS)  # the phases child
@@ -332,12 +327,12 @@ def main(argv: list[str] | None = None) -> int:
     top = args.keep or Path(tempfile.mkdtemp(prefix="bench-scale-"))
     try:
         print(compiled())
-        print(f"matrix -p {PARSER} -f json; {rounds} round(s) of cold + warm + replay per size")
+        print(f"matrix -p {PARSER} -f json; {rounds} round(s) of cold + warm per size")
         prepared = prepare(top, sizes, scale=scale)
         measure(prepared, rounds=rounds, naive=not args.no_straightforward, fresh=not args.small)
         report(prepared, fresh=not args.small)
         print("\nidentical four cells in the matrix (every round), the straightforward script and the library phases; "
-              "warm and replayed output byte-identical to cold")
+              "warm output byte-identical to cold")
     finally:
         if args.keep is None:
             shutil.rmtree(top, ignore_errors=True)

@@ -149,7 +149,8 @@ class Source:
     #: defaults of ``--model`` and ``--benchmark``.
     about: dict[str, str] = field(default_factory=dict)
     #: Other files (and folders) the reader looked at beside this one (a results file, a run spec):
-    #: inputs of the command's result cache, like the file itself.
+    #: named in the run's provenance; a run that has any is not kept in the run cache (its key
+    #: covers the run's own files only).
     side_files: list[Path] = field(default_factory=list)
 
     def bad(self, message: str, line: int | None = None) -> BadInput:

@@ -189,8 +189,8 @@ def _root(
         bool,
         typer.Option(
             "--no-cache",
-            help="Read, parse and compute everything again instead of using what an earlier run over the same "
-            "files kept (the result, run and label caches, under REPLICATE_CACHE_DIR or the user cache dir; "
+            help="Read and parse everything again instead of using what an earlier run over the same "
+            "files kept (the run and label caches, under REPLICATE_CACHE_DIR or the user cache dir; "
             "see docs/cache.md).",
         ),
     ] = False,
@@ -198,8 +198,8 @@ def _root(
         bool,
         typer.Option(
             "--verbose",
-            help="Say on stderr whether the output came from the result cache and, per run, whether it came "
-            "from the run cache and its labels from the label cache.",
+            help="Say on stderr, per run, whether it came from the run cache and its labels from the label "
+            "cache.",
         ),
     ] = False,
 ) -> None:

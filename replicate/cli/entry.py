@@ -1,10 +1,6 @@
-"""The ``replicate`` console script: the result cache's fast path, then the Typer application.
+"""The ``replicate`` console script: root flags put in front, then the Typer application.
 
-A command run again over unchanged inputs is answered from the result cache
-(:mod:`replicate.cli.resultcache`) before typer, numpy or any command module
-is imported.
-
-A read-and-compute command (those the result cache knows) leaves without the
+A read-and-compute command (:data:`COMMANDS`) leaves without the
 interpreter's teardown, which frees every object and module one by one:
 about a tenth of a second after a 22-run matrix (``bench/bench_process.py``).
 The standard streams are flushed and the ``atexit`` functions run first, as
@@ -24,7 +20,17 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from replicate.cli.rootflags import ROOT_FLAGS
+
+#: Commands (the words before the options) that only read files and compute: no file written, no
+#: network, nothing left running.
+COMMANDS = frozenset({
+    ("parse",), ("compare",), ("chain",), ("cells",), ("floor",), ("matrix",),
+    ("parsers", "audit"), ("items",), ("screen",),
+})
 #: Thread counts of the BLAS libraries numpy may be built with, set before numpy is imported.
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 
@@ -36,17 +42,42 @@ def _app() -> None:
 
 
 def main() -> None:
-    from replicate.cli.resultcache import read_and_compute, run
     from replicate.cli.rootflags import hoist
 
     for name in BLAS_THREADS:
         os.environ.setdefault(name, "1")
     argv = hoist(sys.argv[1:])
-    sys.argv[1:] = argv  # typer reads sys.argv: the same order the result cache keyed
-    code = run(argv, _app)
+    sys.argv[1:] = argv  # typer reads sys.argv
+    code = _exit_code(_app)
     if read_and_compute(argv):
         leave(code)
     sys.exit(code)
+
+
+def _exit_code(main: Callable[[], Any]) -> int:
+    """Run the command line; its exit code (``SystemExit``'s, 0 when it returns)."""
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code
+        print(code, file=sys.stderr)
+        return 1
+    return 0
+
+
+def read_and_compute(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` (root flags in front) runs a command of :data:`COMMANDS`."""
+    args = list(argv)
+    while args and args[0] in ROOT_FLAGS:
+        args.pop(0)
+    if not args or args[0].startswith("-"):
+        return False  # --version, --help, completion options, or an unknown option
+    words = tuple(args[:2]) if args[0] == "parsers" else (args[0],)
+    return words in COMMANDS
 
 
 def leave(code: int) -> None:

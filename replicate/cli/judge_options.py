@@ -381,17 +381,13 @@ def show_cache_events(cache, run_cache=None) -> None:
     One line per lookup, the same for every command: ``run cache: hit for run NAME (KEY)``, then
     ``label cache: miss for run NAME under PARSER@N (KEY)``.
     """
-    from replicate.cli import resultcache
-
     for what, c, again in (("run", run_cache, "read"), ("label", cache, "parsed")):
         for e in c.events if c is not None else []:
             which = f"run {e.run}" + (f" under {e.parser}" if e.parser else "")
             if e.event == "corrupt":
                 warn(f"{what} cache: the entry for {which} ({e.key[:16]}) was damaged; {again} again and rewritten")
-                resultcache.refuse("a damaged cache entry was rebuilt")  # a rerun must not replay this line
             elif CACHE_SETTINGS["verbose"]:
-                # past the result cache's recording: a replayed result says it was replayed instead
-                resultcache.real_stderr().write(f"{what} cache: {e.event} for {which} ({e.key[:16]})\n")
+                warn(f"{what} cache: {e.event} for {which} ({e.key[:16]})")
 
 
 def show_detected(detected: dict[str, list[str]]) -> None:

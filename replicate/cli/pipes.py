@@ -1,6 +1,6 @@
 """A closed pipe (``replicate ... | head``) ends the command quietly with its own exit code.
 
-Imports nothing heavy: the result cache's replay (before typer is imported) uses it too.
+Imports nothing heavy.
 """
 
 from __future__ import annotations

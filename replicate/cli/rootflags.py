@@ -2,8 +2,7 @@
 
 ``--no-cache`` and ``--verbose`` belong to the root command, but users write them where
 they write every other option: after the command. :func:`hoist` moves them in front of
-the command before anything reads the arguments, so the result cache (which runs before
-typer is imported) and the command line see the same thing. Imports nothing heavy.
+the command before typer reads the arguments. Imports nothing heavy.
 """
 
 from __future__ import annotations

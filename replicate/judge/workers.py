@@ -107,7 +107,6 @@ class Done:
     warnings: list[Warning_]
     run_events: list  # the run cache's (run, key, event)s
     labels: dict[str, tuple[np.ndarray, str, list]] = field(default_factory=dict)  # parser -> labels, key, label-cache events
-    paths: list[str] = field(default_factory=list)  # the files read
     outputs: tuple[str | None, ...] | None = None  # the raw outputs, when the task asks for them
 
 
@@ -137,7 +136,6 @@ def work(task: Task) -> Done | ReplicateError:
     return Done(
         entry=entry, run=run if entry is None else None, warnings=list(diag.warnings),
         run_events=list(run_cache.events) if run_cache is not None else [], labels=labels,
-        paths=[f.provenance.path for f in run.files] + [p for f in run.files for p in f.side_files],
         outputs=tuple(run.outputs) if task.texts and entry is not None else None,
     )
 
@@ -178,9 +176,6 @@ def load_parallel(
     READERS.names()  # the readers' plugins loaded once here, not again in every forked worker
     root = str(label_cache.root) if label_cache is not None else None
     tasks = [Task(s, fields, s.reader or reader, options[s.name], diag.strict, root, parsers, texts) for s in specs]
-    for s in specs:  # looked at here, before reading, so the result cache records them
-        for p in s.paths:
-            _size(p)
     runs: list[Run] = []
     labelled: dict[tuple[str, str], Any] = {}
     with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
@@ -208,8 +203,6 @@ def _run_of(task: Task, done: Done, fields: FieldSpec, run_cache: RunCache | Non
 
     if run_cache is not None:
         run_cache.events.extend(done.run_events)
-    for p in done.paths:  # files a worker read (a directory's file): inputs of the result cache
-        _size(Path(p))
     if done.run is not None:
         return done.run
     assert done.entry is not None

@@ -1,6 +1,6 @@
 """Every command that reads runs says the same of the run and label caches under --verbose, and keys its labels in JSON.
 
-In one interpreter (typer's runner, no result cache), over a copy of the
+In one interpreter (typer's runner), over a copy of the
 bundled example, with one cache folder shared by the commands in turn: the
 first reads and parses, the later ones find what it kept. For each command
 every JSON ``label_cache`` entry (run, parser, key) has its stderr line

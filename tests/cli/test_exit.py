@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from replicate.cli.resultcache import read_and_compute
+from replicate.cli.entry import read_and_compute
 from support.cachecli import MATRIX, env_for, invoke, replicate
 
 

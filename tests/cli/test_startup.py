@@ -56,11 +56,3 @@ def test_each_command_family_imports_only_what_it_needs(example_copy, tmp_path, 
     assert p.returncode == 0, p.stderr
     assert not loaded & absent, f"{args} imported {sorted(loaded & absent)}"
     assert present <= loaded, f"{args} did not import {sorted(present - loaded)} (is the watch list stale?)"
-
-
-def test_a_result_cache_hit_imports_neither_typer_nor_numpy(example_copy, tmp_path):
-    cache = tmp_path / "cache"
-    first, loaded = loaded_modules(example_copy, cache, "chain", *RUNS)
-    assert {"typer", "numpy", "scipy.special"} <= loaded
-    again, loaded = loaded_modules(example_copy, cache, "chain", *RUNS)
-    assert again.stdout == first.stdout and loaded == set()

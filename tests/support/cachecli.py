@@ -1,18 +1,16 @@
-"""Running the command against a chosen cache folder (the run, label and result cache tests).
+"""Running the command against a chosen cache folder (the run and label cache tests).
 
 :func:`replicate` starts a fresh interpreter (``python -m replicate``), as a user
 does; :func:`invoke` runs the same Typer application in this interpreter, about
 a second cheaper a call (no interpreter start-up, no imports). The run and label
 caches live on disk, so ``invoke`` exercises them as a process does; each
-behaviour keeps at least one test through a real process, and the result cache
-(which answers before the application is imported) is only tested that way.
+behaviour keeps at least one test through a real process.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,21 +25,15 @@ def env_for(cache: Path) -> dict[str, str]:
     return {**os.environ, "REPLICATE_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
 
 
-def replicate(cwd: Path, cache: Path, *args: str, results: bool = False) -> subprocess.CompletedProcess[str]:
-    """``python -m replicate ARGS`` in ``cwd`` with ``cache`` as the cache folder.
-
-    Unless ``results``, the result cache is emptied first, so the run and label
-    caches are exercised (a result-cache hit would answer before them).
-    """
-    if not results:
-        shutil.rmtree(cache / "results", ignore_errors=True)
+def replicate(cwd: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m replicate ARGS`` in ``cwd`` with ``cache`` as the cache folder."""
     return subprocess.run(
         [sys.executable, "-m", "replicate", *args], cwd=cwd, env=env_for(cache), capture_output=True, text=True
     )
 
 
 def invoke(cwd: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``replicate ARGS`` run in this interpreter in ``cwd`` with ``cache`` as the cache folder (no result cache).
+    """``replicate ARGS`` run in this interpreter in ``cwd`` with ``cache`` as the cache folder .
 
     The same fields as :func:`replicate`'s answer: exit code, stdout and stderr
     apart; an unexpected exception is appended to stderr as its traceback.
