@@ -57,6 +57,14 @@ def command_reference() -> str:
         "`replicate --install-completion` installs shell completion (bash, zsh, fish,",
         "PowerShell) and `--show-completion` prints the script instead.",
         "",
+        "Standard error carries what is not the result: warnings about the input,",
+        "`--verbose` cache lines, and, for every command that reads runs without",
+        "`--reader`, one line per reader chosen by content, always before the result:",
+        "",
+        "```text",
+        "reader: judge-jsonl@1 (chosen by content; --reader to choose) for results/a.jsonl, results/b.jsonl",
+        "```",
+        "",
     ]
     for sub_ctx, cmd in _walk(root, ctx):
         title = sub_ctx.command_path
