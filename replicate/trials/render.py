@@ -59,7 +59,7 @@ def render_items(result: ItemsResult, fmt: FormatArg) -> str:
         out.append(f"\nWarning: {c.label()}: {message}.")
     n_warn = result.diagnostics.get("count", 0)
     if n_warn:
-        out.append(f"\n{n_warn} warning(s); see --format json for details.")
+        out.append(f"\n{n_warn} warning(s) about the input (not the cells above); see --format json for details.")
     return "\n".join(out)
 
 
