@@ -280,18 +280,6 @@ class Matrix:
             for (i, j), err in zip(pairs, errors)
         ]
 
-    def error_matrix(self, figure: str, bound: str) -> np.ndarray:
-        """One bound (``low``/``high``) of a figure's interval for every ordered pair; NaN on the diagonal and where undefined."""
-        r = len(self.names)
-        out = np.full((r, r), np.nan)
-        if self.errors is not None:
-            for (i, j), err in zip(self.ordered_pairs(), self.errors):
-                if figure not in err.interval:  # no replicates
-                    continue
-                value = getattr(err.interval[figure], bound)
-                out[i, j] = np.nan if value is None else value
-        return out
-
     def difficulty_matrix(self) -> np.ndarray:
         """Regression rate over the rate expected from errors independent given item difficulty (NaN where unavailable)."""
         r = len(self.names)

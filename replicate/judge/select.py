@@ -204,10 +204,6 @@ def runs_from_toml(path: str | Path, *, root: Path | None = None) -> list[RunSpe
 # the file). With ``--runs`` and no RUN arguments, every run of the ``[runs]``
 # table is meant, except those named by ``--edge``/``--main``.
 
-#: Tables of a RUNS.toml whose entries can be named on the command line.
-TABLES = ("runs", "repeats")
-
-
 @dataclass(frozen=True)
 class Selection:
     """The runs to load (each once) and which of them each role refers to."""
