@@ -102,6 +102,50 @@ def share_difference(k_fresh: float, n_fresh: int, printed: float, n_printed: in
     return Comparison(k_fresh / n_fresh - printed, float(lo[0]), float(hi[0]), SHARE_INTERVAL)
 
 
+PAIRED_SHARE_INTERVAL = ("Newcombe's paired score interval (method 10) for fresh share - released share "
+                         "on the same items")
+PAIRED_Z_TEST = "paired z test on fresh - released over the same items, trial-level standard errors (items fixed)"
+
+
+def paired_share_difference(both: int, only_released: int, only_fresh: int, neither: int, *,
+                            confidence_level: float = 0.95) -> Comparison:
+    """Newcombe's interval for a difference of two shares over the same items (paired; 1998, method 10).
+
+    The four counts cross the two readings of each item: in the class on both
+    sides, on the released side only, on the fresh side only, on neither. The
+    difference is ``(only_fresh - only_released) / n``; the interval combines
+    the two Wilson intervals of the margins with the correlation of the two
+    readings (``phi``, its numerator shrunk by ``n / 2`` towards 0 when positive,
+    as Newcombe does), so items both readings put in the class count as
+    agreement, not as two independent draws.
+    """
+    n = both + only_released + only_fresh + neither
+    if n <= 0:
+        raise ValueError("paired_share_difference needs at least one item")
+    z = z_value(confidence_level)
+    k_f, k_r = both + only_fresh, both + only_released
+    p_f, p_r = k_f / n, k_r / n
+    (lf, uf), (lr, ur) = ((float(a[0]), float(b[0])) for a, b in
+                          (wilson(np.array([k_f]), np.array([n]), z), wilson(np.array([k_r]), np.array([n]), z)))
+    margins = float(k_f) * (n - k_f) * k_r * (n - k_r)
+    phi = 0.0
+    if margins > 0:
+        cross = float(both) * neither - float(only_released) * only_fresh
+        shrunk = cross - n / 2 if cross > n / 2 else (cross if cross < 0 else 0.0)
+        phi = shrunk / math.sqrt(margins)
+    d = p_f - p_r
+    low = d - math.sqrt(max((p_f - lf) ** 2 - 2 * phi * (p_f - lf) * (ur - p_r) + (ur - p_r) ** 2, 0.0))
+    high = d + math.sqrt(max((uf - p_f) ** 2 - 2 * phi * (uf - p_f) * (p_r - lr) + (p_r - lr) ** 2, 0.0))
+    return Comparison(d, max(low, -1.0), min(high, 1.0), PAIRED_SHARE_INTERVAL)
+
+
+def paired_mean_difference(fresh: float, released: float, var_fresh: float, var_released: float, *,
+                           confidence_level: float = 0.95) -> Comparison:
+    """:func:`z_test` of a mean over the same items on both sides (fresh - released; trial noise only)."""
+    c = z_test(fresh, released, var_fresh, var_released, confidence_level=confidence_level)
+    return Comparison(c.difference, c.low, c.high, PAIRED_Z_TEST, c.p_value, c.statistic)
+
+
 def wilson_interval(k: int, n: int, *, confidence_level: float = 0.95) -> tuple[float, float]:
     """The Wilson score interval of ``k / n``."""
     lo, hi = wilson(np.array([k]), np.array([n]), z_value(confidence_level))
