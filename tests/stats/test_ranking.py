@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -19,38 +18,7 @@ from replicate.stats.ranking import (
     tau_ap,
     tau_ap_many,
 )
-
-
-def tau_ap_paper(reference, estimate):
-    """Yilmaz et al. (2008) as printed, for vectors without ties: sort by the estimate, best first;
-    C(i) = how many of the i-1 systems above position i the reference also puts above the one at i."""
-    n = len(reference)
-    order = sorted(range(n), key=lambda s: -estimate[s])
-    total = 0.0
-    for i in range(2, n + 1):
-        at = order[i - 1]
-        c = sum(1 for above in order[: i - 1] if reference[above] > reference[at])
-        total += c / (i - 1)
-    return 2 / (n - 1) * total - 1
-
-
-def tau_ap_tie_breaks(reference, estimate):
-    """The mean of the printed formula over every way of breaking the ties of both vectors (equal weight)."""
-    def breaks(v):
-        groups = {}
-        for i, value in enumerate(v):
-            groups.setdefault(value, []).append(i)
-        per_group = [list(itertools.permutations(members)) for _, members in sorted(groups.items())]
-        for choice in itertools.product(*per_group):
-            out = [0.0] * len(v)
-            rank = 0
-            for perm in choice:  # ascending values; within a group, later in perm = higher score
-                for i in perm:
-                    out[i] = rank
-                    rank += 1
-            yield out
-    values = [tau_ap_paper(x, y) for x in breaks(reference) for y in breaks(estimate)]
-    return sum(values) / len(values)
+from support.rankings import tau_ap_paper, tau_ap_tie_breaks
 
 
 def test_tau_ap_equals_the_printed_formula_without_ties():
