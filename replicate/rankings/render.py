@@ -9,6 +9,9 @@ from replicate.stats.ranking import STATISTICS
 #: How many swapped pairs the text lists (JSON has them all).
 SHOWN_SWAPS = 20
 
+COVERAGE = ("Topics as ir-measures scores them: a topic a qrels judges and the run has no result for is scored 0; "
+            "a topic of the run a qrels does not judge is not scored under it (JSON lists the topics).")
+
 _NAMES = {"kendall_tau": "Kendall's tau-b", "tau_ap": "tau_AP (estimate vs reference)", "spearman": "Spearman's rho"}
 
 
@@ -30,19 +33,16 @@ def _topics_line(res: RankingAgreement) -> str:
     return line + "."
 
 
-def _coverage_lines(res: RankingAgreement) -> list[str]:
-    """Per system and qrels, topics scored 0 for want of results and topics not scored (as ir-measures does)."""
-    out = []
-    for s in res.systems:
-        for side, cov in zip(("reference", "estimate"), s.coverage):
-            if cov.unretrieved:
-                out.append(f"{s.name}: {len(cov.unretrieved)} topic(s) of the {side} qrels without results, "
-                           f"scored 0 as ir-measures does ({', '.join(cov.unretrieved[:5])}"
-                           f"{', ...' if len(cov.unretrieved) > 5 else ''})")
-            if cov.unjudged:
-                out.append(f"{s.name}: {len(cov.unjudged)} topic(s) the {side} qrels does not judge, not scored "
-                           f"under it ({', '.join(cov.unjudged[:5])}{', ...' if len(cov.unjudged) > 5 else ''})")
-    return out
+def _coverage_table(res: RankingAgreement, fmt: Format) -> str | None:
+    """Per system with any: topics a qrels judges that the run has no result for (scored 0, as ir-measures
+    does) and topics of the run a qrels does not judge (not scored under it). None when every count is 0."""
+    rows = [[s.name, len(s.coverage[0].unretrieved), len(s.coverage[0].unjudged), len(s.coverage[1].unretrieved),
+             len(s.coverage[1].unjudged)] for s in res.systems]
+    rows = [r for r in rows if any(r[1:])]
+    if not rows:
+        return None
+    heads = ["system", "reference: no results", "not judged", "estimate: no results", "not judged"]
+    return table(rows, heads, fmt)
 
 
 def rankings_text(res: RankingAgreement, fmt: FormatArg) -> str:
@@ -78,9 +78,7 @@ def rankings_text(res: RankingAgreement, fmt: FormatArg) -> str:
                            f"them the other way): {shown}{more}.", fmt))
     else:
         lines.append("Swapped pairs: none.")
-    cov = _coverage_lines(res)
+    cov = _coverage_table(res, fmt)
     if cov:
-        lines.append("")
-        lines.append("Topics as ir-measures scores them:")
-        lines.extend(prose(f"- {c}", fmt) for c in cov)
+        lines += ["", prose(COVERAGE, fmt), "", cov.rstrip("\n")]
     return "\n".join(lines) + "\n"
