@@ -12,8 +12,10 @@ from replicate.stats.bootstrap import cluster_weights
 from replicate.stats.ranking import (
     bootstrap_rankings,
     kendall_tau,
+    kendall_tau_many,
     replicate_means,
     spearman,
+    spearman_many,
     swapped_pairs,
     tau_ap,
     tau_ap_many,
@@ -112,3 +114,15 @@ def test_bootstrap_by_a_plain_loop_and_seeded():
         assert boot.values["tau_ap"][r] == pytest.approx(tau_ap_paper(a.tolist(), b.tolist()), abs=1e-12)
         assert again.values["tau_ap"][r] == boot.values["tau_ap"][r]
     assert boot.empty == 0
+
+
+def test_many_rows_equal_scipy_row_by_row():
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 4, (200, 9)).astype(float)
+    y = np.where(rng.random((200, 9)) < 0.5, rng.integers(0, 4, (200, 9)), rng.random((200, 9)))
+    x[0] = 1.0  # a constant row: undefined, as in scipy
+    tau, rho = kendall_tau_many(x, y), spearman_many(x, y)
+    assert math.isnan(tau[0]) and math.isnan(rho[0])
+    for r in range(1, 200):
+        assert tau[r] == pytest.approx(stats.kendalltau(x[r], y[r]).statistic, abs=1e-12)
+        assert rho[r] == pytest.approx(stats.spearmanr(x[r], y[r]).statistic, abs=1e-12)
