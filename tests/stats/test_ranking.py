@@ -20,6 +20,7 @@ from replicate.stats.ranking import (
     tau_ap,
     tau_ap_many,
 )
+from replicate.stats.ranking_reference import bootstrap_loop
 from support.rankings import tau_ap_paper, tau_ap_tie_breaks
 
 
@@ -114,6 +115,18 @@ def test_bootstrap_by_a_plain_loop_and_seeded():
         assert boot.values["tau_ap"][r] == pytest.approx(tau_ap_paper(a.tolist(), b.tolist()), abs=1e-12)
         assert again.values["tau_ap"][r] == boot.values["tau_ap"][r]
     assert boot.empty == 0
+
+
+def test_bootstrap_equals_the_loop_with_topics_one_qrels_lacks():
+    rng = np.random.default_rng(9)
+    ref, est = rng.random((7, 5)), rng.random((7, 5))
+    judged_ref = np.array([True, True, True, True, False])
+    judged_est = np.array([False, True, True, True, True])
+    ours = bootstrap_rankings(ref, judged_ref, est, judged_est, n_resamples=300, rng=np.random.default_rng(3))
+    loop = bootstrap_loop(ref, judged_ref, est, judged_est, n_resamples=300, rng=np.random.default_rng(3))
+    for name in ("kendall_tau", "tau_ap", "spearman"):
+        assert np.allclose(ours.values[name], loop[name], atol=1e-12, rtol=0, equal_nan=True)
+    assert ours.empty == int(np.isnan(loop["tau_ap"]).sum())
 
 
 def test_many_rows_equal_scipy_row_by_row():

@@ -8,19 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from replicate.examples.trec_runs import synthetic_runs, write_runs
-
-
-def tau_ap_paper(reference, estimate):
-    """Yilmaz et al. (2008) as printed, for vectors without ties: sort by the estimate, best first;
-    C(i) = how many of the i-1 systems above position i the reference also puts above the one at i."""
-    n = len(reference)
-    order = sorted(range(n), key=lambda s: -estimate[s])
-    total = 0.0
-    for i in range(2, n + 1):
-        at = order[i - 1]
-        c = sum(1 for above in order[: i - 1] if reference[above] > reference[at])
-        total += c / (i - 1)
-    return 2 / (n - 1) * total - 1
+from replicate.stats.ranking_reference import tau_ap_printed as tau_ap_paper
 
 
 def tau_ap_tie_breaks(reference, estimate):
