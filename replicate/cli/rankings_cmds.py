@@ -40,10 +40,10 @@ def rankings_cmd(
       replicate rankings --runs runs/ --qrels human.qrels --qrels llm.qrels --measure nDCG@10
     """
     from replicate.diagnostics import Diagnostics
-    from replicate.rankings import rankings
+    from replicate.rankings import ranking_agreement
     from replicate.rankings.render import rankings_text
 
     diag = Diagnostics(strict=strict)
-    res = rankings([*(runs or []), *(run_args or [])], qrels or [], measure=measure, n_resamples=replicates,
+    res = ranking_agreement([*(runs or []), *(run_args or [])], qrels or [], measure=measure, n_resamples=replicates,
                    seed=seed, confidence_level=confidence, diagnostics=diag)
     emit(res, fmt, diag, text=lambda: rankings_text(res, fmt))

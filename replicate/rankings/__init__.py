@@ -1,6 +1,6 @@
 """System-ranking agreement: the same retrieval runs scored under two qrels, and how far the orderings agree.
 
-:func:`rankings` reads TREC run files and two qrels (:mod:`~replicate.rankings.load`), scores every run
+:func:`ranking_agreement` reads TREC run files and two qrels (:mod:`~replicate.rankings.load`), scores every run
 under each with ir-measures and compares the orderings (:mod:`~replicate.rankings.compute`):
 Kendall's tau-b, tau_AP and Spearman's rho with topic bootstrap intervals, the swapped pairs, and how
 each run's topics meet each qrels. The result is a frozen
@@ -17,10 +17,10 @@ from replicate.errors import Message, UsageError
 from replicate.rankings.result import RankingAgreement
 from replicate.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 
-__all__ = ["rankings", "RankingAgreement"]
+__all__ = ["ranking_agreement", "RankingAgreement"]
 
 
-def rankings(
+def ranking_agreement(
     runs: Sequence[str | os.PathLike[str]],
     qrels: Sequence[str | os.PathLike[str]],
     *,

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from replicate.errors import UsageError
-from replicate.rankings import rankings
+from replicate.rankings import ranking_agreement
 from support.paths import SHARED_DATA
 from support.rankings import scenario, tau_ap_tie_breaks
 
@@ -45,13 +45,13 @@ def _check_against_references(res, runs, ref, est, measure):
 @pytest.mark.parametrize("measure", ["nDCG@10", "AP", "P@5"])
 def test_values_equal_scipy_over_ir_measures_aggregates(tmp_path, measure):
     runs, ref, est = scenario(tmp_path)
-    res = rankings(runs, [ref, est], measure=measure, n_resamples=50)
+    res = ranking_agreement(runs, [ref, est], measure=measure, n_resamples=50)
     _check_against_references(res, runs, ref, est, measure)
 
 
 def test_topics_missing_from_a_qrels_are_counted(tmp_path):
     runs, ref, est = scenario(tmp_path)
-    res = rankings(runs, [ref, est], n_resamples=0)
+    res = ranking_agreement(runs, [ref, est], n_resamples=0)
     assert res.only_reference == ("t1",) and res.only_estimate == ("t7",) and res.topics_both == 5
     first, last = res.systems[0], res.systems[-1]
     # every run retrieves for t1..t7: t7 is not judged by the reference, t1 not by the estimate
@@ -68,9 +68,9 @@ def test_topics_missing_from_a_qrels_are_counted(tmp_path):
 
 def test_bootstrap_is_seeded_and_recorded(tmp_path):
     runs, ref, est = scenario(tmp_path)
-    a = rankings(runs, [ref, est], n_resamples=200, seed=7)
-    b = rankings(runs, [ref, est], n_resamples=200, seed=7)
-    c = rankings(runs, [ref, est], n_resamples=200, seed=8)
+    a = ranking_agreement(runs, [ref, est], n_resamples=200, seed=7)
+    b = ranking_agreement(runs, [ref, est], n_resamples=200, seed=7)
+    c = ranking_agreement(runs, [ref, est], n_resamples=200, seed=8)
     assert a.intervals == b.intervals and a.intervals != c.intervals
     iv = a.to_json()["statistics"]["tau_ap"]["interval"]
     assert iv["seed"] == 7 and iv["replicates"] == 200 and iv["cluster"] == "topic" and iv["clusters"] == 7
@@ -79,7 +79,7 @@ def test_bootstrap_is_seeded_and_recorded(tmp_path):
 
 def test_swaps_by_hand(tmp_path):
     runs, ref, est = scenario(tmp_path, n_systems=8)
-    res = rankings(runs, [ref, est], n_resamples=0)
+    res = ranking_agreement(runs, [ref, est], n_resamples=0)
     score = {s.name: s.scores for s in res.systems}
     want = {(i, j) for i in score for j in score if score[i][0] > score[j][0] and score[i][1] < score[j][1]}
     assert set(res.swaps) == want and len(res.swaps) == len(want)
@@ -88,13 +88,13 @@ def test_swaps_by_hand(tmp_path):
 def test_bad_requests(tmp_path):
     runs, ref, est = scenario(tmp_path)
     with pytest.raises(UsageError, match="qrels must name exactly two files"):
-        rankings(runs, [ref])
+        ranking_agreement(runs, [ref])
     with pytest.raises(UsageError, match="measure 'ndcg@10' is not an ir-measures measure name"):
-        rankings(runs, [ref, est], measure="ndcg@10")
+        ranking_agreement(runs, [ref, est], measure="ndcg@10")
     with pytest.raises(UsageError, match="not a mean over topics"):
-        rankings(runs, [ref, est], measure="NumRet")
+        ranking_agreement(runs, [ref, est], measure="NumRet")
     with pytest.raises(UsageError, match="two or more systems"):
-        rankings(runs[:1], [ref, est])
+        ranking_agreement(runs[:1], [ref, est])
 
 
 @needs_llmjudge
@@ -105,6 +105,6 @@ def test_llmjudge_topics_synthetic_runs_against_scipy(tmp_path):
     human = LLMJUDGE / "llmjudge_test_qrel_idx.txt"
     runs = write_runs(synthetic_runs(read_judgments(human), n_systems=12, seed=0), tmp_path)
     for judge in ("willia-umbrela1.txt", "h2oloo-zeroshot1.txt"):
-        res = rankings(runs, [human, LLMJUDGE / judge], n_resamples=100)
+        res = ranking_agreement(runs, [human, LLMJUDGE / judge], n_resamples=100)
         _check_against_references(res, runs, human, LLMJUDGE / judge, "nDCG@10")
         assert res.topics_both == 25 and not math.isnan(res.tau_ap)
