@@ -1,5 +1,7 @@
 """Agreement between two orderings of the same systems (pure): Kendall's tau-b, Spearman's rho, tau_AP.
 
+Definitions: docs/design/design.md, "Definitions (system-ranking agreement)"; user guide: docs/rankings.md.
+
 The inputs are two score vectors over the same systems (``reference[i]`` and
 ``estimate[i]`` score system ``i``; higher is better), e.g. each system's mean
 nDCG@10 under human qrels and under an LLM judge's qrels.
