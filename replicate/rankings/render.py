@@ -17,7 +17,7 @@ _NAMES = {"kendall_tau": "Kendall's tau-b", "tau_ap": "tau_AP (estimate vs refer
 
 def _interval(res: RankingAgreement, name: str) -> str:
     iv = res.interval(name)
-    if iv is None:
+    if iv is None or iv.low is None or iv.high is None:
         return "-"
     return f"{num(iv.low)} to {num(iv.high)}"
 

@@ -108,3 +108,30 @@ def test_llmjudge_topics_synthetic_runs_against_scipy(tmp_path):
         res = ranking_agreement(runs, [human, LLMJUDGE / judge], n_resamples=100)
         _check_against_references(res, runs, human, LLMJUDGE / judge, "nDCG@10")
         assert res.topics_both == 25 and not math.isnan(res.tau_ap)
+
+
+def test_per_topic_means_are_the_aggregates(tmp_path):
+    """The bootstrap's per-topic table reproduces ir-measures' aggregate (the identity replicate)."""
+    from replicate.diagnostics import Diagnostics
+    from replicate.rankings.compute import parse_measure, score
+    from replicate.rankings.load import read_qrels, read_runs
+
+    runs, ref, est = scenario(tmp_path)
+    files = read_runs(runs, Diagnostics())
+    for q in (read_qrels(ref, Diagnostics()), read_qrels(est, Diagnostics())):
+        topics = [f"t{k}" for k in range(1, 8)]
+        s = score(files, q, parse_measure("nDCG@10"), topics)
+        assert s.judged.tolist() == [t in q.topics for t in topics]
+        assert np.allclose(s.per_topic[:, s.judged].mean(axis=1), s.aggregate, atol=1e-15, rtol=0)
+        assert (s.per_topic[:, ~s.judged] == 0).all()
+
+
+def test_identical_runs_tie(tmp_path):
+    runs, ref, est = scenario(tmp_path, n_systems=4)
+    twin = runs[0].with_name("twin.txt")
+    twin.write_text(runs[0].read_text())
+    res = ranking_agreement([*runs, twin], [ref, est], n_resamples=50)
+    _check_against_references(res, [*runs, twin], ref, est, "nDCG@10")
+    by = {s.name: s for s in res.systems}
+    assert by["twin"].scores == by["sys01"].scores and by["twin"].ranks == by["sys01"].ranks
+    assert not any({"twin", "sys01"} == set(pair) for pair in res.swaps)
