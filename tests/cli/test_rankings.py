@@ -40,6 +40,8 @@ def test_table_json_and_markdown(tmp_path):
     assert body["measure"] == "nDCG@10" and body["library"].startswith("ir-measures ")
     assert set(body["statistics"]) == {"kendall_tau", "tau_ap", "spearman"}
     assert body["statistics"]["kendall_tau"]["interval"]["seed"] == 0
+    for stat in body["statistics"].values():  # as tests/cli/test_interval_coverage.py asks of every rate
+        assert {"low", "high", "method", "replicates", "cluster"} <= set(stat["interval"])
     assert [s["name"] for s in body["systems"]] == [p.stem for p in runs]
     assert body["qrels"]["reference"]["file"]["sha256"] and body["warnings"]["count"] == 0
     md = _run("--runs", *runs, "--qrels", ref, "--qrels", est, "--replicates", 0, "-f", "markdown").output
