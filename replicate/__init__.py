@@ -45,6 +45,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ItemsResult": ("replicate.trials.results", "ItemsResult"),
     "screen": ("replicate.trials.screen", "screen"),
     "plan": ("replicate.trials.plan", "plan"),
+    # system-ranking agreement of retrieval runs under two qrels
+    "ranking_agreement": ("replicate.rankings", "ranking_agreement"),
+    "RankingAgreement": ("replicate.rankings.result", "RankingAgreement"),
     # verification and fetching
     "verify_claims": ("replicate.verify.api", "verify"),
     "verify_runs": ("replicate.verify.api", "verify_runs"),
@@ -114,6 +117,8 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from replicate.judge.select import RunSpec, runs_from_files, runs_from_toml
     from replicate.output import Format
     from replicate.parsing import PARSERS, Parser, parser
+    from replicate.rankings import ranking_agreement
+    from replicate.rankings.result import RankingAgreement
     from replicate.reading import READERS, Reader, reader
     from replicate.scoring.base import SCORERS, Scorer, scorer
     from replicate.stats.fourcell import FourCell

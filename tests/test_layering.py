@@ -21,12 +21,15 @@ IO_MODULES = (
     "replicate.judge.load", "replicate.judge.api", "replicate.trials.load", "replicate.inputfile",
     "replicate.tomlfile", "replicate.collect", "replicate.fetch.api", "replicate.fetch.gitfetch",
     "replicate.fetch.httpfetch", "replicate.fetch.cache", "replicate.verify.api", "replicate.scoring.pipeline",
+    "replicate.rankings.load",
 )
 #: Standard-library modules a pure statistics module has no use for.
 STDLIB_IO = ("os", "io", "pathlib", "glob", "csv", "json", "pickle", "sqlite3", "tomllib", "zipfile", "tarfile")
-RENDER = ("replicate.judge.render", "replicate.trials.render", "replicate.fetch.render", "replicate.output")
+RENDER = ("replicate.judge.render", "replicate.trials.render", "replicate.fetch.render", "replicate.output",
+          "replicate.rankings.render")
 PURE_JUDGE = ("replicate.judge.align", "replicate.judge.compare", "replicate.judge.matrix", "replicate.judge.pairs",
-              "replicate.judge.model", "replicate.judge.audit", "replicate.judge.floor")
+              "replicate.judge.model", "replicate.judge.audit", "replicate.judge.floor",
+              "replicate.rankings.compute", "replicate.rankings.result", "replicate.rankings.model")
 
 
 def _module(path: Path) -> str:

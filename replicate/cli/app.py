@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "replicate.cli.import_cmds",
     "replicate.cli.collect_cmds",
     "replicate.cli.verify_cmds",
+    "replicate.cli.rankings_cmds",
 )
 
 for _mod in COMMAND_MODULES:

@@ -53,6 +53,8 @@ NO_JUDGE_RATES: dict[str, str] = {
     "parsers list": "lists parsers", "parsers show": "shows a parser's rules",
     "readers list": "lists readers", "readers show": "shows a reader",
     "scorers list": "lists scorers", "scorers show": "shows a scorer's rules",
+    "rankings": "rank correlations of system orderings over TREC runs, not judge rates; each carries its topic-bootstrap "
+                "interval (checked in tests/cli/test_rankings.py on runs it generates)",
     "plan": "K-trial power: probabilities computed exactly (or by a seeded simulation with its MC s.e.), "
             "not estimated from a sample of items",
 }
