@@ -269,7 +269,11 @@ class Recomputer:
 
     # -- claims ----------------------------------------------------------------------
     def compute(self, claim: Claim, parser: str) -> Computed:
-        """The claim's metric under ``parser`` (and the claim's unparsed policy)."""
+        """The claim's metric under ``parser`` (and the claim's unparsed policy).
+
+        A metric row with its own ``compute`` (:mod:`replicate.verify.metrics`) is computed by it."""
+        if claim.spec.compute is not None:
+            return claim.spec.compute(self, claim, parser)
         policy = claim.policy
         metric = claim.metric
         if claim.scope == "run":

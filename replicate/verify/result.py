@@ -8,7 +8,7 @@ from typing import Any
 from replicate.diagnostics import Diagnostics
 from replicate.judge.model import RunFile
 from replicate.verify.claims import Claim, ClaimsFile
-from replicate.verify.matching import Match, Verdict, rounded
+from replicate.verify.matching import Match, Printed, Verdict, rounded
 from replicate.verify.recompute import Computed, EdgeFigures, FloorFigures, RunFigures
 from replicate.verify.trials_result import TrialsVerification
 
@@ -35,9 +35,10 @@ class ClaimResult:
 
     def rounded(self, parser: str) -> str | None:
         c = self.computed.get(parser)
-        if c is None or c.value is None:
+        p = self.claim.printed
+        if c is None or c.value is None or not isinstance(p, Printed):
             return None
-        return rounded(self.claim.printed, c.value)
+        return rounded(p, c.value)
 
     def to_json(self) -> dict:
         out = self.claim.to_json()

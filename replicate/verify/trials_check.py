@@ -17,6 +17,7 @@ from typing import Any
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
 from replicate.trials.load import TrialsTable
+from replicate.verify.claims import TrialsPart
 from replicate.verify.matching import Printed, match
 from replicate.verify.replication import (
     Agreement,
@@ -25,7 +26,6 @@ from replicate.verify.replication import (
     collection_provenance,
     shared_items,
 )
-from replicate.verify.trials_claims import TrialsPart
 from replicate.verify.trials_recompute import TrialsRecomputer, problems_with_names
 from replicate.verify.trials_result import (
     RECOMPUTED,

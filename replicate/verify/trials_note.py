@@ -8,13 +8,14 @@ from typing import Any
 from replicate.output import Format, pct, table, table_blocks
 from replicate.stats.classify import CLASSES
 from replicate.stats.replication import SHARE_INTERVAL, Z_TEST
+from replicate.trials.settings import TrialSettings
+from replicate.verify.matching import PrintedFlag
 from replicate.verify.replication import (
     DESIGN_TEST,
     FLAG_TEST,
     Agreement,
     CollectionProvenance,
 )
-from replicate.verify.trials_claims import PrintedFlag, TrialSettings
 from replicate.verify.trials_result import (
     RECOMPUTED,
     REPLICATED,

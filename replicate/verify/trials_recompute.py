@@ -27,8 +27,8 @@ from replicate.trials.engine import accuracy_table, analyse_items, parse_edge
 from replicate.trials.load import TrialsTable
 from replicate.trials.results import CellResult, ItemsResult, ModelAccuracy
 from replicate.trials.screen import ScreenResult, ScreenRow, screen
-from replicate.verify.trials_claims import TrialClaim
-from replicate.verify.trials_metrics import NULL_PREFIX
+from replicate.verify.claim import Claim
+from replicate.verify.metrics import NULL_PREFIX
 
 TrialValue = Fraction | int | float | bool
 
@@ -48,7 +48,7 @@ class TrialComputed:
         return float(v)
 
 
-def _items_key(name: str, c: TrialClaim) -> tuple:
+def _items_key(name: str, c: Claim) -> tuple:
     s = c.settings
     return (name, s.eps, s.alpha, s.ci, c.by, s.null, s.seed)
 
@@ -57,7 +57,7 @@ def _share(k: int, n: int, unit: str) -> Fraction | int:
     return k if unit == "count" else Fraction(k, n)
 
 
-def problems_with_names(claims: Sequence[TrialClaim], table: TrialsTable, label: str) -> list[str]:
+def problems_with_names(claims: Sequence[Claim], table: TrialsTable, label: str) -> list[str]:
     """Each claim naming a model, benchmark or edge absent from ``table``, with what the table holds."""
     out = []
     for c in claims:
@@ -91,17 +91,17 @@ class TrialsRecomputer:
         self._accuracy: dict[str, tuple[ModelAccuracy, ...]] = {}
         self._screen: dict[tuple, ScreenResult] = {}
 
-    def prepare(self, claims: Sequence[TrialClaim], name_of: Mapping[str, str] | None = None) -> None:
+    def prepare(self, claims: Sequence[Claim], name_of: Mapping[str, str] | None = None) -> None:
         """Run the engine for every cell the claims need: one call per (table, settings), all edges at once.
 
         ``name_of`` maps a claim's table to the table to compute from (a replication).
         The permutation null runs only for a group holding a ``null_p95`` claim (no
         other figure depends on it).
         """
-        groups: dict[tuple, list[TrialClaim]] = {}
+        groups: dict[tuple, list[Claim]] = {}
         for c in claims:
             if c.spec.scope == "cell":
-                groups.setdefault(_items_key((name_of or {}).get(c.trials, c.trials), c), []).append(c)
+                groups.setdefault(_items_key((name_of or {}).get(c.table, c.table), c), []).append(c)
         for key, members in groups.items():
             if key in self._items:
                 continue
@@ -113,17 +113,17 @@ class TrialsRecomputer:
                 n_null=n_null if with_null else 0, seed=seed, diagnostics=self.diagnostics,
             )
 
-    def edge_of(self, c: TrialClaim, name: str) -> tuple[str, str]:
+    def edge_of(self, c: Claim, name: str) -> tuple[str, str]:
         return parse_edge(c.edge or "", self.tables[name].models)
 
-    def items_result(self, c: TrialClaim, name: str) -> ItemsResult:
+    def items_result(self, c: Claim, name: str) -> ItemsResult:
         key = _items_key(name, c)
         if key not in self._items:
-            self.prepare([c], {c.trials: name})
+            self.prepare([c], {c.table: name})
         return self._items[key]
 
-    def cell(self, c: TrialClaim, name: str | None = None) -> CellResult:
-        name = name or c.trials
+    def cell(self, c: Claim, name: str | None = None) -> CellResult:
+        name = name or c.table
         res = self.items_result(c, name)
         src, tgt = self.edge_of(c, name)
         for cell in res.cells:
@@ -131,26 +131,28 @@ class TrialsRecomputer:
                 return cell
         raise KeyError((src, tgt, c.benchmark))  # pragma: no cover - prepare() asked for it
 
-    def accuracy_row(self, c: TrialClaim, name: str | None = None) -> ModelAccuracy | None:
-        name = name or c.trials
+    def accuracy_row(self, c: Claim, name: str | None = None) -> ModelAccuracy | None:
+        name = name or c.table
         if name not in self._accuracy:
             self._accuracy[name] = accuracy_table(aggregate(self.tables[name])[0])
         return next((a for a in self._accuracy[name] if a.model == c.model and a.benchmark == c.benchmark), None)
 
-    def screen_result(self, c: TrialClaim, name: str | None = None) -> ScreenResult:
-        name = name or c.trials
+    def screen_result(self, c: Claim, name: str | None = None) -> ScreenResult:
+        name = name or c.table
         s = c.settings
         key = (name, s.low, s.high, s.threshold)
         if key not in self._screen:
             self._screen[key] = screen(self.tables[name], low=s.low, high=s.high, threshold=s.threshold)
         return self._screen[key]
 
-    def screen_row(self, c: TrialClaim, name: str | None = None) -> ScreenRow | None:
+    def screen_row(self, c: Claim, name: str | None = None) -> ScreenRow | None:
         return next((r for r in self.screen_result(c, name).rows if r.benchmark == c.benchmark), None)
 
-    def compute(self, c: TrialClaim, name: str | None = None) -> TrialComputed:
+    def compute(self, c: Claim, name: str | None = None) -> TrialComputed:
         """The claim's figure from table ``name`` (default: the claim's own table)."""
-        name = name or c.trials
+        name = name or c.table
+        if c.spec.compute is not None:  # a metric row with its own computation
+            return c.spec.compute(self, c, name)
         scope = c.spec.scope
         if scope == "cell":
             return cell_value(self.cell(c, name), c.metric, c.printed.unit)

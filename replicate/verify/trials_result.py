@@ -6,14 +6,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replicate.provenance import FileProvenance
-from replicate.verify.matching import Match, Printed, rounded
+from replicate.verify.claim import Claim
+from replicate.verify.matching import Match, Printed, PrintedFlag, rounded
 from replicate.verify.replication import (
     Agreement,
     CollectionProvenance,
     Replicated,
     summarise,
 )
-from replicate.verify.trials_claims import PrintedFlag, TrialClaim
 from replicate.verify.trials_recompute import TrialComputed
 
 RECOMPUTED = "recomputed"
@@ -24,7 +24,7 @@ REPLICATED = "replicated"
 class TrialClaimResult:
     """One trial claim: recomputed from the release, or replicated against a fresh collection."""
 
-    claim: TrialClaim
+    claim: Claim
     mode: str  # recomputed | replicated
     computed: TrialComputed  # from the release (recomputed) or the fresh table (replicated)
     match: Match | None = None  # recomputed: at printed precision (None: not computable, or a flag)
