@@ -4,6 +4,8 @@
 - :mod:`replicate.verify.claim`     — one claim model: a printed figure over a source (runs or a trials table)
 - :mod:`replicate.verify.claims`    — the TOML claims file: its tables, loading and validation (every problem at once)
 - :mod:`replicate.verify.matching`  — printed-precision matching in exact decimal arithmetic
+- :mod:`replicate.verify.outcome`   — one verdict record: a figure computed in one column, judged against the printed value
+- :mod:`replicate.verify.result`    — results of both kinds of claim and the whole :class:`Verification`
 - :mod:`replicate.verify.recompute` — core over runs: metric values from loaded runs, per parser column (exact)
 - :mod:`replicate.verify.flags`     — what the note's "Flags" section reports
 - :mod:`replicate.verify.note`      — the markdown note and the terminal table (pure rendering)
@@ -16,7 +18,7 @@ Claims over K-trial studies (``[trials]``, ``--replication``; settings in :mod:`
 - :mod:`replicate.verify.replication`      — a fresh collection against the printed figure; item agreement
 - :mod:`replicate.verify.trials_check`     — :func:`check_trials` (pure: tables in, results out)
 - :mod:`replicate.verify.trials_io`        — reading the tables, fresh collections and archives
-- :mod:`replicate.verify.trials_result`, :mod:`replicate.verify.trials_note` — results and their rendering
+- :mod:`replicate.verify.trials_note`      — the trial sections of the note
 """
 
 from replicate.verify.api import verify, verify_runs

@@ -40,7 +40,8 @@ from replicate.trials.load import CATEGORIES, TrialsTable
 from replicate.trials.results import CellResult
 from replicate.verify.claim import Claim
 from replicate.verify.matching import Printed, PrintedFlag
-from replicate.verify.trials_recompute import TrialComputed, TrialsRecomputer
+from replicate.verify.outcome import Computed
+from replicate.verify.trials_recompute import TrialsRecomputer
 
 DESIGN_TEST = "exact: an item count is fixed by the design, not sampled"
 FLAG_TEST = "Wilson score interval of the fresh share against the threshold"
@@ -106,7 +107,7 @@ def shared_items(released: TrialsTable, fresh: TrialsTable) -> tuple[TrialsTable
 class Replicated:
     """A claim checked against a fresh collection."""
 
-    computed: TrialComputed  # the figure on the fresh table
+    computed: Computed  # the figure on the fresh table
     verdict: str | None  # replicates | does not replicate | underpowered; None when not computable
     test: str
     tolerance: float
@@ -180,13 +181,13 @@ class ReplicationChecker:
         cmp = z_test(float(fresh.value), printed, var_f, var_r)
         return Replicated(fresh, verdict(cmp.low, cmp.high, tol), cmp.test, tol, cmp)
 
-    def _design(self, c: Claim, fresh: TrialComputed, tol: float) -> Replicated:
+    def _design(self, c: Claim, fresh: Computed, tol: float) -> Replicated:
         p = c.printed
         assert isinstance(p, Printed)
         same = fresh.value is not None and Fraction(fresh.value) == Fraction(p.value)
         return Replicated(fresh, REPLICATES if same else DOES_NOT_REPLICATE, DESIGN_TEST, tol)
 
-    def _flag(self, c: Claim, fresh: TrialComputed, tol: float) -> Replicated:
+    def _flag(self, c: Claim, fresh: Computed, tol: float) -> Replicated:
         row = self.rc.screen_row(c, self.fresh)
         assert row is not None and isinstance(c.printed, PrintedFlag)
         lo, hi = wilson_interval(row.informative, row.n_items)

@@ -15,8 +15,8 @@ from replicate.provenance import file_provenance
 from replicate.trials.load import TrialsTable, read_trials
 from replicate.verify.claims import ClaimsFile, ReplicationSpec
 from replicate.verify.replication import archive_summary
+from replicate.verify.result import TrialsVerification
 from replicate.verify.trials_check import check_trials
-from replicate.verify.trials_result import TrialsVerification
 
 
 def replication_specs(

@@ -16,7 +16,7 @@ from replicate.verify.replication import (
     Agreement,
     CollectionProvenance,
 )
-from replicate.verify.trials_result import (
+from replicate.verify.result import (
     RECOMPUTED,
     REPLICATED,
     TrialClaimResult,

@@ -17,7 +17,6 @@ once); the permutation null runs only for a group with a ``null_p95`` claim.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -29,23 +28,7 @@ from replicate.trials.results import CellResult, ItemsResult, ModelAccuracy
 from replicate.trials.screen import ScreenResult, ScreenRow, screen
 from replicate.verify.claim import Claim
 from replicate.verify.metrics import NULL_PREFIX
-
-TrialValue = Fraction | int | float | bool
-
-
-@dataclass(frozen=True, slots=True)
-class TrialComputed:
-    """A recomputed trial figure (``n``: the items it is over, for shares), or why it could not be computed."""
-
-    value: TrialValue | None
-    why: str | None = None
-    n: int | None = None
-
-    def to_json(self) -> float | int | bool | None:
-        v = self.value
-        if v is None or isinstance(v, (bool, int)):
-            return v
-        return float(v)
+from replicate.verify.outcome import Computed
 
 
 def _items_key(name: str, c: Claim) -> tuple:
@@ -148,7 +131,7 @@ class TrialsRecomputer:
     def screen_row(self, c: Claim, name: str | None = None) -> ScreenRow | None:
         return next((r for r in self.screen_result(c, name).rows if r.benchmark == c.benchmark), None)
 
-    def compute(self, c: Claim, name: str | None = None) -> TrialComputed:
+    def compute(self, c: Claim, name: str | None = None) -> Computed:
         """The claim's figure from table ``name`` (default: the claim's own table)."""
         name = name or c.table
         if c.spec.compute is not None:  # a metric row with its own computation
@@ -159,61 +142,61 @@ class TrialsRecomputer:
         if scope == "model":
             row = self.accuracy_row(c, name)
             if row is None:
-                return TrialComputed(None, f"{c.model} has no trials on {c.benchmark}")
+                return Computed(None, f"{c.model} has no trials on {c.benchmark}")
             return accuracy_value(row, c.metric)
         row_s = self.screen_row(c, name)
         if row_s is None:  # pragma: no cover - names are checked before
-            return TrialComputed(None, f"no benchmark {c.benchmark}")
+            return Computed(None, f"no benchmark {c.benchmark}")
         return screen_value(row_s, c.metric, c.printed.unit)
 
 
-def cell_value(cell: CellResult, metric: str, unit: str) -> TrialComputed:
+def cell_value(cell: CellResult, metric: str, unit: str) -> Computed:
     """A cell figure by its ``items --format json`` name."""
     sh = cell.shares
     n = sh.n_items
     key = metric[len("items."):]
     if key == "n":
-        return TrialComputed(n, n=n)
+        return Computed(n, n=n)
     if n == 0 and key != "n":
-        return TrialComputed(None, f"{cell.source} -> {cell.target} has no items with non-error trials on both "
+        return Computed(None, f"{cell.source} -> {cell.target} has no items with non-error trials on both "
                              "sides in this cell", n=0)
     counts = {"improved": sh.improved, "regressed": sh.regressed, "changed": sh.improved + sh.regressed,
               "equivalent": sh.equivalent, "inconclusive": sh.inconclusive}
     if key in counts:
-        return TrialComputed(_share(counts[key], n, unit), n=n)
+        return Computed(_share(counts[key], n, unit), n=n)
     shares = {"p_plus": sh.improved, "p_minus": sh.regressed, "p_chg": sh.improved + sh.regressed}
     if key in shares:
-        return TrialComputed(Fraction(shares[key], n), n=n)
+        return Computed(Fraction(shares[key], n), n=n)
     if key == "delta":
-        return TrialComputed(cell.delta_exact, n=n)
+        return Computed(cell.delta_exact, n=n)
     if key == "delta_r":
         d = None if cell.loose is None else cell.loose.delta_r_exact
-        return TrialComputed(d, None if d is not None else "no item has a loose reading on both sides", n=n)
+        return Computed(d, None if d is not None else "no item has a loose reading on both sides", n=n)
     if metric.startswith(NULL_PREFIX):
         k = metric[len(NULL_PREFIX):]
         null: dict[str, Any] = cell.null_p95 or {}
         if k not in null:
-            return TrialComputed(None, f"the null has no {k!r}; keys: {', '.join(null) or 'none'}", n=n)
-        return TrialComputed(null[k], None if null[k] is not None else "the permutation null was not run", n=n)
+            return Computed(None, f"the null has no {k!r}; keys: {', '.join(null) or 'none'}", n=n)
+        return Computed(null[k], None if null[k] is not None else "the permutation null was not run", n=n)
     raise KeyError(metric)  # pragma: no cover - the catalogue lists every name
 
 
-def accuracy_value(row: ModelAccuracy, metric: str) -> TrialComputed:
+def accuracy_value(row: ModelAccuracy, metric: str) -> Computed:
     if metric == "accuracy":
         v = row.accuracy_exact
-        return TrialComputed(v, None if v is not None else "no item has a non-error trial", n=row.n_items)
+        return Computed(v, None if v is not None else "no item has a non-error trial", n=row.n_items)
     v = row.loose_exact
-    return TrialComputed(v, None if v is not None else "no item has a loose reading", n=row.loose_items)
+    return Computed(v, None if v is not None else "no item has a loose reading", n=row.loose_items)
 
 
-def screen_value(row: ScreenRow, metric: str, unit: str) -> TrialComputed:
+def screen_value(row: ScreenRow, metric: str, unit: str) -> Computed:
     n = row.n_items
     if metric == "screen.n_items":
-        return TrialComputed(n, n=n)
+        return Computed(n, n=n)
     if n == 0:
-        return TrialComputed(None, "no item has a non-error trial", n=0)
+        return Computed(None, "no item has a non-error trial", n=0)
     if metric == "screen.passes":
-        return TrialComputed(row.passes, n=n)
+        return Computed(row.passes, n=n)
     if metric == "screen.share":
-        return TrialComputed(Fraction(row.informative, n), n=n)
-    return TrialComputed(_share(row.informative, n, unit), n=n)
+        return Computed(Fraction(row.informative, n), n=n)
+    return Computed(_share(row.informative, n, unit), n=n)
