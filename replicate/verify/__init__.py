@@ -8,7 +8,9 @@
 - :mod:`replicate.verify.result`    — results of both kinds of claim and the whole :class:`Verification`
 - :mod:`replicate.verify.recompute` — core over runs: metric values from loaded runs, per parser column (exact)
 - :mod:`replicate.verify.flags`     — what the note's "Flags" section reports
-- :mod:`replicate.verify.note`      — the markdown note and the terminal table (pure rendering)
+- :mod:`replicate.verify.note`      — the one renderer: the markdown note and the terminal table (pure)
+- :mod:`replicate.verify.note_runs`, :mod:`replicate.verify.note_trials` — its sections that differ by source
+- :mod:`replicate.verify.cells`     — how a claim shows in a table cell (printed, computed, verdict)
 - :mod:`replicate.verify.plots`     — optional matplotlib figures beside the note
 - :mod:`replicate.verify.api`       — :func:`verify` (reads files) and :func:`verify_runs` (pure)
 
@@ -18,7 +20,6 @@ Claims over K-trial studies (``[trials]``, ``--replication``; settings in :mod:`
 - :mod:`replicate.verify.replication`      — a fresh collection against the printed figure; item agreement
 - :mod:`replicate.verify.trials_check`     — :func:`check_trials` (pure: tables in, results out)
 - :mod:`replicate.verify.trials_io`        — reading the tables, fresh collections and archives
-- :mod:`replicate.verify.trials_note`      — the trial sections of the note
 """
 
 from replicate.verify.api import verify, verify_runs

@@ -231,3 +231,7 @@ register(Pattern(
                          needs_null=True),
     examples=("p_plus", "p_minus", "p_chg"),
 ))
+
+# Families defined in modules of their own register on import; import them here, after the
+# built-in rows, so that they exist whenever the table does (see docs/verify.md, "Adding a metric"):
+# from replicate.verify import agreement  # noqa: E402, F401

@@ -272,6 +272,11 @@ class Verification:
         return tuple(r for r in self.results if r.failed)
 
     @property
+    def runs_part(self) -> bool:
+        """Whether the note and table have a part about runs: claims over runs, or no trial claims either."""
+        return bool(self.results) or self.trials is None
+
+    @property
     def all_results(self) -> tuple[ClaimResult | TrialClaimResult, ...]:
         """Every claim's result: claims over runs, then trial claims."""
         return self.results + (() if self.trials is None else self.trials.results)
