@@ -9,6 +9,7 @@ import typer
 
 from replicate.cli.base import FormatOpt, StrictOpt, app, emit, flags, report_to_stderr
 from replicate.output import Format
+from replicate.trials.settings import DEFAULTS
 
 _TRIALS_HELP = "Trials table: JSONL (.jsonl, .jsonl.gz) or CSV (.csv), one row per trial."
 
@@ -22,11 +23,11 @@ def items(
         typer.Option("--edge", "-e", metavar="SRC:TGT", help="An edge SOURCE:TARGET (old model -> new model); repeatable."),
     ],
     by: Annotated[str, typer.Option("--by", metavar="benchmark|none", help="One cell per edge and benchmark ('benchmark') or benchmarks pooled ('none').")] = "benchmark",
-    eps: Annotated[str, typer.Option("--eps", help="Practical threshold on the per-item difference, decided exactly (0.2 = 1/5).")] = "0.2",
-    alpha: Annotated[float, typer.Option("--alpha", help="BH level: an item is significant when q <= alpha.")] = 0.05,
-    ci: Annotated[str, typer.Option("--ci", metavar="METHOD", help="Interval for equivalence: newcombe (hybrid score), wald or agresti-caffo.")] = "newcombe",
-    null: Annotated[int, typer.Option("--null", metavar="N", help="Permutation replications (0 = off).")] = 1000,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of every random draw (default 12345); always recorded.")] = None,
+    eps: Annotated[str, typer.Option("--eps", help="Practical threshold on the per-item difference, decided exactly (0.2 = 1/5).")] = DEFAULTS.eps,
+    alpha: Annotated[float, typer.Option("--alpha", help="BH level: an item is significant when q <= alpha.")] = DEFAULTS.alpha,
+    ci: Annotated[str, typer.Option("--ci", metavar="METHOD", help="Interval for equivalence: newcombe (hybrid score), wald or agresti-caffo.")] = DEFAULTS.ci,
+    null: Annotated[int, typer.Option("--null", metavar="N", help="Permutation replications (0 = off).")] = DEFAULTS.null,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of every random draw; always recorded.")] = DEFAULTS.seed,
     per_item: Annotated[Optional[Path], typer.Option("--per-item", help="Write one JSON row per item and edge to this file (- for standard output, the report then going to stderr).")] = None,
     sensitivity: Annotated[Optional[str], typer.Option("--sensitivity", metavar="EPS,...", help="Also report the shares for each of these eps, e.g. 0.10,0.15,0.20,0.25.")] = None,
     single_draw: Annotated[bool, typer.Option("--single-draw", help="Also show the flips one random trial per item per model would show.")] = False,
@@ -73,9 +74,9 @@ def items(
 @app.command("screen")
 def screen_cmd(
     trials: Annotated[Path, typer.Argument(metavar="TRIALS", help=_TRIALS_HELP, show_default=False)],
-    low: Annotated[str, typer.Option("--low", help="Lower end of the informative accuracy range (inclusive).")] = "0.1",
-    high: Annotated[str, typer.Option("--high", help="Upper end of the informative accuracy range (inclusive).")] = "0.9",
-    threshold: Annotated[str, typer.Option("--threshold", help="A benchmark passes when at least this share of its items is informative.")] = "0.35",
+    low: Annotated[str, typer.Option("--low", help="Lower end of the informative accuracy range (inclusive).")] = DEFAULTS.low,
+    high: Annotated[str, typer.Option("--high", help="Upper end of the informative accuracy range (inclusive).")] = DEFAULTS.high,
+    threshold: Annotated[str, typer.Option("--threshold", help="A benchmark passes when at least this share of its items is informative.")] = DEFAULTS.threshold,
     fmt: FormatOpt = Format.table,
     strict: StrictOpt = False,
 ) -> None:
@@ -121,14 +122,14 @@ def plan_cmd(
     items_: Annotated[int, typer.Option("--items", "-n", metavar="N", help="Items in a cell (one edge x benchmark), the BH family size.", show_default=False)],
     move: Annotated[Optional[list[str]], typer.Option("--move", "-m", metavar="P:Q", help="A true move P:Q of one item's accuracy, source then target (default 0.4:0.6); repeatable.")] = None,
     k: Annotated[Optional[list[str]], typer.Option("--k", "-k", help="Non-error trials per item: K on both sides or KSRC:KTGT (default 50); repeatable.")] = None,
-    alpha: Annotated[float, typer.Option("--alpha", help="BH level: an item is significant when q <= alpha.")] = 0.05,
-    eps: Annotated[str, typer.Option("--eps", help="Practical threshold on the per-item difference, decided exactly (0.2 = 1/5).")] = "0.2",
+    alpha: Annotated[float, typer.Option("--alpha", help="BH level: an item is significant when q <= alpha.")] = DEFAULTS.alpha,
+    eps: Annotated[str, typer.Option("--eps", help="Practical threshold on the per-item difference, decided exactly (0.2 = 1/5).")] = DEFAULTS.eps,
     moving: Annotated[float, typer.Option("--moving", help="Assumed share of the cell's other items that move the same way; the rest stay put.")] = 0.0,
     base_rate: Annotated[Optional[float], typer.Option("--base-rate", help="Accuracy of the other items that stay put (default: P of the move).")] = None,
     power: Annotated[Optional[float], typer.Option("--power", help="Also find the smallest K per side reaching this power, e.g. 0.8.")] = None,
     k_max: Annotated[int, typer.Option("--k-max", help="Largest K examined by --power.")] = 200,
     resamples: Annotated[int, typer.Option("--resamples", metavar="N", help="Simulated draws of the other items (the item itself is summed exactly).")] = 1000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the simulated draws; always recorded.")] = 12345,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the simulated draws; always recorded.")] = DEFAULTS.seed,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """How likely `replicate items` flags an item that truly moves P -> Q, at K trials per side.

@@ -43,8 +43,8 @@ from replicate.trials.results import (
     SingleDraw,
     Stratum,
 )
+from replicate.trials.settings import DEFAULT_SEED, DEFAULTS
 
-DEFAULT_SEED = 12345
 POWER_MOVE = (0.4, 0.6)  # the reference move whose power is shown beside P+ and P-
 #: How cells are formed: one per edge and benchmark, or benchmarks pooled.
 By = Literal["benchmark", "none"]
@@ -127,11 +127,11 @@ def analyse_items(
     edges: Sequence[tuple[str, str]],
     *,
     by: str = "benchmark",
-    eps: str | float | Fraction = "0.2",
-    alpha: float = 0.05,
-    ci: str = "newcombe",
-    n_null: int = 1000,
-    seed: int | None = None,
+    eps: str | float | Fraction = DEFAULTS.eps,
+    alpha: float = DEFAULTS.alpha,
+    ci: str = DEFAULTS.ci,
+    n_null: int = DEFAULTS.null,
+    seed: int | None = DEFAULT_SEED,
     sensitivity: Sequence[str | float | Fraction] | str | None = None,
     single_draw: bool = False,
     strata: str | None = None,
@@ -141,6 +141,8 @@ def analyse_items(
     diagnostics: Diagnostics | None = None,
 ) -> ItemsResult:
     """Classify every item of every edge x benchmark cell; see the module docstring.
+
+    Defaults are those of :mod:`replicate.trials.settings` (``seed`` None: its seed).
 
     ``tarone``: leave out of each cell the items whose smallest attainable Fisher p-value
     exceeds ``alpha`` (they can never be significant); counted per cell. ``power_move``:

@@ -17,12 +17,12 @@ from replicate.output import Format, FormatArg, pct, prose, table
 from replicate.stats.classify import parse_eps
 from replicate.stats.power import (
     DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
     FlagPower,
     KNeeded,
     flag_power,
     k_for_power,
 )
+from replicate.trials.settings import DEFAULT_SEED, DEFAULTS
 
 
 def _rate(text: str, what: str) -> float:
@@ -110,8 +110,8 @@ def plan(
     ks: Sequence[tuple[int, int]],
     *,
     n_items: int,
-    alpha: float = 0.05,
-    eps: str | float | Fraction = "0.2",
+    alpha: float = DEFAULTS.alpha,
+    eps: str | float | Fraction = DEFAULTS.eps,
     moving: float = 0.0,
     base_rate: float | None = None,
     target: float | None = None,

@@ -22,6 +22,7 @@ from replicate.trials.counts import aggregate
 from replicate.trials.intervals import share_interval
 from replicate.trials.load import TrialsTable
 from replicate.trials.render import input_lines
+from replicate.trials.settings import DEFAULTS
 
 
 def _frac(value: str | float | Fraction, name: str) -> Fraction:
@@ -85,9 +86,9 @@ class ScreenResult:
 def screen(
     table_: TrialsTable,
     *,
-    low: str | float | Fraction = "0.1",
-    high: str | float | Fraction = "0.9",
-    threshold: str | float | Fraction = "0.35",
+    low: str | float | Fraction = DEFAULTS.low,
+    high: str | float | Fraction = DEFAULTS.high,
+    threshold: str | float | Fraction = DEFAULTS.threshold,
 ) -> ScreenResult:
     lo, hi, th = _frac(low, "low"), _frac(high, "high"), _frac(threshold, "threshold")
     if lo > hi:

@@ -27,7 +27,7 @@ from replicate.judge.uncertainty import Uncertainty
 from replicate.parsing import PARSERS, Parser
 from replicate.verify.claims import ClaimsFile, load_claims
 from replicate.verify.flags import collect_flags
-from replicate.verify.matching import match
+from replicate.verify.outcome import Outcome
 from replicate.verify.recompute import Computed, EdgeFigures, FloorFigures, Recomputer, RunFigures
 from replicate.verify.result import ClaimResult, Verification
 
@@ -144,7 +144,7 @@ def verify_runs(
         for p in ps:
             value = rc.compute(c, p)
             computed[p] = value
-            matches[p] = None if value.value is None else match(c.printed, value.value)
+            matches[p] = Outcome.recomputed(c.printed, value).match
         results.append(ClaimResult(c, ps, computed, matches))
     edges, floors, run_figs = _touched(claims, results, rc, columns)
     run_files = {name: runs[name].files for name in _used_runs(claims)}

@@ -16,6 +16,12 @@ parser = "umbrela-fallback@1"   # optional: the reading the paper used (first co
 file = "qrels/human.txt"
 reader = "trec-qrels@1"         # optional: else chosen by content
 
+[trials]                        # optional: K-trial tables, one per name (claims over one name `trials`)
+study = ["trials.jsonl"]
+
+[replication]                   # optional: a fresh collection stands in for a [trials] table
+study = "fresh/trials.jsonl"    # or {trials = "fresh/trials.jsonl", archive = "fresh/archive.jsonl"}
+
 [[claims]]
 id = "s4.2-regression"
 where = "Section 4.2"
@@ -26,6 +32,11 @@ value = "28.0"                  # as printed: a string, so its precision is know
 unit = "percent"                # percent | fraction | count | ratio
 ```
 
+Each ``[[claims]]`` entry is one :class:`~replicate.verify.claim.Claim` over
+its source (runs, or the trials table it names), validated by
+:func:`replicate.verify.claim.parse_claim`; ``[study]`` may also give the
+settings of trial figures (:mod:`replicate.trials.settings`) for every trial claim.
+
 :func:`parse_claims` is pure (a dict in, a :class:`ClaimsFile` out);
 :func:`load_claims` reads the file. Both raise one :class:`BadInput` listing
 every problem, each named by its claim id (or position when the id is missing).
@@ -33,34 +44,31 @@ every problem, each named by its claim id (or position when the id is missing).
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Collection, Mapping
 
 from replicate.errors import BadInput
 from replicate.judge.select import RunEntry, run_entry
-from replicate.stats.policy import POLICIES, Policy
 from replicate.tomlfile import read_toml
-from replicate.verify.matching import Printed
-from replicate.verify.metrics import METRICS, UNITS, Metric, claim_unit
-from replicate.verify.trials_claims import (
+from replicate.trials.settings import TrialSettings
+from replicate.verify.claim import (
+    CLAIM_FIELDS,
     SETTING_FIELDS,
+    TRIAL_CLAIM_FIELDS,
+    Claim,
+    Context,
     TrialClaim,
-    TrialSettings,
-    TrialsPart,
-    parse_replication,
+    close as _close,
+    parse_claim,
     parse_settings,
-    parse_tables,
-    parse_trial_claim,
 )
+
+__all__ = ["CLAIM_FIELDS", "TRIAL_CLAIM_FIELDS", "Claim", "ClaimsFile", "ReplicationSpec", "Study", "TrialClaim",
+           "TrialsPart", "load_claims", "parse_claims"]
 
 STUDY_FIELDS = ("title", "reference", "release", "commit", "parser")
 FIELDS_FIELDS = ("key_fields", "gold_field", "output_fields")
-CLAIM_FIELDS = (
-    "id", "where", "text", "metric", "value", "unit",
-    "run", "old", "new", "runs", "parser", "unparsed",
-)
 TOP_LEVEL = ("study", "runs", "claims", "fields", "trials", "replication", "gold")
 GOLD_FIELDS = ("file", "reader")
 
@@ -85,66 +93,23 @@ class Study:
 
 
 @dataclass(frozen=True, slots=True)
-class Claim:
-    """One printed figure: what it measures, over which runs, and the value as printed."""
+class ReplicationSpec:
+    """A fresh collection standing in for a [trials] table: its trials table and, optionally, its archive."""
 
-    id: str
-    metric: str
-    printed: Printed
-    where: str = ""
-    text: str = ""
-    run: str | None = None
-    old: str | None = None
-    new: str | None = None
-    runs: tuple[str, ...] = ()
-    parser: str | None = None  # pinned parser (None: recompute under every parser asked)
-    unparsed: Policy | None = None  # pinned unparsed policy (None: the default, intersect)
-    position: int = 0  # 1-based position among [[claims]]
+    name: str
+    trials: str
+    archive: str | None = None
+    origin: str = "claims file"  # "claims file" or "--replication"
 
-    @property
-    def spec(self) -> Metric:
-        return METRICS[self.metric]
 
-    @property
-    def scope(self) -> str:
-        if self.runs:
-            return "floor"
-        if self.old is not None:
-            return "edge"
-        return "run"
+@dataclass(frozen=True)
+class TrialsPart:
+    """The trial side of a claims file: its tables, claims, [study] settings and replications."""
 
-    @property
-    def run_names(self) -> tuple[str, ...]:
-        if self.scope == "floor":
-            return self.runs
-        if self.scope == "edge":
-            return (self.old, self.new)  # type: ignore[return-value]
-        return (self.run,)  # type: ignore[return-value]
-
-    @property
-    def target(self) -> str:
-        """What the figure is about, as a reader sees it."""
-        if self.scope == "floor":
-            return "floor of " + ", ".join(self.runs)
-        if self.scope == "edge":
-            return f"{self.old} -> {self.new}"
-        return str(self.run)
-
-    @property
-    def policy(self) -> Policy:
-        return self.unparsed or "intersect"
-
-    def to_json(self) -> dict:
-        out: dict[str, Any] = {"id": self.id, "metric": self.metric, "printed": self.printed.text,
-                               "unit": self.printed.unit, "where": self.where, "text": self.text}
-        if self.scope == "floor":
-            out["runs"] = list(self.runs)
-        elif self.scope == "edge":
-            out.update(old=self.old, new=self.new)
-        else:
-            out["run"] = self.run
-        out.update(parser=self.parser, unparsed=self.policy)
-        return out
+    tables: dict[str, str] = field(default_factory=dict)  # name -> path relative to --root
+    claims: tuple[Claim, ...] = ()
+    settings: TrialSettings = TrialSettings()
+    replication: dict[str, ReplicationSpec] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -165,11 +130,6 @@ class ClaimsFile:
             if c.id == claim_id:
                 return c
         raise KeyError(claim_id)
-
-
-def _close(name: str, options: Collection[str]) -> str:
-    close = difflib.get_close_matches(name, list(options), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _unknown_keys(table: Mapping[str, Any], allowed: tuple[str, ...]) -> list[str]:
@@ -271,127 +231,6 @@ def _parse_fields(table: Any, problems: list[str]) -> dict[str, Any]:
     return out
 
 
-def _check_run_fields(c: dict, metric: Metric | None, runs: Mapping[str, Any], say) -> None:
-    """The run/old/new/runs fields: the right ones for the metric's scope, naming known runs."""
-    has = {k: k in c for k in ("run", "old", "new", "runs")}
-    scopes = metric.scopes if metric is not None else ("run", "edge", "floor")
-    given = [k for k, v in has.items() if v]
-
-    def known(name: Any, what: str) -> None:
-        if not isinstance(name, str):
-            say(f"{what} must be a run name (string)")
-        elif runs and name not in runs:
-            say(f"unknown run {name!r} in {what}{_close(name, runs)}; runs: {', '.join(runs)}")
-
-    if has["runs"]:
-        if metric is not None and "floor" not in scopes:
-            say(f"metric {metric.name!r} does not take 'runs'; it names {_scope_words(metric)}")
-        elif has["run"] or has["old"] or has["new"]:
-            say("give either 'runs' (a floor) or 'run' or 'old' and 'new', not several")
-        elif not isinstance(c["runs"], list) or len(c["runs"]) < 2:
-            say("runs must be a list of at least two repeat runs")
-        else:
-            for r in c["runs"]:
-                known(r, "runs")
-            if len(set(map(str, c["runs"]))) != len(c["runs"]):
-                say("runs lists a run twice")
-        return
-    if has["old"] or has["new"]:
-        if metric is not None and "edge" not in scopes:
-            say(f"metric {metric.name!r} does not take 'old'/'new'; it names {_scope_words(metric)}")
-            return
-        if has["run"]:
-            say("give either 'run' or 'old' and 'new', not both")
-        for k in ("old", "new"):
-            if has[k]:
-                known(c[k], k)
-            else:
-                say(f"missing field {k!r} (an edge names old and new)")
-        if has["old"] and has["new"] and c["old"] == c["new"]:
-            say(f"old and new are the same run {c['old']!r}")
-        return
-    if has["run"]:
-        if metric is not None and "run" not in scopes:
-            say(f"metric {metric.name!r} does not take 'run'; it names {_scope_words(metric)}")
-        else:
-            known(c["run"], "run")
-        return
-    if metric is not None and not given:
-        say(f"missing {_scope_words(metric)}")
-
-
-def _scope_words(metric: Metric) -> str:
-    words = {"run": "one run (run = \"NAME\")", "edge": "an edge (old = \"A\", new = \"B\")",
-             "floor": "repeats (runs = [\"A\", \"B\", ...])"}
-    return " or ".join(words[s] for s in metric.scopes)
-
-
-def _parse_claim(
-    c: Any, position: int, runs: Mapping[str, Any], parsers: Collection[str] | None,
-    seen: dict[str, int], problems: list[str],
-) -> Claim | None:
-    if not isinstance(c, dict):
-        problems.append(f"claims[{position}]: must be a table ([[claims]])")
-        return None
-    cid = c.get("id")
-    label = f"claim {cid!r}" if isinstance(cid, str) and cid else f"claims[{position}]"
-    before = len(problems)
-
-    def say(message: str) -> None:
-        problems.append(f"{label}: {message}")
-
-    for p in _unknown_keys(c, CLAIM_FIELDS):
-        say(p)
-    for key in ("id", "metric", "value", "unit"):
-        if key not in c:
-            say(f"missing field {key!r}")
-    if "id" in c:
-        if not isinstance(cid, str) or not cid:
-            say("id must be a non-empty string")
-        elif cid in seen:
-            say(f"duplicate id (also claims[{seen[cid]}])")
-        else:
-            seen[cid] = position
-    metric = None
-    if "metric" in c:
-        name = c["metric"]
-        if not isinstance(name, str) or name not in METRICS:
-            say(f"unknown metric {name!r}{_close(str(name), METRICS)}; metrics: {', '.join(METRICS)}")
-        else:
-            metric = METRICS[name]
-    unit = claim_unit(c, UNITS, metric, say)
-    printed = None
-    if "value" in c:
-        value = c["value"]
-        if not isinstance(value, str):
-            say(f"value must be a string as printed (write value = \"{value}\"), got {type(value).__name__} {value!r}")
-        elif unit is not None:
-            try:
-                printed = Printed.parse(value, unit)
-            except ValueError as exc:
-                say(str(exc))
-    for key in ("where", "text"):
-        if key in c and not isinstance(c[key], str):
-            say(f"{key} must be a string")
-    parser = c.get("parser")
-    if "parser" in c:
-        if not isinstance(parser, str):
-            say("parser must be a parser name such as 'umbrela-fallback@1'")
-        elif parsers is not None and parser not in parsers:
-            say(f"unknown parser {parser!r}{_close(parser, parsers)}; parsers: {', '.join(parsers) or 'none'}")
-    policy = c.get("unparsed")
-    if "unparsed" in c and policy not in POLICIES:
-        say(f"unknown unparsed policy {policy!r}; policies: {', '.join(POLICIES)}")
-    _check_run_fields(c, metric, runs, say)
-    if len(problems) > before or metric is None or printed is None:
-        return None
-    return Claim(
-        id=str(cid), metric=metric.name, printed=printed, where=c.get("where", ""), text=c.get("text", ""),
-        run=c.get("run"), old=c.get("old"), new=c.get("new"), runs=tuple(c.get("runs", ())),
-        parser=parser, unparsed=policy, position=position,
-    )
-
-
 def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str] | None = None) -> ClaimsFile:
     """Validate a claims table (as read from TOML) and build a :class:`ClaimsFile`.
 
@@ -423,22 +262,17 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
     gold = _parse_gold(data.get("gold"), problems)
     raw_runs = data["runs"] if isinstance(data.get("runs"), dict) else {}
     claims: list[Claim] = []
-    trial_claims: list[TrialClaim] = []
+    trial_claims: list[Claim] = []
     if claims_raw is None:
         problems.append("no [[claims]]: nothing to verify")
     elif not isinstance(claims_raw, list):
         problems.append("claims must be an array of tables ([[claims]])")
     else:
-        seen: dict[str, int] = {}
+        ctx = Context(raw_runs, tables, parsers, settings, {})
         for i, c in enumerate(claims_raw, start=1):
-            if isinstance(c, dict) and "trials" in c:
-                tc = _parse_trial(c, i, tables, settings, seen, problems)
-                if tc is not None:
-                    trial_claims.append(tc)
-                continue
-            claim = _parse_claim(c, i, raw_runs, parsers, seen, problems)
+            claim = parse_claim(c, i, ctx, problems)
             if claim is not None:
-                claims.append(claim)
+                (trial_claims if claim.source == "trials" else claims).append(claim)
     if problems:
         n = len(problems)
         raise BadInput(f"{n} problem{'s' if n != 1 else ''} in the claims file:\n" + "\n".join(problems), path=path)
@@ -446,29 +280,70 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
                       TrialsPart(tables, tuple(trial_claims), settings, replication), entries, gold)
 
 
-def _parse_trial(
-    c: dict, position: int, tables: Mapping[str, str], settings: TrialSettings, seen: dict[str, int],
-    problems: list[str],
-) -> TrialClaim | None:
-    """A claim over a trials table: its id checked as any claim's, the rest by :mod:`trials_claims`."""
-    cid = c.get("id")
-    label = f"claim {cid!r}" if isinstance(cid, str) and cid else f"claims[{position}]"
-    before = len(problems)
+def parse_tables(table: Any, problems: list[str]) -> dict[str, str]:
+    """``[trials]``: name = ["file"] (one trials table per name), paths relative to --root."""
+    if table is None:
+        return {}
+    if not isinstance(table, dict):
+        problems.append("[trials]: must be a table of name = [trials table]")
+        return {}
+    out: dict[str, str] = {}
+    for name, files in table.items():
+        if isinstance(files, str) and files:
+            files = [files]
+        if not (isinstance(files, list) and files and all(isinstance(f, str) and f for f in files)):
+            problems.append(f"[trials] {name!r}: must be a list naming one trials table (a path)")
+            continue
+        if len(files) != 1:
+            problems.append(f"[trials] {name!r}: names {len(files)} files; give one trials table per name "
+                            "(a study in several tables is several names)")
+            continue
+        if not _relative(files[0]):
+            problems.append(f"[trials] {name!r}: paths must be relative to --root without '..': {files[0]}")
+            continue
+        out[name] = files[0]
+    return out
 
-    def say(message: str) -> None:
-        problems.append(f"{label}: {message}")
 
-    if "id" in c:
-        if not isinstance(cid, str) or not cid:
-            say("id must be a non-empty string")
-        elif cid in seen:
-            say(f"duplicate id (also claims[{seen[cid]}])")
-        else:
-            seen[cid] = position
-    claim = parse_trial_claim(c, label, position, cid, tables, settings, say)
-    return claim if len(problems) == before else None
+def _relative(path: str) -> bool:
+    return not (Path(path).is_absolute() or ".." in Path(path).parts)
 
 
+def parse_replication(table: Any, tables: Mapping[str, str], problems: list[str]) -> dict[str, ReplicationSpec]:
+    """``[replication]``: name = "fresh.jsonl" or {trials = "...", archive = "..."}; the name is a [trials] table."""
+    if table is None:
+        return {}
+    if not isinstance(table, dict):
+        problems.append("[replication]: must be a table of name = fresh trials table")
+        return {}
+    out: dict[str, ReplicationSpec] = {}
+    for name, v in table.items():
+        where = f"[replication] {name!r}"
+        if name not in tables:
+            problems.append(f"{where}: no [trials] table of that name{_close(name, tables)}; "
+                            f"tables: {', '.join(tables) or 'none'}")
+            continue
+        if isinstance(v, str):
+            v = {"trials": v}
+        if not isinstance(v, dict):
+            problems.append(f"{where}: must be a path or {{trials = \"...\", archive = \"...\"}}")
+            continue
+        unknown = [k for k in v if k not in ("trials", "archive")]
+        if unknown:
+            problems.append(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}; allowed: trials, archive")
+        paths = {k: v.get(k) for k in ("trials", "archive")}
+        if not isinstance(paths["trials"], str) or not paths["trials"]:
+            problems.append(f"{where}: trials must be the path of the fresh trials table")
+            continue
+        bad = [p for p in paths.values() if isinstance(p, str) and not _relative(p)]
+        if paths["archive"] is not None and not isinstance(paths["archive"], str):
+            problems.append(f"{where}: archive must be a path")
+            continue
+        if bad:
+            problems.append(f"{where}: paths must be relative to --root without '..': {', '.join(bad)}")
+            continue
+        out[name] = ReplicationSpec(name, paths["trials"], paths["archive"])
+    return out
 
 
 def load_claims(path: str | Path, *, parsers: Collection[str] | None = None) -> ClaimsFile:

@@ -97,6 +97,25 @@ class Printed:
         return f"[{_exact_decimal(lo)}, {_exact_decimal(hi)}]"
 
 
+
+#: Words a printed pass/fail may be written in.
+FLAG_WORDS = {"pass": True, "passes": True, "yes": True, "true": True,
+              "fail": False, "fails": False, "no": False, "false": False}
+
+
+@dataclass(frozen=True, slots=True)
+class PrintedFlag:
+    """A pass/fail printed for a screening rule (unit ``flag``): compared by equality."""
+
+    text: str
+    value: bool
+    unit: str = "flag"
+    places: int = 0
+
+    def show_interval(self) -> str:
+        return "= " + ("pass" if self.value else "fail")
+
+
 def _exact_decimal(x: Fraction) -> str:
     """A fraction whose denominator is 2^a 5^b, written out exactly."""
     d = Decimal(x.numerator) / Decimal(x.denominator)

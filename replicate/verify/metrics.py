@@ -1,71 +1,153 @@
-"""The metrics a claim can name, what each needs and which units it may be printed in (pure).
+"""The one metric table: every figure a claim can name, over judge runs or a trials table (pure).
 
-A metric is computed over one run (``run = "NAME"``), one edge (``old`` and
-``new``) or the repeats of one model (``runs = [...]``, the rerun floor). Its
-value is a count (compared exactly), a rate (a fraction 0-1, printed as a
-percent or a fraction) or a plain number (compared at printed precision).
+A :class:`Metric` row says which **source** the figure is computed from
+(``runs``: the claims file's ``[runs]``; ``trials``: a ``[trials]`` table),
+which **scopes** it takes, the **kind** of its value (which fixes the units it
+may be printed in), and, for trial figures, the **family** that decides how a
+fresh collection is compared with it (:mod:`replicate.verify.replication`).
+
+Scopes over runs: ``run`` (``run = "NAME"``), ``edge`` (``old`` and ``new``),
+``floor`` (``runs = [...]``, repeats of one model). Scopes over trials:
+``cell`` (``edge = "A:B"`` and ``benchmark``, or the pooled cell), ``model``
+(``model`` and ``benchmark``), ``benchmark``. Trial metric names follow the
+keys of ``replicate items`` / ``screen --format json``.
+
+Kinds: ``count`` (compared exactly), ``rate`` (a fraction 0-1, printed as a
+percent or a fraction), ``number`` (printed as a ratio, compared at printed
+precision), ``share_count`` (a count of items, or the same as a share) and
+``flag`` (printed ``pass`` or ``fail``).
+
+Adding a metric
+---------------
+
+A metric is a row; a family of metrics is one small module that builds rows
+and calls :func:`register` (see ``docs/verify.md``, "Adding a metric"):
+
+- ``fields``: the claim fields the metric takes beyond those of its source and
+  scope (e.g. ``weights`` of a kappa), each a :class:`Field` with its check and
+  default. The claims parser accepts exactly these for a claim naming it, checks
+  each value, and hands the checked values to the claim as ``claim.options``.
+- ``compute``: how the figure is computed. Built-in rows leave it None (their
+  source's core, :mod:`~replicate.verify.recompute` or
+  :mod:`~replicate.verify.trials_recompute`, computes them by name). A new
+  family gives a function ``compute(core, claim, column)``: over runs it gets
+  the :class:`~replicate.verify.recompute.Recomputer` (``core.labelled(name,
+  parser)``: a run labelled under a parser) and the parser name, and returns a
+  :class:`~replicate.verify.recompute.Computed`.
+- ``pattern``: rows whose names share a prefix and whose rest is a key read at
+  compute time (``items.null_p95.<key>``) are made by a :class:`Pattern`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Scope = Literal["run", "edge", "floor"]
-Kind = Literal["count", "rate", "number"]
+Source = Literal["runs", "trials"]
+Kind = Literal["count", "rate", "number", "share_count", "flag"]
+Family = Literal["share", "mean", "design", "flag"]
 
-#: Units a printed value may be given in.
+#: Units a printed value may be given in, per source.
 UNITS: tuple[str, ...] = ("percent", "fraction", "count", "ratio")
+TRIAL_UNITS: tuple[str, ...] = ("percent", "fraction", "count", "flag")
+UNITS_OF_SOURCE: dict[str, tuple[str, ...]] = {"runs": UNITS, "trials": TRIAL_UNITS}
 
 #: Which units fit which kind of value.
 UNITS_OF_KIND: dict[str, tuple[str, ...]] = {
     "count": ("count",),
     "rate": ("percent", "fraction"),
     "number": ("ratio",),
+    "share_count": ("count", "percent", "fraction"),
+    "flag": ("flag",),
 }
 
 
 @dataclass(frozen=True, slots=True)
-class Metric:
-    """One figure a claim can name: its scope(s), kind and a one-line meaning."""
+class Field:
+    """A claim field a metric takes: ``check(value)`` returns the problem in words, or None when it is fine."""
 
     name: str
-    scopes: tuple[Scope, ...]
+    check: Callable[[Any], str | None]
+    default: Any = None
+    doc: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """One figure a claim can name (see the module docstring)."""
+
+    name: str
+    source: Source
+    scopes: tuple[str, ...]
     kind: Kind
     meaning: str
+    family: Family | None = None  # trials: how a fresh collection is compared with the printed figure
     extra_units: tuple[str, ...] = ()
+    fields: tuple[Field, ...] = ()  # claim fields of this metric beyond its source's and scope's
+    needs_null: bool = False  # trials: needs the permutation null (and so a recorded seed)
+    needs_loose: bool = False  # trials: needs a loose reading (``correct_loose``) in the table
+    compute: Callable[..., Any] | None = None  # None: the source's core computes it by name
+
+    @property
+    def scope(self) -> str:
+        """The first (for trial metrics, the only) scope."""
+        return self.scopes[0]
 
     @property
     def units(self) -> tuple[str, ...]:
         return UNITS_OF_KIND[self.kind] + self.extra_units
 
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
 
-_M = Metric
-METRICS: dict[str, Metric] = {
-    m.name: m
-    for m in (
-        _M("n", ("run", "edge"), "count", "items the figure is computed over (a run's parsed items; an edge's shared items)"),
-        _M("em", ("run",), "rate", "exact match: share of the run's items whose label equals gold"),
-        _M("mae", ("run",), "number", "mean absolute difference between label and gold over parsed items"),
-        _M("pearson", ("run",), "number", "Pearson correlation of label and gold over parsed items"),
-        _M("unparsed", ("run",), "rate", "share of the run's items the parser left unparsed", ("count",)),
-        _M("cells.both", ("edge",), "count", "items both versions got right"),
-        _M("cells.only_old", ("edge",), "count", "items only the old version got right (regressions)"),
-        _M("cells.only_new", ("edge",), "count", "items only the new version got right"),
-        _M("cells.neither", ("edge",), "count", "items both versions got wrong"),
-        _M("regression_rate", ("edge",), "rate", "only_old / N"),
-        _M("regression_share_of_old_correct", ("edge",), "rate", "only_old / (both + only_old)"),
-        _M("backward_rate", ("edge",), "rate", "only_new / N"),
-        _M("change_rate", ("edge",), "rate", "share of shared items whose two labels differ"),
-        _M("independent_regression_rate", ("edge",), "rate", "EM_old * (1 - EM_new)"),
-        _M("independence_ratio", ("edge",), "number", "regression_rate / independent_regression_rate"),
-        _M("floor.regression_min", ("floor",), "rate", "smallest regression rate between two repeats"),
-        _M("floor.regression_max", ("floor",), "rate", "largest regression rate between two repeats"),
-        _M("floor.change_min", ("floor",), "rate", "smallest change rate between two repeats"),
-        _M("floor.change_max", ("floor",), "rate", "largest change rate between two repeats"),
-    )
-}
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """Metrics named ``prefix + key`` (``key`` a lower-case word), made on demand by ``make(name, key)``."""
+
+    prefix: str
+    source: Source
+    make: Callable[[str, str], Metric]
+    examples: tuple[str, ...] = ()  # keys shown in the list of names
+
+    def __call__(self, name: str) -> Metric | None:
+        key = name[len(self.prefix):]
+        return self.make(name, key) if name.startswith(self.prefix) and _KEY.match(key) else None
+
+
+_KEY = re.compile(r"^[a-z][a-z0-9_]*$")
+
+#: Every metric by name, both sources (names never collide: trial names carry their command's prefix).
+METRICS: dict[str, Metric] = {}
+PATTERNS: list[Pattern] = []
+
+
+def register(*metrics: Metric | Pattern) -> None:
+    """Add rows (or patterns) to the table; a name already taken is a programming error."""
+    for m in metrics:
+        if isinstance(m, Pattern):
+            PATTERNS.append(m)
+            continue
+        if m.name in METRICS:
+            raise ValueError(f"metric {m.name!r} is registered twice")
+        METRICS[m.name] = m
+
+
+def metric(name: str, source: Source | None = None) -> Metric | None:
+    """The metric called ``name`` (of ``source``, when given), or None when there is none."""
+    m = METRICS.get(name)
+    if m is None:
+        m = next((x for p in PATTERNS if (x := p(name)) is not None), None)
+    return m if m is not None and (source is None or m.source == source) else None
+
+
+def metric_names(source: Source) -> list[str]:
+    """Every name a claim over ``source`` may use (patterns shown with their usual keys)."""
+    names = [n for n, m in METRICS.items() if m.source == source]
+    return names + [p.prefix + k for p in PATTERNS if p.source == source for k in p.examples]
 
 
 def claim_unit(c: Mapping[str, Any], allowed: Sequence[str], metric: Any, say: Callable[[str], None],
@@ -81,3 +163,75 @@ def claim_unit(c: Mapping[str, Any], allowed: Sequence[str], metric: Any, say: C
         say(f"unit {unit!r} does not fit metric {metric.name!r}; use {' or '.join(metric.units)}")
         return None
     return unit
+
+
+# -- over judge runs ---------------------------------------------------------------------------
+def _r(name: str, scopes: tuple[str, ...], kind: Kind, meaning: str, extra: tuple[str, ...] = ()) -> Metric:
+    return Metric(name, "runs", scopes, kind, meaning, extra_units=extra)
+
+
+register(
+    _r("n", ("run", "edge"), "count", "items the figure is computed over (a run's parsed items; an edge's shared items)"),
+    _r("em", ("run",), "rate", "exact match: share of the run's items whose label equals gold"),
+    _r("mae", ("run",), "number", "mean absolute difference between label and gold over parsed items"),
+    _r("pearson", ("run",), "number", "Pearson correlation of label and gold over parsed items"),
+    _r("unparsed", ("run",), "rate", "share of the run's items the parser left unparsed", ("count",)),
+    _r("cells.both", ("edge",), "count", "items both versions got right"),
+    _r("cells.only_old", ("edge",), "count", "items only the old version got right (regressions)"),
+    _r("cells.only_new", ("edge",), "count", "items only the new version got right"),
+    _r("cells.neither", ("edge",), "count", "items both versions got wrong"),
+    _r("regression_rate", ("edge",), "rate", "only_old / N"),
+    _r("regression_share_of_old_correct", ("edge",), "rate", "only_old / (both + only_old)"),
+    _r("backward_rate", ("edge",), "rate", "only_new / N"),
+    _r("change_rate", ("edge",), "rate", "share of shared items whose two labels differ"),
+    _r("independent_regression_rate", ("edge",), "rate", "EM_old * (1 - EM_new)"),
+    _r("independence_ratio", ("edge",), "number", "regression_rate / independent_regression_rate"),
+    _r("floor.regression_min", ("floor",), "rate", "smallest regression rate between two repeats"),
+    _r("floor.regression_max", ("floor",), "rate", "largest regression rate between two repeats"),
+    _r("floor.change_min", ("floor",), "rate", "smallest change rate between two repeats"),
+    _r("floor.change_max", ("floor",), "rate", "largest change rate between two repeats"),
+)
+
+
+# -- over trials tables ------------------------------------------------------------------------
+def _t(name: str, scope: str, kind: Kind, family: Family, meaning: str, **kw: Any) -> Metric:
+    return Metric(name, "trials", (scope,), kind, meaning, family=family, **kw)
+
+
+register(
+    _t("items.n", "cell", "count", "design", "items in the cell (non-error trials on both sides)"),
+    _t("items.improved", "cell", "share_count", "share", "items reliably improved (significant and >= eps)"),
+    _t("items.regressed", "cell", "share_count", "share", "items reliably regressed (significant and <= -eps)"),
+    _t("items.changed", "cell", "share_count", "share", "items improved or regressed"),
+    _t("items.equivalent", "cell", "share_count", "share", "items practically equivalent (interval inside (-eps, eps))"),
+    _t("items.inconclusive", "cell", "share_count", "share", "items in no other class"),
+    _t("items.p_plus", "cell", "rate", "share", "P+: share of the cell's items reliably improved"),
+    _t("items.p_minus", "cell", "rate", "share", "P-: share of the cell's items reliably regressed"),
+    _t("items.p_chg", "cell", "rate", "share", "Pchg = P+ + P-"),
+    _t("items.delta", "cell", "rate", "mean", "mean over items of p(target) - p(source)"),
+    _t("items.delta_r", "cell", "rate", "mean", "R(target) - R(source), R = mean loose - mean strict rate",
+       needs_loose=True),
+    _t("accuracy", "model", "rate", "mean", "mean over the benchmark's items of p(model, item), strict reading"),
+    _t("accuracy.loose", "model", "rate", "mean", "the same under the loose reading, over items that have one",
+       needs_loose=True),
+    _t("screen.share", "benchmark", "rate", "share", "share of items where some model's accuracy lies in [low, high]"),
+    _t("screen.informative_items", "benchmark", "share_count", "share",
+       "items where some model's accuracy lies in [low, high]"),
+    _t("screen.n_items", "benchmark", "count", "design", "items screened (some model has a non-error trial)"),
+    _t("screen.passes", "benchmark", "flag", "flag", "whether the share reaches the threshold (pass or fail)"),
+)
+
+#: ``items.null_p95.<key>``: any key of the cell's ``null_p95`` object (read by key, so keys the
+#: engine adds later are claimable without a change here).
+NULL_PREFIX = "items.null_p95."
+
+register(Pattern(
+    NULL_PREFIX, "trials",
+    lambda name, key: _t(name, "cell", "rate", "share", f"95th percentile of the permutation null's {key}",
+                         needs_null=True),
+    examples=("p_plus", "p_minus", "p_chg"),
+))
+
+# Families defined in modules of their own register on import; import them here, after the
+# built-in rows, so that they exist whenever the table does (see docs/verify.md, "Adding a metric"):
+# from replicate.verify import agreement  # noqa: E402, F401

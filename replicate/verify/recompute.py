@@ -38,25 +38,7 @@ from replicate.stats.fourcell import RATIOS, FourCell, exact_ratio
 from replicate.stats.gold import accuracy, mean_absolute_error, pearson_r
 from replicate.stats.policy import Policy
 from replicate.verify.claims import Claim
-
-Value = Fraction | int | float
-
-
-@dataclass(frozen=True, slots=True)
-class Computed:
-    """A recomputed value, or why it could not be computed."""
-
-    value: Value | None
-    why: str | None = None
-
-    def to_json(self) -> float | int | None:
-        return _json_number(self.value)
-
-
-def _json_number(v: Value | None) -> float | int | None:
-    if v is None or isinstance(v, int):
-        return v
-    return float(v)
+from replicate.verify.outcome import Computed, Value
 
 
 @dataclass(frozen=True)
@@ -269,7 +251,11 @@ class Recomputer:
 
     # -- claims ----------------------------------------------------------------------
     def compute(self, claim: Claim, parser: str) -> Computed:
-        """The claim's metric under ``parser`` (and the claim's unparsed policy)."""
+        """The claim's metric under ``parser`` (and the claim's unparsed policy).
+
+        A metric row with its own ``compute`` (:mod:`replicate.verify.metrics`) is computed by it."""
+        if claim.spec.compute is not None:
+            return claim.spec.compute(self, claim, parser)
         policy = claim.policy
         metric = claim.metric
         if claim.scope == "run":

@@ -2,7 +2,7 @@
 
 The statistics (intervals, the z test, the verdict rule) are
 :mod:`replicate.stats.replication`; this module picks the right one for each
-metric family (see :mod:`replicate.verify.trials_metrics`), gathers the
+metric family (see :mod:`replicate.verify.metrics`), gathers the
 per-item counts it needs from the engine's own tables, restricts a fresh table
 to the items the release has, and compares the two item classifications.
 Pure: tables in, results out.
@@ -38,9 +38,10 @@ from replicate.stats.replication import (
 from replicate.trials.counts import Counts, aggregate
 from replicate.trials.load import CATEGORIES, TrialsTable
 from replicate.trials.results import CellResult
-from replicate.verify.matching import Printed
-from replicate.verify.trials_claims import PrintedFlag, TrialClaim
-from replicate.verify.trials_recompute import TrialComputed, TrialsRecomputer
+from replicate.verify.claim import Claim
+from replicate.verify.matching import Printed, PrintedFlag
+from replicate.verify.outcome import Computed
+from replicate.verify.trials_recompute import TrialsRecomputer
 
 DESIGN_TEST = "exact: an item count is fixed by the design, not sampled"
 FLAG_TEST = "Wilson score interval of the fresh share against the threshold"
@@ -106,7 +107,7 @@ def shared_items(released: TrialsTable, fresh: TrialsTable) -> tuple[TrialsTable
 class Replicated:
     """A claim checked against a fresh collection."""
 
-    computed: TrialComputed  # the figure on the fresh table
+    computed: Computed  # the figure on the fresh table
     verdict: str | None  # replicates | does not replicate | underpowered; None when not computable
     test: str
     tolerance: float
@@ -155,7 +156,7 @@ class ReplicationChecker:
                                 for u, (b, it) in enumerate(zip(c.unit_benchmark.tolist(), c.unit_item))}
         return self._counts[name]
 
-    def check(self, c: TrialClaim) -> Replicated:
+    def check(self, c: Claim) -> Replicated:
         fresh = self.rc.compute(c, self.fresh)
         tol = float(c.settings.fraction("tolerance"))
         family = c.spec.family
@@ -180,13 +181,13 @@ class ReplicationChecker:
         cmp = z_test(float(fresh.value), printed, var_f, var_r)
         return Replicated(fresh, verdict(cmp.low, cmp.high, tol), cmp.test, tol, cmp)
 
-    def _design(self, c: TrialClaim, fresh: TrialComputed, tol: float) -> Replicated:
+    def _design(self, c: Claim, fresh: Computed, tol: float) -> Replicated:
         p = c.printed
         assert isinstance(p, Printed)
         same = fresh.value is not None and Fraction(fresh.value) == Fraction(p.value)
         return Replicated(fresh, REPLICATES if same else DOES_NOT_REPLICATE, DESIGN_TEST, tol)
 
-    def _flag(self, c: TrialClaim, fresh: TrialComputed, tol: float) -> Replicated:
+    def _flag(self, c: Claim, fresh: Computed, tol: float) -> Replicated:
         row = self.rc.screen_row(c, self.fresh)
         assert row is not None and isinstance(c.printed, PrintedFlag)
         lo, hi = wilson_interval(row.informative, row.n_items)
@@ -200,7 +201,7 @@ class ReplicationChecker:
         cmp = Comparison(share - th, lo - th, hi - th, FLAG_TEST)
         return Replicated(fresh, v, FLAG_TEST, tol, cmp, fresh_outcome=outcome)
 
-    def _variance(self, c: TrialClaim, name: str) -> float:
+    def _variance(self, c: Claim, name: str) -> float:
         """Trial-level variance of the claim's mean figure on table ``name`` (see stats.replication)."""
         counts = self.counts(name)
         if c.spec.scope == "model":

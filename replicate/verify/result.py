@@ -1,4 +1,12 @@
-"""The values a verification produces: per-claim results and the whole verification (pure data)."""
+"""What a verification produces: per-claim results over both sources, and the whole verification (pure data).
+
+Every claim's verdict is an :class:`~replicate.verify.outcome.Outcome` (one
+verdict record); what differs by source is only which columns a claim has: a
+claim over runs one per parser asked (:class:`ClaimResult`), a trial claim one,
+recomputed from the release or replicated against a fresh collection
+(:class:`TrialClaimResult`). :class:`Verification` holds both and decides
+``ok`` and the failed claims once.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +15,15 @@ from typing import Any
 
 from replicate.diagnostics import Diagnostics
 from replicate.judge.model import RunFile
+from replicate.provenance import FileProvenance
 from replicate.verify.claims import Claim, ClaimsFile
-from replicate.verify.matching import Match, Verdict, rounded
-from replicate.verify.recompute import Computed, EdgeFigures, FloorFigures, RunFigures
-from replicate.verify.trials_result import TrialsVerification
+from replicate.verify.matching import Match, Verdict
+from replicate.verify.outcome import Computed, Outcome
+from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
+from replicate.verify.replication import Agreement, CollectionProvenance, Replicated, summarise
+
+RECOMPUTED = "recomputed"
+REPLICATED = "replicated"
 
 
 @dataclass(frozen=True)
@@ -26,22 +39,28 @@ class ClaimResult:
     def primary(self) -> str:
         return self.parsers[0]
 
+    def outcome(self, parser: str) -> Outcome:
+        return Outcome(self.claim.printed, self.computed[parser], self.matches[parser])
+
     def verdict(self, parser: str) -> Verdict | None:
         """The verdict under ``parser``; None when the claim was not recomputed under it."""
         if parser not in self.computed:
             return None
-        m = self.matches[parser]
-        return Verdict.not_computable if m is None else m.verdict
+        v = self.outcome(parser).verdict
+        assert isinstance(v, Verdict)
+        return v
+
+    @property
+    def failed(self) -> bool:
+        """Mismatches under its primary (gating) parser."""
+        return self.verdict(self.primary) is Verdict.mismatch
 
     def rounded(self, parser: str) -> str | None:
-        c = self.computed.get(parser)
-        if c is None or c.value is None:
-            return None
-        return rounded(self.claim.printed, c.value)
+        return self.outcome(parser).rounded() if parser in self.computed else None
 
     def to_json(self) -> dict:
         out = self.claim.to_json()
-        out["mode"] = "recomputed"
+        out["mode"] = RECOMPUTED
         out["interval"] = self.claim.printed.show_interval()
         out["parsers"] = list(self.parsers)
         out["computed"] = {p: c.to_json() for p, c in self.computed.items()}
@@ -50,6 +69,137 @@ class ClaimResult:
         out["why"] = {p: c.why for p, c in self.computed.items() if c.why is not None}
         out["tie"] = [p for p, m in self.matches.items() if m is not None and m.tie]
         return out
+
+
+@dataclass(frozen=True)
+class TrialClaimResult:
+    """One trial claim: recomputed from the release, or replicated against a fresh collection."""
+
+    claim: Claim
+    mode: str  # recomputed | replicated
+    computed: Computed  # from the release (recomputed) or the fresh table (replicated)
+    match: Match | None = None  # recomputed: at printed precision (None: not computable, or a flag)
+    replicated: Replicated | None = None
+    released: Computed | None = None  # replicated: the same figure recomputed from the release
+
+    @property
+    def outcome(self) -> Outcome:
+        return Outcome(self.claim.printed, self.computed, self.match, self.replicated)
+
+    @property
+    def verdict(self) -> str:
+        return str(self.outcome.verdict)
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome.failed
+
+    @property
+    def why(self) -> str | None:
+        return self.outcome.why
+
+    def rounded(self) -> str | None:
+        return self.outcome.rounded()
+
+    def to_json(self) -> dict:
+        out = self.claim.to_json()
+        out.update(mode=self.mode, computed=self.computed.to_json(), rounded=self.rounded(),
+                   verdict=self.verdict, why=self.why, n_items=self.computed.n,
+                   settings={**self.claim.settings.to_json(), "by": self.claim.by})
+        if self.mode == RECOMPUTED:
+            out["matches"] = self.claim.printed.show_interval()
+            out["tie"] = bool(self.match is not None and self.match.tie)
+        else:
+            assert self.replicated is not None
+            out.update(self.replicated.to_json())
+            out["released"] = None if self.released is None else self.released.to_json()
+            if self.replicated.fresh_outcome is not None:
+                out["fresh_outcome"] = self.replicated.fresh_outcome
+        return out
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """A trials table read for the check (the release's, or a fresh collection's)."""
+
+    name: str
+    role: str  # released | fresh
+    path: str  # relative to --root where it is under it
+    provenance: dict[str, Any]
+    rows: int
+    models: tuple[str, ...]
+    benchmarks: tuple[str, ...]
+    scorers: tuple[str, ...]
+    origin: str = "[trials]"  # [trials], [replication] or --replication
+    given: str = ""  # the path as written where it was given (for the note's Reproduce block)
+    archive: str | None = None  # the archive as given (--replication-archive), if any
+    file: FileProvenance | None = None  # the file's provenance (its fetched release, if any)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "role": self.role, "path": self.path, "origin": self.origin,
+                "file": self.provenance, "rows": self.rows, "models": list(self.models),
+                "benchmarks": list(self.benchmarks), "scorers": list(self.scorers)}
+
+
+@dataclass(frozen=True)
+class ReplicationReport:
+    """One fresh collection: its provenance and the item-level agreement of each cell a claim names."""
+
+    name: str
+    provenance: CollectionProvenance
+    agreements: tuple[Agreement, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "provenance": self.provenance.to_json(),
+                "agreement": [a.to_json() for a in self.agreements]}
+
+
+@dataclass(frozen=True)
+class TrialsVerification:
+    """Everything checking the trial claims found."""
+
+    results: tuple[TrialClaimResult, ...]
+    tables: tuple[TableInfo, ...]
+    replications: tuple[ReplicationReport, ...] = ()
+    warnings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> tuple[TrialClaimResult, ...]:
+        return tuple(r for r in self.results if r.failed)
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        rec = {"match": 0, "mismatch": 0, "not_computable": 0}
+        for r in self.results:
+            if r.mode == RECOMPUTED:
+                rec[r.verdict] += 1
+        rep = summarise([r.replicated.verdict for r in self.results if r.replicated is not None])
+        return {RECOMPUTED: rec, REPLICATED: rep}
+
+    def summary_line(self) -> str:
+        s = self.summary()
+        parts = []
+        rec, rep = s[RECOMPUTED], s[REPLICATED]
+        n_rec, n_rep = sum(rec.values()), sum(rep.values())
+        if n_rec:
+            text = f"{rec['match']} of {n_rec} recomputed trial claims match"
+            if rec["not_computable"]:
+                text += f" ({rec['not_computable']} not computable)"
+            parts.append(text)
+        if n_rep:
+            text = (f"{rep['replicates']} of {n_rep} replicated trial claims replicate, "
+                    f"{rep['does not replicate']} do not, {rep['underpowered']} underpowered")
+            if rep["not_computable"]:
+                text += f", {rep['not_computable']} not computable"
+            parts.append(text)
+        return "; ".join(parts) if parts else "no trial claims"
+
+    def to_json(self) -> dict:
+        return {"summary": self.summary(), "summary_line": self.summary_line(),
+                "ok": not self.failed,
+                "claims": [r.to_json() for r in self.results],
+                "tables": [t.to_json() for t in self.tables],
+                "replications": [r.to_json() for r in self.replications],
+                "warnings": self.warnings}
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,21 +268,28 @@ class Verification:
 
     @property
     def failed(self) -> tuple[ClaimResult, ...]:
-        """Claims that mismatch under their primary (gating) parser."""
-        return tuple(r for r in self.results if r.verdict(r.primary) is Verdict.mismatch)
+        """Claims over runs that mismatch under their primary (gating) parser."""
+        return tuple(r for r in self.results if r.failed)
+
+    @property
+    def runs_part(self) -> bool:
+        """Whether the note and table have a part about runs: claims over runs, or no trial claims either."""
+        return bool(self.results) or self.trials is None
+
+    @property
+    def all_results(self) -> tuple[ClaimResult | TrialClaimResult, ...]:
+        """Every claim's result: claims over runs, then trial claims."""
+        return self.results + (() if self.trials is None else self.trials.results)
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not (self.trials is not None and self.trials.failed)
+        return not any(r.failed for r in self.all_results)
 
     @property
     def failed_ids(self) -> list[str]:
         """Every claim that fails the check: judge claims mismatching under their gating parser, trial claims
         that mismatch (recomputed) or do not replicate (replicated)."""
-        ids = [r.claim.id for r in self.failed]
-        if self.trials is not None:
-            ids += [r.claim.id for r in self.trials.failed]
-        return ids
+        return [r.claim.id for r in self.all_results if r.failed]
 
     def sources(self) -> list[dict[str, Any]]:
         """Every file read, once, with the runs that use it."""

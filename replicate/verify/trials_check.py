@@ -17,7 +17,8 @@ from typing import Any
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
 from replicate.trials.load import TrialsTable
-from replicate.verify.matching import Printed, match
+from replicate.verify.claims import TrialsPart
+from replicate.verify.outcome import Outcome
 from replicate.verify.replication import (
     Agreement,
     ReplicationChecker,
@@ -25,9 +26,7 @@ from replicate.verify.replication import (
     collection_provenance,
     shared_items,
 )
-from replicate.verify.trials_claims import TrialsPart
-from replicate.verify.trials_recompute import TrialsRecomputer, problems_with_names
-from replicate.verify.trials_result import (
+from replicate.verify.result import (
     RECOMPUTED,
     REPLICATED,
     ReplicationReport,
@@ -35,6 +34,7 @@ from replicate.verify.trials_result import (
     TrialClaimResult,
     TrialsVerification,
 )
+from replicate.verify.trials_recompute import TrialsRecomputer, problems_with_names
 
 FRESH = " (fresh)"
 
@@ -100,10 +100,7 @@ def check_trials(
             rep = checkers[c.trials].check(c)
             results.append(TrialClaimResult(c, REPLICATED, rep.computed, replicated=rep, released=released))
             continue
-        m = None  # a pass/fail is compared by TrialClaimResult.verdict, a number at printed precision here
-        if released.value is not None and isinstance(c.printed, Printed) and not isinstance(released.value, bool):
-            m = match(c.printed, released.value)
-        results.append(TrialClaimResult(c, RECOMPUTED, released, m))
+        results.append(TrialClaimResult(c, RECOMPUTED, released, Outcome.recomputed(c.printed, released).match))
     reports = []
     for name, table in fresh.items():
         seen: dict[tuple, Agreement] = {}

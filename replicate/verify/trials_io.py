@@ -13,11 +13,10 @@ from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, UsageError
 from replicate.provenance import file_provenance
 from replicate.trials.load import TrialsTable, read_trials
-from replicate.verify.claims import ClaimsFile
+from replicate.verify.claims import ClaimsFile, ReplicationSpec
 from replicate.verify.replication import archive_summary
+from replicate.verify.result import TrialsVerification
 from replicate.verify.trials_check import check_trials
-from replicate.verify.trials_claims import ReplicationSpec
-from replicate.verify.trials_result import TrialsVerification
 
 
 def replication_specs(

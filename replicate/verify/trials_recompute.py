@@ -17,7 +17,6 @@ once); the permutation null runs only for a group with a ``null_p95`` claim.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -27,28 +26,12 @@ from replicate.trials.engine import accuracy_table, analyse_items, parse_edge
 from replicate.trials.load import TrialsTable
 from replicate.trials.results import CellResult, ItemsResult, ModelAccuracy
 from replicate.trials.screen import ScreenResult, ScreenRow, screen
-from replicate.verify.trials_claims import TrialClaim
-from replicate.verify.trials_metrics import NULL_PREFIX
-
-TrialValue = Fraction | int | float | bool
-
-
-@dataclass(frozen=True, slots=True)
-class TrialComputed:
-    """A recomputed trial figure (``n``: the items it is over, for shares), or why it could not be computed."""
-
-    value: TrialValue | None
-    why: str | None = None
-    n: int | None = None
-
-    def to_json(self) -> float | int | bool | None:
-        v = self.value
-        if v is None or isinstance(v, (bool, int)):
-            return v
-        return float(v)
+from replicate.verify.claim import Claim
+from replicate.verify.metrics import NULL_PREFIX
+from replicate.verify.outcome import Computed
 
 
-def _items_key(name: str, c: TrialClaim) -> tuple:
+def _items_key(name: str, c: Claim) -> tuple:
     s = c.settings
     return (name, s.eps, s.alpha, s.ci, c.by, s.null, s.seed)
 
@@ -57,7 +40,7 @@ def _share(k: int, n: int, unit: str) -> Fraction | int:
     return k if unit == "count" else Fraction(k, n)
 
 
-def problems_with_names(claims: Sequence[TrialClaim], table: TrialsTable, label: str) -> list[str]:
+def problems_with_names(claims: Sequence[Claim], table: TrialsTable, label: str) -> list[str]:
     """Each claim naming a model, benchmark or edge absent from ``table``, with what the table holds."""
     out = []
     for c in claims:
@@ -91,17 +74,17 @@ class TrialsRecomputer:
         self._accuracy: dict[str, tuple[ModelAccuracy, ...]] = {}
         self._screen: dict[tuple, ScreenResult] = {}
 
-    def prepare(self, claims: Sequence[TrialClaim], name_of: Mapping[str, str] | None = None) -> None:
+    def prepare(self, claims: Sequence[Claim], name_of: Mapping[str, str] | None = None) -> None:
         """Run the engine for every cell the claims need: one call per (table, settings), all edges at once.
 
         ``name_of`` maps a claim's table to the table to compute from (a replication).
         The permutation null runs only for a group holding a ``null_p95`` claim (no
         other figure depends on it).
         """
-        groups: dict[tuple, list[TrialClaim]] = {}
+        groups: dict[tuple, list[Claim]] = {}
         for c in claims:
             if c.spec.scope == "cell":
-                groups.setdefault(_items_key((name_of or {}).get(c.trials, c.trials), c), []).append(c)
+                groups.setdefault(_items_key((name_of or {}).get(c.table, c.table), c), []).append(c)
         for key, members in groups.items():
             if key in self._items:
                 continue
@@ -113,17 +96,17 @@ class TrialsRecomputer:
                 n_null=n_null if with_null else 0, seed=seed, diagnostics=self.diagnostics,
             )
 
-    def edge_of(self, c: TrialClaim, name: str) -> tuple[str, str]:
+    def edge_of(self, c: Claim, name: str) -> tuple[str, str]:
         return parse_edge(c.edge or "", self.tables[name].models)
 
-    def items_result(self, c: TrialClaim, name: str) -> ItemsResult:
+    def items_result(self, c: Claim, name: str) -> ItemsResult:
         key = _items_key(name, c)
         if key not in self._items:
-            self.prepare([c], {c.trials: name})
+            self.prepare([c], {c.table: name})
         return self._items[key]
 
-    def cell(self, c: TrialClaim, name: str | None = None) -> CellResult:
-        name = name or c.trials
+    def cell(self, c: Claim, name: str | None = None) -> CellResult:
+        name = name or c.table
         res = self.items_result(c, name)
         src, tgt = self.edge_of(c, name)
         for cell in res.cells:
@@ -131,87 +114,89 @@ class TrialsRecomputer:
                 return cell
         raise KeyError((src, tgt, c.benchmark))  # pragma: no cover - prepare() asked for it
 
-    def accuracy_row(self, c: TrialClaim, name: str | None = None) -> ModelAccuracy | None:
-        name = name or c.trials
+    def accuracy_row(self, c: Claim, name: str | None = None) -> ModelAccuracy | None:
+        name = name or c.table
         if name not in self._accuracy:
             self._accuracy[name] = accuracy_table(aggregate(self.tables[name])[0])
         return next((a for a in self._accuracy[name] if a.model == c.model and a.benchmark == c.benchmark), None)
 
-    def screen_result(self, c: TrialClaim, name: str | None = None) -> ScreenResult:
-        name = name or c.trials
+    def screen_result(self, c: Claim, name: str | None = None) -> ScreenResult:
+        name = name or c.table
         s = c.settings
         key = (name, s.low, s.high, s.threshold)
         if key not in self._screen:
             self._screen[key] = screen(self.tables[name], low=s.low, high=s.high, threshold=s.threshold)
         return self._screen[key]
 
-    def screen_row(self, c: TrialClaim, name: str | None = None) -> ScreenRow | None:
+    def screen_row(self, c: Claim, name: str | None = None) -> ScreenRow | None:
         return next((r for r in self.screen_result(c, name).rows if r.benchmark == c.benchmark), None)
 
-    def compute(self, c: TrialClaim, name: str | None = None) -> TrialComputed:
+    def compute(self, c: Claim, name: str | None = None) -> Computed:
         """The claim's figure from table ``name`` (default: the claim's own table)."""
-        name = name or c.trials
+        name = name or c.table
+        if c.spec.compute is not None:  # a metric row with its own computation
+            return c.spec.compute(self, c, name)
         scope = c.spec.scope
         if scope == "cell":
             return cell_value(self.cell(c, name), c.metric, c.printed.unit)
         if scope == "model":
             row = self.accuracy_row(c, name)
             if row is None:
-                return TrialComputed(None, f"{c.model} has no trials on {c.benchmark}")
+                return Computed(None, f"{c.model} has no trials on {c.benchmark}")
             return accuracy_value(row, c.metric)
         row_s = self.screen_row(c, name)
         if row_s is None:  # pragma: no cover - names are checked before
-            return TrialComputed(None, f"no benchmark {c.benchmark}")
+            return Computed(None, f"no benchmark {c.benchmark}")
         return screen_value(row_s, c.metric, c.printed.unit)
 
 
-def cell_value(cell: CellResult, metric: str, unit: str) -> TrialComputed:
+def cell_value(cell: CellResult, metric: str, unit: str) -> Computed:
     """A cell figure by its ``items --format json`` name."""
     sh = cell.shares
     n = sh.n_items
     key = metric[len("items."):]
     if key == "n":
-        return TrialComputed(n, n=n)
+        return Computed(n, n=n)
     if n == 0 and key != "n":
-        return TrialComputed(None, f"{cell.source} -> {cell.target} has no items with non-error trials on both "
+        return Computed(None, f"{cell.source} -> {cell.target} has no items with non-error trials on both "
                              "sides in this cell", n=0)
     counts = {"improved": sh.improved, "regressed": sh.regressed, "changed": sh.improved + sh.regressed,
               "equivalent": sh.equivalent, "inconclusive": sh.inconclusive}
     if key in counts:
-        return TrialComputed(_share(counts[key], n, unit), n=n)
+        return Computed(_share(counts[key], n, unit), n=n)
     shares = {"p_plus": sh.improved, "p_minus": sh.regressed, "p_chg": sh.improved + sh.regressed}
     if key in shares:
-        return TrialComputed(Fraction(shares[key], n), n=n)
+        return Computed(Fraction(shares[key], n), n=n)
     if key == "delta":
-        return TrialComputed(cell.delta_exact, n=n)
+        return Computed(cell.delta_exact, n=n)
     if key == "delta_r":
         d = None if cell.loose is None else cell.loose.delta_r_exact
-        return TrialComputed(d, None if d is not None else "no item has a loose reading on both sides", n=n)
+        return Computed(d, None if d is not None else "no item has a loose reading on both sides", n=n)
     if metric.startswith(NULL_PREFIX):
         k = metric[len(NULL_PREFIX):]
         null: dict[str, Any] = cell.null_p95 or {}
         if k not in null:
-            return TrialComputed(None, f"the null has no {k!r}; keys: {', '.join(null) or 'none'}", n=n)
-        return TrialComputed(null[k], None if null[k] is not None else "the permutation null was not run", n=n)
+            return Computed(None, f"the null has no {k!r}; keys: {', '.join(null) or 'none'}", n=n)
+        return Computed(null[k], None if null[k] is not None else "the permutation null was not run", n=n)
     raise KeyError(metric)  # pragma: no cover - the catalogue lists every name
 
 
-def accuracy_value(row: ModelAccuracy, metric: str) -> TrialComputed:
+def accuracy_value(row: ModelAccuracy, metric: str) -> Computed:
     if metric == "accuracy":
         v = row.accuracy_exact
-        return TrialComputed(v, None if v is not None else "no item has a non-error trial", n=row.n_items)
+        return Computed(v, None if v is not None else "no item has a non-error trial", n=row.n_items)
     v = row.loose_exact
-    return TrialComputed(v, None if v is not None else "no item has a loose reading", n=row.loose_items)
+    return Computed(v, None if v is not None else "no item has a loose reading", n=row.loose_items)
 
 
-def screen_value(row: ScreenRow, metric: str, unit: str) -> TrialComputed:
+def screen_value(row: ScreenRow, metric: str, unit: str) -> Computed:
     n = row.n_items
     if metric == "screen.n_items":
-        return TrialComputed(n, n=n)
+        return Computed(n, n=n)
     if n == 0:
-        return TrialComputed(None, "no item has a non-error trial", n=0)
+        return Computed(None, "no item has a non-error trial", n=0)
     if metric == "screen.passes":
-        return TrialComputed(row.passes, n=n)
+        return Computed(row.passes, n=n)
     if metric == "screen.share":
-        return TrialComputed(Fraction(row.informative, n), n=n)
-    return TrialComputed(_share(row.informative, n, unit), n=n)
+        return Computed(Fraction(row.informative, n), n=n)
+    return Computed(_share(row.informative, n, unit), n=n)

@@ -6,8 +6,7 @@ import pytest
 
 from replicate.errors import BadInput
 from replicate.verify.claims import parse_claims
-from replicate.verify.matching import Printed
-from replicate.verify.trials_claims import PrintedFlag
+from replicate.verify.matching import Printed, PrintedFlag
 
 
 def _data(*claims: dict, study: dict | None = None, **extra) -> dict:

@@ -1,46 +1,27 @@
-"""The trial sections of the verification note, and the terminal table of trial claims (pure rendering)."""
+"""The note's sections about trial claims: recomputed and replicated tables, settings, replications (pure rendering)."""
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
-from replicate.output import Format, pct, table, table_blocks
+from replicate.output import Format, pct, table
 from replicate.stats.classify import CLASSES
 from replicate.stats.replication import SHARE_INTERVAL, Z_TEST
+from replicate.trials.settings import TrialSettings
+from replicate.verify.cells import figure_cell, fitted, not_computable, printed_text, show
+from replicate.verify.matching import PrintedFlag
 from replicate.verify.replication import (
     DESIGN_TEST,
     FLAG_TEST,
     Agreement,
     CollectionProvenance,
 )
-from replicate.verify.trials_claims import PrintedFlag, TrialSettings
-from replicate.verify.trials_result import (
+from replicate.verify.result import (
     RECOMPUTED,
     REPLICATED,
     TrialClaimResult,
     TrialsVerification,
 )
-
-
-def _printed(r: TrialClaimResult) -> str:
-    p = r.claim.printed
-    if isinstance(p, PrintedFlag):
-        return "pass" if p.value else "fail"
-    return f"{p.text.rstrip('%').rstrip()}{'%' if p.unit == 'percent' else ''}"
-
-
-def show_value(r: TrialClaimResult, value: Any) -> str:
-    """A figure in the claim's printed unit, three more decimals than printed (counts and flags as they are)."""
-    p = r.claim.printed
-    if value is None:
-        return "-"
-    if isinstance(value, bool) or isinstance(p, PrintedFlag):
-        return "pass" if value else "fail"
-    if p.unit == "count":
-        return str(value)
-    x = float(Fraction(value) * 100) if p.unit == "percent" else float(value)
-    return f"{x:.{p.places + 3}f}"
 
 
 def _points(r: TrialClaimResult, x: float) -> str:
@@ -50,6 +31,13 @@ def _points(r: TrialClaimResult, x: float) -> str:
     if p.unit in ("percent", "count") or isinstance(p, PrintedFlag):  # a count is compared as a share
         return f"{100 * x:+.{max(places, 1) if p.unit == 'count' else places}f}"
     return f"{x:+.{max(places, 3)}f}"
+
+
+def _verdict(r: TrialClaimResult, notes: dict[str, int]) -> str:
+    o = r.outcome
+    if str(o.verdict) == "not_computable":
+        return not_computable(o.why, notes)
+    return f"{o.verdict}{' (tie)' if o.tie else ''}"
 
 
 def _interval(r: TrialClaimResult) -> str:
@@ -68,45 +56,23 @@ def _p(r: TrialClaimResult) -> str:
     return f"{rep.comparison.p_value:.3g}"
 
 
-def _verdict(r: TrialClaimResult, notes: dict[str, int]) -> str:
-    if r.verdict == "not_computable":
-        ref = notes.setdefault(r.why or "undefined", len(notes) + 1)
-        return f"not computable [{ref}]"
-    tie = " (tie)" if r.match is not None and r.match.tie else ""
-    return r.verdict + tie
-
-
-def figure_cell(metric: str, target: str, plain: bool) -> str:
-    """What a claim is about; in plain text a long one takes two lines (metric, then runs)."""
-    one = f"{metric} ({target})"
-    return f"{metric}\n({target})" if plain and len(one) > 55 else one
-
-
-def _fitted(rows: list[list[Any]], headers: list[str], fmt: Format) -> str:
-    """One table in markdown; in plain text blocks of columns that fit a terminal (see table_blocks)."""
-    if fmt is not Format.table:
-        return table(rows, headers, fmt)
-    columns = [(h, [row[i] for row in rows]) for i, h in enumerate(headers)][1:]
-    return table_blocks(headers[0], [row[0] for row in rows], columns)
-
-
 def recomputed_table(results: list[TrialClaimResult], fmt: Format, notes: dict[str, int]) -> str:
     plain = fmt is Format.table
-    rows = [[r.claim.id, r.claim.where or "-", figure_cell(r.claim.metric, r.claim.target, plain), _printed(r),
-             show_value(r, r.computed.value), _verdict(r, notes)] for r in results]
-    return _fitted(rows, ["id", "where", "figure", "printed", "recomputed", "verdict"], fmt)
+    rows = [[r.claim.id, r.claim.where or "-", figure_cell(r.claim.metric, r.claim.target, plain), printed_text(r.claim.printed),
+             show(r.claim.printed, r.computed.value), _verdict(r, notes)] for r in results]
+    return fitted(rows, ["id", "where", "figure", "printed", "recomputed", "verdict"], fmt)
 
 
 def replicated_table(results: list[TrialClaimResult], fmt: Format, notes: dict[str, int]) -> str:
     plain = fmt is Format.table
     rows = []
     for r in results:
-        rows.append([r.claim.id, figure_cell(r.claim.metric, r.claim.target, plain), _printed(r),
-                     show_value(r, r.released.value if r.released else None), show_value(r, r.computed.value),
+        rows.append([r.claim.id, figure_cell(r.claim.metric, r.claim.target, plain), printed_text(r.claim.printed),
+                     show(r.claim.printed, r.released.value if r.released else None), show(r.claim.printed, r.computed.value),
                      "-" if r.computed.n is None else r.computed.n, _interval(r), _p(r), _verdict(r, notes)])
     # no verdict without its n: the fresh figure's items (an underpowered verdict is about them)
     headers = ["id", "figure", "printed", "release", "fresh", "n", "95% interval, fresh - printed", "p", "verdict"]
-    return _fitted(rows, headers, fmt)
+    return fitted(rows, headers, fmt)
 
 
 def _tests_used(results: list[TrialClaimResult]) -> list[str]:
@@ -170,7 +136,7 @@ def _claim_lines(results: list[TrialClaimResult]) -> list[str]:
             test = {Z_TEST: "z test", SHARE_INTERVAL: "Newcombe interval", DESIGN_TEST: "exact",
                     FLAG_TEST: "Wilson interval vs threshold"}.get(r.replicated.test if r.replicated else "", "-")
             tail = f"replicated against the fresh collection for `{c.trials}` ({test})"
-        out.append(f"- `{c.id}`{where}: `{c.metric}` of {c.target} in `{c.trials}`, printed {_printed(r)}, "
+        out.append(f"- `{c.id}`{where}: `{c.metric}` of {c.target} in `{c.trials}`, printed {printed_text(r.claim.printed)}, "
                    f"{tail}{text}")
     return out
 

@@ -1,0 +1,53 @@
+"""How a claim shows in a table cell, for claims over runs and trial claims alike (pure rendering).
+
+The printed value as printed, a computed value in the printed scale, a verdict
+(with its numbered reason when not computable), what the figure is about, and
+tables that fit a terminal in plain text.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from replicate.output import Format, table, table_blocks
+from replicate.verify.matching import Printed, PrintedFlag
+
+
+def printed_text(p: Printed | PrintedFlag) -> str:
+    """The printed value as a reader saw it (``28.0%``; ``pass``/``fail`` for a flag)."""
+    if isinstance(p, PrintedFlag):
+        return "pass" if p.value else "fail"
+    return f"{p.text.rstrip('%').rstrip()}{'%' if p.unit == 'percent' else ''}"
+
+
+def show(p: Printed | PrintedFlag, value: Any) -> str:
+    """A computed value in the printed unit, three more decimals than printed (counts and flags as they are)."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool) or isinstance(p, PrintedFlag):
+        return "pass" if value else "fail"
+    if p.unit == "count" or isinstance(value, int):
+        return str(value)
+    x = float(Fraction(value) * 100) if p.unit == "percent" else float(value)
+    return f"{x:.{p.places + 3}f}"
+
+
+def not_computable(why: str | None, notes: dict[str, int]) -> str:
+    """``not computable [n]``, the reason numbered in ``notes`` (listed under the table)."""
+    ref = notes.setdefault(why or "undefined", len(notes) + 1)
+    return f"not computable [{ref}]"
+
+
+def figure_cell(metric: str, target: str, plain: bool) -> str:
+    """What a claim is about; in plain text a long one takes two lines (metric, then runs)."""
+    one = f"{metric} ({target})"
+    return f"{metric}\n({target})" if plain and len(one) > 55 else one
+
+
+def fitted(rows: list[list[Any]], headers: list[str], fmt: Format) -> str:
+    """One table in markdown; in plain text blocks of columns that fit a terminal (see table_blocks)."""
+    if fmt is not Format.table:
+        return table(rows, headers, fmt)
+    columns = [(h, [row[i] for row in rows]) for i, h in enumerate(headers)][1:]
+    return table_blocks(headers[0], [row[0] for row in rows], columns)

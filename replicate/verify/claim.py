@@ -1,0 +1,425 @@
+"""One claim model: a printed figure over a source (judge runs or a trials table), and its validation (pure).
+
+A ``[[claims]]`` entry names a metric of the one table
+(:mod:`replicate.verify.metrics`), a value as printed and a unit; the fields
+that say what it is about depend on its **source**:
+
+- over judge runs (the default): ``run``, ``old`` + ``new`` or ``runs``, and
+  optionally ``parser`` and ``unparsed`` (the policy);
+- over a trials table (the claim names ``trials``): ``edge``, ``benchmark``,
+  ``model`` and the settings of :mod:`replicate.trials.settings` (over the
+  ``[study]`` ones).
+
+A metric may declare fields of its own (:attr:`Metric.fields`): they are
+accepted only for a claim naming it, checked, and kept in ``claim.options``.
+
+:func:`parse_claim` says every problem of an entry (each prefixed by its id)
+and returns a :class:`Claim` only when there is none.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field, replace
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from replicate.stats.intervals import DIFF_METHODS
+from replicate.stats.policy import POLICIES, Policy
+from replicate.trials.settings import DECIMAL_SETTINGS, TrialSettings
+from replicate.verify.matching import FLAG_WORDS, Printed, PrintedFlag
+from replicate.verify.metrics import UNITS_OF_SOURCE, Metric, claim_unit, metric as find_metric, metric_names
+
+#: Fields every claim may give, then those of each source.
+COMMON_FIELDS = ("id", "where", "text", "metric", "value", "unit")
+SETTING_FIELDS = ("eps", "alpha", "ci", "null", "seed", "by", "low", "high", "threshold", "tolerance")
+SOURCE_FIELDS: dict[str, tuple[str, ...]] = {
+    "runs": ("run", "old", "new", "runs", "parser", "unparsed"),
+    "trials": ("trials", "edge", "benchmark", "model", *SETTING_FIELDS),
+}
+CLAIM_FIELDS = COMMON_FIELDS + SOURCE_FIELDS["runs"]
+TRIAL_CLAIM_FIELDS = COMMON_FIELDS + SOURCE_FIELDS["trials"]
+BY_CHOICES = ("benchmark", "none")
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One printed figure: its metric over a source (runs or a trials table), and the value as printed."""
+
+    id: str
+    metric: str
+    printed: Printed | PrintedFlag
+    spec: Metric = field(compare=False, repr=False)
+    where: str = ""
+    text: str = ""
+    position: int = 0  # 1-based position among [[claims]]
+    options: Mapping[str, Any] = field(default_factory=dict)  # the metric's own fields, checked
+    # over judge runs
+    run: str | None = None
+    old: str | None = None
+    new: str | None = None
+    runs: tuple[str, ...] = ()
+    parser: str | None = None  # pinned parser (None: recompute under every parser asked)
+    unparsed: Policy | None = None  # pinned unparsed policy (None: the default, intersect)
+    # over a trials table
+    trials: str | None = None  # the [trials] table it is computed from
+    edge: str | None = None  # "A:B" as written (split against the table's models when loaded)
+    benchmark: str | None = None
+    model: str | None = None
+    settings: TrialSettings = TrialSettings()
+
+    @property
+    def source(self) -> str:
+        return self.spec.source
+
+    @property
+    def scope(self) -> str:
+        if self.source == "trials":
+            return self.spec.scope
+        if self.runs:
+            return "floor"
+        return "edge" if self.old is not None else "run"
+
+    @property
+    def run_names(self) -> tuple[str, ...]:
+        """The runs a claim over runs reads (none for a trial claim)."""
+        if self.source == "trials":
+            return ()
+        if self.scope == "floor":
+            return self.runs
+        if self.scope == "edge":
+            return (self.old, self.new)  # type: ignore[return-value]
+        return (self.run,)  # type: ignore[return-value]
+
+    @property
+    def policy(self) -> Policy:
+        return self.unparsed or "intersect"
+
+    @property
+    def table(self) -> str:
+        """The [trials] table a trial claim is computed from."""
+        assert self.trials is not None, "a claim over runs names no trials table"
+        return self.trials
+
+    @property
+    def by(self) -> str:
+        """A trial cell per benchmark, or pooled over benchmarks."""
+        return "benchmark" if self.benchmark is not None else "none"
+
+    @property
+    def target(self) -> str:
+        """What the figure is about, as a reader sees it."""
+        scope = self.scope
+        if scope == "floor":
+            return "floor of " + ", ".join(self.runs)
+        if scope == "edge":
+            return f"{self.old} -> {self.new}"
+        if scope == "run":
+            return str(self.run)
+        bench = self.benchmark if self.benchmark is not None else "all benchmarks pooled"
+        if scope == "cell":
+            return f"{(self.edge or '').replace(':', ' -> ', 1)}, {bench}"
+        if scope == "model":
+            return f"{self.model}, {self.benchmark}"
+        return str(self.benchmark)
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {"id": self.id, "metric": self.metric, "printed": self.printed.text,
+                               "unit": self.printed.unit, "where": self.where, "text": self.text}
+        scope = self.scope
+        if self.source == "trials":
+            out["trials"] = self.trials
+            if scope == "cell":
+                out["edge"] = self.edge
+            if scope == "model":
+                out["model"] = self.model
+            out["benchmark"] = self.benchmark
+        else:
+            if scope == "floor":
+                out["runs"] = list(self.runs)
+            elif scope == "edge":
+                out.update(old=self.old, new=self.new)
+            else:
+                out["run"] = self.run
+            out.update(parser=self.parser, unparsed=self.policy)
+        if self.options:
+            out["options"] = dict(self.options)
+        return out
+
+
+#: The earlier name of a claim over a trials table (one model now).
+TrialClaim = Claim
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a claim is checked against: the file's runs, trials tables, parsers and [study] settings."""
+
+    runs: Mapping[str, Any]
+    tables: Mapping[str, str]
+    parsers: Collection[str] | None
+    settings: TrialSettings
+    seen: dict[str, int]  # id -> position, filled as claims are read
+
+
+def close(name: str, options: Collection[str]) -> str:
+    found = difflib.get_close_matches(name, list(options), n=1)
+    return f" (did you mean {found[0]!r}?)" if found else ""
+
+
+def parse_claim(c: Any, position: int, ctx: Context, problems: list[str]) -> Claim | None:
+    """A ``[[claims]]`` entry: each problem appended to ``problems`` (by id); a claim only when there is none."""
+    if not isinstance(c, dict):
+        problems.append(f"claims[{position}]: must be a table ([[claims]])")
+        return None
+    source = "trials" if "trials" in c else "runs"
+    cid = c.get("id")
+    label = f"claim {cid!r}" if isinstance(cid, str) and cid else f"claims[{position}]"
+    before = len(problems)
+
+    def say(message: str) -> None:
+        problems.append(f"{label}: {message}")
+
+    def check_id() -> None:
+        if "id" in c:
+            if not isinstance(cid, str) or not cid:
+                say("id must be a non-empty string")
+            elif cid in ctx.seen:
+                say(f"duplicate id (also claims[{ctx.seen[cid]}])")
+            else:
+                ctx.seen[cid] = position
+
+    if source == "trials":  # (the order problems are listed in, as before the two kinds of claim were one)
+        check_id()
+    name = c.get("metric")
+    spec = find_metric(name, source) if isinstance(name, str) else None  # type: ignore[arg-type]
+    allowed = COMMON_FIELDS + SOURCE_FIELDS[source] + (spec.field_names if spec is not None else ())
+    where = "" if source == "runs" else " in a trial claim"
+    for k in c:
+        if k not in allowed:
+            say(f"unknown field {k!r}{close(k, allowed)}; allowed{where}: {', '.join(allowed)}")
+    for key in ("id", "metric", "value", "unit"):
+        if key not in c:
+            say(f"missing field {key!r}")
+    if source == "runs":
+        check_id()
+    if source == "trials" and (not isinstance(c["trials"], str) or c["trials"] not in ctx.tables):
+        say(f"unknown trials table {c['trials']!r}{close(str(c['trials']), ctx.tables)}; [trials] tables: "
+            f"{', '.join(ctx.tables) or 'none'}")
+    if "metric" in c and spec is None:
+        names = metric_names(source)  # type: ignore[arg-type]
+        say(f"unknown {'trial ' if source == 'trials' else ''}metric {name!r}{close(str(name), names)}; "
+            f"metrics: {', '.join(names)}")
+    unit = claim_unit(c, UNITS_OF_SOURCE[source], spec, say,
+                      units_of="units" if source == "runs" else "units of trial figures")
+    printed = _printed(c["value"], unit, say) if "value" in c else None
+    options = _options(c, spec, say)
+    extra: dict[str, Any] = (_runs_part if source == "runs" else _trials_part)(c, spec, ctx, say)
+    if len(problems) > before or spec is None or printed is None:
+        return None
+    return Claim(id=str(cid), metric=spec.name, printed=printed, spec=spec, where=c.get("where", ""),
+                 text=c.get("text", ""), position=position, options=options, **extra)
+
+
+def _printed(value: Any, unit: str | None, say: Callable[[str], None]) -> Printed | PrintedFlag | None:
+    if not isinstance(value, str):
+        say(f"value must be a string as printed (write value = \"{value}\"), got {type(value).__name__} {value!r}")
+        return None
+    if unit is None:
+        return None
+    if unit == "flag":
+        word = value.strip().lower()
+        if word not in FLAG_WORDS:
+            say(f"value {value!r} of unit 'flag' must be pass or fail")
+            return None
+        return PrintedFlag(value, FLAG_WORDS[word])
+    try:
+        return Printed.parse(value, unit)
+    except ValueError as exc:
+        say(str(exc))
+        return None
+
+
+def _options(c: Mapping[str, Any], spec: Metric | None, say: Callable[[str], None]) -> dict[str, Any]:
+    """The metric's own fields: each given value checked, the rest at their defaults."""
+    out: dict[str, Any] = {}
+    for f in spec.fields if spec is not None else ():
+        if f.name not in c:
+            out[f.name] = f.default
+            continue
+        problem = f.check(c[f.name])
+        if problem is not None:
+            say(f"{f.name} {problem}")
+        out[f.name] = c[f.name]
+    return out
+
+
+# -- over judge runs ---------------------------------------------------------------------------
+def _runs_part(c: Mapping[str, Any], spec: Metric | None, ctx: Context, say: Callable[[str], None]) -> dict:
+    for key in ("where", "text"):
+        if key in c and not isinstance(c[key], str):
+            say(f"{key} must be a string")
+    parser = c.get("parser")
+    if "parser" in c:
+        if not isinstance(parser, str):
+            say("parser must be a parser name such as 'umbrela-fallback@1'")
+        elif ctx.parsers is not None and parser not in ctx.parsers:
+            say(f"unknown parser {parser!r}{close(parser, ctx.parsers)}; parsers: {', '.join(ctx.parsers) or 'none'}")
+    policy = c.get("unparsed")
+    if "unparsed" in c and policy not in POLICIES:
+        say(f"unknown unparsed policy {policy!r}; policies: {', '.join(POLICIES)}")
+    _check_run_fields(c, spec, ctx.runs, say)
+    return dict(run=c.get("run"), old=c.get("old"), new=c.get("new"), runs=tuple(c.get("runs", ())),
+                parser=parser, unparsed=policy)
+
+
+_RUN_SCOPE_WORDS = {"run": "one run (run = \"NAME\")", "edge": "an edge (old = \"A\", new = \"B\")",
+                    "floor": "repeats (runs = [\"A\", \"B\", ...])"}
+
+
+def _scope_words(metric: Metric) -> str:
+    return " or ".join(_RUN_SCOPE_WORDS[s] for s in metric.scopes)
+
+
+def _check_run_fields(c: Mapping[str, Any], metric: Metric | None, runs: Mapping[str, Any], say) -> None:
+    """The run/old/new/runs fields: the right ones for the metric's scope, naming known runs."""
+    has = {k: k in c for k in ("run", "old", "new", "runs")}
+    scopes = metric.scopes if metric is not None else ("run", "edge", "floor")
+
+    def known(name: Any, what: str) -> None:
+        if not isinstance(name, str):
+            say(f"{what} must be a run name (string)")
+        elif runs and name not in runs:
+            say(f"unknown run {name!r} in {what}{close(name, runs)}; runs: {', '.join(runs)}")
+
+    def refuse(fields: str) -> bool:
+        if metric is not None and {"'runs'": "floor", "'old'/'new'": "edge", "'run'": "run"}[fields] not in scopes:
+            say(f"metric {metric.name!r} does not take {fields}; it names {_scope_words(metric)}")
+            return True
+        return False
+
+    if has["runs"]:
+        if refuse("'runs'"):
+            return
+        if has["run"] or has["old"] or has["new"]:
+            say("give either 'runs' (a floor) or 'run' or 'old' and 'new', not several")
+        elif not isinstance(c["runs"], list) or len(c["runs"]) < 2:
+            say("runs must be a list of at least two repeat runs")
+        else:
+            for r in c["runs"]:
+                known(r, "runs")
+            if len(set(map(str, c["runs"]))) != len(c["runs"]):
+                say("runs lists a run twice")
+        return
+    if has["old"] or has["new"]:
+        if refuse("'old'/'new'"):
+            return
+        if has["run"]:
+            say("give either 'run' or 'old' and 'new', not both")
+        for k in ("old", "new"):
+            if has[k]:
+                known(c[k], k)
+            else:
+                say(f"missing field {k!r} (an edge names old and new)")
+        if has["old"] and has["new"] and c["old"] == c["new"]:
+            say(f"old and new are the same run {c['old']!r}")
+        return
+    if has["run"]:
+        if not refuse("'run'"):
+            known(c["run"], "run")
+        return
+    if metric is not None:
+        say(f"missing {_scope_words(metric)}")
+
+
+# -- over a trials table -----------------------------------------------------------------------
+_TRIAL_SCOPE_WORDS = {
+    "cell": 'an edge = "A:B" and a benchmark (none for the cell pooled over benchmarks)',
+    "model": "a model and a benchmark",
+    "benchmark": "a benchmark",
+}
+
+
+def _trials_part(c: Mapping[str, Any], spec: Metric | None, ctx: Context, say: Callable[[str], None]) -> dict:
+    for key in ("where", "text", "edge", "benchmark", "model"):
+        if key in c and (not isinstance(c[key], str) or not c[key]):
+            say(f"{key} must be a non-empty string")
+    if spec is not None:
+        _check_trial_scope(c, spec, say)
+    settings = parse_settings(c, ctx.settings, say)
+    if spec is not None:
+        cell = spec.scope == "cell"
+        if settings.by == "none" and "benchmark" in c and cell:
+            say("by = \"none\" pools the benchmarks: leave out 'benchmark'")
+        if settings.by == "benchmark" and "benchmark" not in c and cell:
+            say("by = \"benchmark\" needs a 'benchmark' (omit both for the pooled cell)")
+        if spec.needs_null:
+            if "seed" not in settings.given:
+                say(f"{spec.name} depends on the permutation null's seed, which neither the claim nor "
+                    "[study] gives (add seed = N)")
+            if settings.null == 0:
+                say(f"{spec.name} needs the permutation null, but null = 0 turns it off")
+    return dict(trials=c.get("trials"), edge=c.get("edge"), benchmark=c.get("benchmark"), model=c.get("model"),
+                settings=settings)
+
+
+def _check_trial_scope(c: Mapping[str, Any], metric: Metric, say: Callable[[str], None]) -> None:
+    wants = {"cell": ("edge",), "model": ("model", "benchmark"), "benchmark": ("benchmark",)}[metric.scope]
+    for k in wants:
+        if k not in c:
+            say(f"missing field {k!r} (metric {metric.name!r} names {_TRIAL_SCOPE_WORDS[metric.scope]})")
+    for k in ("edge", "model"):
+        if k in c and k not in wants:
+            say(f"metric {metric.name!r} does not take {k!r}")
+    edge = c.get("edge")
+    if isinstance(edge, str) and edge:
+        parts = [i for i, ch in enumerate(edge) if ch == ":" and 0 < i < len(edge) - 1]
+        if not parts:
+            say(f"edge must look like SOURCE:TARGET, got {edge!r}")
+
+
+def _decimal_text(v: Any) -> str | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        return None
+    try:
+        d = Decimal(str(v).strip())
+    except InvalidOperation:
+        return None
+    return str(v).strip() if d.is_finite() else None
+
+
+def parse_settings(table: Mapping[str, Any], base: TrialSettings, say: Callable[[str], None]) -> TrialSettings:
+    """The settings of ``table`` (a [study] or a claim) over ``base``; bad values are said, not raised."""
+    values: dict[str, Any] = {}
+    for key in SETTING_FIELDS:
+        if key not in table:
+            continue
+        v = table[key]
+        if key in DECIMAL_SETTINGS:
+            text = _decimal_text(v)
+            if text is None or not 0 <= Decimal(text) <= 1 or (key in ("eps", "tolerance") and Decimal(text) == 0):
+                say(f"{key} must be a number in {'(0, 1]' if key in ('eps', 'tolerance') else '[0, 1]'}, got {v!r}")
+                continue
+            values[key] = text
+        elif key == "alpha":
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
+                say(f"alpha must be a number in (0, 1), got {v!r}")
+                continue
+            values[key] = float(v)
+        elif key in ("null", "seed"):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                say(f"{key} must be a whole number >= 0, got {v!r}")
+                continue
+            values[key] = v
+        elif key == "ci":
+            if v not in DIFF_METHODS:
+                say(f"unknown ci {v!r}; methods: {', '.join(DIFF_METHODS)}")
+                continue
+            values[key] = v
+        elif key == "by":
+            if v not in BY_CHOICES:
+                say(f"by must be one of {', '.join(BY_CHOICES)}, got {v!r}")
+                continue
+            values[key] = v
+    return replace(base, **values, given=base.given | frozenset(values))
