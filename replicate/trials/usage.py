@@ -13,10 +13,11 @@ A null is "not reported", never 0: it is kept as NaN and counted. An
 ``api_error`` trial has no response, so its usage must be null (bad input
 otherwise); error trials are left out of every cost figure, as out of p̂.
 
-Values: a JSON integer (an integral float such as ``12.0``, as pandas writes
-an integer column holding nulls, is read as that integer), or in CSV the text
-of one; empty is null. Bad input names the file and line: a negative count, a
-fraction, text, true/false, or a list.
+Values: an integer; an integral float such as ``12.0`` (as pandas writes an
+integer column holding nulls) and the text of a count such as ``"12"`` (as
+CSV holds every value, and JSON may) are read as that count; empty text is
+null. Bad input names the file and line: a negative count, a fraction, other
+text, true/false, a list or an object.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def _value(v: object) -> float | None | str:
     elif t is float:
         f = float(v)  # type: ignore[arg-type]
         if not math.isfinite(f) or not f.is_integer():
-            return f"not an integer: {short_repr(v)}"
+            return f"is not an integer: {short_repr(v)}"
         n = f
     elif t is str:
         s = str(v).strip()
@@ -73,12 +74,12 @@ def _value(v: object) -> float | None | str:
             try:
                 f = float(s)
             except ValueError:
-                return f"not an integer: {short_repr(v)}"
+                return f"is not an integer: {short_repr(v)}"
             if not math.isfinite(f) or not f.is_integer():
-                return f"not an integer: {short_repr(v)}"
+                return f"is not an integer: {short_repr(v)}"
             n = f
     else:
-        return f"not an integer: {short_repr(v)}"
+        return f"is not an integer: {short_repr(v)}"
     if n < 0:
         return f"must be >= 0, got {short_repr(v)}"
     return n
@@ -90,7 +91,7 @@ def _column(table: TrialsTable, name: str, error: np.ndarray) -> np.ndarray:
     for r, v in enumerate(raw):
         x = _value(v)
         if isinstance(x, str):
-            raise BadInput(f"column {name!r} is {x}", path=table.path, line=int(table.line[r]))
+            raise BadInput(f"column {name!r} {x}", path=table.path, line=int(table.line[r]))
         if x is None:
             continue
         if error[r]:
