@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from replicate.output import Format, FormatArg, pct, prose, table, table_blocks
 from replicate.stats.bootstrap import Interval
 from replicate.trials.costs_result import NO_USAGE, STATS, CostsResult, Distribution
@@ -21,7 +23,7 @@ def value(x: float | None, kind: str, *, signed: bool = False) -> str:
         return "-"
     sign = "+" if signed and x > 0 else ""
     if kind == "cost":
-        return f"{sign}{x:.3g}"
+        return sign + np.format_float_positional(x, precision=3, unique=True, fractional=False, trim="-")
     return f"{sign}{x:.0f}" if float(x).is_integer() else f"{sign}{x:.1f}"
 
 
@@ -52,7 +54,7 @@ def _distributions(result: CostsResult, fmt: Format, per: str) -> str:
 def _edge_columns(result: CostsResult) -> tuple[list[str], list[tuple[str, list[str]]]]:
     keys: list[str] = []
     cols: dict[str, list[str]] = {h: [] for h in ("items", "paired", "median change", "median ratio", "costs more",
-                                      "per correct src", "per correct tgt")}
+                                      "accuracy src -> tgt", "per correct src", "per correct tgt")}
     for e in result.edges:
         for kind, c in e.changes.items():
             keys.append(f"{e.source} -> {e.target}, {_bench(e.benchmark)}, {kind}")
@@ -63,6 +65,7 @@ def _edge_columns(result: CostsResult) -> tuple[list[str], list[tuple[str, list[
                                                lambda x, k=kind: value(x, k, signed=True)))
             cols["median ratio"].append(_with(_ratio(c.median_ratio), iv.get("median_ratio"), _ratio))
             cols["costs more"].append(_with(pct(c.share_more, 1), iv.get("share_more"), lambda x: pct(x, 1)))
+            cols["accuracy src -> tgt"].append(f"{pct(e.accuracy_source, 1)} -> {pct(e.accuracy_target, 1)}")
             for side, key in (("source", "per correct src"), ("target", "per correct tgt")):
                 cols[key].append(_with(value(getattr(c, f"per_correct_{side}"), kind), iv.get(f"per_correct_{side}"),
                                        lambda x, k=kind: value(x, k)))
@@ -78,20 +81,16 @@ def _edges(result: CostsResult, fmt: Format) -> str:
 
 
 def _classes(result: CostsResult, fmt: Format) -> str:
-    kinds = [k for k in CLASS_KINDS if k in result.kinds]
     rows = []
     for e in result.edges:
-        for cls in e.changes[kinds[0]].by_class:
-            cells = []
-            for k in kinds:
-                cc = e.changes[k].by_class[cls]
-                share = None if cc.paired == 0 else cc.more / cc.paired
-                cells += [value(cc.median_change, k, signed=True), _ratio(cc.median_ratio), pct(share, 1)]
-            n = e.changes[kinds[0]].by_class[cls].items
-            if n:
-                rows.append([f"{e.source} -> {e.target}", _bench(e.benchmark), cls, n, *cells])
-    heads = [h for k in kinds for h in (f"{k}: median change", f"{k}: ratio", f"{k}: more")]
-    return table(rows, ["edge", "benchmark", "class", "items", *heads], fmt)
+        for k in (k for k in CLASS_KINDS if k in result.kinds):
+            for cls, cc in e.changes[k].by_class.items():
+                if cc.items:
+                    share = None if cc.paired == 0 else cc.more / cc.paired
+                    rows.append([f"{e.source} -> {e.target}", _bench(e.benchmark), k, cls, cc.items, cc.paired,
+                                 value(cc.median_change, k, signed=True), _ratio(cc.median_ratio), pct(share, 1)])
+    return table(rows, ["edge", "benchmark", "kind", "class", "items", "paired", "median change", "median ratio",
+                        "costs more"], fmt)
 
 
 def _notes(result: CostsResult) -> str:
@@ -132,7 +131,7 @@ def render_costs(result: CostsResult, fmt: FormatArg) -> str:
     ]
     if result.edges:
         sections.append(("Per edge: paired change per item, target - source", _edges(result, fmt)))
-        sections.append(("Cost by item class (median change, median ratio, share of items costing more)",
+        sections.append(("Cost by item class of the edge (as `replicate items` classifies; other kinds in JSON)",
                          _classes(result, fmt)))
     out = []
     for title, body in sections:
