@@ -22,6 +22,7 @@ text, true/false, a list or an object.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -34,6 +35,8 @@ from replicate.trials.load import API_ERROR, TrialsTable, readonly, short_repr
 COLUMNS: dict[str, str] = {"prompt": "prompt_tokens", "completion": "completion_tokens",
                            "reasoning": "reasoning_tokens"}
 KINDS: tuple[str, ...] = ("prompt", "completion", "reasoning", "total")
+#: Above this a count is not a token count (and no longer exact as a float): bad input.
+MAX_TOKENS = 2**53
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,6 +61,8 @@ def _value(v: object) -> float | None | str:
         return None
     t = type(v)
     if t is int:
+        if not -MAX_TOKENS <= v <= MAX_TOKENS:  # type: ignore[operator]
+            return f"is not a plausible token count: {short_repr(v)}"
         n = float(v)  # type: ignore[arg-type]
     elif t is float:
         f = float(v)  # type: ignore[arg-type]
@@ -82,12 +87,19 @@ def _value(v: object) -> float | None | str:
         return f"is not an integer: {short_repr(v)}"
     if n < 0:
         return f"must be >= 0, got {short_repr(v)}"
+    if n > MAX_TOKENS:
+        return f"is not a plausible token count: {short_repr(v)}"
     return n
 
 
 def _column(table: TrialsTable, name: str, error: np.ndarray) -> np.ndarray:
     raw = table.column(name)
-    out = np.full(len(raw), np.nan)
+    if set(map(type, raw)) <= {int, type(None)}:  # the common case, in one numpy call (None -> NaN)
+        with contextlib.suppress(OverflowError):
+            out = np.array(raw, dtype=np.float64)
+            if not ((out < 0) | (out > MAX_TOKENS) | (error & ~np.isnan(out))).any():
+                return out
+    out = np.full(len(raw), np.nan)  # row by row: reads text and floats, and names the first bad line
     for r, v in enumerate(raw):
         x = _value(v)
         if isinstance(x, str):

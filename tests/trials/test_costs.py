@@ -226,6 +226,7 @@ def test_no_usage_reports_no_figures(tmp_path):
     (2.5, "column 'completion_tokens' is not an integer: 2.5"),
     ("twelve", "column 'completion_tokens' is not an integer: 'twelve'"),
     ([12], r"column 'completion_tokens' is not an integer: \[12\]"),
+    (2**60, "column 'completion_tokens' is not a plausible token count: 1152921504606846976"),
     (True, "column 'completion_tokens' is not an integer: True"),
 ])
 def test_bad_counts_name_the_line(tmp_path, value, words):
