@@ -20,7 +20,7 @@ reasoning, total (= prompt + completion) and, with prices, cost.
   ratio.
 - Intervals of the medians, the share and tokens per correct: percentile
   bootstrap over items, or whole clusters of items sharing a metadata value
-  (``cluster``), ``n_resamples`` replicates drawn from ``seed`` and the cell's
+  (``cluster``; None or ``"item"``: items), ``n_resamples`` replicates drawn from ``seed`` and the cell's
   names (as ``items`` derives its null's streams), so a cell's intervals do not
   change when other edges are added.
 """
@@ -47,6 +47,8 @@ from replicate.trials.results import CellResult
 from replicate.trials.usage import KINDS, Usage, read_usage
 
 CONFIDENCE_LEVEL = 0.95
+#: ``cluster`` naming the item bootstrap (each item its own cluster), as the judge commands' ``--cluster item``.
+ITEM_CLUSTER = "item"
 
 
 def distribution(values: np.ndarray) -> Distribution:
@@ -231,6 +233,7 @@ def analyse_costs(
         raise UsageError(Message(Param("by"), f" must be one of {', '.join(BY_CHOICES)}; got {by!r}"))
     if n_resamples < 0:
         raise UsageError(Message(Param("n_resamples"), f" must be >= 0 (0 = no intervals), got {n_resamples}"))
+    cluster = None if cluster == ITEM_CLUSTER else cluster
     usage = read_usage(table)
     counts, row_unit = aggregate(table)
     values, unpriced = _values(table, usage, prices, diag)

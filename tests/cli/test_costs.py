@@ -104,6 +104,9 @@ def test_bad_usage_is_an_error_with_its_line(tmp_path):
 
 
 def test_cluster_column_and_its_errors(trials, tmp_path):
+    args = ["costs", str(trials / "t.jsonl"), "-e", "old:new", "--replicates", "30", "-f", "json"]
+    plain, items = (json.loads(runner.invoke(app, args + extra).stdout) for extra in ([], ["--cluster", "item"]))
+    assert plain["edges"] == items["edges"] and items["bootstrap"]["cluster"] is None
     r = runner.invoke(app, ["costs", str(trials / "t.jsonl"), "-e", "old:new", "--cluster", "nope"])
     assert r.exit_code == 2 and "no column 'nope'" in r.stderr
     r = runner.invoke(app, ["costs", str(trials / "t.jsonl"), "-e", "old:new", "--by", "all"])
