@@ -135,6 +135,16 @@ def _median(x: np.ndarray) -> float | None:
     return float(np.median(x)) if x.size else None
 
 
+_SHARED = ("median_change", "median_ratio", "share_more")
+
+
+def _replicates(d: np.ndarray, r: np.ndarray, paired: np.ndarray, w: np.ndarray) -> list[np.ndarray]:
+    """Per replicate: the median change, the median ratio and the share of paired items costing more."""
+    more = np.where(paired, d > 0, np.nan)
+    return [weighted_medians(d, w), weighted_medians(r, w),
+            ratio_of_sums(weighted_sums(more, w), weighted_sums(paired.astype(float), w))]
+
+
 def _change(s_mean, t_mean, s_tok, s_cor, t_tok, t_cor, cls, boot: ItemResampling | None) -> Change:
     """One kind on one cell: arrays over the cell's items (means per side, NaN = not reported)."""
     paired = ~np.isnan(s_mean) & ~np.isnan(t_mean)
@@ -142,24 +152,24 @@ def _change(s_mean, t_mean, s_tok, s_cor, t_tok, t_cor, cls, boot: ItemResamplin
     has_ratio = paired & (s_mean > 0)
     r = np.full(d.shape, np.nan)
     np.divide(t_mean, s_mean, out=r, where=has_ratio)
-    more = np.where(paired, d > 0, np.nan)
     by_class = {}
     for k, c in enumerate(CLASSES):
         inc = cls == k
+        class_ivs = {}
+        if boot is not None and inc.any():  # the cell's replicates, each item keeping its observed class
+            reps = _replicates(np.where(inc, d, np.nan), np.where(inc, r, np.nan), paired & inc, boot.weights)
+            class_ivs = dict(zip(_SHARED, boot.intervals(np.column_stack(reps))))
         by_class[c] = ClassChange(int(inc.sum()), int((paired & inc).sum()), _median(d[inc]), _median(r[inc]),
-                                  int((paired & inc & (d > 0)).sum()))
+                                  int((paired & inc & (d > 0)).sum()), class_ivs)
     intervals = {}
     if boot is not None:
         w = boot.weights
-        intervals = dict(zip(
-            ("median_change", "median_ratio", "share_more", "per_correct_source", "per_correct_target"),
-            boot.intervals(np.column_stack([
-                weighted_medians(d, w), weighted_medians(r, w),
-                ratio_of_sums(weighted_sums(more, w), weighted_sums(paired.astype(float), w)),
-                ratio_of_sums(weighted_sums(s_tok, w), weighted_sums(s_cor, w)),
-                ratio_of_sums(weighted_sums(t_tok, w), weighted_sums(t_cor, w)),
-            ])),
-        ))
+        reps = _replicates(d, r, paired, w) + [
+            ratio_of_sums(weighted_sums(s_tok, w), weighted_sums(s_cor, w)),
+            ratio_of_sums(weighted_sums(t_tok, w), weighted_sums(t_cor, w)),
+        ]
+        intervals = dict(zip((*_SHARED, "per_correct_source", "per_correct_target"),
+                             boot.intervals(np.column_stack(reps))))
 
     def per_correct(tok: np.ndarray, cor: np.ndarray) -> float | None:
         return float(tok.sum() / cor.sum()) if cor.sum() > 0 else None
@@ -206,6 +216,8 @@ def _edge(cell: CellResult, counts: Counts, unit_of: dict, sums: _Sums, kinds, *
                              sums.sum[k][t, units], sums.correct[k][t, units], rows.cls, boot)
     return EdgeCost(cell.source, cell.target, cell.benchmark, int(units.size), dict(cell.excluded),
                     as_float(cell.source_side.accuracy_exact), as_float(cell.target_side.accuracy_exact), changes,
+                    accuracy_intervals={side: iv for side, iv in (("source", cell.source_side.interval),
+                                                                   ("target", cell.target_side.interval)) if iv is not None},
                     item_pairs=pairs, classes=rows.cls)
 
 

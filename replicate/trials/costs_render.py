@@ -9,7 +9,7 @@ from replicate.stats.bootstrap import Interval
 from replicate.trials.costs_result import NO_USAGE, STATS, CostsResult, Distribution
 from replicate.trials.render import input_lines
 
-#: The kinds the table of cost by item class shows (JSON has every kind).
+#: The kinds the table of cost by item class shows first.
 CLASS_KINDS = ("total", "cost")
 
 
@@ -65,7 +65,10 @@ def _edge_columns(result: CostsResult) -> tuple[list[str], list[tuple[str, list[
                                                lambda x, k=kind: value(x, k, signed=True)))
             cols["median ratio"].append(_with(_ratio(c.median_ratio), iv.get("median_ratio"), _ratio))
             cols["costs more"].append(_with(pct(c.share_more, 1), iv.get("share_more"), lambda x: pct(x, 1)))
-            cols["accuracy src -> tgt"].append(f"{pct(e.accuracy_source, 1)} -> {pct(e.accuracy_target, 1)}")
+            ai = e.accuracy_intervals
+            cols["accuracy src -> tgt"].append(
+                " -> ".join(_with(pct(a, 1), ai.get(side), lambda x: pct(x, 1))
+                            for a, side in ((e.accuracy_source, "source"), (e.accuracy_target, "target"))))
             for side, key in (("source", "per correct src"), ("target", "per correct tgt")):
                 cols[key].append(_with(value(getattr(c, f"per_correct_{side}"), kind), iv.get(f"per_correct_{side}"),
                                        lambda x, k=kind: value(x, k)))
@@ -83,12 +86,15 @@ def _edges(result: CostsResult, fmt: Format) -> str:
 def _classes(result: CostsResult, fmt: Format) -> str:
     rows = []
     for e in result.edges:
-        for k in (k for k in CLASS_KINDS if k in result.kinds):
+        for k in sorted(result.kinds, key=lambda k: (k not in CLASS_KINDS, result.kinds.index(k))):
             for cls, cc in e.changes[k].by_class.items():
                 if cc.items:
-                    share = None if cc.paired == 0 else cc.more / cc.paired
+                    iv = cc.intervals
                     rows.append([f"{e.source} -> {e.target}", _bench(e.benchmark), k, cls, cc.items, cc.paired,
-                                 value(cc.median_change, k, signed=True), _ratio(cc.median_ratio), pct(share, 1)])
+                                 _with(value(cc.median_change, k, signed=True), iv.get("median_change"),
+                                       lambda x, k=k: value(x, k, signed=True)),
+                                 _with(_ratio(cc.median_ratio), iv.get("median_ratio"), _ratio),
+                                 _with(pct(cc.share_more, 1), iv.get("share_more"), lambda x: pct(x, 1))])
     return table(rows, ["edge", "benchmark", "kind", "class", "items", "paired", "median change", "median ratio",
                         "costs more"], fmt)
 
@@ -109,7 +115,8 @@ def _notes(result: CostsResult) -> str:
             "both sides report ('paired'; a source of 0 tokens has no ratio); 'costs more': share of paired items "
             "whose change is > 0; per correct: the tokens of the trials reporting them over the correct answers among "
             f"those trials. Item classes as `replicate items` (eps {c.get('eps')}, BH q <= {c.get('alpha')}, "
-            f"{c.get('ci')} interval); {how}.")
+            f"{c.get('ci')} interval); {how} (per class: the same replicates, each item keeping its class); "
+            "accuracies as `items` gives them (normal interval over items).")
     if result.prices is not None:
         p = result.prices
         lines.append(f"cost: {p.currency}, prices per million tokens from {p.source} (read {p.date}; {p.path}).")
@@ -131,7 +138,7 @@ def render_costs(result: CostsResult, fmt: FormatArg) -> str:
     ]
     if result.edges:
         sections.append(("Per edge: paired change per item, target - source", _edges(result, fmt)))
-        sections.append(("Cost by item class of the edge (as `replicate items` classifies; other kinds in JSON)",
+        sections.append(("Cost by item class of the edge (as `replicate items` classifies)",
                          _classes(result, fmt)))
     out = []
     for title, body in sections:

@@ -65,6 +65,10 @@ class ModelCost:
                 "per_item": {k: d.to_json() for k, d in self.per_item.items()}}
 
 
+def _iv(iv: Interval | None) -> dict | None:
+    return None if iv is None else iv.to_json()
+
+
 @dataclass(frozen=True)
 class ClassChange:
     """The paired change over the items of one class of the edge (improved, regressed, ...)."""
@@ -74,15 +78,17 @@ class ClassChange:
     median_change: float | None
     median_ratio: float | None
     more: int  # paired items costing more on the target
+    #: median_change, median_ratio, share_more: the cell's bootstrap replicates, each item keeping its class
+    intervals: dict[str, Interval] = field(default_factory=dict)
+
+    @property
+    def share_more(self) -> float | None:
+        return None if self.paired == 0 else self.more / self.paired
 
     def to_json(self) -> dict:
         return {"items": self.items, "paired": self.paired, "median_change": self.median_change,
-                "median_ratio": self.median_ratio, "more": self.more,
-                "share_more": None if self.paired == 0 else self.more / self.paired}
-
-
-def _iv(iv: Interval | None) -> dict | None:
-    return None if iv is None else iv.to_json()
+                "median_ratio": self.median_ratio, "more": self.more, "share_more": self.share_more,
+                "interval": {k: _iv(v) for k, v in self.intervals.items()}}
 
 
 @dataclass(frozen=True)
@@ -131,6 +137,8 @@ class EdgeCost:
     accuracy_source: float | None
     accuracy_target: float | None
     changes: dict[str, Change]
+    #: the accuracies' intervals as ``items`` gives them (normal over items), by side
+    accuracy_intervals: dict[str, Interval] = field(default_factory=dict)
     #: per kind, the (source, target) item means over the cell's items, and each item's class code; not in JSON
     item_pairs: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False, compare=False)
     classes: np.ndarray | None = field(default=None, repr=False, compare=False)
@@ -142,7 +150,8 @@ class EdgeCost:
     def to_json(self) -> dict:
         return {"source": self.source, "target": self.target, "benchmark": self.benchmark, "items": self.items,
                 "excluded": self.excluded,
-                "accuracy": {"source": self.accuracy_source, "target": self.accuracy_target},
+                "accuracy": {"source": self.accuracy_source, "target": self.accuracy_target,
+                             "interval": {k: _iv(v) for k, v in self.accuracy_intervals.items()}},
                 "by_kind": {k: c.to_json() for k, c in self.changes.items()}}
 
 

@@ -125,3 +125,46 @@ def test_plots_are_drawn(trials, tmp_path):
     assert r.exit_code == 0, r.output
     names = sorted(p.name for p in (tmp_path / "fig").iterdir())
     assert "costs-ecdf-total.png" in names and "costs-edge-1-total.svg" in names and "costs-edge-2-total.png" in names
+
+
+#: Per-model figures describe the table, not a sample estimate: no interval.
+NOT_ESTIMATES = {"null_share": "the share of the table's trials (items) reporting no usage: a count of the data"}
+EDGE_FIGURES = ("median_change", "median_ratio", "share_more")
+
+
+def test_every_edge_figure_has_an_interval_in_json_and_text(trials):
+    from replicate.trials.costs_render import value
+
+    args = ["costs", str(trials / "t.jsonl"), "-e", "old:new", "--replicates", "40",
+            "--prices", str(trials / "prices.toml")]
+    js = json.loads(runner.invoke(app, [*args, "-f", "json"]).stdout)
+    shown = []
+    for e in js["edges"]:
+        acc = e["accuracy"]
+        for side in ("source", "target"):
+            assert set(acc["interval"][side]) >= {"low", "high", "method", "replicates", "cluster"}
+            shown.append(("pct", acc["interval"][side]))
+        for kind, c in e["by_kind"].items():
+            figures = [(c, f) for f in EDGE_FIGURES] + [(c["by_class"][k], f) for k in c["by_class"]
+                                                       if c["by_class"][k]["items"] for f in EDGE_FIGURES]
+            for node, f in figures:
+                if node[f] is not None:
+                    iv = node["interval"][f]
+                    assert iv["replicates"] == 40 and iv["seed"] == 12345
+                    shown.append((kind if f == "median_change" else "ratio" if f == "median_ratio" else "pct", iv))
+            for side in ("source", "target"):
+                if c["per_correct"][side] is not None:
+                    shown.append(("plain:" + kind, c["interval"][f"per_correct_{side}"]))
+    for fmt in ("table", "markdown"):
+        text = runner.invoke(app, [*args, "-f", fmt]).stdout
+        for how, iv in shown:
+            if how == "pct":
+                words = f"[{100 * iv['low']:.1f}%, {100 * iv['high']:.1f}%]"
+            elif how == "ratio":
+                words = f"[{iv['low']:.2f}x, {iv['high']:.2f}x]"
+            elif how.startswith("plain:"):
+                k = how.split(":")[1]
+                words = f"[{value(iv['low'], k)}, {value(iv['high'], k)}]"
+            else:
+                words = f"[{value(iv['low'], how, signed=True)}, {value(iv['high'], how, signed=True)}]"
+            assert words in text, (fmt, how, words)

@@ -53,6 +53,8 @@ NO_JUDGE_RATES: dict[str, str] = {
     "parsers list": "lists parsers", "parsers show": "shows a parser's rules",
     "readers list": "lists readers", "readers show": "shows a reader",
     "scorers list": "lists scorers", "scorers show": "shows a scorer's rules",
+    "costs": "token costs: the bundled release reports no usage, so tests/cli/test_costs.py checks that every "
+             "figure of an edge has its interval in the JSON and the text, on a table with usage",
     "plan": "K-trial power: probabilities computed exactly (or by a seeded simulation with its MC s.e.), "
             "not estimated from a sample of items",
 }

@@ -147,17 +147,21 @@ def test_edge_figures_are_numpy_over_items(table, cluster):
             members = [np.flatnonzero(np.array(codes) == g) for g in labels]
             rng = _cell_rng(9, "costs", "old", "new", e.benchmark)
             dd = np.where(ok, t - s, np.nan)
-            reps = []
+            inconclusive = np.array([cls[key] == "inconclusive" for key in keys])
+            reps, class_reps = [], []
             for _ in range(B):
                 drawn = np.concatenate([members[g] for g in rng.integers(len(labels), size=len(labels))])
-                x = dd[drawn]
-                x = x[~np.isnan(x)]
-                reps.append(np.median(x) if x.size else np.nan)
-            reps = np.array(reps)
-            lo, hi = np.percentile(reps[~np.isnan(reps)], [2.5, 97.5])
-            iv = c.intervals["median_change"]
-            assert (iv.low, iv.high) == pytest.approx((lo, hi), rel=1e-12)
-            assert iv.seed == 9 and iv.replicates == B and iv.cluster == cluster
+                for out, sel in ((reps, np.ones(len(keys), bool)), (class_reps, inconclusive)):
+                    x = dd[drawn][sel[drawn]]
+                    x = x[~np.isnan(x)]
+                    out.append(np.median(x) if x.size else np.nan)
+            for got, want in ((c.intervals["median_change"], reps),
+                              (c.by_class["inconclusive"].intervals["median_change"], class_reps)):
+                want = np.array(want)
+                lo, hi = np.percentile(want[~np.isnan(want)], [2.5, 97.5])
+                assert (got.low, got.high) == pytest.approx((lo, hi), rel=1e-12)
+                assert got.undefined == int(np.isnan(want).sum())
+                assert got.seed == 9 and got.replicates == B and got.cluster == cluster
 
 
 def test_classes_are_those_of_items_with_the_same_settings(table):
