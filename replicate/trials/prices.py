@@ -132,9 +132,10 @@ def parse_prices(doc: Mapping[str, Any], *, path: str, text: str = "") -> Prices
 
 def read_prices(path: str | Path) -> Prices:
     """Read and check a prices file (:class:`BadInput` naming the file, and the line where it can be found)."""
-    from replicate.inputfile import read_input
+    from replicate.inputfile import is_stdio, read_input
     from replicate.tomlfile import read_toml
 
     doc = read_toml(path, what="prices file")
-    text = read_input(Path(path), what="prices file").decode("utf-8", errors="replace")
+    # the text again, to find the line of an error (standard input cannot be read twice: no lines then)
+    text = "" if is_stdio(Path(path)) else read_input(Path(path), what="prices file").decode("utf-8", "replace")
     return parse_prices(doc, path=str(path), text=text)
