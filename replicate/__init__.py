@@ -38,7 +38,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     # figures
     "FourCell": ("replicate.stats.fourcell", "FourCell"),
     "Policy": ("replicate.stats.policy", "Policy"),
-    # K-trial studies: read, the item engine, screen, plan
+    # K-trial studies: read, the item engine, screen, plan, costs
     "read_trials": ("replicate.trials.load", "read_trials"),
     "TrialsTable": ("replicate.trials.load", "TrialsTable"),
     "analyse_items": ("replicate.trials.engine", "analyse_items"),
@@ -48,6 +48,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     # system-ranking agreement of retrieval runs under two qrels
     "ranking_agreement": ("replicate.rankings", "ranking_agreement"),
     "RankingAgreement": ("replicate.rankings.result", "RankingAgreement"),
+    "analyse_costs": ("replicate.trials.costs", "analyse_costs"),
+    "CostsResult": ("replicate.trials.costs_result", "CostsResult"),
+    "read_prices": ("replicate.trials.prices", "read_prices"),
     # verification and fetching
     "verify_claims": ("replicate.verify.api", "verify"),
     "verify_runs": ("replicate.verify.api", "verify_runs"),

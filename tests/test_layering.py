@@ -25,8 +25,8 @@ IO_MODULES = (
 )
 #: Standard-library modules a pure statistics module has no use for.
 STDLIB_IO = ("os", "io", "pathlib", "glob", "csv", "json", "pickle", "sqlite3", "tomllib", "zipfile", "tarfile")
-RENDER = ("replicate.judge.render", "replicate.trials.render", "replicate.fetch.render", "replicate.output",
-          "replicate.rankings.render")
+RENDER = ("replicate.judge.render", "replicate.trials.render", "replicate.trials.costs_render", "replicate.fetch.render",
+          "replicate.output", "replicate.rankings.render")
 PURE_JUDGE = ("replicate.judge.align", "replicate.judge.compare", "replicate.judge.matrix", "replicate.judge.pairs",
               "replicate.judge.model", "replicate.judge.audit", "replicate.judge.floor",
               "replicate.rankings.compute", "replicate.rankings.result", "replicate.rankings.model")

@@ -1,4 +1,4 @@
-"""``replicate items`` and ``replicate screen``: the item-level engine for K-trial studies."""
+"""``replicate items``, ``screen``, ``plan`` and ``costs``: the item-level engine for K-trial studies."""
 
 from __future__ import annotations
 
@@ -69,6 +69,56 @@ def items(
         _write_jsonl(per_item, per_item_rows(result))
     with report_to_stderr(is_stdio(per_item)):
         emit(result, fmt, diag, text=lambda: render_items(result, fmt), warnings=listing_text)
+
+
+@app.command("costs")
+@flags(edges="--edge", n_resamples="--replicates")
+def costs_cmd(
+    trials: Annotated[Path, typer.Argument(metavar="TRIALS", help=_TRIALS_HELP, show_default=False)],
+    edge: Annotated[Optional[list[str]], typer.Option("--edge", "-e", metavar="SRC:TGT", help="An edge SOURCE:TARGET (old model -> new model); repeatable. Without one, per-model figures only.")] = None,
+    by: Annotated[str, typer.Option("--by", metavar="benchmark|none", help="Figures per benchmark ('benchmark') or benchmarks pooled ('none'); the item classes follow, as in 'items'.")] = "benchmark",
+    prices: Annotated[Optional[Path], typer.Option("--prices", metavar="PRICES.toml", help="Per-model prices per million input, output and reasoning tokens, with a source and a date: adds the kind 'cost'.")] = None,
+    cluster: Annotated[Optional[str], typer.Option("--cluster", metavar="COLUMN|item", help="Resample whole clusters of items sharing this item metadata column, or 'item' for the item bootstrap (the default).")] = None,
+    replicates: Annotated[int, typer.Option("--replicates", min=0, metavar="N", help="Bootstrap replicates of the edge intervals (0: no intervals).")] = 1000,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the bootstrap (default: that of 'items', 12345); always recorded.")] = None,
+    eps: Annotated[Optional[str], typer.Option("--eps", help="Item classes: practical threshold, as in 'items' (default 0.2).", show_default=False)] = None,
+    alpha: Annotated[Optional[float], typer.Option("--alpha", help="Item classes: BH level, as in 'items' (default 0.05).", show_default=False)] = None,
+    ci: Annotated[Optional[str], typer.Option("--ci", metavar="METHOD", help="Item classes: interval for equivalence, as in 'items' (default newcombe).", show_default=False)] = None,
+    plots: Annotated[Optional[Path], typer.Option("--plots", metavar="DIR", help="Draw per model an ECDF of tokens per item and per edge a scatter of source vs target tokens per item by class, as PNG and SVG into DIR (needs the plots extra).")] = None,
+    fmt: FormatOpt = Format.table,
+    strict: StrictOpt = False,
+) -> None:
+    """Token cost per model and per edge, beside accuracy, from the trials table's usage columns.
+
+    Per model (and benchmark): tokens per trial and per item (prompt, completion, reasoning,
+    total; with --prices, cost): count, mean, median, p90, p99, max, and how many trials report
+    no usage (left out, never read as 0). Per edge: the paired per-item change and ratio
+    (target vs source) with medians and bootstrap intervals, the share of items costing more,
+    tokens per correct answer on each side, and the median change per item class of 'items'.
+    A table without usage (released responses) says so and prints no cost figures.
+    """
+    from replicate.diagnostics import Diagnostics, listing_text
+    from replicate.trials.costs import analyse_costs
+    from replicate.trials.costs_render import render_costs
+    from replicate.trials.engine import parse_edge
+    from replicate.trials.load import read_trials
+    from replicate.trials.prices import read_prices
+
+    diag = Diagnostics(strict=strict)
+    table = read_trials(trials, diagnostics=diag)
+    price_list = read_prices(prices) if prices is not None else None
+    settings = {k: v for k, v in (("eps", eps), ("alpha", alpha), ("ci", ci)) if v is not None}
+    result = analyse_costs(
+        table, [parse_edge(e, table.models) for e in edge or ()], by=by, prices=price_list, cluster=cluster,
+        n_resamples=replicates, seed=seed, classification=settings, diagnostics=diag,
+    )
+    if plots is not None:
+        from replicate.cli.base import warn
+        from replicate.trials.costs_plots import draw_cost_plots
+
+        files, why = draw_cost_plots(result, plots)
+        warn(f"plots: {why}" if why else f"wrote {len(files)} figure files to {plots}")
+    emit(result, fmt, diag, text=lambda: render_costs(result, fmt), warnings=listing_text)
 
 
 @app.command("screen")

@@ -89,3 +89,37 @@ def write_csv(rows: Sequence[dict], path: str | os.PathLike[str]) -> None:
         w.writeheader()
         for r in rows:
             w.writerow({c: ("" if r.get(c) is None else str(r[c]).lower() if isinstance(r.get(c), bool) else r[c]) for c in cols})
+
+
+def add_usage(
+    rows: Sequence[dict],
+    *,
+    completion: Mapping[str, float],
+    reasoning: Mapping[str, float] | None = None,
+    prompt: float = 200.0,
+    null_rate: float = 0.0,
+    seed: int = 0,
+) -> list[dict]:
+    """``rows`` with ``prompt_tokens``, ``completion_tokens`` and ``reasoning_tokens`` added, as ``replicate score`` writes them.
+
+    Per trial: prompt tokens by item (``prompt`` plus a per-item offset), completion tokens drawn
+    around ``completion[model]`` (a wrong answer 30% longer), reasoning tokens around
+    ``reasoning[model]`` inside the completion (null for a model not in ``reasoning``). An
+    API error reports no usage; another trial reports none with probability ``null_rate``.
+    """
+    rng = np.random.default_rng(seed)
+    out = []
+    for r in rows:
+        r = dict(r)
+        m = r["model"]
+        silent = r["category"] == "api_error" or rng.random() < null_rate
+        offset = sum(map(ord, str(r["item"]))) % 97
+        reason = None
+        if not silent and reasoning is not None and m in reasoning:
+            reason = int(rng.poisson(reasoning[m]))
+        longer = 1.0 if r["category"] == "correct" else 1.3
+        comp = None if silent else int(rng.poisson(completion[m] * longer)) + (reason or 0)
+        r.update(prompt_tokens=None if silent else int(prompt) + offset, completion_tokens=comp,
+                 reasoning_tokens=reason)
+        out.append(r)
+    return out

@@ -89,9 +89,11 @@ _KINDS: dict[type, str] = {list: "a list", dict: "an object"}
 
 
 def unit_metadata(
-    table: TrialsTable, row_unit: np.ndarray, n_units: int, column: str
+    table: TrialsTable, row_unit: np.ndarray, n_units: int, column: str, *, param: str = "strata"
 ) -> list[Any]:
     """One value of a metadata column per unit; the column must be constant per item.
+
+    ``param`` names the option that asked for the column, in errors.
 
     Units without a value get ``None``. A value that changes within one item is
     bad input naming both lines.
@@ -105,7 +107,7 @@ def unit_metadata(
         if type(v) not in _SCALARS:
             kind = _KINDS.get(type(v), type(v).__name__)
             raise BadInput(
-                Message(f"metadata column {column!r} holds {kind} ({short_repr(v)}); ", Param("strata"),
+                Message(f"metadata column {column!r} holds {kind} ({short_repr(v)}); ", Param(param),
                         " needs one value per item: a string, a number or true/false"),
                 path=table.path,
                 line=int(table.line[r]),
