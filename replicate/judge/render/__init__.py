@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from replicate.diagnostics import summary_text
 from replicate.judge.compare import Comparison
+from replicate.judge.model import extraction_failures
 from replicate.judge.uncertainty import EdgeUncertainty
 from replicate.output import Format, FormatArg, num, pct, table
 from replicate.stats.countintervals import CellFigures
@@ -154,6 +155,10 @@ def _files_line(side, shared: int) -> str:
     skipped = sum(f.skipped for f in side.files)
     if skipped:
         extra.append(f"{skipped} line(s) skipped with a warning")
+    failed = extraction_failures(side.files)
+    if failed is not None:
+        extra.append(f"{failed} extraction failure(s): the file's own filter found no answer ([invalid]), "
+                     "counted among the unparsed")
     tail = f"\n    {'; '.join(extra)}" if extra else ""
     files = ", ".join(f.provenance.path for f in side.files)
     own = side.items - shared
