@@ -77,7 +77,9 @@ def _verdict(value: Any, metric: str, src: Source, lineno: int) -> bool | None:
 def _samples(src: Source) -> list[tuple[int, dict]]:
     """Every logged sample: one JSON object a line, or (lm-eval 0.4.0-0.4.2) one JSON array."""
     if src.data.lstrip()[:1] == b"[":
-        return array_objects(src)
+        found = array_objects(src)
+        src.lines_total = len(found)  # the file's 'lines' are its samples, as for a zip log
+        return found
     return list(json_objects(src, " (one logged sample)"))
 
 
@@ -145,6 +147,21 @@ def _records(src: Source) -> Iterator[Record]:
     ``target_hash`` and each metric's value under its name
     (``"exact_match": 1.0``). Other fields are ignored.
 
+    Files written before lm-eval 0.4.7 lack ``filter`` and ``metrics`` (0.4.0
+    to 0.4.2 wrote ``<model_args>_<task>.jsonl`` holding one JSON array, beside
+    ``results.json``): a document's k-th line is the task's k-th filter (the
+    evaluator logs every document under one filter, then the next, in
+    ``filter_list`` order, per process), named by ``configs.<task>.filter_list``
+    of the results file beside the samples; ``--filter`` takes a name it lists
+    or a position 1..N. Without the names, a file with several lines per
+    document needs ``--filter N``. The metrics are the fields that are not
+    lm-eval's own.
+
+    Extraction failures: a sample whose filtered responses are all
+    ``[invalid]`` (a regex filter's fallback: no answer found; or a fallback
+    the filter declares in the results file) is read as unparsed, not wrong,
+    and counted (``extraction_failures``); the unparsed policy applies.
+
     Key: ``doc_id`` (compared as a string). Only the lines of one filter are
     read: ``--filter NAME`` (e.g. ``strict-match`` or ``flexible-extract`` of
     gsm8k); a file with one filter needs none; a file with several and no
@@ -173,7 +190,9 @@ def _records(src: Source) -> Iterator[Record]:
     name the samples' task is warned, never refused.
 
     Refused, naming file and line: a line that is not a JSON object, a sample
-    lacking doc_id, filter or metrics, a sample lacking the chosen metric
+    lacking doc_id (or with filter but no metrics), documents of an unnamed
+    file logged a differing number of times or whose lines differ in resps,
+    a JSON array cut short, a sample lacking the chosen metric
     (listing those it has), a sample whose metric names differ from the first
     sample's or a (doc_id, filter) given twice (the file mixes tasks or runs:
     lm-eval appends to an existing samples file), a torn last line."""
@@ -280,7 +299,7 @@ def _position(n: int, names: list[str] | None, results: Results | None, src: Sou
 
 LM_EVAL_SAMPLES = Reader(
     "lm-eval-samples@1",
-    "lm-evaluation-harness --log_samples JSONL: one filter (--filter), correctness from a 0/1 metric (--correct-field).",
+    "lm-evaluation-harness --log_samples files (0.4.0 on): one filter (--filter), correctness from a 0/1 metric (--correct-field).",
     _sniff,
     _records,
     yields="verdicts",
