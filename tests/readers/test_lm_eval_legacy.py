@@ -217,3 +217,21 @@ def test_a_fallback_the_results_declare_is_an_extraction_failure_too(tmp_path):
     (folder / "results.json").write_text(json.dumps(results), encoding="utf-8")
     run, _ = _read(gsm)
     assert run.files[0].extraction_failures == 1 and _by_doc(run) == "011x1"
+
+
+def test_parse_and_chain_show_the_extraction_failures():
+    res = _run("parse", GSM45, "--filter", "strict-match", "-f", "json")
+    assert res.exit_code == 0, res.output
+    (run,) = json.loads(res.stdout)["runs"]
+    assert (run["unparsed"], run["extraction_failures"]) == (2, 2)
+    assert "of unparsed: no answer found ([invalid])  2" in _run("parse", GSM45, "--filter", "strict-match").stdout
+    res = _run("chain", GSM42, GSM45, "--filter", "strict-match", "--replicates", "0", "-f", "json")
+    assert [(r["name"], r["unparsed"], r["extraction_failures"]) for r in json.loads(res.stdout)["runs"]] == [
+        ("EleutherAI/pythia-410m", 2, 2), ("EleutherAI/pythia-1b", 2, 2)]
+    text = _run("chain", GSM42, GSM45, "--filter", "strict-match", "--replicates", "0").stdout
+    assert "among the unparsed): EleutherAI/pythia-410m 2, EleutherAI/pythia-1b 2" in text
+    # a judge run's reader does not tell extraction failures apart: no such field, no such line
+    flat = ROOT / "fixtures" / "example" / "results"
+    a, b = sorted(flat.glob("*.jsonl"))[:2]
+    out = json.loads(_run("compare", a, b, "-p", "umbrela-fallback@1", "--replicates", "0", "-f", "json").stdout)
+    assert "extraction_failures" not in out["old"] and "extraction_failures" not in out["old"]["files"][0]

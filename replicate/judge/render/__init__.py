@@ -269,6 +269,15 @@ _CHAIN_TEXT_BLOCKS = [
 ]
 
 
+def _failures_line(edges: Sequence[Comparison]) -> str | None:
+    """Each run's extraction failures (among its unparsed), when its reader tells them apart."""
+    told = {s.name: s.extraction_failures for e in edges for s in (e.old, e.new) if s.extraction_failures is not None}
+    if not told:
+        return None
+    listed = ", ".join(f"{name} {n}" for name, n in told.items())
+    return f"extraction failures (the file's own filter found no answer, [invalid]; among the unparsed): {listed}"
+
+
 def chain_text(edges: Sequence[Comparison], fmt: FormatArg, *, flags: Sequence[Any] = ()) -> str:
     """One row per edge: one table in markdown, two narrower blocks in plain text; then intervals and flags."""
     from replicate.judge.render.errors import difficulty_table, edge_interval_table, mcnemar_table
@@ -291,6 +300,9 @@ def chain_text(edges: Sequence[Comparison], fmt: FormatArg, *, flags: Sequence[A
         where = f"parser: {e.parser}; unparsed policy: {e.unparsed_policy}; items shared by all runs: {e.shared_items};"
         sep = " " if fmt is Format.markdown else "\n"  # plain text: two short lines
         out += f"\n{where}{sep}unparsed = old/new over each run's items\n"
+        failed = _failures_line(edges)
+        if failed:
+            out += failed + "\n"
         if flags:
             prefix = "- " if fmt is Format.markdown else "  "
             out += "\nflags:\n" + "".join(f"{prefix}{f}\n" for f in flags)
@@ -340,6 +352,8 @@ class ParseSummary:
     reader: str = "-"
     #: Bootstrap intervals of the shares (``parse --replicates N``, N > 0).
     intervals: ParseIntervals | None = None
+    #: Of the unparsed, the records whose answer the file's own extraction did not find (None: not told).
+    extraction_failures: int | None = None
 
     @property
     def shown_labels(self) -> list[int]:
@@ -361,6 +375,7 @@ class ParseSummary:
             "records": self.records,
             "parsed": self.parsed,
             "unparsed": self.unparsed,
+            **({} if self.extraction_failures is None else {"extraction_failures": self.extraction_failures}),
             "labels": {str(k): v for k, v in sorted(self.labels.items())},
             "gold": {str(k): v for k, v in sorted(self.gold.items())},
             "rewritten": self.rewritten,
@@ -405,6 +420,7 @@ def parse_summary(labelled, run, intervals: Callable[[Any, Sequence[int]], Parse
         files=run.files,
         reader=run.reader,
         intervals=ivs,
+        extraction_failures=extraction_failures(run.files),
     )
 
 
@@ -424,6 +440,7 @@ def parse_text(s: ParseSummary, fmt: FormatArg) -> str:
         ["records (items)", s.records],
         ["parsed", f"{s.parsed} ({share(s.rate(s.parsed), 'parsed_rate')})"],
         ["unparsed", f"{s.unparsed} ({share(s.rate(s.unparsed), 'unparsed_rate')})"],
+        *([] if s.extraction_failures is None else [["of unparsed: no answer found ([invalid])", s.extraction_failures]]),
         ["skipped lines (warned)", s.skipped],
         ["rewritten (original_output kept)", s.rewritten],
         ["with a non-empty thought", s.thoughts],
