@@ -16,6 +16,7 @@ from replicate.diagnostics import summary_text
 from replicate.judge.compare import Comparison
 from replicate.judge.model import extraction_failures
 from replicate.judge.uncertainty import EdgeUncertainty
+from replicate.labels import LabelSet, label_name
 from replicate.output import Format, FormatArg, num, pct, table
 from replicate.stats.countintervals import CellFigures
 from replicate.stats.fourcell import PROPORTIONS, FourCell
@@ -354,6 +355,12 @@ class ParseSummary:
     intervals: ParseIntervals | None = None
     #: Of the unparsed, the records whose answer the file's own extraction did not find (None: not told).
     extraction_failures: int | None = None
+    #: The parser's (or reader's) label set: labels and gold are shown by its names when it names them.
+    label_set: LabelSet | None = None
+
+    def name(self, code: int) -> int | str:
+        """How label ``code`` is shown (:func:`~replicate.labels.label_name`)."""
+        return label_name(code, self.label_set)
 
     @property
     def shown_labels(self) -> list[int]:
@@ -376,14 +383,16 @@ class ParseSummary:
             "parsed": self.parsed,
             "unparsed": self.unparsed,
             **({} if self.extraction_failures is None else {"extraction_failures": self.extraction_failures}),
-            "labels": {str(k): v for k, v in sorted(self.labels.items())},
-            "gold": {str(k): v for k, v in sorted(self.gold.items())},
+            "labels": {str(self.name(k)): v for k, v in sorted(self.labels.items())},
+            "gold": {str(self.name(k)): v for k, v in sorted(self.gold.items())},
             "rewritten": self.rewritten,
             "thoughts": self.thoughts,
             "skipped": self.skipped,
             "output_fields": list(self.output_fields),
             "files": [f.to_json() for f in self.files],
         }
+        if self.label_set is not None:
+            out["label_set"] = self.label_set.to_json()
         iv = self.intervals
         if iv is not None:
             out["shares"] = {
@@ -392,7 +401,7 @@ class ParseSummary:
                 "interval": {k: v.to_json() for k, v in iv.rates.items()},
             }
             out["label_shares"] = {
-                str(k): {"share": self.label_share(k), "interval": {"share": iv.labels[k].to_json()}}
+                str(self.name(k)): {"share": self.label_share(k), "interval": {"share": iv.labels[k].to_json()}}
                 for k in self.shown_labels
             }
             out["uncertainty"] = {k: v for k, v in iv.settings.to_json().items() if k != "min_items"}  # no verdict here
@@ -421,6 +430,7 @@ def parse_summary(labelled, run, intervals: Callable[[Any, Sequence[int]], Parse
         reader=run.reader,
         intervals=ivs,
         extraction_failures=extraction_failures(run.files),
+        label_set=labelled.label_set,
     )
 
 
@@ -450,7 +460,7 @@ def parse_text(s: ParseSummary, fmt: FormatArg) -> str:
     if Format(fmt) is Format.markdown:
         head = f"## {head}\n"
     dist_rows = [
-        [k, s.labels.get(k, 0), share(s.label_share(k), k), s.gold.get(k, 0)]
+        [s.name(k), s.labels.get(k, 0), share(s.label_share(k), k), s.gold.get(k, 0)]
         for k in s.shown_labels
     ]
     dist_rows.append(["unparsed", s.unparsed, "", ""])
