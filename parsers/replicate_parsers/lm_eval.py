@@ -38,8 +38,9 @@ def _sniff(head: bytes, options: ReadOptions) -> Match:
     if stripped.startswith(b"["):
         # lm-eval 0.4.0-0.4.2: one JSON array, indented: '[\n  {\n    "doc_id": 0,\n    "doc": ...'
         body = stripped[1:].lstrip()
-        if body.startswith(b"{") and body[1:].lstrip().startswith(b'"doc_id":') and b'"filtered_resps":' in head:
-            return "yes"
+        first = body[1:].lstrip()
+        if body.startswith(b"{") and first.startswith(b'"doc_id":') and (b'"filtered_resps":' in head or b'"doc":' in first[:64]):
+            return "yes"  # (a first document longer than the head: doc_id, then doc, as lm-eval writes them)
         return "no"
     line = first_line(head)
     if line is None or not line.startswith(b"{"):

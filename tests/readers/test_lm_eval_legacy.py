@@ -235,3 +235,17 @@ def test_parse_and_chain_show_the_extraction_failures():
     a, b = sorted(flat.glob("*.jsonl"))[:2]
     out = json.loads(_run("compare", a, b, "-p", "umbrela-fallback@1", "--replicates", "0", "-f", "json").stdout)
     assert "extraction_failures" not in out["old"] and "extraction_failures" not in out["old"]["files"][0]
+
+
+def test_main_branch_of_may_2024_json_named_samples_beside_results_of_their_date(tmp_path):
+    # samples_<task>_<date>.json holding the JSON array, results_<date>.json beside it
+    date = "2024-05-20T08-00-00.000001"
+    shutil.copy(GSM42, tmp_path / f"samples_gsm8k_{date}.json")
+    shutil.copy(V42 / "results.json", tmp_path / f"results_{date}.json")
+    run, diag = _read(tmp_path / f"samples_gsm8k_{date}.json", filter="flexible-extract")
+    assert _by_doc(run) == HAND[(GSM42, "flexible-extract", "exact_match")] and len(diag) == 0
+    assert dict(run.files[0].about)["results_file"] == f"results_{date}.json"
+    # a first document longer than the head the readers see is still recognised
+    huge = [dict(s, doc={"question": "x" * 70000, "answer": "#### 3"}) for s in _samples(GSM40)]
+    p = _array(tmp_path, huge, "huge.jsonl")
+    assert READERS.get(R).sniff(p.read_bytes()[: 1 << 16], ReadOptions()) == "yes"
