@@ -109,6 +109,14 @@ class LabelSet:
         return out
 
 
+def label_name(code: int, label_set: LabelSet | None) -> int | str:
+    """A label code as tables and JSON show it: its name when the set names its labels (``A``, ``tie``,
+    ``A>>B``), else the number itself (a grade; a code outside the set, kept as read)."""
+    if label_set is not None and label_set.names and label_set.low <= code <= label_set.high:
+        return label_set.show(code)
+    return code
+
+
 def _whole_number(value: Any) -> int | None:
     """A whole number written as an int, an integral float or ASCII digits ("3"); else None (bools too)."""
     t = type(value)

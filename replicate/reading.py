@@ -100,6 +100,9 @@ class Record:
     correct: bool | None = None
     gold: int | str | None = None
     trial: int | None = None
+    #: The file's own extraction found no answer (lm-eval's ``[invalid]``): ``correct`` is None, and the
+    #: record is counted as an extraction failure (``replicate import`` writes it as ``format_failure``).
+    no_answer: bool = False
 
 
 @dataclass(frozen=True)
@@ -152,6 +155,9 @@ class Source:
     #: named in the run's provenance; a run that has any is not kept in the run cache (its key
     #: covers the run's own files only).
     side_files: list[Path] = field(default_factory=list)
+    #: For a reader that can tell: how many records are unparsed because the file's own extraction
+    #: found no answer (lm-eval's ``[invalid]``), counted apart from other unparsed records. None: not told.
+    extraction_failures: int | None = None
 
     def bad(self, message: str, line: int | None = None) -> BadInput:
         """A :class:`BadInput` naming this file and ``line`` (raise it)."""

@@ -12,7 +12,6 @@ one JSON object a line for each (document, filter) pair, with ``doc_id``,
 from __future__ import annotations
 
 import inspect
-import re
 from typing import Any, Iterator
 
 import orjson
@@ -20,22 +19,29 @@ import orjson
 from replicate.judge.load.fields import describe
 from replicate.judge.load.readfile import json_objects
 from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
-from replicate_parsers.lm_eval_results import read_results
+from replicate_parsers.lm_eval_layout import INVALID, array_objects, metric_names, no_answer, positions
+from replicate_parsers.lm_eval_results import SAMPLES_NAME, Results, read_results
 
-#: The fields a samples line must have for the reader to say "yes" when sniffing.
-_NEEDED = ("doc_id", "filtered_resps", "metrics")
-#: lm-eval's name of a samples file: ``samples_<task>_<date>.jsonl``, the date as
-#: ``datetime.isoformat()`` with ``:`` replaced by ``-`` (the only place the task is named).
-_FILE_NAME = re.compile(r"^samples_(?P<task>.+)_\d{4}-\d{2}-\d{2}T[0-9.\-]+\.jsonl(?:\.gz)?$")
+#: The fields a samples line has, whatever lm-eval wrote it (``filter`` and ``metrics`` came in 0.4.7).
+_NEEDED = ("doc_id", "filtered_resps")
+_LATER = ("resps", "metrics")
 
 
 def task_of(name: str) -> str | None:
     """The task named by a samples file's name (``samples_gsm8k_2024-05-01T10-00-00.000000.jsonl``: gsm8k)."""
-    m = _FILE_NAME.match(name)
+    m = SAMPLES_NAME.match(name)
     return m.group("task") if m else None
 
 
 def _sniff(head: bytes, options: ReadOptions) -> Match:
+    stripped = head.lstrip()
+    if stripped.startswith(b"["):
+        # lm-eval 0.4.0-0.4.2: one JSON array, indented: '[\n  {\n    "doc_id": 0,\n    "doc": ...'
+        body = stripped[1:].lstrip()
+        first = body[1:].lstrip()
+        if body.startswith(b"{") and first.startswith(b'"doc_id":') and (b'"filtered_resps":' in head or b'"doc":' in first[:64]):
+            return "yes"  # (a first document longer than the head: doc_id, then doc, as lm-eval writes them)
+        return "no"
     line = first_line(head)
     if line is None or not line.startswith(b"{"):
         return "no"
@@ -45,7 +51,7 @@ def _sniff(head: bytes, options: ReadOptions) -> Match:
         # a first line cut at the head's end (a long doc): lm-eval writes doc_id, then doc, first
         found = all(b'"' + n.encode() + b'"' in line for n in _NEEDED)
         return "yes" if found or line.startswith((b'{"doc_id": ', b'{"doc_id":')) and b'"doc":' in line else "no"
-    if isinstance(obj, dict) and all(n in obj for n in _NEEDED):
+    if isinstance(obj, dict) and all(n in obj for n in _NEEDED) and any(n in obj for n in _LATER):
         return "yes"
     return "no"
 
@@ -69,21 +75,42 @@ def _verdict(value: Any, metric: str, src: Source, lineno: int) -> bool | None:
     )
 
 
-def _parsed(src: Source) -> list[tuple[int, dict]]:
-    out: list[tuple[int, dict]] = []
-    for lineno, obj in json_objects(src, " (one logged sample)"):
-        for name in ("doc_id", "filter", "metrics"):
-            if name not in obj:
-                raise src.bad(f"sample lacks {name!r} (an lm-eval --log_samples line has doc_id, filter, metrics)", lineno)
+def _samples(src: Source) -> list[tuple[int, dict]]:
+    """Every logged sample: one JSON object a line, or (lm-eval 0.4.0-0.4.2) one JSON array."""
+    if src.data.lstrip()[:1] == b"[":
+        found = array_objects(src)
+        src.lines_total = len(found)  # the file's 'lines' are its samples, as for a zip log
+        return found
+    return list(json_objects(src, " (one logged sample)"))
+
+
+def _checked(samples: list[tuple[int, dict]], src: Source) -> bool:
+    """Check every sample's own fields; True when the lines name their filter (lm-eval 0.4.7 on)."""
+    named = None
+    for lineno, obj in samples:
+        if "doc_id" not in obj:
+            raise src.bad("sample lacks 'doc_id' (an lm-eval --log_samples line has doc_id, doc, target, "
+                          "arguments, resps, filtered_resps)", lineno)
         if type(obj["doc_id"]) not in (int, str):
             raise src.bad(f"'doc_id' must be an integer or a string, got {describe(obj['doc_id'])}", lineno)
+        has = "filter" in obj
+        if named is None:
+            named = has
+        elif has != named:
+            raise src.bad(f"sample {'has' if has else 'lacks'} 'filter' unlike line {samples[0][0]}: lm-eval "
+                          "0.4.7 on names each line's filter and metrics, earlier versions neither; this file "
+                          "mixes both", lineno)
+        if not has:
+            continue
+        if "metrics" not in obj:
+            raise src.bad("sample lacks 'metrics' (an lm-eval --log_samples line with a 'filter' has doc_id, "
+                          "filter, metrics)", lineno)
         if type(obj["filter"]) is not str:
             raise src.bad(f"'filter' must be a string, got {describe(obj['filter'])}", lineno)
         metrics = obj["metrics"]
         if not isinstance(metrics, list) or not all(type(m) is str for m in metrics):
             raise src.bad(f"'metrics' must be a list of metric names, got {describe(metrics)}", lineno)
-        out.append((lineno, obj))
-    return out
+    return bool(named)
 
 
 def _chosen_filter(samples: list[tuple[int, dict]], src: Source) -> str | None:
@@ -101,9 +128,8 @@ def _chosen_filter(samples: list[tuple[int, dict]], src: Source) -> str | None:
     return present[0] if present else None
 
 
-def _chosen_metric(first: dict, src: Source, lineno: int) -> str:
+def _chosen_metric(listed: list[str], src: Source, lineno: int) -> str:
     wanted = src.options.get("correct_field")
-    listed = first["metrics"]
     if wanted is not None:
         return str(wanted)
     if len(listed) == 1:
@@ -121,6 +147,21 @@ def _records(src: Source) -> Iterator[Record]:
     ``metrics`` (the metric names), ``doc_hash``, ``prompt_hash``,
     ``target_hash`` and each metric's value under its name
     (``"exact_match": 1.0``). Other fields are ignored.
+
+    Files written before lm-eval 0.4.7 lack ``filter`` and ``metrics`` (0.4.0
+    to 0.4.2 wrote ``<model_args>_<task>.jsonl`` holding one JSON array, beside
+    ``results.json``): a document's k-th line is the task's k-th filter (the
+    evaluator logs every document under one filter, then the next, in
+    ``filter_list`` order, per process), named by ``configs.<task>.filter_list``
+    of the results file beside the samples; ``--filter`` takes a name it lists
+    or a position 1..N. Without the names, a file with several lines per
+    document needs ``--filter N``. The metrics are the fields that are not
+    lm-eval's own.
+
+    Extraction failures: a sample whose filtered responses are all
+    ``[invalid]`` (a regex filter's fallback: no answer found; or a fallback
+    the filter declares in the results file) is read as unparsed, not wrong,
+    and counted (``extraction_failures``); the unparsed policy applies.
 
     Key: ``doc_id`` (compared as a string). Only the lines of one filter are
     read: ``--filter NAME`` (e.g. ``strict-match`` or ``flexible-extract`` of
@@ -150,51 +191,116 @@ def _records(src: Source) -> Iterator[Record]:
     name the samples' task is warned, never refused.
 
     Refused, naming file and line: a line that is not a JSON object, a sample
-    lacking doc_id, filter or metrics, a sample lacking the chosen metric
+    lacking doc_id (or with filter but no metrics), documents of an unnamed
+    file logged a differing number of times or whose lines differ in resps,
+    a JSON array cut short, a sample lacking the chosen metric
     (listing those it has), a sample whose metric names differ from the first
     sample's or a (doc_id, filter) given twice (the file mixes tasks or runs:
     lm-eval appends to an existing samples file), a torn last line."""
-    samples = _parsed(src)
-    chosen = _chosen_filter(samples, src)
-    if chosen is None:
+    samples = _samples(src)
+    if not samples:
         return
+    named = _checked(samples, src)
+
+    def listed(obj: dict) -> list[str]:
+        return obj["metrics"] if named else metric_names(obj)
+
     first_line_no, first = samples[0]
-    metric = _chosen_metric(first, src, first_line_no)
-    src.used.update(filter=chosen, correct_field=metric)
+    for lineno, obj in samples:
+        if listed(obj) != listed(first):
+            raise src.bad(
+                f"this sample's metrics ({_names(listed(obj))}) differ from line {first_line_no}'s "
+                f"({_names(listed(first))}): a samples file holds one task; this one mixes tasks",
+                lineno,
+            )
     task = task_of(src.path.name)
     if task is not None:
         src.about["task"] = task
-    read_results(src)
-    seen: dict[tuple[str, str], int] = {}
-    for lineno, obj in samples:
-        if obj["metrics"] != first["metrics"]:
+    results = read_results(src)
+    if named:
+        chosen = _chosen_filter(samples, src)
+        picked = [(n, o) for n, o in _unique(samples, src) if o["filter"] == chosen]
+        src.used["filter"] = str(chosen)
+    else:
+        chosen, picked = _by_position(samples, results, src)
+    metric = _chosen_metric(listed(first), src, first_line_no)
+    src.used["correct_field"] = metric
+    fallbacks = {INVALID} | (results.fallbacks(chosen) if results is not None and chosen is not None else set())
+    src.extraction_failures = 0
+    for lineno, obj in picked:
+        if metric not in obj:
             raise src.bad(
-                f"this sample's metrics ({_names(obj['metrics'])}) differ from line {first_line_no}'s "
-                f"({_names(first['metrics'])}): a samples file holds one task; this one mixes tasks",
+                f"sample lacks the metric {metric!r} (--correct-field); its metrics: {_names(listed(obj))}",
                 lineno,
             )
-        doc_id = str(obj["doc_id"])
-        where = (doc_id, obj["filter"])
+        correct = _verdict(obj[metric], metric, src, lineno)
+        failed = no_answer(obj.get("filtered_resps"), fallbacks)
+        if failed:
+            src.extraction_failures += 1
+        yield Record((str(obj["doc_id"]),), lineno, correct=None if failed else correct, no_answer=failed)
+
+
+def _unique(samples: list[tuple[int, dict]], src: Source) -> list[tuple[int, dict]]:
+    """``samples``, refused when a (doc_id, filter) is given twice (the file mixes tasks or runs)."""
+    seen: dict[tuple[str, str], int] = {}
+    for lineno, obj in samples:
+        where = (str(obj["doc_id"]), obj["filter"])
         if where in seen:
             raise src.bad(
-                f"doc_id {doc_id} with filter {obj['filter']!r} is given again (first at line {seen[where]}): "
+                f"doc_id {where[0]} with filter {where[1]!r} is given again (first at line {seen[where]}): "
                 "the file mixes tasks or runs (lm-eval appends to an existing samples file)",
                 lineno,
             )
         seen[where] = lineno
-        if obj["filter"] != chosen:
-            continue
-        if metric not in obj:
-            raise src.bad(
-                f"sample lacks the metric {metric!r} (--correct-field); its metrics: {_names(obj['metrics'])}",
-                lineno,
-            )
-        yield Record((doc_id,), lineno, correct=_verdict(obj[metric], metric, src, lineno))
+    return samples
+
+
+def _by_position(samples: list[tuple[int, dict]], results: Results | None, src: Source
+                 ) -> tuple[str | None, list[tuple[int, dict]]]:
+    """The chosen filter's name (None: not known) and lines of a file whose lines do not name their filter."""
+    pos, n = positions(samples, src)
+    names = results.filters() if results is not None else None
+    if names is not None and len(names) != n:
+        assert results is not None
+        src.warn("lm-eval-results", f"{results.name} lists {len(names)} filter(s) for task {results.task!r} "
+                                    f"({', '.join(names)}), but each document is logged {n} time(s) in the samples "
+                                    "(once per filter): the names are not used (another evaluation's results?)")
+        names = None
+    k = _position(n, names, results, src)
+    src.used["filter"] = names[k] if names is not None else str(k + 1)
+    src.used["filter_position"] = f"{k + 1} of {n}"
+    return (names[k] if names is not None else None), [s for s, p in zip(samples, pos) if p == k]
+
+
+def _position(n: int, names: list[str] | None, results: Results | None, src: Source) -> int:
+    """The 0-based position of the filter ``--filter`` names (a name the results give, or a position 1..n)."""
+    wanted = src.options.get("filter")
+    if wanted is not None:
+        text = str(wanted)
+        if names is not None and text in names:
+            return names.index(text)
+        if text.isdigit() and 1 <= int(text) <= n:
+            return int(text) - 1
+        known = f"its filters, in lm-eval's order: {', '.join(names)}" if names else "its filters are not named"
+        raise src.bad(f"no filter {text!r} in this file ({known}); --filter also takes a position 1-{n} "
+                      "in the task's filter_list")
+    if n == 1:
+        return 0
+    if names is not None:
+        assert results is not None
+        raise src.bad(f"the file holds {n} filters ({', '.join(names)}, as {results.name} lists them); name one "
+                      "with --filter (each filter scores the same documents differently)")
+    raise src.bad(
+        f"each document is logged {n} times, once per filter, and lm-eval before 0.4.7 does not name a line's "
+        "filter; no results file beside the samples names the task's filters: put the results file of this "
+        "evaluation beside the samples (results_<date>.json; results.json for lm-eval 0.4.0-0.4.2), or pick "
+        f"a filter by its position in the task's filter_list with --filter 1..{n} (lm-eval logs them in that order)"
+    )
 
 
 LM_EVAL_SAMPLES = Reader(
     "lm-eval-samples@1",
-    "lm-evaluation-harness --log_samples JSONL: one filter (--filter), correctness from a 0/1 metric (--correct-field).",
+    "lm-evaluation-harness --log_samples files (0.4.0 on): one filter (--filter), correctness from a 0/1 metric (--correct-field).",
     _sniff,
     _records,
     yields="verdicts",

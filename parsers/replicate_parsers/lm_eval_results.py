@@ -10,13 +10,22 @@ evaluation's ``datetime.now().isoformat()`` with ``:`` replaced by ``-``
 environment (``lm_eval_version``, ``git_hash``, ``transformers_version``) and,
 from lm-eval 0.4.3, ``model_name`` and ``model_name_sanitized``.
 
+lm-eval 0.4.0 to 0.4.2 wrote instead one ``results.json`` into the output
+folder and, beside it, ``<model_args>_<task>.jsonl`` (``model_args`` with
+``/`` and ``=`` replaced by ``__``), which held the samples as one indented
+JSON array; lm-eval's main branch of May 2024 wrote ``samples_<task>_<date>.json``.
+All three namings are paired with their results file here.
+
 Reading it never fails a samples file: a missing, unreadable or disagreeing
-results file is a warning, and the samples are read as they are.
+results file is a warning, and the samples are read as they are. What the
+samples reader needs besides the provenance (the task's filters, in the order
+lm-eval applied them) is returned by :func:`read_results`.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +36,11 @@ from replicate.reading import Source
 
 #: ``samples_<task>_<date>.jsonl``; the date as lm-eval writes it (``:`` replaced by ``-``).
 _DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
-SAMPLES_NAME = re.compile(rf"^samples_(?P<task>.+)_(?P<date>{_DATE})\.jsonl(?:\.gz)?$")
+SAMPLES_NAME = re.compile(rf"^samples_(?P<task>.+)_(?P<date>{_DATE})\.jsonl?(?:\.gz)?$")
 RESULTS_NAME = re.compile(rf"^results_(?P<date>{_DATE})\.json$")
+#: lm-eval 0.4.0-0.4.2: ``<model_args>_<task>.jsonl`` beside ``results.json``.
+OLD_RESULTS = "results.json"
+_OLD_SAMPLES = re.compile(r"^(?P<stem>.+)\.jsonl(?:\.gz)?$")
 #: The model_args keys lm-eval names a model by, in the order it looks for them (peft and delta come
 #: with pretrained, so they are looked for first).
 _MODEL_ARG_KEYS = ("peft", "delta", "pretrained", "model", "path", "engine")
@@ -69,84 +81,178 @@ def _date_key(date: str) -> tuple[str, str]:
     return whole, frac.ljust(6, "0")
 
 
-def _results_file(samples: Path, src: Source) -> tuple[Path, str, str] | None:
-    """The results file for ``samples`` with the samples' task and date, or None (warned)."""
-    m = SAMPLES_NAME.match(samples.name)
-    if m is None:
-        src.warn("lm-eval-results", "no results file looked for: the samples file's name does not carry lm-eval's "
-                                    "task and date (samples_<task>_<date>.jsonl), which its results_<date>.json shares")
-        return None
-    task, date = m.group("task"), m.group("date")
-    folder = samples.parent
-    src.side_files.append(folder)
-    same = folder / f"results_{date}.json"
-    if same.is_file():
-        return same, task, date
+@dataclass(frozen=True)
+class Results:
+    """A results file read beside samples: its name, its JSON object and the samples' task (None: not known)."""
+
+    name: str
+    value: dict
+    task: str | None
+
+    def config(self) -> dict | None:
+        """``configs[task]``, the task's config as lm-eval dumped it (None when absent)."""
+        configs = self.value.get("configs")
+        found = configs.get(self.task) if isinstance(configs, dict) and self.task is not None else None
+        return found if isinstance(found, dict) else None
+
+    def filters(self) -> list[str] | None:
+        """The task's filter names in the order lm-eval applied them; None when the results do not say.
+
+        ``configs[task].filter_list`` names them (``[{"name": "strict-match",
+        "filter": [...]}, ...]``); a config without one had lm-eval's single
+        default filter, ``none`` (take the first response). Two entries of one
+        name are one filter (lm-eval keys the filtered responses by name).
+        """
+        config = self.config()
+        if config is None:
+            return None
+        listed = config.get("filter_list")
+        if listed is None:
+            return ["none"]
+        if not isinstance(listed, list) or not all(isinstance(f, dict) and isinstance(f.get("name"), str) for f in listed):
+            return None
+        return list(dict.fromkeys(f["name"] for f in listed))
+
+    def fallbacks(self, name: str) -> set[str]:
+        """The ``fallback`` texts the steps of filter ``name`` declare (what a regex gives when nothing matches)."""
+        config = self.config()
+        listed = config.get("filter_list") if config is not None else None
+        out: set[str] = set()
+        for f in listed if isinstance(listed, list) else ():
+            if isinstance(f, dict) and f.get("name") == name and isinstance(f.get("filter"), list):
+                out.update(s["fallback"] for s in f["filter"] if isinstance(s, dict) and isinstance(s.get("fallback"), str))
+        return out
+
+
+def _newest(folder: Path, date: str, src: Source) -> Path | None:
     try:
         found = sorted((_date_key(r.group("date")), p.name) for p in folder.iterdir()
                        if (r := RESULTS_NAME.match(p.name)) is not None)
     except OSError:
         found = []
     if not found:
-        src.warn("lm-eval-results", f"no results_{date}.json beside the samples: the model and lm-eval version "
-                                    "are not known (give the run a name in a runs file)")
+        src.warn("lm-eval-results", f"no results_{date}.json beside the samples: the model, the lm-eval version "
+                                    "and the task's filters are not known (give the run a name in a runs file)")
         return None
     newest = folder / found[-1][1]
     src.warn("lm-eval-results", f"no results_{date}.json beside the samples; read the newest results file, "
                                 f"{newest.name}, whose date differs from the samples' (another evaluation?)")
-    return newest, task, date
+    return newest
+
+
+def _results_file(samples: Path, src: Source) -> tuple[Path, str | None] | None:
+    """The results file for ``samples`` and the samples' task (None: learnt from the results), or None (warned)."""
+    folder = samples.parent
+    m = SAMPLES_NAME.match(samples.name)
+    if m is None:
+        old = folder / OLD_RESULTS
+        if _OLD_SAMPLES.match(samples.name) and old.is_file():
+            src.side_files.append(old)
+            return old, None
+        src.warn("lm-eval-results", "no results file looked for: the samples file's name is neither lm-eval's "
+                                    "samples_<task>_<date>.jsonl (its results_<date>.json shares the date) nor "
+                                    "<model_args>_<task>.jsonl beside a results.json (lm-eval 0.4.0-0.4.2)")
+        return None
+    task, date = m.group("task"), m.group("date")
+    src.side_files.append(folder)
+    same = folder / f"results_{date}.json"
+    if same.is_file():
+        return same, task
+    newest = _newest(folder, date, src)
+    return (newest, task) if newest is not None else None
+
+
+def _old_task(name: str, value: dict) -> str | None:
+    """The task of an lm-eval 0.4.0-0.4.2 samples file ``<model_args>_<task>.jsonl``, among the results' tasks."""
+    m = _OLD_SAMPLES.match(name)
+    if m is None:
+        return None
+    stem = m.group("stem")
+    config = value.get("config")
+    args = config.get("model_args") if isinstance(config, dict) else None
+    tasks = [t for t in _tasks(value) if stem.endswith("_" + t)]
+    if isinstance(args, str):
+        exact = [t for t in tasks if stem == re.sub("/|=", "__", args) + "_" + t]
+        if exact:
+            return exact[0]
+    return max(tasks, key=len) if tasks else None
+
+
+def _tasks(value: dict) -> set[str]:
+    tasks: set[str] = set()
+    for section in ("configs", "results", "versions"):
+        part = value.get(section)
+        if isinstance(part, dict):
+            tasks.update(map(str, part))
+    return tasks
 
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def read_results(src: Source) -> None:
-    """What the results file beside ``src`` says about its run, into ``src.about``.
+def _load(path: Path, src: Source) -> dict | None:
+    try:
+        value = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        src.warn("lm-eval-results", f"{path.name} beside the samples is not readable JSON ({exc}): model, "
+                                    "lm-eval version and filters not taken from it")
+        return None
+    if not isinstance(value, dict):
+        src.warn("lm-eval-results", f"{path.name} beside the samples is not a JSON object: not read")
+        return None
+    return value
+
+
+def read_results(src: Source) -> Results | None:
+    """What the results file beside ``src`` says about its run, into ``src.about``; the file, for its filters.
 
     ``model`` (:func:`model_of`), ``lm_eval_version``, ``git_hash``,
-    ``task_version`` (``versions[task]``) and ``results_file`` (its name).
+    ``task_version`` (``versions[task]``), ``results_file`` (its name) and,
+    for lm-eval 0.4.0-0.4.2 files, ``task`` (learnt from the results' tasks).
     Warned, never refused: no results file, one that is not a JSON object,
     one whose ``configs``/``results`` do not name the samples' task.
     """
     if is_stdio(src.path):
-        return
+        return None
     found = _results_file(src.path, src)
     if found is None:
-        return
-    path, task, _ = found
+        return None
+    path, task = found
     src.side_files.append(path)
-    try:
-        value = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        src.warn("lm-eval-results", f"{path.name} beside the samples is not readable JSON ({exc}): model and "
-                                    "lm-eval version not taken from it")
-        return
-    if not isinstance(value, dict):
-        src.warn("lm-eval-results", f"{path.name} beside the samples is not a JSON object: not read")
-        return
-    tasks: set[str] = set()
-    for section in ("configs", "results", "versions"):
-        part = value.get(section)
-        if isinstance(part, dict):
-            tasks.update(map(str, part))
-    if task not in tasks:
+    value = _load(path, src)
+    if value is None:
+        return None
+    tasks = _tasks(value)
+    if task is None:
+        task = _old_task(src.path.name, value)
+        if task is None:
+            shown = ", ".join(sorted(tasks)) or "none"
+            src.warn("lm-eval-results", f"{path.name} names no task the samples file's name ends with "
+                                        f"(<model_args>_<task>.jsonl; its tasks: {shown}): it may be another evaluation's")
+        else:
+            src.about["task"] = task
+    elif task not in tasks:
         shown = ", ".join(sorted(tasks)) or "none"
         src.warn("lm-eval-results", f"{path.name} does not name the samples' task {task!r} (its tasks: {shown}): "
                                     "it may be another evaluation's")
+    _about(src, path.name, value, task)
+    return Results(path.name, value, task if task in tasks else None)
+
+
+def _about(src: Source, name: str, value: dict, task: str | None) -> None:
     about = src.about
-    about["results_file"] = path.name
+    about["results_file"] = name
     model = model_of(value)
     if model is not None:
         about["model"] = model
     else:
-        src.warn("lm-eval-results", f"{path.name} names no model (neither model_name nor a model in "
-                                    "config.model_args)")
+        src.warn("lm-eval-results", f"{name} names no model (neither model_name nor a model in config.model_args)")
     for key in ("lm_eval_version", "git_hash"):
         text = _text(value.get(key))
         if text is not None:
             about[key] = text
     versions = value.get("versions")
-    version = versions.get(task) if isinstance(versions, dict) else None
+    version = versions.get(task) if isinstance(versions, dict) and task is not None else None
     if type(version) in (int, float, str) and version != "":
         about["task_version"] = str(version)

@@ -147,7 +147,8 @@ FilterOpt = Annotated[
         "--filter",
         metavar="NAME",
         help="lm-eval samples (lm-eval-samples@1): the filter whose lines are read, e.g. strict-match. "
-        "Needed when a file holds several.",
+        "Needed when a file holds several; for a file written before lm-eval 0.4.7 also its position N "
+        "(1-based) in the task's filter_list.",
         show_default=False,
     ),
 ]

@@ -39,6 +39,7 @@ from replicate.judge.compare import Comparison, compare
 from replicate.judge.model import LabelledRun, Run, readonly
 from replicate.judge.pairs import Policy
 from replicate.judge.uncertainty import Uncertainty
+from replicate.labels import LabelSet, label_name
 from replicate.parsing import UNPARSED, Parser
 from replicate.stats.bootstrap import Clusters, Interval
 from replicate.stats.differences import edge_differences, share_differences
@@ -73,8 +74,9 @@ def trim(text: str | None, width: int = 160) -> str | None:
     return f"{flat[:head]} … {flat[-tail:]}"
 
 
-def _label(v: int) -> int | None:
-    return None if v == UNPARSED else int(v)
+def _label(v: int, label_set: LabelSet | None = None) -> int | str | None:
+    """A label as the audit shows it: None when unparsed, else its name when the set names its labels."""
+    return None if v == UNPARSED else label_name(int(v), label_set)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,9 +143,9 @@ class Example:
     """One item the parsers read differently."""
 
     key: str
-    gold: int
+    gold: int | str  # by name when the first parser's label set names its labels
     output: str | None  # trimmed
-    labels: tuple[tuple[str, int | None], ...]
+    labels: tuple[tuple[str, int | str | None], ...]
 
     def to_json(self) -> dict:
         return {"key": self.key, "gold": self.gold, "output": self.output, "labels": dict(self.labels)}
@@ -153,7 +155,7 @@ class Example:
 class Pattern:
     """A combination of labels (one per parser) and on how many items it occurs."""
 
-    labels: tuple[tuple[str, int | None], ...]
+    labels: tuple[tuple[str, int | str | None], ...]
     count: int
 
     def to_json(self) -> dict:
@@ -372,7 +374,8 @@ def audit_file(
     )
     combos = Counter(map(tuple, lab[:, idx].T.tolist()))
     ordered = sorted(combos.items(), key=lambda kv: (-kv[1], kv[0]))
-    patterns = tuple(Pattern(tuple(zip(names, map(_label, combo))), count) for combo, count in ordered)
+    sets = [p.label_set for p in parsers]
+    patterns = tuple(Pattern(tuple(zip(names, map(_label, combo, sets))), count) for combo, count in ordered)
     first_of: dict[tuple, int] = {}
     for i in idx.tolist():
         first_of.setdefault(tuple(lab[:, i].tolist()), i)
@@ -384,9 +387,9 @@ def audit_file(
     exs = tuple(
         Example(
             show_key(str(run.keys[i])),
-            int(gold[i]),
+            label_name(int(gold[i]), sets[0]) if gold[i] >= 0 else int(gold[i]),
             trim(run.outputs[i], width),
-            tuple(zip(names, (_label(v) for v in lab[:, i].tolist()))),
+            tuple(zip(names, map(_label, lab[:, i].tolist(), sets))),
         )
         for i in chosen
     )

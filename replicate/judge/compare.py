@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from replicate.judge.align import Aligned, align
-from replicate.judge.model import LabelledRun, RunFile
+from replicate.judge.model import LabelledRun, RunFile, extraction_failures
 from replicate.judge.pairs import PairCounts, Policy, pair_counts
 from replicate.judge.uncertainty import EXACT_MCNEMAR_ASSUMES, EdgeUncertainty, Uncertainty, edge_uncertainty
 from replicate.labels import absent_figures
@@ -23,14 +23,23 @@ class RunSide:
     unparsed_shared: int
     files: tuple[RunFile, ...]
 
+    @property
+    def extraction_failures(self) -> int | None:
+        """Of :attr:`unparsed`, the items whose answer the file's own extraction did not find (None: not told)."""
+        return extraction_failures(self.files)
+
     def to_json(self) -> dict:
-        return {
+        out = {
             "name": self.name,
             "items": self.items,
             "unparsed": self.unparsed,
             "unparsed_shared": self.unparsed_shared,
             "files": [f.to_json() for f in self.files],
         }
+        failed = self.extraction_failures
+        if failed is not None:
+            out["extraction_failures"] = failed
+        return out
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ class RunFile:
     reader_options: tuple[tuple[str, str], ...] = ()  # what the reader settled (Source.used), e.g. filter
     about: tuple[tuple[str, str], ...] = ()  # what the file says about its run (Source.about), e.g. model
     side_files: tuple[str, ...] = ()  # files and folders read beside it (Source.side_files)
+    extraction_failures: int | None = None  # records whose answer the file's own filter did not find (None: not told)
 
     def to_json(self) -> dict:
         out = self.provenance.to_json()
@@ -56,7 +57,16 @@ class RunFile:
             out["reader_options"] = dict(self.reader_options)
         if self.about:  # only files that name their model or task
             out["about"] = dict(self.about)
+        if self.extraction_failures is not None:  # only readers that tell them apart
+            out["extraction_failures"] = self.extraction_failures
         return out
+
+
+def extraction_failures(files: Sequence[RunFile]) -> int | None:
+    """A run's records whose answer the file's own extraction did not find (read as unparsed); None when no
+    file's reader tells them apart."""
+    told = [f.extraction_failures for f in files if f.extraction_failures is not None]
+    return sum(told) if told else None
 
 
 @dataclass(frozen=True)

@@ -62,9 +62,10 @@ def dropped_per_run(edges: Sequence[Comparison]) -> list[dict]:
     seen: dict[str, dict] = {}
     for e in edges:
         for side in (e.old, e.new):
-            seen.setdefault(
-                side.name, {"name": side.name, "items": side.items, "dropped": side.items - e.shared_items, "unparsed": side.unparsed}
-            )
+            entry = {"name": side.name, "items": side.items, "dropped": side.items - e.shared_items, "unparsed": side.unparsed}
+            if side.extraction_failures is not None:
+                entry["extraction_failures"] = side.extraction_failures
+            seen.setdefault(side.name, entry)
     return list(seen.values())
 
 

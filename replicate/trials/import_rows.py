@@ -20,7 +20,10 @@ The reading and the writing are in :mod:`replicate.trials.importing`.
 - **category**: a right verdict is ``correct``, a wrong one ``wrong``; an
   unscored verdict (null metric or score, a sample that errored) carries no
   verdict and becomes ``unscored_as`` (default ``api_error``, which leaves
-  p̂'s denominator as an API error does); it is counted, never dropped.
+  p̂'s denominator as an API error does); it is counted, never dropped. A
+  verdict whose answer the log's own filter did not find (lm-eval's
+  ``[invalid]``: :attr:`~replicate.reading.Record.no_answer`) is a
+  ``format_failure``, counted as an extraction failure.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ from replicate.trials.load import CATEGORIES
 #: Categories an unscored verdict may be counted as (anything but correct).
 UNSCORED_AS: tuple[str, ...] = tuple(c for c in CATEGORIES if c != "correct")
 DEFAULT_UNSCORED = "api_error"
+#: The category of a trial whose answer the log's own extraction did not find (lm-eval's ``[invalid]``).
+NO_ANSWER_AS = "format_failure"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +52,7 @@ class Verdict:
     line: int
     correct: bool | None
     trial: int | None
+    no_answer: bool = False  # the log's own extraction found no answer (lm-eval's [invalid])
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,7 @@ class ImportedFile:
     trials: str  # "the file's own" or "file order: trial N"
     rows: int
     unscored: int
+    extraction_failures: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -94,6 +101,7 @@ class ImportedFile:
             "trials": self.trials,
             "rows": self.rows,
             "unscored": self.unscored,
+            "extraction_failures": self.extraction_failures,
         }
 
 
@@ -125,6 +133,7 @@ class ImportReport:
     unscored: int
     unscored_as: str
     files: tuple[ImportedFile, ...]
+    extraction_failures: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -134,6 +143,7 @@ class ImportReport:
             "items": self.items,
             "cells": [c.to_json() for c in self.cells],
             "unscored": {"trials": self.unscored, "written_as": self.unscored_as},
+            "extraction_failures": {"trials": self.extraction_failures, "written_as": NO_ANSWER_AS},
             "inputs": [f.to_json() for f in self.files],
         }
 
@@ -205,7 +215,7 @@ def trial_rows(
         if not any(own):
             fixed = next_trial[(m, b)]
             next_trial[(m, b)] += 1
-        n_unscored = 0
+        n_unscored = n_failed = 0
         start = len(rows)
         for v in f.verdicts:
             trial = fixed if fixed is not None else v.trial
@@ -216,7 +226,10 @@ def trial_rows(
                 raise BadInput(f"model {m!r}, benchmark {b!r}, item {v.item!r}, trial {trial} is given again "
                                f"(first at {p}:{line})", path=f.path, line=v.line)
             seen[where] = (f.path, v.line)
-            if v.correct is None:
+            if v.no_answer:
+                n_failed += 1
+                category = NO_ANSWER_AS
+            elif v.correct is None:
                 n_unscored += 1
                 category = unscored_as
             else:
@@ -226,6 +239,7 @@ def trial_rows(
         imported.append(ImportedFile(
             f.provenance, f.reader, f.chosen, f.reader_options, m, m_from, b, b_from,
             "the file's own" if fixed is None else f"file order: trial {fixed}", len(rows) - start, n_unscored,
+            n_failed,
         ))
     return rows, imported
 
@@ -248,7 +262,8 @@ def summarise(rows: Sequence[Mapping[str, Any]], files: Sequence[ImportedFile], 
     )
     items = len({(b, i) for _, b, i in per_item})
     return ImportReport(out, len(rows), tuple(sorted({m for m, _ in ks})), items, cells,
-                        sum(f.unscored for f in files), unscored_as, tuple(files))
+                        sum(f.unscored for f in files), unscored_as, tuple(files),
+                        sum(f.extraction_failures for f in files))
 
 
 def render_import(rep: ImportReport, fmt: FormatArg) -> str:
@@ -264,6 +279,9 @@ def render_import(rep: ImportReport, fmt: FormatArg) -> str:
         out.append(f"unscored: {rep.unscored} trial(s) without a verdict, written as {rep.unscored_as}")
     else:
         out.append("unscored: none")
+    if rep.extraction_failures:
+        out.append(f"extraction failures: {rep.extraction_failures} trial(s) whose answer the log's own filter did "
+                   f"not find (lm-eval's [invalid]), written as {NO_ANSWER_AS}")
     out.append("")
     files = [[fi.provenance.path, fi.reader + (" (by content)" if fi.chosen == "by content" else ""),
               ", ".join(f"{k}={v}" for k, v in fi.reader_options.items()) or "-",

@@ -59,7 +59,7 @@ def read_verdicts(path: str | Path, *, reader: str | None, options: ReadOptions,
             raise src.bad(f"reader gave a verdict that is not True/False/None: {rec.correct!r}", rec.line)
         if rec.trial is not None and (type(rec.trial) is not int or rec.trial < 0):
             raise src.bad(f"reader gave a trial that is not a whole number >= 0: {rec.trial!r}", rec.line)
-        verdicts.append(Verdict("/".join(key), rec.line, rec.correct, rec.trial))
+        verdicts.append(Verdict("/".join(key), rec.line, rec.correct, rec.trial, rec.no_answer is True))
     if not verdicts:
         raise BadInput(f"no verdict read ({r.name}): the file holds no scored sample", path=p)
     return VerdictFile(f.provenance(), r.name, "given" if reader is not None else "by content", verdicts,

@@ -28,8 +28,11 @@ R = "lm-eval-samples@1"
 # exact_match per doc_id 0..5, written into the fixtures by hand:
 #   strict-match      A 1 1 0 0 1 0   B 1 0 1 0 1 0
 #   flexible-extract  A 1 1 1 1 1 0   B 1 1 1 0 1 1
-# strict-match: both = docs 0, 4; only_old = doc 1; only_new = doc 2; neither = docs 3, 5.
+# strict-match: both = docs 0, 4; only_old = doc 1; only_new = doc 2; neither = docs 3, 5 (--unparsed wrong).
 STRICT_CELLS = {"both": 2, "only_old": 1, "only_new": 1, "neither": 2}
+# Under strict-match the regex found no answer ("[invalid]") in docs 2, 3, 5 of A and 1, 3, 5 of B: extraction
+# failures, unparsed; the default policy (intersect) keeps docs 0 and 4 only, right on both sides.
+STRICT_INTERSECT = {"both": 2, "only_old": 0, "only_new": 0, "neither": 0}
 # flexible-extract: both = docs 0, 1, 2, 4; only_old = doc 3; only_new = doc 5; neither = none.
 FLEX_CELLS = {"both": 4, "only_old": 1, "only_new": 1, "neither": 0}
 
@@ -53,11 +56,14 @@ def test_acceptance_compare_cells_equal_the_hand_count(tmp_path):
     a, b = tmp_path / "samples_A.jsonl", tmp_path / "samples_B.jsonl"
     shutil.copy(A, a)
     shutil.copy(B, b)
-    res = _run("compare", a, b, "--reader", R, "--filter", "strict-match", "--correct-field", "exact_match", "-f", "json")
+    res = _run("compare", a, b, "--reader", R, "--filter", "strict-match", "--correct-field", "exact_match", "-f", "json",
+               "--unparsed", "wrong")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["cells"] == STRICT_CELLS and out["n"] == 6
     assert out["em_old"] == 3 / 6 and out["em_new"] == 3 / 6
+    assert out["unparsed"] == {"old": 3, "new": 3}
+    assert out["old"]["extraction_failures"] == 3 and out["new"]["extraction_failures"] == 3
     assert out["reader"] == R and out["parser"] == "lm-eval-metric"
     f = out["old"]["files"][0]
     assert f["reader_options"] == {"filter": "strict-match", "correct_field": "exact_match"}
@@ -157,6 +163,8 @@ def test_verdicts_nulls_and_unknown_fields(tmp_path):
     diag = Diagnostics()
     run = load_run("r", p, diagnostics=diag, reader=R)
     assert list(run.keys) == ["0", "1", "2", "3", "4", "5"]
-    assert run.labels is not None and run.labels.tolist() == [1, -1, 0, 0, 1, 0]
+    # docs 2, 3, 5: "[invalid]" (the filter found no answer): unparsed, counted as extraction failures
+    assert run.labels is not None and run.labels.tolist() == [1, -1, -1, -1, 1, -1]
+    assert run.files[0].extraction_failures == 3
     # s.jsonl carries no lm-eval date, so no results file is looked for (warned: tests/readers/test_lm_eval_results.py)
     assert len(diag) == 2 and diag.counts() == {"null-metric": 1, "lm-eval-results": 1}

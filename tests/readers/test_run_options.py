@@ -27,7 +27,8 @@ DATA = ROOT / "tests" / "readers" / "data"
 LM_A = DATA / "lm_eval" / "samples_gsm8k_2024-05-01T10-00-00.000000.jsonl"
 LM = "lm-eval-samples@1"
 # exact_match of file A per doc_id 0..5 (test_lm_eval.py): strict-match 1 1 0 0 1 0, flexible-extract 1 1 1 1 1 0.
-# strict -> flex: both = docs 0, 1, 4; only_old = none; only_new = docs 2, 3; neither = doc 5.
+# strict -> flex: both = docs 0, 1, 4; only_old = none; only_new = docs 2, 3; neither = doc 5. Docs 2, 3 and 5
+# are [invalid] under strict-match (no answer extracted): counted wrong here (--unparsed wrong), as lm-eval does.
 STRICT_TO_FLEX = {"both": 3, "only_old": 0, "only_new": 2, "neither": 1}
 # inspect scorer model_graded_fact with P counted wrong (test_inspect_log.py GRADED_CELLS).
 GRADED_CELLS = {"both": 1, "only_old": 2, "only_new": 2, "neither": 1}
@@ -39,7 +40,7 @@ def _run(*args):
 
 def _chain(tmp_path, runs: str, *flags):
     (tmp_path / "runs.toml").write_text("[runs]\n" + runs, encoding="utf-8")
-    res = _run("chain", "--runs", tmp_path / "runs.toml", "-f", "json", "--replicates", "0", *flags)
+    res = _run("chain", "--runs", tmp_path / "runs.toml", "-f", "json", "--replicates", "0", "--unparsed", "wrong", *flags)
     return res, (json.loads(res.stdout) if res.exit_code == 0 else None)
 
 
@@ -131,9 +132,9 @@ def test_verify_reads_each_claims_run_with_its_own_options(tmp_path):
         f'[runs]\nstrict = {{ files = ["a.jsonl"], reader = "{LM}", filter = "strict-match" }}\n'
         f'flex = {{ files = ["a.jsonl"], reader = "{LM}", filter = "flexible-extract" }}\n\n'
         '[[claims]]\nid = "gained"\nwhere = "Table 1"\nmetric = "cells.only_new"\nold = "strict"\nnew = "flex"\n'
-        'value = "2"\nunit = "count"\n\n'
+        'value = "2"\nunit = "count"\nunparsed = "wrong"\n\n'
         '[[claims]]\nid = "lost"\nwhere = "Table 1"\nmetric = "cells.only_old"\nold = "strict"\nnew = "flex"\n'
-        'value = "0"\nunit = "count"\n', encoding="utf-8")
+        'value = "0"\nunit = "count"\nunparsed = "wrong"\n', encoding="utf-8")
     res = _run("verify", claims, "--root", tmp_path, "--no-plots", "--out", tmp_path / "note.md", "-f", "json")
     assert res.exit_code == 0, res.output
     verdicts = {c["id"]: set(c["verdict"].values()) for c in json.loads(res.stdout)["claims"]}

@@ -87,9 +87,12 @@ def test_lm_eval_files_of_one_model_are_trials_in_file_order(tmp_path):
     assert res.exit_code == 0, res.stderr
     rows = _rows(out)
     got = {(r["item"], r["trial"]): r["category"] for r in rows}
-    want = {(str(d), t): ("correct" if v else "wrong")
-            for t, vs in ((0, (1, 1, 0, 0, 1, 0)), (1, (1, 0, 1, 0, 1, 0))) for d, v in enumerate(vs)}
+    # exact_match 1 1 0 0 1 0 and 1 0 1 0 1 0; every 0 is "[invalid]" under strict-match: the
+    # regex found no answer (A: docs 2, 3, 5; B: docs 1, 3, 5), written as format_failure
+    cat = {"1": "correct", "0": "wrong", "x": "format_failure"}
+    want = {(str(d), t): cat[v] for t, vs in ((0, "11xx1x"), (1, "1x1x1x")) for d, v in enumerate(vs)}
     assert got == want
+    assert "extraction failures: 6 trial(s) whose answer the log's own filter did not find" in res.stdout
     assert {r["benchmark"] for r in rows} == {"gsm8k"}  # from the file name samples_gsm8k_<date>.jsonl
     assert "file order: trial 0" in res.stdout and "file order: trial 1" in res.stdout
 

@@ -3,8 +3,9 @@
 The runs are one lm-eval samples file read with two filters (test_lm_eval.py
 holds the per-document verdicts by hand): strict-match 1 1 0 0 1 0,
 flexible-extract 1 1 1 1 1 0, so strict -> flex has both 3, only_old 0,
-only_new 2, neither 1. Verdict runs have no labels: change rate and MAE are
-not computable, and no parser reads them.
+only_new 2, neither 1 with strict-match's three "[invalid]" (docs 2, 3, 5: no answer
+extracted, unparsed) counted wrong (unparsed = "wrong"), as lm-eval scores them. Verdict runs
+have no labels: change rate and MAE are not computable, and no parser reads them.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ old = "strict"
 new = "flex"
 value = "2"
 unit = "count"
+unparsed = "wrong"
 
 [[claims]]
 id = "backward"
@@ -42,6 +44,7 @@ old = "strict"
 new = "flex"
 value = "33.3"
 unit = "percent"
+unparsed = "wrong"
 
 [[claims]]
 id = "churn"

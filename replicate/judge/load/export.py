@@ -10,17 +10,24 @@ from replicate.errors import BadInput
 from replicate.inputfile import is_stdio, write_stdout
 from replicate.judge.load import FieldSpec
 from replicate.judge.model import KEY_SEP, LabelledRun, Run
+from replicate.labels import label_name
 
 EXAM_KEY_FIELDS = ("query_id", "paragraph_id")
 
 
 def label_rows(labelled: LabelledRun, *, key_fields: tuple[str, ...]) -> list[dict]:
-    """One dict per item: the key fields (as strings), ``label`` (int or None) and ``gold``."""
+    """One dict per item: the key fields (as strings), ``label`` (int or None) and ``gold``; for a label set that
+    names its labels (A, B, tie) also ``label_name`` and ``gold_name`` (None: unparsed, or no gold)."""
+    ls = labelled.label_set
+    named = ls is not None and bool(ls.names)
     rows = []
     for key, label, gold in zip(labelled.keys.tolist(), labelled.labels.tolist(), labelled.gold.tolist()):
         row = dict(zip(key_fields, key.split(KEY_SEP)))
         row["label"] = None if label < 0 else label
         row["gold"] = gold
+        if named:
+            row["label_name"] = None if label < 0 else label_name(label, ls)
+            row["gold_name"] = None if gold < 0 else label_name(gold, ls)
         rows.append(row)
     return rows
 

@@ -126,6 +126,7 @@ def load_records(
         reader_options=tuple(src.used.items()),
         about=tuple(src.about.items()),
         side_files=tuple(map(str, src.side_files)),
+        extraction_failures=src.extraction_failures,
     )
 
 

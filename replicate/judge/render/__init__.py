@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from replicate.diagnostics import summary_text
 from replicate.judge.compare import Comparison
+from replicate.judge.model import extraction_failures
 from replicate.judge.uncertainty import EdgeUncertainty
+from replicate.labels import LabelSet, label_name
 from replicate.output import Format, FormatArg, num, pct, table
 from replicate.stats.countintervals import CellFigures
 from replicate.stats.fourcell import PROPORTIONS, FourCell
@@ -154,6 +156,10 @@ def _files_line(side, shared: int) -> str:
     skipped = sum(f.skipped for f in side.files)
     if skipped:
         extra.append(f"{skipped} line(s) skipped with a warning")
+    failed = extraction_failures(side.files)
+    if failed is not None:
+        extra.append(f"{failed} extraction failure(s): the file's own filter found no answer ([invalid]), "
+                     "counted among the unparsed")
     tail = f"\n    {'; '.join(extra)}" if extra else ""
     files = ", ".join(f.provenance.path for f in side.files)
     own = side.items - shared
@@ -264,6 +270,15 @@ _CHAIN_TEXT_BLOCKS = [
 ]
 
 
+def _failures_line(edges: Sequence[Comparison]) -> str | None:
+    """Each run's extraction failures (among its unparsed), when its reader tells them apart."""
+    told = {s.name: s.extraction_failures for e in edges for s in (e.old, e.new) if s.extraction_failures is not None}
+    if not told:
+        return None
+    listed = ", ".join(f"{name} {n}" for name, n in told.items())
+    return f"extraction failures (the file's own filter found no answer, [invalid]; among the unparsed): {listed}"
+
+
 def chain_text(edges: Sequence[Comparison], fmt: FormatArg, *, flags: Sequence[Any] = ()) -> str:
     """One row per edge: one table in markdown, two narrower blocks in plain text; then intervals and flags."""
     from replicate.judge.render.errors import difficulty_table, edge_interval_table, mcnemar_table
@@ -286,6 +301,9 @@ def chain_text(edges: Sequence[Comparison], fmt: FormatArg, *, flags: Sequence[A
         where = f"parser: {e.parser}; unparsed policy: {e.unparsed_policy}; items shared by all runs: {e.shared_items};"
         sep = " " if fmt is Format.markdown else "\n"  # plain text: two short lines
         out += f"\n{where}{sep}unparsed = old/new over each run's items\n"
+        failed = _failures_line(edges)
+        if failed:
+            out += failed + "\n"
         if flags:
             prefix = "- " if fmt is Format.markdown else "  "
             out += "\nflags:\n" + "".join(f"{prefix}{f}\n" for f in flags)
@@ -335,6 +353,14 @@ class ParseSummary:
     reader: str = "-"
     #: Bootstrap intervals of the shares (``parse --replicates N``, N > 0).
     intervals: ParseIntervals | None = None
+    #: Of the unparsed, the records whose answer the file's own extraction did not find (None: not told).
+    extraction_failures: int | None = None
+    #: The parser's (or reader's) label set: labels and gold are shown by its names when it names them.
+    label_set: LabelSet | None = None
+
+    def name(self, code: int) -> int | str:
+        """How label ``code`` is shown (:func:`~replicate.labels.label_name`)."""
+        return label_name(code, self.label_set)
 
     @property
     def shown_labels(self) -> list[int]:
@@ -356,14 +382,17 @@ class ParseSummary:
             "records": self.records,
             "parsed": self.parsed,
             "unparsed": self.unparsed,
-            "labels": {str(k): v for k, v in sorted(self.labels.items())},
-            "gold": {str(k): v for k, v in sorted(self.gold.items())},
+            **({} if self.extraction_failures is None else {"extraction_failures": self.extraction_failures}),
+            "labels": {str(self.name(k)): v for k, v in sorted(self.labels.items())},
+            "gold": {str(self.name(k)): v for k, v in sorted(self.gold.items())},
             "rewritten": self.rewritten,
             "thoughts": self.thoughts,
             "skipped": self.skipped,
             "output_fields": list(self.output_fields),
             "files": [f.to_json() for f in self.files],
         }
+        if self.label_set is not None:
+            out["label_set"] = self.label_set.to_json()
         iv = self.intervals
         if iv is not None:
             out["shares"] = {
@@ -372,7 +401,7 @@ class ParseSummary:
                 "interval": {k: v.to_json() for k, v in iv.rates.items()},
             }
             out["label_shares"] = {
-                str(k): {"share": self.label_share(k), "interval": {"share": iv.labels[k].to_json()}}
+                str(self.name(k)): {"share": self.label_share(k), "interval": {"share": iv.labels[k].to_json()}}
                 for k in self.shown_labels
             }
             out["uncertainty"] = {k: v for k, v in iv.settings.to_json().items() if k != "min_items"}  # no verdict here
@@ -400,6 +429,8 @@ def parse_summary(labelled, run, intervals: Callable[[Any, Sequence[int]], Parse
         files=run.files,
         reader=run.reader,
         intervals=ivs,
+        extraction_failures=extraction_failures(run.files),
+        label_set=labelled.label_set,
     )
 
 
@@ -419,6 +450,7 @@ def parse_text(s: ParseSummary, fmt: FormatArg) -> str:
         ["records (items)", s.records],
         ["parsed", f"{s.parsed} ({share(s.rate(s.parsed), 'parsed_rate')})"],
         ["unparsed", f"{s.unparsed} ({share(s.rate(s.unparsed), 'unparsed_rate')})"],
+        *([] if s.extraction_failures is None else [["of unparsed: no answer found ([invalid])", s.extraction_failures]]),
         ["skipped lines (warned)", s.skipped],
         ["rewritten (original_output kept)", s.rewritten],
         ["with a non-empty thought", s.thoughts],
@@ -428,7 +460,7 @@ def parse_text(s: ParseSummary, fmt: FormatArg) -> str:
     if Format(fmt) is Format.markdown:
         head = f"## {head}\n"
     dist_rows = [
-        [k, s.labels.get(k, 0), share(s.label_share(k), k), s.gold.get(k, 0)]
+        [s.name(k), s.labels.get(k, 0), share(s.label_share(k), k), s.gold.get(k, 0)]
         for k in s.shown_labels
     ]
     dist_rows.append(["unparsed", s.unparsed, "", ""])

@@ -13,7 +13,7 @@ from replicate.stats.policy import Policy
 PATTERNS_SHOWN = 10
 
 
-def _lab(v: int | None) -> str:
+def _lab(v: int | str | None) -> str:
     return "unparsed" if v is None else str(v)
 
 
