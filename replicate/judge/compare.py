@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from replicate.judge.align import Aligned, align
@@ -53,6 +53,8 @@ class Comparison:
     reader: str = "-"  # the reader(s) of both sides' files
     uncertainty: EdgeUncertainty | None = None
     settings: Uncertainty | None = None
+    #: old vs gold, new vs gold, old vs new (replicate.judge.agreement.edge_agreement), when asked for
+    agreement: Mapping[str, dict] | None = None
 
     @property
     def small(self) -> bool:
@@ -93,6 +95,8 @@ class Comparison:
             out["small_sample"] = self.small
         if absent:
             out["absent"] = absent
+        if self.agreement is not None:
+            out["agreement"] = dict(self.agreement)
         return out
 
 
@@ -161,10 +165,18 @@ def edges(
 
 
 def compare(
-    old: LabelledRun, new: LabelledRun, *, policy: Policy = "intersect", uncertainty: Uncertainty | None = None
+    old: LabelledRun, new: LabelledRun, *, policy: Policy = "intersect", uncertainty: Uncertainty | None = None,
+    agreement: bool = False,
 ) -> Comparison:
-    """The edge old -> new over the items both runs have."""
-    return edges(align([old, new]), [(0, 1)], policy=policy, uncertainty=uncertainty)[0]
+    """The edge old -> new over the items both runs have; with ``agreement``, also the agreement figures
+    of old and new with gold and with each other (the same bootstrap settings)."""
+    aligned = align([old, new])
+    cmp = edges(aligned, [(0, 1)], policy=policy, uncertainty=uncertainty)[0]
+    if not agreement or aligned.n_items == 0:
+        return cmp
+    from replicate.judge.agreement import edge_agreement
+
+    return replace(cmp, agreement=edge_agreement(aligned, 0, 1, policy=policy, settings=uncertainty))
 
 
 def chain(
