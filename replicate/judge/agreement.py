@@ -59,23 +59,27 @@ class AgreementRow:
     def value(self, column: str) -> float | None:
         return self.values[column]
 
+    def counted_json(self) -> dict:
+        """Items behind the nominal figures (unweighted kappa, pi, nominal alpha) and behind the others."""
+        nominal = [n for c, n in self.counted.items() if Figure.from_column(c).nominal]
+        ordered = [n for c, n in self.counted.items() if not Figure.from_column(c).nominal]
+        return {"nominal": nominal[0] if nominal else None, "ordered": ordered[0] if ordered else None}
+
     def to_json(self) -> dict:
-        figures: dict[str, Any] = {}
-        for column, value in self.values.items():
-            entry: dict[str, Any] = {**Figure.from_column(column, self.binarize).settings(), "value": value,
-                                     "n": self.counted[column]}
-            if column in self.absent:
-                entry["absent"] = self.absent[column]
-            if self.intervals is not None:
-                iv = self.intervals[column]
-                entry["interval"] = iv.to_json() if value is not None else None  # no interval without its figure
-            figures[column] = entry
-        return {
+        """The figures flat by column name (as compare's JSON), each beside its interval under ``interval``."""
+        out: dict[str, Any] = {
             "left": self.left, "right": self.right, "binarize": self.binarize, "items": self.items,
             "parsed": self.parsed, "unparsed": {"left": self.unparsed[0], "right": self.unparsed[1]},
-            "small_sample": self.small is not None, **({"flag": self.small} if self.small else {}),
-            "figures": figures,
+            **self.values, "counted": self.counted_json(),
         }
+        if self.intervals is not None:  # no interval without its figure
+            out["interval"] = {c: (self.intervals[c].to_json() if v is not None else None) for c, v in self.values.items()}
+        if self.absent:
+            out["absent"] = dict(self.absent)
+        out["small_sample"] = self.small is not None
+        if self.small:
+            out["flag"] = self.small
+        return out
 
 
 @dataclass(frozen=True)
@@ -231,10 +235,9 @@ def agreement_report(
     )
 
 
-def edge_agreement(aligned: Aligned, i: int, j: int, *, policy: Policy, settings: Uncertainty | None) -> dict[str, dict]:
-    """An edge's agreement as compare's JSON gives it: old vs gold, new vs gold, old vs new."""
+def edge_agreement(aligned: Aligned, i: int, j: int, *, policy: Policy, settings: Uncertainty | None) -> tuple[AgreementRow, ...]:
+    """An edge's agreement rows as compare gives them: old vs gold, new vs gold (when there is gold), old vs new."""
     has_gold = bool(np.any(aligned.gold != NO_GOLD))
     pairs = ([(i, GOLD), (j, GOLD)] if has_gold else []) + [(i, j)]
     names = ([("old", "gold"), ("new", "gold")] if has_gold else []) + [("old", "new")]
-    rows = agreement_rows(aligned, pairs, policy=policy, settings=settings, names=names)
-    return {f"{r.left}_{r.right}": r.to_json() for r in rows}
+    return tuple(agreement_rows(aligned, pairs, policy=policy, settings=settings, names=names))

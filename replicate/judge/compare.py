@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from replicate.judge.align import Aligned, align
 from replicate.judge.model import LabelledRun, RunFile
@@ -11,6 +11,9 @@ from replicate.judge.pairs import PairCounts, Policy, pair_counts
 from replicate.judge.uncertainty import EXACT_MCNEMAR_ASSUMES, EdgeUncertainty, Uncertainty, edge_uncertainty
 from replicate.labels import absent_figures
 from replicate.stats.fourcell import FourCell
+
+if TYPE_CHECKING:
+    from replicate.judge.agreement import AgreementRow
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,7 @@ class Comparison:
     uncertainty: EdgeUncertainty | None = None
     settings: Uncertainty | None = None
     #: old vs gold, new vs gold, old vs new (replicate.judge.agreement.edge_agreement), when asked for
-    agreement: Mapping[str, dict] | None = None
+    agreement: tuple[AgreementRow, ...] | None = None
 
     @property
     def small(self) -> bool:
@@ -96,7 +99,7 @@ class Comparison:
         if absent:
             out["absent"] = absent
         if self.agreement is not None:
-            out["agreement"] = dict(self.agreement)
+            out["agreement"] = {f"{r.left}_{r.right}": r.to_json() for r in self.agreement}
         return out
 
 
