@@ -168,6 +168,16 @@ def test_policy_wrong_keeps_unparsed_in_nominal_figures_only():
         assert agreement(a, gold, policy="wrong", **kw) == agreement(a, gold, **kw)
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_nominal_alpha_of_two_coders_is_pi_plus_its_small_sample_term(seed):
+    # alpha = 1 - (2N - 1)(1 - p_o) / (2N (1 - p_e)) = pi + (1 - pi) / (2N): the relation docs/concepts.md states
+    rng = np.random.default_rng(50 + seed)
+    a, b = _random_pair(rng, 60, missing=0)
+    pi = agreement(a, b, figure="scott_pi")
+    assert agreement(a, b, figure="krippendorff_alpha") == pytest.approx(pi + (1 - pi) / (2 * 60), abs=1e-12)
+    assert pi <= agreement(a, b)  # pooled chance agreement is never smaller than kappa's
+
+
 def test_undefined_figures_are_none():
     same = np.array([2.0, 2.0, 2.0])
     assert agreement(same, same) is None  # no chance-corrected agreement without variation
