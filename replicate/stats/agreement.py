@@ -139,7 +139,7 @@ def kappa_of_tables(tables: np.ndarray, weights: str = "none") -> np.ndarray:
     w = _weights(weights, t.shape[-1])
     n = t.sum(axis=(-2, -1))
     observed = (t * w).sum(axis=(-2, -1))
-    expected = np.einsum("...i,ij,...j->...", t.sum(axis=-1), w, t.sum(axis=-2))
+    expected = ((t.sum(axis=-1) @ w) * t.sum(axis=-2)).sum(axis=-1)
     return 1 - _div(observed * n, expected)
 
 
@@ -185,7 +185,7 @@ def alpha_of_coincidences(o: np.ndarray, level: str, values: Sequence[float] | n
     n = n_v.sum(axis=-1)
     d = _distances(level, np.asarray(values), n_v)
     observed = (o * d).sum(axis=(-2, -1))
-    expected = np.einsum("...i,...ij,...j->...", n_v, np.broadcast_to(d, o.shape), n_v)
+    expected = ((n_v[..., None, :] @ d)[..., 0, :] * n_v).sum(axis=-1)
     return 1 - _div((n - 1) * observed, expected)
 
 
@@ -228,7 +228,7 @@ def spearman_of_tables(tables: np.ndarray) -> np.ndarray:
     t = np.asarray(tables, dtype=np.float64)
     row, col = t.sum(axis=-1), t.sum(axis=-2)
     rx, ry = _midranks(row), _midranks(col)
-    cov = np.einsum("...i,...ij,...j->...", rx, t, ry)
+    cov = ((rx[..., None, :] @ t)[..., 0, :] * ry).sum(axis=-1)
     vx, vy = (row * rx * rx).sum(axis=-1), (col * ry * ry).sum(axis=-1)
     return np.clip(_div(cov, np.sqrt(vx) * np.sqrt(vy)), -1, 1)
 
@@ -241,11 +241,23 @@ def binarize_tables(tables: np.ndarray, values: Sequence[float] | np.ndarray, th
     extra = t.shape[-1] - len(v)
     if extra not in (0, 1):
         raise ValueError(f"tables have {t.shape[-1]} rows for {len(v)} values")
-    fold = np.zeros((t.shape[-1], 2 + extra))
-    fold[np.arange(len(v)), (v >= threshold).astype(np.int64)] = 1
-    if extra:
-        fold[-1, -1] = 1
-    return np.einsum("ia,...ij,jb->...ab", fold, t, fold)
+    high = v >= threshold
+    groups = [np.flatnonzero(~high), np.flatnonzero(high)] + ([np.array([len(v)])] if extra else [])
+    rows = np.stack([t[..., g, :].sum(axis=-2) for g in groups], axis=-2)
+    return np.stack([rows[..., g].sum(axis=-1) for g in groups], axis=-1)
+
+
+def reading(
+    tables: np.ndarray, values: Sequence[float] | np.ndarray, binarize: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The tables and value domain a figure reads: as given, or binarized at ``binarize`` (domain 0, 1)."""
+    t = np.asarray(tables, dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    if t.shape[-1] != len(v) + 1 or t.shape[-2] != len(v) + 1:
+        raise ValueError(f"tables must be (..., {len(v) + 1}, {len(v) + 1}) for {len(v)} values; got {t.shape}")
+    if binarize is None:
+        return t, v
+    return binarize_tables(t, v, binarize), np.array([0.0, 1.0])
 
 
 def figure_values(
@@ -255,15 +267,16 @@ def figure_values(
 
     ``values`` is the ordered value domain (V values). Under ``policy`` ``wrong`` a nominal figure keeps
     the missing slot as a category of its own; under ``intersect``, and for every other figure, only
-    pairs with both labels count.
+    pairs with both labels count. (Many figures of one reading: :func:`reading` once, then
+    :func:`read_figure` for each.)
     """
+    t, v = reading(tables, values, figure.binarize)
+    return read_figure(t, figure, v, policy=policy)
+
+
+def read_figure(t: np.ndarray, figure: Figure, v: np.ndarray, *, policy: Policy = "intersect") -> np.ndarray:
+    """:func:`figure_values` of tables already in the figure's reading (binarized when it asks for it)."""
     check_policy(policy)
-    t = np.asarray(tables, dtype=np.float64)
-    v = np.asarray(values, dtype=np.float64)
-    if t.shape[-1] != len(v) + 1 or t.shape[-2] != len(v) + 1:
-        raise ValueError(f"tables must be (..., {len(v) + 1}, {len(v) + 1}) for {len(v)} values; got {t.shape}")
-    if figure.binarize is not None:
-        t, v = binarize_tables(t, v, figure.binarize), np.array([0.0, 1.0])
     keep = len(v) + 1 if policy == "wrong" and figure.nominal else len(v)
     t = t[..., :keep, :keep]
     if keep > len(v):

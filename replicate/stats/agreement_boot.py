@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from replicate.stats.agreement import Figure, figure_values
+from replicate.stats.agreement import Figure, read_figure, reading
 from replicate.stats.bootstrap import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -84,8 +84,10 @@ def agreement_intervals(
         raise ValueError(f"tables of {per_cluster.shape[0]} clusters for {clusters.count} clusters")
     reps = table_replicates(per_cluster, clusters, n_resamples=n_resamples, seed=seed)
     out: list[list[Interval]] = [[] for _ in range(per_cluster.shape[1])]
+    readings = {t: reading(reps, values, t) for t in dict.fromkeys(f.binarize for f in figures)}  # each folded once
     for figure in figures:
-        lo, hi, undefined = percentile_bounds(figure_values(reps, figure, values, policy=policy), confidence_level)
+        tables, domain = readings[figure.binarize]
+        lo, hi, undefined = percentile_bounds(read_figure(tables, figure, domain, policy=policy), confidence_level)
         ivs = interval_list(
             lo, hi, undefined, method=clusters.method, replicates=n_resamples, cluster=clusters.name,
             clusters=clusters.count, confidence_level=confidence_level, seed=seed,
