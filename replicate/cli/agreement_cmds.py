@@ -107,4 +107,4 @@ def agreement_cmd(
     has_gold = bool((aligned.gold >= 0).any())
     report = agreement_report(aligned, gold=has_gold, pairs=pairs, thresholds=thresholds, policy=unparsed.value,
                               settings=settings)
-    emit_runs(loaded, report, format, text=lambda: agreement_text(report, format))
+    emit_runs(loaded, report, format, text=lambda: agreement_text(report, format), comparisons=[report])

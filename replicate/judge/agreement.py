@@ -95,6 +95,7 @@ class AgreementReport:
     readers: tuple[str, ...]
     runs: tuple[dict, ...]
     settings: Uncertainty | None
+    shared_items: int = 0  # items every run (and gold, when compared with it) has
 
     def row(self, left: str, right: str = "gold", binarize: int | None = None) -> AgreementRow:
         """The row of ``left`` against ``right`` (either order) on the labels binarized at ``binarize``."""
@@ -109,6 +110,7 @@ class AgreementReport:
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {
+            "shared_items": self.shared_items,
             "figures": list(self.columns), "binarize": list(self.thresholds), "domain": list(self.domain),
             "unparsed_policy": self.policy, "parser": " + ".join(self.parsers), "reader": " + ".join(self.readers),
             "runs": list(self.runs), "rows": [r.to_json() for r in self.rows],
@@ -225,13 +227,15 @@ def agreement_report(
                                                                if pairs else [])
     if not sides:
         raise UsageError("nothing to compare: give --gold (runs against gold) or --pairs with two or more runs")
+    if aligned.n_items == 0:
+        sides = []  # the command says the runs share no item
     rows = agreement_rows(aligned, sides, thresholds=thresholds, policy=policy, settings=settings)
     domain, _ = value_domain(aligned, with_gold=gold)
     runs = tuple({"name": r.name, "items": len(r), "unparsed": r.unparsed, "parser": r.parser,
                   "files": [f.to_json() for f in r.files]} for r in aligned.runs)
     return AgreementReport(
         tuple(rows), tuple(f.column for f in all_figures()), tuple(thresholds), domain, policy,
-        aligned.parsers, aligned.readers, runs, settings,
+        aligned.parsers, aligned.readers, runs, settings, aligned.n_items,
     )
 
 

@@ -127,6 +127,14 @@ def test_bad_thresholds_and_nothing_to_compare_are_usage_errors(runs, tmp_path):
     assert res.exit_code == 2 and "Error:" in res.output
 
 
+def test_runs_sharing_no_item_are_bad_input(tmp_path):
+    one, two = tmp_path / "one.txt", tmp_path / "two.txt"
+    one.write_text("q1 0 d1 2\n")
+    two.write_text("q2 0 d9 1\n")
+    res = run("agreement", one, two, "--reader", "trec-qrels@1", "--pairs")
+    assert res.exit_code == 2 and "Error: the runs one.txt, two.txt share no item" in res.output
+
+
 def test_pairs_without_gold(tmp_path):
     one, two = tmp_path / "one.txt", tmp_path / "two.txt"
     one.write_text("q1 0 d1 2\nq1 0 d2 1\nq2 0 d1 0\nq2 0 d2 3\n")
