@@ -170,14 +170,8 @@ def agreement_rows(
     if thresholds and not ordered:
         raise UsageError("--binarize needs ordered labels (grades); these runs' labels are categorical")
     domain = np.array(domain_t, dtype=np.int64)
-    # codes: positions in the domain, then the unparsed slot, then a slot for an item without gold
-    # (left out of the gold rows: sliced off the tables below)
-    codes = np.stack([_codes(aligned.labels[i], domain) if i != GOLD else _gold_codes(aligned.gold, domain)
-                      for p in pairs for i in p])
-    size = len(domain) + 1
     clusters = settings.clusters(aligned.keys) if settings is not None else None
-    grouping = clusters if clusters is not None else Clusters.items(aligned.n_items)
-    per_cluster = cluster_tables(codes[0::2], codes[1::2], size + 1, grouping)[..., :size, :size]
+    per_cluster = _pair_tables(aligned, pairs, domain, clusters or Clusters.items(aligned.n_items))
     readings: list[int | None] = [None, *thresholds]
     figures = [f for t in readings for f in all_figures(t)]
     totals = per_cluster.sum(axis=0)
@@ -189,23 +183,36 @@ def agreement_rows(
             confidence_level=settings.confidence_level, seed=settings.seed,
         )
     shown = names or [(_name(aligned, i), _name(aligned, j)) for i, j in pairs]
+    min_items = settings.min_items if settings is not None else 0
     rows = []
     for p, (left, right) in enumerate(shown):
-        parsed = int(totals[p, :-1, :-1].sum())
+        table = totals[p]
+        parsed = int(table[:-1, :-1].sum())
+        small = too_few_items(f"{left} vs {right}:", parsed, min_items, intervals=intervals is not None)
         for t in readings:
             figs = [f for f in figures if f.binarize == t]
-            counted = {f.column: (int(totals[p].sum()) if policy == "wrong" and f.nominal else parsed) for f in figs}
             absent = {} if ordered else {f.column: UNORDERED for f in figs if not f.nominal}
-            vals = {f.column: (None if f.column in absent or np.isnan(values[f][p]) else float(values[f][p]))
-                    for f in figs}
-            ivs = None if intervals is None else {f.column: intervals[p][figures.index(f)] for f in figs}
-            min_items = settings.min_items if settings is not None else 0
             rows.append(AgreementRow(
-                left, right, t, int(totals[p].sum()), parsed,
-                (int(totals[p, -1, :].sum()), int(totals[p, :, -1].sum())), vals, counted, ivs, absent,
-                too_few_items(f"{left} vs {right}:", parsed, min_items, intervals=intervals is not None),
+                left, right, t, int(table.sum()), parsed, (int(table[-1, :].sum()), int(table[:, -1].sum())),
+                values={f.column: None if f.column in absent or np.isnan(values[f][p]) else float(values[f][p])
+                        for f in figs},
+                counted={f.column: int(table.sum()) if policy == "wrong" and f.nominal else parsed for f in figs},
+                intervals=None if intervals is None else {f.column: intervals[p][figures.index(f)] for f in figs},
+                absent=absent, small=small,
             ))
     return rows
+
+
+def _pair_tables(aligned: Aligned, pairs: Sequence[tuple[int, int]], domain: np.ndarray, clusters: Clusters) -> np.ndarray:
+    """Per cluster and pair, the table ``(G, P, V + 1, V + 1)`` over the domain and the unparsed slot.
+
+    Codes are positions in the domain, then the unparsed slot, then a slot for an item without gold,
+    which is left out of the gold rows (sliced off).
+    """
+    codes = np.stack([_codes(aligned.labels[i], domain) if i != GOLD else _gold_codes(aligned.gold, domain)
+                      for p in pairs for i in p])
+    size = len(domain) + 1
+    return cluster_tables(codes[0::2], codes[1::2], size + 1, clusters)[..., :size, :size]
 
 
 def _name(aligned: Aligned, i: int) -> str:
