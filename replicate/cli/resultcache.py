@@ -81,7 +81,7 @@ _HEAD = len(MAGIC) + 8 + 32
 
 #: Commands (the words before the options) whose output is a function of their inputs alone.
 COMMANDS = frozenset({
-    ("parse",), ("compare",), ("chain",), ("cells",), ("floor",), ("matrix",),
+    ("parse",), ("compare",), ("chain",), ("cells",), ("floor",), ("matrix",), ("agreement",),
     ("parsers", "audit"), ("items",), ("screen",),
 })
 #: Root options (before the command): those that take no value.
