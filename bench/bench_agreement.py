@@ -118,7 +118,9 @@ for r in runs:
         for f in reps[0]:
             v = np.array([rep[f] for rep in reps[1:]], dtype=float)
             v = v[~np.isnan(v)]
-            row[f] = [float(reps[0][f]), float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))]
+            bounds = [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] if len(v) else [None, None]
+            value = float(reps[0][f])
+            row[f] = [None if np.isnan(value) else value, *bounds]
         out[f"{r.rsplit('/', 1)[-1]}\t{t}"] = row
 print(json.dumps(out))
 '''
@@ -168,9 +170,12 @@ def disagreements(ours: str, plain: str) -> list[str]:
     for key, figs in json.loads(plain).items():
         row = rows[key]
         for fig, (value, low, high) in figs.items():
-            iv = row["interval"][fig]
+            iv = row["interval"][fig] or {"low": None, "high": None}  # no interval where the figure is undefined
+            if value is None:  # undefined (a run that never grades 3, binarized at 3, is constant: no tau-b or rho)
+                low = high = None
             got = (row[fig], iv["low"], iv["high"])
-            if any(x is None or abs(x - y) > 1e-9 for x, y in zip(got, (value, low, high))):
+            if any((x is None) != (y is None) or (x is not None and abs(x - y) > 1e-9)
+                   for x, y in zip(got, (value, low, high))):
                 bad.append(f"{key.replace(chr(9), ' >= ')} {fig}: ours {got}, loop {(value, low, high)}")
     return bad
 
