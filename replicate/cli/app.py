@@ -12,6 +12,7 @@ from replicate.cli.base import app, echo
 # that start-up stays fast.
 COMMAND_MODULES = (
     "replicate.cli.judge_cmds",
+    "replicate.cli.agreement_cmds",
     "replicate.cli.parsers_cmds",
     "replicate.cli.readers_cmds",
     "replicate.cli.scorers_cmds",

@@ -28,7 +28,7 @@ from replicate.cli.rootflags import ROOT_FLAGS
 #: Commands (the words before the options) that only read files and compute: no file written, no
 #: network, nothing left running.
 COMMANDS = frozenset({
-    ("parse",), ("compare",), ("chain",), ("cells",), ("floor",), ("matrix",),
+    ("parse",), ("compare",), ("chain",), ("cells",), ("floor",), ("matrix",), ("agreement",),
     ("parsers", "audit"), ("items",), ("screen",),
 })
 #: Thread counts of the BLAS libraries numpy may be built with, set before numpy is imported.

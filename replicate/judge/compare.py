@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from replicate.judge.align import Aligned, align
 from replicate.judge.model import LabelledRun, RunFile, extraction_failures
@@ -11,6 +11,9 @@ from replicate.judge.pairs import PairCounts, Policy, pair_counts
 from replicate.judge.uncertainty import EXACT_MCNEMAR_ASSUMES, EdgeUncertainty, Uncertainty, edge_uncertainty
 from replicate.labels import absent_figures
 from replicate.stats.fourcell import FourCell
+
+if TYPE_CHECKING:
+    from replicate.judge.agreement import AgreementRow
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,8 @@ class Comparison:
     reader: str = "-"  # the reader(s) of both sides' files
     uncertainty: EdgeUncertainty | None = None
     settings: Uncertainty | None = None
+    #: old vs gold, new vs gold, old vs new (replicate.judge.agreement.edge_agreement), when asked for
+    agreement: tuple[AgreementRow, ...] | None = None
 
     @property
     def small(self) -> bool:
@@ -102,6 +107,8 @@ class Comparison:
             out["small_sample"] = self.small
         if absent:
             out["absent"] = absent
+        if self.agreement is not None:
+            out["agreement"] = {f"{r.left}_{r.right}": r.to_json() for r in self.agreement}
         return out
 
 
@@ -170,10 +177,18 @@ def edges(
 
 
 def compare(
-    old: LabelledRun, new: LabelledRun, *, policy: Policy = "intersect", uncertainty: Uncertainty | None = None
+    old: LabelledRun, new: LabelledRun, *, policy: Policy = "intersect", uncertainty: Uncertainty | None = None,
+    agreement: bool = False,
 ) -> Comparison:
-    """The edge old -> new over the items both runs have."""
-    return edges(align([old, new]), [(0, 1)], policy=policy, uncertainty=uncertainty)[0]
+    """The edge old -> new over the items both runs have; with ``agreement``, also the agreement figures
+    of old and new with gold and with each other (the same bootstrap settings)."""
+    aligned = align([old, new])
+    cmp = edges(aligned, [(0, 1)], policy=policy, uncertainty=uncertainty)[0]
+    if not agreement or aligned.n_items == 0:
+        return cmp
+    from replicate.judge.agreement import edge_agreement
+
+    return replace(cmp, agreement=edge_agreement(aligned, 0, 1, policy=policy, settings=uncertainty))
 
 
 def chain(

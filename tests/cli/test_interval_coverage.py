@@ -39,6 +39,7 @@ FIGURE_COMMANDS: dict[str, list[str]] = {
     "items": [TRIALS, "--edge", "mini-1:mini-2", "--null", "20"],
     "screen": [TRIALS],
     "parse": [A, "-p", P],
+    "agreement": ["--runs", RUNS, "-p", P, "--binarize", "2", "--pairs"],
 }
 
 #: Commands that give no judge rates, and why.
@@ -62,7 +63,10 @@ NO_JUDGE_RATES: dict[str, str] = {
 }
 
 #: A key naming a rate or a ratio (fractions of items and their ratios).
-RATE_KEY = re.compile(r"(^|_)(rate|ratio|em|em_old|em_new|share|agreement|difference)$|_rate_|^rate$")
+RATE_KEY = re.compile(r"(^|_)(rate|ratio|em|em_old|em_new|share|agreement|difference)$|_rate_|^rate$"
+                      r"|^(cohen_kappa|scott_pi|krippendorff_alpha|kendall_tau|spearman)")
+#: Agreement coefficients (-1 to 1, not rates): shown as numbers to 3 decimals.
+COEFFICIENT = re.compile(r"^(cohen_kappa|scott_pi|krippendorff_alpha|kendall_tau|spearman)")
 
 #: K-trial figures (items, screen): shares of items and mean accuracies, by their JSON names.
 TRIAL_RATE_KEY = re.compile(r"^(accuracy|delta|p_plus|p_minus|p_chg|equivalent|inconclusive|share)$")
@@ -148,7 +152,9 @@ def intervals_of(node, key: str = ""):
 def shown(text: str, figure: str, low: float, high: float) -> bool:
     """The interval appears in the text as ``[lo, hi]`` or ``lo-hi``: percent to 1 decimal, or percentage points
     (``[-0.9, +0.2 pp]``, a difference between parsers); ratios to 2 decimals."""
-    if "ratio" in figure:
+    if COEFFICIENT.match(figure):
+        lo, hi = re.escape(f"{low:.3f}"), re.escape(f"{high:.3f}")
+    elif "ratio" in figure:
         lo, hi = re.escape(f"{low:.2f}"), re.escape(f"{high:.2f}")
     else:
         lo, hi = rf"\+?{re.escape(f'{100 * low:.1f}')}%?", rf"\+?{re.escape(f'{100 * high:.1f}')}(%| pp)"

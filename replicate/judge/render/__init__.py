@@ -199,6 +199,10 @@ def comparison_text(cmp: Comparison, fmt: FormatArg) -> str:
         figures_table(c, fmt, change_rate=cmp.change_rate, from_labels=True, error=cmp.uncertainty, confidence_level=level)
     )
     body += _prose([identity_line(c), reading(c, cmp.uncertainty), *error_lines(cmp)], fmt)
+    if cmp.agreement:
+        from replicate.judge.render.agreement import edge_agreement_text
+
+        body.append(edge_agreement_text(cmp.agreement, fmt))
     if fmt is Format.markdown:
         body.append(_input_section([cmp.old, cmp.new]))
     return "\n".join(body) + "\n"
