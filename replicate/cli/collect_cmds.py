@@ -202,6 +202,25 @@ def score_cmd(
         raise typer.Exit(1)
 
 
+@app.command("repair-archive")
+def repair_archive_cmd(
+    archive: Annotated[Path, typer.Argument(metavar="ARCHIVE", help="Archive written by 'replicate collect' that holds duplicate trials.")],
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Drop duplicate trial records from an archive, keeping the first record of each (model, item, trial).
+
+    A later record of a trial first recorded as an API error supersedes it, as on
+    reading, and is kept. Every other line is kept byte for byte. The original is
+    copied to ARCHIVE.bak (or ARCHIVE.bak.N) before the archive is replaced; each
+    dropped record is listed with its line and whether it differs from the one kept.
+    An archive without duplicates is left as it is.
+    """
+    from replicate.collect.repair import render_repair, repair_archive
+
+    rep = repair_archive(archive)
+    emit(rep, fmt, text=lambda: render_repair(rep))
+
+
 @app.command("sim-server")
 def sim_server_cmd(
     config: Annotated[Optional[Path], typer.Option("--config", help="Sim config (TOML): models and pass probabilities, faults, seed.")] = None,

@@ -11,15 +11,20 @@ record with the settings it ran with (endpoint, concurrency, seed, timeouts,
 retry policy may differ from the header's). A trial recorded as an API
 error may be recorded again by a later run (``collect --retry-errors``): the
 later record of the same (model, item, trial) supersedes the error; any other
-repeat is a duplicate and bad input. A lock file (``ARCHIVE.lock``, ``fcntl.flock``)
-keeps a second collector away; it is removed when the run ends, and the kernel
-drops the lock when its holder dies, even by ``kill -9``.
+repeat is a duplicate and bad input. Two locks keep a second collector away,
+both ``fcntl.flock``: one on a lock file beside the archive's real path
+(``ARCHIVE.lock``, symlinks resolved; it names the holder's pid and is removed
+when the run ends), and one on the archive file itself, so a second collector
+reaching the same file through a symlink or a hard link is refused too. The
+kernel drops both when their holder dies, even by ``kill -9``. An archive that
+holds duplicates all the same is mended by :mod:`replicate.collect.repair`.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import stat
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -38,15 +43,25 @@ BATCH_RECORDS = ("batch_upload", "batch", "batch_done")
 
 
 def lock_path(archive: Path) -> Path:
-    return archive.with_name(archive.name + ".lock")
+    """The lock file of ``archive``: beside its real path (symlinks resolved), so every name of it agrees."""
+    real = Path(os.path.realpath(archive))
+    return real.with_name(real.name + ".lock")
 
 
 class ArchiveLock:
-    """An exclusive, non-blocking ``flock`` on ``ARCHIVE.lock`` (context manager)."""
+    """An exclusive, non-blocking ``flock`` on ``ARCHIVE.lock`` and on the archive file itself (context manager).
+
+    The second lock is on the archive's inode: a hard link has another name, and so another
+    lock file, but the same inode. An archive created only to be locked, and left empty, is
+    removed again on release.
+    """
 
     def __init__(self, archive: str | Path) -> None:
-        self.path = lock_path(Path(archive))
+        self.archive = Path(archive)
+        self.path = lock_path(self.archive)
         self._fd: int | None = None
+        self._afd: int | None = None
+        self._created = False
 
     def acquire(self) -> "ArchiveLock":
         while True:
@@ -75,7 +90,33 @@ class ArchiveLock:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
+        try:
+            self._lock_archive()
+        except BaseException:
+            self.release()
+            raise
         return self
+
+    def _lock_archive(self) -> None:
+        """flock the archive's own inode (created if missing, so a hard link made later shares the lock)."""
+        real = os.path.realpath(self.archive)
+        try:
+            afd = os.open(real, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_NONBLOCK, 0o644)
+            self._created = True
+        except FileExistsError:
+            afd = os.open(real, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang the open
+        if not stat.S_ISREG(os.fstat(afd).st_mode):
+            os.close(afd)
+            raise BadInput("not a regular file: an archive is a file it appends to", path=self.archive)
+        try:
+            fcntl.flock(afd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(afd)
+            raise UsageError(
+                f"another collector is writing {self.archive.name} under another name (a symlink or a hard "
+                "link to the same file holds its lock); wait for it to finish or stop it first"
+            ) from None
+        self._afd = afd
 
     def release(self) -> None:
         """Remove the lock file (while still holding the lock), then let go of it.
@@ -83,6 +124,15 @@ class ArchiveLock:
         So no lock file outlives a run that ends normally, by an error or by Ctrl-C;
         one left by ``kill -9`` holds no lock and is taken over by the next run.
         """
+        if self._afd is not None:
+            if self._created and os.fstat(self._afd).st_size == 0:
+                try:  # made only to be locked: leave no empty archive behind
+                    os.unlink(os.path.realpath(self.archive))
+                except FileNotFoundError:
+                    pass
+            fcntl.flock(self._afd, fcntl.LOCK_UN)
+            os.close(self._afd)
+            self._afd = None
         if self._fd is not None:
             try:
                 os.unlink(self.path)
