@@ -270,7 +270,7 @@ def export_ifbench_cmd(
     """Write the official IFBench verifier's input: one prompt/response JSONL file per trial index.
 
     trial-T.jsonl holds one line {"prompt", "response"} per ifbench item for
-    trial T (MODEL/trial-T.jsonl when the archive holds several models). Run
+    trial T (MODEL/trial-T.jsonl when the archive holds several models, MODEL percent-encoded: openai%2Fgpt-4o). Run
     the verifier on each file, then pass its results to 'replicate score
     --ifbench-strict/--ifbench-loose'. Trials without a response are counted.
     """
