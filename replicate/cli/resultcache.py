@@ -28,11 +28,15 @@ cache root, read standard input, met a damaged cache entry, or whose inputs
 changed while it ran is not stored. ``--no-cache`` neither reads nor writes an
 entry; ``--verbose`` says on stderr whether it was a hit.
 
-Layout: ``results/ab/abcdef....result`` under the cache root: ``MAGIC``, the
+Layout: ``results/ab/abcdef....result`` under the cache root: the key line
+(:func:`replicate.cachedir.keyed`: an entry is served only under the key it was
+stored with), ``MAGIC``, the
 body length (8 bytes, little-endian), the sha256 of the body (32 bytes), then
 the body: a JSON header length (8 bytes), the JSON header (inputs, exit code,
 stream lengths), the stdout bytes and the stderr bytes. Written to a temporary
-file and renamed into place; a damaged entry is ignored and rebuilt.
+file and renamed into place; a damaged entry is ignored and rebuilt, and so is one
+that is a link, a FIFO or a device, or larger than :data:`MAX_ENTRY` (never followed
+or read: see :func:`replicate.cachedir.read_entry`).
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from replicate.cachedir import root_path, write_atomic
+from replicate.cachedir import BadEntry, keyed, read_entry, root_path, write_atomic
 
 
 def _builtin_sha256() -> Callable[..., Any]:
@@ -77,6 +81,8 @@ def body_digest(body: bytes) -> bytes:
 
 
 MAGIC = b"RPLRES1\n"
+#: The largest result entry read (a command's stored output); a larger file is not an entry.
+MAX_ENTRY = 1 << 30
 _HEAD = len(MAGIC) + 8 + 32
 
 #: Commands (the words before the options) whose output is a function of their inputs alone.
@@ -169,9 +175,10 @@ class ResultCache:
     def get(self, key: str) -> tuple[int, bytes, bytes] | None:
         """(exit code, stdout, stderr) of an intact entry whose inputs are all unchanged, else None."""
         try:
-            with builtins.open(self.path(key), "rb") as fh:
-                data = fh.read()
-        except OSError:
+            data = read_entry(self.path(key), key, max_size=MAX_ENTRY)
+        except BadEntry:
+            return None  # a link, a FIFO, a device, too large or another key's entry: a miss, rewritten
+        if data is None:
             return None
         entry = decode(data)
         if entry is None:
@@ -183,7 +190,7 @@ class ResultCache:
         return code, out, err
 
     def put(self, key: str, inputs: dict[str, Stat], code: int, out: bytes, err: bytes) -> None:
-        write_atomic(self.path(key), encode(inputs, code, out, err))
+        write_atomic(self.path(key), keyed(key, encode(inputs, code, out, err)))
 
 
 def encode(inputs: dict[str, Stat], code: int, out: bytes, err: bytes) -> bytes:

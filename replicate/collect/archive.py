@@ -309,20 +309,47 @@ def _line(record: Mapping[str, Any]) -> bytes:
     return orjson.dumps(record) + b"\n"
 
 
+#: A secret shorter than this is not scrubbed from records (it would cut into ordinary text; no API key is so short).
+MIN_SECRET = 8
+SCRUBBED = "[API key]"
+
+
+def scrub_value(value: Any, secret: str) -> Any:
+    """``value`` (JSON-like) with every occurrence of ``secret`` in its strings (keys too) replaced by ``[API key]``."""
+    if isinstance(value, str):
+        return value.replace(secret, SCRUBBED)
+    if isinstance(value, dict):
+        return {scrub_value(k, secret): scrub_value(v, secret) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub_value(v, secret) for v in value]
+    return value
+
+
 @dataclass
 class ArchiveWriter:
-    """Appends records; :meth:`append_many` writes, flushes and fsyncs before returning."""
+    """Appends records; :meth:`append_many` writes, flushes and fsyncs before returning.
+
+    ``secret`` (the API key) never reaches the file: a provider or proxy that echoes it in a reply
+    gets it replaced by ``[API key]`` in every string of the record (keys of at least :data:`MIN_SECRET`
+    characters).
+    """
 
     path: Path
+    secret: str | None = field(default=None, repr=False)
     _fh: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self._fh = open(self.path, "ab", buffering=0)
 
     def append_many(self, records: Iterable[Mapping[str, Any]]) -> int:
+        records = list(records)
         blob = b"".join(_line(r) for r in records)
         if not blob:
             return 0
+        secret = self.secret
+        if secret and len(secret) >= MIN_SECRET and (
+                secret.encode() in blob or orjson.dumps(secret)[1:-1] in blob):
+            blob = b"".join(_line(scrub_value(r, secret)) for r in records)
         view = memoryview(blob)
         while view:
             n = self._fh.write(view)
@@ -360,8 +387,9 @@ def open_for_collection(path: str | Path, config: CollectConfig, items: Sequence
     """
     path = Path(path)
     new_header = make_header(config, items)
+    secret = os.environ.get(config.api_key_env) or None
     if not path.exists() or path.stat().st_size == 0:
-        writer = ArchiveWriter(path)
+        writer = ArchiveWriter(path, secret)
         writer.append(new_header)
         _fsync_dir(path)
         return OpenedArchive(writer, frozenset(), 0, False)
@@ -371,7 +399,7 @@ def open_for_collection(path: str | Path, config: CollectConfig, items: Sequence
             fh.truncate(contents.valid_size)
             os.fsync(fh.fileno())
     if contents.header is None:  # only a torn header was written
-        writer = ArchiveWriter(path)
+        writer = ArchiveWriter(path, secret)
         writer.append(new_header)
         return OpenedArchive(writer, frozenset(), contents.torn_bytes, False)
     changes = header_changes(contents.header, new_header)
@@ -382,7 +410,7 @@ def open_for_collection(path: str | Path, config: CollectConfig, items: Sequence
             + "\nRestore the original settings, or collect into a new archive."
         )
     _check_records_are_asked_for(contents, config, items)
-    writer = ArchiveWriter(path)
+    writer = ArchiveWriter(path, secret)
     # the header holds the first run's settings; a resume may change the operational ones (endpoint,
     # concurrency, seed, timeouts, retries), so each resume records what it ran with
     writer.append({

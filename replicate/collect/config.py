@@ -15,10 +15,12 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
+from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 
@@ -168,11 +170,35 @@ class CollectConfig:
         }
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _check_base_url(url: object) -> None:
+    """An http(s) URL without credentials: no ``user:password@`` and no secret-looking query parameter.
+
+    The URL is stored in the archive's header, so a key in it would be written down; the messages never
+    show the parts that may be secret.
+    """
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        shown = url.split("://", 1)[0] + "://..." if isinstance(url, str) and "://" in url else "(not shown)"
+        raise UsageError(f"base_url must start with http:// or https://, got {shown}")
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        raise UsageError("base_url must not carry credentials (user:password@host; the URL is not shown): the "
+                         "API key goes in the environment variable named by api_key_env")
+    for name, _ in parse_qsl(parts.query, keep_blank_values=True):
+        if any(h in name.lower().replace("-", "_") for h in _SECRET_HINTS + ("auth", "sig")):
+            raise UsageError(f"base_url must not carry credentials: its query parameter {name!r} looks like one "
+                             "(its value is not shown); the API key goes in the environment variable named by "
+                             "api_key_env")
+
+
 def _validate(c: CollectConfig) -> None:
-    if not isinstance(c.base_url, str) or not c.base_url.startswith(("http://", "https://")):
-        raise UsageError(f"base_url must start with http:// or https://, got {c.base_url!r}")
-    if not isinstance(c.api_key_env, str) or not c.api_key_env:
-        raise UsageError("api_key_env must name the environment variable that holds the API key")
+    _check_base_url(c.base_url)
+    if not isinstance(c.api_key_env, str) or not _ENV_NAME.fullmatch(c.api_key_env):
+        raise UsageError("api_key_env must be the name of the environment variable that holds the API key "
+                         "(letters, digits and _, e.g. OPENAI_API_KEY), not the key itself; the value given is "
+                         "not shown")
     if not c.models or not all(isinstance(m, str) and m for m in c.models):
         raise UsageError("models must be a non-empty list of model ids")
     dupes = sorted({m for m in c.models if c.models.count(m) > 1})

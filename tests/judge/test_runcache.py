@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from replicate.cachedir import unkeyed
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
 from replicate.judge import api
@@ -118,9 +119,9 @@ def test_two_processes_filling_both_caches_at_once_leave_whole_entries(example_c
     assert len(runs) == len(labels) == 4
     assert not list(cache.glob("*/*/*.tmp"))  # no temporary file left behind
     for p in runs:
-        assert decode(p.read_bytes(), "x", lambda: []) is not None
+        assert decode(unkeyed(p.read_bytes()), "x", lambda: []) is not None
     for p in labels:
-        data = p.read_bytes()
+        data = unkeyed(p.read_bytes())
         assert label_decode(data, len(data) - 48) is not None
     warm = replicate(example_copy, cache, "--verbose", *MATRIX)
     assert warm.stderr.count("run cache: hit") == warm.stderr.count("label cache: hit") == 4
