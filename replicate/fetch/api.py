@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from replicate.errors import Message, Param, UsageError
+from replicate.errors import BadInput, Message, Param, UsageError
 from replicate.fetch.cache import Cache, Snapshot
 from replicate.fetch.errors import IntegrityError, OfflineMissing
 from replicate.fetch.globs import Includes
@@ -234,7 +234,14 @@ def _materialise(src, rev, commit, via, snap: Snapshot, includes: Includes, limi
                  transport, note) -> FetchResult:
     sel = select(snap.entries, includes, source=src.canonical, commit=commit)
     skipped = list(sel.skipped)
-    dest.mkdir(parents=True, exist_ok=True)
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a dangling symlink, or a file, where the folder should be
+        what = "a symbolic link to nothing" if dest.is_symlink() else "not a directory"
+        raise BadInput(f"the destination is {what}: name a directory, or a path where one can be made",
+                       path=dest) from None
+    except NotADirectoryError:
+        raise BadInput("the destination lies under a file, not a directory", path=dest) from None
     remove_leftovers(dest)
 
     # Files already in place with the recorded hash stay untouched.
