@@ -57,7 +57,7 @@ def collect_cmd(
     overrides = dict(k=k, concurrency=concurrency, base_url=base_url,
                      models=None if models is None else [m.strip() for m in models.split(",") if m.strip()])
     cfg = load_config(config, base_url=base_url).with_overrides(**overrides)
-    its = load_items(items)
+    its = load_items(items, check_scorers=True)
     if cancel_batches and (export_batch is not None or import_batch is not None or dry_run):
         raise UsageError("--cancel-batches cancels the archive's batches in progress: it does not go with "
                          "--export-batch, --import-batch or --dry-run")

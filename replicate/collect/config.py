@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 from urllib.parse import parse_qsl, urlsplit
 
 import orjson
@@ -419,8 +419,11 @@ def _item_from(obj: Any, path: Path, line: int) -> Item:
     )
 
 
-def load_items(path: str | Path) -> tuple[Item, ...]:
-    """Read an items JSONL file; blank lines are allowed, duplicate ids are bad input."""
+def load_items(path: str | Path, *, check_scorers: bool = False) -> tuple[Item, ...]:
+    """Read an items JSONL file; blank lines are allowed, duplicate ids are bad input.
+
+    ``check_scorers``: an item whose scorer is not installed is bad input too (``collect`` checks it before
+    sending anything; ``score`` may be given another scorer with ``--scorer``)."""
     path = Path(path)
     raw = read_input(path, what="items file")
     items: list[Item] = []
@@ -433,4 +436,19 @@ def load_items(path: str | Path) -> tuple[Item, ...]:
         items.append(item)
     if not items:
         raise BadInput("no items", path=path)
+    if check_scorers:
+        _check_scorers(items, seen, path)
     return tuple(items)
+
+
+def _check_scorers(items: Sequence[Item], lines: Mapping[str, int], path: Path) -> None:
+    """Every item's scorer must be installed: before a collection pays for a request, not when it is scored."""
+    from replicate.scoring.base import SCORERS
+
+    for it in items:
+        if it.scorer not in SCORERS:
+            try:
+                SCORERS.get(it.scorer)
+            except UsageError as exc:
+                raise BadInput(f"item {it.id!r}: {exc}; nothing was sent (install the scorer's plugin, or "
+                               "fix the item)", path=path, line=lines[it.id]) from None
