@@ -41,6 +41,7 @@ _COLLECTION_KEYS = {
     "backoff_base",
     "backoff_max",
     "retry_after_max",
+    "give_up_after",
     "seed_per_trial",
     "mode",
     "batch_max_lines",
@@ -63,12 +64,17 @@ class RetryPolicy:
     jitter factor in [0.5, 1], or the server's Retry-After if that is longer.
     A Retry-After is honoured up to ``retry_after_max`` seconds, so a provider
     sending a huge value cannot stall the collection indefinitely.
+    ``give_up_after`` stops the run when no request has had an answer (a
+    success or a request's own error) for that many seconds while requests keep
+    failing transiently (an endpoint down): retrying until success must not
+    mean retrying for ever. 0 = never.
     """
 
     max_retries: int = 0
     backoff_base: float = 1.0
     backoff_max: float = 60.0
     retry_after_max: float = 900.0
+    give_up_after: float = 1800.0
 
     def delay(self, retry: int, *, retry_after: float | None, jitter: float) -> float:
         """Seconds to wait before retry number ``retry`` (1-based); ``jitter`` in [0, 1)."""
@@ -163,6 +169,7 @@ class CollectConfig:
                 "backoff_base": self.retry.backoff_base,
                 "backoff_max": self.retry.backoff_max,
                 "retry_after_max": self.retry.retry_after_max,
+                "give_up_after": self.retry.give_up_after,
                 "seed_per_trial": self.seed_per_trial,
                 **self.batch.public(),
             },
@@ -217,7 +224,7 @@ def _validate(c: CollectConfig) -> None:
     r = c.retry
     if not isinstance(r.max_retries, int) or isinstance(r.max_retries, bool) or r.max_retries < 0:
         raise UsageError(f"max_retries must be an integer >= 0 (0 = until success), got {r.max_retries!r}")
-    for name in ("backoff_base", "backoff_max", "retry_after_max"):
+    for name in ("backoff_base", "backoff_max", "retry_after_max", "give_up_after"):
         v = getattr(r, name)
         if not _is_number(v) or v < 0:
             raise UsageError(f"{name} must be a number of seconds >= 0, got {v!r}")
@@ -313,6 +320,7 @@ def load_config(path: str | Path, *, base_url: str | None = None) -> CollectConf
                 backoff_base=coll.get("backoff_base", 1.0),
                 backoff_max=coll.get("backoff_max", 60.0),
                 retry_after_max=coll.get("retry_after_max", 900.0),
+                give_up_after=coll.get("give_up_after", 1800.0),
             ),
             params=MappingProxyType(params),
             seed_per_trial=coll.get("seed_per_trial", False),
