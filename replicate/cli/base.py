@@ -13,7 +13,7 @@ from typer.core import TyperGroup
 from replicate.cli.help import ReplicateContext, ReplicateTyper, tidy_params
 from replicate.diagnostics import Diagnostics, summary_text
 from replicate.errors import Namer, ReplicateError
-from replicate.output import Format, dumps_json
+from replicate.output import Format, dumps_json, printable, printable_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,7 +68,7 @@ class ReplicateGroup(TyperGroup):
         except ReplicateError as exc:
             sub = ctx.invoked_subcommand
             text = exc.message_for(_namer(self.get_command(ctx, sub) if sub else None))
-            for i, line in enumerate(text.splitlines() or [""]):
+            for i, line in enumerate(printable(text).splitlines() or [""]):
                 typer.echo(("Error: " if i == 0 else "       ") + line, err=True)
             ctx.exit(exc.exit_code)
 
@@ -102,13 +102,15 @@ StrictOpt = Annotated[
 ]
 
 
-def echo(text: str) -> None:
-    """Write command output to stdout without adding a newline to text that has one."""
+def echo(text: str, *, json: bool = False) -> None:
+    """Write command output to stdout without adding a newline to text that has one; control characters
+    are shown escaped (:func:`~replicate.output.printable`; JSON: as ``\\u`` escapes, the same JSON)."""
+    text = printable_json(text) if json else printable(text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def warn(text: str) -> None:
-    typer.echo(text, err=True)
+    typer.echo(printable(text), err=True)
 
 
 @contextlib.contextmanager
@@ -163,7 +165,7 @@ def emit(
         body = json_body(result)
         if diagnostics is not None:
             body["warnings"] = diagnostics.to_json()
-        echo(dumps_json(body))
+        echo(dumps_json(body), json=True)
     else:
         echo(text())
 
