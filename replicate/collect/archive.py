@@ -101,10 +101,13 @@ class ArchiveLock:
         """flock the archive's own inode (created if missing, so a hard link made later shares the lock)."""
         real = os.path.realpath(self.archive)
         try:
-            afd = os.open(real, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_NONBLOCK, 0o644)
-            self._created = True
-        except FileExistsError:
-            afd = os.open(real, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang the open
+            try:
+                afd = os.open(real, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_NONBLOCK, 0o644)
+                self._created = True
+            except FileExistsError:
+                afd = os.open(real, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang the open
+        except OSError as exc:
+            raise BadInput(f"cannot open the archive: {exc.strerror or exc}", path=self.archive) from None
         if not stat.S_ISREG(os.fstat(afd).st_mode):
             os.close(afd)
             raise BadInput("not a regular file: an archive is a file it appends to", path=self.archive)
