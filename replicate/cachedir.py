@@ -56,6 +56,10 @@ def write_atomic(target: str | Path, data: bytes) -> None:
 KEY_LINE = b"replicate-cache-key "
 
 
+#: How every entry began before entries carried their key (RPLRES1, RPLRUN1, RPLLBL1).
+_UNKEYED_MAGIC = b"RPL"
+
+
 class BadEntry(Exception):
     """A cache entry that is there but cannot be this key's entry (not a regular file, too large, another key)."""
 
@@ -70,7 +74,8 @@ def read_entry(path: str | Path, key: str, *, max_size: int) -> bytes | None:
 
     The file is opened without following a symbolic link and without blocking (a FIFO cannot hang it), and
     must be a regular file of at most ``max_size`` bytes of body: else, or when its key line names another
-    key, :class:`BadEntry` (the caller counts it as damaged; the entry is rewritten).
+    key, :class:`BadEntry` (the caller counts it as damaged; the entry is rewritten). An entry without a key
+    line (written before keys were stored) is a miss, so an upgrade reports no damage.
     """
     import errno
     import stat
@@ -95,7 +100,9 @@ def read_entry(path: str | Path, key: str, *, max_size: int) -> bytes | None:
     finally:
         os.close(fd)
     if not data.startswith(head):
-        raise BadEntry("stored under another key")
+        if data.startswith(_UNKEYED_MAGIC):
+            return None  # an entry of the format before keys were stored: a miss (never served), rewritten
+        raise BadEntry("stored under another key" if data.startswith(KEY_LINE) else "not an entry")
     return data[len(head):]
 
 

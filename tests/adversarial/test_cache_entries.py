@@ -78,3 +78,17 @@ def test_an_entry_that_is_not_a_regular_file_is_not_read(example_copy, tmp_path,
     if kind != "results":  # counted as damaged and rewritten as a regular file
         assert "damaged" in warm.stderr
         assert target.is_file() and not target.is_symlink()
+
+
+def test_an_entry_of_the_format_before_keys_is_a_quiet_miss(example_copy, tmp_path):
+    from replicate.cachedir import unkeyed
+
+    cache = tmp_path / "cache"
+    cold = invoke(example_copy, cache, *MATRIX)
+    for p in _entries(cache, "labels", "labels") + _entries(cache, "runs", "run"):
+        p.write_bytes(unkeyed(p.read_bytes()))  # as an earlier version wrote them
+    warm = invoke(example_copy, cache, "--verbose", *MATRIX)
+    assert warm.stdout == cold.stdout and "damaged" not in warm.stderr
+    assert warm.stderr.count("label cache: miss") == 4 and warm.stderr.count("run cache: miss") == 4
+    again = invoke(example_copy, cache, "--verbose", *MATRIX)  # rewritten with their keys
+    assert again.stderr.count("label cache: hit") == 4 and again.stderr.count("run cache: hit") == 4

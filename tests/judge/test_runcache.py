@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from replicate.cachedir import unkeyed
+from replicate.cachedir import keyed, unkeyed
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
 from replicate.judge import api
@@ -100,7 +100,7 @@ def test_a_damaged_entry_is_detected_rebuilt_and_never_trusted(example_copy, tmp
     elif damage == "empty":
         first.write_bytes(b"")
     else:
-        first.write_bytes(b"RPLRUN0\n" + data[8:])
+        first.write_bytes(keyed(first.stem, b"RPLRUN0\n" + unkeyed(data)[8:]))  # under its key, another magic
     warm = invoke(example_copy, cache, *MATRIX)
     assert warm.returncode == 0
     assert warm.stderr.count("was damaged; read again and rewritten") == 1
