@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,9 +31,44 @@ def read_stdin() -> bytes:
     stream = sys.stdin
     if _stdin_read is None or _stdin_read[0] is not stream:
         buffer = getattr(stream, "buffer", None)
-        data = buffer.read() if buffer is not None else stream.read().encode()
+        data = _read_bounded(buffer, STDIO) if buffer is not None else stream.read().encode()
         _stdin_read = (stream, data)
     return _stdin_read[1]
+
+
+#: The longest line read from a stream (standard input, a pipe, a FIFO): 256 MiB, or the environment's
+#: REPLICATE_MAX_LINE_BYTES. A stream that never ends a line (``/dev/zero`` behind a pipe) is refused at
+#: this bound instead of filling memory.
+MAX_LINE_BYTES = 256 << 20
+_CHUNK = 1 << 20
+
+
+def max_line_bytes() -> int:
+    env = os.environ.get("REPLICATE_MAX_LINE_BYTES", "")
+    return int(env) if env.isdigit() and int(env) > 0 else MAX_LINE_BYTES
+
+
+def _read_bounded(fh: Any, path: str | os.PathLike[str]) -> bytes:
+    """All bytes of a stream, refused once a line runs past :func:`max_line_bytes`."""
+    limit = max_line_bytes()
+    parts: list[bytes] = []
+    run = 0  # bytes since the last newline
+    lines = 0
+    while chunk := fh.read(_CHUNK):
+        first = chunk.find(b"\n")
+        if first < 0:
+            run += len(chunk)
+        elif run + first <= limit:  # the line this chunk ends is within the bound
+            lines += chunk.count(b"\n")
+            run = len(chunk) - chunk.rfind(b"\n") - 1
+        else:
+            run += first
+        if run > limit:
+            raise BadInput(f"a line longer than {limit:,} bytes (the bound on a line read from a stream; "
+                           "REPLICATE_MAX_LINE_BYTES sets it): not a text file of records?",
+                           path=Path(path), line=lines + 1)
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def write_stdout(data: bytes) -> None:
@@ -48,13 +84,23 @@ def write_stdout(data: bytes) -> None:
 
 
 def read_input(path: str | os.PathLike[str], *, what: str = "file") -> bytes:
-    """All bytes of ``path`` (``-``: standard input); a missing file, a directory or an
-    unreadable file is :class:`BadInput` naming the file and what it was meant to be (``what``)."""
+    """All bytes of ``path`` (``-``: standard input); a missing file, a directory, a device (``/dev/zero``), a
+    socket or an unreadable file is :class:`BadInput` naming the file and what it was meant to be (``what``).
+    A pipe or FIFO (``<(zcat f.gz)``) and standard input are read with a bound on a line's length."""
     if is_stdio(path):
         return read_stdin()
     p = Path(path)
     try:
-        return p.read_bytes()
+        with open(p, "rb") as fh:
+            mode = os.fstat(fh.fileno()).st_mode
+            if stat.S_ISREG(mode):
+                return fh.read()
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError
+            if not stat.S_ISFIFO(mode):
+                kind = "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket or other special file"
+                raise BadInput(f"{what} is {kind}, not a regular file", path=p)
+            return _read_bounded(fh, p)  # a pipe: read with a bound on a line's length
     except FileNotFoundError:
         raise BadInput(f"{what} not found", path=p) from None
     except IsADirectoryError:

@@ -48,6 +48,31 @@ def _default(obj: Any) -> Any:
     raise TypeError(f"cannot serialise {type(obj).__name__}")
 
 
+#: Characters a terminal acts on instead of showing: C0 controls but tab and newline, DEL, C1 controls, and the
+#: bidirectional overrides and isolates (which reorder what is shown).
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+#: What JSON text may still hold raw of those (JSON escapes C0 itself).
+_JSON_UNPRINTABLE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character but tab and newline shown escaped (``\\x1b``, ``\\x00``,
+    ``\\u202e``): file names and contents echoed to a terminal cannot drive it."""
+    return _UNPRINTABLE.sub(_escape, text) if _UNPRINTABLE.search(text) else text
+
+
+def printable_json(text: str) -> str:
+    """JSON text with DEL, C1 controls and bidi overrides as ``\\u`` escapes: the same JSON, safe to show."""
+    if not _JSON_UNPRINTABLE.search(text):
+        return text
+    return _JSON_UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def dumps_json(obj: Any) -> str:
     """Indented JSON text; objects with ``to_json()`` serialise themselves, NaN -> null."""
     return orjson.dumps(obj, default=_default, option=_JSON_OPTS).decode() + "\n"

@@ -17,7 +17,8 @@ def read_toml(path: str | Path, *, what: str = "file") -> dict:
 
     Every failure is a :class:`BadInput` naming the file (and, for syntax errors,
     the line): those of :func:`~replicate.inputfile.read_input` (``<what> not
-    found``, ...), ``not UTF-8 text (...)`` or ``not valid TOML: ...``.
+    found``, ...), ``not UTF-8 text (...)`` or ``not valid TOML: ...`` (also a document nested too deeply
+    for the parser, which would otherwise end in a ``RecursionError``).
     """
     p = Path(path)
     raw = read_input(p, what=what)
@@ -25,6 +26,9 @@ def read_toml(path: str | Path, *, what: str = "file") -> dict:
         return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise BadInput(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=p) from None
+    except RecursionError:
+        raise BadInput("not valid TOML: nested too deeply (arrays or inline tables within each other "
+                       "thousands deep)", path=p) from None
     except tomllib.TOMLDecodeError as exc:
         m = _TOML_LINE.search(str(exc))
         raise BadInput(

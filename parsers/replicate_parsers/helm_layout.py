@@ -106,6 +106,9 @@ def load_json(src: Source) -> Any:
         raise src.bad(f"not valid UTF-8 (byte {exc.start + 1} of the file)", line) from None
     try:
         return json.loads(text)
+    except RecursionError:
+        raise src.bad("not JSON this reader can take: nested too deeply (thousands of arrays or objects "
+                      "within each other)") from None
     except json.JSONDecodeError as exc:
         if not text[exc.pos :].strip():
             raise src.bad(
@@ -113,6 +116,8 @@ def load_json(src: Source) -> Any:
                 "interrupted write?)", exc.lineno,
             ) from None
         raise src.bad(f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", exc.lineno) from None
+    except ValueError as exc:  # an integer of more than 4,300 digits, which Python will not convert
+        raise src.bad(f"not JSON this reader can take: {exc}".split(";")[0]) from None
 
 
 _TOP_ENTRY = re.compile(rb"\n  \{")

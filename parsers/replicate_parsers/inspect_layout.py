@@ -51,6 +51,13 @@ START_JSON = "_journal/start.json"
 SAMPLES_DIR = "samples/"
 #: ``log_reader`` option value that keeps inspect_ai out even when it is installed (tests, comparisons).
 BUILTIN = "builtin"
+#: A zip member is refused when it would inflate to more than this many bytes (its declared size, and what
+#: is read: never more)...
+MAX_MEMBER = 1 << 30
+#: ... or, once it is over :data:`RATIO_FROM` bytes, to more than this many times its compressed size
+#: (JSON samples compress 5-50 times; a zip bomb, thousands of times).
+MAX_RATIO = 1000
+RATIO_FROM = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +97,10 @@ def _loads(data: bytes) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         # Python's json writer (and so inspect_ai's) may write NaN and Infinity, which orjson refuses
-        return json.loads(data)
+        try:
+            return json.loads(data)
+        except RecursionError:
+            raise ValueError("nested too deeply (thousands of arrays or objects within each other)") from None
 
 
 def _order(s: LogSample) -> tuple[int, str]:
@@ -171,12 +181,28 @@ def _zstd_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, src: Source) -> byt
     if len(packed) != info.compress_size:
         raise zipfile.BadZipFile("member data cut short")
     try:
-        data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(packed), read_across_frames=True).read()
+        data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(packed), read_across_frames=True).read(
+            info.file_size + 1)  # never more than declared (and checked): a lying header cannot inflate it
     except zstandard.ZstdError as exc:
         raise zipfile.BadZipFile(f"zstandard: {exc}") from None
     if zlib.crc32(data) != info.CRC or len(data) != info.file_size:
         raise zipfile.BadZipFile(f"Bad CRC-32 for file {info.filename!r}")
     return data
+
+
+def check_members(zf: zipfile.ZipFile, src: Source) -> None:
+    """Refuse a member whose declared size is over :data:`MAX_MEMBER` or expands over :data:`MAX_RATIO` times.
+
+    zipfile reads a member up to its declared size and checks its CRC, so the declared size bounds what is
+    inflated; the zstandard path below reads no more than it either.
+    """
+    for info in zf.infolist():
+        big = info.file_size > MAX_MEMBER
+        if big or (info.file_size > RATIO_FROM and info.file_size > MAX_RATIO * max(info.compress_size, 1)):
+            why = (f"more than {MAX_MEMBER >> 30} GiB" if big else
+                   f"{info.file_size // max(info.compress_size, 1):,} times its compressed size, more than {MAX_RATIO:,}")
+            raise src.bad(f"member {info.filename}: would inflate to {info.file_size:,} bytes ({why}): "
+                          "refused as a zip bomb, not an inspect log")
 
 
 def _member(zf: zipfile.ZipFile, name: str, src: Source) -> Any:
@@ -207,6 +233,7 @@ def _read_zip(src: Source) -> Log:
             "(an incomplete download or copy?)"
         ) from None
     with zf:
+        check_members(zf, src)
         names = zf.namelist()
         present = set(names)
         if HEADER_JSON in present:
@@ -298,6 +325,12 @@ def _via_inspect_ai(src: Source, kind: Literal["eval", "json"]) -> Log | None:
 def read_log(src: Source) -> Log:
     """The samples of one inspect log (``.eval`` zip or ``.json``), through inspect_ai when it is installed."""
     kind: Literal["eval", "json"] = "eval" if is_zip(src.data) else "json"
+    if kind == "eval":  # before inspect_ai inflates anything
+        try:
+            with zipfile.ZipFile(io.BytesIO(src.data)) as zf:
+                check_members(zf, src)
+        except zipfile.BadZipFile:
+            pass  # the built-in reading names the damage
     log = _via_inspect_ai(src, kind)
     return log if log is not None else (_read_zip(src) if kind == "eval" else _read_json(src))
 

@@ -233,7 +233,9 @@ def _qrels_records(src: Source) -> Iterator[Record]:
         except UnicodeDecodeError:
             raise src.bad("not valid UTF-8", lineno) from None
         if not _is_int(tokens[3]):
-            raise src.bad(f"grade {grade!r} is not a whole number", lineno)
+            raise src.bad(f"grade {grade[:40]!r} is not a whole number", lineno)
+        if len(tokens[3].lstrip(b"+-0")) > 3:  # int() of thousands of digits is refused by Python itself
+            raise src.bad(f"grade {grade[:20]}... ({len(grade)} characters) is too large (at most 127)", lineno)
         value = int(grade)
         if value < 0:
             raise src.bad(f"grade {value} is negative: replicate reads grades >= 0 (-1 marks unparsed)", lineno)
@@ -258,6 +260,8 @@ def _bulk_qrels(data: bytes) -> tuple[list[str], set[str], list[int], int] | Non
         return None
     qids, iters, docids, grade_text = zip(*parts)
     if not set(iters) <= {"0", "Q0"} or not all(map(str.isdigit, grade_text)) or not all(map(str.isascii, grade_text)):
+        return None
+    if max(map(len, grade_text)) > 3:  # 0-127 in at most 3 digits; int() refuses thousands of them
         return None
     grades = list(map(int, grade_text))
     if max(grades) > 127:

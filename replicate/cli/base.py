@@ -15,7 +15,7 @@ from replicate.cli.pipes import PIPE_CLOSED, quiet_streams
 from replicate.cli.rootflags import hoist
 from replicate.diagnostics import Diagnostics, summary_text
 from replicate.errors import Namer, ReplicateError
-from replicate.output import Format, dumps_json
+from replicate.output import Format, dumps_json, printable, printable_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -79,7 +79,7 @@ class ReplicateGroup(TyperGroup):
         except ReplicateError as exc:
             sub = ctx.invoked_subcommand
             text = exc.message_for(_namer(self.get_command(ctx, sub) if sub else None))
-            for i, line in enumerate(text.splitlines() or [""]):
+            for i, line in enumerate(printable(text).splitlines() or [""]):
                 typer.echo(("Error: " if i == 0 else "       ") + line, err=True)
             ctx.exit(exc.exit_code)
 
@@ -113,13 +113,15 @@ StrictOpt = Annotated[
 ]
 
 
-def echo(text: str) -> None:
-    """Write command output to stdout without adding a newline to text that has one."""
+def echo(text: str, *, json: bool = False) -> None:
+    """Write command output to stdout without adding a newline to text that has one; control characters
+    are shown escaped (:func:`~replicate.output.printable`; JSON: as ``\\u`` escapes, the same JSON)."""
+    text = printable_json(text) if json else printable(text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def warn(text: str) -> None:
-    typer.echo(text, err=True)
+    typer.echo(printable(text), err=True)
 
 
 @contextlib.contextmanager
@@ -174,7 +176,7 @@ def emit(
         body = json_body(result)
         if diagnostics is not None:
             body["warnings"] = diagnostics.to_json()
-        echo(dumps_json(body))
+        echo(dumps_json(body), json=True)
     else:
         echo(text())
 

@@ -57,7 +57,7 @@ def collect_cmd(
     overrides = dict(k=k, concurrency=concurrency, base_url=base_url,
                      models=None if models is None else [m.strip() for m in models.split(",") if m.strip()])
     cfg = load_config(config, base_url=base_url).with_overrides(**overrides)
-    its = load_items(items)
+    its = load_items(items, check_scorers=True)
     if cancel_batches and (export_batch is not None or import_batch is not None or dry_run):
         raise UsageError("--cancel-batches cancels the archive's batches in progress: it does not go with "
                          "--export-batch, --import-batch or --dry-run")
@@ -202,6 +202,25 @@ def score_cmd(
         raise typer.Exit(1)
 
 
+@app.command("repair-archive")
+def repair_archive_cmd(
+    archive: Annotated[Path, typer.Argument(metavar="ARCHIVE", help="Archive written by 'replicate collect' that holds duplicate trials.")],
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Drop duplicate trial records from an archive, keeping the first record of each (model, item, trial).
+
+    A later record of a trial first recorded as an API error supersedes it, as on
+    reading, and is kept. Every other line is kept byte for byte. The original is
+    copied to ARCHIVE.bak (or ARCHIVE.bak.N) before the archive is replaced; each
+    dropped record is listed with its line and whether it differs from the one kept.
+    An archive without duplicates is left as it is.
+    """
+    from replicate.collect.repair import render_repair, repair_archive
+
+    rep = repair_archive(archive)
+    emit(rep, fmt, text=lambda: render_repair(rep))
+
+
 @app.command("sim-server")
 def sim_server_cmd(
     config: Annotated[Optional[Path], typer.Option("--config", help="Sim config (TOML): models and pass probabilities, faults, seed.")] = None,
@@ -251,7 +270,7 @@ def export_ifbench_cmd(
     """Write the official IFBench verifier's input: one prompt/response JSONL file per trial index.
 
     trial-T.jsonl holds one line {"prompt", "response"} per ifbench item for
-    trial T (MODEL/trial-T.jsonl when the archive holds several models). Run
+    trial T (MODEL/trial-T.jsonl when the archive holds several models, MODEL percent-encoded: openai%2Fgpt-4o). Run
     the verifier on each file, then pass its results to 'replicate score
     --ifbench-strict/--ifbench-loose'. Trials without a response are counted.
     """

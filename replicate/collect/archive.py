@@ -11,15 +11,20 @@ record with the settings it ran with (endpoint, concurrency, seed, timeouts,
 retry policy may differ from the header's). A trial recorded as an API
 error may be recorded again by a later run (``collect --retry-errors``): the
 later record of the same (model, item, trial) supersedes the error; any other
-repeat is a duplicate and bad input. A lock file (``ARCHIVE.lock``, ``fcntl.flock``)
-keeps a second collector away; it is removed when the run ends, and the kernel
-drops the lock when its holder dies, even by ``kill -9``.
+repeat is a duplicate and bad input. Two locks keep a second collector away,
+both ``fcntl.flock``: one on a lock file beside the archive's real path
+(``ARCHIVE.lock``, symlinks resolved; it names the holder's pid and is removed
+when the run ends), and one on the archive file itself, so a second collector
+reaching the same file through a symlink or a hard link is refused too. The
+kernel drops both when their holder dies, even by ``kill -9``. An archive that
+holds duplicates all the same is mended by :mod:`replicate.collect.repair`.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import stat
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -38,15 +43,25 @@ BATCH_RECORDS = ("batch_upload", "batch", "batch_done")
 
 
 def lock_path(archive: Path) -> Path:
-    return archive.with_name(archive.name + ".lock")
+    """The lock file of ``archive``: beside its real path (symlinks resolved), so every name of it agrees."""
+    real = Path(os.path.realpath(archive))
+    return real.with_name(real.name + ".lock")
 
 
 class ArchiveLock:
-    """An exclusive, non-blocking ``flock`` on ``ARCHIVE.lock`` (context manager)."""
+    """An exclusive, non-blocking ``flock`` on ``ARCHIVE.lock`` and on the archive file itself (context manager).
+
+    The second lock is on the archive's inode: a hard link has another name, and so another
+    lock file, but the same inode. An archive created only to be locked, and left empty, is
+    removed again on release.
+    """
 
     def __init__(self, archive: str | Path) -> None:
-        self.path = lock_path(Path(archive))
+        self.archive = Path(archive)
+        self.path = lock_path(self.archive)
         self._fd: int | None = None
+        self._afd: int | None = None
+        self._created = False
 
     def acquire(self) -> "ArchiveLock":
         while True:
@@ -75,7 +90,36 @@ class ArchiveLock:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
+        try:
+            self._lock_archive()
+        except BaseException:
+            self.release()
+            raise
         return self
+
+    def _lock_archive(self) -> None:
+        """flock the archive's own inode (created if missing, so a hard link made later shares the lock)."""
+        real = os.path.realpath(self.archive)
+        try:
+            try:
+                afd = os.open(real, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_NONBLOCK, 0o644)
+                self._created = True
+            except FileExistsError:
+                afd = os.open(real, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang the open
+        except OSError as exc:
+            raise BadInput(f"cannot open the archive: {exc.strerror or exc}", path=self.archive) from None
+        if not stat.S_ISREG(os.fstat(afd).st_mode):
+            os.close(afd)
+            raise BadInput("not a regular file: an archive is a file it appends to", path=self.archive)
+        try:
+            fcntl.flock(afd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(afd)
+            raise UsageError(
+                f"another collector is writing {self.archive.name} under another name (a symlink or a hard "
+                "link to the same file holds its lock); wait for it to finish or stop it first"
+            ) from None
+        self._afd = afd
 
     def release(self) -> None:
         """Remove the lock file (while still holding the lock), then let go of it.
@@ -83,6 +127,15 @@ class ArchiveLock:
         So no lock file outlives a run that ends normally, by an error or by Ctrl-C;
         one left by ``kill -9`` holds no lock and is taken over by the next run.
         """
+        if self._afd is not None:
+            if self._created and os.fstat(self._afd).st_size == 0:
+                try:  # made only to be locked: leave no empty archive behind
+                    os.unlink(os.path.realpath(self.archive))
+                except FileNotFoundError:
+                    pass
+            fcntl.flock(self._afd, fcntl.LOCK_UN)
+            os.close(self._afd)
+            self._afd = None
         if self._fd is not None:
             try:
                 os.unlink(self.path)
@@ -259,20 +312,47 @@ def _line(record: Mapping[str, Any]) -> bytes:
     return orjson.dumps(record) + b"\n"
 
 
+#: A secret shorter than this is not scrubbed from records (it would cut into ordinary text; no API key is so short).
+MIN_SECRET = 8
+SCRUBBED = "[API key]"
+
+
+def scrub_value(value: Any, secret: str) -> Any:
+    """``value`` (JSON-like) with every occurrence of ``secret`` in its strings (keys too) replaced by ``[API key]``."""
+    if isinstance(value, str):
+        return value.replace(secret, SCRUBBED)
+    if isinstance(value, dict):
+        return {scrub_value(k, secret): scrub_value(v, secret) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub_value(v, secret) for v in value]
+    return value
+
+
 @dataclass
 class ArchiveWriter:
-    """Appends records; :meth:`append_many` writes, flushes and fsyncs before returning."""
+    """Appends records; :meth:`append_many` writes, flushes and fsyncs before returning.
+
+    ``secret`` (the API key) never reaches the file: a provider or proxy that echoes it in a reply
+    gets it replaced by ``[API key]`` in every string of the record (keys of at least :data:`MIN_SECRET`
+    characters).
+    """
 
     path: Path
+    secret: str | None = field(default=None, repr=False)
     _fh: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self._fh = open(self.path, "ab", buffering=0)
 
     def append_many(self, records: Iterable[Mapping[str, Any]]) -> int:
+        records = list(records)
         blob = b"".join(_line(r) for r in records)
         if not blob:
             return 0
+        secret = self.secret
+        if secret and len(secret) >= MIN_SECRET and (
+                secret.encode() in blob or orjson.dumps(secret)[1:-1] in blob):
+            blob = b"".join(_line(scrub_value(r, secret)) for r in records)
         view = memoryview(blob)
         while view:
             n = self._fh.write(view)
@@ -310,8 +390,9 @@ def open_for_collection(path: str | Path, config: CollectConfig, items: Sequence
     """
     path = Path(path)
     new_header = make_header(config, items)
+    secret = os.environ.get(config.api_key_env) or None
     if not path.exists() or path.stat().st_size == 0:
-        writer = ArchiveWriter(path)
+        writer = ArchiveWriter(path, secret)
         writer.append(new_header)
         _fsync_dir(path)
         return OpenedArchive(writer, frozenset(), 0, False)
@@ -321,7 +402,7 @@ def open_for_collection(path: str | Path, config: CollectConfig, items: Sequence
             fh.truncate(contents.valid_size)
             os.fsync(fh.fileno())
     if contents.header is None:  # only a torn header was written
-        writer = ArchiveWriter(path)
+        writer = ArchiveWriter(path, secret)
         writer.append(new_header)
         return OpenedArchive(writer, frozenset(), contents.torn_bytes, False)
     changes = header_changes(contents.header, new_header)
@@ -332,7 +413,7 @@ def open_for_collection(path: str | Path, config: CollectConfig, items: Sequence
             + "\nRestore the original settings, or collect into a new archive."
         )
     _check_records_are_asked_for(contents, config, items)
-    writer = ArchiveWriter(path)
+    writer = ArchiveWriter(path, secret)
     # the header holds the first run's settings; a resume may change the operational ones (endpoint,
     # concurrency, seed, timeouts, retries), so each resume records what it ran with
     writer.append({

@@ -198,6 +198,11 @@ class ChatClient:
         self.session.verify = environment_ca_bundle()
         self._rng = random.Random()
         self._rng_lock = threading.Lock()
+        #: shared by the workers (under ``_rng_lock``): retries so far, the last transient fault's message,
+        #: and when a request last had an answer (see RetryPolicy.give_up_after)
+        self.retries_so_far = 0
+        self.last_error: str | None = None
+        self._last_answer = time.monotonic()
 
     def close(self) -> None:
         self.session.close()
@@ -299,6 +304,9 @@ class ChatClient:
                 raise Aborted()
             attempts += 1
             data, fault, latency = self._attempt(body, model, params)
+            if fault is None or fault.kind == "request":
+                with self._rng_lock:
+                    self._last_answer = time.monotonic()
             if fault is None:
                 assert data is not None
                 return outcome_of(data, latency_s=round(latency, 4), attempts=attempts, retries=retries)
@@ -315,5 +323,15 @@ class ChatClient:
             n = sum(retries.values())
             with self._rng_lock:
                 jitter = self._rng.random()
+                self.retries_so_far += 1
+                self.last_error = fault.message
+                silent = time.monotonic() - self._last_answer
+            limit = self.retry.give_up_after
+            if limit and silent > limit:
+                raise PermanentFault(
+                    "no_answer",
+                    f"no request has had an answer for {silent:.0f} s (give_up_after = {limit:g}), only "
+                    f"transient faults, the last: {fault.message} (model {model}, {self.url}); the endpoint "
+                    "seems down: rerun the same command once it is up to resume")
             if self.stop.wait(self.retry.delay(n, retry_after=fault.retry_after, jitter=jitter)):
                 raise Aborted()

@@ -15,10 +15,12 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
+from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 
@@ -39,6 +41,7 @@ _COLLECTION_KEYS = {
     "backoff_base",
     "backoff_max",
     "retry_after_max",
+    "give_up_after",
     "seed_per_trial",
     "mode",
     "batch_max_lines",
@@ -61,12 +64,17 @@ class RetryPolicy:
     jitter factor in [0.5, 1], or the server's Retry-After if that is longer.
     A Retry-After is honoured up to ``retry_after_max`` seconds, so a provider
     sending a huge value cannot stall the collection indefinitely.
+    ``give_up_after`` stops the run when no request has had an answer (a
+    success or a request's own error) for that many seconds while requests keep
+    failing transiently (an endpoint down): retrying until success must not
+    mean retrying for ever. 0 = never.
     """
 
     max_retries: int = 0
     backoff_base: float = 1.0
     backoff_max: float = 60.0
     retry_after_max: float = 900.0
+    give_up_after: float = 1800.0
 
     def delay(self, retry: int, *, retry_after: float | None, jitter: float) -> float:
         """Seconds to wait before retry number ``retry`` (1-based); ``jitter`` in [0, 1)."""
@@ -161,6 +169,7 @@ class CollectConfig:
                 "backoff_base": self.retry.backoff_base,
                 "backoff_max": self.retry.backoff_max,
                 "retry_after_max": self.retry.retry_after_max,
+                "give_up_after": self.retry.give_up_after,
                 "seed_per_trial": self.seed_per_trial,
                 **self.batch.public(),
             },
@@ -168,11 +177,35 @@ class CollectConfig:
         }
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _check_base_url(url: object) -> None:
+    """An http(s) URL without credentials: no ``user:password@`` and no secret-looking query parameter.
+
+    The URL is stored in the archive's header, so a key in it would be written down; the messages never
+    show the parts that may be secret.
+    """
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        shown = url.split("://", 1)[0] + "://..." if isinstance(url, str) and "://" in url else "(not shown)"
+        raise UsageError(f"base_url must start with http:// or https://, got {shown}")
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        raise UsageError("base_url must not carry credentials (user:password@host; the URL is not shown): the "
+                         "API key goes in the environment variable named by api_key_env")
+    for name, _ in parse_qsl(parts.query, keep_blank_values=True):
+        if any(h in name.lower().replace("-", "_") for h in _SECRET_HINTS + ("auth", "sig")):
+            raise UsageError(f"base_url must not carry credentials: its query parameter {name!r} looks like one "
+                             "(its value is not shown); the API key goes in the environment variable named by "
+                             "api_key_env")
+
+
 def _validate(c: CollectConfig) -> None:
-    if not isinstance(c.base_url, str) or not c.base_url.startswith(("http://", "https://")):
-        raise UsageError(f"base_url must start with http:// or https://, got {c.base_url!r}")
-    if not isinstance(c.api_key_env, str) or not c.api_key_env:
-        raise UsageError("api_key_env must name the environment variable that holds the API key")
+    _check_base_url(c.base_url)
+    if not isinstance(c.api_key_env, str) or not _ENV_NAME.fullmatch(c.api_key_env):
+        raise UsageError("api_key_env must be the name of the environment variable that holds the API key "
+                         "(letters, digits and _, e.g. OPENAI_API_KEY), not the key itself; the value given is "
+                         "not shown")
     if not c.models or not all(isinstance(m, str) and m for m in c.models):
         raise UsageError("models must be a non-empty list of model ids")
     dupes = sorted({m for m in c.models if c.models.count(m) > 1})
@@ -191,7 +224,7 @@ def _validate(c: CollectConfig) -> None:
     r = c.retry
     if not isinstance(r.max_retries, int) or isinstance(r.max_retries, bool) or r.max_retries < 0:
         raise UsageError(f"max_retries must be an integer >= 0 (0 = until success), got {r.max_retries!r}")
-    for name in ("backoff_base", "backoff_max", "retry_after_max"):
+    for name in ("backoff_base", "backoff_max", "retry_after_max", "give_up_after"):
         v = getattr(r, name)
         if not _is_number(v) or v < 0:
             raise UsageError(f"{name} must be a number of seconds >= 0, got {v!r}")
@@ -287,6 +320,7 @@ def load_config(path: str | Path, *, base_url: str | None = None) -> CollectConf
                 backoff_base=coll.get("backoff_base", 1.0),
                 backoff_max=coll.get("backoff_max", 60.0),
                 retry_after_max=coll.get("retry_after_max", 900.0),
+                give_up_after=coll.get("give_up_after", 1800.0),
             ),
             params=MappingProxyType(params),
             seed_per_trial=coll.get("seed_per_trial", False),
@@ -393,8 +427,11 @@ def _item_from(obj: Any, path: Path, line: int) -> Item:
     )
 
 
-def load_items(path: str | Path) -> tuple[Item, ...]:
-    """Read an items JSONL file; blank lines are allowed, duplicate ids are bad input."""
+def load_items(path: str | Path, *, check_scorers: bool = False) -> tuple[Item, ...]:
+    """Read an items JSONL file; blank lines are allowed, duplicate ids are bad input.
+
+    ``check_scorers``: an item whose scorer is not installed is bad input too (``collect`` checks it before
+    sending anything; ``score`` may be given another scorer with ``--scorer``)."""
     path = Path(path)
     raw = read_input(path, what="items file")
     items: list[Item] = []
@@ -407,4 +444,19 @@ def load_items(path: str | Path) -> tuple[Item, ...]:
         items.append(item)
     if not items:
         raise BadInput("no items", path=path)
+    if check_scorers:
+        _check_scorers(items, seen, path)
     return tuple(items)
+
+
+def _check_scorers(items: Sequence[Item], lines: Mapping[str, int], path: Path) -> None:
+    """Every item's scorer must be installed: before a collection pays for a request, not when it is scored."""
+    from replicate.scoring.base import SCORERS
+
+    for it in items:
+        if it.scorer not in SCORERS:
+            try:
+                SCORERS.get(it.scorer)
+            except UsageError as exc:
+                raise BadInput(f"item {it.id!r}: {exc}; nothing was sent (install the scorer's plugin, or "
+                               "fix the item)", path=path, line=lines[it.id]) from None

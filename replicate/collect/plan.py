@@ -3,6 +3,8 @@
 Within a model's phase every (item, trial) pair is visited in a random order
 drawn from ``(seed, model)``; the full order is drawn first and then the pairs
 already in the archive are removed, so a resumed run keeps the original order.
+A phase of more than :data:`MAX_PHASE_REQUESTS` requests is refused (its order
+alone would fill memory); the dry-run plan only counts, so any K can be planned.
 """
 
 from __future__ import annotations
@@ -13,9 +15,13 @@ from dataclasses import dataclass
 from typing import AbstractSet, Iterable, Sequence
 
 from replicate.collect.config import CollectConfig, Item
+from replicate.errors import UsageError
 from replicate.output import Format, table
 
 Triple = tuple[str, str, int]  # (model, item id, trial)
+#: The most requests one model's phase may hold (items x K): the seeded order of a phase is held in memory
+#: (about 100 bytes a request), and no collection pays for more.
+MAX_PHASE_REQUESTS = 10_000_000
 
 
 def phase_seed(seed: int, model: str) -> int:
@@ -26,6 +32,9 @@ def phase_seed(seed: int, model: str) -> int:
 
 def phase_order(items: Sequence[Item], model: str, *, k: int, seed: int) -> list[tuple[str, int]]:
     """Every (item id, trial) of one phase in its seeded random order."""
+    if len(items) * k > MAX_PHASE_REQUESTS:
+        raise UsageError(f"a phase of {len(items):,} items x k={k:,} = {len(items) * k:,} requests is more than "
+                         f"{MAX_PHASE_REQUESTS:,}, the most one collection run holds; lower k (--dry-run plans any k)")
     pairs = [(it.id, t) for it in items for t in range(k)]
     random.Random(phase_seed(seed, model)).shuffle(pairs)
     return pairs
@@ -97,19 +106,22 @@ _CAP_PARAMS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 
 
 def make_plan(config: CollectConfig, items: Sequence[Item], *, done: AbstractSet[Triple] = frozenset()) -> Plan:
-    """The dry-run plan: requests per phase and estimated tokens. Pure."""
+    """The dry-run plan: requests per phase and estimated tokens. Pure; counted, not listed, so its time and
+    memory grow with the items and the archive, not with K."""
     per_item = {it.id: estimate_prompt_tokens(it) for it in items}
+    total_tokens = sum(per_item.values())
     cap = next((config.params[p] for p in _CAP_PARAMS if isinstance(config.params.get(p), int)), None)
     phases = []
     for model in config.models:
-        todo = pending(items, model, k=config.k, seed=config.seed, done=done)
+        done_here = [i for m, i, t in done if m == model and i in per_item and 0 <= t < config.k]
+        todo = len(items) * config.k - len(done_here)
         phases.append(
             PhasePlan(
                 model=model,
-                requests=len(todo),
-                already_done=len(items) * config.k - len(todo),
-                est_prompt_tokens=sum(per_item[i] for i, _ in todo),
-                max_completion_tokens=None if cap is None else cap * len(todo),
+                requests=todo,
+                already_done=len(done_here),
+                est_prompt_tokens=config.k * total_tokens - sum(per_item[i] for i in done_here),
+                max_completion_tokens=None if cap is None else cap * todo,
             )
         )
     return Plan(tuple(phases), len(items), config.k, config.seed, config.concurrency, config.params_hash)

@@ -135,7 +135,8 @@ class Progress:
         self.stream.write(f"phase {model}: {total} requests to send ({done} already in the archive)\n")
         self.stream.flush()
 
-    def update(self, done: int, retries: int, errors: int, *, final: bool = False) -> None:
+    def update(self, done: int, retries: int, errors: int, *, final: bool = False,
+               last_error: str | None = None) -> None:
         now = time.monotonic()
         if not final and now - self._last < (0.2 if self.tty else self.interval):
             return
@@ -145,6 +146,8 @@ class Progress:
         eta = (self.total - done) / rate if rate > 0 else float("inf")
         eta_s = "-" if eta == float("inf") else _clock(eta)
         stats = f"{done}/{self.total} {rate:.1f} req/s ETA {eta_s} retries {retries} errors {errors}"
+        if last_error and retries:
+            stats += f" (last retried: {last_error[:120]})"
         if self.tty:
             width = 24
             filled = int(width * done / self.total) if self.total else width
@@ -397,13 +400,16 @@ class _Run:
         failure: PermanentFault | None = None
         done_in_phase = 0
         limit = self.config.concurrency * 2
-        retries0, errors0 = sum(tally.retries.values()), tally.errors
+        client = self.client
+        retries0, errors0 = getattr(client, "retries_so_far", 0), tally.errors
         probation = _Probation(model)
 
         def show(final: bool = False) -> None:
-            if progress is not None:
-                progress.update(done_in_phase, sum(tally.retries.values()) - retries0, tally.errors - errors0,
-                                final=final)
+            if progress is not None:  # retries as they happen, not only those of finished requests
+                progress.update(done_in_phase, getattr(client, "retries_so_far", 0) - retries0,
+                                tally.errors - errors0, final=final, last_error=getattr(client, "last_error", None))
+
+        tick = None if progress is None else max(0.2, min(progress.interval, 5.0))
 
         def submit_more() -> None:
             while not stop.is_set() and len(inflight) < limit:
@@ -417,7 +423,10 @@ class _Run:
 
         submit_more()
         while inflight:
-            finished, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+            finished, _ = wait(list(inflight), timeout=tick, return_when=FIRST_COMPLETED)
+            if not finished:  # nothing finished yet (requests retrying): the progress line still moves
+                show()
+                continue
             records = []
             for fut in [f for f in inflight if f in finished]:  # in sending order, not set order
                 item_id, trial = inflight.pop(fut)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from replicate.errors import Message, Param, UsageError
+from replicate.errors import BadInput, Message, Param, UsageError
 from replicate.fetch.cache import Cache, Snapshot
 from replicate.fetch.errors import IntegrityError, OfflineMissing
 from replicate.fetch.globs import Includes
@@ -234,7 +234,14 @@ def _materialise(src, rev, commit, via, snap: Snapshot, includes: Includes, limi
                  transport, note) -> FetchResult:
     sel = select(snap.entries, includes, source=src.canonical, commit=commit)
     skipped = list(sel.skipped)
-    dest.mkdir(parents=True, exist_ok=True)
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a dangling symlink, or a file, where the folder should be
+        what = "a symbolic link to nothing" if dest.is_symlink() else "not a directory"
+        raise BadInput(f"the destination is {what}: name a directory, or a path where one can be made",
+                       path=dest) from None
+    except NotADirectoryError:
+        raise BadInput("the destination lies under a file, not a directory", path=dest) from None
     remove_leftovers(dest)
 
     # Files already in place with the recorded hash stay untouched.
@@ -244,6 +251,8 @@ def _materialise(src, rev, commit, via, snap: Snapshot, includes: Includes, limi
                  and _matches(dest, previous[e.path])}
     todo = [e for e in sel.candidates if e.path not in unchanged]
     sizes = _sizes(todo, cache, transport, limit, allow_large, source=src.canonical, commit=commit)
+    if transport is not None:
+        _remember_sizes(cache, src, via, snap, sizes)
 
     fetchable: list[TreeEntry] = []
     for e in todo:
@@ -293,6 +302,8 @@ def _sizes(todo: list[TreeEntry], cache: Cache, transport, limit: int, allow_lar
     Offline, every file must already be in the cache.
     """
     need = [e for e in todo if not cache.has_object(e.sha)]
+    if transport is None:  # a file the listing knows to be over the limit is skipped, as it was online
+        need = [e for e in need if allow_large or e.size is None or e.size <= limit]
     if transport is None and need:
         names = ", ".join(e.path for e in need[:20]) + (", ..." if len(need) > 20 else "")
         raise OfflineMissing(Message(
@@ -307,6 +318,14 @@ def _sizes(todo: list[TreeEntry], cache: Cache, transport, limit: int, allow_lar
         wanted = [e for e in need if allow_large or sizes.get(e.sha) is None or sizes[e.sha] <= limit]
         sizes.update(transport.prepare(wanted))
     return sizes
+
+
+def _remember_sizes(cache: Cache, src: Source, via: str, snap: Snapshot, sizes: dict[str, int]) -> None:
+    """Keep the sizes learned online in the cached listing, so ``--offline`` skips the same files as too large."""
+    if not any(e.size is None and e.sha in sizes for e in snap.entries):
+        return
+    entries = tuple(replace(e, size=sizes[e.sha]) if e.size is None and e.sha in sizes else e for e in snap.entries)
+    cache.save_snapshot(src.cache_key, replace(snap, entries=entries), via)
 
 
 def _write_one(dest: Path, e: TreeEntry, cache: Cache) -> FileEntry | Skipped:

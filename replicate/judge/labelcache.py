@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
 
-from replicate.cachedir import default_root, write_atomic
+from replicate.cachedir import BadEntry, default_root, keyed, read_entry, write_atomic
 
 if TYPE_CHECKING:
     from replicate.reading import ReadOptions
@@ -124,8 +124,11 @@ class LabelCache:
     def get(self, run: str, key: str, n: int, parser: str | None = None) -> np.ndarray | None:
         """The cached labels (``n`` of them) or None (missing or damaged; recorded in ``events``)."""
         try:
-            data = self.path(key).read_bytes()
-        except OSError:  # missing, or a cache that cannot be read (then it is skipped)
+            data = read_entry(self.path(key), key, max_size=_HEADER + n)
+        except BadEntry:  # a link, a FIFO, a device, too large, or another key's entry: damaged, rewritten
+            self.events.append(CacheEvent(run, key, "corrupt", parser))
+            return None
+        if data is None:  # missing, or a cache that cannot be read (then it is skipped)
             self.events.append(CacheEvent(run, key, "miss", parser))
             return None
         labels = decode(data, n)
@@ -134,7 +137,7 @@ class LabelCache:
 
     def put(self, key: str, labels: np.ndarray) -> None:
         """Write an entry atomically (see :func:`write_atomic`)."""
-        write_atomic(self.path(key), encode(labels))
+        write_atomic(self.path(key), keyed(key, encode(labels)))
 
     def keys(self) -> dict[str, str]:
         """Run name -> key of its last entry looked up."""

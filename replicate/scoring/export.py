@@ -6,7 +6,9 @@ prompt text, so one file can hold only one response per prompt and model. The
 export writes ``trial-T.jsonl`` per trial index T (and per model when the
 archive holds several: ``MODEL/trial-T.jsonl``), over the items scored with an
 ``ifbench@N`` scorer. Trials without a response (API errors, empty replies)
-are left out and counted.
+are left out and counted. A model's folder is its id percent-encoded
+(:func:`folder_name`: ``openai/gpt-4o`` is ``openai%2Fgpt-4o``), so two models
+never share one.
 """
 
 from __future__ import annotations
@@ -33,8 +35,28 @@ class ExportReport:
         return {"out": self.out, "files": self.files, "left_out": self.left_out}
 
 
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_.@" else "_" for c in name) or "_"
+def folder_name(model: str) -> str:
+    """A model id as one folder name, injectively: percent-encoding (UTF-8) of every character but ASCII letters,
+    digits and ``-_.~@``, ``%`` included, so ``a/b`` is ``a%2Fb`` and ``a_b`` stays ``a_b``; a leading ``.`` is
+    encoded too (no ``.``, ``..`` or hidden folder), and the empty id is ``%``."""
+    from urllib.parse import quote
+
+    name = quote(model, safe="-_.~@")
+    if name.startswith("."):
+        name = "%2E" + name[1:]
+    return name or "%"
+
+
+def _folders(models: list[str]) -> dict[str, str]:
+    """Model -> its folder; two names equal but for case (one folder on a case-insensitive disk) are refused."""
+    folders = {m: folder_name(m) for m in models}
+    seen: dict[str, str] = {}
+    for m, f in folders.items():
+        other = seen.setdefault(f.casefold(), m)
+        if other != m:
+            raise BadInput(f"models {other!r} and {m!r} would share the folder {f!r} on a case-insensitive "
+                           "file system; export them one at a time from archives of their own")
+    return folders
 
 
 def export_ifbench(archive: str | Path, items_path: str | Path, out: str | Path) -> ExportReport:
@@ -60,10 +82,11 @@ def export_ifbench(archive: str | Path, items_path: str | Path, out: str | Path)
         by_file[(str(r["model"]), int(r["trial"]))].append(
             orjson.dumps({"prompt": item.prompt_text, "response": text}) + b"\n")
     models = sorted({m for m, _ in by_file})
+    folders = _folders(models)
     out = Path(out)
     files: dict[str, int] = {}
     for (model, trial), lines in sorted(by_file.items()):
-        rel = Path(f"trial-{trial}.jsonl") if len(models) == 1 else Path(_safe(model)) / f"trial-{trial}.jsonl"
+        rel = Path(f"trial-{trial}.jsonl") if len(models) == 1 else Path(folders[model]) / f"trial-{trial}.jsonl"
         dest = out / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = dest.with_name(f".{dest.name}.tmp{os.getpid()}")

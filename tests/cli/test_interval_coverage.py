@@ -50,6 +50,7 @@ NO_JUDGE_RATES: dict[str, str] = {
     "score": "writes the trials table",
     "import": "writes the trials table from benchmark logs",
     "sim-server": "serves a simulated API",
+    "repair-archive": "drops duplicate records from an archive",
     "export ifbench": "writes IFBench's input format",
     "parsers list": "lists parsers", "parsers show": "shows a parser's rules",
     "readers list": "lists readers", "readers show": "shows a reader",

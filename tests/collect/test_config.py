@@ -47,7 +47,7 @@ def test_inline_key_refused_without_echoing_it(tmp_path):
     "text, message",
     [
         (BASE + "colour = 1\n", r"\[collection\] unknown key\(s\) colour; allowed: backoff_base, backoff_max, "
-         r"batch_deadline, batch_max_bytes, batch_max_lines, batch_poll, batch_window, concurrency, connect_timeout, k, "
+         r"batch_deadline, batch_max_bytes, batch_max_lines, batch_poll, batch_window, concurrency, connect_timeout, give_up_after, k, "
          r"max_retries, mode, models, retry_after_max, seed, seed_per_trial, timeout"),
         (BASE.replace("k = 2\n", ""), r"\[collection\] k is required"),
         (BASE.replace("k = 2", "k = 0"), r"k must be an integer >= 1, got 0"),

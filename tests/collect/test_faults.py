@@ -169,7 +169,8 @@ def test_progress_per_phase_counts_in_a_real_run(items, tmp_path):
     for model in ("sim-a", "sim-b"):
         retries = sum(sum(r["retries"].values()) for r in recs if r["model"] == model)
         errors = sum(1 for r in recs if r["model"] == model and r["error_kind"])
-        final = re.search(rf"\r{model} \[#{{24}}\] 40/40 [^\r]* retries (\d+) errors (\d+)\x1b\[K\n", out)
+        final = re.search(rf"\r{model} \[#{{24}}\] 40/40 [^\r]* retries (\d+) errors (\d+)"
+                          r"(?: \(last retried: [^\r]*\))?\x1b\[K\n", out)
         assert final and (int(final[1]), int(final[2])) == (retries, errors)
     assert sum(sum(r["retries"].values()) for r in recs if r["model"] == "sim-b") > 0
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from replicate.cachedir import keyed, unkeyed
 from replicate.judge.labelcache import LabelCache, decode, encode, label_key
 from replicate.judge.load import FieldSpec
 from replicate.reading import ReadOptions
@@ -50,9 +51,10 @@ def test_the_cached_labels_are_the_parsed_ones(example_copy, tmp_path):
     cold = json.loads(invoke(example_copy, cache, *MATRIX).stdout)
     name, key = (cold["label_cache"]["entries"][0][k] for k in ("run", "key"))
     path = LabelCache(cache).path(key)
-    labels = decode(path.read_bytes(), len(path.read_bytes()) - 48)
+    body = unkeyed(path.read_bytes())
+    labels = decode(body, len(body) - 48)
     assert labels is not None
-    path.write_bytes(encode(np.where(labels >= 0, 3, labels)))  # a well-formed entry: trusted
+    path.write_bytes(keyed(key, encode(np.where(labels >= 0, 3, labels))))  # well-formed, under its key: trusted
     warm = json.loads(invoke(example_copy, cache, *MATRIX).stdout)
     assert warm["runs"][0]["name"] == name and warm["runs"][0] != cold["runs"][0]
 
@@ -72,7 +74,7 @@ def test_a_damaged_entry_is_detected_rebuilt_and_never_trusted(example_copy, tmp
     elif damage == "empty":
         first.write_bytes(b"")
     else:
-        first.write_bytes(encode(np.zeros(3, np.int8)))  # intact, but not this run's length
+        first.write_bytes(keyed(first.stem, encode(np.zeros(3, np.int8))))  # intact, but not this run's length
     warm = invoke(example_copy, cache, *MATRIX)
     assert warm.returncode == 0
     assert warm.stderr.count("was damaged; parsed again and rewritten") == 1

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from replicate.cachedir import keyed, unkeyed
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
 from replicate.judge import runload
@@ -97,7 +98,7 @@ def test_a_damaged_entry_is_detected_rebuilt_and_never_trusted(example_copy, tmp
     elif damage == "empty":
         first.write_bytes(b"")
     else:
-        first.write_bytes(b"RPLRUN0\n" + data[8:])
+        first.write_bytes(keyed(first.stem, b"RPLRUN0\n" + unkeyed(data)[8:]))  # under its key, another magic
     warm = invoke(example_copy, cache, *MATRIX)
     assert warm.returncode == 0
     assert warm.stderr.count("was damaged; read again and rewritten") == 1
@@ -116,9 +117,9 @@ def test_two_processes_filling_both_caches_at_once_leave_whole_entries(example_c
     assert len(runs) == len(labels) == 4
     assert not list(cache.glob("*/*/*.tmp"))  # no temporary file left behind
     for p in runs:
-        assert decode(p.read_bytes(), "x", lambda: []) is not None
+        assert decode(unkeyed(p.read_bytes()), "x", lambda: []) is not None
     for p in labels:
-        data = p.read_bytes()
+        data = unkeyed(p.read_bytes())
         assert label_decode(data, len(data) - 48) is not None
     warm = replicate(example_copy, cache, "--verbose", *MATRIX)
     assert warm.stderr.count("run cache: hit") == warm.stderr.count("label cache: hit") == 4

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from replicate.cachedir import keyed, unkeyed
 from replicate.judge.api import load_runs
 from replicate.judge.labelcache import LabelCache, decode, encode
 from replicate.judge.select import runs_from_toml
@@ -63,10 +64,10 @@ def test_verify_uses_the_cached_labels(example_copy, tmp_path):
     cold = json.loads(run(example_copy, cache, *VERIFY).stdout)
     store = LabelCache(cache)
     for entry in cold["label_cache"]["entries"]:
-        data = store.path(entry["key"]).read_bytes()
+        data = unkeyed(store.path(entry["key"]).read_bytes())
         labels = decode(data, len(data) - 48)
         assert labels is not None
-        store.path(entry["key"]).write_bytes(encode(np.where(labels >= 0, 3, labels)))
+        store.path(entry["key"]).write_bytes(keyed(entry["key"], encode(np.where(labels >= 0, 3, labels))))
     warm = json.loads(run(example_copy, cache, *VERIFY).stdout)
     loaded = load_runs(runs_from_toml(example_copy / "runs.toml"))
     em_claims = [c for c in warm["claims"] if c["metric"] == "em"]

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from replicate.cachedir import write_atomic
+from replicate.cachedir import BadEntry, keyed, read_entry, write_atomic
 from replicate.judge.labelcache import CacheEvent, reading_text
 from replicate.judge.model import Origins, Run, RunFile, readonly
 from replicate.provenance import FileProvenance, find_release
@@ -54,6 +54,8 @@ if TYPE_CHECKING:
     from replicate.reading import ReadOptions
 
 MAGIC = b"RPLRUN1\n"
+#: The largest run entry read; a larger file is not an entry (counted as damaged, rewritten).
+MAX_ENTRY = 1 << 30
 _HEAD = len(MAGIC) + 8 + 32
 #: Joins the item keys in an entry (a run with a key holding it is not cached).
 _SEP = "\x00"
@@ -228,8 +230,11 @@ class RunCache:
 
     def get(self, name: str, key: str, outputs: Callable[[], Sequence[str | None]]) -> Run | None:
         try:
-            data = self.path(key).read_bytes()
-        except OSError:
+            data = read_entry(self.path(key), key, max_size=MAX_ENTRY)
+        except BadEntry:  # a link, a FIFO, a device, too large, or another key's entry: damaged, rewritten
+            self.events.append(CacheEvent(name, key, "corrupt"))
+            return None
+        if data is None:
             self.events.append(CacheEvent(name, key, "miss"))
             return None
         run = decode(data, name, outputs)
@@ -241,4 +246,4 @@ class RunCache:
         data = encode(run)
         if data is None:
             return
-        write_atomic(self.path(key), data)
+        write_atomic(self.path(key), keyed(key, data))
