@@ -5,11 +5,12 @@ resampled with replacement have a variance (G - 1) / G of the true one, and
 the figure's sampling distribution has G - 1 degrees of freedom, not the
 normal's. Measured (``bench/bench_calibration.py --methods``, 400 simulated
 releases a design, Monte Carlo s.e. 1.1 points) nominal 95% percentile
-intervals covered 76-88% of releases at 5 clusters, 85-94% at 10 and 91-95% at
+intervals covered 76-88% of releases at 5 clusters, 85-94% at 10 and 90-95% at
 20; the same replicates with each arm of the interval (point to bound)
 stretched by :func:`stretch_factor` covered 90-96% at 5 clusters and 92-97% at
-10. BCa intervals, with or without the stretch, did no better (and missed
-one-sidedly for the independence ratio). So:
+10 (per design and figure; the table is in bench/README.md). BCa intervals did
+no better than the percentile ones (77-86% at 5 clusters), and stretched BCa no
+better than the stretched percentile, at the cost of a jackknife. So:
 
 - :data:`MIN_CLUSTERS`: below it a cluster bootstrap gives no interval
   (``None`` bounds and :func:`too_few_clusters` as the reason): with one
