@@ -124,7 +124,7 @@ def test_joint_intervals_equal_a_plain_loop_over_the_same_draws(lack):
         "closest": m.intervals["closest_change_rate"], "largest": m.intervals["largest_repeat_change_rate"],
     }
     for k, iv in got.items():
-        assert (iv.low, iv.high) == pytest.approx(ref[k], abs=1e-15), k
+        assert (iv.low, iv.high) == pytest.approx(ref[k], rel=1e-12, abs=1e-15), k
         assert iv.replicates == 200 and iv.cluster == "query_id" and iv.seed == 5
     # the point figures lie inside their intervals, and the JSON carries them where the rule reads them
     assert e.baseline_interval["ratio"].contains(e.floor_ratio)
@@ -182,9 +182,9 @@ def test_floor_range_ends_equal_a_plain_loop_and_widen_past_the_one_pair_rule(la
     observed = [pair_rates(floor_items[i], floor_items[j], ids)[0] for i, j in pairs]
     assert fl.range_interval is not None
     assert (fl.range_interval["min"].low, fl.range_interval["min"].high) == pytest.approx(
-        bounds(lows, min(observed), len(ids)), abs=1e-15)
+        bounds(lows, min(observed), len(ids)), rel=1e-12, abs=1e-15)
     assert (fl.range_interval["max"].low, fl.range_interval["max"].high) == pytest.approx(
-        bounds(highs, max(observed), len(ids)), abs=1e-15)
+        bounds(highs, max(observed), len(ids)), rel=1e-12, abs=1e-15)
     widened = fl.regression_span_with_error
     assert widened is not None
     assert (widened.low, widened.high) == (fl.range_interval["min"].low, fl.range_interval["max"].high)
