@@ -39,6 +39,7 @@ neighbour slowed moves the times but hardly the share.
 from __future__ import annotations
 
 import argparse
+import math
 import subprocess
 import sys
 import tempfile
@@ -47,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -68,7 +70,7 @@ REPLICATES = 1000
 
 
 def straightforward(labels: np.ndarray, gold: np.ndarray, codes: np.ndarray, n_clusters: int, pairs, *, seed: int):
-    """Per pair, per replicate: resample clusters, gather items, count; the regression rate's 95% percentiles."""
+    """Per pair, per replicate: resample clusters, gather items, count; the regression rate's printed 95% interval."""
     members = [np.flatnonzero(codes == c) for c in range(n_clusters)]
     correct = labels == gold[None, :]
     valid = labels >= 0
@@ -83,7 +85,15 @@ def straightforward(labels: np.ndarray, gold: np.ndarray, codes: np.ndarray, n_c
             n = int(ok.sum())
             only_old = int((ok & correct[a, items] & ~correct[b, items]).sum())
             rates.append(only_old / n)
-        out.append(tuple(np.quantile(rates, [0.025, 0.975])))
+        lo, hi = np.quantile(rates, [0.025, 0.975])
+        # the printed interval: arms stretched for G clusters (t, G/(G-1)), at least the Wilson interval, within [0, 1]
+        ok = valid[a] & valid[b]
+        k, n = int((ok & correct[a] & ~correct[b]).sum()), int(ok.sum())
+        point, G = k / n, n_clusters
+        c = math.sqrt(G / (G - 1)) * stats.t.ppf(0.975, G - 1) / stats.norm.ppf(0.975)
+        wilson = stats.binomtest(k, n).proportion_ci(method="wilson")
+        lo, hi = min(lo, point - c * (point - lo), wilson.low), max(hi, point + c * (hi - point), wilson.high)
+        out.append((max(lo, 0.0), min(hi, 1.0)))
     return out
 
 

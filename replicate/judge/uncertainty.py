@@ -143,8 +143,8 @@ class EdgeUncertainty:
     """One edge's sampling error: an interval per figure, the clustered McNemar test, the difficulty baseline."""
 
     interval: dict[str, Interval]
-    mcnemar_statistic: float
-    mcnemar_p: float
+    mcnemar_statistic: float | None  # None: no items (no test)
+    mcnemar_p: float | None
     clusters: int
     cluster: str | None
     difficulty_expected: float | None
@@ -162,7 +162,8 @@ class EdgeUncertainty:
         return {
             "statistic": self.mcnemar_statistic,
             "p": self.mcnemar_p,
-            "log10_p": chi2_sf_1_log10(self.mcnemar_statistic),  # p below the float range is 0.0; this is not
+            # p below the float range is 0.0; this is not
+            "log10_p": None if self.mcnemar_statistic is None else chi2_sf_1_log10(self.mcnemar_statistic),
             "method": CLUSTERED_MCNEMAR if self.cluster is not None else "mcnemar-asymptotic (one item per cluster)",
             "cluster": self.cluster,
             "clusters": self.clusters,
@@ -252,9 +253,29 @@ class PendingEdges:
         if refits is None:  # the item bootstrap's refits split the edges' own replicates: beside their intervals
             refits = beside(_difficulty, aligned, pairs, clusters, settings, policy, boot)
         # the intervals in this thread: a second thread of blocks beside the refits' made a 22-run matrix slower
-        intervals = boot.intervals()
+        intervals = without_absent(aligned, pairs, boot.intervals())
         diff, diff_iv, how = refits.result()
         return _edge_list(intervals, stat, p, clusters, diff, diff_iv, how)
+
+
+def without_absent(
+    aligned: Aligned, pairs: Sequence[tuple[int, int]], intervals: list[dict[str, Interval]]
+) -> list[dict[str, Interval]]:
+    """No interval for a figure the edge's runs cannot give (the change rate of correctness-only runs), with why.
+
+    The bootstrap counts categories for every edge; where the figure itself is ``-`` (not computable) its
+    interval must not be printed either.
+    """
+    from replicate.labels import absent_figures
+
+    verdicts = [getattr(r, "yields", "outputs") == "verdicts" for r in aligned.runs]
+    if not any(verdicts):
+        return intervals
+    for k, (i, j) in enumerate(pairs):
+        if verdicts[i] or verdicts[j]:
+            absent = absent_figures([aligned.runs[i], aligned.runs[j]])
+            intervals[k] = {f: iv.without(absent[f]) if f in absent else iv for f, iv in intervals[k].items()}
+    return intervals
 
 
 def start_edge_uncertainty(
@@ -275,8 +296,8 @@ def _edge_list(
     return [
         EdgeUncertainty(
             interval=iv,
-            mcnemar_statistic=float(stat[k]),
-            mcnemar_p=float(p[k]),
+            mcnemar_statistic=None if np.isnan(p[k]) else float(stat[k]),
+            mcnemar_p=None if np.isnan(p[k]) else float(p[k]),
             clusters=clusters.count,
             cluster=clusters.name,
             difficulty_expected=diff.value(k),
@@ -292,13 +313,16 @@ def _mcnemar(per_cluster: np.ndarray, *, items: bool) -> tuple[np.ndarray, np.nd
     """Durkalski's clustered McNemar statistic and p per edge, from category counts ``(G, P, 5)``.
 
     ``items`` (no cluster key: the counts are the totals, ``G`` = 1): each item is its own cluster,
-    and the statistic is the classic ``(b - c)^2 / (b + c)`` from the totals.
+    and the statistic is the classic ``(b - c)^2 / (b + c)`` from the totals. NaN p for an edge with no items.
     """
+    none = per_cluster.sum(axis=(0, 2)) == 0
     if items:
         b, c = per_cluster[0, :, 1].astype(np.float64), per_cluster[0, :, 2].astype(np.float64)
         stat = np.divide((b - c) ** 2, b + c, out=np.zeros_like(b), where=(b + c) > 0)
-        return stat, chi2_sf_1(stat)
-    return mcnemar_clustered(per_cluster[:, :, 1], per_cluster[:, :, 2])
+        p = chi2_sf_1(stat)
+    else:
+        stat, p = mcnemar_clustered(per_cluster[:, :, 1], per_cluster[:, :, 2])
+    return stat, np.where(none, np.nan, p)
 
 
 def _unresampled(aligned: Aligned, pairs: list[tuple[int, int]], clusters: Clusters, policy: Policy) -> list[EdgeUncertainty]:

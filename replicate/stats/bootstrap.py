@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from replicate.stats.policy import Policy, check_policy
+from replicate.stats.smallsample import T_METHOD, WILSON, at_least, clip, stretch, too_few_clusters
 
 #: Per edge, the item categories every figure is computed from (over items valid under the policy).
 CATEGORIES: tuple[str, ...] = ("both", "only_old", "only_new", "neither_same", "neither_changed")
@@ -141,6 +142,10 @@ class Interval:
     undefined: int = 0  # replicates in which the figure was undefined (left out)
     #: What the interval takes for granted about the sample (e.g. "independent items"); None for the cluster bootstrap.
     assumes: str | None = None
+    #: Why there is no interval although the figure is defined (too few clusters), else None.
+    reason: str | None = None
+    #: The item-level interval this one is never narrower than (:func:`replicate.stats.smallsample.at_least`).
+    at_least: str | None = None
 
     def contains(self, value: float) -> bool:
         return self.low is not None and self.high is not None and self.low <= value <= self.high
@@ -156,16 +161,14 @@ class Interval:
             "confidence_level": self.confidence_level,
             "seed": self.seed,
             "undefined_replicates": self.undefined,
-            "assumes": self.assumes if self.assumes is not None else one_cluster_warning(self.cluster, self.clusters),
+            "assumes": self.assumes,
+            "reason": self.reason,
+            "at_least": self.at_least,
         }
 
-
-def one_cluster_warning(cluster: str | None, clusters: int) -> str | None:
-    """Words for a cluster bootstrap over a single cluster (every replicate is the sample: zero width), else None."""
-    if cluster is None or clusters != 1:
-        return None
-    return (f"more than one {cluster} cluster: all items are in one, so resampling it whole shows no sampling "
-            f"error (zero width); use --cluster item to resample items")
+    def without(self, reason: str) -> Interval:
+        """This interval with no bounds, and why (e.g. the figure itself is undefined)."""
+        return replace(self, low=None, high=None, reason=reason)
 
 
 #: What an interval over items resampled (or counted) one by one takes for granted.
@@ -220,14 +223,24 @@ def percentile_bounds(values: np.ndarray, confidence_level: float) -> tuple[np.n
 
 def interval_list(
     low: np.ndarray, high: np.ndarray, undefined: np.ndarray, *, method: str, replicates: int, cluster: str | None,
-    clusters: int, confidence_level: float, seed: int | None,
+    clusters: int, confidence_level: float, seed: int | None, at_least: str | None = None,
 ) -> list[Interval]:
-    """One :class:`Interval` per column of bounds (NaN bounds become None); items as clusters assume them independent."""
+    """One :class:`Interval` per column of bounds (NaN bounds become None); items as clusters assume them independent.
+
+    Over fewer than :data:`~replicate.stats.smallsample.MIN_CLUSTERS` clusters every interval is None, with the reason.
+    """
     assumes = INDEPENDENT_ITEMS if cluster is None else None
+    reason = too_few_clusters(cluster, clusters)
+    if reason is not None:
+        return [
+            Interval(None, None, method, replicates, cluster, clusters, confidence_level, seed, int(u), None, reason)
+            for u in np.asarray(undefined).tolist()
+        ]
     return [
         Interval(
             None if math.isnan(lo) else lo, None if math.isnan(hi) else hi,
             method, replicates, cluster, clusters, confidence_level, seed, int(u), assumes,
+            at_least=at_least if at_least is not None and not math.isnan(lo) else None,
         )
         for lo, hi, u in zip(np.asarray(low).tolist(), np.asarray(high).tolist(), np.asarray(undefined).tolist())
     ]
@@ -464,6 +477,34 @@ class PairBootstrap:
     def intervals(self) -> list[dict[str, Interval]]:
         """Per edge (in ``pairs`` order), an :class:`Interval` for each figure of :data:`FIGURES`.
 
+        The percentile bounds (:meth:`percentiles`) made the printed interval by
+        :func:`finish_bounds`: stretched for few clusters, never narrower than a
+        proportion's Wilson interval, none where the figure is undefined, none
+        over fewer than :data:`~replicate.stats.smallsample.MIN_CLUSTERS` clusters.
+        """
+        if not self.pairs:
+            return []
+        bounds = self.percentiles()
+        out: list[dict[str, Interval]] = [{} for _ in self.pairs]
+        totals = self.totals if self.totals is not None or self.per_cluster is None else self.per_cluster.sum(axis=0)
+        points = None if totals is None else figures_from_counts(totals)
+        method = self.method if self.cluster is None else T_METHOD
+        for figure in FIGURES:
+            low, high, undefined = bounds[figure]
+            floor = None
+            if totals is not None and points is not None:
+                low, high, floor = finish_bounds(figure, points[figure], low, high, totals, self)
+            ivs = interval_list(
+                low, high, undefined, method=method, replicates=self.n_resamples, cluster=self.cluster,
+                clusters=self.clusters, confidence_level=self.confidence_level, seed=self.seed, at_least=floor,
+            )
+            for p, iv in enumerate(ivs):
+                out[p][figure] = iv
+        return out
+
+    def percentiles(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per figure, the percentile bounds and undefined counts of every edge: (low, high, undefined) ``(P,)``.
+
         Computed by blocks of :data:`EDGE_BLOCK` edges, whose replicate values
         stay in the processor's cache from the figure to its percentiles. An
         edge whose counts mirror an earlier edge's (:meth:`mirrors`) takes the
@@ -471,8 +512,6 @@ class PairBootstrap:
         same bounds, bit for bit.
         """
         P = len(self.pairs)
-        if not P:
-            return []
         partner = self.mirrors()
         own, mirrored = np.flatnonzero(partner < 0), np.flatnonzero(partner >= 0)
         computed = tuple(f for f in FIGURES if f not in MIRRORED)
@@ -487,15 +526,46 @@ class PairBootstrap:
         for f, source in MIRRORED.items():
             for whole, of in zip(bounds[f], bounds[source]):
                 whole[mirrored] = of[partner[mirrored]]
-        out: list[dict[str, Interval]] = [{} for _ in self.pairs]
-        for figure in FIGURES:
-            ivs = interval_list(
-                *bounds[figure], method=self.method, replicates=self.n_resamples, cluster=self.cluster,
-                clusters=self.clusters, confidence_level=self.confidence_level, seed=self.seed,
-            )
-            for p, iv in enumerate(ivs):
-                out[p][figure] = iv
-        return out
+        return bounds
+
+
+#: The figures that are one count over another: the categories (indices of :data:`CATEGORIES`) summed
+#: in the numerator and in the denominator (None: every item counted).
+PROPORTION_COUNTS: dict[str, tuple[tuple[int, ...], tuple[int, ...] | None]] = {
+    "em_old": ((0, 1), None),
+    "em_new": ((0, 2), None),
+    "regression_rate": ((1,), None),
+    "regression_share_of_old_correct": ((1,), (0, 1)),
+    "backward_rate": ((2,), None),
+    "change_rate": ((1, 2, 4), None),
+}
+#: The range of each figure of :data:`FIGURES` (a stretched interval is kept within it).
+FIGURE_RANGE: dict[str, tuple[float, float]] = {
+    **{f: (0.0, 1.0) for f in FIGURES}, "accuracy_difference": (-1.0, 1.0), "independence_ratio": (0.0, math.inf),
+}
+
+
+def finish_bounds(
+    figure: str, point: np.ndarray, low: np.ndarray, high: np.ndarray, totals: np.ndarray, boot: PairBootstrap
+) -> tuple[np.ndarray, np.ndarray, str | None]:
+    """Percentile bounds made the printed interval (:mod:`replicate.stats.smallsample`), and the floor's name.
+
+    A cluster bootstrap's arms are stretched for its number of clusters; a
+    proportion's interval is never narrower than its Wilson interval; no
+    interval where the figure itself is undefined on the sample (NaN bounds).
+    """
+    if boot.cluster is not None:
+        low, high = stretch(point, low, high, boot.clusters, boot.confidence_level)
+    undefined = np.isnan(point)
+    low, high = np.where(undefined, np.nan, low), np.where(undefined, np.nan, high)
+    floor = None
+    if figure in PROPORTION_COUNTS:
+        num, den = PROPORTION_COUNTS[figure]
+        hits = totals[:, list(num)].sum(axis=1)
+        n = totals.sum(axis=1) if den is None else totals[:, list(den)].sum(axis=1)
+        low, high = at_least(low, high, hits, n, boot.confidence_level)
+        floor = WILSON
+    return (*clip(low, high, *FIGURE_RANGE[figure]), floor)
 
 
 def bootstrap_pairs(

@@ -247,9 +247,9 @@ class FourCell:
         return self.value("change_rate")
 
     # -- tests and intervals -------------------------------------------------------
-    def mcnemar_p(self) -> float:
-        """Exact McNemar test of whether the two versions' accuracies differ."""
-        return mcnemar_exact_p(self.only_old, self.only_new)
+    def mcnemar_p(self) -> float | None:
+        """Exact McNemar test of whether the two versions' accuracies differ (independent items); None with no items."""
+        return None if self.n == 0 else mcnemar_exact_p(self.only_old, self.only_new)
 
     def confidence_interval(
         self, figure: str = "regression_rate", *, confidence_level: float = 0.95
@@ -289,7 +289,7 @@ class FourCell:
             "independent_regression_rate": self.independent_regression_rate,
             "independence_ratio": self.independence_ratio,
             "mcnemar_p": self.mcnemar_p(),
-            "mcnemar_log10_p": mcnemar_exact_log10_p(self.only_old, self.only_new),
+            "mcnemar_log10_p": None if self.n == 0 else mcnemar_exact_log10_p(self.only_old, self.only_new),
             "intervals": self.confidence_intervals(),
         }
 

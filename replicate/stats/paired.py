@@ -66,8 +66,13 @@ def mcnemar_exact_log10_p(b: int, c: int) -> float:
 P_FLOOR = 1e-16
 
 
-def p_display(p: float) -> str:
-    """A float p-value for reading: ``<1e-16`` below :data:`P_FLOOR` (never a bare 0), 3 significant digits below 0.001, else 4 decimals."""
+def p_display(p: float | None) -> str:
+    """A float p-value for reading: ``<1e-16`` below :data:`P_FLOOR` (never a bare 0), 3 significant digits below 0.001, else 4 decimals.
+
+    ``-`` for None (no items: no test).
+    """
+    if p is None:
+        return "-"
     if p < P_FLOOR:
         return f"<{P_FLOOR:.0e}"
     return f"{p:.3g}" if p < 0.001 else f"{p:.4f}"

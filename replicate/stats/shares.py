@@ -11,8 +11,11 @@ categories "counted and a hit" and "counted, not a hit"; whole clusters drawn
 with replacement (:func:`~replicate.stats.bootstrap.cluster_replicates`, the
 same draws for every row), or, with no cluster key, one multinomial draw of
 N items per row (:func:`~replicate.stats.bootstrap.item_replicates`, exact in
-distribution). Percentile intervals; a replicate with nothing counted is left
-out of that row's percentiles and counted as undefined.
+distribution). Percentile intervals, made the printed ones as an edge's
+proportions are (stretched for few clusters, never narrower than the Wilson
+interval, none over too few clusters: :mod:`replicate.stats.smallsample`); a
+replicate with nothing counted is left out of that row's percentiles and
+counted as undefined.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import numpy as np
 from replicate.stats.bootstrap import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
+    ITEM_METHOD,
     Clusters,
     Interval,
     check_resampling,
@@ -30,6 +34,7 @@ from replicate.stats.bootstrap import (
     item_replicates,
     percentile_bounds,
 )
+from replicate.stats.smallsample import T_METHOD, WILSON, at_least, clip, stretch
 
 
 def share_counts(hits: np.ndarray, counted: np.ndarray, codes: np.ndarray, n_clusters: int) -> np.ndarray:
@@ -68,12 +73,22 @@ def bootstrap_shares(
         totals = share_counts(hits, counted, np.zeros(n_items, np.int64), 1)[0]
         reps = item_replicates(rng, totals, n_items, n_resamples)
     else:
-        reps = cluster_replicates(rng, share_counts(hits, counted, clusters.codes, clusters.count), n_resamples)
+        per_cluster = share_counts(hits, counted, clusters.codes, clusters.count)
+        totals = per_cluster.sum(axis=0)
+        reps = cluster_replicates(rng, per_cluster, n_resamples)
     hit, den = reps[..., 0].astype(np.float64), reps.sum(axis=-1).astype(np.float64)
     values = np.full(hit.shape, np.nan)
     np.divide(hit, den, out=values, where=den > 0)
     lo, hi, undefined = percentile_bounds(values, confidence_level)
+    # as an edge's proportions (bootstrap.finish_bounds): stretched for few clusters, at least Wilson's, none if undefined
+    n = totals.sum(axis=1)
+    point = np.full(len(n), np.nan)
+    np.divide(totals[:, 0], n, out=point, where=n > 0)
+    if not clusters.is_items:
+        lo, hi = stretch(point, lo, hi, clusters.count, confidence_level)
+    lo, hi = np.where(n > 0, lo, np.nan), np.where(n > 0, hi, np.nan)
+    lo, hi = clip(*at_least(lo, hi, totals[:, 0], n, confidence_level), 0.0, 1.0)
     return interval_list(
-        lo, hi, undefined, method=clusters.method, replicates=n_resamples, cluster=clusters.name,
-        clusters=clusters.count, confidence_level=confidence_level, seed=seed,
+        lo, hi, undefined, method=ITEM_METHOD if clusters.is_items else T_METHOD, replicates=n_resamples,
+        cluster=clusters.name, clusters=clusters.count, confidence_level=confidence_level, seed=seed, at_least=WILSON,
     )

@@ -199,6 +199,12 @@ def _error_part(v: Verification, rows: list[list[object]]) -> list[str]:
     ]
 
 
+def _ends(fl) -> str:
+    """The intervals of the floor's range ends, which the widened range is read from."""
+    ends = fl.range_interval
+    return "" if ends is None else f" (min {interval_cell(ends['min'], 'min')}, max {interval_cell(ends['max'], 'max')})"
+
+
 def floors(v: Verification) -> list[str]:
     if not v.floors:
         return []
@@ -209,7 +215,7 @@ def floors(v: Verification) -> list[str]:
         rows.append([
             str(", ".join(f.runs)), f"`{f.parser}`", f.shared_items, len(f.pairs),
             f"{pct(_f(f.value('floor.regression_min')))}-{pct(_f(f.value('floor.regression_max')))}",
-            *([] if not with_error else ["-" if bounds is None else f"{pct(bounds.low)}-{pct(bounds.high)}"]),
+            *([] if not with_error else ["-" if bounds is None else f"{pct(bounds.low)}-{pct(bounds.high)}" + _ends(f.floor)]),
             f"{pct(_f(f.value('floor.change_min')))}-{pct(_f(f.value('floor.change_max')))}",
         ])
     headers = ["repeats", "parser", "shared items", "ordered pairs", "regression min-max",

@@ -52,17 +52,23 @@ def test_floor_json(repeats):
     assert js["regression_rate"]["min"] == 1 / 6 and js["regression_rate"]["max"] == 2 / 5
     assert js["change_rate"]["min"] == 2 / 5 and js["change_rate"]["max"] == 3 / 5
     assert js["em"]["mean"] == pytest.approx((4 / 5 + 5 / 6 + 4 / 6) / 3)
-    # 0.5 lies above the 1/6-2/5 range, but on 6 items its bootstrap interval reaches into the range
-    assert js["edge"]["point_verdict"] == "above" and js["edge"]["verdict"] == "indistinguishable"
+    # 0.5 lies above the 1/6-2/5 range, but 6 items in 3 query clusters carry no verdict: too few items for
+    # --min-items 100 and too few clusters for an interval (null, with the reason)
+    assert js["edge"]["point_verdict"] == "above" and js["edge"]["verdict"] == "insufficient_data"
+    info = js["edge"]["insufficient_data"]
+    assert (info["n"], info["clusters"], info["cluster"]) == (6, 3, "query_id")
+    assert "fewer than --min-items 100" in info["reason"] and "too few query_id clusters for an interval: 3" in info["reason"]
     iv = js["edge"]["interval"]["regression_rate"]
-    assert iv["low"] <= 0.4 < 0.5 <= iv["high"] and iv["replicates"] == 1000 and iv["cluster"] == "query_id"
+    assert iv["low"] is None and iv["high"] is None and iv["reason"].startswith("too few query_id clusters")
+    assert iv["replicates"] == 1000 and iv["cluster"] == "query_id"
     assert [f["code"] for f in js["edge"]["sample_flags"]] == ["small_sample"]
     assert js["edge"]["floor_baseline"]["expected_regression_rate"] == pytest.approx(sum(p["regression_rate"] for p in js["pairs"]) / 6)
     assert js["edge"]["margin"] == pytest.approx(0.5 - 0.4)
     assert js["edge"]["old"]["name"] == "v1" and js["edge"]["regression_rate"] == 0.5
     # main vs R1 (over a-e): e differs -> 1/5; vs R2: c -> 1/6; vs R3: a, d -> 2/6
     assert [a["change_rate"] for a in js["main"]["against"]] == [1 / 5, 1 / 6, 2 / 6]
-    assert js["main"]["verdict"] == "below" and js["main"]["far_beyond"] is False
+    assert js["main"]["closest"]["verdict"] == "below" and js["main"]["far_beyond"] is False
+    assert js["main"]["verdict"] == "insufficient_data" and "fewer than --min-items 100" in js["main"]["insufficient_data"]
     assert js["parser"] == P and js["unparsed_policy"] == "intersect"
 
 
@@ -149,13 +155,15 @@ def test_matrix_json_and_table(repeats):
     assert (p["old"]["name"], p["new"]["name"], p["regression_rate"], p["change_rate"]) == ("R1", "R2", 0.2, 0.4)
     assert [f["code"] for f in js["flags"]] == ["n_differs", "small_sample"]  # 3 pairs of 5-6 items < 100
     assert "6 pair(s) compared on fewer than --min-items 100 items" in js["flags"][1]["message"]
-    assert p["interval"]["regression_rate"]["method"] == "cluster-bootstrap-percentile"
+    assert p["interval"]["regression_rate"]["method"] == "cluster-bootstrap-t-percentile"
+    assert p["interval"]["regression_rate"]["low"] is None  # 3 query clusters: too few for an interval
     assert js["uncertainty"] == {"replicates": 1000, "seed": 0, "cluster": "query_id", "confidence_level": 0.95, "min_items": 100}
     text = _run("matrix", *files, "-p", P).stdout
     assert "regression rate (only_old / n); rows = old, columns = new" in text
     assert "old \\ new    1      2      3\n" in text  # columns by run number, as the baselines' '#'
     assert "1 R1         ·      20.0%  40.0%" in text
-    assert "1    R1     " in text and "80.0% [" in text  # the baselines number the runs; EM with its interval
+    # the baselines number the runs; EM with no interval from 3 query clusters, and why
+    assert "1    R1     " in text and "80.0% no interval (3 clusters)" in text
     assert "- R1: n = 5 is 16.7% below the largest n = 6 (1 unparsed) [n_differs]" in text
 
 
@@ -210,6 +218,8 @@ def test_floor_main_far_beyond_is_flagged_in_text(tmp_path):
     main = _write(tmp_path / "main.jsonl", [3, 0, 1, 0, 0, 1])  # closest repeat (rep2) differs on 5/6
     res = _run("floor", rep1, rep2, "--main", main, "-p", P)
     assert res.exit_code == 0, res.output
+    assert "verdict: insufficient_data: main -> rep1 compared on only n = 6 items" in res.stdout  # 6 < --min-items
+    res = _run("floor", rep1, rep2, "--main", main, "-p", P, "--min-items", "6")
     assert "verdict: far_beyond\n" in res.stdout
     assert "closest change rate 83.33% lies above the floor by 66.67 pp" in res.stdout
     assert (
@@ -218,7 +228,7 @@ def test_floor_main_far_beyond_is_flagged_in_text(tmp_path):
     )
     assert ("far_beyond: even the closest repeat differs from main on 83.33%, more than 2 x the "
             "largest repeat-to-repeat change rate 16.67% = 33.33%\n") in res.stdout
-    md = _run("floor", rep1, rep2, "--main", main, "-p", P, "-f", "markdown").stdout
+    md = _run("floor", rep1, rep2, "--main", main, "-p", P, "-f", "markdown", "--min-items", "6").stdout
     assert "\n- verdict: far_beyond\n" in md
 
 

@@ -213,8 +213,9 @@ def test_parse_summary_and_labels(tmp_path, pair):
     assert rows[6] == {"query_id": "q", "corpus_id": "g", "label": None, "gold": 1}
     text = run("parse", old, "-p", "toy-digit@1").stdout
     assert text.startswith("old: read with toy-digit@1\n")
-    # one query: every replicate draws it, so the interval has no width (few clusters: read with care)
-    assert "unparsed                          1 (12.5% [12.5%, 12.5%])" in text
+    # one query: too few clusters for an interval (resampling it whole would give zero width), and it says so
+    assert "unparsed                          1 (12.5% no interval (1 cluster))" in text
+    assert "[12.5%, 12.5%]" not in text and "too few query_id clusters for an interval: 1" in text
     plain = run("parse", old, "-p", "toy-digit@1", "--replicates", "0").stdout
     assert "unparsed                          1 (12.5%)" in plain
 
@@ -451,7 +452,7 @@ def test_parse_shares_have_cluster_bootstrap_intervals_and_nothing_else_moves():
     unparsed_iv, *label_ivs = bootstrap_shares(hits, counted, clusters=clusters, n_resamples=300, seed=3)
     got = s["shares"]["interval"]["unparsed_rate"]
     assert (got["low"], got["high"], got["method"], got["cluster"]) == (
-        unparsed_iv.low, unparsed_iv.high, "cluster-bootstrap-percentile", "query_id")
+        unparsed_iv.low, unparsed_iv.high, "cluster-bootstrap-t-percentile", "query_id")
     for k, iv in zip(keys, label_ivs):
         share = s["label_shares"][k]
         assert share["share"] == s["labels"].get(k, 0) / s["parsed"]

@@ -75,3 +75,11 @@ def test_no_test_loads_a_benchmark_and_ci_runs_each_at_its_small_size():
     assert 'for b in bench/bench_*.py; do' in ci and 'python3 "$b" --small' in ci
     for bench in (ROOT / "bench").glob("bench_*.py"):
         assert "--small" in bench.read_text(encoding="utf-8"), f"{bench.name} has no --small mode for CI"
+
+
+def test_concepts_calibration_block_is_generated_from_the_recorded_measurement():
+    """docs/concepts.md shows the calibration table rendered from bench/calibration.json, not typed by hand."""
+    page = (ROOT / "docs" / "concepts.md").read_text(encoding="utf-8")
+    assert page.count(docgen.CALIBRATION_BEGIN) == 1 and page.count(docgen.CALIBRATION_END) == 1
+    assert docgen.with_calibration(page, docgen.calibration_block()) == page, "run `python tools/docgen.py`"
+    assert "94-96%" not in page  # the old, unmeasured claim

@@ -148,7 +148,7 @@ def test_every_rate_of_an_audit_gets_a_bootstrap_interval_by_query():
     from replicate.stats.bootstrap import Clusters
     from replicate.stats.shares import bootstrap_shares
 
-    keys = [f"q{i % 3}\x1fd{i}" for i in range(len(OUTS))]
+    keys = [f"q{i % 6}\x1fd{i}" for i in range(len(OUTS))]  # 6 clusters: enough for an interval
     run = _raw("m", OUTS, GOLD, keys)
     st = Uncertainty(replicates=200, seed=4)
     res = audit([run, _raw("n", OUTS[::-1], GOLD, keys)], [FIRST, STRICT], edge=("m", "n"), uncertainty=st)
@@ -156,24 +156,24 @@ def test_every_rate_of_an_audit_gets_a_bootstrap_interval_by_query():
     f0 = js["files"][0]
     first = f0["parsers"]["toy-first@1"]
     assert first["unparsed_rate"] == 2 / 7 and first["em"] == 3 / 5
-    # EM of the first-digit parser: correct over parsed items, resampled by query (q0, q1, q2)
+    # EM of the first-digit parser: correct over parsed items, resampled by query (q0 ... q5)
     parsed = np.array([o is not None and _first(o) is not None for o in OUTS])
     correct = parsed & (np.array([_first(o) if o and _first(o) is not None else -1 for o in OUTS]) == GOLD)
     direct = bootstrap_shares(correct[None], parsed[None], clusters=Clusters.from_keys(keys, field=0, name="query_id", sep="\x1f"), n_resamples=200, seed=4)[0]
     assert (first["interval"]["em"]["low"], first["interval"]["em"]["high"]) == (direct.low, direct.high)
-    assert first["interval"]["em"]["cluster"] == "query_id" and first["interval"]["em"]["clusters"] == 3
+    assert first["interval"]["em"]["cluster"] == "query_id" and first["interval"]["em"]["clusters"] == 6
     assert f0["labels_differ_rate"] == 3 / 7 and set(f0["interval"]) == {"labels_differ_rate"}
     assert f0["pairwise_differ"][0]["interval"]["differ_rate"]["replicates"] == 200
     assert js["uncertainty"]["seed"] == 4
     edge = js["edge"]["parsers"]["toy-strict@1"]
-    assert edge["interval"]["regression_rate"]["method"] == "cluster-bootstrap-percentile"
+    assert edge["interval"]["regression_rate"]["method"] == "cluster-bootstrap-t-percentile"
 
 
 def test_audit_text_shows_the_intervals_and_warns_on_a_small_edge():
     from replicate.judge.render.audit import audit_text
     from replicate.judge.uncertainty import Uncertainty
 
-    keys = [f"q{i % 3}\x1fd{i}" for i in range(len(OUTS))]
+    keys = [f"q{i % 6}\x1fd{i}" for i in range(len(OUTS))]  # 6 clusters: enough for an interval
     runs = [_raw("m", OUTS, GOLD, keys), _raw("n", OUTS[::-1], GOLD, keys)]
     res = audit(runs, [FIRST, STRICT], edge=("m", "n"), uncertainty=Uncertainty(replicates=200, seed=4))
     text = audit_text(res, "table")

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from replicate.judge.floor import floor
 from replicate.judge.model import KEY_SEP, LabelledRun
@@ -38,10 +39,15 @@ def percentile(values: list[float], q: float) -> float:
     return v[lo] + (h - lo) * (v[hi] - v[lo])
 
 
-def bounds(values: list[float | None]) -> tuple[float, float]:
+def bounds(values: list[float | None], point: float | None = None, clusters: int = 0) -> tuple[float, float]:
+    """Percentile bounds; with the point, each arm stretched by sqrt(G / (G - 1)) t_{G-1} / z (scipy's quantiles)."""
     kept = [v for v in values if v is not None]
     alpha = 1 - 0.95
-    return percentile(kept, alpha / 2), percentile(kept, 1 - alpha / 2)
+    lo, hi = percentile(kept, alpha / 2), percentile(kept, 1 - alpha / 2)
+    if point is None:
+        return lo, hi
+    c = math.sqrt(clusters / (clusters - 1)) * stats.t.ppf(0.975, clusters - 1) / stats.norm.ppf(0.975)
+    return max(0.0, min(lo, point - c * (point - lo))), max(hi, point + c * (hi - point))
 
 
 def items_of(run: LabelledRun) -> dict[str, tuple[int, int]]:
@@ -79,24 +85,29 @@ def loop_intervals(repeats, edge, main, replicates: int, seed: int) -> dict[str,
 
     pairs = [(i, j) for i in range(len(repeats)) for j in range(len(repeats)) if i != j]
     out: dict[str, list[float | None]] = {k: [] for k in ("mean", "ratio", "closest", "largest")}
+    point: dict[str, float | None] = {}
+    size: dict[str, int] = {}
+
+    def combine(part: str, drawn: list[str]) -> dict[str, float | None]:
+        rates = [pair_rates(floor_items[i], floor_items[j], drawn) for i, j in pairs]
+        if part == "edge":
+            regs = [r for r, _ in rates]
+            edge_rate = pair_rates(old, new, drawn)[0]
+            mean = None if None in regs else sum(regs) / len(regs)
+            return {"mean": mean, "ratio": None if not mean or edge_rate is None else edge_rate / mean}
+        changes = [c for _, c in rates]
+        against = [pair_rates(main_items, i, drawn)[1] for i in items]
+        return {"largest": None if None in changes else max(changes), "closest": None if None in against else min(against)}
+
     for part, ids in (("edge", queries((floor_items[0], floor_items[0]), (old, new))),
                       ("main", queries((floor_items[0], floor_items[0]), *((main_items, i) for i in items)))):
         rng = np.random.default_rng(seed)
         for _ in range(replicates):
-            drawn = [ids[c] for c in rng.integers(len(ids), size=len(ids))]
-            rates = [pair_rates(floor_items[i], floor_items[j], drawn) for i, j in pairs]
-            if part == "edge":
-                regs = [r for r, _ in rates]
-                edge_rate = pair_rates(old, new, drawn)[0]
-                mean = None if None in regs else sum(regs) / len(regs)
-                out["mean"].append(mean)
-                out["ratio"].append(None if not mean or edge_rate is None else edge_rate / mean)
-            else:
-                changes = [c for _, c in rates]
-                against = [pair_rates(main_items, i, drawn)[1] for i in items]
-                out["largest"].append(None if None in changes else max(changes))
-                out["closest"].append(None if None in against else min(against))
-    return {k: bounds(v) for k, v in out.items()}
+            for k, v in combine(part, [ids[c] for c in rng.integers(len(ids), size=len(ids))]).items():
+                out[k].append(v)
+        for k, v in combine(part, ids).items():
+            point[k], size[k] = v, len(ids)
+    return {k: bounds(v, point[k], size[k]) for k, v in out.items()}
 
 
 @pytest.mark.parametrize("lack", [None, {0: 6, 4: 12}])
@@ -113,7 +124,7 @@ def test_joint_intervals_equal_a_plain_loop_over_the_same_draws(lack):
         "closest": m.intervals["closest_change_rate"], "largest": m.intervals["largest_repeat_change_rate"],
     }
     for k, iv in got.items():
-        assert (iv.low, iv.high) == ref[k], k
+        assert (iv.low, iv.high) == pytest.approx(ref[k], rel=1e-12, abs=1e-15), k
         assert iv.replicates == 200 and iv.cluster == "query_id" and iv.seed == 5
     # the point figures lie inside their intervals, and the JSON carries them where the rule reads them
     assert e.baseline_interval["ratio"].contains(e.floor_ratio)
@@ -168,9 +179,12 @@ def test_floor_range_ends_equal_a_plain_loop_and_widen_past_the_one_pair_rule(la
         regs = [pair_rates(floor_items[i], floor_items[j], drawn)[0] for i, j in pairs]
         lows.append(None if None in regs else min(regs))
         highs.append(None if None in regs else max(regs))
+    observed = [pair_rates(floor_items[i], floor_items[j], ids)[0] for i, j in pairs]
     assert fl.range_interval is not None
-    assert (fl.range_interval["min"].low, fl.range_interval["min"].high) == bounds(lows)
-    assert (fl.range_interval["max"].low, fl.range_interval["max"].high) == bounds(highs)
+    assert (fl.range_interval["min"].low, fl.range_interval["min"].high) == pytest.approx(
+        bounds(lows, min(observed), len(ids)), rel=1e-12, abs=1e-15)
+    assert (fl.range_interval["max"].low, fl.range_interval["max"].high) == pytest.approx(
+        bounds(highs, max(observed), len(ids)), rel=1e-12, abs=1e-15)
     widened = fl.regression_span_with_error
     assert widened is not None
     assert (widened.low, widened.high) == (fl.range_interval["min"].low, fl.range_interval["max"].high)

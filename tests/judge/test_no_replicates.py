@@ -101,7 +101,10 @@ def test_floor_without_replicates_places_the_point_rate_and_still_flags_small_sa
     assert all(p.interval is None for p in fl.pairs) and fl.regression_span_with_error is None
     assert [f.where for f in fl.sample_flags] == ["floor"]
     assert fl.edge is not None and fl.edge.interval is None
-    assert fl.edge.verdict == fl.edge.point_verdict
+    # the small-sample flag is raised: no verdict (insufficient data, with n and why); the point placement is kept
+    assert fl.edge.verdict == "insufficient_data" and fl.edge.point_verdict in ("below", "inside", "above")
+    info = fl.edge.insufficient_json()
+    assert info is not None and info["n"] == fl.edge.comparison.cells.n and "fewer than --min-items 100" in info["reason"]
     assert [f.code for f in fl.edge.sample_flags] == ["small_sample"]
     assert fl.edge.sample_flags[0].message.endswith("(no intervals computed: --replicates 0)")
     js = fl.to_json()

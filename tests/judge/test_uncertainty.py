@@ -187,7 +187,8 @@ def test_floor_range_widened_by_its_own_error_turns_an_old_above_into_indistingu
     bounds = fl.regression_span_with_error
     # the max pair R1 -> R2: its interval high is that of the pair at 5%, not the lower pair R2 -> R1 at 0
     max_pair = next(p for p in fl.pairs if p.old == "R1")
-    assert bounds.high == max_pair.interval["regression_rate"].high > e.interval.low
+    assert bounds.high == fl.range_interval["max"].high > e.interval.low
+    assert bounds.high == pytest.approx(max_pair.interval["regression_rate"].high, abs=0.005)  # same draws, no Wilson floor
     assert bounds.low == 0.0
     assert e.point_verdict == "above" and e.verdict == "indistinguishable"
     js = fl.to_json()
@@ -196,7 +197,7 @@ def test_floor_range_widened_by_its_own_error_turns_an_old_above_into_indistingu
     assert js["regression_rate_with_error"]["method"].startswith("the floor's range widened")
 
 
-def test_a_cluster_bootstrap_over_one_cluster_says_it_shows_no_sampling_error(tmp_path):
+def test_a_cluster_bootstrap_over_one_cluster_gives_no_interval_and_says_why(tmp_path):
     import json
 
     from typer.testing import CliRunner
@@ -222,12 +223,16 @@ def test_a_cluster_bootstrap_over_one_cluster_says_it_shows_no_sampling_error(tm
                 yield from walk(v)
 
     ivs = [iv for iv in walk(js) if iv["cluster"] == "query_id"]
-    assert ivs and all(iv["clusters"] == 1 and iv["low"] == iv["high"] for iv in ivs if iv["low"] is not None)
-    assert all("all items are in one, so resampling it whole shows no sampling error" in iv["assumes"] for iv in ivs)
+    # one cluster: no interval (null bounds) and the reason, never a zero-width range
+    assert ivs and all(iv["clusters"] == 1 and iv["low"] is None and iv["high"] is None for iv in ivs)
+    assert all(iv["reason"].startswith("too few query_id clusters for an interval: 1, fewer than 5") for iv in ivs)
     text = CliRunner().invoke(app, args).stdout
-    assert "Warning: the intervals assume more than one query_id cluster" in text
-    # with two queries the words are gone
-    from replicate.stats.bootstrap import Interval, one_cluster_warning
-    assert one_cluster_warning("query_id", 2) is None and one_cluster_warning(None, 1) is None
-    iv = Interval(0.1, 0.2, "cluster-bootstrap-percentile", 10, "query_id", 2, 0.95, 0)
+    assert "Warning: no intervals: too few query_id clusters for an interval: 1" in text
+    assert "no interval (1 cluster)" in text and "[36.7%, 36.7%]" not in text
+    assert "insufficient data for a verdict" in text  # the reading shows the ratio but does not read it
+    # two clusters and more than the minimum: no reason
+    from replicate.stats.bootstrap import Interval
+    from replicate.stats.smallsample import MIN_CLUSTERS, too_few_clusters
+    assert too_few_clusters("query_id", MIN_CLUSTERS) is None and too_few_clusters(None, 1) is None
+    iv = Interval(0.1, 0.2, "cluster-bootstrap-t-percentile", 10, "query_id", 6, 0.95, 0)
     assert iv.to_json()["assumes"] is None

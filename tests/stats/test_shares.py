@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from replicate.stats.bootstrap import CLUSTER_METHOD, ITEM_METHOD, Clusters
+from replicate.stats.bootstrap import ITEM_METHOD, Clusters
 from replicate.stats.countintervals import cell_figures
 from replicate.stats.fourcell import FourCell
 from replicate.stats.shares import bootstrap_shares, share_counts
+from replicate.stats.smallsample import T_METHOD
 
 
 def _data(seed: int, n: int = 120, rows: int = 3):
@@ -41,11 +42,16 @@ def test_cluster_bootstrap_of_shares_matches_a_plain_loop_with_the_same_seed():
         for r in range(len(hits)):
             c = counted[r, items]
             reps[b, r] = (hits[r, items] & c).sum() / c.sum()
+    c = np.sqrt(G / (G - 1)) * stats.t.ppf(0.975, G - 1) / stats.norm.ppf(0.975)
     for r, iv in enumerate(ivs):
         lo, hi = np.percentile(reps[:, r], [2.5, 97.5])
-        assert iv.low == pytest.approx(lo, abs=1e-12) and iv.high == pytest.approx(hi, abs=1e-12)
-        assert (iv.method, iv.cluster, iv.clusters, iv.replicates, iv.seed, iv.assumes) == (
-            CLUSTER_METHOD, "query_id", G, B, 7, None,
+        k, n = int((hits[r] & counted[r]).sum()), int(counted[r].sum())
+        point = k / n  # the arms stretched from the point for G clusters, then at least Wilson's interval
+        wilson = stats.binomtest(k, n).proportion_ci(method="wilson")
+        want = (min(lo, point - c * (point - lo), wilson.low), max(hi, point + c * (hi - point), wilson.high))
+        assert (iv.low, iv.high) == pytest.approx(want, abs=1e-12)
+        assert (iv.method, iv.cluster, iv.clusters, iv.replicates, iv.seed, iv.assumes, iv.at_least) == (
+            T_METHOD, "query_id", G, B, 7, None, "wilson-score",
         )
 
 

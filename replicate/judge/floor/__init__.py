@@ -389,7 +389,7 @@ def floor(
             bounds=result.regression_span_with_error,
         )
         edge_flags = _edge_sample_flags(edge, aligned, uncertainty, compared=edge_check.comparison.cells.n)
-        edge_check = replace(edge_check, sample_flags=tuple(edge_flags))
+        edge_check = replace(edge_check, sample_flags=tuple(edge_flags), floor_flags=tuple(floor_flags))
     if main is not None:
         main_check = check_main(main, repeats, change=result.change_span, policy=policy, uncertainty=uncertainty)
     if resampled is not None:

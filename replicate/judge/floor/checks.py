@@ -23,8 +23,10 @@ from replicate.judge.uncertainty import Uncertainty
 from replicate.stats.bootstrap import Interval
 from replicate.stats.ranges import Placement, Span, Verdict, place
 
-#: Where a main run falls against the repeats: a placement, or far beyond them.
-MainVerdict = Literal[Verdict, "far_beyond"]
+#: Where a main run falls against the repeats: a placement, far beyond them, or no verdict on too little data.
+MainVerdict = Literal[Verdict, "far_beyond", "insufficient_data"]
+#: The verdict where the command's own small-sample flag is raised (or the edge's interval has too few clusters).
+INSUFFICIENT: Literal["insufficient_data"] = "insufficient_data"
 #: A run is far beyond the repeats when its smallest change rate against them
 #: exceeds this multiple of the largest repeat-to-repeat change rate.
 FAR_BEYOND_FACTOR = 2
@@ -67,18 +69,39 @@ class EdgeCheck:
     #: Intervals of ``floor_mean`` (``expected_regression_rate``) and ``floor_ratio`` (``ratio``), resampled jointly.
     baseline_interval: dict[str, Interval] | None = None
     baseline_resampling: str | None = None  # how, in words
+    #: The floor's own small-sample flag, if raised (no verdict against a floor of too few items either).
+    floor_flags: tuple[SampleFlag, ...] = ()
 
     @property
     def point_verdict(self) -> str | None:
         return None if self.regression is None else self.regression.verdict
 
     @property
-    def verdict(self) -> str | None:  # a Verdict, or 'indistinguishable'
+    def insufficient(self) -> str | None:
+        """Why there is no verdict: a small-sample flag of the edge or the floor, or too few clusters; else None."""
+        reasons = [f"{f.where}: {f.message}" for f in (*self.sample_flags, *self.floor_flags) if f.code == "small_sample"]
+        if self.interval is not None and self.interval.reason is not None:
+            reasons.append(self.interval.reason)
+        return "; ".join(reasons) or None
+
+    @property
+    def verdict(self) -> str | None:  # a Verdict, 'indistinguishable' or 'insufficient_data'
         if self.regression is None:
             return None
+        if self.insufficient is not None:
+            return INSUFFICIENT
         if self.span is None:
             return self.regression.verdict
         return interval_verdict(self.regression.exact, self.span, self.interval, self.bounds)
+
+    def insufficient_json(self) -> dict | None:
+        """The reason for ``insufficient_data`` with the edge's n and clusters (None when there is a verdict)."""
+        reason = self.insufficient
+        if reason is None:
+            return None
+        err = self.comparison.uncertainty
+        return {"reason": reason, "n": self.comparison.cells.n,
+                "clusters": None if err is None else err.clusters, "cluster": None if err is None else err.cluster}
 
     @property
     def floor_ratio(self) -> float | None:
@@ -90,6 +113,7 @@ class EdgeCheck:
     def to_json(self) -> dict:
         out = self.comparison.to_json()
         out["verdict"] = self.verdict
+        out["insufficient_data"] = self.insufficient_json()
         out["point_verdict"] = self.point_verdict
         out["verdict_rule"] = INTERVAL_RULE if self.interval is not None else POINT_RULE
         out["floor_with_error"] = None if self.bounds is None else self.bounds.to_json()
@@ -203,9 +227,20 @@ class MainCheck:
     resampling: str | None = None  # how, in words
 
     @property
+    def insufficient(self) -> str | None:
+        """Why there is no verdict: MAIN compared with a repeat on fewer items than ``--min-items``; else None."""
+        small = [c for c in self.against if c.small]
+        if not small:
+            return None
+        return "; ".join(f"{c.old.name} -> {c.new.name} compared on only n = {c.cells.n} items, fewer than --min-items "
+                         f"{c.settings.min_items if c.settings is not None else ''}" for c in small)
+
+    @property
     def verdict(self) -> MainVerdict | None:
         if self.closest is None:
             return None
+        if self.insufficient is not None:
+            return INSUFFICIENT
         if far_beyond(self.closest.exact, self.floor.hi):  # implies "above": the rates are >= 0
             return "far_beyond"
         return self.closest.verdict
@@ -263,6 +298,7 @@ class MainCheck:
             "floor": self.floor.to_json(),
             "closest": self._closest_json(),
             "verdict": self.verdict,
+            "insufficient_data": self.insufficient,
             "far_beyond": self.far_beyond,
             "far_beyond_rule": self.far_beyond_numbers(),
         }

@@ -37,11 +37,16 @@ from replicate.stats.bootstrap import (
     percentile_bounds,
 )
 from replicate.stats.joint import shared_replicates
+from replicate.stats.smallsample import T_METHOD, stretch
 
 
 @dataclass(frozen=True)
 class Resampled:
-    """Figures over several aligned sets from one set of draws: per side, each figure ``(n_resamples, P_s)``."""
+    """Figures over several aligned sets from one set of draws: per side, each figure ``(n_resamples + 1, P_s)``.
+
+    The last row is the observed sample (every cluster once): a figure combined from the parts row by row
+    has its point value there, which the interval's arms are stretched from (:mod:`replicate.stats.smallsample`).
+    """
 
     figures: list[dict[str, np.ndarray]]
     method: str
@@ -50,12 +55,28 @@ class Resampled:
     #: per side, how many of the union's clusters (or items) the side has
     present: list[int]
 
+    @property
+    def rows(self) -> int:
+        """Replicates plus the observed row."""
+        return int(next(iter(self.figures[0].values())).shape[0]) if self.figures else 0
+
     def intervals(self, values: dict[str, np.ndarray], settings: Uncertainty) -> dict[str, Interval]:
-        """An :class:`Interval` per named replicate vector ``(n_resamples,)`` (NaN = undefined)."""
+        """An :class:`Interval` per named vector ``(n_resamples + 1,)``, replicates then the point (NaN = undefined).
+
+        Percentile bounds of the replicates; a cluster bootstrap's arms stretched from the point for its
+        number of clusters; none where the point is undefined.
+        """
         names = list(values)
-        lo, hi, undefined = percentile_bounds(np.stack([values[k] for k in names], axis=1), settings.confidence_level)
+        stacked = np.stack([values[k] for k in names], axis=1)
+        lo, hi, undefined = percentile_bounds(stacked[:-1], settings.confidence_level)
+        point = stacked[-1]
+        method = self.method
+        if self.cluster is not None:
+            lo, hi = stretch(point, lo, hi, self.clusters, settings.confidence_level)
+            method = T_METHOD
+        lo, hi = np.where(np.isnan(point), np.nan, np.fmax(lo, 0.0)), np.where(np.isnan(point), np.nan, hi)  # all >= 0
         ivs = interval_list(
-            lo, hi, undefined, method=self.method, replicates=settings.replicates, cluster=self.cluster,
+            lo, hi, undefined, method=method, replicates=settings.replicates, cluster=self.cluster,
             clusters=self.clusters, confidence_level=settings.confidence_level, seed=settings.seed,
         )
         return dict(zip(names, ivs))
@@ -81,8 +102,10 @@ def resample_together(
         for (al, pairs), c in zip(sides, codes)
     ]
     reps, method = shared_replicates(per_cluster, items=name is None, n_resamples=settings.replicates, seed=settings.seed)
+    observed = [pc.sum(axis=0)[None] for pc in per_cluster]  # the sample itself, as a last row
     return Resampled(
-        [figures_from_counts(r) for r in reps], method, name, union.count, [len(np.unique(c)) for c in codes]
+        [figures_from_counts(np.concatenate([r, o])) for r, o in zip(reps, observed)], method, name, union.count,
+        [len(np.unique(c)) for c in codes],
     )
 
 
@@ -106,9 +129,9 @@ def floor_baseline_intervals(
     """
     res = resample_together([(floor, pairs), (edge, [(0, 1)])], settings, policy=policy)
     rates = res.figures[0]["regression_rate"]
-    mean = np.full(settings.replicates, np.nan)
+    mean = np.full(res.rows, np.nan)
     if rates.shape[1]:
-        total = np.zeros(settings.replicates)
+        total = np.zeros(res.rows)
         for col in rates.T:  # summed in pair order (a defined order, as a loop over the pairs sums them)
             total += col
         mean = total / rates.shape[1]
@@ -135,9 +158,9 @@ def far_beyond_intervals(
     (MAIN as run 0).
     """
     res = resample_together([(floor, pairs), *((al, [(0, 1)]) for al in against)], settings, policy=policy)
-    largest = _reduce(res.figures[0]["change_rate"], np.max, settings.replicates)
-    closest_parts = np.stack([f["change_rate"][:, 0] for f in res.figures[1:]], axis=1) if against else np.zeros((settings.replicates, 0))
-    closest = _reduce(closest_parts, np.min, settings.replicates)
+    largest = _reduce(res.figures[0]["change_rate"], np.max, res.rows)
+    closest_parts = np.stack([f["change_rate"][:, 0] for f in res.figures[1:]], axis=1) if against else np.zeros((res.rows, 0))
+    closest = _reduce(closest_parts, np.min, res.rows)
     ivs = res.intervals({"closest_change_rate": closest, "largest_repeat_change_rate": largest}, settings)
     return ivs, _how(res, "the repeats' pairs", "MAIN against each repeat")
 
@@ -154,7 +177,7 @@ def floor_range_intervals(
     """
     res = resample_together([(floor, pairs)], settings, policy=policy)
     rates = res.figures[0]["regression_rate"]
-    n = settings.replicates
+    n = res.rows
     ivs = res.intervals({"min": _reduce(rates, np.min, n), "max": _reduce(rates, np.max, n)}, settings)
     unit, whole = (f"{res.cluster} clusters", "whole clusters") if res.cluster else ("items", "one by one")
     return ivs, f"every repeat pair resampled with the same draws of the {res.clusters} {unit} ({whole})"

@@ -97,7 +97,7 @@ def figures_table(
             "independent_regression_rate",
         ],
         ["independence ratio", "regression / independent", num(cells.independence_ratio, 2), "independence_ratio"],
-        ["McNemar exact p", "only_old vs only_new", _p(cells.mcnemar_p()), ""],
+        ["McNemar p (indep. items)", "only_old vs only_new, exact", _p(cells.mcnemar_p()), ""],
     ]
     if counted is not None:
         level = f"{100 * counted.confidence_level:g}%"
@@ -131,8 +131,11 @@ def identity_line(cells: FourCell) -> str:
     )
 
 
-def reading(cells: FourCell, error: Intervals | None = None) -> str:
-    """One plain-language sentence about an edge, claiming no more than the figures (and intervals) show."""
+def reading(cells: FourCell, error: Intervals | None = None, no_verdict: str | None = None) -> str:
+    """One plain-language sentence about an edge, claiming no more than the figures (and intervals) show.
+
+    ``no_verdict``: why the data carry no verdict (the small-sample flag): the ratio is shown, not read.
+    """
     from replicate.judge.render.errors import ratio_reading
 
     if cells.n == 0:
@@ -145,7 +148,14 @@ def reading(cells: FourCell, error: Intervals | None = None) -> str:
             f"the new version loses {pct(share, 1)} of what the old one got right "
             f"({cells.only_old} of {cells.old_correct} items) and gains {cells.only_new} it got wrong"
         )
-    return f"Reading: {lost}; {ratio_reading(cells, error)}."
+    return f"Reading: {lost}; {ratio_reading(cells, error, no_verdict)}."
+
+
+def _small(cmp: Comparison) -> str | None:
+    """The edge's small-sample flag in words (no verdict on it), else None."""
+    if not cmp.small or cmp.settings is None:
+        return None
+    return f"only n = {cmp.cells.n} items compared, fewer than --min-items {cmp.settings.min_items}"
 
 
 def _files_line(side, shared: int) -> str:
@@ -198,7 +208,7 @@ def comparison_text(cmp: Comparison, fmt: FormatArg) -> str:
     body.append(
         figures_table(c, fmt, change_rate=cmp.change_rate, from_labels=True, error=cmp.uncertainty, confidence_level=level)
     )
-    body += _prose([identity_line(c), reading(c, cmp.uncertainty), *error_lines(cmp)], fmt)
+    body += _prose([identity_line(c), reading(c, cmp.uncertainty, _small(cmp)), *error_lines(cmp)], fmt)
     if cmp.agreement:
         from replicate.judge.render.agreement import edge_agreement_text
 
@@ -261,7 +271,7 @@ _CHAIN_MARKDOWN = [
     ("old", _OLD), ("new", _NEW), ("n", _N),
     ("both/only_old/only_new/neither", lambda e: f"{e.cells.both}/{e.cells.only_old}/{e.cells.only_new}/{e.cells.neither}"),
     ("EM old", _EM_OLD), ("EM new", _EM_NEW), ("regr.", _REGR), ("regr./old-correct", _SHARE),
-    ("backward", _BACKWARD), ("change", _CHANGE), ("indep. ratio", _RATIO), ("McNemar p", _MCNEMAR),
+    ("backward", _BACKWARD), ("change", _CHANGE), ("indep. ratio", _RATIO), ("McNemar exact p (independent items)", _MCNEMAR),
     ("unparsed", _UNPARSED),
 ]
 #: Plain text: the same figures in two blocks that each fit a 100-column terminal
@@ -270,7 +280,7 @@ _CHAIN_TEXT_BLOCKS = [
     [("old", _OLD), ("new", _NEW), ("n", _N), ("both", _col("both")), ("only_old", _col("only_old")),
      ("only_new", _col("only_new")), ("neither", _col("neither")), ("unparsed\nold/new", _UNPARSED)],
     [("EM\nold", _EM_OLD), ("EM\nnew", _EM_NEW), ("regr.", _REGR), ("regr./\nold-correct", _SHARE),
-     ("backward", _BACKWARD), ("change", _CHANGE), ("indep.\nratio", _RATIO), ("McNemar\np", _MCNEMAR)],
+     ("backward", _BACKWARD), ("change", _CHANGE), ("indep.\nratio", _RATIO), ("McNemar exact\np (indep.)", _MCNEMAR)],
 ]
 
 
@@ -332,7 +342,10 @@ def cells_text(figs: CellFigures, fmt: FormatArg, *, flag: Any = None) -> str:
     parts = [
         cells_table(cells, fmt),
         figures_table(cells, fmt, counted=figs),
-        *_prose([identity_line(cells), reading(cells, figs), note, *([] if flag is None else [f"Warning: {flag.message}."])], fmt),
+        *_prose([
+            identity_line(cells), reading(cells, figs, None if flag is None else flag.message), note,
+            *([] if flag is None else [f"Warning: {flag.message}."]),
+        ], fmt),
     ]
     return "\n".join(parts) + "\n"
 

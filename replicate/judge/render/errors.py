@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from replicate.judge.uncertainty import EXACT_MCNEMAR_ASSUMES, EdgeUncertainty
 from replicate.output import Format, num, pct, table
-from replicate.stats.bootstrap import Interval, one_cluster_warning
+from replicate.stats.bootstrap import Interval
 from replicate.stats.fourcell import FourCell
 from replicate.stats.paired import p_display
+from replicate.stats.smallsample import too_few_clusters
 
 if TYPE_CHECKING:
     from replicate.judge.compare import Comparison
@@ -39,7 +40,12 @@ class Intervals(Protocol):
 
 
 def interval_cell(iv: Interval | None, figure: str) -> str:
-    """``[low, high]`` in the figure's units (percent for rates, 2 decimals for the ratio); ``-`` when undefined."""
+    """``[low, high]`` in the figure's units (percent for rates, 2 decimals for the ratio); ``-`` when undefined.
+
+    ``no interval (G clusters)`` when the figure has one but too few clusters were resampled to give it.
+    """
+    if iv is not None and iv.reason is not None and iv.cluster is not None:
+        return f"no interval ({iv.clusters} cluster{'s' if iv.clusters != 1 else ''})"
     if iv is None or iv.low is None or iv.high is None:
         return "-"
     if figure in RATIO_FIGURES:
@@ -55,9 +61,19 @@ def with_interval(value: str, iv: Interval | None, figure: str) -> str:
 def how_resampled(iv: Interval) -> str:
     """One phrase naming the bootstrap of an interval: ``18 query_id clusters resampled whole, 1000 replicates, seed 0``."""
     by = f"{iv.clusters} {iv.cluster} clusters resampled whole" if iv.cluster else f"{iv.clusters} items resampled one by one"
-    warning = one_cluster_warning(iv.cluster, iv.clusters)
-    tail = "" if warning is None else f" (Warning: the intervals assume {warning})"
-    return f"{100 * iv.confidence_level:g}% percentile bootstrap: {by}, {iv.replicates} replicates, seed {iv.seed}{tail}"
+    warning = too_few_clusters(iv.cluster, iv.clusters)
+    tail = "" if warning is None else f" (Warning: no intervals: {warning})"
+    words = METHOD_WORDS.get(iv.method, iv.method)
+    return f"{100 * iv.confidence_level:g}% bootstrap ({words}): {by}, {iv.replicates} replicates, seed {iv.seed}{tail}"
+
+
+#: How each bootstrap method is named in text (JSON has the method's name).
+METHOD_WORDS = {
+    "cluster-bootstrap-t-percentile": "percentile arms stretched for the number of clusters (t, G/(G-1)), "
+                                      "a proportion's at least its Wilson interval",
+    "item-bootstrap-percentile": "percentile, a proportion's at least its Wilson interval",
+    "cluster-bootstrap-percentile": "percentile",
+}
 
 
 def method_header(err: EdgeUncertainty, confidence_level: float) -> str:
@@ -73,12 +89,20 @@ DIFFICULTY_CAVEAT = (
 )
 
 
-def ratio_reading(cells: FourCell, err: Intervals | None) -> str:
-    """What the independence ratio does and does not show, with its interval and baselines."""
+def ratio_reading(cells: FourCell, err: Intervals | None, no_verdict: str | None = None) -> str:
+    """What the independence ratio does and does not show, with its interval and baselines.
+
+    ``no_verdict``: why the data carry no verdict (the small-sample flag); the ratio is then shown, not read.
+    """
     ratio = cells.independence_ratio
     if ratio is None:
         return "independence ratio undefined"
     iv = None if err is None else err.interval.get("independence_ratio")
+    if iv is not None and iv.reason is not None:
+        no_verdict = iv.reason if no_verdict is None else f"{no_verdict}; {iv.reason}"
+    if no_verdict is not None:
+        shown = "" if iv is None or iv.low is None or iv.high is None else f" (95% interval {iv.low:.2f}-{iv.high:.2f})"
+        return f"independence ratio {ratio:.2f}{shown}: insufficient data for a verdict ({no_verdict})"
     if iv is None or iv.low is None or iv.high is None:
         text = f"independence ratio {ratio:.2f} (no interval computed)"
         if ratio > 1:
@@ -142,12 +166,12 @@ def error_lines(cmp: Comparison) -> list[str]:
     else:
         how = f"cluster bootstrap over {err.clusters} {err.cluster} clusters (items of one {err.cluster} resampled together)"
     lines = [
-        f"Intervals: {how}, {any_iv.replicates} replicates, seed {any_iv.seed}, percentile method; "
-        f"{EXACT_MCNEMAR_ASSUMES}, the clustered test does not."
+        f"Intervals: {how}, {any_iv.replicates} replicates, seed {any_iv.seed}, "
+        f"{METHOD_WORDS.get(any_iv.method, any_iv.method)}; {EXACT_MCNEMAR_ASSUMES}, the clustered test does not."
     ]
-    warning = one_cluster_warning(err.cluster, err.clusters)
+    warning = too_few_clusters(err.cluster, err.clusters)
     if warning is not None:
-        lines.append(f"Warning: the intervals assume {warning}.")
+        lines.append(f"Warning: no intervals: {warning}.")
     if cmp.small:
         lines.append(small_warning(cmp.cells.n, st.min_items, resampled=True))
     return lines

@@ -16,6 +16,9 @@ READINGS = {
         "widened by the floor's own sampling error: with this many items the edge cannot be told apart "
         "from rerun noise."
     ),
+    "insufficient_data": (
+        "Reading: no verdict: too few items or clusters to tell this edge from rerun noise (see the reason above)."
+    ),
 }
 
 
@@ -45,6 +48,8 @@ def _placement(p: Placement | None, what: str) -> str:
 
 def _interval_line(e: EdgeCheck) -> str:
     iv = e.interval
+    if iv is not None and iv.reason is not None:
+        return f"regression rate: no interval ({iv.reason})"
     if iv is None or iv.low is None or iv.high is None:
         return "no interval computed: the verdict places the point rate only (--replicates 0)"
     where = {
@@ -55,6 +60,15 @@ def _interval_line(e: EdgeCheck) -> str:
     }.get(e.verdict or "", "")
     widened = "" if e.bounds is None else f" [floor with its sampling error: {pct(e.bounds.low)} - {pct(e.bounds.high)}]"
     return f"regression rate 95% interval {pct(iv.low)} - {pct(iv.high)}: {where}{widened}"
+
+
+def _verdict_line(e: EdgeCheck) -> str:
+    """``verdict: above (n = 400, 20 query_id clusters)``; with the reason when the data carry no verdict."""
+    info = e.insufficient_json()
+    err = e.comparison.uncertainty
+    where = "" if err is None or err.cluster is None else f", {err.clusters} {err.cluster} clusters"
+    line = f"verdict: {e.verdict} (n = {e.comparison.cells.n}{where})"
+    return line if info is None else f"{line}: {info['reason']}"
 
 
 def _floor_ratio_line(e: EdgeCheck) -> str:
@@ -123,11 +137,20 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
             "regression rate, with sampling error",
             f"{pct(with_error.low)} - {pct(with_error.high)} (interval low of the range's min to interval high of its max, each taken again in every replicate)",
         ])
+    if fl.range_interval is not None:
+        ends = fl.range_interval
+        summary.insert(2, [
+            "regression range ends, 95% intervals",
+            f"min {interval_cell(ends['min'], 'min')}, max {interval_cell(ends['max'], 'max')}",
+        ])
     out.append(table(summary, ["floor", "value"], fmt))
     if fl.settings is not None and fl.settings.resampled:
         st = fl.settings
         by = f"whole {st.to_json()['cluster']} clusters" if st.to_json()["cluster"] else "items one by one"
-        out.append(_lines([f"Intervals: bootstrap resampling {by}, {st.replicates} replicates, seed {st.seed}, percentile method."], fmt))
+        out.append(_lines([
+            f"Intervals: bootstrap resampling {by}, {st.replicates} replicates, seed {st.seed}, percentile arms "
+            "stretched for the number of clusters (t, G/(G-1)); a proportion's never narrower than its Wilson interval."
+        ], fmt))
     if fl.sample_flags:
         out.append(_lines([f"Warning: {f}" for f in fl.sample_flags], fmt))
     if fl.edge is not None:
@@ -137,7 +160,7 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
         lines = [
             f"n = {c.cells.n}; cells both {c.cells.both}, only_old {c.cells.only_old}, "
             f"only_new {c.cells.only_new}, neither {c.cells.neither}",
-            f"verdict: {e.verdict} (n = {c.cells.n})",
+            _verdict_line(e),
             _placement(e.regression, "regression rate") + f" [{_span(fl.regression_span)}]",
             _interval_line(e),
             _placement(e.change, "change rate") + f" [{_span(fl.change_span)}]",
@@ -164,7 +187,7 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
         ]
         out.append(table(rows, ["repeat", "n", "labels differ", "change rate", "regression rate"], fmt))
         lines = [
-            f"verdict: {m.verdict}",
+            f"verdict: {m.verdict}" + ("" if m.insufficient is None else f": {m.insufficient}"),
             _placement(m.closest, "closest change rate") + f" [{_span(m.floor)}]",
             _far_beyond_inputs(m),
         ]

@@ -1,0 +1,89 @@
+"""Candidate interval methods on the same cluster-bootstrap replicates (``bench_calibration.py --methods``).
+
+For each release the edge old -> new is bootstrapped once
+(:func:`replicate.stats.bootstrap.bootstrap_pairs`, clusters resampled whole),
+and each method turns the replicates into an interval:
+
+- ``percentile``: the 2.5th and 97.5th percentiles;
+- ``t-percentile``: the percentile interval's two arms (point to each end)
+  stretched by ``c = sqrt(G / (G - 1)) * t_{G-1} / z`` (the bootstrap's
+  variance is short by (G - 1) / G, and G clusters give G - 1 degrees of freedom);
+- ``bca``: bias-corrected and accelerated percentiles (acceleration from the
+  leave-one-cluster-out jackknife);
+- ``t-bca``: the BCa interval's arms stretched by the same ``c``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from calibration_designs import Design, release, truth_counts
+from scipy import stats
+
+from replicate.judge.align import align
+from replicate.judge.uncertainty import Uncertainty
+from replicate.stats.bootstrap import FIGURES, bootstrap_pairs, figures_from_counts, percentile_bounds
+
+METHODS = ("percentile", "t-percentile", "bca", "t-bca")
+SEED = 777
+
+
+def stretch(point: np.ndarray, low: np.ndarray, high: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
+    c = math.sqrt(G / (G - 1)) * stats.t.ppf(0.975, G - 1) / stats.norm.ppf(0.975)
+    return point - c * (point - low), point + c * (high - point)
+
+
+def bca(values: np.ndarray, point: np.ndarray, jack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """BCa bounds per column of ``values`` (replicates x figures), jackknife ``jack`` (G x figures)."""
+    lows, highs = [], []
+    for k in range(values.shape[1]):
+        v = values[:, k][~np.isnan(values[:, k])]
+        j = jack[:, k][~np.isnan(jack[:, k])]
+        if not len(v) or math.isnan(point[k]):
+            lows.append(np.nan)
+            highs.append(np.nan)
+            continue
+        prop = (np.mean(v < point[k]) + 0.5 * np.mean(v == point[k]))
+        z0 = stats.norm.ppf(min(max(prop, 1e-6), 1 - 1e-6))
+        d = j.mean() - j
+        den = 6 * (d @ d) ** 1.5
+        a = (d**3).sum() / den if den > 0 else 0.0
+        qs = []
+        for za in (stats.norm.ppf(0.025), stats.norm.ppf(0.975)):
+            qs.append(stats.norm.cdf(z0 + (z0 + za) / (1 - a * (z0 + za))))
+        lows.append(np.quantile(v, qs[0]))
+        highs.append(np.quantile(v, qs[1]))
+    return np.array(lows), np.array(highs)
+
+
+def compare_methods(chosen: list[Design], releases: int, replicates: int) -> int:
+    for design in chosen:
+        if design.clusters < 2:
+            continue
+        truth = figures_from_counts(truth_counts(design)["edge"])
+        cover = {m: np.zeros(len(FIGURES)) for m in METHODS}
+        for r in range(releases):
+            rng = np.random.default_rng([SEED, design.clusters, int(10 * design.cluster_sd), int(design.difficulty_sd), r])
+            runs = release(rng, design).runs
+            aligned = align([runs["old"], runs["new"]])
+            clusters = Uncertainty().clusters(aligned.keys)
+            boot = bootstrap_pairs(aligned.labels, aligned.gold, [(0, 1)], clusters=clusters, n_resamples=replicates, seed=r)
+            assert boot.totals is not None and boot.per_cluster is not None
+            point = np.array([figures_from_counts(boot.totals[0])[f] for f in FIGURES], dtype=float)
+            values = np.stack([boot.values(f)[:, 0] for f in FIGURES], axis=1)
+            jack_counts = boot.totals[0][None, :] - boot.per_cluster[:, 0, :]
+            jack = np.stack([figures_from_counts(jack_counts)[f] for f in FIGURES], axis=1)
+            lo, hi, _ = percentile_bounds(values, 0.95)
+            blo, bhi = bca(values, point, jack)
+            G = clusters.count
+            ivs = {"percentile": (lo, hi), "t-percentile": stretch(point, lo, hi, G), "bca": (blo, bhi),
+                   "t-bca": stretch(point, blo, bhi, G)}
+            t = np.array([float(truth[f]) for f in FIGURES])
+            for m, (a, b) in ivs.items():
+                cover[m] += (a <= t) & (t <= b)
+        print(f"\n{design.name} ({releases} releases; Monte Carlo s.e. at 95%: {math.sqrt(0.95 * 0.05 / releases):.1%})")
+        print(f"  {'figure':34s}" + "".join(f"{m:>14s}" for m in METHODS))
+        for k, f in enumerate(FIGURES):
+            print(f"  {f:34s}" + "".join(f"{cover[m][k] / releases:14.1%}" for m in METHODS))
+    return 0
