@@ -32,6 +32,7 @@ from replicate.stats.bootstrap import (
     percentile_bounds,
 )
 from replicate.stats.policy import Policy, check_policy
+from replicate.stats.smallsample import T_METHOD, clip, stretch
 
 
 def cluster_tables(codes_a: np.ndarray, codes_b: np.ndarray, size: int, clusters: Clusters) -> np.ndarray:
@@ -84,12 +85,19 @@ def agreement_intervals(
         raise ValueError(f"tables of {per_cluster.shape[0]} clusters for {clusters.count} clusters")
     reps = table_replicates(per_cluster, clusters, n_resamples=n_resamples, seed=seed)
     out: list[list[Interval]] = [[] for _ in range(per_cluster.shape[1])]
-    readings = {t: reading(reps, values, t) for t in dict.fromkeys(f.binarize for f in figures)}  # each folded once
+    thresholds = dict.fromkeys(f.binarize for f in figures)
+    readings = {t: reading(reps, values, t) for t in thresholds}  # each folded once
+    whole = {t: reading(per_cluster.sum(axis=0)[None], values, t) for t in thresholds}  # the sample itself
+    method = clusters.method if clusters.is_items else T_METHOD
     for figure in figures:
         tables, domain = readings[figure.binarize]
         lo, hi, undefined = percentile_bounds(read_figure(tables, figure, domain, policy=policy), confidence_level)
+        point = read_figure(whole[figure.binarize][0], figure, whole[figure.binarize][1], policy=policy)[0]
+        lo, hi = np.where(np.isnan(point), np.nan, lo), np.where(np.isnan(point), np.nan, hi)
+        if not clusters.is_items:  # the same small-cluster stretch as every other figure's interval
+            lo, hi = clip(*stretch(point, lo, hi, clusters.count, confidence_level), -1.0, 1.0)
         ivs = interval_list(
-            lo, hi, undefined, method=clusters.method, replicates=n_resamples, cluster=clusters.name,
+            lo, hi, undefined, method=method, replicates=n_resamples, cluster=clusters.name,
             clusters=clusters.count, confidence_level=confidence_level, seed=seed,
         )
         for p, iv in enumerate(ivs):

@@ -109,7 +109,9 @@ def test_text_shows_the_table_and_intervals(runs):
     res = run("agreement", *runs, "--parser", TOY.name, "--replicates", "20")
     assert res.exit_code == 0, res.output
     assert "a vs gold, as read" in res.stdout and "alpha ord" in res.stdout
-    assert "95% intervals:" in res.stdout and "3 query_id clusters resampled whole, 20 replicates, seed 0" in res.stdout
+    # 3 query clusters: fewer than the minimum, so no interval, and the text says why (issue 28)
+    assert "3 query_id clusters resampled whole, 20 replicates" in res.stdout
+    assert "no intervals: too few query_id clusters for an interval: 3, fewer than 5" in res.stdout
     assert "unparsed outputs: a 2 of 12, b 1 of 12" in res.stdout
     # 12 items, fewer than --min-items 100: flagged
     assert "Warning: a vs gold: only n = 10 items, fewer than --min-items 100" in res.stdout
@@ -178,3 +180,4 @@ def test_llmjudge_alpha_binarized_against_krippendorff():
             ref = krippendorff.alpha(np.vstack([x >= t, g >= t]).astype(float), level_of_measurement="ordinal")
             assert row["krippendorff_alpha_ordinal"] == pytest.approx(ref, abs=1e-12)
             assert row["parsed"] == 4423
+

@@ -7,11 +7,11 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy.stats import spearmanr
+from scipy.stats import norm, spearmanr, t as t_dist
 
-from replicate.stats.agreement import Figure, all_figures
-from replicate.stats.agreement_boot import agreement_intervals, cluster_tables
-from replicate.stats.bootstrap import Clusters
+from replicate.stats.agreement import Figure, all_figures, read_figure, reading
+from replicate.stats.agreement_boot import agreement_intervals, cluster_tables, table_replicates
+from replicate.stats.bootstrap import Clusters, percentile_bounds
 
 krippendorff = pytest.importorskip("krippendorff")
 metrics = pytest.importorskip("sklearn.metrics")
@@ -71,11 +71,14 @@ def test_cluster_bootstrap_equals_a_plain_loop_over_the_same_draws(seed):
     clusters = Clusters.from_values(qids, "query_id")
     per_cluster = cluster_tables(run[None, :], gold[None, :], 5, clusters)
     ivs = agreement_intervals(per_cluster, FIGS, DOMAIN, clusters=clusters, n_resamples=200, seed=seed)[0]
+    c = float(np.sqrt(12 / 11) * t_dist.ppf(0.975, 11) / norm.ppf(0.975))  # the small-cluster stretch, by scipy
     for fig, iv in zip(FIGS, ivs):
         lo, hi, undefined = _plain_bounds(qids, run, gold, fig, seed, 200)
-        assert (iv.low, iv.high) == pytest.approx((lo, hi), abs=1e-10), fig
+        point = _plain(run, gold, fig)
+        want = (max(-1.0, point - c * (point - lo)), min(1.0, point + c * (hi - point)))
+        assert (iv.low, iv.high) == pytest.approx(want, abs=1e-10), fig
         assert iv.undefined == undefined
-        assert iv.method == "cluster-bootstrap-percentile" and iv.cluster == "query_id" and iv.clusters == 12
+        assert iv.method == "cluster-bootstrap-t-percentile" and iv.cluster == "query_id" and iv.clusters == 12
         assert iv.seed == seed and iv.replicates == 200
 
 
@@ -103,13 +106,33 @@ def test_item_bootstrap_draws_cells_and_covers_the_point_value():
     assert iv.low < point < iv.high
 
 
-def test_one_cluster_gives_zero_width_and_says_so():
+def test_too_few_clusters_give_no_interval_and_say_why():
+    # one cluster resampled whole gives the sample back every time: no interval, the reason said (issue 28)
     qids, run, gold = _data(4, n_clusters=1)
     clusters = Clusters.from_values(qids, "query_id")
     per_cluster = cluster_tables(run[None, :], gold[None, :], 5, clusters)
     (iv,) = agreement_intervals(per_cluster, [Figure("cohen_kappa")], DOMAIN, clusters=clusters, n_resamples=50)[0]
-    assert iv.low == iv.high
-    assert "zero width" in iv.to_json()["assumes"]
+    assert iv.low is None and iv.high is None
+    assert "cluster" in iv.to_json()["reason"]
+
+
+def test_cluster_intervals_are_stretched_like_every_other_figure():
+    # the small-cluster stretch of stats.smallsample, applied around the sample's own kappa
+    from replicate.stats.smallsample import T_METHOD, stretch_factor
+
+    qids, run, gold = _data(3, n_clusters=8)
+    clusters = Clusters.from_values(qids, "query_id")
+    per_cluster = cluster_tables(run[None, :], gold[None, :], 5, clusters)
+    fig = Figure("cohen_kappa")
+    (iv,) = agreement_intervals(per_cluster, [fig], DOMAIN, clusters=clusters, n_resamples=400, seed=7)[0]
+    reps = table_replicates(per_cluster, clusters, n_resamples=400, seed=7)
+    tables, domain = reading(reps, DOMAIN, None)
+    lo, hi, _ = percentile_bounds(read_figure(tables, fig, domain), 0.95)
+    point = metrics.cohen_kappa_score(run, gold, labels=DOMAIN)
+    c = stretch_factor(8, 0.95)
+    assert iv.method == T_METHOD
+    assert iv.low == pytest.approx(max(-1.0, point - c * (point - lo[0])), abs=1e-12)
+    assert iv.high == pytest.approx(min(1.0, point + c * (hi[0] - point)), abs=1e-12)
 
 
 def test_bad_settings_are_refused():
