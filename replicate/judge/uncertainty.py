@@ -37,6 +37,7 @@ from replicate.stats.bootstrap import (
     percentile_bounds,
 )
 from replicate.stats.independence import (
+    DIFFICULTY_METHOD,
     DifficultyBaseline,
     difficulty_baseline,
     difficulty_counts,
@@ -186,7 +187,7 @@ class EdgeUncertainty:
             "given_item_difficulty": {
                 "expected_regression_rate": exp,
                 "ratio": None if exp is None or exp == 0 or reg is None else reg / exp,
-                "method": "errors independent given the item; difficulty from the other runs (leave-pair-out)",
+                "method": DIFFICULTY_METHOD,
                 "other_runs": self.difficulty_other_runs,
                 "available": exp is not None,
                 **({} if self.difficulty_interval is None or exp is None else {
@@ -372,8 +373,8 @@ def _difficulty_intervals(
     first = f"the first {B} of the edges' {settings.replicates} bootstrap replicates" if B < settings.replicates else (
         f"each of the edges' {B} bootstrap replicates")
     how = (
-        f"{first}, with both sides' difficulty shifts refit in each; the regression rate in the ratio comes from "
-        "the same draws"
+        f"{first}, each drawing the items of every run (the other runs too) and refitting the baseline; the "
+        "regression rate in the ratio comes from the same draws"
         + ("" if B == settings.replicates else f" (at most {DIFFICULTY_REFITS:,} edge refits in all)")
     )
     return diff, out, how
