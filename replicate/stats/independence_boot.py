@@ -31,7 +31,7 @@ from replicate.stats import rasch
 from replicate.stats.bootstrap import reverse_partners
 from replicate.stats.independence import DifficultyBaseline, DifficultyCounts
 
-_ROWS = 16384  # (replicate, edge) rows refit at once
+_ROWS = 4096  # (replicate, edge) rows refit at once
 _SWAP = (0, 2, 1, 3)  # cell 2x + y of an edge -> the reverse edge's cell
 
 

@@ -41,15 +41,15 @@ TOLERANCE = 1e-12  # every score within TOLERANCE * max(items, 1)
 MAX_STEPS = 100
 _MAX_MOVE = 8.0  # a Newton step moves no parameter by more than this
 _CHECKED_STEP = 0.5  # a step moving a parameter further is checked against the likelihood
-_SMALL_STEP = 1e-8  # a step moving no parameter further ends the row's fit
+_SMALL_STEP = 1e-6  # a step moving no parameter further ends the row's fit
 _BOUND = 60.0  # parameters kept within +-_BOUND (a side always or never right drifts there)
 _RIDGE = 1e-13
 
 
 @dataclass(frozen=True)
 class Strata:
-    """The counts the fit reads, per row: items by the other runs' count ``h`` (r, K), by total ``n`` (r, K + 2),
-    the old side's right count ``old`` and the new side's ``new`` (r,), and the regressions ``regressed`` (r,)."""
+    """The counts the fit reads, bins first: items by the other runs' count ``h`` (K, r), by total ``n``
+    (K + 2, r); per row the old side's right count ``old``, the new side's ``new`` and the regressions."""
 
     h: np.ndarray
     n: np.ndarray
@@ -59,62 +59,65 @@ class Strata:
 
     @property
     def items(self) -> np.ndarray:
-        return self.h.sum(axis=1)
+        return self.h.sum(axis=0)
+
+    def rows(self, idx: np.ndarray) -> Strata:
+        return Strata(self.h[:, idx], self.n[:, idx], self.old[idx], self.new[idx], self.regressed[idx])
 
 
 def strata(cells: np.ndarray) -> Strata:
     """:class:`Strata` from cell counts ``cells[..., 2 * x + y, k]`` (old right x, new right y), rows flattened."""
     c = np.asarray(cells, dtype=np.float64)
-    c = c.reshape(-1, 4, c.shape[-1])
-    r, _, K = c.shape
-    n = np.zeros((r, K + 2))
-    n[:, 0:K] += c[:, 0]
-    n[:, 1 : K + 1] += c[:, 1] + c[:, 2]
-    n[:, 2 : K + 2] += c[:, 3]
-    return Strata(c.sum(axis=1), n, c[:, 2:].sum(axis=(1, 2)), (c[:, 1] + c[:, 3]).sum(axis=1), c[:, 2].sum(axis=1))
+    c = c.reshape(-1, 4, c.shape[-1]).transpose(1, 2, 0)  # (4, K, r)
+    _, K, r = c.shape
+    n = np.zeros((K + 2, r))
+    n[0:K] += c[0]
+    n[1 : K + 1] += c[1] + c[2]
+    n[2 : K + 2] += c[3]
+    return Strata(c.sum(axis=0), n, c[2:].sum(axis=(0, 1)), (c[1] + c[3]).sum(axis=0), c[2].sum(axis=0))
 
 
 def start(s: Strata) -> np.ndarray:
     """A first guess ``(alpha, lambda)`` (r, K + 1): the sides' logit difference and the log share of each bin."""
     n = np.maximum(s.items, 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        po, pn = np.clip(s.old / n, 0.01, 0.99), np.clip(s.new / n, 0.01, 0.99)
-        lam = np.log(np.maximum(s.h, 0.5) / n[:, None])
-    return np.concatenate([(np.log(po / (1 - po)) - np.log(pn / (1 - pn)))[:, None], lam], axis=1)
+    po, pn = np.clip(s.old / n, 0.01, 0.99), np.clip(s.new / n, 0.01, 0.99)
+    lam = np.log(np.maximum(s.h, 0.5) / n)
+    return np.concatenate([(np.log(po / (1 - po)) - np.log(pn / (1 - pn)))[None], lam]).T
 
 
 def _pinned(h: np.ndarray) -> np.ndarray:
-    """Bins whose lambda does not move: the empty ones (g = 0) and, per row, the fullest (lambda = 0)."""
+    """Bins whose lambda does not move (K, r): the empty ones (g = 0) and, per row, the fullest (lambda = 0)."""
     fixed = h <= 0
-    fixed[np.arange(len(h)), np.argmax(h, axis=1)] = True
+    fixed[np.argmax(h, axis=0), np.arange(h.shape[1])] = True
     return fixed
 
 
-def _weights(theta: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Per stratum t = 0..K+1 the four patterns' weights: (00, k=t), (10, k=t-1), (01, k=t-1), (11, k=t-2); and G_t."""
-    r, K1 = theta.shape
+def _weights(th: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per stratum t = 0..K+1 (rows of ``(K + 2, r)``) the four patterns' weights, (00, k=t), (10, k=t-1),
+    (01, k=t-1), (11, k=t-2), and their sum G_t; ``th`` is bins first, (K + 1, r)."""
+    K1, r = th.shape
     K = K1 - 1
-    w = np.exp(theta[:, :1])
-    gp = np.zeros((r, K + 4))
-    gp[:, 2 : K + 2] = np.where(live, np.exp(theta[:, 1:]), 0.0)
-    a, b, c = gp[:, 2 : K + 4], gp[:, 1 : K + 3], gp[:, 0 : K + 2]
-    ten, eleven = w * b, w * c
+    w = np.exp(th[0])
+    gp = np.zeros((K + 4, r))
+    np.exp(th[1:], out=gp[2 : K + 2])
+    gp[2 : K + 2][~live] = 0.0
+    a, b, c = gp[2 : K + 4], gp[1 : K + 3], gp[0 : K + 2]
+    ten, eleven = b * w, c * w
     return a, ten, b, eleven, a + ten + b + eleven
 
 
-def loglik(theta: np.ndarray, s: Strata, live: np.ndarray) -> np.ndarray:
-    """The conditional log-likelihood of each row (up to a constant)."""
-    *_, G = _weights(theta, live)
-    with np.errstate(divide="ignore"):
-        logG = np.where(s.n > 0, np.log(np.where(s.n > 0, G, 1.0)), 0.0)
-    lam = np.where(live, theta[:, 1:], 0.0)
-    return s.old * theta[:, 0] + (s.h * lam).sum(axis=1) - (s.n * logG).sum(axis=1)
+def loglik(th: np.ndarray, s: Strata, live: np.ndarray) -> np.ndarray:
+    """The conditional log-likelihood of each row (up to a constant); ``th`` bins first."""
+    *_, G = _weights(th, live)
+    logG = np.log(np.where(s.n > 0, G, 1.0))
+    return s.old * th[0] + (s.h * np.where(live, th[1:], 0.0)).sum(axis=0) - (s.n * logG).sum(axis=0)
 
 
-def _score_information(theta: np.ndarray, s: Strata, live: np.ndarray):
-    """Scores (alpha, lambda) and the information's parts: alpha-alpha, alpha-lambda, lambda diagonal, bands 1 and 2."""
-    K = theta.shape[1] - 1
-    a, ten, one, eleven, G = _weights(theta, live)
+def _score_information(th: np.ndarray, s: Strata, live: np.ndarray):
+    """Scores (alpha, lambda) and the information's parts, bins first: alpha-alpha, alpha-lambda, lambda
+    diagonal, bands 1 and 2."""
+    K = th.shape[0] - 1
+    a, ten, one, eleven, G = _weights(th, live)
     inv = np.divide(1.0, G, out=np.zeros_like(G), where=G > 0)
     pa, p10, pc = a * inv, ten * inv, eleven * inv
     pb = one * inv
@@ -122,72 +125,71 @@ def _score_information(theta: np.ndarray, s: Strata, live: np.ndarray):
     x = p10 + pc
     n = s.n
     na, nb, nc, nx = n * pa, n * pb, n * pc, n * x
-    score_a = s.old - nx.sum(axis=1)
-    score_l = s.h - na[:, 0:K] - nb[:, 1 : K + 1] - nc[:, 2 : K + 2]
-    i_aa = (nx * (1 - x)).sum(axis=1)
-    i_al = (n * p10 - nx * pb)[:, 1 : K + 1] + (nc - nx * pc)[:, 2 : K + 2] - (nx * pa)[:, 0:K]
-    diag = (na - na * pa)[:, 0:K] + (nb - nb * pb)[:, 1 : K + 1] + (nc - nc * pc)[:, 2 : K + 2]
-    band1 = -((na * pb)[:, 1:K] + (nb * pc)[:, 2 : K + 1])  # (k, k + 1), k = 0..K-2
-    band2 = -(na * pc)[:, 2:K]  # (k, k + 2), k = 0..K-3
+    score_a = s.old - nx.sum(axis=0)
+    score_l = s.h - na[0:K] - nb[1 : K + 1] - nc[2 : K + 2]
+    i_aa = (nx - nx * x).sum(axis=0)
+    i_al = (n * p10 - nx * pb)[1 : K + 1] + (nc - nx * pc)[2 : K + 2] - (nx * pa)[0:K]
+    diag = (na - na * pa)[0:K] + (nb - nb * pb)[1 : K + 1] + (nc - nc * pc)[2 : K + 2]
+    band1 = -((na * pb)[1:K] + (nb * pc)[2 : K + 1])  # (k, k + 1), k = 0..K-2
+    band2 = -(na * pc)[2:K]  # (k, k + 2), k = 0..K-3
     return score_a, score_l, i_aa, i_al, diag, band1, band2
 
 
-def banded_solve(diag: np.ndarray, band1: np.ndarray, band2: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """Solve a symmetric positive definite five-band system per row (rows first; ``rhs`` (r, K, q)) by Cholesky."""
-    r, K = diag.shape
+def banded_solve(diag: np.ndarray, band1: np.ndarray, band2: np.ndarray, rhs: list[np.ndarray]) -> list[np.ndarray]:
+    """Solve a symmetric positive definite five-band system per column (bins first: ``diag`` (K, r), ``band1``
+    (K - 1, r), ``band2`` (K - 2, r)) for each right-hand side (K, r), by Cholesky."""
+    K, r = diag.shape
     L0 = np.empty((K, r))
     L1 = np.zeros((K, r))  # L[k + 1, k]
     L2 = np.zeros((K, r))  # L[k + 2, k]
-    d, e1, e2 = diag.T, band1.T, band2.T
-    z = np.empty((K, r, rhs.shape[2]))
-    b = rhs.transpose(1, 0, 2)
+    z = [np.empty((K, r)) for _ in rhs]
     for k in range(K):
-        v = d[k].copy()
-        acc = b[k].copy()
+        v = diag[k].copy()
+        accs = [b[k].copy() for b in rhs]
         if k >= 1:
-            v -= L1[k - 1] ** 2
-            acc -= L1[k - 1][:, None] * z[k - 1]
+            v -= L1[k - 1] * L1[k - 1]
+            for acc, zz in zip(accs, z):
+                acc -= L1[k - 1] * zz[k - 1]
         if k >= 2:
-            v -= L2[k - 2] ** 2
-            acc -= L2[k - 2][:, None] * z[k - 2]
-        L0[k] = np.sqrt(np.maximum(v, 1e-300))
-        z[k] = acc / L0[k][:, None]
+            v -= L2[k - 2] * L2[k - 2]
+            for acc, zz in zip(accs, z):
+                acc -= L2[k - 2] * zz[k - 2]
+        np.sqrt(np.maximum(v, 1e-300), out=L0[k])
+        for acc, zz in zip(accs, z):
+            np.divide(acc, L0[k], out=zz[k])
         if k + 1 < K:
-            off = e1[k] - (L2[k - 1] * L1[k - 1] if k >= 1 else 0.0)
-            L1[k] = off / L0[k]
+            off = band1[k] - L2[k - 1] * L1[k - 1] if k >= 1 else band1[k]
+            np.divide(off, L0[k], out=L1[k])
         if k + 2 < K:
-            L2[k] = e2[k] / L0[k]
-    x = np.empty_like(z)
+            np.divide(band2[k], L0[k], out=L2[k])
+    out = [np.empty((K, r)) for _ in rhs]
     for k in range(K - 1, -1, -1):
-        acc = z[k].copy()
-        if k + 1 < K:
-            acc -= L1[k][:, None] * x[k + 1]
-        if k + 2 < K:
-            acc -= L2[k][:, None] * x[k + 2]
-        x[k] = acc / L0[k][:, None]
-    return x.transpose(1, 0, 2)
+        for x, zz in zip(out, z):
+            acc = zz[k].copy()
+            if k + 1 < K:
+                acc -= L1[k] * x[k + 1]
+            if k + 2 < K:
+                acc -= L2[k] * x[k + 2]
+            np.divide(acc, L0[k], out=x[k])
+    return out
 
 
-def newton_step(theta: np.ndarray, s: Strata, live: np.ndarray, fixed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the Newton step (r, K + 1), the largest score of each row)."""
-    sa, sl, iaa, ial, diag, b1, b2 = _score_information(theta, s, live)
-    sl = np.where(fixed, 0.0, sl)
-    ial = np.where(fixed, 0.0, ial)
+def newton_step(th: np.ndarray, s: Strata, live: np.ndarray, fixed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the Newton step (K + 1, r), the largest score of each row); bins first."""
+    sa, sl, iaa, ial, diag, b1, b2 = _score_information(th, s, live)
+    sl[fixed] = 0.0
+    ial[fixed] = 0.0
     scale = np.maximum(s.items, 1.0)
-    diag = np.where(fixed, scale[:, None], diag + _RIDGE * scale[:, None])
-    b1 = np.where(fixed[:, :-1] | fixed[:, 1:], 0.0, b1)
-    b2 = np.where(fixed[:, :-2] | fixed[:, 2:], 0.0, b2)
-    uv = banded_solve(diag, b1, b2, np.stack([sl, ial], axis=2))
-    u, v = uv[..., 0], uv[..., 1]
-    schur = iaa - (ial * v).sum(axis=1)
-    da = np.divide(sa - (ial * u).sum(axis=1), schur, out=np.zeros_like(sa), where=schur > _RIDGE * scale)
-    dl = u - v * da[:, None]
-    biggest = np.maximum(np.abs(sa), np.abs(sl).max(axis=1, initial=0.0))
-    return np.concatenate([da[:, None], dl], axis=1), biggest
-
-
-def _rows(s: Strata, idx: np.ndarray) -> Strata:
-    return Strata(s.h[idx], s.n[idx], s.old[idx], s.new[idx], s.regressed[idx])
+    diag += _RIDGE * scale
+    diag[fixed] = np.broadcast_to(scale, diag.shape)[fixed]
+    b1[fixed[:-1] | fixed[1:]] = 0.0
+    b2[fixed[:-2] | fixed[2:]] = 0.0
+    u, v = banded_solve(diag, b1, b2, [sl, ial])
+    schur = iaa - (ial * v).sum(axis=0)
+    da = np.divide(sa - (ial * u).sum(axis=0), schur, out=np.zeros_like(sa), where=schur > _RIDGE * scale)
+    u -= v * da
+    biggest = np.maximum(np.abs(sa), np.abs(sl).max(axis=0, initial=0.0))
+    return np.concatenate([da[None], u]), biggest
 
 
 def fit(s: Strata, theta: np.ndarray | None = None, *, tolerance: float = TOLERANCE) -> tuple[np.ndarray, np.ndarray]:
@@ -204,44 +206,44 @@ def fit(s: Strata, theta: np.ndarray | None = None, *, tolerance: float = TOLERA
     """
     live = s.h > 0
     fixed = _pinned(s.h)
-    theta = start(s) if theta is None else np.array(theta, dtype=np.float64)
-    pin = np.argmax(s.h, axis=1)
-    theta[:, 1:] -= theta[np.arange(len(theta)), 1 + pin][:, None]
-    theta[:, 1:] = np.where(live, theta[:, 1:], 0.0)
-    done = np.zeros(len(theta), dtype=bool)
-    todo = np.arange(len(theta))
-    sub, th, sub_live, sub_fixed = s, theta[todo], live, fixed
+    r = s.h.shape[1]
+    theta = (start(s) if theta is None else np.asarray(theta, dtype=np.float64)).T.copy()  # bins first
+    theta[1:] -= theta[1 + np.argmax(s.h, axis=0), np.arange(r)]
+    theta[1:][~live] = 0.0
+    done = np.zeros(r, dtype=bool)
+    todo = np.arange(r)
+    sub, th, sub_live, sub_fixed = s, theta, live, fixed
     limit = tolerance * np.maximum(s.items, 1.0)
     for _ in range(MAX_STEPS):
         step, biggest = newton_step(th, sub, sub_live, sub_fixed)
-        moved = np.abs(step).max(axis=1)
-        step *= np.minimum(1.0, _MAX_MOVE / np.maximum(moved, 1e-300))[:, None]
+        moved = np.abs(step).max(axis=0)
+        step *= np.minimum(1.0, _MAX_MOVE / np.maximum(moved, 1e-300))
         met = biggest <= limit[todo]
-        step[met] = 0.0
+        step[:, met] = 0.0
         check = np.flatnonzero((moved > _CHECKED_STEP) & ~met)
         if len(check):
-            step[check] = _halved(th[check], step[check], _rows(sub, check), sub_live[check])
+            step[:, check] = _halved(th[:, check], step[:, check], sub.rows(check), sub_live[:, check])
         th = np.clip(th + step, -_BOUND, _BOUND)
-        theta[todo] = th
+        theta[:, todo] = th
         finished = met | (moved <= _SMALL_STEP)
         done[todo[finished]] = True
         if finished.all():
             break
         keep = np.flatnonzero(~finished)
         if len(keep) < len(todo):
-            todo, th, sub = todo[keep], th[keep], _rows(sub, keep)
-            sub_live, sub_fixed = sub_live[keep], sub_fixed[keep]
-    return theta, done
+            todo, th, sub = todo[keep], th[:, keep], sub.rows(keep)
+            sub_live, sub_fixed = sub_live[:, keep], sub_fixed[:, keep]
+    return theta.T, done
 
 
 def _halved(th: np.ndarray, step: np.ndarray, sub: Strata, live: np.ndarray) -> np.ndarray:
-    """``step`` halved, row by row, until it no longer lowers the likelihood (at most 40 times)."""
+    """``step`` halved, column by column, until it no longer lowers the likelihood (at most 40 times)."""
     before = loglik(th, sub, live)
     for _ in range(40):
         worse = loglik(np.clip(th + step, -_BOUND, _BOUND), sub, live) < before - 1e-12 * np.abs(before)
         if not worse.any():
             break
-        step[worse] *= 0.5
+        step[:, worse] *= 0.5
     return step
 
 
@@ -252,12 +254,9 @@ def expected(theta: np.ndarray, s: Strata) -> tuple[np.ndarray, np.ndarray]:
     new always right, no regression; old always right, every new wrong item;
     new never right, every old right item (and the same for progressions).
     """
-    live = s.h > 0
-    _, ten, one, _, G = _weights(theta, live)
-    n = s.n
-    with np.errstate(divide="ignore", invalid="ignore"):
-        reg = np.where(n > 0, n * ten / G, 0.0).sum(axis=1)
-        prog = np.where(n > 0, n * one / G, 0.0).sum(axis=1)
+    _, ten, one, _, G = _weights(np.asarray(theta).T, s.h > 0)
+    q = np.divide(s.n, G, out=np.zeros_like(G), where=s.n > 0)
+    reg, prog = (ten * q).sum(axis=0), (one * q).sum(axis=0)
     items, old, new = s.items, s.old, s.new
     reg = _limits(reg, old, new, items)
     prog = _limits(prog, new, old, items)
