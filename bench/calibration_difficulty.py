@@ -20,7 +20,7 @@ Exits 1 when the new definition misses its target in a null design: coverage
 of 1 below 95% by more than two standard errors, or a mean ratio off 1 by
 more than 0.02 and two standard errors.
 
-    python bench/calibration_difficulty.py [--small] [--releases N] [--seed S] [--shared]
+    python bench/calibration_difficulty.py [--small] [--releases N] [--seed S] [--shared] [--other-runs 2,3,...]
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--releases", type=int, default=None, help="releases per design (default 1,000; 60 with --small)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--shared", action="store_true", help=f"also an edge sharing {SHARED:.0%} of errors (power)")
+    ap.add_argument("--other-runs", default=",".join(map(str, OTHER_RUNS)), help="numbers of other runs, comma-separated")
     args = ap.parse_args(argv)
     releases = args.releases or (60 if args.small else 1000)
     print(f"{ITEMS} items in {QUERIES} queries; {releases} releases per design; cluster bootstrap of "
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     print(HEADER)
     failed = []
     t0 = time.perf_counter()
-    for m in OTHER_RUNS:
+    for m in (int(x) for x in args.other_runs.split(",")):
         for spread in (0.0, SPREAD):
             row = simulate(m, spread, releases, seed=args.seed)
             print(row.line(), flush=True)

@@ -44,7 +44,12 @@ from replicate.stats.independence import (
     fit_difficulty,
     has_difficulty,
 )
-from replicate.stats.independence_boot import cluster_difficulty_replicates, item_difficulty_replicates
+from replicate.stats.independence_boot import (
+    LOG_T,
+    cluster_difficulty_replicates,
+    item_difficulty_replicates,
+    log_t_bounds,
+)
 from replicate.stats.paired import CLUSTERED_MCNEMAR, chi2_sf_1, chi2_sf_1_log10, mcnemar_clustered
 from replicate.stats.policy import Policy
 from replicate.stats.samples import MIN_ITEMS as MIN_ITEMS  # the one threshold (stats/samples.py)
@@ -362,11 +367,16 @@ def _difficulty_intervals(
         return diff, None, None
     rate, ratio = refits
     out: list[dict[str, Interval]] = [{} for _ in range(n_pairs)]
-    for name, values in (("expected_regression_rate", rate), ("ratio", ratio)):
-        lo, hi, undefined = percentile_bounds(values, settings.confidence_level)
+    level = settings.confidence_level
+    bounds = {
+        "expected_regression_rate": (percentile_bounds(rate, level), clusters.method),
+        # the ratio: a t interval on the log scale (the percentiles of this ratio ran short in simulation)
+        "ratio": (log_t_bounds(ratio, diff.ratio, clusters.count, level), clusters.method.replace("percentile", LOG_T)),
+    }
+    for name, ((lo, hi, undefined), method) in bounds.items():
         ivs = interval_list(
-            lo, hi, undefined, method=clusters.method, replicates=B, cluster=clusters.name, clusters=clusters.count,
-            confidence_level=settings.confidence_level, seed=settings.seed,
+            lo, hi, undefined, method=method, replicates=B, cluster=clusters.name, clusters=clusters.count,
+            confidence_level=level, seed=settings.seed,
         )
         for k, iv in enumerate(ivs):
             out[k][name] = iv
@@ -374,7 +384,9 @@ def _difficulty_intervals(
         f"each of the edges' {B} bootstrap replicates")
     how = (
         f"{first}, each drawing the items of every run (the other runs too) and refitting the baseline; the "
-        "regression rate in the ratio comes from the same draws"
+        "regression rate in the ratio comes from the same draws; the ratio's interval is a t interval on the log "
+        "scale (the replicates' spread of the log ratio, t quantile over the clusters less one, widened by "
+        "sqrt(clusters / (clusters - 1)))"
         + ("" if B == settings.replicates else f" (at most {DIFFICULTY_REFITS:,} edge refits in all)")
     )
     return diff, out, how

@@ -74,6 +74,8 @@ class DifficultyBaseline:
     #: per edge, the fitted parameters ``(alpha, lambda_0..lambda_m)`` of :mod:`replicate.stats.rasch`
     #: ``(P, m + 2)``, the start of each bootstrap replicate's refit (None when not fitted)
     theta: np.ndarray | None = None
+    #: per edge, its regressions over the expected count (NaN where undefined; None when not fitted)
+    ratio: np.ndarray | None = None
 
     def value(self, p: int) -> float | None:
         x = float(self.expected[p])
@@ -184,5 +186,6 @@ def fit_difficulty(counts: DifficultyCounts | None, pairs: Sequence[tuple[int, i
     reg, _ = rasch.expected(theta, s)
     n = s.items
     expected = np.divide(reg, n, out=np.full(len(pairs), np.nan), where=n > 0)
+    ratio = np.divide(s.regressed, reg, out=np.full(len(pairs), np.nan), where=reg > 0)
     expected.setflags(write=False)
-    return DifficultyBaseline(pairs, expected, counts.other_runs, theta)
+    return DifficultyBaseline(pairs, expected, counts.other_runs, theta, ratio)

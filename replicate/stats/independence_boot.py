@@ -151,3 +151,37 @@ def item_difficulty_replicates(
         rates.append(rate)
         ratios.append(ratio)
     return np.concatenate(rates), np.concatenate(ratios)
+
+
+#: How the difficulty-aware ratio's interval is made from its replicates (:func:`log_t_bounds`).
+LOG_T = "log-t"
+
+
+def log_t_bounds(
+    values: np.ndarray, point: np.ndarray, clusters: int, confidence_level: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per column, ``point * exp(+- q * sd)``: sd the replicates' standard deviation of the log ratio, q the t
+    quantile with ``clusters - 1`` degrees of freedom times ``sqrt(G / (G - 1))``: (low, high, undefined count).
+
+    The percentile interval of this ratio covered 1 in 92-94% of simulated releases of independent judges
+    (50 query clusters); this one in 94-96% (``bench/calibration_difficulty.py``). Replicates whose ratio is
+    undefined or 0 (no log) are left out and counted; a column with fewer than two, or a point that is not
+    positive, gets NaN bounds.
+    """
+    from scipy.stats import t
+
+    values = np.asarray(values, dtype=np.float64)
+    ok = np.isfinite(values) & (values > 0)
+    logs = np.log(np.where(ok, values, 1.0))
+    count = ok.sum(axis=0)
+    mean = np.divide((logs * ok).sum(axis=0), count, out=np.zeros(values.shape[1]), where=count > 0)
+    var = np.divide((((logs - mean) * ok) ** 2).sum(axis=0), count - 1, out=np.full(values.shape[1], np.nan),
+                    where=count > 1)
+    g = max(int(clusters), 2)
+    q = float(t.ppf(0.5 + confidence_level / 2, g - 1)) * np.sqrt(g / (g - 1))
+    point = np.asarray(point, dtype=np.float64)
+    good = np.isfinite(point) & (point > 0) & np.isfinite(var)
+    half = q * np.sqrt(np.where(good, var, 0.0))
+    low = np.where(good, point * np.exp(-half), np.nan)
+    high = np.where(good, point * np.exp(half), np.nan)
+    return low, high, values.shape[0] - count

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import math
+import statistics
+
 import numpy as np
+import pytest
+from scipy.stats import t as t_dist
 
 from replicate.stats.bootstrap import Clusters, bootstrap_pairs, cluster_weights, percentile_bounds
 from replicate.stats.independence import (
@@ -14,6 +19,7 @@ from replicate.stats.independence import (
 from replicate.stats.independence_boot import (
     cluster_difficulty_replicates,
     item_difficulty_replicates,
+    log_t_bounds,
     mirrored_edges,
 )
 from support.rasch_reference import plain_expected
@@ -164,10 +170,28 @@ def test_nominal_95_percent_intervals_of_the_difficulty_baseline_cover_about_95_
         counts = difficulty_counts(labels, gold, [(0, 1)], codes=codes, n_clusters=QUERIES)
         base = fit_difficulty(counts, [(0, 1)], JUDGES)
         rate, ratio = cluster_difficulty_replicates(counts, base, cluster_weights(np.random.default_rng(r), QUERIES, 400))
-        for k, (values, truth) in enumerate(((rate, truth_rate), (ratio, truth_ratio))):
-            lo, hi, _ = percentile_bounds(values, 0.95)
-            hits[k] += lo[0] <= truth <= hi[0]
+        lo, hi, _ = percentile_bounds(rate, 0.95)
+        hits[0] += lo[0] <= truth_rate <= hi[0]
+        lo, hi, _ = log_t_bounds(ratio, base.ratio, QUERIES, 0.95)  # the ratio's interval as printed
+        hits[1] += lo[0] <= truth_ratio <= hi[0]
     shares = hits / releases
-    # 400 releases: a share's standard error is about 1.1 points; percentile intervals of a ratio
-    # over 40 clusters run a little short, so the band is 91-98%
+    # 400 releases: a share's standard error is about 1.1 points
     assert ((0.91 <= shares) & (shares <= 0.98)).all(), shares
+
+
+def test_log_t_bounds_match_a_plain_computation():
+    rng = np.random.default_rng(6)
+    values = np.exp(rng.normal(0, 0.1, (300, 3)))
+    values[:7, 1] = np.nan  # undefined replicates
+    values[:3, 2] = 0.0  # no regression drawn: no log
+    point = np.array([1.02, 0.9, 1.1])
+    lo, hi, undefined = log_t_bounds(values, point, 12, 0.9)
+    q = t_dist.ppf(0.95, 11) * math.sqrt(12 / 11)
+    for j in range(3):
+        logs = [math.log(v) for v in values[:, j] if v > 0]  # NaN > 0 is False
+        sd = statistics.stdev(logs)
+        assert lo[j] == pytest.approx(point[j] * math.exp(-q * sd), rel=1e-12)
+        assert hi[j] == pytest.approx(point[j] * math.exp(q * sd), rel=1e-12)
+    assert undefined.tolist() == [0, 7, 3]
+    lo, hi, _ = log_t_bounds(values, np.array([np.nan, 0.0, 1.0]), 12, 0.9)
+    assert np.isnan(lo[:2]).all() and np.isnan(hi[:2]).all() and lo[2] < 1 < hi[2]
