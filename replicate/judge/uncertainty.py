@@ -366,6 +366,7 @@ def _difficulty_intervals(
     if refits is None:
         return diff, None, None
     rate, ratio = refits
+    assert diff.ratio is not None  # fitted: there were counts to refit
     out: list[dict[str, Interval]] = [{} for _ in range(n_pairs)]
     level = settings.confidence_level
     bounds = {
