@@ -192,7 +192,9 @@ def newton_step(th: np.ndarray, s: Strata, live: np.ndarray, fixed: np.ndarray) 
     return np.concatenate([da[None], u]), biggest
 
 
-def fit(s: Strata, theta: np.ndarray | None = None, *, tolerance: float = TOLERANCE) -> tuple[np.ndarray, np.ndarray]:
+def fit(
+    s: Strata, theta: np.ndarray | None = None, *, tolerance: float = TOLERANCE, max_steps: int = MAX_STEPS
+) -> tuple[np.ndarray, np.ndarray]:
     """Each row's maximum-likelihood ``(alpha, lambda)`` (r, K + 1) and whether it converged (r,).
 
     ``theta`` is the start (:func:`start` when None); lambda is shifted so that
@@ -202,7 +204,8 @@ def fit(s: Strata, theta: np.ndarray | None = None, *, tolerance: float = TOLERA
     are then far inside the tolerance). A step that moves a parameter by more
     than :data:`_CHECKED_STEP` is halved while it lowers the likelihood. Rows
     whose sides are always or never right drift to the bounds; their expected
-    counts are set in :func:`expected` outright.
+    counts are set in :func:`expected` outright. ``max_steps`` bounds the Newton
+    steps (a row stopped by it is not done).
     """
     live = s.h > 0
     fixed = _pinned(s.h)
@@ -214,7 +217,7 @@ def fit(s: Strata, theta: np.ndarray | None = None, *, tolerance: float = TOLERA
     todo = np.arange(r)
     sub, th, sub_live, sub_fixed = s, theta, live, fixed
     limit = tolerance * np.maximum(s.items, 1.0)
-    for _ in range(MAX_STEPS):
+    for _ in range(max_steps):
         step, biggest = newton_step(th, sub, sub_live, sub_fixed)
         moved = np.abs(step).max(axis=0)
         step *= np.minimum(1.0, _MAX_MOVE / np.maximum(moved, 1e-300))
