@@ -28,7 +28,7 @@ how difficulty is spread). Two baselines that do not assume equal items:
 An earlier definition estimated each item's difficulty from the other runs'
 smoothed share right and gave each side a logistic shift of it (slope 1):
 with few other runs that estimate is noise (pure noise when items are equally
-hard) and the ratio of independent judges came out 0.83-1.24 instead of 1;
+hard) and the ratio of independent judges came out 0.83-1.27 instead of 1;
 ``bench/calibration_difficulty.py`` measures both.
 """
 
