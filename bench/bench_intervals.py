@@ -106,7 +106,7 @@ def difficulty_check(aligned, pairs, clusters) -> tuple[float, float, int, float
     """(straightforward s, ours s, replicates, largest relative difference) of the difficulty refits."""
     counts = difficulty_counts(aligned.labels, aligned.gold, pairs, codes=clusters.codes, n_clusters=clusters.count)
     base = fit_difficulty(counts, pairs, aligned.labels.shape[0])
-    B = difficulty_replicates(len(pairs), REPLICATES)
+    B = difficulty_replicates(len(pairs), REPLICATES, aligned.labels.shape[0] - 1)
     weights = cluster_weights(np.random.default_rng(0), clusters.count, B)
     t_ours = best_of(lambda: cluster_difficulty_replicates(counts, base, weights))
     ours, _ = cluster_difficulty_replicates(counts, base, weights)

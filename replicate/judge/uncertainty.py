@@ -57,17 +57,19 @@ from replicate.stats.samples import MIN_ITEMS as MIN_ITEMS  # the one threshold 
 #: ``cluster`` value asking for the item bootstrap (no cluster key).
 ITEM = "item"
 EXACT_MCNEMAR_ASSUMES = "the exact McNemar test treats every item as an independent draw"
-#: The difficulty baseline is refit in each replicate: at most this many (edge, replicate) refits,
-#: and never fewer than :data:`MIN_DIFFICULTY_REPLICATES` replicates (the first of the edges' draws).
-DIFFICULTY_REFITS = 100_000
-MIN_DIFFICULTY_REPLICATES = 200
+#: The difficulty baseline is refit in each replicate, at a cost that grows with the other runs' counts
+#: (bins, one per count 0..m): at most this many (edge, replicate, bin) refits, and never fewer than
+#: :data:`MIN_DIFFICULTY_REPLICATES` replicates (the first of the edges' draws). The ratio's log-t interval
+#: reads only the replicates' spread (its relative error with 100 replicates is about 7%).
+DIFFICULTY_REFITS = 400_000
+MIN_DIFFICULTY_REPLICATES = 100
 #: The item bootstrap splits each replicate's categories over difficulty with this stream of the seed.
 DIFFICULTY_STREAM = 1
 
 
-def difficulty_replicates(n_edges: int, replicates: int) -> int:
+def difficulty_replicates(n_edges: int, replicates: int, bins: int) -> int:
     """How many of the edges' bootstrap replicates refit the difficulty baseline (:data:`DIFFICULTY_REFITS`)."""
-    return min(replicates, max(MIN_DIFFICULTY_REPLICATES, DIFFICULTY_REFITS // max(n_edges, 1)))
+    return min(replicates, max(MIN_DIFFICULTY_REPLICATES, DIFFICULTY_REFITS // max(n_edges * bins, 1)))
 
 
 @dataclass(frozen=True)
@@ -347,7 +349,7 @@ def _difficulty_refits(
             aligned.labels, aligned.gold, pairs, codes=clusters.codes, n_clusters=clusters.count, policy=policy
         )
     diff = fit_difficulty(counts, pairs, aligned.labels.shape[0])
-    B = difficulty_replicates(len(pairs), settings.replicates)
+    B = difficulty_replicates(len(pairs), settings.replicates, max(aligned.labels.shape[0] - 1, 1))
     if counts is None:
         return diff, None, B
     if clusters.is_items:
@@ -388,7 +390,7 @@ def _difficulty_intervals(
         "regression rate in the ratio comes from the same draws; the ratio's interval is a t interval on the log "
         "scale (the replicates' spread of the log ratio, t quantile over the clusters less one, widened by "
         "sqrt(clusters / (clusters - 1)))"
-        + ("" if B == settings.replicates else f" (at most {DIFFICULTY_REFITS:,} edge refits in all)")
+        + ("" if B == settings.replicates else f" (at most {DIFFICULTY_REFITS:,} refits of an edge's bin in all)")
     )
     return diff, out, how
 
