@@ -48,10 +48,10 @@ def mirrored_edges(pairs: Sequence[tuple[int, int]], cells: np.ndarray) -> np.nd
     partner = reverse_partners(pairs)
     later = np.flatnonzero(partner >= 0)
     if len(later):
-        P = cells.shape[3]
-        flat = cells.reshape(-1, P)
-        swapped = cells[:, _SWAP].reshape(-1, P)
-        same = (np.take(flat, later, axis=1) == np.take(swapped, partner[later], axis=1)).all(axis=0)
+        j = partner[later]
+        same = np.ones(len(later), dtype=bool)
+        for c in range(4):  # cell by cell: no copy of the whole array
+            same &= (np.take(cells[:, c], later, axis=2) == np.take(cells[:, _SWAP[c]], j, axis=2)).all(axis=(0, 1))
         partner[later[~same]] = -1
     return partner
 
