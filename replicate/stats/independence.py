@@ -8,18 +8,28 @@ classic baseline, and their ratio is below 1 (0.5-0.8 at EM 50%, depending on
 how difficulty is spread). Two baselines that do not assume equal items:
 
 - **given item difficulty** (:func:`difficulty_baseline`, needs at least two
-  runs besides the edge's two): each item's difficulty is estimated from the
-  *other* runs (leave the edge's own two out, so the baseline is not fitted to
-  the edge); each side's chance of being right on an item is the logistic
-  shift of that difficulty that reproduces the side's EM on the edge's items
-  (a one-parameter-per-judge Rasch-like model); the baseline is the mean over
-  items of ``P(old right) * P(new wrong)``, i.e. errors independent given the
-  item. Limits: the other runs must be judges of the same items and scale;
-  their shared errors count as difficulty; with few other runs difficulty is
-  coarse (it takes only ``m + 1`` values for ``m`` other runs).
+  runs besides the edge's two): the runs are taken to be right independently
+  given the item, run j with probability ``expit(a_j - d_item)`` (the Rasch
+  model). Given each item's total (how many runs, the edge's two included,
+  are right on it) the pattern it shows does not depend on its difficulty, so
+  the fit (:mod:`replicate.stats.rasch`, conditional maximum likelihood)
+  estimates the two sides' ability difference and the weights of the other
+  runs' counts without estimating any item's difficulty; the baseline is the
+  regression count expected given the items' totals, over the edge's items.
+  The other runs enter only through how many of them are right (their errors
+  may be shared among themselves). Limits: the runs must judge the same items
+  on the same scale, and the model gives every judge the same slope on
+  difficulty (judges that separate easy from hard items more sharply than
+  others do are not Rasch judges).
 - **the rerun floor** (in ``floor``): where repeats of one judge exist, the
   regression rate between two repeats is what two draws of the *same* judge
   give; an edge's regression over that rate says how far beyond rerun noise it is.
+
+An earlier definition estimated each item's difficulty from the other runs'
+smoothed share right and gave each side a logistic shift of it (slope 1):
+with few other runs that estimate is noise (pure noise when items are equally
+hard) and the ratio of independent judges came out 0.83-1.27 instead of 1;
+``bench/calibration_difficulty.py`` measures both.
 """
 
 from __future__ import annotations
@@ -29,18 +39,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from replicate.stats import rasch
 from replicate.stats.policy import Policy
 
 UNPARSED = -1
-DIFFICULTY_METHOD = "leave-pair-out difficulty, logistic shift per side"
+DIFFICULTY_METHOD = (
+    "errors independent given the item (Rasch: one ability per run); conditional maximum likelihood given each "
+    "item's total, the other runs entering by their count right"
+)
 MIN_OTHER_RUNS = 2
 
 
 def has_difficulty(n_runs: int) -> bool:
     """Whether ``n_runs`` aligned runs leave each edge enough other runs (:data:`MIN_OTHER_RUNS`) to fit difficulty."""
     return n_runs - 2 >= MIN_OTHER_RUNS
-#: Difficulty of an item on which k of m other runs are right: (k + 1/2) / (m + 1).
-SMOOTHING = 0.5
+
+
 _COLUMNS = 128
 _CLUSTER_CHUNK = 32  # clusters whose Gram products are held at once
 
@@ -50,15 +64,18 @@ class DifficultyBaseline:
     """Per edge, the regression rate expected from errors independent given the item.
 
     ``expected[p]`` is NaN where undefined (no item, or fewer than
-    :data:`MIN_OTHER_RUNS` other runs). ``other_runs`` is how many runs the
-    difficulty of each item was estimated from.
+    :data:`MIN_OTHER_RUNS` other runs). ``other_runs`` is how many runs
+    besides the edge's two the fit reads.
     """
 
     pairs: tuple[tuple[int, int], ...]
     expected: np.ndarray
     other_runs: int
-    #: per edge, the fitted shift of the old and the new side ``(P, 2)`` (None when not fitted)
+    #: per edge, the fitted parameters ``(alpha, lambda_0..lambda_m)`` of :mod:`replicate.stats.rasch`
+    #: ``(P, m + 2)``, the start of each bootstrap replicate's refit (None when not fitted)
     theta: np.ndarray | None = None
+    #: per edge, its regressions over the expected count (NaN where undefined; None when not fitted)
+    ratio: np.ndarray | None = None
 
     def value(self, p: int) -> float | None:
         x = float(self.expected[p])
@@ -75,43 +92,6 @@ class DifficultyBaseline:
         }
 
 
-def _expit(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
-
-
-def _shift(logits: np.ndarray, weights: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """Per row, q = expit(logits + theta) with sum(weights * q) = target (weights (P, K), target (P,)).
-
-    Newton's method on theta, started at 0 and kept within [-40, 40]; rows whose
-    target is 0 (or the total) get q = 0 (or 1) outright.
-    """
-    return _shift_theta(logits, weights, target)[0]
-
-
-def _shift_theta(logits: np.ndarray, weights: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_shift` with the fitted theta per row (the start of each bootstrap replicate's refit)."""
-    total = weights.sum(axis=1)
-    theta = np.zeros(len(target))
-    for _ in range(60):
-        q = _expit(logits[None, :] + theta[:, None])
-        f = (weights * q).sum(axis=1) - target
-        d = (weights * q * (1 - q)).sum(axis=1)
-        step = np.divide(f, d, out=np.zeros_like(f), where=d > 1e-300)
-        theta = np.clip(theta - step, -40.0, 40.0)
-        if np.all(np.abs(f) <= 1e-10 * np.maximum(total, 1)):
-            break
-    q = _expit(logits[None, :] + theta[:, None])
-    q[target <= 0] = 0.0
-    q[target >= total] = 1.0
-    return q, theta
-
-
-def smoothed_logits(other_runs: int) -> np.ndarray:
-    """The difficulty logit of an item on which k = 0..m of the m other runs are right (:data:`SMOOTHING`)."""
-    k = np.arange(other_runs + 1)
-    return np.log((k + SMOOTHING) / (other_runs - k + SMOOTHING))
-
-
 @dataclass(frozen=True)
 class DifficultyCounts:
     """What the difficulty fit reads, per cluster and edge: all of it counts, so a bootstrap sums them.
@@ -125,17 +105,6 @@ class DifficultyCounts:
     pairs: tuple[tuple[int, int], ...]
     cells: np.ndarray  # (G, 4, K, P)
     other_runs: int
-
-    @property
-    def hist(self) -> np.ndarray:
-        """Items by the other runs' right count: ``(G, K, P)``."""
-        c = self.cells
-        return c[:, 0] + c[:, 1] + c[:, 2] + c[:, 3]
-
-    def sides(self) -> np.ndarray:
-        """Per cluster and edge: (old right, new right, regressed) item counts, ``(G, 3, P)``."""
-        c = self.cells.sum(axis=2)
-        return np.stack([c[:, 2] + c[:, 3], c[:, 1] + c[:, 3], c[:, 2]], axis=1)
 
 
 def difficulty_counts(
@@ -208,16 +177,15 @@ def difficulty_baseline(
 
 
 def fit_difficulty(counts: DifficultyCounts | None, pairs: Sequence[tuple[int, int]], n_runs: int) -> DifficultyBaseline:
-    """:func:`difficulty_baseline` from its counts (summed over clusters), with each side's fitted shift."""
+    """:func:`difficulty_baseline` from its counts (summed over clusters), with each edge's fitted parameters."""
     pairs = tuple((int(a), int(b)) for a, b in pairs)
     if counts is None:
         return DifficultyBaseline(pairs, np.full(len(pairs), np.nan), max(n_runs - 2, 0))
-    h = counts.hist.sum(axis=0, dtype=np.float64).T  # (P, K)
-    old_right, new_right, _ = counts.sides().sum(axis=0, dtype=np.float64)
-    logits = smoothed_logits(counts.other_runs)
-    n = h.sum(axis=1)
-    q_old, theta_old = _shift_theta(logits, h, old_right)
-    q_new, theta_new = _shift_theta(logits, h, new_right)
-    expected = np.divide((h * q_old * (1 - q_new)).sum(axis=1), n, out=np.full(len(pairs), np.nan), where=n > 0)
+    s = rasch.strata(counts.cells.sum(axis=0, dtype=np.float64).transpose(2, 0, 1))  # rows: edges
+    theta, _ = rasch.fit(s)
+    reg, _ = rasch.expected(theta, s)
+    n = s.items
+    expected = np.divide(reg, n, out=np.full(len(pairs), np.nan), where=n > 0)
+    ratio = np.divide(s.regressed, reg, out=np.full(len(pairs), np.nan), where=reg > 0)
     expected.setflags(write=False)
-    return DifficultyBaseline(pairs, expected, counts.other_runs, np.stack([theta_old, theta_new], axis=1))
+    return DifficultyBaseline(pairs, expected, counts.other_runs, theta, ratio)

@@ -87,6 +87,8 @@ DIFFICULTY_CAVEAT = (
     "the classic baseline EM old x (1 - EM new) assumes every item equally hard; where items differ in difficulty "
     "two judges with unrelated errors already score below 1"
 )
+#: The difficulty-aware baseline's model, in a few words (replicate.stats.rasch).
+DIFFICULTY_MODEL = "a Rasch fit given each item's total right"
 
 
 def ratio_reading(cells: FourCell, err: Intervals | None, no_verdict: str | None = None) -> str:
@@ -115,7 +117,7 @@ def ratio_reading(cells: FourCell, err: Intervals | None, no_verdict: str | None
         if err is None or exp is None or cells.regression_rate is None or not exp:
             return f"{text}: {verdict} ({DIFFICULTY_CAVEAT})"
         return (
-            f"{text}: {verdict} ({DIFFICULTY_CAVEAT}); errors independent given item difficulty (estimated from "
+            f"{text}: {verdict} ({DIFFICULTY_CAVEAT}); errors independent given the item ({DIFFICULTY_MODEL}, with "
             f"{err.difficulty_other_runs} other runs) would give {pct(exp, 1)} (regression / that = "
             f"{num(cells.regression_rate / exp, 2)}; no interval computed, so no verdict on shared errors)"
         )
@@ -129,21 +131,24 @@ def ratio_reading(cells: FourCell, err: Intervals | None, no_verdict: str | None
     parts = [f"{text}: {verdict}"]
     assert err is not None
     exp = err.difficulty_expected
-    reg_iv = err.interval.get("regression_rate")
     if exp is None:
         parts.append(
             f"{DIFFICULTY_CAVEAT}; no difficulty-aware baseline here (it needs two or more other runs of the same items)"
         )
-    elif reg_iv is not None and reg_iv.low is not None and reg_iv.high is not None:
+    else:
         div = err.difficulty_interval or {}
         shown = with_interval(pct(exp, 1), div.get("expected_regression_rate"), "expected_regression_rate")
-        given = f"errors independent given item difficulty (estimated from {err.difficulty_other_runs} other runs) would give {shown}"
-        if div.get("ratio") is not None and cells.regression_rate is not None and exp:
-            given += f" (regression / that = {with_interval(num(cells.regression_rate / exp, 2), div['ratio'], 'ratio')})"
-        if reg_iv.high < exp:
-            parts.append(f"the regression rate interval lies below what {given}: the versions share errors beyond item difficulty")
-        elif reg_iv.low > exp:
-            parts.append(f"the regression rate interval lies above what {given}")
+        given = f"errors independent given the item ({DIFFICULTY_MODEL}, with {err.difficulty_other_runs} other runs) would give {shown}"
+        riv = div.get("ratio")
+        if cells.regression_rate is not None and exp:
+            given += f" (regression / that = {with_interval(num(cells.regression_rate / exp, 2), riv, 'ratio')})"
+        # the verdict reads the ratio's interval: regressions and baseline resampled (and refit) together
+        if riv is None or riv.low is None or riv.high is None:
+            parts.append(f"{given}; no interval of that ratio, so no verdict on shared errors")
+        elif riv.high < 1:
+            parts.append(f"fewer regressions than {given}: the versions share errors beyond item difficulty")
+        elif riv.low > 1:
+            parts.append(f"more regressions than {given}")
         else:
             parts.append(f"the regression rate is consistent with what {given}, so the data do not show shared errors")
     return "; ".join(parts)

@@ -105,7 +105,8 @@ def interval_sections(m: Matrix, fmt: Format) -> list[str]:
     else:
         out.append(_square(m, lambda i, j: _cell("independence_ratio", float(ratio[i, j])), fmt))
         out.append(
-            f"Item difficulty is estimated from the other {err.difficulty_other_runs} runs (leave-pair-out). "
+            f"The baseline fits a Rasch model given each item's total right over the pair and the other "
+            f"{err.difficulty_other_runs} runs (no item's difficulty is estimated). "
             "Near 1: as many regressions as errors independent given the item would give; the classic ratio "
             "above assumes every item equally hard and so reads below 1 for unrelated judges.\n"
         )
