@@ -30,7 +30,7 @@ import numpy as np
 from replicate.stats import rasch
 from replicate.stats.bootstrap import reverse_partners
 from replicate.stats.independence import DifficultyBaseline, DifficultyCounts
-from replicate.stats.intervals import t_value
+from replicate.stats.smallsample import t_quantile
 
 _ROWS = 4096  # (replicate, edge) rows refit at once
 _SWAP = (0, 2, 1, 3)  # cell 2x + y of an edge -> the reverse edge's cell
@@ -177,7 +177,7 @@ def log_t_bounds(
     var = np.divide((((logs - mean) * ok) ** 2).sum(axis=0), count - 1, out=np.full(values.shape[1], np.nan),
                     where=count > 1)
     g = max(int(clusters), 2)
-    q = t_value(confidence_level, g - 1) * np.sqrt(g / (g - 1))
+    q = t_quantile(g - 1, 0.5 + confidence_level / 2) * np.sqrt(g / (g - 1))
     point = np.asarray(point, dtype=np.float64)
     good = np.isfinite(point) & (point > 0) & np.isfinite(var)
     half = q * np.sqrt(np.where(good, var, 0.0))

@@ -18,7 +18,6 @@ Difference ``d = x_t / n_t - x_s / n_s`` (target minus source), at
 
 from __future__ import annotations
 
-import math
 from statistics import NormalDist
 from typing import Literal, get_args
 
@@ -109,43 +108,3 @@ def mean_interval(
     m = float(v.mean())
     half = z * float(v.std(ddof=1)) / np.sqrt(v.size)
     return max(clip[0], m - half), min(clip[1], m + half)
-
-
-def _t_central(t: float, df: int) -> float:
-    """P(|T| <= t) for Student's t with an integer ``df``: the finite series of Abramowitz & Stegun 26.7.3-4."""
-    theta = math.atan(t / math.sqrt(df))
-    c2, s = math.cos(theta) ** 2, math.sin(theta)
-    term = total = 1.0
-    if df % 2:
-        for k in range(1, (df - 1) // 2):
-            term *= 2 * k / (2 * k + 1) * c2
-            total += term
-        return 2 / math.pi * (theta + (s * math.cos(theta) * total if df > 1 else 0.0))
-    for k in range(1, df // 2):
-        term *= (2 * k - 1) / (2 * k) * c2
-        total += term
-    return s * total
-
-
-def t_value(confidence_level: float, df: int) -> float:
-    """The two-sided Student t quantile: ``P(|T| <= q) = confidence_level`` with ``df`` (an integer >= 1).
-
-    Without scipy (a forked worker need not import it): bisection on the exact
-    finite series up to 1,000 degrees of freedom; above, the Cornish-Fisher
-    expansion in ``1 / df`` (Abramowitz & Stegun 26.7.5, four terms; its error
-    is below 1e-12 there).
-    """
-    z = z_value(confidence_level)
-    if df > 1000:
-        g = [(z**3 + z) / 4, (5 * z**5 + 16 * z**3 + 3 * z) / 96, (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384,
-             (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160]
-        return z + sum(c / df ** (k + 1) for k, c in enumerate(g))
-    lo, hi = 0.0, max(2 * z, 1.0)
-    while _t_central(hi, df) < confidence_level:
-        lo, hi = hi, 2 * hi
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if mid in (lo, hi):
-            break
-        lo, hi = (mid, hi) if _t_central(mid, df) < confidence_level else (lo, mid)
-    return (lo + hi) / 2
