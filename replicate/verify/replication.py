@@ -42,6 +42,7 @@ from replicate.stats.classify import (
     INCONCLUSIVE,
     REGRESSED,
 )
+from replicate.stats.paired import mcnemar_exact_p
 from replicate.stats.replication import (
     DOES_NOT_REPLICATE,
     REPLICATES,
@@ -50,6 +51,7 @@ from replicate.stats.replication import (
     mean_rate_variance,
     paired_mean_difference,
     paired_share_difference,
+    paired_share_verdict,
     share_difference,
     verdict,
     wilson_interval,
@@ -206,8 +208,11 @@ def _misprint(c: Claim, full: Computed) -> float:
 
 
 def _shift(cmp: Comparison, by: float) -> Comparison:
-    """The comparison of fresh - (release + ``by``): an interval moved by -``by`` (p and z unchanged at 0)."""
-    return cmp if by == 0 else replace(cmp, difference=cmp.difference - by, low=cmp.low - by, high=cmp.high - by)
+    """The comparison of fresh - (release + ``by``): the interval moved by -``by`` (a test of fresh = release dropped)."""
+    if by == 0:
+        return cmp
+    return replace(cmp, difference=cmp.difference - by, low=cmp.low - by, high=cmp.high - by, p_value=None,
+                   statistic=None)
 
 
 def _share_of(v: Computed, unit: str) -> float:
@@ -267,7 +272,8 @@ class ReplicationChecker:
             if share is None:
                 return Replicated(fresh, None, "-", tol, why="no items on a side")
             cmp = _shift(share, on.misprint)
-            return Replicated(fresh, verdict(cmp.low, cmp.high, tol), cmp.test, tol, cmp)
+            v = paired_share_verdict(cmp, tol) if not on.misprint else verdict(cmp.low, cmp.high, tol)
+            return Replicated(fresh, v, cmp.test, tol, cmp)
         var_f = self._variance(c, self.fresh)
         var_r = self._variance(c, self.shared)
         target = float(shared.value) + on.misprint
@@ -290,7 +296,9 @@ class ReplicationChecker:
             if f is not None:
                 r = int(k) in classes
                 cross[0 if r and f else 1 if r else 2 if f else 3] += 1
-        return None if not sum(cross) else paired_share_difference(*cross)
+        if not sum(cross):
+            return None
+        return replace(paired_share_difference(*cross), p_value=mcnemar_exact_p(cross[1], cross[2]))
 
     @staticmethod
     def _unpaired_share(c: Claim, fresh: Computed, shared: Computed) -> Comparison | None:

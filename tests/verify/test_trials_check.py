@@ -145,7 +145,7 @@ def test_cli_recomputes_and_replicates_with_exit_codes_and_json(table, tmp_path)
     c = {x["id"]: x for x in out["trials"]["claims"]}
     assert c["acc-a"]["mode"] == "replicated" and c["acc-a"]["test"].startswith("paired z test")
     assert c["acc-a"]["p_value"] == 1.0 and c["acc-a"]["interval"]["low"] < 0 < c["acc-a"]["interval"]["high"]
-    assert c["plus"]["p_value"] is None and c["plus"]["test"].startswith("Newcombe")
+    assert c["plus"]["p_value"] == 1.0 and c["plus"]["test"].startswith("Newcombe's paired")
     r = run.invoke(app, ["verify", str(tmp_path / "c.toml"), "--root", str(tmp_path), "--replication", "nope=x"])
     assert r.exit_code == 2 and "--replication names no [trials] table: nope; tables: s" in r.output
 
