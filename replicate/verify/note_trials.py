@@ -97,8 +97,9 @@ def _compared_on(r: TrialClaimResult) -> str:
                 f"{show(p, on.released_on_shared.value)}; over all {on.of}: "
                 f"{show(p, r.released.value if r.released else None)})")
     if on.misprint:
+        of = f" of its {r.released.n} items" if p.unit == "count" and r.released else ""
         out += (f"; the printed figure differs from the release's ({show(p, r.released.value if r.released else None)}"
-                f") by {_points(r, on.misprint)}{' pts' if p.unit in ('percent', 'count') else ''}, and the "
+                f") by {_points(r, on.misprint)}{' pts' if p.unit in ('percent', 'count') else ''}{of}, and the "
                 "comparison carries that difference")
     return out
 
@@ -115,7 +116,8 @@ def _tests_used(results: list[TrialClaimResult]) -> list[str]:
                                 "equivalent, inconclusive; a count as a share of the shared items): "
                                 + PAIRED_SHARE_INTERVAL + ", 95%: each shared item's class on the two sides "
                                 "crossed (in the class on both, on one only, on neither), so only the items "
-                                "whose class moves separate the two figures. No p-value."),
+                                "whose class moves separate the two figures. **does not replicate** also needs "
+                                "the exact McNemar test on the items that moved to reject at 5% (p)."),
         SHARE_INTERVAL: ("**Shares without a per-item reading** (the null's 95th percentiles, a screening share): "
                          + SHARE_INTERVAL + ", 95%, from the two Wilson intervals, both over the shared items. "
                          "Conservative (it ignores that the items are the same). No p-value."),
