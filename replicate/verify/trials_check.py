@@ -118,7 +118,8 @@ def check_trials(
                 s = c.settings
                 key = (rc.edge_of(c, name), c.benchmark, s.eps, s.alpha, s.ci)
                 if key not in seen:
-                    seen[key] = agreement(rc.cell(c, shared_name[name]), rc.cell(c, name + FRESH))
+                    # the paper's classification (the whole release) against the fresh one, on the shared items
+                    seen[key] = agreement(rc.cell(c, name), rc.cell(c, name + FRESH))
         prov = collection_provenance(name, table, diffs[name], (archives or {}).get(name))
         reports.append(ReplicationReport(name, prov, tuple(seen.values())))
     infos = [_info(n, "released", t, root) for n, t in tables.items()]
