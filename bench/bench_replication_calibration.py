@@ -19,8 +19,8 @@ Designs (models ``a`` and ``b``; ``b`` improves 20 of the 200 items by 0.30):
 Tolerance 5 points. Per design and metric family: the rate of ``does not
 replicate`` on correct claims (target <= 5%), of ``replicates`` (power) and
 of ``underpowered``, each with its Monte Carlo standard error; for
-``differs``, the rate of ``replicates`` where the truth moved by more than the
-tolerance (target <= 5%). Exits 1 when a false-verdict rate exceeds 5% by more
+``differs``, the rate of ``replicates`` among the claims whose fresh figure
+lies more than the tolerance from the release's (target <= 5%). Exits 1 when a false-verdict rate exceeds 5% by more
 than 3 Monte Carlo standard errors.
 
     python bench/bench_replication_calibration.py [--small] [--reps N] [--seed S]
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     print("rate ± Monte Carlo standard error, over replicates x claims of the family")
     print()
     print("| design | family | claims | does not replicate (correct claims) | replicates | underpowered "
-          "| replicates where the truth moved > tolerance |")
+          "| replicates where fresh - release > tolerance |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     bad = []
     for (design, fam), cell in tally.items():
