@@ -1,32 +1,31 @@
-"""Is a fresh collection's figure consistent with a printed one? Intervals, a z test and the verdict rule (pure).
+"""Is a fresh collection's figure consistent with the release's? Intervals, tests and the verdict rule (pure).
 
 A replication asks the same models the same items again, so the items are
 fixed and the sampling error is the trials' (each item's K draws), not the
-items'. Two families of figures:
+items'. :mod:`replicate.verify.replication` compares the fresh figure with the
+release's on the same items (the items both hold):
 
 - **a mean over items of per-item rates** (an accuracy, a Δ, a ΔR): with
   items fixed, ``Var(mean_i p̂_i) = sum_i Var(p̂_i) / N²`` and
   ``Var(p̂_i) = p_i (1 - p_i) / K_i``, estimated without bias by
   ``p̂ (1 - p̂) / (K - 1)`` (:func:`mean_rate_variance`; an item with one
-  trial gets the largest possible value, 1/4). The printed figure and the
-  fresh one are compared by a **two-sample z test** on their difference,
-  ``z = (fresh - printed) / sqrt(se_fresh² + se_printed²)``, the printed
-  side's standard error estimated from the released table
-  (:func:`z_test`).
-- **a share of items** (P+, P-, an equivalence share, a screening share):
-  each item's class is a draw of its own, so the share's variance is at most
-  that of a binomial share over the N items (equality when every item has the
-  same chance); the interval for the difference fresh - printed is
-  **Newcombe's hybrid score interval** (from the two Wilson intervals), with
-  the printed share over the released cell's N items
-  (:func:`share_difference`). Conservative: it is never narrower than the
-  variation it stands for.
+  trial gets the largest possible value, 1/4); the two sides' variances add
+  (:func:`paired_mean_difference`, a z test).
+- **the share of items in a class** (P+, P-, a class share): each item's
+  class on the two sides crossed into a 2 x 2 table, Newcombe's paired score
+  interval (:func:`paired_share_difference`); "does not replicate" also needs
+  the exact McNemar test on the discordant items (:func:`paired_share_verdict`).
+- **a share with no per-item reading** (a null percentile, a screening
+  share): Newcombe's hybrid score interval for two independent shares
+  (:func:`share_difference`), conservative.
 
 The verdict compares the 95% interval for the difference with 0 and with a
 stated tolerance τ (:func:`verdict`): the figure **does not replicate** when
 the interval excludes 0; it **replicates** when the interval lies inside
 [-τ, τ] (the data show the difference is smaller than τ); otherwise the
 fresh data could not tell a difference of τ from none: **underpowered**.
+(:func:`z_test` and :func:`share_difference` also serve a comparison with a
+printed figure whose items are the fresh ones.)
 """
 
 from __future__ import annotations
@@ -144,6 +143,24 @@ def paired_mean_difference(fresh: float, released: float, var_fresh: float, var_
     """:func:`z_test` of a mean over the same items on both sides (fresh - released; trial noise only)."""
     c = z_test(fresh, released, var_fresh, var_released, confidence_level=confidence_level)
     return Comparison(c.difference, c.low, c.high, PAIRED_Z_TEST, c.p_value, c.statistic)
+
+
+def paired_share_verdict(c: Comparison, tolerance: float, *, alpha: float = 0.05) -> str:
+    """:func:`verdict` for a paired share whose ``p_value`` is the exact McNemar test on its discordant items.
+
+    Newcombe's interval alone excludes 0 too often when few items change
+    class (2 x 2 tables like 5 against 0 discordant items of 200: the
+    interval excludes 0, the exact test gives p = 0.0625). Under "the same
+    truth" each discordant item is equally likely to lean either way, so
+    the exact binomial test is valid at any count: **does not replicate**
+    needs both; when the interval excludes 0 but the test does not reject,
+    the interval still decides **replicates** (inside [-τ, τ]), otherwise
+    **underpowered**.
+    """
+    v = verdict(c.low, c.high, tolerance)
+    if v != DOES_NOT_REPLICATE or c.p_value is None or c.p_value < alpha:
+        return v
+    return REPLICATES if -tolerance <= c.low and c.high <= tolerance else UNDERPOWERED
 
 
 def wilson_interval(k: int, n: int, *, confidence_level: float = 0.95) -> tuple[float, float]:

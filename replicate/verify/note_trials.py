@@ -6,7 +6,7 @@ from typing import Any
 
 from replicate.output import Format, pct, table
 from replicate.stats.classify import CLASSES
-from replicate.stats.replication import SHARE_INTERVAL, Z_TEST
+from replicate.stats.replication import PAIRED_SHARE_INTERVAL, PAIRED_Z_TEST, SHARE_INTERVAL
 from replicate.trials.settings import TrialSettings
 from replicate.verify.cells import figure_cell, fitted, not_computable, printed_text, show
 from replicate.verify.matching import PrintedFlag
@@ -37,6 +37,8 @@ def _verdict(r: TrialClaimResult, notes: dict[str, int]) -> str:
     o = r.outcome
     if str(o.verdict) == "not_computable":
         return not_computable(o.why, notes)
+    if r.replicated is not None and r.replicated.why:  # a verdict withheld for a reason (a subset's item count)
+        return f"{o.verdict} [{notes.setdefault(r.replicated.why, len(notes) + 1)}]"
     return f"{o.verdict}{' (tie)' if o.tie else ''}"
 
 
@@ -68,32 +70,66 @@ def replicated_table(results: list[TrialClaimResult], fmt: Format, notes: dict[s
     rows = []
     for r in results:
         rows.append([r.claim.id, figure_cell(r.claim.metric, r.claim.target, plain), printed_text(r.claim.printed),
-                     show(r.claim.printed, r.released.value if r.released else None), show(r.claim.printed, r.computed.value),
+                     show(r.claim.printed, _release_there(r)), show(r.claim.printed, r.computed.value),
                      "-" if r.computed.n is None else r.computed.n, _interval(r), _p(r), _verdict(r, notes)])
     # no verdict without its n: the fresh figure's items (an underpowered verdict is about them)
-    headers = ["id", "figure", "printed", "release", "fresh", "n", "95% interval, fresh - printed", "p", "verdict"]
+    headers = ["id", "figure", "printed", "release", "fresh", "n", "95% interval, fresh - release", "p", "verdict"]
     return fitted(rows, headers, fmt)
+
+
+def _release_there(r: TrialClaimResult) -> Any:
+    """The release's figure on the items compared (the shared ones), else over all its items."""
+    on = r.replicated.compared_on if r.replicated is not None else None
+    if on is not None:
+        return on.released_on_shared.value
+    return r.released.value if r.released else None
+
+
+def _compared_on(r: TrialClaimResult) -> str:
+    """What a replicated claim's comparison stands on: the shared items of the release's, and any misprint."""
+    on = r.replicated.compared_on if r.replicated is not None else None
+    if on is None:
+        return ""
+    p = r.claim.printed
+    out = ""
+    if on.subset:
+        out += (f" on the {on.items} shared items of {on.of} (the release's figure there: "
+                f"{show(p, on.released_on_shared.value)}; over all {on.of}: "
+                f"{show(p, r.released.value if r.released else None)})")
+    if on.misprint:
+        of = f" of its {r.released.n} items" if p.unit == "count" and r.released else ""
+        out += (f"; the printed figure differs from the release's ({show(p, r.released.value if r.released else None)}"
+                f") by {_points(r, on.misprint)}{' pts' if p.unit in ('percent', 'count') else ''}{of}, and the "
+                "comparison carries that difference")
+    return out
 
 
 def _tests_used(results: list[TrialClaimResult]) -> list[str]:
     used = {r.replicated.test for r in results if r.replicated is not None}
     text = {
-        Z_TEST: ("**Means over items** (accuracy, Δ, ΔR): " + Z_TEST + ". The items are the same in both "
-                 "collections, so the sampling error is the trials': each item's rate varies as a binomial share "
-                 "of its K trials, estimated as p(1 - p) / (K - 1); the printed side's error is estimated from "
-                 "the released table. ΔR adds the variances of its loose and strict means (conservative). The "
-                 "interval is the difference ± 1.96 standard errors; p is two-sided."),
-        SHARE_INTERVAL: ("**Shares of items** (P+, P-, Pchg, equivalent, inconclusive, the null's 95th "
-                         "percentiles, a screening share; counts of items as shares of the cell): "
-                         + SHARE_INTERVAL + ", 95%, from the two Wilson intervals, the printed share taken over "
-                         "the release's items of the cell. Each item's class is its own draw, so a binomial "
-                         "share's variance bounds the share's: the interval is conservative. No p-value."),
-        DESIGN_TEST: "**Item counts** (items.n, screen.n_items): " + DESIGN_TEST + "; equal or not.",
+        PAIRED_Z_TEST: ("**Means over items** (accuracy, Δ, ΔR): " + PAIRED_Z_TEST + ". Both figures stand on "
+                        "the same items, so the sampling error is the trials': each item's rate varies as a "
+                        "binomial share of its K trials, estimated as p(1 - p) / (K - 1), on each side; the two "
+                        "sides' variances add. ΔR adds the variances of its loose and strict means (conservative). "
+                        "The interval is the difference ± 1.96 standard errors; p is two-sided."),
+        PAIRED_SHARE_INTERVAL: ("**Shares of a cell's items** (P+, P-, Pchg, improved, regressed, changed, "
+                                "equivalent, inconclusive; a count as a share of the shared items): "
+                                + PAIRED_SHARE_INTERVAL + ", 95%: each shared item's class on the two sides "
+                                "crossed (in the class on both, on one only, on neither), so only the items "
+                                "whose class moves separate the two figures. **does not replicate** also needs "
+                                "the exact McNemar test on the items that moved to reject at 5% (p)."),
+        SHARE_INTERVAL: ("**Shares without a per-item reading** (the null's 95th percentiles, a screening share): "
+                         + SHARE_INTERVAL + ", 95%, from the two Wilson intervals, both over the shared items. "
+                         "Conservative (it ignores that the items are the same). No p-value."),
+        DESIGN_TEST: ("**Item counts** (items.n, screen.n_items): " + DESIGN_TEST + "; equal or not, and only "
+                      "when the fresh collection holds all the claim's items (on a subset: underpowered, with "
+                      "the reason)."),
         FLAG_TEST: ("**Pass/fail** (screen.passes): " + FLAG_TEST + ". The fresh benchmark passes (fails) when "
                     "the whole 95% interval lies at or above (below) the threshold; otherwise undecided, i.e. "
                     "underpowered. The interval shown is the fresh share's, minus the threshold."),
     }
-    return [f"- {text[t]}" for t in (Z_TEST, SHARE_INTERVAL, DESIGN_TEST, FLAG_TEST) if t in used]
+    order = (PAIRED_Z_TEST, PAIRED_SHARE_INTERVAL, SHARE_INTERVAL, DESIGN_TEST, FLAG_TEST)
+    return [f"- {text[t]}" for t in order if t in used]
 
 
 def _settings_table(results: list[TrialClaimResult]) -> list[str]:
@@ -133,9 +169,10 @@ def _claim_lines(results: list[TrialClaimResult]) -> list[str]:
         if r.mode == RECOMPUTED:
             tail = f"matches {c.printed.show_interval()}"
         else:
-            test = {Z_TEST: "z test", SHARE_INTERVAL: "Newcombe interval", DESIGN_TEST: "exact",
+            test = {PAIRED_Z_TEST: "paired z test", PAIRED_SHARE_INTERVAL: "paired Newcombe interval",
+                    SHARE_INTERVAL: "Newcombe interval", DESIGN_TEST: "exact",
                     FLAG_TEST: "Wilson interval vs threshold"}.get(r.replicated.test if r.replicated else "", "-")
-            tail = f"replicated against the fresh collection for `{c.trials}` ({test})"
+            tail = f"replicated against the fresh collection for `{c.trials}` ({test}){_compared_on(r)}"
         out.append(f"- `{c.id}`{where}: `{c.metric}` of {c.target} in `{c.trials}`, printed {printed_text(r.claim.printed)}, "
                    f"{tail}{text}")
     return out
@@ -216,17 +253,21 @@ def trial_sections(t: TrialsVerification) -> list[str]:
                 "printable values matches either and is flagged a tie), counts and pass/fail when equal.", "", recomputed_table(rec, Format.markdown, notes).rstrip("\n"), ""]
     if rep:
         tol = sorted({r.claim.settings.tolerance for r in rep})
-        out += ["Replicated: the figure from a fresh collection of the same items, judged against the printed "
-                "one within sampling error. **does not replicate**: the 95% interval for fresh - printed excludes "
+        out += ["Replicated: the figure from a fresh collection, judged against the release's figure on the items "
+                "both hold (the released table recomputed on them), within the trials' sampling error; the "
+                "verdict stands on those items (the printed figure against the whole release is what "
+                "recomputing checks; where they differ, the difference carries into the comparison). "
+                "**does not replicate**: the 95% interval for fresh - release excludes "
                 "0. **replicates**: it lies inside [-tolerance, +tolerance] (tolerance "
                 f"{', '.join(tol)} as a fraction, i.e. {', '.join(pct(float(x), 1) for x in tol)} points for "
                 "shares and rates), so the fresh data show the two agree to within it. **underpowered**: "
                 "neither; the fresh data could not tell a difference of the tolerance from none. \"release\" is "
-                "the same figure recomputed from the released table, \"n\" the items the fresh figure is over.", "",
+                "the same figure recomputed from the released table on the shared items, \"n\" the items the "
+                "fresh figure is over.", "",
                 replicated_table(rep, Format.markdown, notes).rstrip("\n"), "", *_tests_used(rep), ""]
     out += _claim_lines(results)
     if notes:
-        out += ["", "Not computable:", ""] + [f"[{i}] {why}" for why, i in notes.items()]
+        out += ["", "Reasons:", ""] + [f"[{i}] {why}" for why, i in notes.items()]
     out += ["", "### Settings", "",
             "Settings that change a figure, from each claim or the `[study]` table (\"default\": neither gives "
             "it; the engine's default is used).", "", *_settings_table(results), ""]

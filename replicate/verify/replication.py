@@ -1,10 +1,28 @@
-"""Replicated trial claims: a fresh collection's figure against the printed one, within sampling error.
+"""Replicated trial claims: a fresh collection's figure against the release's on the same items.
+
+Like is compared with like: the released table is restricted to the
+(benchmark, item) units both tables hold and run through the same engine
+(``NAME@shared``), so both figures, and both sides' item classifications
+(with their BH family), stand on the same items. The printed figure against
+the whole release is what recomputing checks; the replicated verdict is about
+the shared items (:class:`ComparedOn` says how many of the release's).
 
 The statistics (intervals, the z test, the verdict rule) are
 :mod:`replicate.stats.replication`; this module picks the right one for each
-metric family (see :mod:`replicate.verify.metrics`), gathers the
-per-item counts it needs from the engine's own tables, restricts a fresh table
-to the items the release has, and compares the two item classifications.
+metric family (see :mod:`replicate.verify.metrics`) and gathers the per-item
+counts and classes it needs from the engine's own tables:
+
+- means (accuracy, Δ, ΔR): paired on the items, trial-level variances of both
+  sides summed (:func:`~replicate.stats.replication.paired_mean_difference`);
+- the shares of a cell's classes (P+, P-, Pchg, class counts and shares):
+  each shared item's class indicator on the two sides crossed into a 2 x 2
+  table, Newcombe's paired interval
+  (:func:`~replicate.stats.replication.paired_share_difference`);
+- shares with no per-item indicator (the null's percentiles, screening
+  shares): Newcombe's interval for two independent shares, both over the
+  shared items (conservative);
+- item counts: exact, and only when the claim's items are all shared.
+
 Pure: tables in, results out.
 """
 
@@ -24,26 +42,38 @@ from replicate.stats.classify import (
     INCONCLUSIVE,
     REGRESSED,
 )
+from replicate.stats.paired import mcnemar_exact_p
 from replicate.stats.replication import (
     DOES_NOT_REPLICATE,
     REPLICATES,
     UNDERPOWERED,
     Comparison,
     mean_rate_variance,
+    paired_mean_difference,
+    paired_share_difference,
+    paired_share_verdict,
     share_difference,
     verdict,
     wilson_interval,
-    z_test,
 )
 from replicate.trials.counts import Counts, aggregate
 from replicate.trials.load import CATEGORIES, TrialsTable
 from replicate.trials.results import CellResult
 from replicate.verify.claim import Claim
-from replicate.verify.matching import Printed, PrintedFlag
+from replicate.verify.matching import Printed, PrintedFlag, Verdict, match
 from replicate.verify.outcome import Computed
 from replicate.verify.trials_recompute import TrialsRecomputer
 
 DESIGN_TEST = "exact: an item count is fixed by the design, not sampled"
+SHARED = "@shared"  # suffix of the released table restricted to the items the fresh one holds
+
+#: The classes whose share (or count) each cell metric is, by its key after ``items.``.
+SHARE_CLASSES: dict[str, frozenset[int]] = {
+    "improved": frozenset({IMPROVED}), "p_plus": frozenset({IMPROVED}),
+    "regressed": frozenset({REGRESSED}), "p_minus": frozenset({REGRESSED}),
+    "changed": frozenset({IMPROVED, REGRESSED}), "p_chg": frozenset({IMPROVED, REGRESSED}),
+    "equivalent": frozenset({EQUIVALENT}), "inconclusive": frozenset({INCONCLUSIVE}),
+}
 FLAG_TEST = "Wilson score interval of the fresh share against the threshold"
 
 #: Metadata columns of a trials table that name what the endpoint reported (shown in the note when present).
@@ -103,6 +133,37 @@ def shared_items(released: TrialsTable, fresh: TrialsTable) -> tuple[TrialsTable
     return (fresh if not (f - r) else restrict(fresh, r & f)), diff
 
 
+def released_on_shared(released: TrialsTable, fresh: TrialsTable) -> TrialsTable | None:
+    """The released table on the items the fresh one holds; None when it holds every one of them already."""
+    r, f = _units(released), _units(fresh)
+    return None if not (r - f) else restrict(released, r & f)
+
+
+@dataclass(frozen=True)
+class ComparedOn:
+    """The items a replicated figure is compared on: ``items`` of the release's ``of`` (the claim's own n).
+
+    ``misprint`` is printed - release (as a fraction 0-1; a count over the
+    release's items) when the printed figure does not match the whole
+    release at printed precision, else 0: the comparison's target is then
+    the release's figure on the shared items moved by it, so a misprinted
+    claim cannot replicate by the release's data alone.
+    """
+
+    items: int | None
+    of: int | None
+    released_on_shared: Computed  # the release's figure on those items
+    misprint: float = 0.0
+
+    @property
+    def subset(self) -> bool:
+        return self.items is not None and self.of is not None and self.items < self.of
+
+    def to_json(self) -> dict:
+        return {"items": self.items, "of": self.of, "released_on_shared": self.released_on_shared.to_json(),
+                "printed_minus_release": self.misprint}
+
+
 @dataclass(frozen=True)
 class Replicated:
     """A claim checked against a fresh collection."""
@@ -114,36 +175,65 @@ class Replicated:
     comparison: Comparison | None = None
     why: str | None = None
     fresh_outcome: str | None = None  # for a flag: pass | fail | undecided
+    compared_on: ComparedOn | None = None
 
     def to_json(self) -> dict:
         c = self.comparison
+        of = "fresh share - threshold" if self.test == FLAG_TEST else "fresh - release, on the shared items"
         return {
-            "interval": None if c is None else {"low": c.low, "high": c.high, "level": 0.95,
-                                                "of": "fresh - printed"},
+            "interval": None if c is None else {"low": c.low, "high": c.high, "level": 0.95, "of": of},
             "difference": None if c is None else c.difference,
             "test": self.test,
             "p_value": None if c is None else c.p_value,
             "statistic": None if c is None else c.statistic,
             "tolerance": self.tolerance,
+            "compared_on": None if self.compared_on is None else self.compared_on.to_json(),
         }
 
 
-def _printed_fraction(p: Printed, n: int | None) -> float:
-    """The printed value as a fraction 0-1 (a count of items over the release's ``n`` items)."""
-    x = Fraction(p.value)
-    if p.unit == "percent":
-        x /= 100
-    elif p.unit == "count":
-        x = x / n if n else Fraction(0)
-    return float(x)
+def _misprint(c: Claim, full: Computed) -> float:
+    """printed - release as a fraction (0 when the printed figure matches the release at printed precision)."""
+    p = c.printed
+    if not isinstance(p, Printed) or full.value is None or isinstance(full.value, bool):
+        return 0.0
+    if match(p, full.value).verdict is Verdict.match:
+        return 0.0
+    printed = Fraction(p.value) / (100 if p.unit == "percent" else 1)
+    release = Fraction(full.value)
+    if p.unit == "count":
+        if not full.n:
+            return 0.0
+        printed, release = printed / full.n, release / full.n
+    return float(printed - release)
+
+
+def _shift(cmp: Comparison, by: float) -> Comparison:
+    """The comparison of fresh - (release + ``by``): the interval moved by -``by`` (a test of fresh = release dropped)."""
+    if by == 0:
+        return cmp
+    return replace(cmp, difference=cmp.difference - by, low=cmp.low - by, high=cmp.high - by, p_value=None,
+                   statistic=None)
+
+
+def _share_of(v: Computed, unit: str) -> float:
+    """A share figure as a fraction 0-1 of its items (a count over its ``n``)."""
+    assert v.value is not None and v.n
+    return float(Fraction(v.value) / v.n) if unit == "count" else float(v.value)
 
 
 class ReplicationChecker:
-    """Compares claims over table ``name`` between the release and the fresh table in ``rc``."""
+    """Compares claims over one table between the release on the shared items and the fresh table.
 
-    def __init__(self, rc: TrialsRecomputer, released: str, fresh: str) -> None:
+    ``released`` is the whole release (for the counts of :class:`ComparedOn`),
+    ``shared`` the release restricted to the items the fresh table holds (the
+    same name as ``released`` when it holds all of them), ``fresh`` the fresh
+    table restricted to the release's items.
+    """
+
+    def __init__(self, rc: TrialsRecomputer, released: str, fresh: str, shared: str | None = None) -> None:
         self.rc = rc
         self.released = released
+        self.shared = shared or released
         self.fresh = fresh
         self._counts: dict[str, Counts] = {}
         self._unit: dict[str, dict[tuple[str, str], int]] = {}
@@ -158,28 +248,66 @@ class ReplicationChecker:
 
     def check(self, c: Claim) -> Replicated:
         fresh = self.rc.compute(c, self.fresh)
-        tol = float(c.settings.fraction("tolerance"))
+        full = self.rc.compute(c, self.released)
+        shared = full if self.shared == self.released else self.rc.compute(c, self.shared)
+        on = ComparedOn(shared.n, full.n, shared, _misprint(c, full))
+        rep = self._check(c, fresh, shared, on, float(c.settings.fraction("tolerance")))
+        return replace(rep, compared_on=on)
+
+    def _check(self, c: Claim, fresh: Computed, shared: Computed, on: ComparedOn, tol: float) -> Replicated:
         family = c.spec.family
         if family == "design":
+            if on.subset:
+                return Replicated(fresh, UNDERPOWERED, DESIGN_TEST, tol, why=f"the fresh items are a subset: "
+                                  f"{on.items} of {on.of} (an item count is not a replication question there)")
             return self._design(c, fresh, tol)
         if fresh.value is None:
             return Replicated(fresh, None, "-", tol, why=fresh.why)
         if family == "flag":
             return self._flag(c, fresh, tol)
+        if shared.value is None:
+            return Replicated(fresh, None, "-", tol, why=f"the release on the shared items: {shared.why}")
         if family == "share":
-            released = self.rc.compute(c, self.released)
-            n0 = released.n or 0
-            printed = _printed_fraction(c.printed, n0)  # type: ignore[arg-type]
-            k = float(fresh.value) if c.printed.unit == "count" else float(fresh.value) * (fresh.n or 0)
-            if not n0 or not fresh.n:
+            share = self._paired_share(c) if self._paired(c) else self._unpaired_share(c, fresh, shared)
+            if share is None:
                 return Replicated(fresh, None, "-", tol, why="no items on a side")
-            cmp = share_difference(k, fresh.n, printed, n0)
-            return Replicated(fresh, verdict(cmp.low, cmp.high, tol), cmp.test, tol, cmp)
+            cmp = _shift(share, on.misprint)
+            v = paired_share_verdict(cmp, tol) if not on.misprint else verdict(cmp.low, cmp.high, tol)
+            return Replicated(fresh, v, cmp.test, tol, cmp)
         var_f = self._variance(c, self.fresh)
-        var_r = self._variance(c, self.released)
-        printed = _printed_fraction(c.printed, None)  # type: ignore[arg-type]
-        cmp = z_test(float(fresh.value), printed, var_f, var_r)
+        var_r = self._variance(c, self.shared)
+        target = float(shared.value) + on.misprint
+        cmp = paired_mean_difference(float(fresh.value), target, var_f, var_r)
         return Replicated(fresh, verdict(cmp.low, cmp.high, tol), cmp.test, tol, cmp)
+
+    @staticmethod
+    def _paired(c: Claim) -> bool:
+        return c.spec.scope == "cell" and c.metric[len("items."):] in SHARE_CLASSES
+
+    def _paired_share(self, c: Claim) -> Comparison | None:
+        """Newcombe's paired interval from each shared item's class indicator on the two sides."""
+        classes = SHARE_CLASSES[c.metric[len("items."):]]
+        rel, fr = self.rc.cell(c, self.shared).rows, self.rc.cell(c, self.fresh).rows
+        assert rel is not None and fr is not None
+        fresh_in = {(b, it): int(k) in classes for b, it, k in zip(fr.benchmarks, fr.items, fr.cls.tolist())}
+        cross = [0, 0, 0, 0]  # both, only released, only fresh, neither
+        for b, it, k in zip(rel.benchmarks, rel.items, rel.cls.tolist()):
+            f = fresh_in.get((b, it))
+            if f is not None:
+                r = int(k) in classes
+                cross[0 if r and f else 1 if r else 2 if f else 3] += 1
+        if not sum(cross):
+            return None
+        return replace(paired_share_difference(*cross), p_value=mcnemar_exact_p(cross[1], cross[2]))
+
+    @staticmethod
+    def _unpaired_share(c: Claim, fresh: Computed, shared: Computed) -> Comparison | None:
+        """Newcombe's interval for two independent shares, both over the shared items (no per-item indicator)."""
+        if not shared.n or not fresh.n:
+            return None
+        unit = c.printed.unit
+        k = _share_of(fresh, unit) * fresh.n
+        return share_difference(k, fresh.n, _share_of(shared, unit), shared.n)
 
     def _design(self, c: Claim, fresh: Computed, tol: float) -> Replicated:
         p = c.printed

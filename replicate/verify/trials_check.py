@@ -3,7 +3,8 @@
 :func:`check_trials` recomputes every claim from the released table it names,
 except claims over a table that a fresh collection replaces (``[replication]``
 or ``--replication``): those are replicated, i.e. the fresh figure is judged
-against the printed one within sampling error (:mod:`replicate.verify.replication`).
+against the release's figure on the items both tables hold, within the
+trials' sampling error (:mod:`replicate.verify.replication`).
 A claim naming a model, benchmark or edge the table lacks is bad input; every
 such problem is reported at once, by claim id.
 """
@@ -20,10 +21,12 @@ from replicate.trials.load import TrialsTable
 from replicate.verify.claims import TrialsPart
 from replicate.verify.outcome import Outcome
 from replicate.verify.replication import (
+    SHARED,
     Agreement,
     ReplicationChecker,
     agreement,
     collection_provenance,
+    released_on_shared,
     shared_items,
 )
 from replicate.verify.result import (
@@ -85,14 +88,20 @@ def check_trials(
                        path=claims_path)
     all_tables: dict[str, TrialsTable] = dict(tables)
     diffs = {}
+    shared_name: dict[str, str] = {}
     for name, table in fresh.items():
         restricted, diffs[name] = shared_items(tables[name], table)
         all_tables[name + FRESH] = restricted
+        on_shared = released_on_shared(tables[name], table)
+        shared_name[name] = name if on_shared is None else name + SHARED
+        if on_shared is not None:
+            all_tables[name + SHARED] = on_shared
     rc = TrialsRecomputer(all_tables, diag)
     rc.prepare(part.claims)
     replicated = [c for c in part.claims if c.trials in fresh]
     rc.prepare(replicated, {name: name + FRESH for name in fresh})
-    checkers = {name: ReplicationChecker(rc, name, name + FRESH) for name in fresh}
+    rc.prepare(replicated, {name: shared_name[name] for name in fresh})  # all edges at once: one BH family
+    checkers = {name: ReplicationChecker(rc, name, name + FRESH, shared_name[name]) for name in fresh}
     results = []
     for c in part.claims:
         released = rc.compute(c)
@@ -109,6 +118,7 @@ def check_trials(
                 s = c.settings
                 key = (rc.edge_of(c, name), c.benchmark, s.eps, s.alpha, s.ci)
                 if key not in seen:
+                    # the paper's classification (the whole release) against the fresh one, on the shared items
                     seen[key] = agreement(rc.cell(c, name), rc.cell(c, name + FRESH))
         prov = collection_provenance(name, table, diffs[name], (archives or {}).get(name))
         reports.append(ReplicationReport(name, prov, tuple(seen.values())))

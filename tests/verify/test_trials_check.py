@@ -113,8 +113,12 @@ def test_a_fresh_table_with_other_items_is_compared_on_the_shared_ones_and_says_
     assert (d.shared, d.only_released, d.only_fresh) == (4, {"X": 1}, {"X": 1})
     by = {r.claim.id: r for r in tv.results}
     assert all(r.mode == "replicated" for r in tv.results)
-    assert by["n"].computed.value == 3 and by["n"].verdict == "does not replicate"  # i9 left out, i4 missing
+    # i9 left out, i4 missing: an item count on a subset is not a replication question
+    assert by["n"].computed.value == 3 and by["n"].verdict == "underpowered"
+    assert by["n"].why.startswith("the fresh items are a subset: 3 of 4")
     assert by["n"].released.value == 4
+    assert by["n"].replicated.compared_on.to_json() == {
+        "items": 3, "of": 4, "released_on_shared": 3, "printed_minus_release": 0.0}
     # item-level: i1, i2, i3 classified alike in both; i4 is not in the fresh table
     ag = {(a.benchmark): a for a in rep.agreements}["X"]
     assert ag.items_compared == 3 and ag.again == 2 and ag.new == 0 and ag.same_class == 3
@@ -139,9 +143,9 @@ def test_cli_recomputes_and_replicates_with_exit_codes_and_json(table, tmp_path)
                          "--replication", f"s={tmp_path / 't.jsonl'}"])
     out = json.loads(r.stdout)
     c = {x["id"]: x for x in out["trials"]["claims"]}
-    assert c["acc-a"]["mode"] == "replicated" and c["acc-a"]["test"].startswith("two-sample z test")
+    assert c["acc-a"]["mode"] == "replicated" and c["acc-a"]["test"].startswith("paired z test")
     assert c["acc-a"]["p_value"] == 1.0 and c["acc-a"]["interval"]["low"] < 0 < c["acc-a"]["interval"]["high"]
-    assert c["plus"]["p_value"] is None and c["plus"]["test"].startswith("Newcombe")
+    assert c["plus"]["p_value"] == 1.0 and c["plus"]["test"].startswith("Newcombe's paired")
     r = run.invoke(app, ["verify", str(tmp_path / "c.toml"), "--root", str(tmp_path), "--replication", "nope=x"])
     assert r.exit_code == 2 and "--replication names no [trials] table: nope; tables: s" in r.output
 
