@@ -301,4 +301,8 @@ def verify(
         root=str(root), date=date, diagnostics=loaded.diagnostics, uncertainty=uncertainty, label=label,
     )
     v = replace(v, label_keys=tuple(keys))
+    if claims.ranking_claims:
+        from replicate.verify.ranking_claims import check_rankings
+
+        v = replace(v, rankings=check_rankings(claims.ranking_claims, claims.trec_runs, root_path))
     return v if trials is None else replace(v, trials=trials)

@@ -20,6 +20,7 @@ from pathlib import Path, PurePath, PurePosixPath
 
 from replicate.output import Format, table
 from replicate.provenance import FileProvenance
+from replicate.verify.note_rankings import ranking_sections, ranking_table
 from replicate.verify.note_runs import claim_texts, claims_table, edges, floors, runs
 from replicate.verify.note_trials import reproduce_args, trial_sections, trial_table
 from replicate.verify.result import Verification
@@ -36,11 +37,16 @@ class Figures:
 
 
 def _summary(v: Verification) -> list[str]:
-    if v.trials is not None and not v.results:
-        return [f"**{v.summary_line()}.**", "", *_trial_summary(v)]
+    if not v.runs_part:
+        others = _trial_summary(v) if v.trials is not None else []
+        if v.rankings is not None:
+            others += ([""] if others else []) + _ranking_summary(v)
+        return [f"**{v.summary_line()}.**", "", *others]
     lines = [f"**{v.summary_line()}.**" if v.results else "**No claims.**", ""]
     if v.trials is not None:
         lines += _trial_summary(v) + [""]
+    if v.rankings is not None:
+        lines += _ranking_summary(v) + [""]
     gate = v.parsers[0] if v.explicit_parsers or v.decided else "each claim's first parser"
     if v.failed:
         ids = ", ".join(r.claim.id for r in v.failed)
@@ -64,6 +70,14 @@ def _trial_summary(v: Verification) -> list[str]:
         return ["Trial claims: none mismatches and none fails to replicate."]
     ids = ", ".join(r.claim.id for r in bad)
     return [f"Check failed: {len(bad)} trial claim(s) mismatch or do not replicate: {ids}."]
+
+
+def _ranking_summary(v: Verification) -> list[str]:
+    assert v.rankings is not None
+    bad = v.rankings.failed
+    if not bad:
+        return ["Ranking claims: none mismatches."]
+    return [f"Check failed: {len(bad)} ranking claim(s) mismatch: {', '.join(r.claim.id for r in bad)}."]
 
 
 def _released_files(v: Verification) -> list[FileProvenance]:
@@ -220,6 +234,8 @@ def render_note(v: Verification, *, out: str | None = None, figures: Figures | N
         ]
     if v.trials is not None:
         parts += trial_sections(v.trials)
+    if v.rankings is not None:
+        parts += ranking_sections(v.rankings, v.root)
     if judge:
         parts += edges(v) + floors(v) + runs(v)
     parts += _flags(v)
@@ -284,5 +300,9 @@ def render_table(v: Verification, fmt: Format = Format.table) -> str:
         if lines:
             lines.append("")
         lines.append(trial_table(v.trials, fmt).rstrip("\n"))
+    if v.rankings is not None:
+        notes = {}
+        lines += ([""] if lines else []) + [ranking_table(v.rankings, fmt, notes).rstrip("\n")]
+        lines += [f"[{i}] {why}" for why, i in notes.items()]
     lines += ["", v.summary_line()]
     return "\n".join(lines) + "\n"
