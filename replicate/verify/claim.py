@@ -28,6 +28,7 @@ from typing import Any
 from replicate.stats.intervals import DIFF_METHODS
 from replicate.stats.policy import POLICIES, Policy
 from replicate.trials.settings import DECIMAL_SETTINGS, TrialSettings
+from replicate.verify.cost_claims import PER as _PER  # noqa: F401  (importing it registers the costs.* rows)
 from replicate.verify.matching import FLAG_WORDS, Printed, PrintedFlag
 from replicate.verify.metrics import UNITS_OF_SOURCE, Metric, claim_unit, metric as find_metric, metric_names
 from replicate.verify.ranking_claims import check_runs  # (importing it registers the rankings.* rows)
@@ -125,11 +126,12 @@ class Claim:
             runs = self.trec_runs if isinstance(self.trec_runs, str) else ", ".join(self.trec_runs or ())
             return f"systems of {runs}, {self.options.get('measure')}"
         bench = self.benchmark if self.benchmark is not None else "all benchmarks pooled"
+        own = "".join(f", {k} {v}" for k, v in self.options.items())  # a metric's own fields (kind, per)
         if scope == "cell":
-            return f"{(self.edge or '').replace(':', ' -> ', 1)}, {bench}"
+            return f"{(self.edge or '').replace(':', ' -> ', 1)}, {bench}{own}"
         if scope == "model":
-            return f"{self.model}, {self.benchmark}"
-        return str(self.benchmark)
+            return f"{self.model}, {self.benchmark}{own}"
+        return f"{self.benchmark}{own}"
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"id": self.id, "metric": self.metric, "printed": self.printed.text,
@@ -276,6 +278,8 @@ def _options(c: Mapping[str, Any], spec: Metric | None, say: Callable[[str], Non
     out: dict[str, Any] = {}
     for f in spec.fields if spec is not None else ():
         if f.name not in c:
+            if f.required:
+                say(f"missing field {f.name!r} (metric {spec.name!r} needs it: {f.doc})")  # type: ignore[union-attr]
             out[f.name] = f.default
             continue
         problem = f.check(c[f.name])

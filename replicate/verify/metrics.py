@@ -51,7 +51,7 @@ Family = Literal["share", "mean", "design", "flag"]
 
 #: Units a printed value may be given in, per source.
 UNITS: tuple[str, ...] = ("percent", "fraction", "count", "ratio")
-TRIAL_UNITS: tuple[str, ...] = ("percent", "fraction", "count", "flag")
+TRIAL_UNITS: tuple[str, ...] = ("percent", "fraction", "count", "flag", "ratio")
 UNITS_OF_SOURCE: dict[str, tuple[str, ...]] = {"runs": UNITS, "trials": TRIAL_UNITS, "rankings": ("ratio",)}
 
 #: Which units fit which kind of value.
@@ -72,6 +72,7 @@ class Field:
     check: Callable[[Any], str | None]
     default: Any = None
     doc: str = ""
+    required: bool = False  # a claim naming the metric must give it (no default)
 
 
 @dataclass(frozen=True, slots=True)
