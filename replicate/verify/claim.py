@@ -115,23 +115,29 @@ class Claim:
     @property
     def target(self) -> str:
         """What the figure is about, as a reader sees it."""
+        return self.described(str)
+
+    def described(self, name: Callable[[Any], str]) -> str:
+        """:attr:`target` with every name the user gave (runs, models, benchmarks, files) passed through ``name``
+        (the note's escaping), the words around them as they are."""
         scope = self.scope
         if scope == "floor":
-            return "floor of " + ", ".join(self.runs)
+            return "floor of " + ", ".join(map(name, self.runs))
         if scope == "edge":
-            return f"{self.old} -> {self.new}"
+            return f"{name(self.old)} -> {name(self.new)}"
         if scope == "run":
-            return str(self.run)
+            return name(self.run)
         if scope == "systems":
-            runs = self.trec_runs if isinstance(self.trec_runs, str) else ", ".join(self.trec_runs or ())
-            return f"systems of {runs}, {self.options.get('measure')}"
-        bench = self.benchmark if self.benchmark is not None else "all benchmarks pooled"
-        own = "".join(f", {k} {v}" for k, v in self.options.items())  # a metric's own fields (kind, per)
+            runs = name(self.trec_runs) if isinstance(self.trec_runs, str) else ", ".join(map(name, self.trec_runs or ()))
+            return f"systems of {runs}, {name(self.options.get('measure'))}"
+        bench = name(self.benchmark) if self.benchmark is not None else "all benchmarks pooled"
+        own = "".join(f", {k} {name(v)}" for k, v in self.options.items())  # a metric's own fields (kind, per)
         if scope == "cell":
-            return f"{(self.edge or '').replace(':', ' -> ', 1)}, {bench}{own}"
+            src, _, tgt = (self.edge or "").partition(":")
+            return f"{name(src)} -> {name(tgt)}, {bench}{own}"
         if scope == "model":
-            return f"{self.model}, {self.benchmark}{own}"
-        return f"{self.benchmark}{own}"
+            return f"{name(self.model)}, {name(self.benchmark)}{own}"
+        return f"{name(self.benchmark)}{own}"
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"id": self.id, "metric": self.metric, "printed": self.printed.text,

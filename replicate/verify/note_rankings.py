@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from replicate.output import Format, table
+from replicate.output import Format, md_code, md_text, one_line, table
 from replicate.verify.cells import figure_cell, fitted, not_computable, printed_text, show
 from replicate.verify.ranking_claims import RankingClaimResult, RankingsVerification
 
@@ -18,7 +18,8 @@ def _verdict(r: RankingClaimResult, notes: dict[str, int]) -> str:
 
 def ranking_table(part: RankingsVerification, fmt: Format, notes: dict[str, int]) -> str:
     plain = fmt is Format.table
-    rows = [[r.claim.id, r.claim.where or "-", figure_cell(r.claim.metric, r.claim.target, plain),
+    esc = one_line if plain else md_text
+    rows = [[esc(r.claim.id), esc(r.claim.where or "-"), figure_cell(r.claim.metric, r.claim.described(esc), plain),
              "-" if r.computed.n is None else r.computed.n, printed_text(r.claim.printed),
              show(r.claim.printed, r.computed.value), _verdict(r, notes)] for r in part.results]
     return fitted(rows, ["id", "where", "figure", "systems", "printed", "recomputed", "verdict"], fmt)
@@ -40,7 +41,7 @@ def ranking_sections(part: RankingsVerification, root: str) -> list[str]:
            "ir-measures; the figure compares the two orderings of the systems (no bootstrap: the printed "
            "value is checked at its precision).", "", claims.rstrip("\n"), ""]
     out += [f"[{n}] {why}" for why, n in notes.items()] + ([""] if notes else [])
-    rows = [[f"`{_rel(f.path, root)}`", role, f.size, f"`{f.sha256}`"] for f, role in part.files]
-    out += ["## Ranking sources", "", f"Paths are relative to `{root}`.", "",
+    rows = [[md_code(_rel(f.path, root)), role, f.size, f"`{f.sha256}`"] for f, role in part.files]
+    out += ["## Ranking sources", "", f"Paths are relative to {md_code(root)}.", "",
             table(rows, ["file", "role", "bytes", "sha256"], Format.markdown).rstrip("\n"), ""]
     return out
