@@ -20,7 +20,7 @@ from typing import Iterable, Mapping, Sequence
 
 from replicate.diagnostics import Diagnostics
 from replicate.judge.floor.checks import far_beyond
-from replicate.judge.model import RunFile
+from replicate.judge.model import RunFile, extraction_failures
 from replicate.output import pct
 from replicate.verify.claims import ClaimsFile
 from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
@@ -114,6 +114,11 @@ def collect_flags(
         if any(f.unparsed for f in figs):
             parts = [f"{f.unparsed} ({pct(float(f.unparsed_rate or 0))}) under {f.parser}" for f in figs]
             flags.append(Flag("unparsed", f"{name}: outputs left unparsed (of {figs[0].items}): {'; '.join(parts)}"))
+    for name, files in run_files.items():
+        failed = extraction_failures(files)
+        if failed:
+            flags.append(Flag("extraction", f"{name}: {failed} documents had no answer extracted ([invalid]); "
+                              "dropped under intersect, wrong under wrong"))
     flags.extend(_files(run_files))
     flags.extend(_impossible(claims, run_figures))
     flags.extend(_different_repeats(floors))

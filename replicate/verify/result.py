@@ -207,7 +207,7 @@ class TrialsVerification:
 class Flag:
     """Something a reader of the note should know: a short kind code and one sentence."""
 
-    kind: str  # unparsed | rewritten | skipped | impossible | produced_differently | hash | items | tie | warning | source
+    kind: str  # unparsed | extraction | rewritten | skipped | impossible | produced_differently | hash | items | tie | warning | source
     message: str
 
     def to_json(self) -> dict:
@@ -291,6 +291,14 @@ class Verification:
         that mismatch (recomputed) or do not replicate (replicated)."""
         return [r.claim.id for r in self.all_results if r.failed]
 
+    def extraction_failures(self) -> dict[str, int | None]:
+        """Per run, the records whose answer the file's own extraction did not find ([invalid]); empty when
+        no run's reader tells them apart."""
+        from replicate.judge.model import extraction_failures
+
+        out = {name: extraction_failures(files) for name, files in self.run_files.items()}
+        return out if any(n is not None for n in out.values()) else {}
+
     def sources(self) -> list[dict[str, Any]]:
         """Every file read, once, with the runs that use it."""
         seen: dict[str, dict[str, Any]] = {}
@@ -325,6 +333,7 @@ class Verification:
             "edges": [_edge_json(e) for e in self.edges],
             "floors": [_floor_json(f) for f in self.floors],
             "runs": [_run_json(f) for f in self.run_figures],
+            **({"extraction_failures": failures} if (failures := self.extraction_failures()) else {}),
             "flags": [f.to_json() for f in self.flags],
             "sources": self.sources(),
             **({} if self.trials is None else {"trials": self.trials.to_json()}),
