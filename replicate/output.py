@@ -80,10 +80,12 @@ def md_cell(value: Any) -> Any:
 _LINE_BREAKS = re.compile("\r\n|[\n\r\t\v\f\x1c-\x1e\x85\u2028\u2029]")
 _CONTROLS = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f]")
 #: Markdown punctuation that can start structure (emphasis, links, images, code, HTML, headings, tables,
-#: strikethrough); each is backslash-escaped, which every CommonMark/GFM renderer shows literally. (``>`` opens
-#: a quote only at a line's start, where escaped text never is: it is kept on its line, and the note's
-#: wrapping never starts a line with it; so ``a -> b`` stays as written.)
-_MD_SPECIAL = re.compile(r"[\\`*\[\]<#|~]|&(?=#?\w+;)|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+#: strikethrough), each backslash-escaped, which every CommonMark/GFM renderer shows literally. A ``[`` is
+#: escaped only where a ``](`` or ``][`` follows: on one line of a note without link definitions that is
+#: the only way it opens a link or image, so ``[12.5, 13.5]`` stays as written. ``>`` opens a quote only
+#: at a line's start, where escaped text never is (it is kept on its line, and the note's wrapping never
+#: starts a line with it), so ``a -> b`` stays as written too.
+_MD_SPECIAL = re.compile(r"[\\`*<#|~]|\[(?=.*\][(\[])|&(?=#?\w+;)|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 
 
 def one_line(value: Any) -> str:
@@ -96,7 +98,7 @@ def md_text(value: Any) -> str:
 
     The one escaping function for text a note did not write itself: kept on its line
     (:func:`one_line`), and every character that could open markdown or HTML structure
-    (``\\ ` * [ ] < # | ~``, ``_`` at a word's edge, ``&`` of an entity) backslash-escaped, so
+    (``\\ ` * < # | ~``, ``_`` at a word's edge, ``&`` of an entity, ``[`` of a link) backslash-escaped, so
     a renderer shows it as written and no ``<script>``, link, image, code fence, heading or table
     cell can come out of it. Ordinary text (letters, digits, spaces, ``-``, ``.``, ``:``, ``/``,
     ``@``, ``_`` inside a word) comes out unchanged. Inside a code span use :func:`md_code`.
