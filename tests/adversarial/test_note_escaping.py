@@ -28,6 +28,7 @@ HOSTILE = [
     "<script>alert(1)</script>",
     '<img src=x onerror="alert(1)">',
     "[click](javascript:alert(1))",
+    "[a [b] c](javascript:alert(1)) and ![x][y] and [r]: javascript:alert(1)",
     "![img](http://example.invalid/x.png)",
     "a | b | c",
     "pipe after backslash \\| here",
