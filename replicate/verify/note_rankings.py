@@ -41,6 +41,8 @@ def ranking_sections(part: RankingsVerification, root: str) -> list[str]:
            "ir-measures; the figure compares the two orderings of the systems (no bootstrap: the printed "
            "value is checked at its precision).", "", claims.rstrip("\n"), ""]
     out += [f"[{n}] {why}" for why, n in notes.items()] + ([""] if notes else [])
+    topics = [f"- {md_code(r.claim.id)}: {r.topic_note()}" for r in part.results if r.topic_note()]
+    out += topics + ([""] if topics else [])
     rows = [[md_code(_rel(f.path, root)), role, f.size, f"`{f.sha256}`"] for f, role in part.files]
     out += ["## Ranking sources", "", f"Paths are relative to {md_code(root)}.", "",
             table(rows, ["file", "role", "bytes", "sha256"], Format.markdown).rstrip("\n"), ""]

@@ -158,6 +158,7 @@ class RankingClaimResult:
     computed: Computed
     match: Any
     files: tuple[FileProvenance, ...] = ()  # run files then the two qrels
+    topics: dict[str, Any] | None = None  # how the two qrels' topics meet (the rankings JSON's ``topics``)
 
     @property
     def outcome(self) -> Outcome:
@@ -178,8 +179,17 @@ class RankingClaimResult:
         out = self.claim.to_json()
         out.update(mode="recomputed", computed=self.computed.to_json(), rounded=self.rounded(),
                    verdict=self.verdict, why=self.computed.why, systems=self.computed.n,
-                   matches=self.claim.printed.show_interval(), tie=self.outcome.tie)
+                   matches=self.claim.printed.show_interval(), tie=self.outcome.tie, topics=self.topics)
         return out
+
+    def topic_note(self) -> str | None:
+        """Topics judged by one qrels only, in words (None when both judge the same topics)."""
+        t = self.topics or {}
+        ref, est = t.get("only_reference") or [], t.get("only_estimate") or []
+        if not ref and not est:
+            return None
+        return (f"{len(ref)} topic(s) judged by the reference qrels only, {len(est)} by the estimate only "
+                f"({t.get('both')} by both): each ordering is over its own qrels' topics, as ir-measures scores them")
 
 
 @dataclass(frozen=True)
@@ -224,5 +234,6 @@ def check_rankings(claims: Sequence[Any], tables: Mapping[str, tuple[str, ...]],
         files = tuple(s.file for s in a.systems) + tuple(q.file for q in a.qrels)
         for f in files:
             seen.setdefault(f.path, (f, "qrels" if f in (q.file for q in a.qrels) else "run"))
-        results.append(RankingClaimResult(c, computed, Outcome.recomputed(c.printed, computed).match, files))
+        results.append(RankingClaimResult(c, computed, Outcome.recomputed(c.printed, computed).match, files,
+                                          a.to_json()["topics"]))
     return RankingsVerification(tuple(results), tuple(seen.values()))

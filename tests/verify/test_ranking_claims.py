@@ -102,6 +102,9 @@ def test_printed_tau_matches_at_printed_precision_and_a_wrong_one_fails(study):
     assert got["ap-ok"]["computed"] == pytest.approx(expected["tau_ap"], abs=1e-12)
     assert got["rho-ok"]["computed"] == pytest.approx(expected["spearman"], abs=1e-12)
     assert got["tau-ok"]["options"] == {"qrels": ["ref.qrels", "est.qrels"], "measure": "nDCG@10"}
+    # the scenario: t1 judged by the reference only, t7 by the estimate only (tests/support/rankings.py)
+    topics = got["tau-ok"]["topics"]
+    assert (topics["only_reference"], topics["only_estimate"], topics["both"]) == (["t1"], ["t7"], 5)
     assert not out["ok"]
     # provenance: every run file and both qrels, each with its sha256
     import hashlib
@@ -115,6 +118,8 @@ def test_printed_tau_matches_at_printed_precision_and_a_wrong_one_fails(study):
     assert "## Ranking claims" in text and "## Ranking sources" in text
     assert sources["est.qrels"]["sha256"] in text
     assert "ranking claim(s) mismatch: tau-wrong" in text
+    assert "- `tau-ok`: 1 topic(s) judged by the reference qrels only, 1 by the estimate only (5 by both)" in " ".join(
+        text.split())
 
 
 def test_bad_fields_are_reported_at_once_by_claim_id():
