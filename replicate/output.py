@@ -101,6 +101,50 @@ def md_cell(value: Any) -> Any:
     return _UNESCAPED_PIPE.sub(r"\\|", value.replace("\r\n", " ").replace("\n", " "))
 
 
+#: Characters that end a line in some renderer (folded into a space), and other control characters (shown as U+FFFD).
+_LINE_BREAKS = re.compile("\r\n|[\n\r\t\v\f\x1c-\x1e\x85\u2028\u2029]")
+_CONTROLS = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f]")
+#: Markdown punctuation that can start structure (emphasis, links, images, code, HTML, headings, tables,
+#: strikethrough), each backslash-escaped, which every CommonMark/GFM renderer shows literally. A ``[`` is
+#: escaped only where a ``](`` or ``][`` follows: on one line of a note without link definitions that is
+#: the only way it opens a link or image, so ``[12.5, 13.5]`` stays as written. ``>`` opens a quote only
+#: at a line's start, where escaped text never is (it is kept on its line, and the note's wrapping never
+#: starts a line with it), so ``a -> b`` stays as written too.
+_MD_SPECIAL = re.compile(r"[\\`*<#|~]|\[(?=.*\][(\[])|&(?=#?\w+;)|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+
+
+def one_line(value: Any) -> str:
+    """``str(value)`` kept on one line: line breaks folded into a space, other control characters as U+FFFD."""
+    return _CONTROLS.sub("\ufffd", _LINE_BREAKS.sub(" ", str(value)))
+
+
+def md_text(value: Any) -> str:
+    """User-supplied text (a claim's id, where and text, a title, a run or file name) made inert in markdown.
+
+    The one escaping function for text a note did not write itself: kept on its line
+    (:func:`one_line`), and every character that could open markdown or HTML structure
+    (``\\ ` * < # | ~``, ``_`` at a word's edge, ``&`` of an entity, ``[`` of a link) backslash-escaped, so
+    a renderer shows it as written and no ``<script>``, link, image, code fence, heading or table
+    cell can come out of it. Ordinary text (letters, digits, spaces, ``-``, ``.``, ``:``, ``/``,
+    ``@``, ``_`` inside a word) comes out unchanged. Inside a code span use :func:`md_code`.
+    """
+    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), one_line(value))
+
+
+def md_code(value: Any) -> str:
+    """User-supplied text as one inline code span: on one line, fenced by more backticks than it holds.
+
+    A code span shows its content literally (no escape works inside it), so the fence is what
+    keeps it closed. In a table, :func:`md_cell` escapes its ``|`` (GFM splits cells before it reads
+    code spans, and drops that backslash inside them).
+    """
+    text = one_line(value)
+    longest = max((len(r) for r in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def table(rows: Sequence[Sequence[Any]], headers: Sequence[str], fmt: FormatArg) -> str:
     """A plain-text (``simple``) or GitHub-markdown (``github``) table.
 

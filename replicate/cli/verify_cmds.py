@@ -64,7 +64,8 @@ def verify_cmd(
     Each claim gets a verdict per parser: match, mismatch or not_computable
     (with why). Claims over K-trial tables ([trials]) are recomputed with the
     items/screen engine; with --replication their table is a fresh collection
-    and each claim replicates, does not replicate or is underpowered. Exit 1
+    and each claim replicates, does not replicate or is underpowered. Claims
+    naming trec_runs score TREC runs under two qrels (ranking agreement). Exit 1
     when a claim mismatches under the gating parser (the first --parser;
     without --parser, the claim's own parser, else the [study] parser, else
     the first released umbrela reading) or does not replicate, 0 otherwise;

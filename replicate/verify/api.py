@@ -264,6 +264,13 @@ def verify(
     if claims.trials.claims or replications:
         from replicate.verify.trials_io import load_trials_part
 
+        fresh = set(claims.trials.replication) | set(replications or {})
+        unreplicable = [c.id for c in claims.trials.claims if c.trials in fresh and c.spec.family is None]
+        if unreplicable:  # e.g. a token cost: recomputed from the release only
+            raise UsageError(f"claim(s) {', '.join(unreplicable)} name a figure a fresh collection does not "
+                             "replicate (it is only recomputed from the release): leave their table out of "
+                             "--replication / [replication], or give them a table of their own")
+
         trials = load_trials_part(claims, root_path, replications=replications or {},
                                   archives=replication_archives or {}, strict=strict)
     missing = [f"{name}: {f}" for name in used for f in claims.runs[name] if not (root_path / f).is_file()]
@@ -301,4 +308,8 @@ def verify(
         root=str(root), date=date, diagnostics=loaded.diagnostics, uncertainty=uncertainty, label=label,
     )
     v = replace(v, label_keys=tuple(keys))
+    if claims.ranking_claims:
+        from replicate.verify.ranking_claims import check_rankings
+
+        v = replace(v, rankings=check_rankings(claims.ranking_claims, claims.trec_runs, root_path))
     return v if trials is None else replace(v, trials=trials)

@@ -28,8 +28,10 @@ from typing import Any
 from replicate.stats.intervals import DIFF_METHODS
 from replicate.stats.policy import POLICIES, Policy
 from replicate.trials.settings import DECIMAL_SETTINGS, TrialSettings
+from replicate.verify.cost_claims import PER as _PER  # noqa: F401  (importing it registers the costs.* rows)
 from replicate.verify.matching import FLAG_WORDS, Printed, PrintedFlag
 from replicate.verify.metrics import UNITS_OF_SOURCE, Metric, claim_unit, metric as find_metric, metric_names
+from replicate.verify.ranking_claims import check_runs  # (importing it registers the rankings.* rows)
 
 #: Fields every claim may give, then those of each source.
 COMMON_FIELDS = ("id", "where", "text", "metric", "value", "unit")
@@ -37,6 +39,7 @@ SETTING_FIELDS = ("eps", "alpha", "ci", "null", "seed", "by", "low", "high", "th
 SOURCE_FIELDS: dict[str, tuple[str, ...]] = {
     "runs": ("run", "old", "new", "runs", "parser", "unparsed"),
     "trials": ("trials", "edge", "benchmark", "model", *SETTING_FIELDS),
+    "rankings": ("trec_runs",),
 }
 CLAIM_FIELDS = COMMON_FIELDS + SOURCE_FIELDS["runs"]
 TRIAL_CLAIM_FIELDS = COMMON_FIELDS + SOURCE_FIELDS["trials"]
@@ -68,6 +71,8 @@ class Claim:
     benchmark: str | None = None
     model: str | None = None
     settings: TrialSettings = TrialSettings()
+    # over system rankings
+    trec_runs: str | tuple[str, ...] | None = None  # a [trec_runs] name, or run files / directories
 
     @property
     def source(self) -> str:
@@ -75,7 +80,7 @@ class Claim:
 
     @property
     def scope(self) -> str:
-        if self.source == "trials":
+        if self.source != "runs":
             return self.spec.scope
         if self.runs:
             return "floor"
@@ -84,7 +89,7 @@ class Claim:
     @property
     def run_names(self) -> tuple[str, ...]:
         """The runs a claim over runs reads (none for a trial claim)."""
-        if self.source == "trials":
+        if self.source != "runs":
             return ()
         if self.scope == "floor":
             return self.runs
@@ -110,25 +115,37 @@ class Claim:
     @property
     def target(self) -> str:
         """What the figure is about, as a reader sees it."""
+        return self.described(str)
+
+    def described(self, name: Callable[[Any], str]) -> str:
+        """:attr:`target` with every name the user gave (runs, models, benchmarks, files) passed through ``name``
+        (the note's escaping), the words around them as they are."""
         scope = self.scope
         if scope == "floor":
-            return "floor of " + ", ".join(self.runs)
+            return "floor of " + ", ".join(map(name, self.runs))
         if scope == "edge":
-            return f"{self.old} -> {self.new}"
+            return f"{name(self.old)} -> {name(self.new)}"
         if scope == "run":
-            return str(self.run)
-        bench = self.benchmark if self.benchmark is not None else "all benchmarks pooled"
+            return name(self.run)
+        if scope == "systems":
+            runs = name(self.trec_runs) if isinstance(self.trec_runs, str) else ", ".join(map(name, self.trec_runs or ()))
+            return f"systems of {runs}, {name(self.options.get('measure'))}"
+        bench = name(self.benchmark) if self.benchmark is not None else "all benchmarks pooled"
+        own = "".join(f", {k} {name(v)}" for k, v in self.options.items())  # a metric's own fields (kind, per)
         if scope == "cell":
-            return f"{(self.edge or '').replace(':', ' -> ', 1)}, {bench}"
+            src, _, tgt = (self.edge or "").partition(":")
+            return f"{name(src)} -> {name(tgt)}, {bench}{own}"
         if scope == "model":
-            return f"{self.model}, {self.benchmark}"
-        return str(self.benchmark)
+            return f"{name(self.model)}, {name(self.benchmark)}{own}"
+        return f"{name(self.benchmark)}{own}"
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"id": self.id, "metric": self.metric, "printed": self.printed.text,
                                "unit": self.printed.unit, "where": self.where, "text": self.text}
         scope = self.scope
-        if self.source == "trials":
+        if self.source == "rankings":
+            out["trec_runs"] = self.trec_runs if isinstance(self.trec_runs, str) else list(self.trec_runs or ())
+        elif self.source == "trials":
             out["trials"] = self.trials
             if scope == "cell":
                 out["edge"] = self.edge
@@ -161,6 +178,7 @@ class Context:
     parsers: Collection[str] | None
     settings: TrialSettings
     seen: dict[str, int]  # id -> position, filled as claims are read
+    trec_tables: Mapping[str, Any] = field(default_factory=dict)  # [trec_runs] name -> paths
 
 
 def close(name: str, options: Collection[str]) -> str:
@@ -173,7 +191,7 @@ def parse_claim(c: Any, position: int, ctx: Context, problems: list[str]) -> Cla
     if not isinstance(c, dict):
         problems.append(f"claims[{position}]: must be a table ([[claims]])")
         return None
-    source = "trials" if "trials" in c else "runs"
+    source = claim_source(c)
     cid = c.get("id")
     label = f"claim {cid!r}" if isinstance(cid, str) and cid else f"claims[{position}]"
     before = len(problems)
@@ -195,7 +213,7 @@ def parse_claim(c: Any, position: int, ctx: Context, problems: list[str]) -> Cla
     name = c.get("metric")
     spec = find_metric(name, source) if isinstance(name, str) else None  # type: ignore[arg-type]
     allowed = COMMON_FIELDS + SOURCE_FIELDS[source] + (spec.field_names if spec is not None else ())
-    where = "" if source == "runs" else " in a trial claim"
+    where = {"runs": "", "trials": " in a trial claim", "rankings": " in a ranking claim"}[source]
     for k in c:
         if k not in allowed:
             say(f"unknown field {k!r}{close(k, allowed)}; allowed{where}: {', '.join(allowed)}")
@@ -209,17 +227,37 @@ def parse_claim(c: Any, position: int, ctx: Context, problems: list[str]) -> Cla
             f"{', '.join(ctx.tables) or 'none'}")
     if "metric" in c and spec is None:
         names = metric_names(source)  # type: ignore[arg-type]
-        say(f"unknown {'trial ' if source == 'trials' else ''}metric {name!r}{close(str(name), names)}; "
+        say(f"unknown {'trial ' if source == 'trials' else 'ranking ' if source == 'rankings' else ''}metric {name!r}{close(str(name), names)}; "
             f"metrics: {', '.join(names)}")
     unit = claim_unit(c, UNITS_OF_SOURCE[source], spec, say,
-                      units_of="units" if source == "runs" else "units of trial figures")
+                      units_of={"runs": "units", "trials": "units of trial figures",
+                                "rankings": "units of ranking figures"}[source])
     printed = _printed(c["value"], unit, say) if "value" in c else None
     options = _options(c, spec, say)
-    extra: dict[str, Any] = (_runs_part if source == "runs" else _trials_part)(c, spec, ctx, say)
+    extra: dict[str, Any] = {"runs": _runs_part, "trials": _trials_part, "rankings": _rankings_part}[source](
+        c, spec, ctx, say)
     if len(problems) > before or spec is None or printed is None:
         return None
     return Claim(id=str(cid), metric=spec.name, printed=printed, spec=spec, where=c.get("where", ""),
                  text=c.get("text", ""), position=position, options=options, **extra)
+
+
+def claim_source(c: Mapping[str, Any]) -> str:
+    """The source a raw claim is over: a trials table, TREC runs (system rankings), else judge runs."""
+    return "trials" if "trials" in c else "rankings" if "trec_runs" in c else "runs"
+
+
+def _rankings_part(c: Mapping[str, Any], spec: Metric | None, ctx: Context, say: Callable[[str], None]) -> dict:
+    for key in ("where", "text"):
+        if key in c and not isinstance(c[key], str):
+            say(f"{key} must be a string")
+    problem = check_runs(c["trec_runs"], ctx.trec_tables)
+    if problem is not None:
+        say(problem)
+    if spec is not None and "qrels" not in c:
+        say(f"missing field 'qrels' (metric {spec.name!r} names [reference, estimate] qrels files)")
+    runs = c["trec_runs"]
+    return dict(trec_runs=runs if isinstance(runs, str) else tuple(runs) if isinstance(runs, list) else None)
 
 
 def _printed(value: Any, unit: str | None, say: Callable[[str], None]) -> Printed | PrintedFlag | None:
@@ -246,6 +284,8 @@ def _options(c: Mapping[str, Any], spec: Metric | None, say: Callable[[str], Non
     out: dict[str, Any] = {}
     for f in spec.fields if spec is not None else ():
         if f.name not in c:
+            if f.required:
+                say(f"missing field {f.name!r} (metric {spec.name!r} needs it: {f.doc})")  # type: ignore[union-attr]
             out[f.name] = f.default
             continue
         problem = f.check(c[f.name])

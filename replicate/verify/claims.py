@@ -59,17 +59,19 @@ from replicate.verify.claim import (
     Claim,
     Context,
     TrialClaim,
+    claim_source,
     close as _close,
     parse_claim,
     parse_settings,
 )
+from replicate.verify.ranking_claims import parse_trec_tables
 
 __all__ = ["CLAIM_FIELDS", "TRIAL_CLAIM_FIELDS", "Claim", "ClaimsFile", "ReplicationSpec", "Study", "TrialClaim",
            "TrialsPart", "load_claims", "parse_claims"]
 
 STUDY_FIELDS = ("title", "reference", "release", "commit", "parser")
 FIELDS_FIELDS = ("key_fields", "gold_field", "output_fields")
-TOP_LEVEL = ("study", "runs", "claims", "fields", "trials", "replication", "gold")
+TOP_LEVEL = ("study", "runs", "claims", "fields", "trials", "replication", "gold", "trec_runs")
 GOLD_FIELDS = ("file", "reader")
 
 
@@ -124,6 +126,8 @@ class ClaimsFile:
     trials: TrialsPart = field(default_factory=TrialsPart)  # [trials], [replication] and the trial claims
     entries: dict[str, RunEntry] = field(default_factory=dict)  # run name -> its [runs] entry (reader, reader options)
     gold: dict[str, str] = field(default_factory=dict)  # [gold]: file (relative to --root) and reader, if given
+    trec_runs: dict[str, tuple[str, ...]] = field(default_factory=dict)  # [trec_runs]: name -> run files/dirs
+    ranking_claims: tuple[Claim, ...] = ()  # claims over system rankings (trec_runs = ...)
 
     def claim(self, claim_id: str) -> Claim:
         for c in self.claims:
@@ -246,12 +250,15 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
     claims_raw = data.get("claims")
     trial_claims_raw = isinstance(claims_raw, list) and any(isinstance(c, dict) and "trials" in c for c in claims_raw)
     judge_claims_raw = not isinstance(claims_raw, list) or any(
-        not (isinstance(c, dict) and "trials" in c) for c in claims_raw)
-    if data.get("runs") is None and data.get("trials") is not None and not judge_claims_raw:
+        not (isinstance(c, dict) and claim_source(c) != "runs") for c in claims_raw)
+    other_source = data.get("trials") is not None or (isinstance(claims_raw, list) and any(
+        isinstance(c, dict) and claim_source(c) == "rankings" for c in claims_raw))
+    if data.get("runs") is None and other_source and not judge_claims_raw:
         runs: dict[str, tuple[str, ...]] = {}  # a K-trial study alone needs no [runs]
     else:
         runs = _parse_runs(data.get("runs"), problems, entries)
     tables = parse_tables(data.get("trials"), problems)
+    trec_tables = parse_trec_tables(data.get("trec_runs"), problems)
     if trial_claims_raw and data.get("trials") is None:
         problems.append("[trials]: missing table naming each trials table (claims name 'trials')")
     study_raw = data.get("study")
@@ -263,21 +270,23 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
     raw_runs = data["runs"] if isinstance(data.get("runs"), dict) else {}
     claims: list[Claim] = []
     trial_claims: list[Claim] = []
+    ranking_claims: list[Claim] = []
     if claims_raw is None:
         problems.append("no [[claims]]: nothing to verify")
     elif not isinstance(claims_raw, list):
         problems.append("claims must be an array of tables ([[claims]])")
     else:
-        ctx = Context(raw_runs, tables, parsers, settings, {})
+        ctx = Context(raw_runs, tables, parsers, settings, {}, trec_tables)
         for i, c in enumerate(claims_raw, start=1):
             claim = parse_claim(c, i, ctx, problems)
             if claim is not None:
-                (trial_claims if claim.source == "trials" else claims).append(claim)
+                {"trials": trial_claims, "rankings": ranking_claims}.get(claim.source, claims).append(claim)
     if problems:
         n = len(problems)
         raise BadInput(f"{n} problem{'s' if n != 1 else ''} in the claims file:\n" + "\n".join(problems), path=path)
     return ClaimsFile(path, study, runs, tuple(claims), fields,
-                      TrialsPart(tables, tuple(trial_claims), settings, replication), entries, gold)
+                      TrialsPart(tables, tuple(trial_claims), settings, replication), entries, gold,
+                      trec_tables, tuple(ranking_claims))
 
 
 def parse_tables(table: Any, problems: list[str]) -> dict[str, str]:

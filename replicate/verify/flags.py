@@ -20,15 +20,26 @@ from typing import Iterable, Mapping, Sequence
 
 from replicate.diagnostics import Diagnostics
 from replicate.judge.floor.checks import far_beyond
-from replicate.judge.model import RunFile
+from replicate.judge.model import RunFile, extraction_failures
+from replicate.labels import label_name
 from replicate.output import pct
 from replicate.verify.claims import ClaimsFile
 from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
 from replicate.verify.result import ClaimResult, Flag
 
 
+def _scale(top: int, run_figures: Sequence[RunFigures]) -> str:
+    """``0-3``; with the label set's names (``label_name``), ``B>>A..A>>B (0-4)``."""
+    sets = {f.label_set for f in run_figures if f.label_max == top and f.label_set is not None}
+    named = next((s for s in sets if s.names), None) if len(sets) == 1 else None
+    if named is None:
+        return f"0-{top}"
+    return f"{label_name(0, named)}..{label_name(top, named)} (0-{top})"
+
+
 def _impossible(claims: ClaimsFile, run_figures: Sequence[RunFigures]) -> Iterable[Flag]:
     scale_max = max((f.label_max for f in run_figures if f.label_max is not None), default=None)
+    scale = None if scale_max is None else _scale(scale_max, run_figures)
     for c in claims.claims:
         v = Fraction(c.printed.value)
         kind, unit = c.spec.kind, c.printed.unit
@@ -40,7 +51,7 @@ def _impossible(claims: ClaimsFile, run_figures: Sequence[RunFigures]) -> Iterab
         elif c.metric == "pearson" and not -1 <= v <= 1:
             problem = f"a correlation cannot be {c.printed.text}"
         elif c.metric == "mae" and (v < 0 or (scale_max is not None and v > scale_max)):
-            problem = f"an MAE of {c.printed.text} is impossible on a 0-{scale_max} scale"
+            problem = f"an MAE of {c.printed.text} is impossible on a {scale} scale"
         elif c.metric == "independence_ratio" and v < 0:
             problem = f"a ratio of rates cannot be negative ({c.printed.text})"
         if problem:
@@ -114,6 +125,11 @@ def collect_flags(
         if any(f.unparsed for f in figs):
             parts = [f"{f.unparsed} ({pct(float(f.unparsed_rate or 0))}) under {f.parser}" for f in figs]
             flags.append(Flag("unparsed", f"{name}: outputs left unparsed (of {figs[0].items}): {'; '.join(parts)}"))
+    for name, files in run_files.items():
+        failed = extraction_failures(files)
+        if failed:
+            flags.append(Flag("extraction", f"{name}: {failed} documents had no answer extracted ([invalid]); "
+                              "dropped under intersect, wrong under wrong"))
     flags.extend(_files(run_files))
     flags.extend(_impossible(claims, run_figures))
     flags.extend(_different_repeats(floors))

@@ -45,14 +45,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Source = Literal["runs", "trials"]
+Source = Literal["runs", "trials", "rankings"]
 Kind = Literal["count", "rate", "number", "share_count", "flag"]
 Family = Literal["share", "mean", "design", "flag"]
 
 #: Units a printed value may be given in, per source.
 UNITS: tuple[str, ...] = ("percent", "fraction", "count", "ratio")
-TRIAL_UNITS: tuple[str, ...] = ("percent", "fraction", "count", "flag")
-UNITS_OF_SOURCE: dict[str, tuple[str, ...]] = {"runs": UNITS, "trials": TRIAL_UNITS}
+TRIAL_UNITS: tuple[str, ...] = ("percent", "fraction", "count", "flag", "ratio")
+UNITS_OF_SOURCE: dict[str, tuple[str, ...]] = {"runs": UNITS, "trials": TRIAL_UNITS, "rankings": ("ratio",)}
 
 #: Which units fit which kind of value.
 UNITS_OF_KIND: dict[str, tuple[str, ...]] = {
@@ -72,6 +72,7 @@ class Field:
     check: Callable[[Any], str | None]
     default: Any = None
     doc: str = ""
+    required: bool = False  # a claim naming the metric must give it (no default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +233,7 @@ register(Pattern(
     examples=("p_plus", "p_minus", "p_chg"),
 ))
 
-# Families defined in modules of their own register on import; import them here, after the
-# built-in rows, so that they exist whenever the table does (see docs/verify.md, "Adding a metric"):
-# from replicate.verify import agreement  # noqa: E402, F401
+# Families defined in modules of their own register on import. Importing them here would tie this
+# module and theirs into an import circle (tests/test_layering.py), so the claim model,
+# :mod:`replicate.verify.claim`, imports them: every claim is read through it, so their rows exist
+# whenever a claim names them (see docs/verify.md, "Adding a metric").

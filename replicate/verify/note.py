@@ -17,9 +17,11 @@ import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath
+from urllib.parse import quote
 
-from replicate.output import Format, table
+from replicate.output import Format, md_code, md_text, table
 from replicate.provenance import FileProvenance
+from replicate.verify.note_rankings import ranking_sections, ranking_table
 from replicate.verify.note_runs import claim_texts, claims_table, edges, floors, runs
 from replicate.verify.note_trials import reproduce_args, trial_sections, trial_table
 from replicate.verify.result import Verification
@@ -36,14 +38,19 @@ class Figures:
 
 
 def _summary(v: Verification) -> list[str]:
-    if v.trials is not None and not v.results:
-        return [f"**{v.summary_line()}.**", "", *_trial_summary(v)]
+    if not v.runs_part:
+        others = _trial_summary(v) if v.trials is not None else []
+        if v.rankings is not None:
+            others += ([""] if others else []) + _ranking_summary(v)
+        return [f"**{v.summary_line()}.**", "", *others]
     lines = [f"**{v.summary_line()}.**" if v.results else "**No claims.**", ""]
     if v.trials is not None:
         lines += _trial_summary(v) + [""]
+    if v.rankings is not None:
+        lines += _ranking_summary(v) + [""]
     gate = v.parsers[0] if v.explicit_parsers or v.decided else "each claim's first parser"
     if v.failed:
-        ids = ", ".join(r.claim.id for r in v.failed)
+        ids = ", ".join(md_text(r.claim.id) for r in v.failed)
         lines.append(f"Check failed: {len(v.failed)} claim(s) mismatch under {gate}: {ids}.")
     else:
         lines.append(f"Check passed: no claim mismatches under {gate}.")
@@ -62,8 +69,16 @@ def _trial_summary(v: Verification) -> list[str]:
     bad = [r for r in v.trials.failed]
     if not bad:
         return ["Trial claims: none mismatches and none fails to replicate."]
-    ids = ", ".join(r.claim.id for r in bad)
+    ids = ", ".join(md_text(r.claim.id) for r in bad)
     return [f"Check failed: {len(bad)} trial claim(s) mismatch or do not replicate: {ids}."]
+
+
+def _ranking_summary(v: Verification) -> list[str]:
+    assert v.rankings is not None
+    bad = v.rankings.failed
+    if not bad:
+        return ["Ranking claims: none mismatches."]
+    return [f"Check failed: {len(bad)} ranking claim(s) mismatch: {', '.join(md_text(r.claim.id) for r in bad)}."]
 
 
 def _released_files(v: Verification) -> list[FileProvenance]:
@@ -93,19 +108,19 @@ def _rel(path: str, root: str) -> str:
 
 def _header(v: Verification) -> list[str]:
     study = v.claims_file.study
-    title = study.title or "(untitled study)"
-    rows = [["Study", str(title)], ["Reference", str(study.reference or "-")],
-            ["Claims file", f"`{str(PurePath(v.claims_file.path).as_posix())}`"]]
+    title = md_text(study.title) if study.title else "(untitled study)"
+    rows = [["Study", title], ["Reference", md_text(study.reference or "-")],
+            ["Claims file", md_code(PurePath(v.claims_file.path).as_posix())]]
     releases = _releases(v)
     if releases:
         for source, commit, licence in releases:
-            rows.append(["Data", f"{str(source)} at commit `{commit}`, fetched into `{str(v.root)}`"])
-            rows.append(["Licence", str(licence)])
+            rows.append(["Data", f"{md_text(source)} at commit {md_code(commit)}, fetched into {md_code(v.root)}"])
+            rows.append(["Licence", md_text(licence)])
     else:
-        rows.append(["Data", f"local files under `{str(v.root)}` (not from a fetched release; hashes below)"])
+        rows.append(["Data", f"local files under {md_code(v.root)} (not from a fetched release; hashes below)"])
         if study.release:
-            at = f" at `{study.commit}`" if study.commit else ""
-            rows.append(["Release named", f"{str(study.release)}{at} (not verified: no fetch manifest)"])
+            at = f" at {md_code(study.commit)}" if study.commit else ""
+            rows.append(["Release named", f"{md_text(study.release)}{at} (not verified: no fetch manifest)"])
     if v.runs_part:
         rows.append(["Parsers", ", ".join(f"`{p}`" for p in v.parsers)])
     rows.append(["Tool", f"replicate {v.tool_version}"])
@@ -117,7 +132,7 @@ def _flags(v: Verification) -> list[str]:
     out = ["## Flags", ""]
     if not v.flags:
         return out + ["Nothing flagged.", ""]
-    return out + [f"- {f.kind.replace('_', ' ')}: {f.message}" for f in v.flags] + [""]
+    return out + [f"- {f.kind.replace('_', ' ')}: {md_text(f.message)}" for f in v.flags] + [""]
 
 
 def _figures(fig: Figures | None) -> list[str]:
@@ -126,8 +141,9 @@ def _figures(fig: Figures | None) -> list[str]:
         return out + ["Figures are drawn beside the note when it is written with `--out`.", ""]
     if fig.reason is not None:
         return out + [fig.reason, ""]
-    for title, png, svg in fig.files:
-        out += [f"![{title}]({png})", "", f"{title} ([PNG]({png}), [SVG]({svg}))", ""]
+    for title, png_name, svg_name in fig.files:
+        png, svg = quote(png_name), quote(svg_name)  # file names from --out: a link destination, percent-encoded
+        out += [f"![{md_text(title)}]({png})", "", f"{md_text(title)} ([PNG]({png}), [SVG]({svg}))", ""]
     return out
 
 
@@ -135,11 +151,11 @@ def _sources(v: Verification) -> list[str]:
     rows = []
     for s in v.sources():
         rel = s.get("release")
-        where = f"`{str(rel['repo_path'] if rel else _rel(s['path'], v.root))}`"
+        where = md_code(rel['repo_path'] if rel else _rel(s['path'], v.root))
         check = "-" if rel is None else ("matches manifest" if s.get("matches_manifest") else "DIFFERS from manifest")
-        rows.append([where, str(", ".join(s["runs"])), s["size"], f"`{s['sha256']}`", check])
+        rows.append([where, ", ".join(map(md_text, s["runs"])), s["size"], f"`{s['sha256']}`", check])
     headers = ["file", "runs", "bytes", "sha256", "manifest"]
-    return ["## Sources", "", f"Paths are relative to `{v.root}`.", "",
+    return ["## Sources", "", f"Paths are relative to {md_code(v.root)}.", "",
             table(rows, headers, Format.markdown).rstrip("\n"), ""]
 
 
@@ -220,12 +236,17 @@ def render_note(v: Verification, *, out: str | None = None, figures: Figures | N
         ]
     if v.trials is not None:
         parts += trial_sections(v.trials)
+    if v.rankings is not None:
+        parts += ranking_sections(v.rankings, v.root)
     if judge:
         parts += edges(v) + floors(v) + runs(v)
     parts += _flags(v)
     if judge:
         parts += _figures(figures) + _sources(v)
-    parts += ["## Reproduce", "", "```sh", *reproduce_commands(v, out=out), "```", ""]
+    commands = reproduce_commands(v, out=out)
+    # a fence longer than any run of backticks in a path: no line of a command can close the block
+    fence = "`" * max(3, 1 + max((len(r) for c in commands for r in re.findall("`+", c)), default=0))
+    parts += ["## Reproduce", "", f"{fence}sh", *commands, fence, ""]
     return wrap_prose("\n".join(parts)).rstrip("\n") + "\n"
 
 
@@ -284,5 +305,9 @@ def render_table(v: Verification, fmt: Format = Format.table) -> str:
         if lines:
             lines.append("")
         lines.append(trial_table(v.trials, fmt).rstrip("\n"))
+    if v.rankings is not None:
+        notes = {}
+        lines += ([""] if lines else []) + [ranking_table(v.rankings, fmt, notes).rstrip("\n")]
+        lines += [f"[{i}] {why}" for why, i in notes.items()]
     lines += ["", v.summary_line()]
     return "\n".join(lines) + "\n"

@@ -5,8 +5,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 from replicate.judge.floor.checks import interval_verdict
+from replicate.judge.model import extraction_failures
 from replicate.judge.render.errors import interval_cell, with_interval
-from replicate.output import Format, pct, table, table_blocks
+from replicate.output import Format, md_code, md_text, one_line, pct, table, table_blocks
 from replicate.stats.paired import p_display
 from replicate.stats.ranges import Span
 from replicate.verify.cells import figure_cell, not_computable, printed_text, show
@@ -33,13 +34,14 @@ def claims_table(v: Verification, fmt: Format, *, figure: bool = True) -> tuple[
     """
     notes: dict[str, int] = {}
     plain = Format(fmt) is Format.table
+    esc = one_line if plain else md_text  # user text: kept on its line, and inert in markdown
     headers = ["id", "where", *(["figure"] if figure else []), "printed", *v.parsers, "verdict"]
     rows = []
     for r in v.results:
         c = r.claim
         rows.append([
-            str(c.id), str(c.where or "-"),
-            *([figure_cell(c.metric, c.target, plain)] if figure else []),
+            esc(c.id), esc(c.where or "-"),
+            *([figure_cell(c.metric, c.described(esc), plain)] if figure else []),
             str(printed_text(c.printed)), *[str(_result_cell(r, p, notes)) for p in v.parsers],
             f"{r.verdict(r.primary).value} ({r.primary})",  # type: ignore[union-attr]
         ])
@@ -59,16 +61,16 @@ def claim_texts(v: Verification, notes: dict[str, int]) -> list[str]:
     out = []
     for r in v.results:
         c = r.claim
-        where = f" ({c.where})" if c.where else ""
+        where = f" ({md_text(c.where)})" if c.where else ""
         extra = []
         if c.parser:
             extra.append(f"pins `{c.parser}`")
         if c.unparsed:
             extra.append(f"unparsed policy `{c.unparsed}`")
         if c.text:
-            extra.append(f"as printed: \"{c.text}\"")
+            extra.append(f"as printed: \"{md_text(c.text)}\"")
         tail = f"; {'; '.join(extra)}" if extra else ""
-        out.append(f"- `{c.id}`{where}: `{c.metric}` of {c.target}, printed {printed_text(c.printed)}, "
+        out.append(f"- {md_code(c.id)}{where}: `{c.metric}` of {c.described(md_text)}, printed {printed_text(c.printed)}, "
                    f"matches {c.printed.show_interval()}{tail}")
     if notes:
         out += ["", "Not computable:", ""]
@@ -112,7 +114,7 @@ def edges(v: Verification) -> list[str]:
         fl = _floor_of(v, e)
         lo, hi = (fl.value("floor.regression_min"), fl.value("floor.regression_max")) if fl else (None, None)
         ratio = e.value("independence_ratio")
-        edge, parser = str(f"{e.old} -> {e.new}"), f"`{e.parser}`"
+        edge, parser = f"{md_text(e.old)} -> {md_text(e.new)}", f"`{e.parser}`"
         cells_rows.append([edge, parser, e.cells.n, e.cells.both, e.cells.only_old, e.cells.only_new, e.cells.neither])
         rate_rows.append([
             edge, parser, pct(_f(e.value("regression_rate"))),
@@ -213,7 +215,7 @@ def floors(v: Verification) -> list[str]:
     for f in v.floors:
         bounds = f.floor.regression_span_with_error
         rows.append([
-            str(", ".join(f.runs)), f"`{f.parser}`", f.shared_items, len(f.pairs),
+            ", ".join(map(md_text, f.runs)), f"`{f.parser}`", f.shared_items, len(f.pairs),
             f"{pct(_f(f.value('floor.regression_min')))}-{pct(_f(f.value('floor.regression_max')))}",
             *([] if not with_error else ["-" if bounds is None else f"{pct(bounds.low)}-{pct(bounds.high)}" + _ends(f.floor)]),
             f"{pct(_f(f.value('floor.change_min')))}-{pct(_f(f.value('floor.change_max')))}",
@@ -226,7 +228,7 @@ def floors(v: Verification) -> list[str]:
         "again in every bootstrap replicate. An edge is \"above\" its floor only when its interval clears this.", "",
     ]
     pair_rows = [
-        [str(", ".join(f.runs)), f"`{f.parser}`", p.old, p.new,
+        [", ".join(map(md_text, f.runs)), f"`{f.parser}`", md_text(p.old), md_text(p.new),
          *(with_interval(pct(getattr(p, k)), p.interval[k], k) for k in ("regression_rate", "change_rate"))]
         for f in v.floors for p in f.floor.pairs if p.interval is not None
     ]
@@ -243,6 +245,8 @@ def runs(v: Verification) -> list[str]:
     parsers = list(dict.fromkeys(f.parser for f in v.run_figures))  # the claims table's order
     by = {(f.name, f.parser): f for f in v.run_figures}
     rows = []
+    failures = {name: extraction_failures(files) for name, files in v.run_files.items()}
+    told = any(n is not None for n in failures.values())  # the column only where a reader tells them apart
     for name, files in v.run_files.items():
         items = next((f.items for f in v.run_figures if f.name == name), sum(x.records for x in files))
         cells = []
@@ -251,8 +255,10 @@ def runs(v: Verification) -> list[str]:
             cells.append("-" if f is None else f"{f.unparsed} ({pct(_f(f.unparsed_rate))})")
         rewritten = sum(x.rewritten for x in files)
         reader = " + ".join(dict.fromkeys(f"`{x.reader}`" for x in files))
-        rows.append([str(name), len(files), reader, items, *cells, rewritten])
-    headers = ["run", "files", "reader", "items", *[f"unparsed: {p}" for p in parsers], "rewritten"]
+        failed = [] if not told else ["-" if failures[name] is None else failures[name]]
+        rows.append([md_text(name), len(files), reader, items, *cells, *failed, rewritten])
+    headers = ["run", "files", "reader", "items", *[f"unparsed: {p}" for p in parsers],
+               *(["extraction failures"] if told else []), "rewritten"]
     out = ["## Runs", "", table(rows, headers, Format.markdown).rstrip("\n"), ""]
     if any(f.interval is not None for f in v.run_figures):
         em_rows = []
@@ -262,7 +268,7 @@ def runs(v: Verification) -> list[str]:
                 f = by.get((name, p))
                 iv = None if f is None or f.interval is None else f.interval["em"]
                 cells.append("-" if f is None else with_interval(pct(_f(f.em)), iv, "em"))
-            em_rows.append([str(name), *cells])
+            em_rows.append([md_text(name), *cells])
         out += [
             "EM of each run under each parser, with its 95% bootstrap interval (the edges' clusters and seed).", "",
             table(em_rows, ["run", *[f"EM: {p}" for p in parsers]], Format.markdown).rstrip("\n"), "",

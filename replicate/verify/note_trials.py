@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from replicate.output import Format, pct, table
+from replicate.output import Format, md_code, md_text, one_line, pct, table
 from replicate.stats.classify import CLASSES
 from replicate.stats.replication import PAIRED_SHARE_INTERVAL, PAIRED_Z_TEST, SHARE_INTERVAL
 from replicate.trials.settings import TrialSettings
@@ -60,16 +60,19 @@ def _p(r: TrialClaimResult) -> str:
 
 def recomputed_table(results: list[TrialClaimResult], fmt: Format, notes: dict[str, int]) -> str:
     plain = fmt is Format.table
-    rows = [[r.claim.id, r.claim.where or "-", figure_cell(r.claim.metric, r.claim.target, plain), printed_text(r.claim.printed),
+    esc = one_line if plain else md_text  # user text: kept on its line, and inert in markdown
+    rows = [[esc(r.claim.id), esc(r.claim.where or "-"), figure_cell(r.claim.metric, r.claim.described(esc), plain),
+             printed_text(r.claim.printed),
              show(r.claim.printed, r.computed.value), _verdict(r, notes)] for r in results]
     return fitted(rows, ["id", "where", "figure", "printed", "recomputed", "verdict"], fmt)
 
 
 def replicated_table(results: list[TrialClaimResult], fmt: Format, notes: dict[str, int]) -> str:
     plain = fmt is Format.table
+    esc = one_line if plain else md_text
     rows = []
     for r in results:
-        rows.append([r.claim.id, figure_cell(r.claim.metric, r.claim.target, plain), printed_text(r.claim.printed),
+        rows.append([esc(r.claim.id), figure_cell(r.claim.metric, r.claim.described(esc), plain), printed_text(r.claim.printed),
                      show(r.claim.printed, _release_there(r)), show(r.claim.printed, r.computed.value),
                      "-" if r.computed.n is None else r.computed.n, _interval(r), _p(r), _verdict(r, notes)])
     # no verdict without its n: the fresh figure's items (an underpowered verdict is about them)
@@ -138,7 +141,7 @@ def _settings_table(results: list[TrialClaimResult]) -> list[str]:
     for r in results:
         s = r.claim.settings
         key = (s.eps, s.alpha, s.ci, s.null, s.seed, s.low, s.high, s.threshold, s.tolerance, r.claim.by)
-        groups.setdefault(key, []).append(r.claim.id)
+        groups.setdefault(key, []).append(md_text(r.claim.id))
         shown[key] = s
     rows = []
     for key, ids in groups.items():
@@ -164,24 +167,25 @@ def _claim_lines(results: list[TrialClaimResult]) -> list[str]:
     out = []
     for r in results:
         c = r.claim
-        where = f" ({c.where})" if c.where else ""
-        text = f"; as printed: \"{c.text}\"" if c.text else ""
+        where = f" ({md_text(c.where)})" if c.where else ""
+        text = f"; as printed: \"{md_text(c.text)}\"" if c.text else ""
         if r.mode == RECOMPUTED:
             tail = f"matches {c.printed.show_interval()}"
         else:
             test = {PAIRED_Z_TEST: "paired z test", PAIRED_SHARE_INTERVAL: "paired Newcombe interval",
                     SHARE_INTERVAL: "Newcombe interval", DESIGN_TEST: "exact",
                     FLAG_TEST: "Wilson interval vs threshold"}.get(r.replicated.test if r.replicated else "", "-")
-            tail = f"replicated against the fresh collection for `{c.trials}` ({test}){_compared_on(r)}"
-        out.append(f"- `{c.id}`{where}: `{c.metric}` of {c.target} in `{c.trials}`, printed {printed_text(r.claim.printed)}, "
+            tail = f"replicated against the fresh collection for {md_code(c.trials)} ({test}){_compared_on(r)}"
+        out.append(f"- {md_code(c.id)}{where}: `{c.metric}` of {c.described(md_text)} in {md_code(c.trials)}, printed {printed_text(r.claim.printed)}, "
                    f"{tail}{text}")
     return out
 
 
 def _provenance(p: CollectionProvenance) -> list[str]:
     f = p.trials
-    rows = [["Trials table", f"`{f.get('path')}` ({f.get('size', '-')} bytes, sha256 `{f.get('sha256', '-')}`)"],
-            ["Rows", str(p.rows)], ["Models", ", ".join(p.models)], ["Benchmarks", ", ".join(p.benchmarks)],
+    rows = [["Trials table", f"{md_code(f.get('path'))} ({f.get('size', '-')} bytes, sha256 `{f.get('sha256', '-')}`)"],
+            ["Rows", str(p.rows)], ["Models", ", ".join(map(md_text, p.models))],
+            ["Benchmarks", ", ".join(map(md_text, p.benchmarks))],
             ["Scorers", ", ".join(f"`{s}`" for s in p.scorers) or "-"]]
     for col, per in p.snapshots.items():
         rows.append([f"Reported `{col}`",
@@ -225,7 +229,8 @@ def _params(params: dict) -> str:
 
 
 def _agreement(a: Agreement) -> list[str]:
-    where = f"{a.source} -> {a.target}, " + (a.benchmark if a.benchmark is not None else "all benchmarks pooled")
+    where = f"{md_text(a.source)} -> {md_text(a.target)}, " + (
+        md_text(a.benchmark) if a.benchmark is not None else "all benchmarks pooled")
     rows = [[f"release: {CLASSES[i]}", *row, sum(row)] for i, row in enumerate(a.table)]
     totals = [sum(a.table[i][j] for i in range(len(CLASSES))) for j in range(len(CLASSES))]
     rows.append(["total", *totals, a.items_compared])
@@ -272,7 +277,7 @@ def trial_sections(t: TrialsVerification) -> list[str]:
             "Settings that change a figure, from each claim or the `[study]` table (\"default\": neither gives "
             "it; the engine's default is used).", "", *_settings_table(results), ""]
     for report in t.replications:
-        out += [f"## Replication: `{report.name}`", "", *_provenance(report.provenance)]
+        out += [f"## Replication: {md_code(report.name)}", "", *_provenance(report.provenance)]
         if report.agreements:
             out += ["### Item-level agreement", "",
                     "Each cell a claim names, classified in the release (rows) and in the fresh collection "
@@ -284,8 +289,8 @@ def trial_sections(t: TrialsVerification) -> list[str]:
         rel = tb.file.release if tb.file is not None else None
         check = "-" if tb.file is None or rel is None else (
             "matches manifest" if tb.file.matches_manifest else "DIFFERS from manifest")
-        rows.append([tb.name, tb.role, f"`{rel.repo_path if rel is not None else tb.path}`", tb.rows,
-                     ", ".join(tb.models), ", ".join(tb.benchmarks), f"`{tb.provenance.get('sha256', '-')}`", check])
+        rows.append([md_text(tb.name), tb.role, md_code(rel.repo_path if rel is not None else tb.path), tb.rows,
+                     ", ".join(map(md_text, tb.models)), ", ".join(map(md_text, tb.benchmarks)), f"`{tb.provenance.get('sha256', '-')}`", check])
     out += ["## Trials tables", "",
             table(rows, ["name", "role", "file", "rows", "models", "benchmarks", "sha256", "manifest"],
                   Format.markdown).rstrip("\n"), ""]
@@ -294,7 +299,7 @@ def trial_sections(t: TrialsVerification) -> list[str]:
         codes = ", ".join(f"{c}: {n}" for c, n in w["by_code"].items())
         shown = w["first"][:20]
         out += [f"Warnings while reading and computing the trials tables: {w['count']} ({codes}).", ""]
-        out += [f"- `{x['code']}` {x['message']}" for x in shown]
+        out += [f"- `{x['code']}` {md_text(x['message'])}" for x in shown]
         if w["count"] > len(shown):
             out.append(f"- and {w['count'] - len(shown)} more (all counted in the JSON output)")
         out.append("")

@@ -31,7 +31,7 @@ from replicate.judge.compare import compare
 from replicate.judge.floor import Floor, FloorPair, floor as judge_floor
 from replicate.judge.model import LabelledRun, Run
 from replicate.judge.uncertainty import EdgeUncertainty, Uncertainty
-from replicate.labels import absent_figures
+from replicate.labels import LabelSet, absent_figures
 from replicate.parsing import UNPARSED, Parser
 from replicate.stats.bootstrap import Interval
 from replicate.stats.fourcell import RATIOS, FourCell, exact_ratio
@@ -56,6 +56,7 @@ class RunFigures:
     label_max: int | None  # largest gold or label seen (for the impossible-MAE check)
     absent: Mapping[str, str] = field(default_factory=dict)  # figure -> why this run cannot give it
     interval: dict[str, Interval] | None = None  # of ``em``, with uncertainty settings
+    label_set: LabelSet | None = None  # the labels' set (its names show a grade in the note)
 
     @property
     def pearson(self) -> float | None:
@@ -215,7 +216,7 @@ class Recomputer:
                 abs_error=int(np.abs(x - y).sum()), pearson_raw=pearson_r(x, y),
                 label_max=int(max(x.max(initial=0), gold.max(initial=0))) if len(gold) else None,
                 absent=absent_figures([lr]),
-                interval=interval,
+                interval=interval, label_set=lr.label_set,
             )
         return self._run[key]
 

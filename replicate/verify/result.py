@@ -19,6 +19,7 @@ from replicate.provenance import FileProvenance
 from replicate.verify.claims import Claim, ClaimsFile
 from replicate.verify.matching import Match, Verdict
 from replicate.verify.outcome import Computed, Outcome
+from replicate.verify.ranking_claims import RankingClaimResult, RankingsVerification
 from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
 from replicate.verify.replication import Agreement, CollectionProvenance, Replicated, summarise
 
@@ -206,7 +207,7 @@ class TrialsVerification:
 class Flag:
     """Something a reader of the note should know: a short kind code and one sentence."""
 
-    kind: str  # unparsed | rewritten | skipped | impossible | produced_differently | hash | items | tie | warning | source
+    kind: str  # unparsed | extraction | rewritten | skipped | impossible | produced_differently | hash | items | tie | warning | source
     message: str
 
     def to_json(self) -> dict:
@@ -233,6 +234,7 @@ class Verification:
     trials: TrialsVerification | None = None  # the trial claims, when the claims file has any
     decided: bool = False  # every run carries labels or verdicts its reader decided: one column, no parser
     label_keys: tuple[tuple[str, str, str], ...] = ()  # (run, parser, label-cache key) of every labelling, in order
+    rankings: RankingsVerification | None = None  # the claims over system rankings, when the file has any
 
     def summary(self) -> dict[str, dict[str, int]]:
         """Per parser column: how many claims match, mismatch or are not computable."""
@@ -247,12 +249,9 @@ class Verification:
 
         With trial claims, their line follows (alone when there are no judge claims).
         """
-        judge = self._judge_line()
-        if self.trials is None:
-            return judge
-        if not self.results:
-            return self.trials.summary_line()
-        return f"{judge}; {self.trials.summary_line()}"
+        parts = [self._judge_line()] if self.results or (self.trials is None and self.rankings is None) else []
+        parts += [p.summary_line() for p in (self.trials, self.rankings) if p is not None]
+        return "; ".join(parts)
 
     def _judge_line(self) -> str:
         parts: list[str] = []
@@ -274,12 +273,13 @@ class Verification:
     @property
     def runs_part(self) -> bool:
         """Whether the note and table have a part about runs: claims over runs, or no trial claims either."""
-        return bool(self.results) or self.trials is None
+        return bool(self.results) or (self.trials is None and self.rankings is None)
 
     @property
-    def all_results(self) -> tuple[ClaimResult | TrialClaimResult, ...]:
-        """Every claim's result: claims over runs, then trial claims."""
-        return self.results + (() if self.trials is None else self.trials.results)
+    def all_results(self) -> tuple[ClaimResult | TrialClaimResult | RankingClaimResult, ...]:
+        """Every claim's result: claims over runs, then trial claims, then ranking claims."""
+        return (self.results + (() if self.trials is None else self.trials.results)
+                + (() if self.rankings is None else self.rankings.results))
 
     @property
     def ok(self) -> bool:
@@ -290,6 +290,14 @@ class Verification:
         """Every claim that fails the check: judge claims mismatching under their gating parser, trial claims
         that mismatch (recomputed) or do not replicate (replicated)."""
         return [r.claim.id for r in self.all_results if r.failed]
+
+    def extraction_failures(self) -> dict[str, int | None]:
+        """Per run, the records whose answer the file's own extraction did not find ([invalid]); empty when
+        no run's reader tells them apart."""
+        from replicate.judge.model import extraction_failures
+
+        out = {name: extraction_failures(files) for name, files in self.run_files.items()}
+        return out if any(n is not None for n in out.values()) else {}
 
     def sources(self) -> list[dict[str, Any]]:
         """Every file read, once, with the runs that use it."""
@@ -325,9 +333,11 @@ class Verification:
             "edges": [_edge_json(e) for e in self.edges],
             "floors": [_floor_json(f) for f in self.floors],
             "runs": [_run_json(f) for f in self.run_figures],
+            **({"extraction_failures": failures} if (failures := self.extraction_failures()) else {}),
             "flags": [f.to_json() for f in self.flags],
             "sources": self.sources(),
             **({} if self.trials is None else {"trials": self.trials.to_json()}),
+            **({} if self.rankings is None else {"rankings": self.rankings.to_json()}),
             **({"label_cache": label_provenance({(r, p): k for r, p, k in self.label_keys})} if self.label_keys else {}),
         }
 

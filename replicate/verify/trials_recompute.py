@@ -16,7 +16,7 @@ once); the permutation null runs only for a group with a ``null_p95`` claim.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -73,6 +73,13 @@ class TrialsRecomputer:
         self._items: dict[tuple, ItemsResult] = {}
         self._accuracy: dict[str, tuple[ModelAccuracy, ...]] = {}
         self._screen: dict[tuple, ScreenResult] = {}
+        self._cached: dict[tuple, Any] = {}
+
+    def cached(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """``make()`` once per ``key``: a metric family's own engine call (see ``cost_claims``)."""
+        if key not in self._cached:
+            self._cached[key] = make()
+        return self._cached[key]
 
     def prepare(self, claims: Sequence[Claim], name_of: Mapping[str, str] | None = None) -> None:
         """Run the engine for every cell the claims need: one call per (table, settings), all edges at once.

@@ -158,7 +158,7 @@ def test_file_level_problems():
         parse_claims({"study": "t", "claim": []}, path="c.toml")
     assert str(info.value) == (
         "c.toml: 4 problems in the claims file:\n"
-        "unknown table [claim] (did you mean 'claims'?); allowed: study, runs, claims, fields, trials, replication, gold\n"
+        "unknown table [claim] (did you mean 'claims'?); allowed: study, runs, claims, fields, trials, replication, gold, trec_runs\n"
         "[study]: must be a table\n"
         "[runs]: missing table naming each run and its files\n"
         "no [[claims]]: nothing to verify"

@@ -79,7 +79,8 @@ def test_every_problem_is_reported_at_once_with_its_claim_id():
         "claim 'a': unknown trial metric 'items.p_plsu' (did you mean 'items.p_plus'?); metrics: items.n, "
         "items.improved, items.regressed, items.changed, items.equivalent, items.inconclusive, items.p_plus, "
         "items.p_minus, items.p_chg, items.delta, items.delta_r, accuracy, accuracy.loose, screen.share, "
-        "screen.informative_items, screen.n_items, screen.passes, items.null_p95.p_plus, items.null_p95.p_minus, "
+        "screen.informative_items, screen.n_items, screen.passes, costs.median_tokens, costs.edge_median_ratio, "
+        "items.null_p95.p_plus, items.null_p95.p_minus, "
         "items.null_p95.p_chg",
         "claim 'b': unknown trials table 'studdy' (did you mean 'study'?); [trials] tables: study",
         "claim 'c': missing field 'edge' (metric 'items.p_plus' names an edge = \"A:B\" and a benchmark "

@@ -1,0 +1,110 @@
+"""Claims over token costs in a trials table: ``costs.median_tokens`` and ``costs.edge_median_ratio``.
+
+```toml
+[[claims]]
+id = "t5-median-completion"
+metric = "costs.median_tokens"
+trials = "study"
+model = "gpt-5-mini"
+benchmark = "gsm8k"
+kind = "completion"             # prompt | completion | reasoning | total
+per = "trial"                   # optional: trial (default, as `replicate costs` prints first) | item
+value = "412"
+unit = "ratio"
+
+[[claims]]
+id = "t5-ratio"
+metric = "costs.edge_median_ratio"
+trials = "study"
+edge = "gpt-4o-mini:gpt-5-mini"
+benchmark = "gsm8k"             # omit for the cell pooled over benchmarks
+kind = "total"
+value = "1.8"
+unit = "ratio"
+```
+
+The figures are those of ``replicate costs`` (:func:`replicate.trials.costs.analyse_costs`, without
+bootstrap replicates), read with :meth:`~replicate.trials.costs_result.CostsResult.median_tokens` and
+:meth:`~replicate.trials.costs_result.CostsResult.edge_median_ratio`. A table whose trials report no
+usage gives no cost figure: the claim is not computable, with the reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replicate.trials.usage import KINDS
+from replicate.verify.metrics import Field, Metric, register
+from replicate.verify.outcome import Computed
+
+PER = ("trial", "item")
+
+
+def check_kind(value: Any) -> str | None:
+    return None if value in KINDS else f"must be one of {', '.join(KINDS)}, got {value!r}"
+
+
+def check_per(value: Any) -> str | None:
+    return None if value in PER else f"must be trial or item, got {value!r}"
+
+
+def _costs(core: Any, c: Any, name: str, edge: tuple[str, str] | None) -> Any:
+    """``analyse_costs`` of table ``name`` under the claim's settings, once per (table, by, edge, settings)."""
+    from replicate.trials.costs import analyse_costs
+
+    s = c.settings
+    key = ("costs", name, c.by, edge, s.eps, s.alpha, s.ci, s.seed)
+    return core.cached(key, lambda: analyse_costs(
+        core.tables[name], [edge] if edge else [], by=c.by, n_resamples=0, seed=s.seed,
+        classification={"eps": s.eps, "alpha": s.alpha, "ci": s.ci}))
+
+
+def _no_usage(result: Any) -> Computed | None:
+    if result.usage_reported:
+        return None
+    from replicate.trials.costs_result import NO_USAGE
+
+    return Computed(None, NO_USAGE)
+
+
+def _median_tokens(core: Any, c: Any, name: str) -> Computed:
+    result = _costs(core, c, name, None)
+    kind, per = c.options["kind"], c.options["per"]
+    none = _no_usage(result)
+    if none is not None:
+        return none
+    try:
+        value = result.median_tokens(c.model, c.benchmark, kind, per=per)
+    except KeyError:
+        return Computed(None, f"{c.model} has no trials on {c.benchmark}")
+    if value is None:
+        return Computed(None, f"no trial of {c.model} on {c.benchmark} reports {kind} tokens")
+    return Computed(value)
+
+
+def _edge_median_ratio(core: Any, c: Any, name: str) -> Computed:
+    src, tgt = core.edge_of(c, name)
+    result = _costs(core, c, name, (src, tgt))
+    kind = c.options["kind"]
+    none = _no_usage(result)
+    if none is not None:
+        return none
+    try:
+        value = result.edge_median_ratio(f"{src}:{tgt}", c.benchmark, kind)
+    except KeyError:
+        return Computed(None, f"{src} -> {tgt} has no cell for {c.benchmark or 'all benchmarks pooled'}")
+    if value is None:
+        return Computed(None, f"no item of {src} -> {tgt} has {kind} tokens on both sides (and a source above 0)")
+    return Computed(value)
+
+
+KIND = Field("kind", check_kind, required=True, doc="prompt, completion, reasoning or total")
+register(
+    Metric("costs.median_tokens", "trials", ("model",), "number",
+           "median tokens of `kind` per trial (or per item: the mean over its trials) of a model on a benchmark",
+           fields=(KIND, Field("per", check_per, "trial", doc="trial (default) or item")),
+           compute=_median_tokens),
+    Metric("costs.edge_median_ratio", "trials", ("cell",), "number",
+           "median over the edge's items of target / source tokens of `kind` (per item: mean over its trials)",
+           fields=(KIND,), compute=_edge_median_ratio),
+)
