@@ -234,4 +234,4 @@ register(Pattern(
 
 # Families defined in modules of their own register on import; import them here, after the
 # built-in rows, so that they exist whenever the table does (see docs/verify.md, "Adding a metric"):
-from replicate.verify import metrics_agreement  # noqa: E402, F401
+# from replicate.verify import agreement  # noqa: E402, F401
