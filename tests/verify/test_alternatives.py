@@ -1,0 +1,72 @@
+"""Which definition a printed number used: the alternatives a mismatching claim lists (never a match)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import numpy as np
+import pytest
+
+from replicate.verify.alternatives import FAMILIES, MAX_RECOMPUTATIONS
+from replicate.verify.api import verify_runs
+from replicate.verify.claims import parse_claims
+from replicate.verify.matching import Verdict
+
+from .test_agreement_claims import _claim, _vectors, _verify, shared
+from .test_recompute import DIGIT, GOLD, NEW, OLD, make_run, registered  # noqa: F401  (a fixture)
+
+
+def test_families_are_a_declared_table():
+    assert [f.name for f in FAMILIES] == ["metric", "binarize", "unparsed", "parser", "unit"]
+    assert all(f.doc for f in FAMILIES) and MAX_RECOMPUTATIONS == 1024
+
+
+def _printed(x: float, places: int) -> str:
+    return str(Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-places)))
+
+
+@shared
+def test_alpha_printed_under_the_name_kappa_is_found(tmp_path):
+    krippendorff = pytest.importorskip("krippendorff")
+    metrics = pytest.importorskip("sklearn.metrics")
+    x, g = _vectors("h2oloo-zeroshot1")
+    alpha = krippendorff.alpha(np.vstack([x >= 1, g >= 1]).astype(float), level_of_measurement="ordinal")
+    kappa = metrics.cohen_kappa_score(x >= 1, g >= 1)
+    text = _printed(alpha, 4)
+    assert text != _printed(kappa, 4)  # the planted number is alpha's, not kappa's
+    res, v = _verify(tmp_path, _claim("planted", "agreement.cohen_kappa", text, run="h2oloo-zeroshot1", binarize=1),
+                     _claim("right", "agreement.cohen_kappa", _printed(kappa, 4), run="h2oloo-zeroshot1", binarize=1))
+    r = res["planted"]
+    assert r.verdict(r.primary) is Verdict.mismatch  # an explanation is not a match
+    found = r.to_json()["alternatives"]
+    alphas = [a for a in found if a["metric"] == "agreement.krippendorff_alpha" and a["settings"]["binarize"] == 1
+              and a["settings"]["level"] == "ordinal" and len(a["settings"]) == 2]
+    assert alphas and alphas[0]["value"] == pytest.approx(alpha, abs=1e-12)
+    assert all(a["metric"] != "agreement.cohen_kappa" or a["settings"] != {"weights": "none", "binarize": 1}
+               for a in found)
+    assert res["right"].to_json()["alternatives"] == []
+    from replicate.verify.note import render_note
+
+    note = " ".join(render_note(v).split())
+    assert (f"printed as Cohen's kappa, binarized at 1 = {text}; reproduced by "
+            f"Krippendorff's alpha, nominal, binarized at 1 = ") in note
+    assert f"Krippendorff's alpha, ordinal, binarized at 1 = {alpha:.6f}" in note
+
+
+def test_regression_printed_over_old_correct_items(registered):  # noqa: F811
+    data = {"runs": {"old": ["old.jsonl"], "new": ["new.jsonl"]},
+            "claims": [{"id": "reg", "metric": "regression_rate", "old": "old", "new": "new", "value": "66.7",
+                        "unit": "percent"},
+                       {"id": "ok", "metric": "regression_rate", "old": "old", "new": "new", "value": "44.4",
+                        "unit": "percent"}]}
+    v = verify_runs(parse_claims(data, path="c.toml"), {"old": make_run("old", GOLD, OLD),
+                                                        "new": make_run("new", GOLD, NEW)},
+                    parsers=[DIGIT.name], date="2026-01-01")
+    reg, ok = v.results
+    assert reg.verdict(DIGIT.name) is Verdict.mismatch
+    found = reg.to_json()["alternatives"]
+    # by hand (test_recompute): only_old 4, both 2 -> 4/6 = 66.67% over the items old got right
+    assert found[0] == {"metric": "regression_share_of_old_correct", "settings": {}, "value": pytest.approx(4 / 6)}
+    # under unparsed = wrong the same 4/6 (old's unparsed item is not among its correct ones): not listed again
+    assert [a for a in found if a["metric"] == "regression_share_of_old_correct"] == found[:1]
+    assert ok.to_json()["alternatives"] == [] and ok.alternatives is None
