@@ -70,3 +70,38 @@ def test_regression_printed_over_old_correct_items(registered):  # noqa: F811
     # under unparsed = wrong the same 4/6 (old's unparsed item is not among its correct ones): not listed again
     assert [a for a in found if a["metric"] == "regression_share_of_old_correct"] == found[:1]
     assert ok.to_json()["alternatives"] == [] and ok.alternatives is None
+
+
+def _edge_claims(*claims):
+    data = {"runs": {"old": ["old.jsonl"], "new": ["new.jsonl"]},
+            "claims": [{"id": f"c{i}", "old": "old", "new": "new", **c} for i, c in enumerate(claims)]}
+    v = verify_runs(parse_claims(data, path="c.toml"), {"old": make_run("old", GOLD, OLD),
+                                                        "new": make_run("new", GOLD, NEW)},
+                    parsers=[DIGIT.name], date="2026-01-01")
+    return v.results
+
+
+def test_a_fraction_printed_as_a_percent_and_the_unparsed_policy(registered):  # noqa: F811
+    frac, wrong = _edge_claims(
+        {"metric": "regression_rate", "value": "0.444", "unit": "percent"},
+        # under unparsed = wrong every shared item counts: 4 of 10 (by hand, test_recompute), not 4 of 9
+        {"metric": "regression_rate", "value": "40.0", "unit": "percent"},
+    )
+    assert frac.verdict(DIGIT.name) is Verdict.mismatch and wrong.verdict(DIGIT.name) is Verdict.mismatch
+    assert frac.to_json()["alternatives"][0] == {"metric": "regression_rate", "settings": {"unit": "fraction"},
+                                                 "value": pytest.approx(4 / 9)}
+    assert wrong.to_json()["alternatives"][0] == {"metric": "regression_rate", "settings": {"unparsed": "wrong"},
+                                                  "value": pytest.approx(4 / 10)}
+    assert 0 < wrong.alternatives.tried <= MAX_RECOMPUTATIONS
+
+
+def test_the_bundled_example_lists_no_alternative():
+    """Its two mismatching claims (a planted MAE, a change rate) have no other definition that fits: the golden
+    note is unchanged (tests/golden), and the JSON says so."""
+    from replicate.verify.api import verify
+    from support.paths import ROOT
+
+    v = verify(ROOT / "fixtures" / "example" / "claims.toml", root=ROOT / "fixtures" / "example", date="2026-01-01")
+    mismatched = [r for r in v.results if r.failed]
+    assert mismatched and all(r.alternatives is not None and r.alternatives.found == () for r in mismatched)
+    assert all(r.to_json()["alternatives"] == [] for r in v.results)
