@@ -210,7 +210,7 @@ def describe(metric: str, settings: Mapping[str, Any]) -> str:
     name = metric.removeprefix("agreement.")
     parts = [FIGURE_WORDS.get(name, f"`{metric}`")]
     if settings.get("weights") not in (None, "none"):
-        parts.append(f"{settings['weights']} weights")
+        parts.append(f"weights {settings['weights']}")
     if settings.get("level") is not None:
         parts.append(str(settings["level"]))
     if settings.get("binarize") is not None:
@@ -225,7 +225,20 @@ def describe(metric: str, settings: Mapping[str, Any]) -> str:
 
 
 def note_line(claim: Claim, found: Sequence[Alternative]) -> str:
-    """``printed as Cohen's kappa, binarized at 1 = 0.4094; reproduced by ...`` (one line)."""
+    """``printed as Cohen's kappa, binarized at 1 = 0.4094; reproduced by ...`` (one line).
+
+    Variants of one figure that differ only in weights or level and give the same value (on binarized
+    labels every level coincides) share one entry: ``Krippendorff's alpha, nominal / ordinal, ...``."""
     own = describe(claim.metric, {k: v for k, v in claim.options.items()})
-    shown = "; ".join(f"{describe(a.metric, a.settings)} = {a.value:.6f}" for a in found)
-    return f"printed as {own} = {claim.printed.text}; reproduced by {shown}"
+    groups: dict[tuple, list[Alternative]] = {}
+    for a in found:
+        rest = tuple((k, v) for k, v in a.settings.items() if k not in ("weights", "level"))
+        groups.setdefault((a.metric, a.value, rest), []).append(a)
+    shown = []
+    for (metric, value, rest), alts in groups.items():
+        settings: dict[str, Any] = dict(rest)
+        for k in ("weights", "level"):
+            if k in alts[0].settings:
+                settings[k] = " / ".join(str(a.settings[k]) for a in alts)
+        shown.append(f"{describe(metric, settings)} = {value:.6f}")
+    return f"printed as {own} = {claim.printed.text}; reproduced by {'; '.join(shown)}"

@@ -49,8 +49,8 @@ def test_alpha_printed_under_the_name_kappa_is_found(tmp_path):
 
     note = " ".join(render_note(v).split())
     assert (f"printed as Cohen's kappa, binarized at 1 = {text}; reproduced by "
-            f"Krippendorff's alpha, nominal, binarized at 1 = ") in note
-    assert f"Krippendorff's alpha, ordinal, binarized at 1 = {alpha:.6f}" in note
+            f"Krippendorff's alpha, nominal / ordinal / interval / ratio, binarized at 1 = {alpha:.6f}") in note
+    assert "(the verdict stays mismatch)" in note and note.count("reproduced by") == 1
 
 
 def test_regression_printed_over_old_correct_items(registered):  # noqa: F811
