@@ -10,12 +10,19 @@ import numpy as np
 import pytest
 
 from replicate.errors import BadInput
-from replicate.verify.api import verify
+from replicate.verify.api import verify, verify_runs
 from replicate.verify.claims import parse_claims
 from replicate.verify.matching import Verdict
 from support.paths import SHARED_DATA
 
-from .test_recompute import DIGIT, GOLD, NEW, OLD, make_run, registered  # noqa: F401  (a fixture)
+from .test_recompute import (  # noqa: F401  (a fixture)
+    DIGIT,
+    GOLD,
+    NEW,
+    OLD,
+    make_run,
+    registered,  # noqa: F401  (a fixture)
+)
 
 LLMJUDGE = SHARED_DATA / "llmjudge"
 QRELS = LLMJUDGE / "llmjudge_test_qrel_idx.txt"
@@ -125,3 +132,28 @@ def test_bad_fields_are_said_at_once_by_claim_id():
     assert "claim 'b': unknown field 'weights'" in text
     assert "claim 'c': weights must be one of none, linear, quadratic, got 'cubic'" in text
     assert "claim 'c': unit 'percent' does not fit metric 'agreement.cohen_kappa'" in text
+
+
+def test_unparsed_outputs_follow_the_claims_policy(registered):  # noqa: F811
+    """A parsed run with one unparsed output (item 7): intersect drops it, wrong keeps it as a label of its own in
+    unweighted kappa; the run-against-run kappa binarized at 2 over the items both parsed. sklearn is the reference."""
+    metrics = pytest.importorskip("sklearn.metrics")
+
+    data = {"runs": {"old": ["old.jsonl"], "new": ["new.jsonl"]}, "claims": [
+        {"id": "i", "metric": "agreement.cohen_kappa", "run": "old", "value": "0.5", "unit": "ratio"},
+        {"id": "w", "metric": "agreement.cohen_kappa", "run": "old", "unparsed": "wrong", "value": "0.5",
+         "unit": "ratio"},
+        {"id": "e", "metric": "agreement.cohen_kappa", "old": "old", "new": "new", "binarize": 2, "value": "0.5",
+         "unit": "ratio"},
+    ]}
+    v = verify_runs(parse_claims(data, path="c.toml"), {"old": make_run("old", GOLD, OLD),
+                                                        "new": make_run("new", GOLD, NEW)},
+                    parsers=[DIGIT.name], date="2026-01-01")
+    got = {r.claim.id: r.computed[DIGIT.name] for r in v.results}
+    keep = [i for i in range(10) if i != 7]
+    old = np.array([int(OLD[i]) if OLD[i].isdigit() else -1 for i in range(10)])
+    new, gold = np.array([int(x) for x in NEW]), np.array(GOLD)
+    assert got["i"].value == pytest.approx(metrics.cohen_kappa_score(old[keep], gold[keep]), abs=1e-12)
+    assert got["i"].n == 9 and got["w"].n == 10
+    assert got["w"].value == pytest.approx(metrics.cohen_kappa_score(old, gold, labels=[0, 1, 2, 3, -1]), abs=1e-12)
+    assert got["e"].value == pytest.approx(metrics.cohen_kappa_score(old[keep] >= 2, new[keep] >= 2), abs=1e-12)
