@@ -25,8 +25,10 @@ from replicate.judge.model import LabelledRun, Run
 from replicate.judge.select import RunEntry, RunSpec
 from replicate.judge.uncertainty import Uncertainty
 from replicate.parsing import PARSERS, Parser
+from replicate.verify.alternatives import alternatives
 from replicate.verify.claims import ClaimsFile, load_claims
 from replicate.verify.flags import collect_flags
+from replicate.verify.matching import Verdict
 from replicate.verify.outcome import Outcome
 from replicate.verify.recompute import Computed, EdgeFigures, FloorFigures, Recomputer, RunFigures
 from replicate.verify.result import ClaimResult, Verification
@@ -128,6 +130,7 @@ def verify_runs(
         except ValueError as exc:
             raise UsageError(Message(Param("cluster"), f": {exc}")) from None
     rc = Recomputer(runs, PARSERS.get, uncertainty=uncertainty, label=label)
+    plain = rc.plain()  # the alternatives of a mismatching claim (replicate.verify.alternatives) need no intervals
     results = []
     for c in claims.claims:
         if explicit or decided is not None:
@@ -145,7 +148,10 @@ def verify_runs(
             value = rc.compute(c, p)
             computed[p] = value
             matches[p] = Outcome.recomputed(c.printed, value).match
-        results.append(ClaimResult(c, ps, computed, matches))
+        found = None
+        if Outcome.recomputed(c.printed, computed[ps[0]]).verdict is Verdict.mismatch:
+            found = alternatives(plain, c, ps[0], PARSERS.names())
+        results.append(ClaimResult(c, ps, computed, matches, found))
     edges, floors, run_figs = _touched(claims, results, rc, columns)
     run_files = {name: runs[name].files for name in _used_runs(claims)}
     diag = diagnostics if diagnostics is not None else Diagnostics()

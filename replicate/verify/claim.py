@@ -25,6 +25,9 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+# Metric families in modules of their own register on import; they import the table, so the table cannot
+# import them (a circle): the claims parser, where every metric name is first looked up, does.
+import replicate.verify.metrics_agreement  # noqa: F401
 from replicate.stats.intervals import DIFF_METHODS
 from replicate.stats.policy import POLICIES, Policy
 from replicate.trials.settings import DECIMAL_SETTINGS, TrialSettings

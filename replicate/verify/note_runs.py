@@ -10,6 +10,7 @@ from replicate.judge.render.errors import interval_cell, with_interval
 from replicate.output import Format, md_code, md_text, one_line, pct, table, table_blocks
 from replicate.stats.paired import p_display
 from replicate.stats.ranges import Span
+from replicate.verify.alternatives import note_line
 from replicate.verify.cells import figure_cell, not_computable, printed_text, show
 from replicate.verify.matching import Verdict
 from replicate.verify.recompute import EdgeFigures, FloorFigures
@@ -72,6 +73,8 @@ def claim_texts(v: Verification, notes: dict[str, int]) -> list[str]:
         tail = f"; {'; '.join(extra)}" if extra else ""
         out.append(f"- {md_code(c.id)}{where}: `{c.metric}` of {c.described(md_text)}, printed {printed_text(c.printed)}, "
                    f"matches {c.printed.show_interval()}{tail}")
+        if r.alternatives is not None and r.alternatives.found:  # which definition the printed number used
+            out.append(f"  - {note_line(c, r.alternatives.found)} (the verdict stays mismatch)")
     if notes:
         out += ["", "Not computable:", ""]
         out += [f"[{i}] {why}" for why, i in notes.items()]

@@ -20,6 +20,7 @@ together, every ordered pair), the same computation as ``replicate floor``.
 
 from __future__ import annotations
 
+from collections import ChainMap
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Callable, Mapping, Sequence
@@ -188,6 +189,14 @@ class Recomputer:
         self._run: dict[tuple[str, str, str], RunFigures] = {}
         self._edge: dict[tuple[str, str, str, str], EdgeFigures | str] = {}
         self._floor: dict[tuple[tuple[str, ...], str, str], FloorFigures | str] = {}
+
+    def plain(self) -> Recomputer:
+        """A recomputer over the same runs, without intervals, for figures the note shows no interval of
+        (the alternatives of a mismatching claim): it reads this one's labellings and labels other
+        parsers itself (``Run.label_with``: neither the label cache nor the note's list of labels read)."""
+        out = Recomputer(self.runs, self._get_parser)
+        out._labelled = ChainMap({}, self._labelled)  # type: ignore[assignment]  # writes stay its own
+        return out
 
     # -- labelling -------------------------------------------------------------------
     def labelled(self, name: str, parser: str) -> LabelledRun:

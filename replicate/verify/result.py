@@ -16,6 +16,7 @@ from typing import Any
 from replicate.diagnostics import Diagnostics
 from replicate.judge.model import RunFile
 from replicate.provenance import FileProvenance
+from replicate.verify.alternatives import Alternatives
 from replicate.verify.claims import Claim, ClaimsFile
 from replicate.verify.matching import Match, Verdict
 from replicate.verify.outcome import Computed, Outcome
@@ -35,6 +36,7 @@ class ClaimResult:
     parsers: tuple[str, ...]  # the parsers it was recomputed under, primary first
     computed: dict[str, Computed]
     matches: dict[str, Match | None]  # None where not computable
+    alternatives: Alternatives | None = None  # tried when it mismatches under its primary parser
 
     @property
     def primary(self) -> str:
@@ -69,6 +71,7 @@ class ClaimResult:
         out["verdict"] = {p: str(self.verdict(p)) for p in self.parsers}
         out["why"] = {p: c.why for p, c in self.computed.items() if c.why is not None}
         out["tie"] = [p for p, m in self.matches.items() if m is not None and m.tie]
+        out["alternatives"] = [] if self.alternatives is None else [a.to_json() for a in self.alternatives.found]
         return out
 
 

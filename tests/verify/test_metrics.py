@@ -39,6 +39,8 @@ def _agree_within(rc, claim, parser):
     lr = rc.labelled(claim.run, parser)
     tol = claim.options["grades"]
     pairs = [(int(x), int(g)) for x, g in zip(lr.labels, lr.gold) if x >= 0]
+    if not pairs:
+        return Computed(None, "no parsed items")
     return Computed(Fraction(sum(abs(x - g) <= tol for x, g in pairs), len(pairs)))
 
 
