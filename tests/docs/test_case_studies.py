@@ -1,0 +1,152 @@
+"""docs/case-studies/: each case study's verification note is a golden file, rewritten here from ../shared/data.
+
+The command of each case study runs in a scratch directory laid out like a checkout beside the shared data
+(`docs/case-studies/<case>/claims.toml` copied, `../shared/data` linked), so the note's relative paths and its
+Reproduce line are the committed ones; the note must come back byte for byte. The figures the claims state are
+also recomputed here by a plain loop over the files (an independent reference, not the tool). Skips, saying
+why, when the shared data is absent.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from replicate.cli.app import app
+from support.paths import ROOT, SHARED_DATA
+
+CASES = ROOT / "docs" / "case-studies"
+LLMJUDGE = SHARED_DATA / "llmjudge"
+LLMJUDGE_ARGS = ("verify", "docs/case-studies/llmjudge/claims.toml", "--root", "../shared/data/llmjudge",
+                 "--date", "2026-12-04", "--no-plots", "--out", "docs/case-studies/llmjudge/note.md")
+
+needs_llmjudge = pytest.mark.skipif(not (LLMJUDGE / "llmjudge_test_qrel_idx.txt").is_file(),
+                                    reason="../shared/data/llmjudge is absent (the LLMJudge release is not copied "
+                                           "into this repository); the case study cannot be rerun here")
+
+
+def _checkout(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A scratch checkout holding the case's claims file, with ../shared/data linked beside it, as cwd."""
+    work = tmp_path / "checkout"
+    (work / "docs" / "case-studies" / case).mkdir(parents=True)
+    shutil.copy(CASES / case / "claims.toml", work / "docs" / "case-studies" / case / "claims.toml")
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "data").symlink_to(SHARED_DATA, target_is_directory=True)
+    monkeypatch.chdir(work)
+    return work
+
+
+def _run(*args: str) -> None:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+
+
+def _rerun(case: str, args: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    work = _checkout(case, tmp_path, monkeypatch)
+    _run(*args)
+    return (work / "docs" / "case-studies" / case / "note.md").read_text(encoding="utf-8")
+
+
+@needs_llmjudge
+def test_llmjudge_note_is_the_committed_golden_file(tmp_path, monkeypatch):
+    written = _rerun("llmjudge", LLMJUDGE_ARGS, tmp_path, monkeypatch)
+    golden = (CASES / "llmjudge" / "note.md").read_text(encoding="utf-8")
+    assert written == golden, ("docs/case-studies/llmjudge/note.md differs from what the case study's command "
+                               "writes; if intended, rerun from the checkout: replicate " + " ".join(LLMJUDGE_ARGS))
+
+
+def _grades(path: Path) -> dict[tuple[str, str], int]:
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        qid, _, docid, grade = line.split()
+        out[qid, docid] = int(grade)
+    return out
+
+
+def _rounds_to(x: Decimal, printed: str) -> bool:
+    text = printed.replace(",", "")
+    places = -Decimal(text).as_tuple().exponent  # type: ignore[operator]
+    half = Decimal(5) * Decimal(10) ** -(places + 1)
+    return Decimal(text) - half <= x <= Decimal(text) + half
+
+
+@needs_llmjudge
+def test_llmjudge_claims_agree_with_a_plain_count():
+    claims = tomllib.loads((CASES / "llmjudge" / "claims.toml").read_text(encoding="utf-8"))
+    gold = _grades(LLMJUDGE / "llmjudge_test_qrel_idx.txt")
+    runs = {name: _grades(LLMJUDGE / entry["files"][0]) for name, entry in claims["runs"].items()}
+    checked = 0
+    for claim in claims["claims"]:
+        if claim["metric"] not in ("n", "em", "mae", "change_rate"):
+            continue
+        if claim["metric"] == "change_rate":
+            old, new = runs[claim["old"]], runs[claim["new"]]
+            keys = old.keys() & new.keys()
+            x = Decimal(100) * sum(old[k] != new[k] for k in keys) / len(keys)
+        else:
+            labels = runs[claim["run"]]
+            keys = labels.keys() & gold.keys()
+            if claim["metric"] == "n":
+                x = Decimal(len(keys))
+            elif claim["metric"] == "em":
+                x = Decimal(100) * sum(labels[k] == gold[k] for k in keys) / len(keys)
+            else:
+                x = Decimal(sum(abs(labels[k] - gold[k]) for k in keys)) / len(keys)
+        assert _rounds_to(x, claim["value"]), (claim["id"], x, claim["value"])
+        checked += 1
+    assert checked == 8 * 3 + 1
+
+
+IFBENCH = SHARED_DATA / "ifbench"
+IFBENCH_SCORE = ("score", "../shared/data/ifbench/sample_output.jsonl", "--items", "ifbench-case/items.jsonl",
+                 "--model", "sample", "--ifbench-strict", "../shared/data/ifbench/eval_results_strict.jsonl",
+                 "--ifbench-loose", "../shared/data/ifbench/eval_results_loose.jsonl",
+                 "--out", "ifbench-case/trials.jsonl")
+IFBENCH_VERIFY = ("verify", "docs/case-studies/ifbench/claims.toml", "--root", "ifbench-case", "--no-fail",
+                  "--date", "2026-12-04", "--no-plots", "--out", "docs/case-studies/ifbench/note.md")
+
+needs_ifbench = pytest.mark.skipif(not (IFBENCH / "eval_results_strict.jsonl").is_file(),
+                                   reason="../shared/data/ifbench is absent (IFBench's release is not copied into "
+                                          "this repository); the case study cannot be rerun here")
+
+
+def _ifbench_items(out: Path) -> None:
+    """The items file, exactly as the one-line python command in docs/case-studies/ifbench/README.md writes it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rows = [json.loads(line) for line in (IFBENCH / "IFBench_test.jsonl").read_text(encoding="utf-8").splitlines()]
+    out.write_text("".join(json.dumps({"id": r["key"], "benchmark": "ifbench", "prompt": r["prompt"],
+                                       "scorer": "ifbench@2"}) + "\n" for r in rows), encoding="utf-8")
+
+
+@needs_ifbench
+def test_ifbench_note_is_the_committed_golden_file(tmp_path, monkeypatch):
+    work = _checkout("ifbench", tmp_path, monkeypatch)
+    _ifbench_items(work / "ifbench-case" / "items.jsonl")
+    _run(*IFBENCH_SCORE)
+    _run(*IFBENCH_VERIFY)
+    written = (work / "docs" / "case-studies" / "ifbench" / "note.md").read_text(encoding="utf-8")
+    assert written == (CASES / "ifbench" / "note.md").read_text(encoding="utf-8"), (
+        "docs/case-studies/ifbench/note.md differs from what the case study's commands write; if intended, "
+        "rerun the three commands in docs/case-studies/ifbench/README.md from the checkout")
+
+
+@needs_ifbench
+def test_ifbench_claims_agree_with_a_plain_count():
+    """The release's counts, from the verifier's rows; the joined counts leave out the one unjoinable row."""
+    claims = {c["id"]: c["value"] for c in
+              tomllib.loads((CASES / "ifbench" / "claims.toml").read_text(encoding="utf-8"))["claims"]}
+    prompts = {json.loads(line)["prompt"] for line in (IFBENCH / "IFBench_test.jsonl").read_text().splitlines()}
+    stripped = {p.strip() for p in prompts}
+    for reading in ("strict", "loose"):
+        rows = [json.loads(line) for line in (IFBENCH / f"eval_results_{reading}.jsonl").read_text().splitlines()]
+        joined = [r for r in rows if r["prompt"] in prompts or r["prompt"].strip() in stripped]
+        assert (len(rows), len(joined)) == (294, 293)
+        for which, subset in (("294", rows), ("joined", joined)):
+            x = Decimal(100) * sum(r["follow_all_instructions"] for r in subset) / len(subset)
+            assert _rounds_to(x, claims[f"{reading}-{which}"]), (reading, which, x)
