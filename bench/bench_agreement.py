@@ -13,7 +13,8 @@ interpreter:
   the drawn queries concatenated and every figure recomputed with
   ``sklearn.metrics.cohen_kappa_score``, ``krippendorff.alpha``,
   ``scipy.stats.kendalltau`` / ``spearmanr`` and a few lines for Scott's pi;
-  ``numpy.percentile`` over the replicates;
+  ``numpy.percentile`` over the replicates, each arm stretched for the number of
+  clusters (``sqrt(G/(G-1)) t_{G-1} / z``, scipy's quantiles) as the tool does;
 - ours: ``replicate --no-cache agreement RUN... --gold QRELS --binarize 1,2,3 -f json``.
 
 Both run at ``--check-replicates`` replicates (default 100) and must agree on
@@ -55,7 +56,7 @@ STRAIGHTFORWARD = r'''
 import json, sys, warnings
 import numpy as np
 import krippendorff
-from scipy.stats import kendalltau, spearmanr
+from scipy.stats import kendalltau, norm, spearmanr, t as t_dist
 from sklearn.metrics import cohen_kappa_score
 
 warnings.simplefilter("ignore")
@@ -118,8 +119,15 @@ for r in runs:
         for f in reps[0]:
             v = np.array([rep[f] for rep in reps[1:]], dtype=float)
             v = v[~np.isnan(v)]
-            bounds = [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] if len(v) else [None, None]
             value = float(reps[0][f])
+            bounds = [None, None]
+            if len(v) and not np.isnan(value):
+                # percentile arms stretched for the number of clusters, as every interval of the tool:
+                # sqrt(G / (G - 1)) * t(G - 1) / z, kept within [-1, 1]
+                G = len(queries)
+                c = np.sqrt(G / (G - 1)) * t_dist.ppf(0.975, G - 1) / norm.ppf(0.975)
+                lo, hi = float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))
+                bounds = [max(-1.0, value - c * (value - lo)), min(1.0, value + c * (hi - value))]
             row[f] = [None if np.isnan(value) else value, *bounds]
         out[f"{r.rsplit('/', 1)[-1]}\t{t}"] = row
 print(json.dumps(out))
