@@ -23,10 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from replicate.examples.trials import synthetic_rows, write_jsonl
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # support.synth: the synthetic data
 from replicate.stats.classify import CLASSES
 from replicate.trials.engine import analyse_items, per_item_rows
 from replicate.trials.load import read_trials
+from support.synth.trials import synthetic_rows, write_jsonl  # noqa: E402
 
 EDGES = [("m1", "m2"), ("m2", "m3"), ("m1", "m3")]
 

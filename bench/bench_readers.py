@@ -10,10 +10,10 @@ Writes, into a temp dir, files in the exact shapes the readers take
 - ``trec-qrels@1``: TREC qrels ``qid 0 docid grade``, default 500,000 lines;
 - ``gold-jsonl@1``: gold-only JSONL (query_id, corpus_id, original_qrel_score),
   default 500,000 lines;
-- ``helm-run@1``: a HELM run directory (replicate/examples/helm_runs.py),
+- ``helm-run@1``: a HELM run directory (tests/support/synth/helm_runs.py),
   default 5,000 predictions (10,000 entries of per_instance_stats.json, two
   metric classes; a tenth perturbed), read with ``--correct-field exact_match``;
-- ``inspect-log@1``: an inspect_ai ``.eval`` zip (replicate/examples/inspect_logs.py),
+- ``inspect-log@1``: an inspect_ai ``.eval`` zip (tests/support/synth/inspect_logs.py),
   default 20,000 samples, scorer ``match``, through the built-in reader of the layout.
 
 For each it times, best of three:
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 import tempfile
 import time
 import zipfile
@@ -45,10 +46,12 @@ from pathlib import Path
 import orjson
 
 from replicate.diagnostics import Diagnostics
-from replicate.examples import helm_runs as hr, inspect_logs as il
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # support.synth: the synthetic data
 from replicate.judge.load import load_run
 from replicate.judge.model import KEY_SEP
 from replicate.reading import ReadOptions
+from support.synth import helm_runs as hr, inspect_logs as il  # noqa: E402
 
 PROMPT = ("Given a query and a passage, you must provide a score on an integer scale of 0 to 3 with the following "
           "meanings: ... Query: {q}\nPassage: {p}\nSplit this problem into steps: ... ##final score:")

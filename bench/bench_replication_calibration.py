@@ -39,12 +39,13 @@ from pathlib import Path
 
 import numpy as np
 
-from replicate.examples.trials import synthetic_rows, write_jsonl
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # support.synth: the synthetic data
 from replicate.trials.load import TrialsTable, read_trials
 from replicate.verify.claims import parse_claims
 from replicate.verify.replication import restrict
 from replicate.verify.trials_check import check_trials
 from replicate.verify.trials_recompute import TrialsRecomputer
+from support.synth.trials import synthetic_rows, write_jsonl  # noqa: E402
 
 SEED = 20261204
 TOLERANCE = "0.05"

@@ -2,7 +2,7 @@
 """Generate fixtures/trials-study/: a small SYNTHETIC K-trial migration study. Do not edit its files by hand.
 
 THE DATA ARE SYNTHETIC: every trial is drawn from a seeded random generator
-(replicate/examples/trials_study.py, which holds the true pass rates and the
+(tests/support/synth/trials_study.py, which holds the true pass rates and the
 seed) and says nothing about any real model.
 
 Layout:
@@ -21,7 +21,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from replicate.examples.trials_study import write_study
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # support.synth: the synthetic data
+from support.synth.trials_study import write_study  # noqa: E402
 
 if __name__ == "__main__":
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "fixtures" / "trials-study"

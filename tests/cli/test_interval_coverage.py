@@ -189,7 +189,7 @@ def test_items_breakdowns_have_intervals_and_the_text_shows_them(tmp_path):
     """Strata, sensitivity rows and the single draw (which the bundled table has no column for) carry intervals too."""
     import numpy as np
 
-    from replicate.examples.trials import synthetic_rows, write_jsonl
+    from support.synth.trials import synthetic_rows, write_jsonl
 
     p = np.linspace(0.1, 0.9, 40)
     q = p.copy()

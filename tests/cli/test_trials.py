@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
-from replicate.examples.trials import synthetic_rows, write_jsonl
+from support.synth.trials import synthetic_rows, write_jsonl
 
 runner = CliRunner()
 

@@ -19,10 +19,10 @@ import pytest
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
-from replicate.examples.trials import synthetic_rows
 from replicate.fetch import HttpSettings, fetch
 from support.repos import commit_files, init_repo
 from support.server import FakeGitHub
+from support.synth.trials import synthetic_rows
 
 runner = CliRunner()
 NO_LICENCE = "no licence: reuse of the data is not licensed"

@@ -18,12 +18,12 @@ from typer.testing import CliRunner
 from replicate.cli.app import app
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
-from replicate.examples import helm_runs as hr
 from replicate.judge.load import load_run
 from replicate.judge.model import KEY_SEP
 from replicate.reading import READERS, ReadOptions
 from replicate_parsers.helm_choice import CHOICES
 from support.paths import ROOT
+from support.synth import helm_runs as hr
 
 SUITE = ROOT / "tests" / "readers" / "data" / "helm" / "runs" / hr.SUITE
 RUN_A, RUN_B, TRIALS = SUITE / hr.RUN_SPEC.format("a"), SUITE / hr.RUN_SPEC.format("b"), SUITE / "trials"

@@ -2,7 +2,7 @@
 
 The fixtures in data/helm are our own synthetic run directories in the exact
 layout HELM's runner writes (tools/make_helm_runs.py from
-replicate/examples/helm_runs.py): six MMLU-like instances (id0, id1 valid;
+tests/support/synth/helm_runs.py): six MMLU-like instances (id0, id1 valid;
 id2-id5 test) and the typos perturbation of id4 and id5, answered by two
 made-up models, and model b over two train trials.
 """
@@ -19,12 +19,12 @@ from typer.testing import CliRunner
 from replicate.cli.app import app
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, UsageError
-from replicate.examples import helm_runs as hr
-from replicate.examples.helm_runs import Prediction
 from replicate.judge.load import load_run
 from replicate.judge.model import KEY_SEP
 from replicate.reading import READERS, ReadOptions
 from support.paths import ROOT
+from support.synth import helm_runs as hr
+from support.synth.helm_runs import Prediction
 
 DATA = ROOT / "tests" / "readers" / "data" / "helm"
 SUITE = DATA / "runs" / hr.SUITE

@@ -2,7 +2,7 @@
 
 The fixtures in data/inspect are our own synthetic six-sample logs in the exact
 layout inspect_ai writes (written by tools/make_inspect_logs.py from
-replicate/examples/inspect_logs.py), and epochs-rewritten-by-inspect-ai.eval,
+tests/support/synth/inspect_logs.py), and epochs-rewritten-by-inspect-ai.eval,
 epochs.eval read and written again by inspect_ai 0.3.285's own write_eval_log
 (zstandard-compressed members, as inspect_ai writes .eval logs today). The
 built-in reader of the layout is
@@ -23,11 +23,11 @@ from typer.testing import CliRunner
 from replicate.cli.app import app
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, UsageError
-from replicate.examples import inspect_logs as il
-from replicate.examples.inspect_logs import Sample
 from replicate.judge.load import load_run
 from replicate.reading import READERS, ReadOptions
 from support.paths import ROOT
+from support.synth import inspect_logs as il
+from support.synth.inspect_logs import Sample
 
 DATA = ROOT / "tests" / "readers" / "data" / "inspect"
 OLD, NEW, OLD_JSON, EPOCHS = DATA / "old.eval", DATA / "new.eval", DATA / "old.json", DATA / "epochs.eval"

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from replicate.errors import BadInput
-from replicate.examples.trials import add_usage, synthetic_rows, write_jsonl
 from replicate.stats.classify import CLASSES
 from replicate.trials.costs import analyse_costs
 from replicate.trials.engine import _cell_rng, analyse_items, per_item_rows
 from replicate.trials.load import read_trials
 from replicate.trials.prices import Price, Prices
+from support.synth.trials import add_usage, synthetic_rows, write_jsonl
 
 N_ITEMS = 30
 KINDS = ("prompt", "completion", "reasoning", "total")

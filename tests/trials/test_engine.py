@@ -9,11 +9,11 @@ from scipy.stats import false_discovery_control, fisher_exact
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, UsageError
-from replicate.examples.trials import synthetic_rows, write_jsonl
 from replicate.output import dumps_json
 from replicate.trials.engine import DEFAULT_SEED, analyse_items, parse_edge, per_item_rows
 from replicate.trials.load import read_trials
 from replicate.trials.screen import screen
+from support.synth.trials import synthetic_rows, write_jsonl
 
 
 def table_of(tmp_path, rows, name="t.jsonl"):

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from replicate.diagnostics import Diagnostics
-from replicate.examples.trials import synthetic_rows, write_jsonl
 from replicate.output import dumps_json
 from replicate.stats.classify import parse_eps
 from replicate.stats.fisher import PValueTables
@@ -18,6 +17,7 @@ from replicate.stats.power import flag_power
 from replicate.trials.engine import analyse_items, per_item_rows
 from replicate.trials.load import read_trials
 from replicate.trials.render import render_items
+from support.synth.trials import synthetic_rows, write_jsonl
 
 
 def table_of(tmp_path, rows, name="t.jsonl"):

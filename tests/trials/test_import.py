@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
-from replicate.examples import inspect_logs as il
-from replicate.examples.inspect_logs import Sample
 from support.paths import ROOT
+from support.synth import inspect_logs as il
+from support.synth.inspect_logs import Sample
 
 INSPECT = ROOT / "tests" / "readers" / "data" / "inspect"
 LM_EVAL = ROOT / "tests" / "readers" / "data" / "lm_eval"

@@ -9,10 +9,10 @@ import pytest
 from scipy import stats
 
 from replicate.diagnostics import Diagnostics
-from replicate.examples.trials import write_jsonl
 from replicate.trials.engine import analyse_items
 from replicate.trials.load import read_trials
 from replicate.trials.screen import screen
+from support.synth.trials import write_jsonl
 
 Z = stats.norm.ppf(0.975)
 # (source correct, target correct) of 10 trials per item; item i5 has the same rate on both sides

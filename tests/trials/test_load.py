@@ -10,9 +10,9 @@ import pytest
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
-from replicate.examples.trials import synthetic_rows, write_csv, write_jsonl
 from replicate.trials.counts import aggregate, unit_metadata
 from replicate.trials.load import read_trials
+from support.synth.trials import synthetic_rows, write_csv, write_jsonl
 
 
 def row(model="m1", item="i1", trial=0, benchmark="b", category="correct", **kw):

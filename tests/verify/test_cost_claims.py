@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from replicate.cli.app import app
 from replicate.errors import BadInput
-from replicate.examples.trials import add_usage, synthetic_rows, write_jsonl
 from replicate.verify.claims import parse_claims
+from support.synth.trials import add_usage, synthetic_rows, write_jsonl
 
 runner = CliRunner()
 N = 20

@@ -13,7 +13,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from replicate.examples.trials import synthetic_rows, write_jsonl
 from replicate.stats.replication import PAIRED_SHARE_INTERVAL, PAIRED_Z_TEST, share_difference
 from replicate.trials.load import CATEGORIES, read_trials
 from replicate.verify.claims import parse_claims
@@ -21,6 +20,7 @@ from replicate.verify.note_trials import trial_sections
 from replicate.verify.replication import restrict
 from replicate.verify.trials_check import check_trials
 from replicate.verify.trials_recompute import TrialsRecomputer
+from support.synth.trials import synthetic_rows, write_jsonl
 
 N, K, SEED = 200, 30, 28
 CELL = {"edge": "a:b", "benchmark": "bench"}

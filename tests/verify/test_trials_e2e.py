@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
-from replicate.examples.trials_study import PLANTED, write_study
+from support.synth.trials_study import PLANTED, write_study
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "fixtures" / "trials-study"

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from replicate.examples.trials import synthetic_rows
+from support.synth.trials import synthetic_rows
 
 SEED = 20261202
 K = 10
