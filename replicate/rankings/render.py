@@ -60,7 +60,8 @@ def rankings_text(res: RankingAgreement, fmt: FormatArg) -> str:
     rows = [[_NAMES[n], num(res.statistic(n), 4), _interval(res, n)] for n in STATISTICS]
     lines.append(table(rows, ["statistic", "value", iv_head], fmt))
     if any_iv is not None:
-        lines.append(prose(f"Intervals: percentile, bootstrap over topics ({any_iv.clusters} topics drawn with "
+        lines.append(prose(f"Intervals: percentile arms stretched for the number of topics (t, G/(G-1)), bootstrap over "
+                           f"topics ({any_iv.clusters} topics drawn with "
                            f"replacement), {any_iv.replicates} replicates, seed {any_iv.seed}.", fmt))
         undefined = {n: iv.undefined for n, iv in res.intervals.items() if iv.undefined}
         if undefined:

@@ -74,7 +74,37 @@ def test_bootstrap_is_seeded_and_recorded(tmp_path):
     assert a.intervals == b.intervals and a.intervals != c.intervals
     iv = a.to_json()["statistics"]["tau_ap"]["interval"]
     assert iv["seed"] == 7 and iv["replicates"] == 200 and iv["cluster"] == "topic" and iv["clusters"] == 7
-    assert iv["method"] == "topic-bootstrap-percentile" and iv["low"] <= iv["high"]
+    assert iv["method"] == "topic-bootstrap-t-percentile" and iv["low"] <= iv["high"]
+
+
+def test_intervals_stretch_the_percentile_arms_for_the_number_of_topics(tmp_path):
+    # the same replicates, their percentiles, each arm times sqrt(G/(G-1)) t_{G-1} / z (scipy's quantiles)
+    from scipy.stats import norm, t as t_dist
+
+    from replicate.diagnostics import Diagnostics
+    from replicate.rankings.compute import parse_measure, score
+    from replicate.rankings.load import read_qrels, read_runs
+    from replicate.stats.bootstrap import percentile_bounds
+    from replicate.stats.ranking import STATISTICS, bootstrap_rankings, correlations
+
+    runs, ref, est = scenario(tmp_path)
+    res = ranking_agreement(runs, [ref, est], n_resamples=300, seed=5)
+    m = parse_measure("nDCG@10")
+    files = read_runs(runs, Diagnostics())
+    qrels = [read_qrels(q, Diagnostics()) for q in (ref, est)]
+    topics = sorted(qrels[0].topics | qrels[1].topics)
+    a, b = (score(files, q, m, topics) for q in qrels)
+    boot = bootstrap_rankings(a.per_topic, a.judged, b.per_topic, b.judged, n_resamples=300,
+                              rng=np.random.default_rng(5))
+    point = correlations(a.aggregate, b.aggregate)
+    G = len(topics)
+    c = np.sqrt(G / (G - 1)) * t_dist.ppf(0.975, G - 1) / norm.ppf(0.975)
+    for k, name in enumerate(STATISTICS):
+        lo, hi, _ = percentile_bounds(np.column_stack([boot.values[s] for s in STATISTICS]), 0.95)
+        want_lo = max(-1.0, point[name] - c * (point[name] - lo[k]))
+        want_hi = min(1.0, point[name] + c * (hi[k] - point[name]))
+        iv = res.intervals[name]
+        assert (iv.low, iv.high) == pytest.approx((want_lo, want_hi), abs=1e-12), name
 
 
 def test_swaps_by_hand(tmp_path):
