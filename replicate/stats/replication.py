@@ -146,16 +146,14 @@ def paired_mean_difference(fresh: float, released: float, var_fresh: float, var_
 
 
 def paired_share_verdict(c: Comparison, tolerance: float, *, alpha: float = 0.05) -> str:
-    """:func:`verdict` for a paired share whose ``p_value`` is the exact McNemar test on its discordant items.
+    """:func:`verdict` for a paired share whose ``p_value`` tests "the same truth" on the same items.
 
-    Newcombe's interval alone excludes 0 too often when few items change
-    class (2 x 2 tables like 5 against 0 discordant items of 200: the
-    interval excludes 0, the exact test gives p = 0.0625). Under "the same
-    truth" each discordant item is equally likely to lean either way, so
-    the exact binomial test is valid at any count: **does not replicate**
-    needs both; when the interval excludes 0 but the test does not reject,
-    the interval still decides **replicates** (inside [-τ, τ]), otherwise
-    **underpowered**.
+    Newcombe's interval alone excludes 0 too often when few items change class,
+    and the items' classes are not independent draws (one side's BH step decides
+    them together): **does not replicate** needs the interval to exclude 0 and
+    the test to reject (verify gives the swap null's p, :mod:`replicate.stats.swapnull`);
+    when the interval excludes 0 but the test does not reject, the interval still
+    decides **replicates** (inside [-τ, τ]), otherwise **underpowered**.
     """
     v = verdict(c.low, c.high, tolerance)
     if v != DOES_NOT_REPLICATE or c.p_value is None or c.p_value < alpha:

@@ -41,8 +41,10 @@ from replicate.stats.classify import (
     IMPROVED,
     INCONCLUSIVE,
     REGRESSED,
+    diff_at_least,
+    float_above,
+    float_below,
 )
-from replicate.stats.paired import mcnemar_exact_p
 from replicate.stats.replication import (
     DOES_NOT_REPLICATE,
     REPLICATES,
@@ -56,9 +58,10 @@ from replicate.stats.replication import (
     verdict,
     wilson_interval,
 )
+from replicate.stats.swapnull import Side, swap_null_p
 from replicate.trials.counts import Counts, aggregate
 from replicate.trials.load import CATEGORIES, TrialsTable
-from replicate.trials.results import CellResult
+from replicate.trials.results import CellResult, ItemRows
 from replicate.verify.claim import Claim
 from replicate.verify.matching import Printed, PrintedFlag, Verdict, match
 from replicate.verify.outcome import Computed
@@ -75,6 +78,8 @@ SHARE_CLASSES: dict[str, frozenset[int]] = {
     "equivalent": frozenset({EQUIVALENT}), "inconclusive": frozenset({INCONCLUSIVE}),
 }
 FLAG_TEST = "Wilson score interval of the fresh share against the threshold"
+#: Replicates of the swap null of a paired class share (seeded by the claim's seed).
+SWAP_RESAMPLES = 2000
 
 #: Metadata columns of a trials table that name what the endpoint reported (shown in the note when present).
 SNAPSHOT_COLUMNS = ("snapshot", "model_snapshot", "response_model", "system_fingerprint", "fingerprint")
@@ -298,7 +303,27 @@ class ReplicationChecker:
                 cross[0 if r and f else 1 if r else 2 if f else 3] += 1
         if not sum(cross):
             return None
-        return replace(paired_share_difference(*cross), p_value=mcnemar_exact_p(cross[1], cross[2]))
+        return replace(paired_share_difference(*cross), p_value=self._swap_p(c, rel, fr, classes))
+
+    @staticmethod
+    def _swap_p(c: Claim, rel: ItemRows, fr: ItemRows, classes: frozenset[int]) -> float:
+        """The swap null's p for the paired share (:mod:`replicate.stats.swapnull`): BH's coupling of the items
+        kept, which the exact McNemar test on the discordant items ignores."""
+        eps = c.settings.fraction("eps")
+        keys = [list(zip(r.benchmarks, r.items)) for r in (rel, fr)]
+        shared = [k for k in keys[0] if k in set(keys[1])]
+
+        def side(rows: ItemRows, own: list) -> Side:
+            at = {k: i for i, k in enumerate(own)}
+            mine = set(shared)
+            order = np.array([at[k] for k in shared] + [i for i, k in enumerate(own) if k not in mine], dtype=np.int64)
+            up, down = diff_at_least(rows.a, rows.n1, rows.b, rows.n2, eps)
+            inside = float_above(rows.lo, -eps) & float_below(rows.hi, eps)
+            return Side(np.asarray(rows.p)[order], up[order], down[order], inside[order], len(shared))
+
+        _, p = swap_null_p(side(rel, keys[0]), side(fr, keys[1]), classes, alpha=float(c.settings.alpha),
+                           n_resamples=SWAP_RESAMPLES, seed=int(c.settings.seed))
+        return p
 
     @staticmethod
     def _unpaired_share(c: Claim, fresh: Computed, shared: Computed) -> Comparison | None:
