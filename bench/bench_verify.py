@@ -110,7 +110,7 @@ def straightforward(claims_path: Path, root: Path) -> dict[tuple[str, str], floa
             loaded = load_runs([RunSpec(n, tuple(root / f for f in cf.runs[n])) for n in c.run_names])
             runs = [r.label_with(p) for r in loaded.runs]
             if c.scope == "edge":
-                cmp = compare(runs[0], runs[1])
+                cmp = compare(runs[0], runs[1], uncertainty=None, agreement=False)
                 fig = cmp.to_json()
                 value = fig["cells"][c.metric[6:]] if c.metric.startswith("cells.") else fig[c.metric]
             elif c.scope == "floor":

@@ -6,13 +6,12 @@ Kept free of heavy imports: importing this module must stay cheap.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Callable, Sequence
 
 import typer
 
-from replicate.cli.base import CACHE_SETTINGS, StrictOpt, emit, json_body, warn
+from replicate.cli.base import CACHE_SETTINGS, StrictOpt, emit, warn
 from replicate.errors import UsageError
 from replicate.output import Format
 
@@ -244,12 +243,14 @@ JobsOpt = Annotated[
 
 
 def jobs_value(text: str) -> int | str:
-    """``--jobs`` as the library takes it: a positive number or ``"auto"``."""
-    if text == "auto":
+    """``--jobs`` as the library takes it: a number, else the text as given.
+
+    The library checks it (:func:`replicate.judge.workers.jobs_for`: a positive number or ``"auto"``).
+    """
+    try:
+        return int(text)
+    except ValueError:
         return text
-    if not text.isdigit() or int(text) < 1:
-        raise UsageError(f"--jobs must be a positive number or 'auto'; got {text!r}")
-    return int(text)
 
 
 MinItemsOpt = Annotated[
@@ -269,25 +270,10 @@ def uncertainty_of(replicates: int, seed: int, cluster: str | None, min_items: i
 
     try:
         return Uncertainty(
-            replicates=replicates, seed=seed, cluster=cluster, key_fields=key_names_of(loaded), min_items=min_items
+            replicates=replicates, seed=seed, cluster=cluster, key_fields=loaded.key_names, min_items=min_items
         )
     except ValueError as exc:
         raise UsageError(f"--cluster: {exc}") from None
-
-
-def key_names_of(loaded) -> tuple[str, ...]:
-    """The names of the parts of an item key: the key fields of flat JSONL files, else the readers' key names.
-
-    Runs read by readers with their own keys (an lm-eval samples file's ``doc_id``) cluster by those
-    names; flat JSONL (``judge-jsonl@1``) and mixed readers keep the ``--key-field`` names.
-    """
-    from replicate.reading import READERS
-
-    names = {f.reader for r in loaded.runs for f in r.files}
-    if not names or "judge-jsonl@1" in names:
-        return tuple(loaded.fields.key_fields)
-    key_names = {READERS.get(n).key_names for n in names}
-    return key_names.pop() if len(key_names) == 1 else tuple(loaded.fields.key_fields)
 
 
 def field_spec(key_fields: Sequence[str] | None, gold_field: str | None, output_fields: Sequence[str] | None):
@@ -408,32 +394,8 @@ def emit_runs(loaded, result: Any, fmt: Format, *, text: Callable[[], str], comp
     show_cache_events(loaded.label_cache, loaded.run_cache)
     if comparisons is not None:
         require_shared_items(loaded, comparisons)
-    extra: dict[str, Any] = {}
-    if loaded.gold is not None:
-        extra["gold"] = loaded.gold
-    from replicate.judge.labelcache import label_provenance
-
-    keys = label_provenance(loaded.label_keys())
-    if keys is not None:
-        extra["label_cache"] = keys
-    # the warnings are shown above (before the cache lines and the shared-items check)
-    emit(extended(result, extra), fmt, loaded.diagnostics, text=text, warnings=None)
-
-
-def extended(result: Any, extra: dict[str, Any]) -> Any:
-    """``result`` whose JSON also carries ``extra`` (before the warnings), or ``result`` itself when there is none."""
-    return _Extended(result, extra) if extra else result
-
-
-@dataclass(frozen=True)
-class _Extended:
-    """A judge result whose JSON also says what the load did (--gold's join, the label cache), before the warnings."""
-
-    result: Any
-    extra: dict[str, Any]
-
-    def to_json(self) -> dict:
-        return {**json_body(self.result), **self.extra}
+    # the warnings are shown above (before the cache lines and the shared-items check); the JSON is the library's
+    emit(loaded.report(result), fmt, text=text)
 
 
 def resolve_runs(files: Sequence[Path] | None, runs_toml: Path | None) -> list:
@@ -464,8 +426,11 @@ def need_parser(parser: str | None, loaded) -> str:
     """The parser name to label with; a UsageError listing the parsers when one is needed."""
     if parser is not None:
         return parser
-    if all(r.labels is not None for r in loaded.runs):
-        return " + ".join(dict.fromkeys(r.decided or "exam-grades" for r in loaded.runs))
+    from replicate.judge.model import decided_column
+
+    decided = decided_column(loaded.runs)
+    if decided is not None:
+        return decided
     from replicate.parsing import PARSERS
 
     raise UsageError(

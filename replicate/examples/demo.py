@@ -168,7 +168,7 @@ def _other_reading(loaded, other: str) -> str:
     from replicate.judge.compare import chain
 
     try:
-        other_edges = chain(loaded.labelled(other))
+        other_edges = chain(loaded.labelled(other), uncertainty=None)
     except UsageError:
         return f"  ({other} is not installed)"
     return "\n".join(

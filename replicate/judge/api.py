@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import Message, Param, UsageError
@@ -71,7 +71,8 @@ class Loaded:
         if parser_name not in self._cache:
             needs_parser = any(r.labels is None for r in self.runs)
             parser = PARSERS.get(parser_name) if needs_parser else None
-            self._cache[parser_name] = [self._label(r, parser) for r in self.runs]
+            names = self.key_names
+            self._cache[parser_name] = [replace(self._label(r, parser), key_names=names) for r in self.runs]
         return list(self._cache[parser_name])
 
     def label_run(self, run: Run, parser: Parser | None) -> LabelledRun:
@@ -106,11 +107,54 @@ class Loaded:
         """
         return dict(self._label_keys)
 
+    @property
+    def key_names(self) -> tuple[str, ...]:
+        """The names of the parts of an item key (what ``cluster`` names): the key fields of flat JSONL, else the readers'.
+
+        Runs read by readers with their own keys (an lm-eval samples file's ``doc_id``) cluster by those
+        names; flat JSONL (``judge-jsonl@1``) and mixed readers keep the :class:`FieldSpec` key fields.
+        """
+        names = {f.reader for r in self.runs for f in r.files}
+        if not names or "judge-jsonl@1" in names:
+            return tuple(self.fields.key_fields)
+        key_names = {READERS.get(n).key_names for n in names}
+        return key_names.pop() if len(key_names) == 1 else tuple(self.fields.key_fields)
+
+    def report(self, result: Any) -> LoadReport:
+        """``result`` (a comparison, a chain's mapping, ...) with what this load did: the JSON of a command.
+
+        Its JSON is the result's, then ``gold`` (what ``gold=`` joined), ``label_cache``
+        (the key of every run's labels) and ``warnings`` (those met reading, counted by code):
+        ``replicate compare -f json`` prints ``loaded.report(compare(old, new)).to_json()``.
+        """
+        from replicate.judge.labelcache import label_provenance
+
+        extra: dict[str, Any] = {}
+        if self.gold is not None:
+            extra["gold"] = self.gold
+        keys = label_provenance(self.label_keys())
+        if keys is not None:
+            extra["label_cache"] = keys
+        extra["warnings"] = self.diagnostics.to_json()
+        return LoadReport(result, extra)
+
     def run(self, name: str) -> Run:
         for r in self.runs:
             if r.name == name:
                 return r
         raise UsageError(f"unknown run {name!r}; runs: {', '.join(self.names)}")
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    """A result whose JSON also says what the load did (:meth:`Loaded.report`)."""
+
+    result: Any  # a result with to_json(), or a mapping of results
+    extra: dict[str, Any]
+
+    def to_json(self) -> dict:
+        r = self.result
+        return {**dict(r.to_json() if hasattr(r, "to_json") else r), **self.extra}
 
 
 def load_runs(

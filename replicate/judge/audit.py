@@ -470,7 +470,7 @@ def audit(
             return LabelledRun(run.name, run.keys, run.gold, mats[run.name][k], parsers[k].name, run.files)
 
         comparisons = tuple(
-            compare(labelled(old, k), labelled(new, k), policy=policy, uncertainty=uncertainty)
+            compare(labelled(old, k), labelled(new, k), policy=policy, uncertainty=uncertainty, agreement=False)
             for k in range(len(parsers))
         )
         deltas = None

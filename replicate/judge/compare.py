@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Iterable, Literal, Mapping, Sequence
 
 from replicate.judge.align import Aligned, align
 from replicate.judge.model import LabelledRun, RunFile, extraction_failures
@@ -176,24 +176,49 @@ def edges(
     ]
 
 
+#: ``uncertainty="default"``: the command's settings (:class:`Uncertainty`'s defaults, the runs' key names)
+DEFAULT: Final = "default"
+
+
+def settings_for(runs: Sequence[LabelledRun], uncertainty: Uncertainty | Literal["default"] | None) -> Uncertainty | None:
+    """``uncertainty`` itself, or for :data:`DEFAULT` the default settings over the runs' key names.
+
+    The defaults are the commands' (1000 replicates, seed 0, the first key field of two or more as
+    cluster, 100 items at least): the library and ``replicate compare`` give the same figures.
+    """
+    if not isinstance(uncertainty, str):
+        return uncertainty
+    if uncertainty != DEFAULT:
+        raise ValueError(f"uncertainty must be Uncertainty settings, None or {DEFAULT!r}; got {uncertainty!r}")
+    names = next((r.key_names for r in runs if r.key_names), None)
+    return Uncertainty(key_fields=names) if names else Uncertainty()
+
+
 def compare(
-    old: LabelledRun, new: LabelledRun, *, policy: Policy = "intersect", uncertainty: Uncertainty | None = None,
-    agreement: bool = False,
+    old: LabelledRun, new: LabelledRun, *, policy: Policy = "intersect",
+    uncertainty: Uncertainty | Literal["default"] | None = DEFAULT, agreement: bool = True,
 ) -> Comparison:
-    """The edge old -> new over the items both runs have; with ``agreement``, also the agreement figures
-    of old and new with gold and with each other (the same bootstrap settings)."""
+    """The edge old -> new over the items both runs have, as ``replicate compare`` computes it.
+
+    ``uncertainty``: bootstrap settings (:data:`DEFAULT`: the command's; None: no intervals, no
+    clustered McNemar, no small-sample flag). With ``agreement``, also the agreement figures of old
+    and new with gold and with each other (the same bootstrap settings).
+    """
+    settings = settings_for([old, new], uncertainty)
     aligned = align([old, new])
-    cmp = edges(aligned, [(0, 1)], policy=policy, uncertainty=uncertainty)[0]
+    cmp = edges(aligned, [(0, 1)], policy=policy, uncertainty=settings)[0]
     if not agreement or aligned.n_items == 0:
         return cmp
     from replicate.judge.agreement import edge_agreement
 
-    return replace(cmp, agreement=edge_agreement(aligned, 0, 1, policy=policy, settings=uncertainty))
+    return replace(cmp, agreement=edge_agreement(aligned, 0, 1, policy=policy, settings=settings))
 
 
 def chain(
-    runs: Sequence[LabelledRun], *, policy: Policy = "intersect", uncertainty: Uncertainty | None = None
+    runs: Sequence[LabelledRun], *, policy: Policy = "intersect",
+    uncertainty: Uncertainty | Literal["default"] | None = DEFAULT,
 ) -> list[Comparison]:
-    """Every adjacent edge of a version line, over the items all runs share."""
+    """Every adjacent edge of a version line, over the items all runs share (``uncertainty`` as in :func:`compare`)."""
+    settings = settings_for(runs, uncertainty)
     aligned = align(runs)
-    return edges(aligned, [(i, i + 1) for i in range(len(runs) - 1)], policy=policy, uncertainty=uncertainty)
+    return edges(aligned, [(i, i + 1) for i in range(len(runs) - 1)], policy=policy, uncertainty=settings)

@@ -108,6 +108,11 @@ class Run:
         """The reader(s) that read the run's files (``a + b`` when they differ)."""
         return " + ".join(dict.fromkeys(f.reader for f in self.files)) or "-"
 
+    @property
+    def decided_name(self) -> str:
+        """The pseudo-parser name its decided labels go under (the reader's, else ``exam-grades``)."""
+        return self.decided or "exam-grades"
+
     def __post_init__(self) -> None:
         n = len(self.keys)
         if len(self.gold) != n or len(self.outputs) != n:
@@ -125,7 +130,7 @@ class Run:
         cache): used instead of parsing the texts again.
         """
         if self.labels is not None:
-            labels, parser_name = self.labels, self.decided or "exam-grades"
+            labels, parser_name = self.labels, self.decided_name
         else:
             if parser is None:
                 raise ValueError(f"run {self.name!r} holds raw outputs: a parser is needed")
@@ -155,6 +160,8 @@ class LabelledRun:
     origins: Origins | None = None  # file and line of each item, when read from files
     yields: str = "outputs"  # outputs | labels | verdicts (see replicate.reading)
     label_set: LabelSet | None = None  # the parser's or reader's label set, when declared
+    #: the names of the parts of an item key (``query_id``, ``corpus_id``), when the load told them
+    key_names: tuple[str, ...] | None = None
 
     @property
     def reader(self) -> str:
@@ -171,3 +178,16 @@ class LabelledRun:
 
     def __len__(self) -> int:
         return len(self.keys)
+
+
+def decided_column(runs: Sequence[Run]) -> str | None:
+    """The column name of runs that all carry decided labels or verdicts (no parser needed), else None.
+
+    Runs read by a reader of labels (qrels, EXAM) or of verdicts (benchmark logs)
+    go under their readers' pseudo-parser names (``qrels-grades``,
+    ``lm-eval-metric``), each once, joined with `` + ``; the one rule
+    ``compare``, ``chain`` and ``verify`` name such runs by.
+    """
+    if not runs or any(r.labels is None for r in runs):
+        return None
+    return " + ".join(dict.fromkeys(r.decided_name for r in runs))

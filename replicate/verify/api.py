@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from replicate import __version__
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, UsageError
-from replicate.judge.model import LabelledRun, Run
+from replicate.judge.model import LabelledRun, Run, decided_column as decided_runs_column
 from replicate.judge.select import RunEntry, RunSpec
 from replicate.judge.uncertainty import Uncertainty
 from replicate.parsing import PARSERS, Parser
@@ -172,10 +172,7 @@ def decided_column(claims: ClaimsFile, runs: Mapping[str, Run]) -> str | None:
     readers' pseudo-parser (``lm-eval-metric``, ``qrels-grades``; several
     joined with `` + ``), as ``compare`` names it.
     """
-    used = [runs[n] for n in _used_runs(claims) if n in runs]
-    if not used or any(r.labels is None for r in used):
-        return None
-    return " + ".join(dict.fromkeys(r.decided or "exam-grades" for r in used))
+    return decided_runs_column([runs[n] for n in _used_runs(claims) if n in runs])
 
 
 def _used_runs(claims: ClaimsFile) -> list[str]:

@@ -235,7 +235,8 @@ class Recomputer:
         if key not in self._edge:
             try:
                 cmp = compare(
-                    self.labelled(old, parser), self.labelled(new, parser), policy=policy, uncertainty=self.uncertainty
+                    self.labelled(old, parser), self.labelled(new, parser), policy=policy, uncertainty=self.uncertainty,
+                    agreement=False,
                 )
             except ReplicateError as exc:
                 self._edge[key] = str(exc)

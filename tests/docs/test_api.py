@@ -12,6 +12,8 @@ from typer.testing import CliRunner
 
 import replicate
 from replicate.cli.app import app
+from replicate.judge.uncertainty import Uncertainty
+from replicate.output import dumps_json
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
@@ -31,16 +33,38 @@ def test_the_worked_example_prints_what_the_page_shows():
     assert out.stdout == shown
 
 
-def test_the_example_agrees_with_the_command_line():
-    files = [str(EXAMPLE / "alpha-2024-05_annotations.jsonl"), str(EXAMPLE / "alpha-2024-08_annotations.jsonl")]
-    r = CliRunner().invoke(app, ["compare", *files, "--parser", "umbrela-fallback@1", "-f", "json"])
+def _cli_json(*args: str) -> dict:
+    r = CliRunner().invoke(app, ["compare", *args, "-f", "json"])
     assert r.exit_code == 0, r.output
-    cli = json.loads(r.stdout)
-    old, new = replicate.load_runs(replicate.runs_from_files(files)).labelled("umbrela-fallback@1")
-    lib = replicate.compare(old, new).to_json()
-    assert cli["cells"] == lib["cells"] and cli["cells"]["only_old"] == 9
-    for key in ("n", "regression_rate", "backward_rate", "change_rate", "changed", "independence_ratio"):
-        assert cli[key] == lib[key], key
+    return json.loads(r.stdout)
+
+
+def test_the_library_gives_the_commands_json():
+    # same call, same defaults: the whole document is equal, not only the figures picked out here
+    files = [str(EXAMPLE / "alpha-2024-05_annotations.jsonl"), str(EXAMPLE / "alpha-2024-08_annotations.jsonl")]
+    cli = _cli_json(*files, "--parser", "umbrela-fallback@1")
+    loaded = replicate.load_runs(replicate.runs_from_files(files))
+    old, new = loaded.labelled("umbrela-fallback@1")
+    cmp = replicate.compare(old, new)
+    lib = json.loads(dumps_json(loaded.report(cmp)))
+    assert cli == lib
+    assert cli["cells"]["only_old"] == 9 and cli["uncertainty"]["replicates"] == 1000
+    # the comparison itself carries every figure; the load adds only its own account
+    figures = json.loads(dumps_json(cmp))
+    assert set(cli) - set(figures) == {"label_cache", "warnings"}
+    for key in ("interval", "independence_baselines", "mcnemar_clustered", "small_sample", "uncertainty", "agreement"):
+        assert figures[key] == cli[key], key
+
+
+def test_the_library_takes_the_commands_settings():
+    files = [str(EXAMPLE / "alpha-2024-05_annotations.jsonl"), str(EXAMPLE / "alpha-2024-08_annotations.jsonl")]
+    cli = _cli_json(*files, "-p", "umbrela-strict@1", "--unparsed", "wrong", "--replicates", "200", "--seed", "7",
+                    "--cluster", "item", "--min-items", "500", "--jobs", "2")
+    loaded = replicate.load_runs(replicate.runs_from_files(files), jobs=2)
+    old, new = loaded.labelled("umbrela-strict@1")
+    settings = Uncertainty(replicates=200, seed=7, cluster="item", key_fields=loaded.key_names, min_items=500)
+    lib = json.loads(dumps_json(loaded.report(replicate.compare(old, new, policy="wrong", uncertainty=settings))))
+    assert cli == lib and cli["small_sample"] is True and cli["uncertainty"]["replicates"] == 200
 
 
 def test_every_public_name_resolves_to_the_object_in_its_module():

@@ -91,7 +91,7 @@ def test_align_refuses_duplicate_names():
 def test_chain_gives_adjacent_edges():
     keys = ["a", "b", "c"]
     runs = [_run(f"v{i}", keys, [1, 1, 1], lab) for i, lab in enumerate([[1, 1, 0], [1, 0, 0], [0, 0, 1]])]
-    edges = chain(runs)
+    edges = chain(runs, uncertainty=None)
     assert [(e.old.name, e.new.name) for e in edges] == [("v0", "v1"), ("v1", "v2")]
     assert edges[0].cells == FourCell(1, 1, 0, 1)
     assert edges[1].cells == FourCell(0, 1, 1, 1)

@@ -56,7 +56,7 @@ def test_cells_text_markdown_table():
 def test_comparison_and_chain_text():
     # gold 1,1,1,0; v0 right on a,b,d; v1 right on a,c; v2 right on a,b,c,d
     runs = [_run("v0", [1, 1, 0, 0]), _run("v1", [1, 0, 1, 2]), _run("v2", [1, 1, 1, 0])]
-    edges = chain(runs)
+    edges = chain(runs, uncertainty=None)
     text = comparison_text(edges[0], "table")
     assert text.startswith("v0 -> v1\n========\nparser: toy@1; unparsed policy: intersect (items unparsed on either side are dropped)\n")
     assert "shared items: 4; compared n = 4" in text
@@ -83,7 +83,7 @@ def test_comparison_and_chain_text():
 
 def test_chain_text_fits_100_columns_with_the_example_names():
     runs = [_run(f"alpha-2024-0{k}", [1, 1, 0, 0]) for k in range(4)]
-    text = chain_text(chain(runs), "table")
+    text = chain_text(chain(runs, uncertainty=None), "table")
     assert max(map(len, text.splitlines())) <= 100
 
 

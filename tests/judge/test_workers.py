@@ -160,4 +160,4 @@ def test_how_many_workers(example_copy, monkeypatch):
         with pytest.raises(UsageError, match="jobs must be a positive number or 'auto'"):
             workers.jobs_for(specs, bad)
     out = run("matrix", "--runs", example_copy / "runs.toml", "-p", PARSER, "--jobs", "0")
-    assert out.exit_code == 2 and "--jobs must be a positive number or 'auto'; got '0'" in out.stderr
+    assert out.exit_code == 2 and "--jobs must be a positive number or 'auto'; got 0" in out.stderr

@@ -317,7 +317,7 @@ def check_edge(
     bounds: FloorBounds | None = None,
 ) -> EdgeCheck:
     """Compare old -> new on their shared items and place its rates against the floor's ranges."""
-    cmp = compare(old, new, policy=policy, uncertainty=uncertainty)
+    cmp = compare(old, new, policy=policy, uncertainty=uncertainty, agreement=False)
     reg = cmp.cells.exact("regression_rate")
     chg = cmp.cells.exact("change_rate")
     interval = None if cmp.uncertainty is None else cmp.uncertainty.interval.get("regression_rate")
@@ -344,7 +344,7 @@ def check_main(
     """Compare MAIN with each repeat; place the closest change rate against the repeats' change range."""
     if main.name in {r.name for r in repeats}:
         raise UsageError(Message(Param("main"), f" {main.name!r} is also one of the repeats; name a different run"))
-    against = tuple(compare(main, rep, policy=policy, uncertainty=uncertainty) for rep in repeats)
+    against = tuple(compare(main, rep, policy=policy, uncertainty=uncertainty, agreement=False) for rep in repeats)
     defined = [x for x in (c.cells.exact("change_rate") for c in against) if x is not None]
     closest = None if not defined or change is None else place(min(defined), change)
     return MainCheck(main.name, against, change or Span(Fraction(0), Fraction(0)), closest)
