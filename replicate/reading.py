@@ -80,7 +80,7 @@ Yields = Literal["outputs", "labels", "verdicts"]
 YIELDS: tuple[str, ...] = ("outputs", "labels", "verdicts")
 MATCHES: tuple[str, ...] = ("yes", "maybe", "no")
 
-#: The reader options a command line (``--filter``, ``--correct-field``, ``--scorer``,
+#: The reader options a command line (``--filter``, ``--correct-field``, ``--inspect-scorer``,
 #: ``--score-map``, ``--epoch``) or a runs file entry can set, by their
 #: :meth:`ReadOptions.get` names.
 READER_OPTIONS: tuple[str, ...] = ("filter", "correct_field", "scorer", "score_map", "epoch")

@@ -3,7 +3,7 @@
 The layout and the two ways of reading it (inspect_ai's ``read_eval_log`` when
 installed, else a small built-in reader) are in
 :mod:`replicate_parsers.inspect_layout`; this module turns a sample's score
-into a verdict: which scorer (``--scorer``), which values mean right and wrong
+into a verdict: which scorer (``--inspect-scorer``), which values mean right and wrong
 (inspect_ai's ``value_to_float`` reading, ``--score-map``), which epoch
 (``--epoch``).
 """
@@ -30,7 +30,7 @@ from replicate_parsers.inspect_layout import (
     read_log,
 )
 
-#: The reader options this reader takes (ReadOptions.extra names; the CLI shows --scorer, --score-map, --epoch).
+#: The reader options this reader takes (ReadOptions.extra names; the CLI shows --inspect-scorer, --score-map, --epoch).
 OPTIONS = ("scorer", "score_map", "epoch")
 
 #: inspect_ai's value_to_float reading of its letter values: C(orrect) 1, I(ncorrect) 0,
@@ -200,7 +200,7 @@ def _records(src: Source) -> Iterator[Record]:
     commands refuse it unless ``--epoch N`` keeps one; ``replicate import``
     reads them all into a trials table.
 
-    Verdict: the value of the scorer named by ``--scorer`` (needed when the
+    Verdict: the value of the scorer named by ``--inspect-scorer`` (needed when the
     samples carry several): ``C`` right; ``I`` and ``N`` (no answer) wrong;
     ``yes``/``true`` and ``no``/``false`` (any case), ``1``/``0`` (numbers,
     booleans or numeric strings) as 1 and 0, as inspect_ai's value_to_float
@@ -218,7 +218,7 @@ def _records(src: Source) -> Iterator[Record]:
     or 2 (the versions known), a zip with neither ``header.json`` nor
     ``_journal/start.json``, a member or log that is not JSON, a sample
     lacking ``id`` or ``epoch``, a scorer no sample has (listing those that
-    exist), several scorers and no ``--scorer``, a sample without scores
+    exist), several scorers and no ``--inspect-scorer``, a sample without scores
     that did not error, a sample lacking the chosen scorer (listing its
     own), the same (id, epoch) twice, an ``--epoch`` no sample has (listing
     the epochs)."""
@@ -263,7 +263,7 @@ def _records(src: Source) -> Iterator[Record]:
 
 INSPECT_LOG = Reader(
     "inspect-log@1",
-    "inspect_ai eval logs (.eval zip or .json): sample id and epoch, correctness from one scorer (--scorer).",
+    "inspect_ai eval logs (.eval zip or .json): sample id and epoch, correctness from one scorer (--inspect-scorer).",
     _sniff,
     _records,
     yields="verdicts",

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from replicate.cli.aliases import EDGE_METAVAR
 from replicate.cli.base import FormatOpt, StrictOpt, app
 from replicate.cli.judge_options import (
     ClusterOpt,
@@ -34,6 +35,7 @@ from replicate.cli.judge_options import (
     Unparsed,
     UnparsedOpt,
     check_run_values,
+    edge_of,
     emit_runs,
     later_imports,
     load,
@@ -55,10 +57,10 @@ RunArgs = Annotated[
     ),
 ]
 EdgeOpt = Annotated[
-    tuple[str, str] | None,
+    str | None,
     typer.Option(
         "--edge",
-        metavar="OLD NEW",
+        metavar=EDGE_METAVAR,
         help="An upgrade edge (two runs: names in --runs or files) to set against the floor.",
         show_default=False,
     ),
@@ -99,7 +101,7 @@ def floor_cmd(
 
     For every ordered pair of repeats: the four cells, regression and change
     rates; their min-max ranges; EM mean and sample sd (ddof=1); the Jaccard
-    overlap of the regression sets. --edge OLD NEW says whether that edge's
+    overlap of the regression sets. --edge OLD:NEW says whether that edge's
     regression rate lies below, inside (bounds included) or above the floor,
     with the margin, allowing for sampling error: 'above' only when the
     edge's bootstrap interval (whole queries resampled, --cluster) clears the
@@ -122,8 +124,9 @@ def floor_cmd(
     from replicate.judge.render.floor import floor_text
     from replicate.judge.select import select_runs
 
-    check_run_values(edge=edge, main=main)
-    extra = [*(edge or ()), *([main] if main else [])]
+    pair = edge_of(edge, runs or ())
+    check_run_values(main=main)
+    extra = [*(pair or ()), *([main] if main else [])]
     sel = select_runs(runs or [], runs_file, extra=extra)
     if len(sel.main) < 2:
         raise UsageError(f"a floor needs at least two repeats of one model; got {len(sel.main)}")
@@ -242,8 +245,8 @@ def audit_cmd(
     score_map: ScoreMapOpt = None,
     epoch: EpochOpt = None,
     edge: Annotated[
-        tuple[str, str] | None,
-        typer.Option("--edge", metavar="OLD NEW", help="Also show how an edge's figures move between the parsers (two of the audited runs, by file or run name).", show_default=False),
+        str | None,
+        typer.Option("--edge", metavar=EDGE_METAVAR, help="Also show how an edge's figures move between the parsers (two of the audited runs, by file or run name).", show_default=False),
     ] = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
     examples: Annotated[int, typer.Option("--examples", min=0, help="Differing outputs shown per file (one per label pattern first).")] = 5,
@@ -264,7 +267,7 @@ def audit_cmd(
     For each FILE (or each run of --runs): how many outputs each parser reads
     and leaves unparsed, the EM each parser's labels give, on how many items
     the labels differ (by pattern) and trimmed examples of differing outputs.
-    With --edge OLD NEW also the edge's figures under each parser and how
+    With --edge OLD:NEW also the edge's figures under each parser and how
     they move. Gold stored as label names ("tie", "A>B") is read through the
     label set the parsers share; parsers with different sets read gold as
     whole-number grades only.
@@ -278,12 +281,12 @@ def audit_cmd(
     from replicate.judge.select import edge_among
     from replicate.parsing import PARSERS
 
-    check_run_values(edge=edge)
+    pair = edge_of(edge, [str(f) for f in files or ()])
     if len(parser) < 2:
         raise UsageError(f"a parser audit needs at least two parsers (--parser A --parser B); got {len(parser)}")
     parsers = PARSERS.get_many(parser)
     specs = resolve_runs(files, runs_file)
-    edge_names = None if edge is None else edge_among(edge, specs, "the FILEs" if runs_file is None else f"the runs in {runs_file}")
+    edge_names = None if pair is None else edge_among(pair, specs, "the FILEs" if runs_file is None else f"the runs in {runs_file}")
     shared = _shared_label_set(parsers)
     try:
         loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=shared,

@@ -34,6 +34,7 @@ __all__ = [
     "StrictOpt",
     "resolve_runs",
     "check_run_values",
+    "edge_of",
     "field_spec",
     "load",
     "emit_runs",
@@ -166,7 +167,7 @@ CorrectFieldOpt = Annotated[
 ScorerOpt = Annotated[
     str | None,
     typer.Option(
-        "--scorer",
+        "--inspect-scorer",
         metavar="NAME",
         help="inspect_ai logs (inspect-log@1): the scorer whose value says right or wrong, e.g. match. "
         "Needed when the samples carry several.",
@@ -405,17 +406,26 @@ def resolve_runs(files: Sequence[Path] | None, runs_toml: Path | None) -> list:
     return runs_given(files, runs_toml)
 
 
-def check_run_values(*, edge: Sequence[str] | None = None, main: str | None = None) -> None:
-    """A UsageError when --edge or --main took an option as a run name.
+def edge_of(edge: str | None, names: Sequence[str] = ()) -> tuple[str, str] | None:
+    """``--edge OLD:NEW`` -> ``(OLD, NEW)`` (the split whose sides are both among ``names`` when one is, else at the first ':').
 
-    ``--edge a -p X`` gives --edge the values ``a`` and ``-p`` (click takes the
-    next word whatever it is), and the error that followed named the wrong thing.
+    The old two-value spelling ``--edge OLD NEW`` is rewritten to this one before (cli.aliases).
+    A value that starts with '-' is an option click took for the edge: that is said.
     """
-    if edge is not None and any(v.startswith("-") for v in edge):
+    if edge is None:
+        return None
+    from replicate.trials.engine import parse_edge
+
+    if edge.startswith("-") or ":" not in edge.strip(":"):
         raise UsageError(
-            f"--edge takes two run names, OLD NEW; got {edge[0]!r} {edge[1]!r} "
+            f"--edge takes two run names, OLD:NEW; got {edge!r} "
             "(a run file whose name starts with '-' can be written ./-name)"
         )
+    return parse_edge(edge, list(names) or None)
+
+
+def check_run_values(*, main: str | None = None) -> None:
+    """A UsageError when --main took an option as a run name (``--main -p X``: click takes the next word whatever it is)."""
     if main is not None and main.startswith("-"):
         raise UsageError(
             f"--main takes a run name; got {main!r} (a run file whose name starts with '-' can be written ./-name)"

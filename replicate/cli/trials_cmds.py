@@ -167,9 +167,9 @@ def _write_jsonl(path: Path, rows) -> None:
 
 
 @app.command("plan")
-@flags(n_items="--items", n_resamples="--resamples")
+@flags(n_items="--n-items", n_resamples="--resamples")
 def plan_cmd(
-    items_: Annotated[int, typer.Option("--items", "-n", metavar="N", help="Items in a cell (one edge x benchmark), the BH family size.", show_default=False)],
+    items_: Annotated[int, typer.Option("--n-items", "-n", metavar="N", help="Items in a cell (one edge x benchmark), the BH family size (formerly --items).", show_default=False)],
     move: Annotated[Optional[list[str]], typer.Option("--move", "-m", metavar="P:Q", help="A true move P:Q of one item's accuracy, source then target (default 0.4:0.6); repeatable.")] = None,
     k: Annotated[Optional[list[str]], typer.Option("--k", "-k", help="Non-error trials per item: K on both sides or KSRC:KTGT (default 50); repeatable.")] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="BH level: an item is significant when q <= alpha.")] = DEFAULTS.alpha,
@@ -184,7 +184,7 @@ def plan_cmd(
 ) -> None:
     """How likely `replicate items` flags an item that truly moves P -> Q, at K trials per side.
 
-    The engine's rule (Fisher two-sided, Benjamini-Hochberg across --items items, d >= eps decided
+    The engine's rule (Fisher two-sided, Benjamini-Hochberg across --n-items items, d >= eps decided
     exactly) summed exactly over the item's two binomials; BH depends on the other items, so they
     follow the stated assumption (--moving, --base-rate), drawn --resamples times with --seed.
     Exact bounds that hold whatever the other items do are shown beside.

@@ -76,14 +76,14 @@ def _eval_with(tmp_path: Path, name: str, data: bytes, *, method: int = zipfile.
 
 def test_an_eval_member_nested_thousands_deep(tmp_path):
     p = _eval_with(tmp_path, "samples/1_epoch_1.json", b"[" * DEEP + b"]" * DEEP)
-    line = _refused(_run("compare", p, INSPECT_NEW, "--scorer", "match"), "hostile.eval")
+    line = _refused(_run("compare", p, INSPECT_NEW, "--inspect-scorer", "match"), "hostile.eval")
     assert "samples/1_epoch_1.json" in line and "nested too deeply" in line
 
 
 def test_an_eval_zip_bomb_is_refused_before_it_inflates(tmp_path):
     p = _eval_with(tmp_path, "samples/1_epoch_1.json", b" " * (64 << 20) + b"{}")
     assert p.stat().st_size < 1 << 20
-    line = _refused(_run("compare", p, INSPECT_NEW, "--scorer", "match"), "hostile.eval")
+    line = _refused(_run("compare", p, INSPECT_NEW, "--inspect-scorer", "match"), "hostile.eval")
     assert "samples/1_epoch_1.json" in line and "zip bomb" in line and "times its compressed size" in line
 
 
@@ -93,7 +93,7 @@ def test_an_eval_member_over_the_size_bound_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(inspect_layout, "MAX_MEMBER", 1 << 16)
     big = os.urandom(1 << 17).hex().encode()  # incompressible-ish: the ratio check alone would pass it
     p = _eval_with(tmp_path, "samples/1_epoch_1.json", big)
-    line = _refused(_run("compare", p, INSPECT_NEW, "--scorer", "match"), "hostile.eval")
+    line = _refused(_run("compare", p, INSPECT_NEW, "--inspect-scorer", "match"), "hostile.eval")
     assert "zip bomb" in line and "more than" in line
 
 
@@ -115,5 +115,5 @@ def test_a_helm_stats_file_nested_deeply_or_with_a_huge_integer(tmp_path, body, 
 
 def test_the_zip_fixture_is_what_it_was():
     # the hostile logs above are the fixture with one member replaced: check the fixture reads as it did
-    assert _run("compare", INSPECT_OLD, INSPECT_NEW, "--scorer", "match").exit_code == 0
+    assert _run("compare", INSPECT_OLD, INSPECT_NEW, "--inspect-scorer", "match").exit_code == 0
     assert zipfile.ZipFile(io.BytesIO(INSPECT_OLD.read_bytes())).testzip() is None

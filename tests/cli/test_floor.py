@@ -44,7 +44,7 @@ def test_floor_json(repeats):
     old = _write(tmp / "v1.jsonl", [0, 1, 2, 3, 1, 2])
     new = _write(tmp / "v2.jsonl", [0, 1, 2, 0, 0, 1])  # regresses on d, e, f: 3/6 = 0.5 > 2/5
     main = _write(tmp / "main.jsonl", [0, 1, 2, 3, 1, 2])
-    res = _run("floor", *files, "--parser", P, "--edge", old, new, "--main", main, "--format", "json")
+    res = _run("floor", *files, "--parser", P, "--edge", f"{old}:{new}", "--main", main, "--format", "json")
     assert res.exit_code == 0, res.output
     js = json.loads(res.stdout)
     assert [(p["old"], p["new"]) for p in js["pairs"]][:2] == [("R1", "R2"), ("R1", "R3")]
@@ -201,13 +201,13 @@ def test_parsers_audit_json(tmp_path):
 
 def test_parsers_audit_edge_and_errors(repeats):
     _, files = repeats
-    res = _run("parsers", "audit", "-p", "umbrela-strict@1", "-p", P, *files[:2], "--edge", "R1", "R2")
+    res = _run("parsers", "audit", "-p", "umbrela-strict@1", "-p", P, *files[:2], "--edge", "R1:R2")
     assert res.exit_code == 0, res.output
     assert "Edge R1 -> R2 under each parser" in res.stdout
     res = _run("parsers", "audit", "-p", P, files[0])
     assert res.exit_code == 2
     assert res.stderr == "Error: a parser audit needs at least two parsers (--parser A --parser B); got 1\n"
-    res = _run("parsers", "audit", "-p", P, "-p", "umbrela-strict@1", files[0], "--edge", "R1", "R9")
+    res = _run("parsers", "audit", "-p", P, "-p", "umbrela-strict@1", files[0], "--edge", "R1:R9")
     assert res.exit_code == 2
     assert res.stderr == "Error: --edge names 'R9', not among the FILEs; runs: R1\n"
 
@@ -252,7 +252,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "example"
 @pytest.mark.skipif(not (EXAMPLE / "runs.toml").is_file(), reason="bundled example release not present")
 def test_bundled_example_floor_edge_and_matrix_agree_with_compare():
     toml = EXAMPLE / "runs.toml"
-    res = _run("floor", "--runs", toml, "alpha-2025-01", "alpha-2025-01-repeat", "--edge", "alpha-2024-08", "alpha-2025-01", "-p", P, "-f", "json")
+    res = _run("floor", "--runs", toml, "alpha-2025-01", "alpha-2025-01-repeat", "--edge", "alpha-2024-08:alpha-2025-01", "-p", P, "-f", "json")
     assert res.exit_code == 0, res.output
     fl = json.loads(res.stdout)
     t = toml.parent
@@ -314,7 +314,7 @@ def test_edge_or_main_given_an_option_says_it_takes_run_names(repeats):
     res = _run("floor", *files, "--edge", files[0], "-p", P)
     assert res.exit_code == 2
     assert res.stderr == (
-        f"Error: --edge takes two run names, OLD NEW; got {files[0]!r} '-p' "
+        f"Error: --edge takes two run names, OLD:NEW; got {files[0]!r} "
         "(a run file whose name starts with '-' can be written ./-name)\n"
     )
     res = _run("floor", *files[:2], "--main", "-p", P)
@@ -322,19 +322,22 @@ def test_edge_or_main_given_an_option_says_it_takes_run_names(repeats):
     assert res.stderr.startswith("Error: --main takes a run name; got '-p'")
     res = _run("parsers", "audit", "-p", "umbrela-strict@1", *files[:2], "--edge", "R1", "-p", P)
     assert res.exit_code == 2
-    assert res.stderr.startswith("Error: --edge takes two run names, OLD NEW; got 'R1' '-p'")
+    assert res.stderr.startswith("Error: --edge takes two run names, OLD:NEW; got 'R1' ")
+    res = _run("parsers", "audit", "-p", "umbrela-strict@1", *files[:2], "--edge", "-p", P)
+    assert res.exit_code == 2
+    assert res.stderr.startswith("Error: --edge takes two run names, OLD:NEW; got '-p' ")
 
 
 def test_parsers_audit_by_runs_toml(repeats):
     tmp, files = repeats
     (tmp / "runs.toml").write_text('[runs]\nfirst = ["R1.jsonl"]\nsecond = ["R2.jsonl"]\n')
     args = ["parsers", "audit", "-p", "umbrela-strict@1", "-p", P, "-f", "json"]
-    by_toml = json.loads(_run(*args, "--runs", tmp / "runs.toml", "--edge", "first", "second").stdout)
+    by_toml = json.loads(_run(*args, "--runs", tmp / "runs.toml", "--edge", "first:second").stdout)
     assert [f["run"] for f in by_toml["files"]] == ["first", "second"]
     by_file = json.loads(_run(*args, files[0]).stdout)
     assert by_toml["files"][0]["parsers"] == by_file["files"][0]["parsers"]
     assert by_toml["edge"]["old"] == "first" and by_toml["edge"]["new"] == "second"
-    res = _run(*args, "--runs", tmp / "runs.toml", "--edge", "first", "R3")
+    res = _run(*args, "--runs", tmp / "runs.toml", "--edge", "first:R3")
     assert res.exit_code == 2
     assert res.stderr == f"Error: --edge names 'R3', not among the runs in {tmp / 'runs.toml'}; runs: first, second\n"
     res = _run(*args, files[0], "--runs", tmp / "runs.toml")

@@ -14,7 +14,7 @@ runner = CliRunner()
 
 
 def test_plan_json_is_the_library_figure_and_records_the_assumption_and_seed():
-    r = runner.invoke(app, ["plan", "--items", "40", "--move", "0.3:0.8", "--k", "20", "--k", "30:25",
+    r = runner.invoke(app, ["plan", "--n-items", "40", "--move", "0.3:0.8", "--k", "20", "--k", "30:25",
                             "--moving", "0.25", "--resamples", "200", "--seed", "9", "-f", "json"])
     assert r.exit_code == 0, r.output
     j = json.loads(r.stdout)
@@ -29,7 +29,7 @@ def test_plan_json_is_the_library_figure_and_records_the_assumption_and_seed():
 
 
 def test_plan_table_and_markdown_and_k_needed():
-    args = ["plan", "--items", "10", "--move", "0.2:0.9", "--move", "0.4:0.6", "--k", "10",
+    args = ["plan", "--n-items", "10", "--move", "0.2:0.9", "--move", "0.4:0.6", "--k", "10",
             "--power", "0.8", "--k-max", "30", "--resamples", "100"]
     r = runner.invoke(app, args)
     assert r.exit_code == 0, r.output
@@ -52,6 +52,6 @@ def test_plan_table_and_markdown_and_k_needed():
     ],
 )
 def test_plan_usage_errors_exit_2(extra, message):
-    r = runner.invoke(app, ["plan", "--items", "10", *extra])
+    r = runner.invoke(app, ["plan", "--n-items", "10", *extra])
     assert r.exit_code == 2
     assert message in r.stderr

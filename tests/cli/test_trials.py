@@ -138,8 +138,8 @@ def test_library_errors_name_parameters_and_the_cli_shows_its_options(trials):
         (["items", str(trials), "--edge", "old:new", "--sensitivity", ","],
          "--sensitivity needs a comma-separated list of thresholds such as 0.10,0.20"),
         (["screen", str(trials), "--low", "0.9", "--high", "0.1"], "--low must not exceed --high, got low=0.9, high=0.1"),
-        (["plan", "--items", "0"], "--items must be an integer >= 1, got 0"),
-        (["plan", "--items", "5", "--resamples", "1"], "--resamples must be an integer >= 2, got 1"),
+        (["plan", "--n-items", "0"], "--n-items must be an integer >= 1, got 0"),
+        (["plan", "--n-items", "5", "--resamples", "1"], "--resamples must be an integer >= 2, got 1"),
     ]
     for args, message in cases:
         r = runner.invoke(app, args)

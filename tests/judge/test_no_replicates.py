@@ -144,7 +144,7 @@ def test_cli_matrix_and_floor_without_replicates(files):
     assert "No bootstrap intervals were computed (--replicates 0)." in text
     assert "12 pair(s) compared on fewer than --min-items 500 items" in text
     assert "[" not in text.split("Baselines against gold")[1].split("EM is over")[0]  # no EM intervals
-    fl = json.loads(_run("floor", files[0], files[1], "--edge", files[2], files[3], "-f", "json"))
+    fl = json.loads(_run("floor", files[0], files[1], "--edge", f"{files[2]}:{files[3]}", "-f", "json"))
     assert [f["where"] for f in fl["sample_flags"]] == ["floor"]
     assert [f["code"] for f in fl["edge"]["sample_flags"]] == ["small_sample"]
     assert "interval" not in fl["pairs"][0]

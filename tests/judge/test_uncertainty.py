@@ -150,7 +150,7 @@ def test_cli_json_of_compare_chain_matrix_floor_carries_intervals(tmp_path):
     assert ch["runs"][0] == {"name": "r0", "items": 120, "dropped": 0, "unparsed": 0}
     mx = json.loads(invoke("matrix", *files).stdout)
     assert len(mx["pairs"]) == 6 and all(p["interval"]["independence_ratio"]["method"] for p in mx["pairs"])
-    fl = json.loads(invoke("floor", files[0], files[1], "--edge", files[1], files[2]).stdout)
+    fl = json.loads(invoke("floor", files[0], files[1], "--edge", f"{files[1]}:{files[2]}").stdout)
     assert fl["pairs"][0]["interval"]["regression_rate"]["cluster"] == "query_id"
     assert fl["edge"]["verdict"] in ("above", "below", "inside", "indistinguishable")
     off = json.loads(CliRunner().invoke(app, ["compare", files[0], files[1], "-p", P, "-f", "json", "--replicates", "0"]).stdout)

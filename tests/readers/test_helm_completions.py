@@ -242,6 +242,6 @@ def test_an_edge_named_by_file_still_finds_runs_renamed_after_their_models(tmp_p
                                                                "adapter_spec": {"model": f"m/{name}"}}))
         runs.append(path.parent)
     out = _json(_cli("parsers", "audit", *runs, "--reader", R, "-p", "number@1", "-p", "umbrela-fallback@1",
-                     "--edge", "old", "new", "--replicates", "0", "-f", "json"))
+                     "--edge", "old:new", "--replicates", "0", "-f", "json"))
     assert [f["run"] for f in out["files"]] == ["m/old", "m/new"]
     assert out["edge"]["old"] == "m/old" and out["edge"]["new"] == "m/new"

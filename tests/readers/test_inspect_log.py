@@ -76,7 +76,7 @@ def test_acceptance_compare_cells_equal_the_hand_count(tmp_path):
     a, b = tmp_path / "A.eval", tmp_path / "B.eval"
     shutil.copy(OLD, a)
     shutil.copy(NEW, b)
-    res = _run("compare", a, b, "--reader", R, "--scorer", "match", "-f", "json")
+    res = _run("compare", a, b, "--reader", R, "--inspect-scorer", "match", "-f", "json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["cells"] == MATCH_CELLS and out["n"] == 6
@@ -91,7 +91,7 @@ def test_acceptance_compare_cells_equal_the_hand_count(tmp_path):
 
 
 def test_the_json_log_reads_like_the_eval_zip_and_detection_picks_the_reader():
-    res = _run("compare", OLD_JSON, NEW, "--scorer", "model_graded_fact", "--score-map", "P=0", "-f", "json", "--replicates", "0")
+    res = _run("compare", OLD_JSON, NEW, "--inspect-scorer", "model_graded_fact", "--score-map", "P=0", "-f", "json", "--replicates", "0")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["cells"] == GRADED_CELLS
@@ -121,19 +121,19 @@ def test_sniffing_tells_logs_from_other_json():
 def test_several_scorers_and_none_named_is_refused_listing_them():
     res = _run("compare", OLD, NEW)
     assert res.exit_code == 2
-    assert f"{OLD}: the log holds 2 scorers (match, model_graded_fact); name the one that says right or wrong with --scorer" in res.stderr
+    assert f"{OLD}: the log holds 2 scorers (match, model_graded_fact); name the one that says right or wrong with --inspect-scorer" in res.stderr
 
 
 def test_an_unknown_scorer_is_refused_listing_those_there_are():
     with pytest.raises(BadInput, match=r"old.eval: no sample has the scorer 'includes' \(scorer\); scorers in this log: "
                                        r"match, model_graded_fact"):
         _load(OLD, scorer="includes")
-    res = _run("compare", OLD, NEW, "--scorer", "includes")
-    assert "no sample has the scorer 'includes' (--scorer)" in res.stderr
+    res = _run("compare", OLD, NEW, "--inspect-scorer", "includes")
+    assert "no sample has the scorer 'includes' (--inspect-scorer)" in res.stderr
 
 
 def test_partial_credit_is_refused_unless_mapped():
-    res = _run("compare", OLD, NEW, "--scorer", "model_graded_fact")
+    res = _run("compare", OLD, NEW, "--inspect-scorer", "model_graded_fact")
     assert res.exit_code == 2
     assert ("old.eval: member samples/2_epoch_1.json: sample 2 epoch 1: scorer 'model_graded_fact' gave 'P' "
             "(partial credit, 0.5 to inspect_ai), which is neither right nor wrong: say what it counts as with "
@@ -149,10 +149,10 @@ def test_epochs_are_trials_refused_as_one_run_unless_one_is_picked():
                                        r"trial 2 at line 7\); a run takes one reading per item.*keep one with epoch, or read "
                                        r"every trial into a trials table with 'replicate import --reader inspect-log@1'"):
         _load(EPOCHS)
-    res = _run("compare", OLD, EPOCHS, "--scorer", "match", "-f", "json", "--replicates", "0")
+    res = _run("compare", OLD, EPOCHS, "--inspect-scorer", "match", "-f", "json", "--replicates", "0")
     assert res.exit_code == 2 and "keep one with --epoch" in res.stderr
     # epoch 2 of the new model: C C C C C C against old C C I I C I -> both 1, 2, 5; only_new 3, 4, 6
-    res = _run("compare", OLD, EPOCHS, "--scorer", "match", "--epoch", "2", "-f", "json", "--replicates", "0")
+    res = _run("compare", OLD, EPOCHS, "--inspect-scorer", "match", "--epoch", "2", "-f", "json", "--replicates", "0")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["cells"] == {"both": 3, "only_old": 0, "only_new": 3, "neither": 0}
@@ -190,7 +190,7 @@ def test_a_truncated_zip_is_refused_naming_the_file(tmp_path):
     p.write_bytes(OLD.read_bytes()[:3000])
     with pytest.raises(BadInput, match=r"cut.eval: truncated or corrupt .eval zip \(File is not a zip file\)"):
         _load(p, scorer="match")
-    res = _run("compare", p, NEW, "--scorer", "match")  # by content: still recognised, then refused clearly
+    res = _run("compare", p, NEW, "--inspect-scorer", "match")  # by content: still recognised, then refused clearly
     assert res.exit_code == 2 and "cut.eval: truncated or corrupt .eval zip" in res.stderr
 
 

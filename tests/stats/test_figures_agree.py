@@ -168,7 +168,7 @@ def test_matrix(runs, study):
 def test_floor(runs, study):
     a, b = runs
     fl = floor([a, b], edge=(a, b))
-    js = _cli_json(["floor", "--runs", str(study / "runs.toml"), "A", "B", "--edge", "A", "B", "-p", PARSER])
+    js = _cli_json(["floor", "--runs", str(study / "runs.toml"), "A", "B", "--edge", "A:B", "-p", PARSER])
     for p, jp, want in zip(fl.pairs, js["pairs"], (FORWARD, BACKWARD)):
         assert (p.old, p.new) == (jp["old"], jp["new"])
         assert p.regression == want["regression_rate"] and p.change == want["change_rate"]

@@ -65,7 +65,7 @@ def test_every_epoch_of_an_inspect_log_is_a_trial(tmp_path):
 
 def test_items_on_the_imported_table_matches_the_hand_count(tmp_path):
     out = tmp_path / "t.jsonl"
-    res = _run("import", OLD, EPOCHS, "--out", out, "--scorer", "match", "-f", "json")
+    res = _run("import", OLD, EPOCHS, "--out", out, "--inspect-scorer", "match", "-f", "json")
     assert res.exit_code == 0, res.stderr
     rep = json.loads(res.stdout)
     assert rep["rows"] == 6 + 12 and rep["items"] == 6
@@ -139,7 +139,7 @@ def test_unscored_samples_are_written_as_a_category_and_counted(tmp_path):
 
 
 def test_provenance_names_the_reader_and_each_file_with_its_sha256(tmp_path):
-    res = _run("import", OLD, EPOCHS, "--out", tmp_path / "t.jsonl", "--scorer", "match", "-f", "json")
+    res = _run("import", OLD, EPOCHS, "--out", tmp_path / "t.jsonl", "--inspect-scorer", "match", "-f", "json")
     assert res.exit_code == 0, res.stderr
     inputs = json.loads(res.stdout)["inputs"]
     assert [i["sha256"] for i in inputs] == [hashlib.sha256(p.read_bytes()).hexdigest() for p in (OLD, EPOCHS)]
@@ -211,8 +211,8 @@ def test_an_unknown_table_extension_is_refused_before_reading(tmp_path):
 
 
 def test_the_several_trials_error_points_to_an_import_that_works(tmp_path):
-    res = _run("compare", OLD, EPOCHS, "--scorer", "match", "-f", "json", "--replicates", "0")
+    res = _run("compare", OLD, EPOCHS, "--inspect-scorer", "match", "-f", "json", "--replicates", "0")
     assert res.exit_code == 2
     assert "read every trial into a trials table with 'replicate import --reader inspect-log@1'" in res.stderr
-    res = _run("import", "--reader", "inspect-log@1", OLD, EPOCHS, "--scorer", "match", "--out", tmp_path / "t.jsonl")
+    res = _run("import", "--reader", "inspect-log@1", OLD, EPOCHS, "--inspect-scorer", "match", "--out", tmp_path / "t.jsonl")
     assert res.exit_code == 0, res.stderr
