@@ -29,9 +29,9 @@ for _mod in COMMAND_MODULES:
     importlib.import_module(_mod)
 
 
-@app.command("version")
+@app.command("version", hidden=True)
 def version() -> None:
-    """Print the version of replicate."""
+    """Print the version of replicate (as --version does; kept for scripts that call it)."""
     echo(f"replicate {__version__}")
 
 

@@ -64,6 +64,28 @@ class ReplicateGroup(TyperGroup):
         super().__init__(*args, **kwargs)
         tidy_params(self.params)
 
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The root's commands in the panels of :mod:`replicate.cli.panels`; a sub-group lists its own plainly."""
+        if ctx.parent is not None:
+            return super().format_commands(ctx, formatter)
+        from replicate.cli.panels import order_of, panel_of
+
+        shown = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                shown.append((name, cmd))
+        if not shown:
+            return None
+        width = formatter.width - 6 - max(len(n) for n, _ in shown)
+        panels: dict[str, list[tuple[str, str]]] = {}
+        for name, cmd in sorted(shown, key=lambda nc: order_of(nc[0])):
+            panels.setdefault(panel_of(name), []).append((name, cmd.get_short_help_str(width)))
+        for title, rows in panels.items():
+            with formatter.section(title):
+                formatter.write_dl(rows)
+        return None
+
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if ctx.parent is None:  # the root group: its flags may follow the command too
             args = hoist(args)
@@ -100,7 +122,9 @@ def make_app(name: str | None = None, help: str | None = None, *, completion: bo
 
 app = make_app(
     "replicate",
-    "Audit published LLM-judge and benchmark outputs across model versions.",
+    "Audit published LLM-judge and benchmark outputs across model versions.\n\n"
+    "Start with 'replicate demo' (the bundled example: every upgrade item by item), then 'replicate compare "
+    "OLD NEW' on your own files; docs/worked-audit.md walks through a whole audit.",
     completion=True,
 )
 

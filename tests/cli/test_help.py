@@ -76,3 +76,21 @@ def test_shell_completion_script_and_completions(monkeypatch):
     monkeypatch.setenv("COMP_CWORD", "1")
     r = CliRunner().invoke(app, [], prog_name="replicate")
     assert r.stdout.split() == ["parse", "parsers"]
+
+
+def test_root_help_groups_every_command_in_a_panel():
+    from replicate.cli.app import app as root
+    from replicate.cli.panels import OTHER, PANELS
+
+    r = CliRunner().invoke(root, ["--help"], env={"COLUMNS": "100"})
+    assert r.exit_code == 0
+    assert OTHER + ":" not in r.stdout  # every command has a panel
+    assert r.stdout.index("Start here:") < r.stdout.index("Audit released judge outputs:")
+    assert "Start with 'replicate demo'" in r.stdout
+    listed = {n for _, names in PANELS for n in names}
+    import typer.main
+
+    group = typer.main.get_command(root)
+    visible = {n for n, c in group.commands.items() if not c.hidden}
+    assert visible == listed
+    assert "version" not in visible  # --version is the one way to print it; the command stays, hidden
