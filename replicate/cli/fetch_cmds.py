@@ -86,6 +86,6 @@ def _progress(event: str, what: str) -> None:
 
 
 def _waits_only(event: str, what: str) -> None:
-    """Without a terminal only waiting for another fetch is worth a line on stderr."""
-    if event == "wait":
+    """Without a terminal only waiting (for another fetch, or before a retry) is worth a line on stderr."""
+    if event in ("wait", "retry"):
         warn(f"{event}: {what}")

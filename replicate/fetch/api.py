@@ -166,7 +166,7 @@ def fetch(
             if offline:
                 commit, snap, chosen = _offline_snapshot(cache, src, rev, chosen, includes)
             else:
-                transport = _transport(src, chosen, cache, http, sleep, git_timeout)
+                transport = _transport(src, chosen, cache, http, sleep, git_timeout, note)
                 commit, snap = _online_snapshot(transport, cache, src, rev, chosen, includes, note)
             return _materialise(src, rev, commit, chosen, snap, includes, limit, allow_large,
                                 dest_path, old, cache, transport, note)
@@ -195,11 +195,12 @@ def _online_snapshot(transport, cache: Cache, src: Source, rev: str | None, chos
     return commit, snap
 
 
-def _transport(src, chosen, cache, http, sleep, git_timeout):
+def _transport(src, chosen, cache, http, sleep, git_timeout, note):
     if chosen == "http":
         from replicate.fetch.httpfetch import HttpTransport
 
-        return HttpTransport(src, http or HttpSettings.from_env(), sleep=sleep)
+        return HttpTransport(src, http or HttpSettings.from_env(), sleep=sleep,
+                             on_retry=lambda text: note("retry", text))
     from replicate.fetch.gitfetch import GitTransport
 
     return GitTransport(src, cache, timeout=git_timeout)

@@ -113,13 +113,15 @@ def _is_rate_limited(resp) -> bool:
 class GitHubClient:
     """GET with retries and GitHub-specific error mapping."""
 
-    def __init__(self, settings: HttpSettings, *, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, settings: HttpSettings, *, sleep: Callable[[float], None] = time.sleep,
+                 on_retry: Callable[[str], None] | None = None) -> None:
         import requests
 
         from replicate import __version__
 
         self.settings = settings
         self.sleep = sleep
+        self.on_retry = on_retry  # told before each retry what failed and how long it waits
         self.session = requests.Session()
         self.session.headers["User-Agent"] = f"replicate/{__version__}"
         pool = max(10, settings.jobs)
@@ -140,7 +142,7 @@ class GitHubClient:
         last = ""
         for attempt in range(s.retries + 1):
             if attempt:
-                self.sleep(min(s.max_backoff, s.backoff * 2 ** (attempt - 1)))
+                self.wait_before_retry(attempt, url, last)
             try:
                 resp = self.session.get(url, headers=self._headers(api), timeout=s.timeout, stream=stream)
             except requests.Timeout:
@@ -170,6 +172,14 @@ class GitHubClient:
             return resp
         raise TransportError(f"GET {url} failed after {s.retries + 1} attempts: {last}")
 
+    def wait_before_retry(self, attempt: int, url: str, last: str) -> None:
+        """Sleep the backoff of retry ``attempt`` (1-based), saying first what failed and how long it waits."""
+        s = self.settings
+        delay = min(s.max_backoff, s.backoff * 2 ** (attempt - 1))
+        if self.on_retry is not None:
+            self.on_retry(f"GET {url}: {last}; retry {attempt} of {s.retries} in {delay:g} s")
+        self.sleep(delay)
+
     def get_json(self, url: str, *, not_found: Callable[[], FetchError]) -> dict:
         resp = self.get(url, api=True, not_found=not_found)
         try:
@@ -185,12 +195,12 @@ class HttpTransport:
     via = "http"
 
     def __init__(self, source: Source, settings: HttpSettings, *,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, on_retry: Callable[[str], None] | None = None) -> None:
         if source.github is None:
             raise ValueError("HttpTransport needs a GitHub source")
         self.source = source
         self.owner, self.repo = source.github
-        self.client = GitHubClient(settings, sleep=sleep)
+        self.client = GitHubClient(settings, sleep=sleep, on_retry=on_retry)
         self.settings = settings
         self._meta: dict = {}
         self._tree_sha: dict[str, str] = {}
@@ -312,7 +322,7 @@ class HttpTransport:
         last = ""
         for attempt in range(s.retries + 1):
             if attempt:
-                self.client.sleep(min(s.max_backoff, s.backoff * 2 ** (attempt - 1)))
+                self.client.wait_before_retry(attempt, url, last)
             resp = self.client.get(url, api=False, stream=True, not_found=lambda: PathNotFound(
                 f"{self.owner}/{self.repo}@{commit}: {entry.path} listed in the tree but not found at {url}"))
             try:

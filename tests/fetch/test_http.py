@@ -252,3 +252,24 @@ def test_raw_files_are_downloaded_concurrently(github, cache, tmp_path):
     _fetch(github, tmp_path / "p", include=["results_2020/**", "results/big.bin"],
            http=_settings(github, jobs=1), cache_dir=tmp_path / "c1")
     assert github.max_inflight == 1
+
+
+def test_each_retry_is_said_with_what_failed_and_the_wait(github, cache, tmp_path):
+    # offline or a failing host must not look like a hang: every retry is a progress event
+    github.fail(r"/commits/", status=503, times=10)
+    said: list[tuple[str, str]] = []
+    with pytest.raises(TransportError):
+        _fetch(github, tmp_path / "o", progress=lambda event, what: said.append((event, what)))
+    retries = [what for event, what in said if event == "retry"]
+    assert len(retries) == 2
+    assert retries[0].endswith("/commits/main: HTTP 503; retry 1 of 2 in 0.01 s")
+    assert retries[1].endswith("/commits/main: HTTP 503; retry 2 of 2 in 0.02 s")
+
+
+def test_without_a_terminal_the_cli_still_prints_retries(capsys):
+    from replicate.cli.fetch_cmds import _waits_only
+
+    _waits_only("retry", "GET x: connection failed (ConnectionError); retry 1 of 4 in 0.5 s")
+    _waits_only("download", "a.jsonl (1/2)")
+    err = capsys.readouterr().err
+    assert err == "retry: GET x: connection failed (ConnectionError); retry 1 of 4 in 0.5 s\n"
