@@ -80,7 +80,7 @@ def costs_cmd(
     prices: Annotated[Optional[Path], typer.Option("--prices", metavar="PRICES.toml", help="Per-model prices per million input, output and reasoning tokens, with a source and a date: adds the kind 'cost'.")] = None,
     cluster: Annotated[Optional[str], typer.Option("--cluster", metavar="COLUMN|item", help="Resample whole clusters of items sharing this item metadata column, or 'item' for the item bootstrap (the default).")] = None,
     replicates: Annotated[int, typer.Option("--replicates", min=0, metavar="N", help="Bootstrap replicates of the edge intervals (0: no intervals).")] = 1000,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the bootstrap (default: that of 'items', 12345); always recorded.")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the bootstrap (default: that of 'items', 0); always recorded.")] = None,
     eps: Annotated[Optional[str], typer.Option("--eps", help="Item classes: practical threshold, as in 'items' (default 0.2).", show_default=False)] = None,
     alpha: Annotated[Optional[float], typer.Option("--alpha", help="Item classes: BH level, as in 'items' (default 0.05).", show_default=False)] = None,
     ci: Annotated[Optional[str], typer.Option("--ci", metavar="METHOD", help="Item classes: interval for equivalence, as in 'items' (default newcombe).", show_default=False)] = None,

@@ -36,7 +36,7 @@ import numpy as np
 from replicate.stats.classify import diff_at_least, parse_eps
 from replicate.stats.fisher import fisher_table
 
-DEFAULT_SEED = 12345
+DEFAULT_SEED = 0
 DEFAULT_RESAMPLES = 1000
 EXACT = "exact"
 SIMULATED = "exact over the item; other items simulated"

@@ -14,13 +14,13 @@ eps        0.2        practical threshold on an item's difference, decided exact
 alpha      0.05       Benjamini-Hochberg level: an item is significant when q <= alpha
 ci         newcombe   interval for equivalence (newcombe, wald, agresti-caffo)
 null       1000       replications of the permutation null (0: off)
-seed       12345      seed of every random draw (the null, single draws, plan's simulation)
+seed       0          seed of every random draw (the null, single draws, plan's simulation)
 low, high  0.1, 0.9   the informative accuracy range of ``screen`` (inclusive)
 threshold  0.35       share of informative items a benchmark needs to pass ``screen``
 tolerance  0.05       replication: a fresh figure within this of the printed one replicates
 ========== ========== ==================================================================
 
-The seed is 12345 everywhere a trial command or claim takes one (``items``,
+The seed is 0 everywhere a command or claim takes one (``items``,
 ``plan``, ``verify``'s trial claims): a fixed, recorded default, so an
 unseeded run is repeatable and two commands given no seed draw the same
 streams. (The judge commands' ``--seed`` seeds their bootstrap, a separate
@@ -46,7 +46,7 @@ class TrialSettings:
     alpha: float = 0.05
     ci: str = "newcombe"
     null: int = 1000
-    seed: int = 12345
+    seed: int = 0
     by: str | None = None  # verify: None takes it from the claim (a benchmark -> "benchmark", none -> "none")
     low: str = "0.1"
     high: str = "0.9"

@@ -72,7 +72,7 @@ def test_items_table_and_markdown(trials):
     r = runner.invoke(app, ["items", str(trials), "--edge", "old:new", "--null", "0"])
     assert r.exit_code == 0
     assert r.stdout.startswith(
-        "Item classes (eps 0.2, BH q <= 0.05, newcombe 95% interval; permutation null off, seed 12345)\n"
+        "Item classes (eps 0.2, BH q <= 0.05, newcombe 95% interval; permutation null off, seed 0)\n"
     )
     assert "old -> new" in r.stdout and "Accuracy per model and benchmark" in r.stdout
     header, _, first = r.stdout.splitlines()[2:5]
