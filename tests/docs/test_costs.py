@@ -11,12 +11,10 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
-from replicate.collect.simserver import load_sim_config, start_sim_server
+from support.collect_demo import collect_demo
 
 ROOT = Path(__file__).resolve().parents[2]
-FIX = ROOT / "fixtures" / "collect"
 DOC = (ROOT / "docs" / "items.md").read_text()
-KEY = "any-secret"
 SHA = re.compile(r"sha256 [0-9a-f]{64}")
 
 
@@ -35,18 +33,8 @@ def examples() -> list[tuple[list[str], str, str]]:
 def test_worked_examples_are_what_costs_prints(tmp_path, monkeypatch):
     (demo, demo_err, demo_out), (release, release_err, release_out) = examples()
     assert demo[:2] == ["costs", "demo.trials.jsonl"] and "fixtures/collect/prices.toml" in demo
-    monkeypatch.setenv("SIM_API_KEY", KEY)
-    monkeypatch.chdir(tmp_path)
+    collect_demo(tmp_path, monkeypatch)
     runner = CliRunner()
-    with start_sim_server(load_sim_config(FIX / "sim.toml"), api_key=KEY) as srv:
-        config = (FIX / "config.toml").read_text()
-        (tmp_path / "config.toml").write_text(config.replace("http://127.0.0.1:8765/v1", srv.url))
-        r = runner.invoke(app, ["collect", "config.toml", "--items", str(FIX / "items.jsonl"),
-                                "--archive", "demo.archive.jsonl", "--no-progress"])
-        assert r.exit_code == 0, r.stderr
-    r = runner.invoke(app, ["score", "demo.archive.jsonl", "--items", str(FIX / "items.jsonl"),
-                            "--out", "demo.trials.jsonl"])
-    assert r.exit_code == 0, r.stderr
     (tmp_path / "fixtures").symlink_to(ROOT / "fixtures")  # the doc's relative paths
     for command, err, shown in ((demo, demo_err, demo_out), (release, release_err, release_out)):
         r = runner.invoke(app, command)

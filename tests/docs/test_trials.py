@@ -11,12 +11,10 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
-from replicate.collect.simserver import load_sim_config, start_sim_server
+from support.collect_demo import collect_demo
 
 ROOT = Path(__file__).resolve().parents[2]
-FIX = ROOT / "fixtures" / "collect"
 DOC = (ROOT / "docs" / "items.md").read_text()
-KEY = "any-secret"
 SHA = re.compile(r"sha256 [0-9a-f]{64}")
 
 
@@ -30,19 +28,8 @@ def worked_example() -> tuple[list[str], str]:
 def test_worked_example_is_what_items_prints_on_the_collect_demo(tmp_path, monkeypatch):
     command, shown = worked_example()
     assert command[:2] == ["items", "demo.trials.jsonl"]
-    monkeypatch.setenv("SIM_API_KEY", KEY)
-    monkeypatch.chdir(tmp_path)  # the demo's relative file names land here
+    collect_demo(tmp_path, monkeypatch)
     runner = CliRunner()
-    with start_sim_server(load_sim_config(FIX / "sim.toml"), api_key=KEY) as srv:
-        config = (FIX / "config.toml").read_text()
-        assert "http://127.0.0.1:8765/v1" in config
-        (tmp_path / "config.toml").write_text(config.replace("http://127.0.0.1:8765/v1", srv.url))
-        r = runner.invoke(app, ["collect", "config.toml", "--items", str(FIX / "items.jsonl"),
-                                "--archive", "demo.archive.jsonl", "--no-progress"])
-        assert r.exit_code == 0, r.stderr
-    r = runner.invoke(app, ["score", "demo.archive.jsonl", "--items", str(FIX / "items.jsonl"),
-                            "--out", "demo.trials.jsonl"])
-    assert r.exit_code == 0, r.stderr
     r = runner.invoke(app, command)
     assert r.exit_code == 0, r.stderr
     # Which trial got which outcome depends on timing, so the file's bytes (and sha256) vary from run
