@@ -22,7 +22,7 @@ BCa, t-expanded BCa) instead. Targets (exit 1 when missed by more than three
 Monte Carlo standard errors): coverage >= 93% from 10 clusters up for every
 interval; wrong "above" <= 5%.
 
-    python bench/bench_calibration.py [--small] [--releases N] [--methods] [--json PATH]
+    python bench/bench_calibration.py [--small] [--releases N] [--methods] [--json PATH] [--jobs N]
 
 ``--json bench/calibration.json`` records the table that ``python tools/docgen.py``
 writes into docs/concepts.md.
@@ -65,8 +65,8 @@ def truths(design: Design) -> dict[str, dict[str, float]]:
     return {k: {f: float(v[()]) for f, v in figures_from_counts(c).items()} for k, c in t.items()}
 
 
-def run_design(design: Design, releases: int, replicates: int) -> dict:
-    """Coverage of every edge figure and the floor's verdicts over ``releases`` releases of one design."""
+def _tally(design: Design, first: int, stop: int, replicates: int) -> tuple:
+    """The counts of :func:`run_design` over releases ``first .. stop - 1`` (each seeded by its own number)."""
     truth = truths(design)
     covered: Counter[str] = Counter()
     missing: Counter[str] = Counter()
@@ -74,7 +74,7 @@ def run_design(design: Design, releases: int, replicates: int) -> dict:
     verdicts: dict[str, Counter[str]] = defaultdict(Counter)
     by_range: dict[str, Counter[str]] = defaultdict(Counter)  # the widened-range rule on the same releases
     worse_by = shifts(design)
-    for r in range(releases):
+    for r in range(first, stop):
         rng = np.random.default_rng([SEED, design.clusters, int(10 * design.cluster_sd), int(design.difficulty_sd), r])
         rel = release(rng, design, reruns=3, worse_by=worse_by)
         st = Uncertainty(replicates=replicates, seed=r)
@@ -98,6 +98,33 @@ def run_design(design: Design, releases: int, replicates: int) -> dict:
             verdicts[kind][str(fl.edge.verdict)] += 1
             insufficient = fl.edge.insufficient is not None
             by_range[kind]["insufficient_data" if insufficient else str(fl.edge.range_verdict)] += 1
+    return covered, missing, above, verdicts, by_range
+
+
+def run_design(design: Design, releases: int, replicates: int, jobs: int = 1) -> dict:
+    """Coverage of every edge figure and the floor's verdicts over ``releases`` releases of one design.
+
+    ``jobs`` > 1 splits the releases over that many processes; every release is seeded by its own
+    number, so the counts do not depend on ``jobs``.
+    """
+    truth = truths(design)
+    worse_by = shifts(design)
+    cuts = np.linspace(0, releases, max(1, min(jobs, releases)) + 1).astype(int)
+    spans = [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
+    if len(spans) == 1:
+        parts = [_tally(design, 0, releases, replicates)]
+    else:
+        import multiprocessing as mp
+
+        with mp.get_context("fork").Pool(len(spans)) as pool:
+            parts = pool.starmap(_tally, [(design, a, b, replicates) for a, b in spans])
+    covered, missing, above = (sum((p[k] for p in parts), Counter()) for k in range(3))
+    verdicts: dict[str, Counter[str]] = defaultdict(Counter)
+    by_range: dict[str, Counter[str]] = defaultdict(Counter)
+    for p in parts:
+        for into, got in ((verdicts, p[3]), (by_range, p[4])):
+            for kind, c in got.items():
+                into[kind].update(c)
     return {
         "design": design.to_json(),
         "name": design.name,
@@ -149,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--replicates", type=int, default=1000)
     ap.add_argument("--methods", action="store_true", help="compare candidate interval methods instead")
     ap.add_argument("--json", type=Path, default=None, help="write the results here (bench/calibration.json)")
+    ap.add_argument("--jobs", type=int, default=1, help="processes (the releases are split; same results)")
     args = ap.parse_args(argv)
     releases = args.releases or (40 if args.small else 400)
     chosen = designs(args.small)
@@ -157,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return compare_methods(chosen, releases, args.replicates)
     t0 = time.perf_counter()
-    results = [run_design(d, releases, args.replicates) for d in chosen]
+    results = [run_design(d, releases, args.replicates, args.jobs) for d in chosen]
     print_results(results)
     print(f"\n{len(chosen)} designs x {releases} releases, {args.replicates} replicates, seed {SEED}: "
           f"{time.perf_counter() - t0:.0f} s")
