@@ -130,6 +130,28 @@ def _pinned(h: np.ndarray) -> np.ndarray:
     return fixed
 
 
+def informative(s: Strata) -> Strata:
+    """``s`` without the items of the end strata (t = 0: every run wrong; t = K + 1: every run right).
+
+    An end stratum holds one pattern, so its items are certain given their total: they add 0 to the
+    conditional log-likelihood and to every score and information, and the maximum is the same without
+    them. They matter to the fit only where they are all of a bin's items: that bin's lambda has its
+    maximum at minus infinity (g = 0; the bin is not live here), which a fit of ``s`` would only creep
+    towards, a bounded step at a time, until its score vanished at about -30. (``expected`` reads ``s``:
+    these items are counted there, and an end stratum has no regression or progression.)
+    """
+    K = s.h.shape[0]
+    if K < 1:
+        return s
+    h, n = s.h.copy(), s.n.copy()
+    h[0] -= n[0]
+    h[K - 1] -= n[K + 1]
+    both = n[K + 1].copy()
+    n[0] = 0.0
+    n[K + 1] = 0.0
+    return Strata(h, n, s.old - both, s.new - both, s.regressed)
+
+
 def _weights(th: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, ...]:
     """Per stratum t = 0..K+1 (rows of ``(K + 2, r)``) the four patterns' weights, (00, k=t), (10, k=t-1),
     (01, k=t-1), (11, k=t-2), and their sum G_t; ``th`` is bins first, (K + 1, r)."""
@@ -173,15 +195,17 @@ def fit(
     holds the buffers of the steps (pass one to fits of the same size in turn:
     fresh memory costs page faults).
     """
-    live = s.h > 0
-    fixed = _pinned(s.h)
+    told = informative(s)
+    live = told.h > 0
+    fixed = _pinned(told.h)
     r = s.h.shape[1]
     theta = (start(s) if theta is None else np.asarray(theta, dtype=np.float64)).T.copy()  # bins first
-    theta[1:] -= theta[1 + np.argmax(s.h, axis=0), np.arange(r)]
+    theta[1:] -= theta[1 + np.argmax(told.h, axis=0), np.arange(r)]
     theta[1:][~live] = 0.0
+    theta[1:][~live & (s.h > 0)] = -_BOUND  # items only in an end stratum: the maximum is at g = 0
     done = np.zeros(r, dtype=bool)
     todo = np.arange(r)
-    sub, th = steps.rows_of(s, live, fixed), theta
+    sub, th = steps.rows_of(told, live, fixed), theta
     limit = tolerance * np.maximum(s.items, 1.0)
     since = np.full(r, np.inf)  # per row, its last Newton step's move (its factor is from that step's start)
     f: Factor | None = None

@@ -103,8 +103,8 @@ def test_a_reverse_edge_takes_its_refits_from_its_partner_bit_for_bit():
     assert mirrored_edges(odd.pairs, odd.cells)[k] == -1
     _, ratio3 = cluster_difficulty_replicates(odd, base, weights)
     _, direct3 = cluster_difficulty_replicates(*_edges(odd, base, [k]), weights)
-    np.testing.assert_array_equal(ratio3[:, [k]], direct3)
-    assert not np.allclose(ratio3[:, k], ratio[:, k])
+    np.testing.assert_allclose(ratio3[:, [k]], direct3, rtol=1e-12)  # to rounding: sums over bins of another width
+    assert not np.allclose(ratio3[:, k], ratio[:, k], rtol=1e-6)
 
 
 def test_every_weight_once_gives_the_full_sample_fit():

@@ -165,3 +165,28 @@ def test_columns_are_the_strata_of_the_cells():
         n[x + y : x + y + 6] += c[2 * x + y]
     np.testing.assert_array_equal(row[6:14], n)
     assert (row[14], row[15], row[16]) == (c[2:].sum(), c[1].sum() + c[3].sum(), c[2].sum())
+
+
+def test_items_only_in_an_end_stratum_leave_the_fit_at_once():
+    """A bin whose items all sit in an end stratum (every run wrong, or every run right) has its maximum at
+    g = 0: the fit says so at once (no creeping towards it, a bounded step at a time) and gives the plain fit
+    of the counts without those items, which carry no information given their totals."""
+    rng = np.random.default_rng(21)
+    K = 7
+    rows = [random_cells(rng, K) for _ in range(10)]
+    for r, cells in enumerate(rows):
+        cells[1:, 0] = 0  # bin 0 (no other run right): only items with both sides wrong (total 0)
+        cells[0, 0] = max(cells[0, 0], 1)
+        if r % 2:
+            cells[:3, K - 1] = 0  # and bin K - 1 (every other run right): only both sides right (total K + 1)
+    s = rasch.strata(np.stack(rows))
+    theta, done = rasch.fit(s, max_steps=12)
+    assert done.all()
+    reg, prog = rasch.expected(theta, s)
+    for r, cells in enumerate(rows):
+        told = cells.copy()
+        told[0, 0] = 0
+        if r % 2:
+            told[3, K - 1] = 0
+        assert_matches_plain(told, reg[r], prog[r])
+        assert theta[r, 1] == -rasch._BOUND  # g_0 = 0
