@@ -36,6 +36,7 @@ printed figure whose items are the fresh ones.)
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -195,6 +196,20 @@ def paired_share_verdict(c: Comparison, tolerance: float, *, alpha: float = 0.05
     if v != DOES_NOT_REPLICATE or c.p_value is None or c.p_value < alpha:
         return v
     return REPLICATES if -tolerance <= c.low and c.high <= tolerance else UNDERPOWERED
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (same order as given): the i-th smallest p times (m - i), made
+    non-decreasing in that order and capped at 1. Rejecting where the adjusted p is below alpha keeps the
+    chance of any false rejection among the m tests at most alpha, whatever their dependence."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda k: p_values[k])
+    out = [1.0] * m
+    running = 0.0
+    for rank, k in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * float(p_values[k])))
+        out[k] = running
+    return out
 
 
 def wilson_interval(k: int, n: int, *, confidence_level: float = 0.95) -> tuple[float, float]:

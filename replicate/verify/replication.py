@@ -51,6 +51,7 @@ from replicate.stats.replication import (
     REPLICATES,
     UNDERPOWERED,
     Comparison,
+    holm,
     mean_rate_error,
     paired_mean_difference,
     paired_share_difference,
@@ -183,6 +184,9 @@ class Replicated:
     why: str | None = None
     fresh_outcome: str | None = None  # for a flag: pass | fail | undecided
     compared_on: ComparedOn | None = None
+    #: Holm's adjusted p over the claims with a test replicated against the same collection (``family`` of them)
+    p_adjusted: float | None = None
+    family: int = 0
 
     def to_json(self) -> dict:
         c = self.comparison
@@ -192,10 +196,43 @@ class Replicated:
             "difference": None if c is None else c.difference,
             "test": self.test,
             "p_value": None if c is None else c.p_value,
+            "p_holm": self.p_adjusted,
+            "holm_family": self.family or None,
             "statistic": None if c is None else c.statistic,
             "tolerance": self.tolerance,
             "compared_on": None if self.compared_on is None else self.compared_on.to_json(),
         }
+
+
+#: Why a claim whose interval excludes 0 is not "does not replicate" (:func:`family_corrected`).
+NOT_AFTER_HOLM = ("the interval excludes 0, but the test does not reject after Holm's correction over the claims "
+                  "tested against the same fresh collection (adjusted p at least 0.05; column p)")
+
+
+def family_corrected(reps: Sequence[Replicated], *, alpha: float = 0.05) -> list[Replicated]:
+    """The claims replicated against one fresh collection, each test's p adjusted by Holm over those with a test.
+
+    A paper is judged on all of its claims at once: at 5% each, one of 20 correct claims would read "does
+    not replicate" by chance. So **does not replicate** needs the test's Holm-adjusted p below ``alpha``
+    (the chance of any such verdict on a correct claim among them stays at most ``alpha``). A verdict
+    that does not keep it becomes **replicates** if its interval lies inside the tolerance, else
+    **underpowered**, with the reason. Claims without a p-value (shares with no per-item reading, flags,
+    item counts, a comparison carrying a misprint) are not in the family and keep their verdicts.
+    """
+    tested = [k for k, r in enumerate(reps)
+              if r.verdict is not None and r.comparison is not None and r.comparison.p_value is not None]
+    adjusted = holm([float(reps[k].comparison.p_value) for k in tested])  # type: ignore[union-attr, arg-type]
+    out = list(reps)
+    for k, a in zip(tested, adjusted):
+        r = reps[k]
+        c = r.comparison
+        assert c is not None
+        v, why = r.verdict, r.why
+        if v == DOES_NOT_REPLICATE and not a < alpha:
+            v = REPLICATES if -r.tolerance <= c.low and c.high <= r.tolerance else UNDERPOWERED
+            why = NOT_AFTER_HOLM
+        out[k] = replace(r, verdict=v, why=why, p_adjusted=a, family=len(tested))
+    return out
 
 
 def _misprint(c: Claim, full: Computed) -> float:

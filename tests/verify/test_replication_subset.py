@@ -151,3 +151,15 @@ def test_json_and_note_say_which_items_the_verdict_stands_on(release, claims, tm
     assert f"on the 15 shared items of 200 (the release's figure there: {shown}; over all 200: " in text
     assert "underpowered [1]" in text and "[1] the fresh items are a subset: 15 of 200" in text
     assert "95% interval, fresh - release" in text
+
+
+def test_the_tested_claims_of_one_collection_are_one_holm_family(release, claims, tmp_path):
+    from replicate.stats.replication import holm
+
+    tv = check_trials(claims, {"s": release}, {"s": fresh_table(tmp_path)})
+    reps = [r.replicated for r in tv.results if r.replicated is not None]
+    tested = [r for r in reps if r.comparison is not None and r.comparison.p_value is not None]
+    assert len(tested) >= 5
+    assert [r.family for r in tested] == [len(tested)] * len(tested)
+    assert [r.p_adjusted for r in tested] == holm([r.comparison.p_value for r in tested])
+    assert all(r.p_adjusted is None and r.family == 0 for r in reps if r not in tested)
