@@ -230,6 +230,7 @@ class Reader:
     the first present being read (without ``--reader``, only by readers whose
 ``directory_default`` is True). (The loader reads the files of some built-in readers in bulk,
     giving the same items as their records: :mod:`replicate.judge.load.fast`; a reader has no part in it.)
+    ``parsers``: the parsers that read its outputs, suggested when none is named.
     """
 
     name: str
@@ -254,6 +255,9 @@ class Reader:
     #: the toolkit's ``json_objects``/``json_values`` (never :attr:`Source.data`), so the loader streams the
     #: file instead of reading it whole.
     streams: bool = field(default=False, kw_only=True)
+    #: The parsers that read this reader's outputs (``yields == "outputs"``), the usual one first: named
+    #: when a command over its files is given no ``--parser`` (a suggestion; the parser stays the user's choice).
+    parsers: tuple[str, ...] = field(default=(), kw_only=True)
 
     def __post_init__(self) -> None:
         VersionedName.parse(self.name)  # raises ValueError on a bad name
@@ -268,6 +272,10 @@ class Reader:
                 object.__setattr__(self, "decided", f"{VersionedName.parse(self.name).base}-labels")
         if not self.format:
             object.__setattr__(self, "format", VersionedName.parse(self.name).base)
+        for parser in self.parsers:
+            VersionedName.parse(parser)  # raises ValueError on a bad name
+        if self.parsers and self.yields != "outputs":
+            raise ValueError(f"reader {self.name}: only a reader of outputs names parsers (it yields {self.yields})")
         unknown = sorted(set(self.options or ()) - set(READER_OPTIONS))
         if unknown:
             raise ValueError(f"reader {self.name}: unknown option(s) {', '.join(unknown)}; known: {', '.join(READER_OPTIONS)}")

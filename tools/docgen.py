@@ -110,6 +110,8 @@ def _reader_facts(r: Any) -> str:
         facts.append(f"labels: {r.label_set}")
     if r.decided:
         facts.append(f"shown as parser: `{r.decided}`")
+    if getattr(r, "parsers", ()):
+        facts.append("parsed with " + ", ".join(f"`{p}`" for p in r.parsers))
     return "; ".join(facts) + "."
 
 

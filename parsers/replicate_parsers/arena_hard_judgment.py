@@ -206,6 +206,7 @@ ARENA_HARD_JUDGMENT = Reader(
     details=inspect.cleandoc(_records.__doc__ or ""),
     options=(),
     streams=True,
+    parsers=("arena-hard@1", "arena-hard-last@1"),
 )
 
 ARENA_HARD_SCORE = Reader(

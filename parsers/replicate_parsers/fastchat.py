@@ -123,6 +123,7 @@ FASTCHAT_PAIR = Reader(
     details=inspect.cleandoc(_records.__doc__ or ""),
     options=(),
     streams=True,
+    parsers=("mtbench-pair@1", "mtbench-pair-scores@1"),
 )
 
 FASTCHAT_SINGLE = Reader(
@@ -137,6 +138,7 @@ FASTCHAT_SINGLE = Reader(
     details=inspect.cleandoc(_single_records.__doc__ or ""),
     options=(),
     streams=True,
+    parsers=("mtbench-single@1",),
 )
 
 #: The entry point ``fastchat = "replicate_parsers.fastchat:READERS"`` loads this list.

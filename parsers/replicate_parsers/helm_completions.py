@@ -241,4 +241,5 @@ HELM_COMPLETIONS = Reader(
     options=("epoch",),
     run_files=(SCENARIO_STATE,),
     directory_default=False,
+    parsers=("helm-choice@1",),
 )

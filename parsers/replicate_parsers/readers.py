@@ -291,6 +291,7 @@ UMBRELA_JUDGE = Reader(
     details=inspect.cleandoc(_umbrela_records.__doc__ or ""),
     options=(),
     streams=True,
+    parsers=("umbrela-fallback@1", "umbrela-strict@1", "umbrela-checked@1"),
 )
 
 READERS.append(UMBRELA_JUDGE)

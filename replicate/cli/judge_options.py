@@ -443,10 +443,33 @@ def need_parser(parser: str | None, loaded) -> str:
         return decided
     from replicate.parsing import PARSERS
 
-    raise UsageError(
-        "these runs hold raw outputs: name a parser with --parser, one of "
-        + (", ".join(PARSERS.names()) or "none installed")
-    )
+    suggested = suggested_parsers(loaded.runs)
+    installed = ", ".join(PARSERS.names()) or "none installed"
+    if suggested:
+        first, *others = dict.fromkeys(p for ps in suggested.values() for p in ps)
+        more = f" (or {', '.join(others)})" if others else ""
+        raise UsageError(
+            f"these runs hold raw outputs: name a parser with --parser. Outputs read by {', '.join(suggested)} "
+            f"are parsed with {first}{more}: --parser {first}. Installed: {installed}"
+        )
+    raise UsageError(f"these runs hold raw outputs: name a parser with --parser, one of {installed}")
+
+
+def suggested_parsers(runs) -> dict[str, tuple[str, ...]]:
+    """Per reader of ``runs`` that names parsers for its outputs (:attr:`Reader.parsers`), the installed ones
+    among them; empty unless every run's readers name some (a mix gives no one suggestion)."""
+    from replicate.parsing import PARSERS
+    from replicate.reading import READERS
+
+    out: dict[str, tuple[str, ...]] = {}
+    for run in runs:
+        for f in run.files:
+            r = READERS.get(f.reader) if f.reader in READERS else None
+            named = tuple(p for p in (r.parsers if r is not None else ()) if p in PARSERS)
+            if not named:
+                return {}
+            out[f.reader] = named
+    return out
 
 
 def require_shared_items(loaded, comparisons) -> None:

@@ -473,3 +473,52 @@ def test_parse_shares_have_cluster_bootstrap_intervals_and_nothing_else_moves():
     assert items["runs"][0]["shares"]["interval"]["unparsed_rate"]["method"] == "item-bootstrap-percentile"
     bad = run("parse", path, "-p", "umbrela-fallback@1", "--cluster", "nope")
     assert bad.exit_code == 2 and "--cluster" in bad.output
+
+
+def test_without_a_parser_the_error_names_the_parsers_of_the_files_reader(tmp_path):
+    """A reader of outputs names the parsers that read them (Reader.parsers): the error suggests those, the usual
+    one first; runs whose readers name none (or a mix) get the list of every installed parser."""
+    single = tmp_path / "gpt-4_single.jsonl"
+    single.write_text(
+        '{"question_id": 81, "model": "m", "judge": ["gpt-4", "single-v1"], "user_prompt": "u", '
+        '"judgment": "Rating: [[7]]", "score": 7, "turn": 1, "tstamp": 1.0}\n'
+    )
+    res = run("parse", str(single))
+    assert res.exit_code == 2
+    assert ("Outputs read by fastchat-single@1 are parsed with mtbench-single@1: --parser mtbench-single@1."
+            in res.stderr)
+    umbrela = tmp_path / "umbrela.jsonl"
+    umbrela.write_text('{"qid": "1", "docid": "d1", "query": "q", "passage": "p", "prediction": "##final score: 2", '
+                       '"judgment": 2}\n')
+    res = run("parse", str(umbrela))  # its three parsers, the usual one first
+    assert ("Outputs read by umbrela-judge@1 are parsed with umbrela-fallback@1 (or umbrela-strict@1, "
+            "umbrela-checked@1): --parser umbrela-fallback@1." in res.stderr)
+    plain = write(tmp_path / "plain.jsonl", [rec("q", "a", 1, "1")])
+    res = run("parse", plain)
+    assert res.exit_code == 2 and "name a parser with --parser, one of" in res.stderr
+    # a mix of readers, one naming no parser: no one suggestion
+    from types import SimpleNamespace as NS
+
+    from replicate.cli.judge_options import suggested_parsers
+
+    def runs(*readers):
+        return [NS(files=[NS(reader=r)]) for r in readers]
+
+    assert suggested_parsers(runs("fastchat-single@1", "judge-jsonl@1")) == {}
+    assert suggested_parsers(runs("fastchat-single@1", "fastchat-pair@1")) == {
+        "fastchat-single@1": ("mtbench-single@1",), "fastchat-pair@1": ("mtbench-pair@1", "mtbench-pair-scores@1")}
+
+
+def test_a_reader_names_only_parsers_of_its_outputs():
+    import pytest
+
+    from replicate.reading import Reader
+
+    def none(*_a):
+        return None
+
+    with pytest.raises(ValueError, match="bad"):
+        Reader("x@1", "d", none, none, parsers=("bad name",))
+    with pytest.raises(ValueError, match="only a reader of outputs names parsers"):
+        Reader("x@1", "d", none, none, yields="verdicts", parsers=("number@1",))
+    assert Reader("x@1", "d", none, none, parsers=("number@1",)).parsers == ("number@1",)
