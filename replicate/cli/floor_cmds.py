@@ -103,12 +103,12 @@ def floor_cmd(
     rates; their min-max ranges; EM mean and sample sd (ddof=1); the Jaccard
     overlap of the regression sets. --edge OLD:NEW says whether that edge's
     regression rate lies below, inside (bounds included) or above the floor,
-    with the margin, allowing for sampling error: 'above' only when the
-    edge's bootstrap interval (whole queries resampled, --cluster) clears the
-    floor's range widened by the floor's own sampling error (up to the
-    interval high of the largest repeat-pair regression rate, taken again
-    in each replicate), 'indistinguishable' when
-    the rate lies outside the range but its interval reaches the widened range. Floors and edges on fewer than --min-items
+    allowing for sampling error: a paired test by query cluster (--cluster)
+    of the edge's regression rate minus the repeat pairs' mean, 'above' when
+    its t interval (G - 1 degrees of freedom) lies above 0, 'below' under 0,
+    else 'inside' (the rate lies in the range) or 'indistinguishable'; no verdict ('insufficient_data', with n and clusters)
+    under 5 clusters or on too few items. JSON keeps the older widened-range
+    rule as range_verdict. Floors and edges on fewer than --min-items
     items, and an edge over other items than the floor's, are flagged. --main MAIN sets MAIN's change rate against each repeat
     beside the repeat-to-repeat range; it is flagged far_beyond when even its
     closest repeat differs on more than twice the largest repeat-to-repeat

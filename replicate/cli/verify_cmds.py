@@ -72,7 +72,7 @@ def verify_cmd(
     the first released umbrela reading) or does not replicate, 0 otherwise;
     2 for bad input. Edges and floors carry seeded bootstrap intervals
     (whole queries resampled, --cluster; --replicates 0 for none); a floor
-    comparison is 'above' only when the edge's interval clears the floor, and
+    comparison is 'above' only when the paired test by query cluster says so, and
     edges or floors on fewer than --min-items items are flagged.
     """
     from replicate.errors import BadInput, CheckFailed

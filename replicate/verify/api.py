@@ -31,7 +31,15 @@ from replicate.verify.claims import ClaimsFile, load_claims
 from replicate.verify.flags import collect_flags
 from replicate.verify.matching import Verdict
 from replicate.verify.outcome import Outcome
-from replicate.verify.recompute import Computed, EdgeFigures, FloorFigures, Recomputer, RunFigures
+from replicate.verify.recompute import (
+    Computed,
+    EdgeFigures,
+    FloorFigures,
+    Recomputer,
+    RunFigures,
+    edge_key,
+    floor_of,
+)
 from replicate.verify.result import ClaimResult, Verification
 
 if TYPE_CHECKING:
@@ -169,7 +177,20 @@ def verify_runs(
         claims_file=claims, parsers=columns, explicit_parsers=explicit, results=tuple(results),
         edges=edges, floors=floors, run_figures=run_figs, run_files=run_files, flags=flags,
         root=root, tool_version=__version__, date=date, diagnostics=diag, decided=decided is not None,
+        against_floor=_against_floor(edges, floors, rc),
     )
+
+
+def _against_floor(edges: Sequence[EdgeFigures], floors: Sequence[FloorFigures], rc: Recomputer) -> dict:
+    """Per edge with a floor of its new version's repeats (same parser and policy), what ``floor --edge`` says."""
+    out = {}
+    for e in edges:
+        f = floor_of(floors, e)
+        if f is not None:
+            check = rc.against_floor(e, f)
+            if check is not None:
+                out[edge_key(e)] = check
+    return out
 
 
 def decided_column(claims: ClaimsFile, runs: Mapping[str, Run]) -> str | None:

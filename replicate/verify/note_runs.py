@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from replicate.judge.floor.checks import interval_verdict
 from replicate.judge.model import extraction_failures
 from replicate.judge.render.errors import interval_cell, with_interval
 from replicate.output import Format, md_code, md_text, one_line, pct, table, table_blocks
 from replicate.stats.paired import p_display
-from replicate.stats.ranges import Span
 from replicate.verify.alternatives import note_line
 from replicate.verify.cells import figure_cell, not_computable, printed_text, show
 from replicate.verify.matching import Verdict
-from replicate.verify.recompute import EdgeFigures, FloorFigures
+from replicate.verify.recompute import EdgeFigures, FloorFigures, edge_key, floor_of
 from replicate.verify.result import ClaimResult, Verification
 
 
@@ -82,26 +80,19 @@ def claim_texts(v: Verification, notes: dict[str, int]) -> list[str]:
 
 
 def _floor_of(v: Verification, e: EdgeFigures) -> FloorFigures | None:
-    for f in v.floors:
-        if e.new in f.runs and f.parser == e.parser and f.policy == e.policy:
-            return f
-    return None
+    return floor_of(v.floors, e)
 
 
-def _position(
-    rate: Fraction | int | None, lo: Fraction | None, hi: Fraction | None, e: EdgeFigures | None = None,
-    fl: FloorFigures | None = None,
-) -> str:
-    """Below / inside / above the floor; with intervals, 'above' only when the edge's clears the floor's widened range."""
-    if rate is None or lo is None or hi is None:
+def _position(v: Verification, e: EdgeFigures, fl: FloorFigures | None) -> str:
+    """Below / inside / above the floor: what ``floor --edge`` says of the edge (its paired test with
+    intervals), with the n of the edge and of the floor's smallest repeat pair."""
+    check = v.against_floor.get(edge_key(e))
+    if fl is None or check is None or check.verdict is None:
         return "-"
-    iv = None if e is None or e.error is None else e.error.interval.get("regression_rate")
-    bounds = None if fl is None else fl.floor.regression_span_with_error
-    verdict = interval_verdict(Fraction(rate), Span(lo, hi), iv, bounds)
-    if e is None or fl is None or not fl.floor.pairs:
-        return verdict
+    if not fl.floor.pairs:
+        return check.verdict
     # no verdict without its n: the edge's compared items, and the smallest repeat pair's
-    return f"{verdict} (n = {e.cells.n}; floor n = {min(p.cells.n for p in fl.floor.pairs)})"
+    return f"{check.verdict} (n = {check.comparison.cells.n}; floor n = {min(p.cells.n for p in fl.floor.pairs)})"
 
 
 def _f(x: Fraction | float | None) -> float | None:
@@ -124,7 +115,7 @@ def edges(v: Verification) -> list[str]:
             pct(_f(e.value("regression_share_of_old_correct"))), pct(_f(e.value("independent_regression_rate"))),
             "-" if ratio is None else f"{float(ratio):.3f}", pct(_f(e.value("backward_rate"))),
             pct(_f(e.value("change_rate"))),
-            f"{pct(_f(lo))}-{pct(_f(hi))}" if fl else "-", _position(e.value("regression_rate"), lo, hi, e, fl),
+            f"{pct(_f(lo))}-{pct(_f(hi))}" if fl else "-", _position(v, e, fl),
         ])
         if e.error is not None and not e.error.resampled:  # --replicates 0: the test that needs no replicates
             mcnemar_rows.append([edge, parser, e.cells.n, p_display(e.error.mcnemar_p), e.error.cluster or "item"])
@@ -152,9 +143,11 @@ def edges(v: Verification) -> list[str]:
         "independent (items differ in difficulty, so unrelated judges already score below 1; a ratio below 1 "
         "alone does not show shared mistakes). \"floor of new\" is the "
         "regression range between repeats of the new version, where a claim names its repeats, and \"vs "
-        "floor\" says where the edge lies against it, with the n of the edge and of the floor's smallest repeat pair (bounds count as inside; with intervals, \"above\" only "
-        "when the regression rate's whole interval clears the range widened by the floor's own sampling error, "
-        "\"indistinguishable\" when the rate lies outside the range but its interval reaches the widened range).",
+        "floor\" says where the edge lies against it, as `replicate floor --edge` does, with the n of the edge and of "
+        "the floor's smallest repeat pair (bounds count as inside; with intervals, a paired test by query cluster "
+        "of the edge's regression rate minus the repeat pairs' mean: \"above\" when its t interval lies above "
+        "0, \"below\" under 0, else inside or \"indistinguishable\"; \"insufficient_data\" on too few items "
+        "or clusters).",
         "", table(rate_rows, rate_headers, Format.markdown).rstrip("\n"), "",
     ] + _error_part(v, error_rows) + _mcnemar_part(mcnemar_rows)
 
@@ -228,7 +221,8 @@ def floors(v: Verification) -> list[str]:
     explain = [] if not with_error else [
         "\"regression 95% (with sampling error)\" widens the floor's range by its own sampling error: from the "
         "interval low of the smallest repeat-pair regression rate to the interval high of the largest, each taken "
-        "again in every bootstrap replicate. An edge is \"above\" its floor only when its interval clears this.", "",
+        "again in every bootstrap replicate (the floor command's older rule set an edge's interval against it; the "
+        "verdict now comes from the paired test, which is calibrated: docs/concepts.md).", "",
     ]
     pair_rows = [
         [", ".join(map(md_text, f.runs)), f"`{f.parser}`", md_text(p.old), md_text(p.new),

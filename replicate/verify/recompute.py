@@ -29,7 +29,7 @@ import numpy as np
 
 from replicate.errors import ReplicateError
 from replicate.judge.compare import compare
-from replicate.judge.floor import Floor, FloorPair, floor as judge_floor
+from replicate.judge.floor import EdgeCheck, Floor, FloorPair, floor as judge_floor
 from replicate.judge.model import LabelledRun, Run
 from replicate.judge.uncertainty import EdgeUncertainty, Uncertainty
 from replicate.labels import LabelSet, absent_figures
@@ -173,6 +173,18 @@ _UNDEFINED = {
 }
 
 
+def floor_of(floors: Sequence[FloorFigures], e: EdgeFigures) -> FloorFigures | None:
+    """The first floor of ``e``'s new version's repeats under its parser and policy (the one its edge is set against)."""
+    for f in floors:
+        if e.new in f.runs and f.parser == e.parser and f.policy == e.policy:
+            return f
+    return None
+
+
+def edge_key(e: EdgeFigures) -> tuple[str, str, str, str]:
+    return (e.old, e.new, e.parser, e.policy)
+
+
 class Recomputer:
     """Recomputes claims from raw runs, labelling each run once per parser and caching figures."""
 
@@ -189,6 +201,7 @@ class Recomputer:
         self._run: dict[tuple[str, str, str], RunFigures] = {}
         self._edge: dict[tuple[str, str, str, str], EdgeFigures | str] = {}
         self._floor: dict[tuple[tuple[str, ...], str, str], FloorFigures | str] = {}
+        self._against: dict[tuple, EdgeCheck | None] = {}
 
     def plain(self) -> Recomputer:
         """A recomputer over the same runs, without intervals, for figures the note shows no interval of
@@ -259,6 +272,22 @@ class Recomputer:
                 return self._floor[key]
             self._floor[key] = FloorFigures(tuple(runs), fl)
         return self._floor[key]
+
+    def against_floor(self, e: EdgeFigures, f: FloorFigures) -> EdgeCheck | None:
+        """The edge set against the floor of its new version's repeats: what ``replicate floor --edge`` says
+        (its paired test, or its point placement without intervals); None when it cannot be computed."""
+        key = (e.old, e.new, tuple(f.runs), e.parser, e.policy)
+        if key not in self._against:
+            try:
+                fl = judge_floor(
+                    [self.labelled(r, e.parser) for r in f.runs], policy=e.policy,
+                    edge=(self.labelled(e.old, e.parser), self.labelled(e.new, e.parser)),
+                    uncertainty=self.uncertainty,
+                )
+            except ReplicateError:
+                fl = None
+            self._against[key] = None if fl is None else fl.edge
+        return self._against[key]
 
     # -- claims ----------------------------------------------------------------------
     def compute(self, claim: Claim, parser: str) -> Computed:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replicate.diagnostics import Diagnostics
+from replicate.judge.floor import EdgeCheck
 from replicate.judge.model import RunFile
 from replicate.provenance import FileProvenance
 from replicate.stats.cimap import edge_ci
@@ -239,6 +240,8 @@ class Verification:
     decided: bool = False  # every run carries labels or verdicts its reader decided: one column, no parser
     label_keys: tuple[tuple[str, str, str], ...] = ()  # (run, parser, label-cache key) of every labelling, in order
     rankings: RankingsVerification | None = None  # the claims over system rankings, when the file has any
+    #: Per edge (:func:`edge_key`) with a floor of its new version's repeats: ``floor --edge``'s check.
+    against_floor: dict[tuple[str, str, str, str], EdgeCheck] = field(default_factory=dict)
 
     def summary(self) -> dict[str, dict[str, int]]:
         """Per parser column: how many claims match, mismatch or are not computable."""

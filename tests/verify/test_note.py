@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from replicate.verify.note import WIDTH, wrap_prose
@@ -72,3 +73,48 @@ def test_every_vs_floor_verdict_shows_its_n():
     assert len(rows) == 3
     assert any("`umbrela-fallback@1`" in r and "| above (n = 273; floor n = 275) |" in r for r in rows)
     assert all(re.search(r"\| (above|below|inside|indistinguishable) \(n = \d+; floor n = \d+\) \|", r) for r in rows)
+
+
+def test_vs_floor_is_what_floor_edge_says_the_paired_test(tmp_path):
+    """The note's "vs floor" is ``replicate floor --edge``'s verdict (its paired test by query cluster), not the
+    older widened-range rule: 100 queries of 10 items, the new version's two reruns regress on each other on 5%
+    of the items, old -> new on 7%; the paired test says above, the widened range indistinguishable."""
+    import orjson
+
+    from replicate.judge.floor import floor
+    from replicate.judge.model import KEY_SEP, LabelledRun
+    from replicate.judge.uncertainty import Uncertainty
+    from replicate.verify import verify
+
+    G, per = 100, 10
+    wrong_new = [g * per + 3 for g in range(70)]
+    wrong = {"old": [], "new": wrong_new, "new2": wrong_new[:20] + [g * per + 4 for g in range(20, 70)]}
+    for name, items in wrong.items():
+        bad = set(items)
+        lines = [orjson.dumps({"query_id": f"q{i // per:03d}", "corpus_id": f"d{i:04d}", "original_qrel_score": 0.0,
+                               "model_output": f"##final score: {int(i in bad)}"}) for i in range(G * per)]
+        (tmp_path / f"{name}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    (tmp_path / "claims.toml").write_text(
+        '[study]\nparser = "umbrela-fallback@1"\n[runs]\nold = ["old.jsonl"]\nnew = ["new.jsonl"]\nnew2 = ["new2.jsonl"]\n'
+        '[[claims]]\nid = "e"\nmetric = "regression_rate"\nold = "old"\nnew = "new"\nvalue = "7.0"\nunit = "percent"\n'
+        '[[claims]]\nid = "f"\nmetric = "floor.regression_max"\nruns = ["new", "new2"]\nvalue = "5.0"\n'
+        'unit = "percent"\n'
+    )
+    v = verify(tmp_path / "claims.toml", root=tmp_path, date="2026-12-06", uncertainty=Uncertainty())
+    check = v.against_floor[("old", "new", "umbrela-fallback@1", "intersect")]
+    # the same check as the floor command's, from the same labels
+    keys = np.array([f"q{i // per:03d}{KEY_SEP}d{i:04d}" for i in range(G * per)], dtype=object)
+
+    def run(name):
+        lab = np.zeros(G * per, np.int8)
+        lab[wrong[name]] = 1
+        return LabelledRun(name, keys, np.zeros(G * per, np.int16), lab, "umbrela-fallback@1")
+
+    fl = floor([run("new"), run("new2")], edge=(run("old"), run("new")), uncertainty=Uncertainty())
+    assert (check.verdict, fl.edge.verdict) == ("above", "above")
+    assert check.range_verdict == fl.edge.range_verdict == "indistinguishable"  # the older rule would not say it
+    from replicate.verify.note import render_note
+
+    note = render_note(v)
+    assert any(line.startswith("| old -> new | `umbrela-fallback@1`") and line.endswith("| above (n = 1000; floor n = "
+               "1000) |") for line in note.splitlines())

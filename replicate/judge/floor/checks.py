@@ -52,11 +52,13 @@ class EdgeCheck:
     """An upgrade edge set against the floor of its target model.
 
     Without sampling error (``interval`` None) the verdict places the point
-    rate: below / inside / above the floor's range. With the regression rate's
-    bootstrap interval it follows :data:`INTERVAL_RULE`: ``above`` only when the
-    whole interval clears the range widened by the floor's own sampling error
-    (``bounds``), ``below`` only when it lies under it,
-    ``inside`` when the rate lies in the range, else ``indistinguishable``.
+    rate: below / inside / above the floor's range. With intervals it is the
+    paired test's (:data:`PAIRED_RULE`, ``paired``): ``above`` when the t interval of
+    the edge's rate minus the repeat pairs' mean lies above 0, ``below`` under
+    it, else ``inside`` (the rate lies in the range) or ``indistinguishable``;
+    ``insufficient_data`` on too few items or clusters. :attr:`range_verdict`
+    keeps the older :data:`INTERVAL_RULE` (the whole interval against the range
+    widened by the floor's own sampling error, ``bounds``).
     """
 
     comparison: Comparison
