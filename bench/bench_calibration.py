@@ -22,7 +22,7 @@ BCa, t-expanded BCa) instead. Targets (exit 1 when missed by more than three
 Monte Carlo standard errors): coverage >= 93% from 10 clusters up for every
 interval; wrong "above" <= 5%.
 
-    python bench/bench_calibration.py [--small] [--releases N] [--methods] [--json PATH] [--jobs N]
+    python bench/bench_calibration.py [--small] [--releases N] [--methods] [--json PATH] [--jobs N] [--clusters 10,20]
 
 ``--json bench/calibration.json`` records the table that ``python tools/docgen.py``
 writes into docs/concepts.md.
@@ -177,9 +177,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", action="store_true", help="compare candidate interval methods instead")
     ap.add_argument("--json", type=Path, default=None, help="write the results here (bench/calibration.json)")
     ap.add_argument("--jobs", type=int, default=1, help="processes (the releases are split; same results)")
+    ap.add_argument("--clusters", type=str, default=None, help="only designs of these cluster counts, e.g. 10,20")
     args = ap.parse_args(argv)
     releases = args.releases or (40 if args.small else 400)
     chosen = designs(args.small)
+    if args.clusters:
+        keep = {int(x) for x in args.clusters.split(",")}
+        chosen = [d for d in chosen if d.clusters in keep]
     if args.methods:
         from calibration_methods import compare_methods
 

@@ -15,7 +15,12 @@ and each method turns the replicates into an interval:
   interval built on the logit scale (replicates and point transformed, arms
   stretched there, bounds transformed back); other figures as ``t-percentile``;
 - ``t-basic``: the reflected ("basic") percentile interval ``2 point - high``,
-  ``2 point - low``, arms stretched by ``c``.
+  ``2 point - low``, arms stretched by ``c``;
+- ``t-log``: for a positive figure, the t-percentile interval built on the log
+  scale (arms stretched there, bounds exponentiated); other figures as ``t-percentile``;
+- ``log-t``: for a positive figure, ``point * exp(-+ c' sd)``, sd the replicates'
+  standard deviation of the log figure and ``c' = sqrt(G / (G - 1)) t_{G-1}`` (the
+  difficulty-aware ratio's interval); other figures as ``t-percentile``.
 
 No method here applies the Wilson floor the tool adds to a proportion's interval.
 """
@@ -32,7 +37,7 @@ from replicate.judge.align import align
 from replicate.judge.uncertainty import Uncertainty
 from replicate.stats.bootstrap import FIGURES, bootstrap_pairs, figures_from_counts, percentile_bounds
 
-METHODS = ("percentile", "t-percentile", "bca", "t-bca", "t-logit", "t-basic")
+METHODS = ("percentile", "t-percentile", "bca", "t-bca", "t-logit", "t-basic", "t-log", "log-t")
 #: Figures that are proportions (``t-logit`` transforms them).
 PROPORTIONS = ("em_old", "em_new", "regression_rate", "regression_share_of_old_correct", "backward_rate",
                "change_rate", "independent_regression_rate")
@@ -59,6 +64,26 @@ def t_logit(values: np.ndarray, point: np.ndarray, G: int) -> tuple[np.ndarray, 
             p = _logit(np.array([point[k]]))
             a, b = stretch(p, np.quantile(v, [0.025]), np.quantile(v, [0.975]), G)
             lo[k], hi[k] = 1 / (1 + np.exp(-a[0])), 1 / (1 + np.exp(-b[0]))
+    return lo, hi
+
+
+def on_log(values: np.ndarray, point: np.ndarray, G: int, *, spread: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``t-log`` (``spread`` False: stretched log-scale percentiles) or ``log-t`` (``spread``: t times the log
+    replicates' sd) for positive figures; as t-percentile otherwise."""
+    lo, hi, _ = percentile_bounds(values, 0.95)
+    lo, hi = stretch(point, lo, hi, G)
+    q = math.sqrt(G / (G - 1)) * stats.t.ppf(0.975, G - 1)
+    for k in range(values.shape[1]):
+        v = values[:, k][~np.isnan(values[:, k])]
+        if not point[k] > 0 or not len(v) or (v <= 0).any():
+            continue
+        lv, lp = np.log(v), math.log(point[k])
+        if spread:
+            half = q * float(np.std(lv, ddof=1))
+            a, b = lp - half, lp + half
+        else:
+            a, b = (x[0] for x in stretch(np.array([lp]), np.quantile(lv, [0.025]), np.quantile(lv, [0.975]), G))
+        lo[k], hi[k] = math.exp(a), math.exp(b)
     return lo, hi
 
 
@@ -107,7 +132,8 @@ def compare_methods(chosen: list[Design], releases: int, replicates: int) -> int
             G = clusters.count
             ivs = {"percentile": (lo, hi), "t-percentile": stretch(point, lo, hi, G), "bca": (blo, bhi),
                    "t-bca": stretch(point, blo, bhi, G), "t-logit": t_logit(values, point, G),
-                   "t-basic": stretch(point, 2 * point - hi, 2 * point - lo, G)}
+                   "t-basic": stretch(point, 2 * point - hi, 2 * point - lo, G),
+                   "t-log": on_log(values, point, G, spread=False), "log-t": on_log(values, point, G, spread=True)}
             t = np.array([float(truth[f]) for f in FIGURES])
             for m, (a, b) in ivs.items():
                 cover[m] += (a <= t) & (t <= b)
