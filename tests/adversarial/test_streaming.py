@@ -14,6 +14,16 @@ from replicate.judge.load.outputs import StreamedOutputs
 from replicate.readkit import MAX_RATIO, InputStream, line_chunks
 
 
+@pytest.fixture
+def reread(monkeypatch):
+    """Every file's outputs read again when parsed, as a file over the budget's are (the files here are small)."""
+    import replicate.judge.load.fast as fast
+    import replicate.judge.load.flat as flat
+
+    monkeypatch.setattr(flat, "KEEP_OUTPUTS_BELOW", 0)
+    monkeypatch.setattr(fast, "KEEP_OUTPUTS_BELOW", 0)
+
+
 def _rows(n: int) -> bytes:
     return b"".join(json.dumps({"query_id": str(i // 10), "corpus_id": str(i), "original_qrel_score": i % 4,
                                 "model_output": f"reasoning {i} final score: {i % 4}"}).encode() + b"\n"
@@ -46,7 +56,7 @@ def test_line_chunks_are_whole_lines_and_bound_a_line(tmp_path):
         list(line_chunks([b"a\nb\n" + b"x" * 60, b"y" * 60], path=tmp_path, limit=100))
 
 
-def test_outputs_are_read_again_not_kept_and_a_changed_file_is_an_error(tmp_path):
+def test_outputs_are_read_again_not_kept_and_a_changed_file_is_an_error(tmp_path, reread):
     p = tmp_path / "run.jsonl"
     p.write_bytes(_rows(2000))
     run = load_run("r", p, diagnostics=Diagnostics())
@@ -58,7 +68,7 @@ def test_outputs_are_read_again_not_kept_and_a_changed_file_is_an_error(tmp_path
         list(run.outputs)
 
 
-def test_a_subset_of_streamed_outputs_stays_streamed(tmp_path):
+def test_a_subset_of_streamed_outputs_stays_streamed(tmp_path, reread):
     import numpy as np
 
     from replicate.judge.gold import subset
@@ -75,7 +85,7 @@ def test_a_subset_of_streamed_outputs_stays_streamed(tmp_path):
     assert part.outputs[2] == "reasoning 17 final score: 1" and len(part.outputs) == 4
 
 
-def test_outputs_of_a_pipe_are_read_again_from_what_was_read(tmp_path):
+def test_outputs_of_a_pipe_are_read_again_from_what_was_read(tmp_path, reread):
     """A pipe cannot be read twice: its bytes (read whole, a line's length bounded) serve the second pass."""
     import os
     import threading
@@ -93,3 +103,33 @@ def test_outputs_of_a_pipe_are_read_again_from_what_was_read(tmp_path):
     run = load_run("r", fifo, diagnostics=Diagnostics())
     t.join()
     assert list(run.outputs) == [f"reasoning {i} final score: {i % 4}" for i in range(300)]
+
+
+@pytest.mark.parametrize("name", ["run.jsonl", "umbrela.jsonl"])
+def test_a_file_within_the_budget_keeps_its_outputs_from_the_one_pass(tmp_path, monkeypatch, name):
+    """Within KEEP_OUTPUTS_BELOW bytes a file is read once (its outputs kept: rewriting it later changes
+    nothing); over it, the outputs are read again when used, and the two give the same outputs."""
+    import replicate.judge.load.fast as fast
+    import replicate.judge.load.flat as flat
+
+    p = tmp_path / name
+    if name == "umbrela.jsonl":
+        data = b"".join(json.dumps({"qid": str(i // 10), "docid": str(i), "query": "q", "passage": "p",
+                                    "prediction": f"reasoning {i} final score: {i % 4}"}).encode() + b"\n"
+                        for i in range(500))
+    else:
+        data = _rows(500)
+    p.write_bytes(data)
+    expected = [f"reasoning {i} final score: {i % 4}" for i in range(500)]
+    kept = load_run("r", p, diagnostics=Diagnostics())
+    assert kept.files[0].reader == ("umbrela-judge@1" if name == "umbrela.jsonl" else "judge-jsonl@1")
+    p.write_bytes(data.replace(b"reasoning 7 ", b"reasoning 8 "))
+    assert list(kept.outputs) == expected  # not read again
+    p.write_bytes(data)
+    for module in (flat, fast):
+        monkeypatch.setattr(module, "KEEP_OUTPUTS_BELOW", len(data) // 2)  # the budget runs out half-way
+    streamed = load_run("r", p, diagnostics=Diagnostics())
+    assert list(streamed.outputs) == expected
+    p.write_bytes(data.replace(b"reasoning 7 ", b"reasoning 8 "))
+    with pytest.raises(BadInput, match="changed while it was being read"):
+        list(streamed.outputs)

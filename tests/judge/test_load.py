@@ -122,7 +122,8 @@ def test_fast_and_careful_paths_agree(tmp_path, pad):
     f = RawFile(tmp_path / "x", b"", b"")
     _, records, skipped, thoughts, rewritten, field = careful_records(
         f, 0, lines_of([b"\n".join(lines) + b"\n"]), fields, acc, [f], Diagnostics(), "s")
-    keys, keyset, gold, hashes, out_field, n_lines, n_thoughts, n_rewritten = fast
+    keys, keyset, gold, hashes, out_field, n_lines, n_thoughts, n_rewritten, kept = fast
+    assert kept is None  # no budget given: every output is read again when parsed
     assert keys == acc.keys and keyset == set(acc.keys) and gold.tolist() == acc.gold_array().tolist()
     assert hashes == acc.hashes == [hash(r["model_output"]) for r in rows]
     assert out_field == field == "model_output" and n_lines == records == 50
@@ -155,6 +156,10 @@ def test_bulk_path_in_small_chunks_gives_the_same_result():
     big = bulk_records(data, FieldSpec())
     assert small is not None and big is not None
     assert small[0] == big[0] and small[2].tolist() == big[2].tolist() and small[3:] == big[3:]
+    # with a budget the outputs are kept from the one pass, all of them or none (read again when parsed)
+    outputs = [f"final score: {i % 4}" for i in range(60)]
+    assert bulk_records(data, FieldSpec(), chunk=100, keep_below=len(data)).outputs == outputs
+    assert bulk_records(data, FieldSpec(), chunk=100, keep_below=len(data) - 1).outputs is None
     # a key repeated in a later chunk sends the file to the careful path
     assert bulk_records(data + rows[5] + b"\n", FieldSpec(), chunk=100) is None
 

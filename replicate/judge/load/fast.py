@@ -19,6 +19,7 @@ import numpy as np
 from replicate.diagnostics import Diagnostics
 from replicate.judge.load.fields import FieldSpec
 from replicate.judge.load.flat import load_flat_file
+from replicate.judge.load.outputs import KEEP_OUTPUTS_BELOW
 from replicate.judge.load.readfile import Items, RawFile, replay
 from replicate.judge.load.records import load_records
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
@@ -93,16 +94,19 @@ def load_qrels(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions, 
     return RunFile(f.provenance(), reader.format, n_lines, len(keys), None, reader=reader.name)
 
 
-def _bulk_umbrela(chunks: Iterable[bytes]) -> tuple[list[str], set[str], list[int], int] | None:
-    """(keys, key set, hashes of the predictions, lines) of a clean file, a chunk of lines per orjson call,
+def _bulk_umbrela(chunks: Iterable[bytes]) -> tuple[list[str], set[str], list[int], int, list[str] | None] | None:
+    """(keys, key set, hashes of the predictions, lines, the predictions while within
+    :data:`~replicate.judge.load.outputs.KEEP_OUTPUTS_BELOW`) of a clean file, a chunk of lines per orjson call,
     streaming; None when anything is unusual (a blank line, a null or non-text prediction, a missing field,
-    a repeated key), so the line-by-line path names it. The predictions are read again when parsed."""
+    a repeated key), so the line-by-line path names it. Predictions not kept are read again when parsed."""
     keys: list[str] = []
     hashes: list[int] = []
-    n_lines = 0
+    kept: list[str] | None = []
+    seen = n_lines = 0
     names: tuple[str, ...] | None = None
     prediction = itemgetter("prediction")
     for piece in chunks:
+        seen += len(piece)
         objs = json_chunk(piece)
         if not objs or not isinstance(objs[0], dict):
             return None
@@ -117,13 +121,17 @@ def _bulk_umbrela(chunks: Iterable[bytes]) -> tuple[list[str], set[str], list[in
             return None
         keys.extend(ck)
         hashes.extend(map(hash, outputs))
+        if kept is not None and seen > KEEP_OUTPUTS_BELOW:
+            kept = None  # over the budget: the predictions are read again when parsed
+        elif kept is not None:
+            kept.extend(outputs)
         n_lines += len(objs)
     if not keys:
         return None
     keyset = set(keys)
     if len(keyset) != len(keys):
         return None
-    return keys, keyset, hashes, n_lines
+    return keys, keyset, hashes, n_lines, kept
 
 
 def load_umbrela(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions, acc: Items, files: list[RawFile],
@@ -132,9 +140,12 @@ def load_umbrela(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions
     fast = _bulk_umbrela(f.chunks(first))
     if fast is not None and not acc.seen_before(fast[1]):
         replay(first, diag)  # its warnings (a BOM), once
-        keys, keyset, hashes, n_lines = fast
-        acc.add_bulk(keys, keyset, np.full(len(keys), NO_GOLD, dtype=np.int16), None, split, file_idx,
-                     reread=("prediction", hashes))
+        keys, keyset, hashes, n_lines, kept = fast
+        gold = np.full(len(keys), NO_GOLD, dtype=np.int16)
+        if kept is not None:
+            acc.add_bulk(keys, keyset, gold, kept, split, file_idx)
+        else:
+            acc.add_bulk(keys, keyset, gold, None, split, file_idx, reread=("prediction", hashes))
         return RunFile(f.provenance(), "umbrela", n_lines, len(keys), None, reader=reader.name)
     return load_records(reader, f, file_idx, options, acc, files, diag, split)
 

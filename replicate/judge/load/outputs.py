@@ -1,6 +1,7 @@
 """A run's raw outputs without holding them: read again from the files, streaming, when they are used.
 
-A judge file is mostly its raw outputs; a run keeps its items' keys, gold and
+A judge file is mostly its raw outputs; a run of a large file (over
+:data:`KEEP_OUTPUTS_BELOW`) keeps its items' keys, gold and
 where each was read, and :class:`StreamedOutputs` reads the outputs again,
 one chunk of lines at a time, each time they are iterated (a parser reading
 them into labels). A reader without a bulk path hands its outputs over in
@@ -21,6 +22,12 @@ import orjson
 
 from replicate.errors import BadInput
 from replicate.readkit import InputStream, json_chunk, line_chunks, lines_of, without_bom
+
+#: A file's outputs are kept from the first pass while its lines read stay within this many bytes (32 MiB);
+#: a larger file's are read again when a parser reads them. Reading a judge file's JSON twice costs about as
+#: much as parsing its outputs, so a release of many small files (the common case) reads each once, and
+#: memory stays bounded by this much per file beyond its keys and hashes.
+KEEP_OUTPUTS_BELOW = 32 * 2**20
 
 
 @dataclass
