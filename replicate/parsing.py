@@ -88,6 +88,12 @@ class Parser:
         """
         import numpy as np  # here, not at import: listing or showing parsers needs no numpy
 
+        if isinstance(texts, (list, tuple)):  # held in memory already: each distinct text read once, mapped in C
+            distinct = dict.fromkeys(texts)
+            for text in distinct:
+                value = self(text)
+                distinct[text] = UNPARSED if value is None else value
+            return np.fromiter(map(distinct.__getitem__, texts), dtype=np.int8, count=len(texts))
         cache: dict[str | None, int] = {}
         room = PARSE_CACHE_CHARS
         out: list[int] = []

@@ -58,8 +58,10 @@ def test_never_raises_and_stays_in_labels(name):
 def test_parse_many_equals_one_at_a_time(name):
     parser = PARSERS.get(name)
     texts = TEXTS[:1500] + TEXTS[:300]  # repeats hit the cache
-    one = [UNPARSED if (v := parser(t)) is None else v for t in texts]
-    assert parser.parse_many(texts).tolist() == one
+    one = [UNPARSED if (v := parser(t)) is None else v for t in texts + [None]]
+    assert parser.parse_many(texts + [None]).tolist() == one  # held in memory: each distinct text read once
+    assert parser.parse_many(iter(texts + [None])).tolist() == one  # a stream: read as it comes
+    assert parser.parse_many(tuple(texts + [None])).dtype == parser.parse_many(iter(texts)).dtype
 
 
 @pytest.mark.parametrize("name", ["umbrela-strict@1", "umbrela-fallback@1"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -298,7 +299,7 @@ class Items:
         again from the files, streaming, each time they are iterated (:class:`StreamedOutputs`)."""
         parts = self.out.parts
         if all(p.values is not None for p in parts):
-            return tuple(v for p in parts for v in (p.values or ()))
+            return tuple(chain.from_iterable(p.values or () for p in parts))
         return StreamedOutputs(self.out, [(f.path, f.provenance().sha256, f.kept) for f in files])
 
     def gold_at(self, item: int) -> int:
