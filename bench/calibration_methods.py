@@ -20,7 +20,10 @@ and each method turns the replicates into an interval:
   scale (arms stretched there, bounds exponentiated); other figures as ``t-percentile``;
 - ``log-t``: for a positive figure, ``point * exp(-+ c' sd)``, sd the replicates'
   standard deviation of the log figure and ``c' = sqrt(G / (G - 1)) t_{G-1}`` (the
-  difficulty-aware ratio's interval); other figures as ``t-percentile``.
+  difficulty-aware ratio's interval); other figures as ``t-percentile``;
+- ``jack-log-t``: for a positive figure, ``point * exp(-+ t_{G-1} se)``, se the
+  leave-one-cluster-out jackknife's standard error of the log figure (no bootstrap);
+  other figures as ``t-percentile``.
 
 No method here applies the Wilson floor the tool adds to a proportion's interval.
 """
@@ -37,7 +40,7 @@ from replicate.judge.align import align
 from replicate.judge.uncertainty import Uncertainty
 from replicate.stats.bootstrap import FIGURES, bootstrap_pairs, figures_from_counts, percentile_bounds
 
-METHODS = ("percentile", "t-percentile", "bca", "t-bca", "t-logit", "t-basic", "t-log", "log-t")
+METHODS = ("percentile", "t-percentile", "bca", "t-bca", "t-logit", "t-basic", "t-log", "log-t", "jack-log-t")
 #: Figures that are proportions (``t-logit`` transforms them).
 PROPORTIONS = ("em_old", "em_new", "regression_rate", "regression_share_of_old_correct", "backward_rate",
                "change_rate", "independent_regression_rate")
@@ -87,6 +90,20 @@ def on_log(values: np.ndarray, point: np.ndarray, G: int, *, spread: bool) -> tu
     return lo, hi
 
 
+def jack_log_t(values: np.ndarray, point: np.ndarray, jack: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi, _ = percentile_bounds(values, 0.95)
+    lo, hi = stretch(point, lo, hi, G)
+    q = stats.t.ppf(0.975, G - 1)
+    for k in range(values.shape[1]):
+        j = jack[:, k]
+        if not point[k] > 0 or np.isnan(j).any() or (j <= 0).any():
+            continue
+        lj = np.log(j)
+        se = math.sqrt((G - 1) / G * float(((lj - lj.mean()) ** 2).sum()))
+        lo[k], hi[k] = point[k] * math.exp(-q * se), point[k] * math.exp(q * se)
+    return lo, hi
+
+
 def bca(values: np.ndarray, point: np.ndarray, jack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """BCa bounds per column of ``values`` (replicates x figures), jackknife ``jack`` (G x figures)."""
     lows, highs = [], []
@@ -133,7 +150,8 @@ def compare_methods(chosen: list[Design], releases: int, replicates: int) -> int
             ivs = {"percentile": (lo, hi), "t-percentile": stretch(point, lo, hi, G), "bca": (blo, bhi),
                    "t-bca": stretch(point, blo, bhi, G), "t-logit": t_logit(values, point, G),
                    "t-basic": stretch(point, 2 * point - hi, 2 * point - lo, G),
-                   "t-log": on_log(values, point, G, spread=False), "log-t": on_log(values, point, G, spread=True)}
+                   "t-log": on_log(values, point, G, spread=False), "log-t": on_log(values, point, G, spread=True),
+                   "jack-log-t": jack_log_t(values, point, jack, G)}
             t = np.array([float(truth[f]) for f in FIGURES])
             for m, (a, b) in ivs.items():
                 cover[m] += (a <= t) & (t <= b)
