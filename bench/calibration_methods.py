@@ -21,6 +21,8 @@ and each method turns the replicates into an interval:
 - ``log-t``: for a positive figure, ``point * exp(-+ c' sd)``, sd the replicates'
   standard deviation of the log figure and ``c' = sqrt(G / (G - 1)) t_{G-1}`` (the
   difficulty-aware ratio's interval); other figures as ``t-percentile``;
+- ``t-shifted``: the t-percentile interval moved down by the bootstrap's estimate of the bias (the
+  replicates' mean minus the point);
 - ``jack-log-t``: for a positive figure, ``point * exp(-+ t_{G-1} se)``, se the
   leave-one-cluster-out jackknife's standard error of the log figure (no bootstrap);
   other figures as ``t-percentile``.
@@ -40,7 +42,8 @@ from replicate.judge.align import align
 from replicate.judge.uncertainty import Uncertainty
 from replicate.stats.bootstrap import FIGURES, bootstrap_pairs, figures_from_counts, percentile_bounds
 
-METHODS = ("percentile", "t-percentile", "bca", "t-bca", "t-logit", "t-basic", "t-log", "log-t", "jack-log-t")
+METHODS = ("percentile", "t-percentile", "bca", "t-bca", "t-logit", "t-basic", "t-log", "log-t", "jack-log-t",
+           "t-shifted")
 #: Figures that are proportions (``t-logit`` transforms them).
 PROPORTIONS = ("em_old", "em_new", "regression_rate", "regression_share_of_old_correct", "backward_rate",
                "change_rate", "independent_regression_rate")
@@ -151,7 +154,8 @@ def compare_methods(chosen: list[Design], releases: int, replicates: int) -> int
                    "t-bca": stretch(point, blo, bhi, G), "t-logit": t_logit(values, point, G),
                    "t-basic": stretch(point, 2 * point - hi, 2 * point - lo, G),
                    "t-log": on_log(values, point, G, spread=False), "log-t": on_log(values, point, G, spread=True),
-                   "jack-log-t": jack_log_t(values, point, jack, G)}
+                   "jack-log-t": jack_log_t(values, point, jack, G),
+                   "t-shifted": tuple(x - (np.nanmean(values, axis=0) - point) for x in stretch(point, lo, hi, G))}
             t = np.array([float(truth[f]) for f in FIGURES])
             for m, (a, b) in ivs.items():
                 cover[m] += (a <= t) & (t <= b)
