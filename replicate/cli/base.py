@@ -192,6 +192,18 @@ def terminal_width() -> int | None:
     return max(shutil.get_terminal_size().columns, MIN_WIDTH)
 
 
+def stderr_width() -> int | None:
+    """:func:`terminal_width` for standard error: COLUMNS when set, else the terminal's when standard error is
+    one; None when it goes to a file or a pipe (lines as they come)."""
+    import os
+    import shutil
+
+    columns = os.environ.get("COLUMNS", "").strip()
+    if not (columns.isdigit() and int(columns) > 0) and not sys.stderr.isatty():
+        return None
+    return max(shutil.get_terminal_size().columns, MIN_WIDTH)
+
+
 def fit_terminal(render: Callable[[], str], fmt: Format) -> Callable[[], str]:
     """``render`` for :func:`emit`'s ``text``, its plain text fitted to :func:`terminal_width` (tables in
     blocks of columns or wrapped cells, prose wrapped: :func:`replicate.output.fitted`,

@@ -379,10 +379,30 @@ def show_cache_events(cache, run_cache=None) -> None:
 
 
 def show_detected(detected: dict[str, list[str]]) -> None:
-    """One stderr line per reader chosen by content: which files it read (the first three named)."""
+    """One stderr line per reader chosen by content: which files it read (the first three named; fitted to
+    COLUMNS or a terminal's width, as many as fit, at least one)."""
+    from replicate.cli.base import stderr_width
+
+    width = stderr_width()
     for name, paths in detected.items():
-        shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-        warn(f"reader: {name} (chosen by content; --reader to choose) for {shown}")
+        head = f"reader: {name} (chosen by content; --reader to choose) for "
+        warn(head + _named(paths, None if width is None else width - len(head)))
+
+
+def _named(paths: list[str], room: int | None) -> str:
+    """``a, b, c and N more``: the first three paths, or (``room`` characters) as many as fit; ``N files``
+    when not even one does."""
+    def text(k: int) -> str:
+        if k == 0:
+            return f"{len(paths)} file{'s' if len(paths) != 1 else ''}"
+        return ", ".join(paths[:k]) + (f" and {len(paths) - k} more" if len(paths) > k else "")
+
+    if room is None:
+        return text(min(3, len(paths)))
+    k = 0
+    while k < len(paths) and len(text(k + 1)) <= room:
+        k += 1
+    return text(k)
 
 
 def emit_runs(loaded, result: Any, fmt: Format, *, text: Callable[[], str], comparisons: Sequence | None = None) -> None:

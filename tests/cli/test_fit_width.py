@@ -110,3 +110,29 @@ def test_fitted_context_reaches_table_and_fit_lines_wraps_prose_only() -> None:
     first, second = out.split("\n\n", 1)
     assert max(map(len, first.splitlines())) <= 40 and first.split() == prose.split()
     assert second == tab  # a paragraph holding a table is left to table()
+
+
+def test_the_reader_line_on_stderr_fits_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stderr line naming the reader chosen by content lists as many files as fit COLUMNS, else the count;
+    without COLUMNS (to a pipe) the first three, as before."""
+    from replicate.cli.judge_options import _named
+
+    monkeypatch.chdir(ROOT)
+    lines = {}
+    for columns in ("60", "120", "1000", None):
+        if columns is None:
+            monkeypatch.delenv("COLUMNS", raising=False)
+        else:
+            monkeypatch.setenv("COLUMNS", columns)
+        res = CliRunner().invoke(app, ["--no-cache", *COMMANDS["matrix"]])
+        assert res.exit_code == 0, res.output
+        [line] = [x for x in res.stderr.splitlines() if x.startswith("reader: ")]
+        lines[columns] = line
+    n = lines["1000"].count(".jsonl")  # every file named: it fits
+    assert n >= 5 and " more" not in lines["1000"]
+    assert lines["60"].endswith(f" for {n} files") and len(lines["60"]) <= 74  # the reader's name is never cut
+    assert len(lines["120"]) <= 120 and " and " in lines["120"]
+    assert lines[None].count(".jsonl") == 3 and lines[None].endswith(f" and {n - 3} more")
+    paths = ["aa", "bbb", "c"]
+    assert [_named(paths, room) for room in (0, 7, 8, 12, None)] == [
+        "3 files", "3 files", "aa and 2 more", "aa, bbb and 1 more", "aa, bbb, c"]
