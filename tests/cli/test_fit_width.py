@@ -119,7 +119,7 @@ def test_the_reader_line_on_stderr_fits_too(monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.chdir(ROOT)
     lines = {}
-    for columns in ("60", "120", "1000", None):
+    for columns in ("60", "140", "1000", None):
         if columns is None:
             monkeypatch.delenv("COLUMNS", raising=False)
         else:
@@ -131,7 +131,7 @@ def test_the_reader_line_on_stderr_fits_too(monkeypatch: pytest.MonkeyPatch) -> 
     n = lines["1000"].count(".jsonl")  # every file named: it fits
     assert n >= 5 and " more" not in lines["1000"]
     assert lines["60"].endswith(f" for {n} files") and len(lines["60"]) <= 74  # the reader's name is never cut
-    assert len(lines["120"]) <= 120 and " and " in lines["120"]
+    assert len(lines["140"]) <= 140 and " and " in lines["140"]
     assert lines[None].count(".jsonl") == 3 and lines[None].endswith(f" and {n - 3} more")
     paths = ["aa", "bbb", "c"]
     assert [_named(paths, room) for room in (0, 7, 8, 12, None)] == [
