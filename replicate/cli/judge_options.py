@@ -399,6 +399,8 @@ def _named(paths: list[str], room: int | None) -> str:
 
     if room is None:
         return text(min(3, len(paths)))
+    if len(text(len(paths))) <= room:  # all of them (no "and N more" to add)
+        return text(len(paths))
     k = 0
     while k < len(paths) and len(text(k + 1)) <= room:
         k += 1

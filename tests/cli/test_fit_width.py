@@ -134,5 +134,9 @@ def test_the_reader_line_on_stderr_fits_too(monkeypatch: pytest.MonkeyPatch) -> 
     assert len(lines["140"]) <= 140 and " and " in lines["140"]
     assert lines[None].count(".jsonl") == 3 and lines[None].endswith(f" and {n - 3} more")
     paths = ["aa", "bbb", "c"]
-    assert [_named(paths, room) for room in (0, 7, 8, 12, None)] == [
-        "3 files", "3 files", "aa and 2 more", "aa, bbb and 1 more", "aa, bbb, c"]
+    # "aa and 2 more" is 13 characters, "aa, bbb and 1 more" 18, all three "aa, bbb, c" 10
+    assert [_named(paths, room) for room in (0, 9, 10, 13, 17, 18, None)] == [
+        "3 files", "3 files", "aa, bbb, c", "aa, bbb, c", "aa, bbb, c", "aa, bbb, c", "aa, bbb, c"]
+    five = ["aa", "bbb", "c", "dd", "e"]
+    assert [_named(five, room) for room in (12, 13, 18, 21)] == [
+        "5 files", "aa and 4 more", "aa, bbb and 3 more", "aa, bbb, c and 2 more"]
