@@ -137,6 +137,6 @@ def test_the_reader_line_on_stderr_fits_too(monkeypatch: pytest.MonkeyPatch) -> 
     # "aa and 2 more" is 13 characters, "aa, bbb and 1 more" 18, all three "aa, bbb, c" 10
     assert [_named(paths, room) for room in (0, 9, 10, 13, 17, 18, None)] == [
         "3 files", "3 files", "aa, bbb, c", "aa, bbb, c", "aa, bbb, c", "aa, bbb, c", "aa, bbb, c"]
-    five = ["aa", "bbb", "c", "dd", "e"]
-    assert [_named(five, room) for room in (12, 13, 18, 21)] == [
-        "5 files", "aa and 4 more", "aa, bbb and 3 more", "aa, bbb, c and 2 more"]
+    five = ["aaaa", "bbb", "cc", "dddd", "eeeee"]  # all five: 26 characters
+    assert [_named(five, room) for room in (14, 15, 20, 25, 26)] == [
+        "5 files", "aaaa and 4 more", "aaaa, bbb and 3 more", "aaaa, bbb, cc and 2 more", "aaaa, bbb, cc, dddd, eeeee"]
