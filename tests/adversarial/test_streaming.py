@@ -17,11 +17,9 @@ from replicate.readkit import MAX_RATIO, InputStream, line_chunks
 @pytest.fixture
 def reread(monkeypatch):
     """Every file's outputs read again when parsed, as a file over the budget's are (the files here are small)."""
-    import replicate.judge.load.fast as fast
-    import replicate.judge.load.flat as flat
+    import replicate.judge.load.outputs as outputs
 
-    monkeypatch.setattr(flat, "KEEP_OUTPUTS_BELOW", 0)
-    monkeypatch.setattr(fast, "KEEP_OUTPUTS_BELOW", 0)
+    monkeypatch.setattr(outputs, "KEEP_OUTPUTS_BELOW", 0)
 
 
 def _rows(n: int) -> bytes:
@@ -109,8 +107,7 @@ def test_outputs_of_a_pipe_are_read_again_from_what_was_read(tmp_path, reread):
 def test_a_file_within_the_budget_keeps_its_outputs_from_the_one_pass(tmp_path, monkeypatch, name):
     """Within KEEP_OUTPUTS_BELOW bytes a file is read once (its outputs kept: rewriting it later changes
     nothing); over it, the outputs are read again when used, and the two give the same outputs."""
-    import replicate.judge.load.fast as fast
-    import replicate.judge.load.flat as flat
+    import replicate.judge.load.outputs as outputs
 
     p = tmp_path / name
     if name == "umbrela.jsonl":
@@ -126,8 +123,7 @@ def test_a_file_within_the_budget_keeps_its_outputs_from_the_one_pass(tmp_path, 
     p.write_bytes(data.replace(b"reasoning 7 ", b"reasoning 8 "))
     assert list(kept.outputs) == expected  # not read again
     p.write_bytes(data)
-    for module in (flat, fast):
-        monkeypatch.setattr(module, "KEEP_OUTPUTS_BELOW", len(data) // 2)  # the budget runs out half-way
+    monkeypatch.setattr(outputs, "KEEP_OUTPUTS_BELOW", len(data) // 2)  # the budget runs out half-way
     streamed = load_run("r", p, diagnostics=Diagnostics())
     assert list(streamed.outputs) == expected
     p.write_bytes(data.replace(b"reasoning 7 ", b"reasoning 8 "))

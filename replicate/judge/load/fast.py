@@ -19,7 +19,7 @@ import numpy as np
 from replicate.diagnostics import Diagnostics
 from replicate.judge.load.fields import FieldSpec
 from replicate.judge.load.flat import load_flat_file
-from replicate.judge.load.outputs import KEEP_OUTPUTS_BELOW
+from replicate.judge.load.outputs import KeptOutputs
 from replicate.judge.load.readfile import Items, RawFile, replay
 from replicate.judge.load.records import load_records
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
@@ -101,12 +101,11 @@ def _bulk_umbrela(chunks: Iterable[bytes]) -> tuple[list[str], set[str], list[in
     a repeated key), so the line-by-line path names it. Predictions not kept are read again when parsed."""
     keys: list[str] = []
     hashes: list[int] = []
-    kept: list[str] | None = []
-    seen = n_lines = 0
+    kept = KeptOutputs()
+    n_lines = 0
     names: tuple[str, ...] | None = None
     prediction = itemgetter("prediction")
     for piece in chunks:
-        seen += len(piece)
         objs = json_chunk(piece)
         if not objs or not isinstance(objs[0], dict):
             return None
@@ -121,17 +120,14 @@ def _bulk_umbrela(chunks: Iterable[bytes]) -> tuple[list[str], set[str], list[in
             return None
         keys.extend(ck)
         hashes.extend(map(hash, outputs))
-        if kept is not None and seen > KEEP_OUTPUTS_BELOW:
-            kept = None  # over the budget: the predictions are read again when parsed
-        elif kept is not None:
-            kept.extend(outputs)
+        kept.add(len(piece), outputs)
         n_lines += len(objs)
     if not keys:
         return None
     keyset = set(keys)
     if len(keyset) != len(keys):
         return None
-    return keys, keyset, hashes, n_lines, kept
+    return keys, keyset, hashes, n_lines, kept.values
 
 
 def load_umbrela(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions, acc: Items, files: list[RawFile],

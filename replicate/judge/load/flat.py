@@ -13,7 +13,7 @@ import numpy as np
 
 from replicate.diagnostics import Diagnostics
 from replicate.judge.load.fields import GOLD_MAX, FieldSpec
-from replicate.judge.load.outputs import KEEP_OUTPUTS_BELOW
+from replicate.judge.load.outputs import KeptOutputs
 from replicate.judge.load.readfile import BLANK, Items, RawFile, parse_line, replay
 from replicate.judge.model import RunFile
 from replicate.labels import LabelSet
@@ -56,7 +56,7 @@ def _count_thoughts(objs: list[dict], names: Sequence[str]) -> int:
 
 
 def bulk_records(
-    data: bytes | Iterable[bytes], fields: FieldSpec, *, chunk: int = CHUNK, keep_below: int = 0
+    data: bytes | Iterable[bytes], fields: FieldSpec, *, chunk: int = CHUNK, keep_below: int | None = 0
 ) -> Bulk | None:
     """The common case in bulk, a chunk of lines at a time, streaming.
 
@@ -65,8 +65,8 @@ def bulk_records(
     array) and its fields are taken while its records are still in the CPU
     cache; the keys, gold grades and a hash of each output are kept, and the
     outputs themselves while the lines read stay within ``keep_below`` bytes
-    (beyond, they are dropped: ``Bulk.outputs`` None, read again when a parser
-    reads them). Works when every line is
+    (None: :data:`~replicate.judge.load.outputs.KEEP_OUTPUTS_BELOW`; beyond, they
+    are dropped: ``Bulk.outputs`` None, read again when a parser reads them). Works when every line is
     an object with str/int keys, an integral gold grade >= 0 and a str output,
     no line is blank and no key repeats. Returns a :class:`Bulk`, or None when
     anything is unusual so the careful per-line path can name the problem.
@@ -80,10 +80,8 @@ def bulk_records(
     n_lines = thoughts = rewritten = 0
     thought_fields = fields.thought_fields
     add_keys, add_golds, add_hashes = keys.extend, golds.extend, hashes.extend
-    kept: list[str] | None = [] if keep_below > 0 else None
-    seen = 0
+    kept = KeptOutputs(keep_below)
     for piece in chunks:
-        seen += len(piece)
         objs = json_chunk(piece)
         if objs is None:
             return None  # a line blank, not JSON, or holding several values
@@ -104,10 +102,7 @@ def bulk_records(
             return None  # a key that is not str/int, outputs that are not text
         add_keys(ck)
         add_hashes(map(hash, outputs))
-        if kept is not None and seen > keep_below:
-            kept = None  # over the budget: the outputs are read again when parsed
-        elif kept is not None:
-            kept.extend(outputs)
+        kept.add(len(piece), outputs)
         if thought_fields:
             thoughts += _count_thoughts(objs, thought_fields)
         rewritten += _count_fields(objs, (fields.rewritten_field,))
@@ -121,7 +116,7 @@ def bulk_records(
     if len(keyset) != len(keys):
         return None  # a key repeats: the careful path names it
     assert out_field is not None
-    return Bulk(keys, keyset, gold.astype(np.int16), hashes, out_field, n_lines, thoughts, rewritten, kept)
+    return Bulk(keys, keyset, gold.astype(np.int16), hashes, out_field, n_lines, thoughts, rewritten, kept.values)
 
 
 class Bulk(NamedTuple):
@@ -192,7 +187,7 @@ def load_flat_file(
     numeric = gold_labels is None or gold_labels.is_ordinal
     first = Diagnostics()  # the bulk pass's warnings (a BOM), replayed when it is kept
     out_field: str | None
-    fast = bulk_records(f.chunks(first), fields, keep_below=KEEP_OUTPUTS_BELOW) if numeric else None
+    fast = bulk_records(f.chunks(first), fields, keep_below=None) if numeric else None
     if fast is not None and acc.seen_before(fast.keyset):
         fast = None  # a key repeats across files: the careful path says which and where
     if fast is not None:

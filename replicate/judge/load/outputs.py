@@ -30,6 +30,26 @@ from replicate.readkit import InputStream, json_chunk, line_chunks, lines_of, wi
 KEEP_OUTPUTS_BELOW = 32 * 2**20
 
 
+class KeptOutputs:
+    """A file's outputs from its one pass while the lines read stay within ``budget`` bytes
+    (:data:`KEEP_OUTPUTS_BELOW` when None); past it ``values`` is None and they are read again when used."""
+
+    def __init__(self, budget: int | None = None) -> None:
+        self.budget = KEEP_OUTPUTS_BELOW if budget is None else budget
+        self.values: list[str] | None = [] if self.budget > 0 else None
+        self._seen = 0
+
+    def add(self, nbytes: int, outputs: list[str]) -> None:
+        """The outputs of a chunk of ``nbytes`` bytes of lines."""
+        self._seen += nbytes
+        if self.values is None:
+            return
+        if self._seen > self.budget:
+            self.values = None  # over the budget: dropped, read again when parsed
+        else:
+            self.values.extend(outputs)
+
+
 @dataclass
 class _Part:
     file_idx: int
