@@ -179,27 +179,15 @@ def json_body(result: Any) -> dict[str, Any]:
 MIN_WIDTH = 40
 
 
-def terminal_width() -> int | None:
-    """The width to fit plain text to: COLUMNS when set, else the terminal's when standard output is one
-    (:func:`shutil.get_terminal_size`); None for a file or a pipe (the text as it comes, the same on every
-    machine, a line per record for grep)."""
+def terminal_width(stream: Any = None) -> int | None:
+    """The width to fit plain text to: COLUMNS when set, else the terminal's when ``stream`` (standard
+    output when None) is one (:func:`shutil.get_terminal_size`); None for a file or a pipe (the text as it
+    comes, the same on every machine, a line per record for grep)."""
     import os
     import shutil
 
     columns = os.environ.get("COLUMNS", "").strip()
-    if not (columns.isdigit() and int(columns) > 0) and not sys.stdout.isatty():
-        return None
-    return max(shutil.get_terminal_size().columns, MIN_WIDTH)
-
-
-def stderr_width() -> int | None:
-    """:func:`terminal_width` for standard error: COLUMNS when set, else the terminal's when standard error is
-    one; None when it goes to a file or a pipe (lines as they come)."""
-    import os
-    import shutil
-
-    columns = os.environ.get("COLUMNS", "").strip()
-    if not (columns.isdigit() and int(columns) > 0) and not sys.stderr.isatty():
+    if not (columns.isdigit() and int(columns) > 0) and not (stream or sys.stdout).isatty():
         return None
     return max(shutil.get_terminal_size().columns, MIN_WIDTH)
 

@@ -6,6 +6,7 @@ Kept free of heavy imports: importing this module must stay cheap.
 from __future__ import annotations
 
 import enum
+import sys
 from pathlib import Path
 from typing import Annotated, Any, Callable, Sequence
 
@@ -381,9 +382,9 @@ def show_cache_events(cache, run_cache=None) -> None:
 def show_detected(detected: dict[str, list[str]]) -> None:
     """One stderr line per reader chosen by content: which files it read (the first three named; fitted to
     COLUMNS or a terminal's width, as many as fit, at least one)."""
-    from replicate.cli.base import stderr_width
+    from replicate.cli.base import terminal_width
 
-    width = stderr_width()
+    width = terminal_width(sys.stderr)
     for name, paths in detected.items():
         head = f"reader: {name} (chosen by content; --reader to choose) for "
         warn(head + _named(paths, None if width is None else width - len(head)))

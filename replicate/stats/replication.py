@@ -195,7 +195,13 @@ def paired_share_verdict(c: Comparison, tolerance: float, *, alpha: float = 0.05
     v = verdict(c.low, c.high, tolerance)
     if v != DOES_NOT_REPLICATE or c.p_value is None or c.p_value < alpha:
         return v
-    return REPLICATES if -tolerance <= c.low and c.high <= tolerance else UNDERPOWERED
+    return not_rejected(c.low, c.high, tolerance)
+
+
+def not_rejected(low: float, high: float, tolerance: float) -> str:
+    """The verdict of an interval that excludes 0 while its test does not reject: ``replicates`` inside
+    [-τ, τ], else ``underpowered`` (never ``does not replicate``)."""
+    return REPLICATES if -tolerance <= low and high <= tolerance else UNDERPOWERED
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

@@ -79,10 +79,6 @@ def claim_texts(v: Verification, notes: dict[str, int]) -> list[str]:
     return out
 
 
-def _floor_of(v: Verification, e: EdgeFigures) -> FloorFigures | None:
-    return floor_of(v.floors, e)
-
-
 def _position(v: Verification, e: EdgeFigures, fl: FloorFigures | None) -> str:
     """Below / inside / above the floor: what ``floor --edge`` says of the edge (its paired test with
     intervals), with the n of the edge and of the floor's smallest repeat pair."""
@@ -105,7 +101,7 @@ def edges(v: Verification) -> list[str]:
         return []
     cells_rows, rate_rows, error_rows, mcnemar_rows = [], [], [], []
     for e in v.edges:
-        fl = _floor_of(v, e)
+        fl = floor_of(v.floors, e)
         lo, hi = (fl.value("floor.regression_min"), fl.value("floor.regression_max")) if fl else (None, None)
         ratio = e.value("independence_ratio")
         edge, parser = f"{md_text(e.old)} -> {md_text(e.new)}", f"`{e.parser}`"

@@ -53,6 +53,7 @@ from replicate.stats.replication import (
     Comparison,
     holm,
     mean_rate_error,
+    not_rejected,
     paired_mean_difference,
     paired_share_difference,
     paired_share_verdict,
@@ -206,7 +207,7 @@ class Replicated:
 
 #: Why a claim whose interval excludes 0 is not "does not replicate" (:func:`family_corrected`).
 NOT_AFTER_HOLM = ("the interval excludes 0, but the test does not reject after Holm's correction over the claims "
-                  "tested against the same fresh collection (adjusted p at least 0.05; column p)")
+                  "tested against the same fresh collection (its adjusted p, column \"Holm p\", is 0.05 or more)")
 
 
 def family_corrected(reps: Sequence[Replicated], *, alpha: float = 0.05) -> list[Replicated]:
@@ -229,8 +230,7 @@ def family_corrected(reps: Sequence[Replicated], *, alpha: float = 0.05) -> list
         assert c is not None
         v, why = r.verdict, r.why
         if v == DOES_NOT_REPLICATE and not a < alpha:
-            v = REPLICATES if -r.tolerance <= c.low and c.high <= r.tolerance else UNDERPOWERED
-            why = NOT_AFTER_HOLM
+            v, why = not_rejected(c.low, c.high, r.tolerance), NOT_AFTER_HOLM
         out[k] = replace(r, verdict=v, why=why, p_adjusted=a, family=len(tested))
     return out
 

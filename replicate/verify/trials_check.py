@@ -116,7 +116,7 @@ def check_trials(
         at = [k for k, r in enumerate(results) if r.replicated is not None and r.claim.trials == name]
         fixed = family_corrected([results[k].replicated for k in at])  # type: ignore[misc]
         for k, rep in zip(at, fixed):
-            results[k] = replace(results[k], computed=rep.computed, replicated=rep)
+            results[k] = replace(results[k], replicated=rep)
     reports = []
     for name, table in fresh.items():
         seen: dict[tuple, Agreement] = {}

@@ -137,11 +137,8 @@ def load_umbrela(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions
     if fast is not None and not acc.seen_before(fast[1]):
         replay(first, diag)  # its warnings (a BOM), once
         keys, keyset, hashes, n_lines, kept = fast
-        gold = np.full(len(keys), NO_GOLD, dtype=np.int16)
-        if kept is not None:
-            acc.add_bulk(keys, keyset, gold, kept, split, file_idx)
-        else:
-            acc.add_bulk(keys, keyset, gold, None, split, file_idx, reread=("prediction", hashes))
+        acc.add_bulk(keys, keyset, np.full(len(keys), NO_GOLD, dtype=np.int16), kept, split, file_idx,
+                     reread=("prediction", hashes))
         return RunFile(f.provenance(), "umbrela", n_lines, len(keys), None, reader=reader.name)
     return load_records(reader, f, file_idx, options, acc, files, diag, split)
 

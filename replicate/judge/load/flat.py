@@ -192,10 +192,8 @@ def load_flat_file(
         fast = None  # a key repeats across files: the careful path says which and where
     if fast is not None:
         replay(first, diag)
-        if fast.outputs is not None:
-            acc.add_bulk(fast.keys, fast.keyset, fast.gold, fast.outputs, split, file_idx)
-        else:
-            acc.add_bulk(fast.keys, fast.keyset, fast.gold, None, split, file_idx, reread=(fast.out_field, fast.hashes))
+        acc.add_bulk(fast.keys, fast.keyset, fast.gold, fast.outputs, split, file_idx,
+                     reread=(fast.out_field, fast.hashes))
         n_lines, records, skipped = fast.lines, len(fast.keys), 0
         thoughts, rewritten, out_field = fast.thoughts, fast.rewritten, fast.out_field
     else:

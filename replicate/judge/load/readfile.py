@@ -215,20 +215,20 @@ class Items:
     ) -> None:
         """Add a block of items read in bulk from one file (lines 1..n); ``labels`` for decided labels.
 
-        ``reread``: (output field, hashes of the outputs): the outputs are not kept but read again from
-        the file when used (``outputs`` is then None)."""
+        ``reread``: (output field, hashes of the outputs): where ``outputs`` is None (not kept: over
+        :data:`~replicate.judge.load.outputs.KEEP_OUTPUTS_BELOW`), they are read again from the file when used."""
         start, n = len(self.keys), len(keys)
         self.keys.extend(keys)
         if labels is not None:
             self.labels.extend(labels)
         self.gold_parts.append(gold)
-        if reread is not None:
+        if outputs is None:
+            assert reread is not None
             self.out.reread_all(file_idx, n, reread[0])
             self.hashes.extend(reread[1])
         else:
-            assert outputs is not None
             self.out.extend(file_idx, outputs)
-            self.hashes.extend(map(hash, outputs))
+            self.hashes.extend(reread[1] if reread is not None else map(hash, outputs))
         self.splits.extend([split] * n)
         self.blocks.append((start, start + n, file_idx))
         self.keyset |= keyset
