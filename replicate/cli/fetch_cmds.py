@@ -18,12 +18,14 @@ class Via(str, Enum):
     auto = "auto"
     git = "git"
     http = "http"
+    hub = "hub"
 
 
 @app.command("fetch")
 def fetch_cmd(
     source: Annotated[Optional[str], typer.Argument(
-        help="owner/repo (GitHub), an https:// git URL, a file:// URL or a local git repository path.",
+        help="owner/repo (GitHub), hf://datasets/ORG/NAME (Hugging Face Hub), an https:// git URL, a file:// URL "
+        "or a local git repository path.",
         metavar="SOURCE", show_default=False)] = None,
     rev: Annotated[Optional[str], typer.Option(
         "--rev", help="Commit, branch or tag (default: the default branch); recorded as the full commit id.",
@@ -36,7 +38,8 @@ def fetch_cmd(
         "--dest", "-d", help="Directory to write into (default: ./<repository name>).",
         metavar="DIR", show_default=False)] = None,
     via: Annotated[Via, typer.Option(
-        "--via", help="Transport: auto (http for GitHub sources, git otherwise), git or http.")] = Via.auto,
+        "--via", help="Transport: auto (hub for Hub datasets, http for GitHub sources, git otherwise), git, "
+        "http or hub.")] = Via.auto,
     offline: Annotated[bool, typer.Option(
         "--offline", help="Use only the cache; fail naming whatever is missing.")] = False,
     max_size: Annotated[str, typer.Option(
@@ -44,6 +47,11 @@ def fetch_cmd(
         metavar="BYTES")] = "100M",
     allow_large: Annotated[bool, typer.Option(
         "--allow-large", help="Fetch files over --max-size too.")] = False,
+    no_lfs: Annotated[bool, typer.Option(
+        "--no-lfs", help="Do not fetch the Git LFS objects selected pointers name: skip them (lfs-pointer).")] = False,
+    lfs_url: Annotated[Optional[str], typer.Option(
+        "--lfs-url", help="Git LFS endpoint of the source (default: REMOTE.git/info/lfs; a local repository has "
+        "none).", metavar="URL", show_default=False)] = None,
     check: Annotated[Optional[Path], typer.Option(
         "--check", help="Rehash the files of a fetched DIR against its manifest; exit 1 naming each "
         "missing or changed file.", metavar="DIR", show_default=False)] = None,
@@ -53,10 +61,12 @@ def fetch_cmd(
 
     Writes the files matching --include into DIR and records DIR/replicate-manifest.json
     (source, commit, per-file size and sha256, repository metadata, licence, and every
-    selected file that was skipped and why). Fetching again is a no-op when the files
-    still match. Environment: GITHUB_TOKEN (optional token for the GitHub API),
-    REPLICATE_CACHE_DIR (cache location), REPLICATE_GITHUB_API / REPLICATE_GITHUB_RAW
-    (base URLs of the http transport).
+    selected file that was skipped and why). Git LFS pointers are resolved to their
+    objects (checked against the pointer's sha256) unless --no-lfs. Fetching again is a
+    no-op when the files still match. Environment: GITHUB_TOKEN (optional token for the
+    GitHub API), HF_TOKEN (optional token for the Hugging Face Hub), HF_ENDPOINT (another
+    Hub host), REPLICATE_CACHE_DIR (cache location), REPLICATE_GITHUB_API /
+    REPLICATE_GITHUB_RAW (base URLs of the http transport).
     """
     from replicate.fetch import render
 
@@ -73,9 +83,10 @@ def fetch_cmd(
         raise UsageError("missing SOURCE (owner/repo, URL or path), or pass --check DIR")
     from replicate.fetch import fetch
 
-    progress = _progress if sys.stderr.isatty() else _waits_only
+    tty = sys.stderr.isatty()
     result = fetch(source, rev=rev, include=include or (), dest=dest, via=via.value,
-                   offline=offline, max_size=max_size, allow_large=allow_large, progress=progress)
+                   offline=offline, max_size=max_size, allow_large=allow_large,
+                   progress=_progress if tty else _waits_only, lfs=not no_lfs, lfs_url=lfs_url, progress_bars=tty)
     emit(result, fmt, text=lambda: render.render_fetch(result, fmt))
     if fmt is Format.json and result.skipped:
         warn(f"warning: {len(result.skipped)} selected file(s) skipped; see \"skipped\" in the output")

@@ -21,6 +21,8 @@ from replicate.fetch.cache import Cache, Snapshot
 from replicate.fetch.errors import IntegrityError, OfflineMissing
 from replicate.fetch.globs import Includes
 from replicate.fetch.httpfetch import HttpSettings
+from replicate.fetch.hubfetch import HubSettings
+from replicate.fetch.lfsfetch import LfsOptions, lfs_endpoint, resolve_pointers
 from replicate.fetch.lock import DEFAULT_LOCK_TIMEOUT, source_lock
 from replicate.fetch.manifest import (
     FileEntry,
@@ -37,7 +39,7 @@ from replicate.fetch.tree import TreeEntry, root_licence_files
 from replicate.fetch.writer import TMP_SUFFIX, remove_leftovers, write_verified
 from replicate.provenance import MANIFEST_NAME, sha256_file
 
-VIAS = ("auto", "git", "http")
+VIAS = ("auto", "git", "http", "hub")
 DEFAULT_MAX_SIZE = 100 << 20  # 100 MiB, GitHub's own per-file limit
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
 
@@ -90,7 +92,11 @@ def _check_options(via: str, include: Iterable[str], max_size: int | str) -> tup
 
 def _choose_via(src: Source, via: str) -> str:
     if via == "auto":
-        return "http" if src.github else "git"
+        return "hub" if src.hub else "http" if src.github else "git"
+    if via == "hub" and src.hub is None:
+        raise UsageError(Message(
+            Param("via"), f" hub needs a Hugging Face Hub source (hf://datasets/ORG/NAME); {src.canonical} is not one"
+        ))
     if via == "http" and src.github is None:
         raise UsageError(Message(
             Param("via"), " http needs a GitHub source (owner/repo or https://github.com/owner/repo); "
@@ -131,6 +137,10 @@ def fetch(
     git_timeout: float | None = None,
     progress: Callable[[str, str], None] | None = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    lfs: bool = True,
+    lfs_url: str | None = None,
+    hub: HubSettings | None = None,
+    progress_bars: bool = False,
 ) -> FetchResult:
     """Materialise the files of ``source`` at ``rev`` that match ``include`` into ``dest``.
 
@@ -145,6 +155,11 @@ def fetch(
     transport (default: :meth:`HttpSettings.from_env`); ``sleep`` is how
     backoff waits (tests pass a no-op). Fetches of the same source on the same
     cache run one at a time: a second one waits up to ``lock_timeout`` seconds.
+    ``lfs``: fetch the LFS object a selected pointer names (False: skip it, as
+    ``lfs-pointer``), from ``lfs_url`` (default: the remote's own endpoint, see
+    :func:`replicate.fetch.lfsfetch.lfs_endpoint`). ``hub``: endpoint and token
+    of a Hub source (default: :meth:`HubSettings.from_env`); ``progress_bars``
+    lets huggingface_hub draw its download bars.
     """
     includes, limit = _check_options(via, include, max_size)
     src = parse_source(source)
@@ -166,10 +181,11 @@ def fetch(
             if offline:
                 commit, snap, chosen = _offline_snapshot(cache, src, rev, chosen, includes)
             else:
-                transport = _transport(src, chosen, cache, http, sleep, git_timeout, note)
+                transport = _transport(src, chosen, cache, http, sleep, git_timeout, note, hub, progress_bars)
                 commit, snap = _online_snapshot(transport, cache, src, rev, chosen, includes, note)
+            lfs_step = _LfsStep(LfsOptions(lfs, lfs_url), src, http, sleep, note, online=transport is not None)
             return _materialise(src, rev, commit, chosen, snap, includes, limit, allow_large,
-                                dest_path, old, cache, transport, note)
+                                dest_path, old, cache, transport, note, lfs_step)
         finally:
             if transport is not None:
                 transport.close()
@@ -195,7 +211,11 @@ def _online_snapshot(transport, cache: Cache, src: Source, rev: str | None, chos
     return commit, snap
 
 
-def _transport(src, chosen, cache, http, sleep, git_timeout, note):
+def _transport(src, chosen, cache, http, sleep, git_timeout, note, hub=None, bars=False):
+    if chosen == "hub":
+        from replicate.fetch.hubfetch import HubTransport
+
+        return HubTransport(src, hub or HubSettings.from_env(), bars=bars)
     if chosen == "http":
         from replicate.fetch.httpfetch import HttpTransport
 
@@ -230,9 +250,38 @@ def _offline_snapshot(cache: Cache, src: Source, rev: str | None, chosen: str,
     ))
 
 
+class _LfsStep:
+    """Fetching the LFS objects selected pointers name (see :mod:`replicate.fetch.lfsfetch`)."""
+
+    def __init__(self, options: LfsOptions, src: Source, http: HttpSettings | None, sleep, note, *,
+                 online: bool) -> None:
+        self.options, self.src, self.sleep, self.note, self.online = options, src, sleep, note, online
+        self.http = http or HttpSettings.from_env()
+        self.endpoint = lfs_endpoint(src, options, self.http)
+
+    def run(self, entries: list[TreeEntry], cache: Cache, limit: int, allow_large: bool,
+            commit: str) -> tuple[list[TreeEntry], list[Skipped]]:
+        out, need, skipped = resolve_pointers(
+            entries, cache, endpoint=self.endpoint, options=self.options, limit=limit, allow_large=allow_large,
+            online=self.online, source=self.src.canonical, commit=commit)
+        if need:
+            from replicate.fetch.lfsfetch import LfsClient
+
+            assert self.endpoint is not None
+            # GITHUB_TOKEN goes to GitHub's own LFS endpoint only, never to one --lfs-url names
+            token = self.http.token if self.src.github is not None and not self.options.url else None
+            client = LfsClient(self.endpoint, self.http, token=token, sleep=self.sleep,
+                               on_retry=lambda text: self.note("retry", text))
+            try:
+                client.download_all(need, cache, self.note)
+            finally:
+                client.close()
+        return out, skipped
+
+
 def _materialise(src, rev, commit, via, snap: Snapshot, includes: Includes, limit: int,
                  allow_large: bool, dest: Path, old: Manifest | None, cache: Cache,
-                 transport, note) -> FetchResult:
+                 transport, note, lfs_step: _LfsStep) -> FetchResult:
     sel = select(snap.entries, includes, source=src.canonical, commit=commit)
     skipped = list(sel.skipped)
     try:
@@ -258,18 +307,23 @@ def _materialise(src, rev, commit, via, snap: Snapshot, includes: Includes, limi
     fetchable: list[TreeEntry] = []
     for e in todo:
         size = sizes.get(e.sha)
-        if size is not None and size > limit and not allow_large:
+        if e.lfs is not None and not lfs_step.options.enabled:  # the Hub's listing names LFS objects
+            skipped.append(lfs_pointer(e.path, None, e.lfs, "--no-lfs"))
+        elif size is not None and size > limit and not allow_large:
             skipped.append(too_large(e.path, size, limit))
         else:
             fetchable.append(replace(e, size=size))
-    seen: set[str] = set()
+    seen: set[Path] = set()
     to_download = []
     for e in fetchable:
-        if not cache.has_object(e.sha) and e.sha not in seen:
-            seen.add(e.sha)
+        where = cache.content_path(e)
+        if not where.is_file() and where not in seen:
+            seen.add(where)
             to_download.append(e)
     if to_download:
         transport.download_all(to_download, cache, commit, note)
+    fetchable, lfs_skipped = lfs_step.run(fetchable, cache, limit, allow_large, commit)
+    skipped += lfs_skipped
 
     written: list[FileEntry] = []
     for e in fetchable:
@@ -302,7 +356,7 @@ def _sizes(todo: list[TreeEntry], cache: Cache, transport, limit: int, allow_lar
 
     Offline, every file must already be in the cache.
     """
-    need = [e for e in todo if not cache.has_object(e.sha)]
+    need = [e for e in todo if not cache.has_content(e)]
     if transport is None:  # a file the listing knows to be over the limit is skipped, as it was online
         need = [e for e in need if allow_large or e.size is None or e.size <= limit]
     if transport is None and need:
@@ -312,8 +366,8 @@ def _sizes(todo: list[TreeEntry], cache: Cache, transport, limit: int, allow_lar
             f"cache: {names}; fetch once online"
         ))
     sizes = {e.sha: e.size for e in todo if e.size is not None}
-    sizes.update({e.sha: cache.object_size(e.sha) for e in todo
-                  if e.sha not in sizes and cache.has_object(e.sha)})
+    sizes.update({e.sha: cache.content_path(e).stat().st_size for e in todo
+                  if e.sha not in sizes and cache.has_content(e)})
     if transport is not None:
         # Known to be too large: not worth preparing (over http: never downloaded).
         wanted = [e for e in need if allow_large or sizes.get(e.sha) is None or sizes[e.sha] <= limit]
@@ -330,7 +384,14 @@ def _remember_sizes(cache: Cache, src: Source, via: str, snap: Snapshot, sizes: 
 
 
 def _write_one(dest: Path, e: TreeEntry, cache: Cache) -> FileEntry | Skipped:
-    """Copy one cached blob into ``dest`` (verified), unless it is an LFS pointer."""
+    """Copy one cached blob or LFS object into ``dest`` (verified), unless it is an unresolved LFS pointer."""
+    if e.lfs is not None:
+        try:
+            digest = write_verified(dest, e.path, cache.read_content(e), size=e.lfs.size, sha256=e.lfs.oid)
+        except IntegrityError:
+            cache.content_path(e).unlink(missing_ok=True)  # a corrupt cache entry: drop it
+            raise
+        return FileEntry(e.path, e.lfs.size, digest, e.sha, lfs=True)
     size = cache.object_size(e.sha)
     if size <= LFS_MAX_POINTER:
         ptr = parse_lfs_pointer(cache.object_head(e.sha, LFS_MAX_POINTER + 1))

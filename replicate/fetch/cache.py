@@ -4,6 +4,7 @@ Layout under the cache root (``REPLICATE_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/replicate``, else ``~/.cache/replicate``)::
 
     objects/ab/cdef...          file contents keyed by git blob id, verified on entry
+    lfs/ab/cdef...              LFS objects keyed by their sha256 (the pointer's oid), verified on entry
     snapshots/<source-key>/<commit>.json   tree listing + repository metadata
     snapshots/<source-key>/refs.json       last resolution of each rev (for --offline)
     git/<source-key>.git        bare partial clones used by the git transport
@@ -25,6 +26,7 @@ from replicate.fetch.tree import TreeEntry
 from replicate.fetch.writer import replacing, write_checked
 
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
 def default_cache_dir() -> Path:
@@ -72,6 +74,13 @@ class Snapshot:
         return self.complete or set(self.include) == set(include)
 
 
+def read_blocks(path: Path, chunk: int = 1 << 20) -> Iterator[bytes]:
+    """The bytes of the file at ``path`` in blocks of ``chunk``."""
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            yield block
+
+
 def _write_bytes(path: Path, data: bytes) -> None:
     with replacing(path) as fh:
         fh.write(data)
@@ -101,9 +110,7 @@ class Cache:
         return target
 
     def read_object(self, blob: str, *, chunk: int = 1 << 20) -> Iterator[bytes]:
-        with open(self.object_path(blob), "rb") as fh:
-            while block := fh.read(chunk):
-                yield block
+        return read_blocks(self.object_path(blob), chunk)
 
     def object_head(self, blob: str, n: int) -> bytes:
         with open(self.object_path(blob), "rb") as fh:
@@ -111,6 +118,28 @@ class Cache:
 
     def object_size(self, blob: str) -> int:
         return self.object_path(blob).stat().st_size
+
+    # -- LFS objects and entries of either kind -------------------------------
+    def lfs_path(self, oid: str) -> Path:
+        if not _HEX64.match(oid):
+            raise ValueError(f"oid: {oid!r} is not a 64-hex sha256")
+        return self.root / "lfs" / oid[:2] / oid[2:]
+
+    def put_lfs(self, oid: str, size: int, chunks: Iterable[bytes], *, what: str) -> Path:
+        """Store an LFS object under its sha256 after checking size and hash (nothing stored otherwise)."""
+        target = self.lfs_path(oid)
+        write_checked(target, chunks, size=size, sha256=oid, what=what, got="received")
+        return target
+
+    def content_path(self, e: TreeEntry) -> Path:
+        """Where the content of tree entry ``e`` is kept: its LFS object, else its blob."""
+        return self.lfs_path(e.lfs.oid) if e.lfs is not None else self.object_path(e.sha)
+
+    def has_content(self, e: TreeEntry) -> bool:
+        return self.content_path(e).is_file()
+
+    def read_content(self, e: TreeEntry, *, chunk: int = 1 << 20) -> Iterator[bytes]:
+        return read_blocks(self.content_path(e), chunk)
 
     # -- snapshots and refs ----------------------------------------------------
     def _snapdir(self, source_key: str) -> Path:

@@ -29,12 +29,15 @@ class FileEntry:
     path: str
     size: int
     sha256: str
-    git_blob: str | None = None  # git blob id (sha1) at the commit
+    git_blob: str | None = None  # git blob id (sha1) at the commit (of the LFS pointer, for an LFS object)
+    lfs: bool = False  # the content is the LFS object the pointer names (its sha256 is the pointer's oid)
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"path": self.path, "size": self.size, "sha256": self.sha256}
         if self.git_blob:
             out["git_blob"] = self.git_blob
+        if self.lfs:
+            out["lfs"] = True
         return out
 
 
@@ -138,7 +141,7 @@ class Manifest:
             )
         try:
             files = tuple(
-                FileEntry(f["path"], int(f["size"]), f["sha256"], f.get("git_blob"))
+                FileEntry(f["path"], int(f["size"]), f["sha256"], f.get("git_blob"), f.get("lfs") is True)
                 for f in d["files"]
             )
             for f in files:

@@ -57,7 +57,9 @@ def too_large(path: str, size: int, limit: int) -> Skipped:
                    "not fetched; pass --allow-large or a higher --max-size", size)
 
 
-def lfs_pointer(path: str, size: int, ptr: LfsPointer) -> Skipped:
+def lfs_pointer(path: str, size: int | None, ptr: LfsPointer, why: str | None = None) -> Skipped:
+    """An LFS pointer left unresolved (``why``: ``--no-lfs``, no endpoint known)."""
     return Skipped(path, "lfs-pointer",
                    f"Git LFS pointer to {human_size(ptr.size)} (oid sha256:{ptr.oid[:12]}...): the data "
-                   "lives in LFS storage, not in the repository; not written", size, ptr.to_json())
+                   "lives in LFS storage, not in the repository; not written" + (f" ({why})" if why else ""),
+                   size, ptr.to_json())

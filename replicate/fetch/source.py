@@ -2,6 +2,8 @@
 
 Accepted forms:
 
+- ``hf://datasets/ORG/NAME`` or ``https://huggingface.co/datasets/ORG/NAME`` — a dataset
+  repository on the Hugging Face Hub;
 - ``owner/repo`` — a GitHub repository (unless a local directory of that name exists);
 - ``https://github.com/owner/repo[.git]`` — the same repository, spelled as a URL;
 - any other ``https://`` git URL;
@@ -22,22 +24,25 @@ from replicate.errors import UsageError
 _NAME = r"[A-Za-z0-9_.-]+"
 _OWNER_REPO = re.compile(rf"^({_NAME})/({_NAME})$")
 _GITHUB_URL = re.compile(rf"^https://(?:www\.)?github\.com/({_NAME})/({_NAME}?)(?:\.git)?/?$")
+_HUB = re.compile(rf"^(?:hf://|https://huggingface\.co/)datasets/((?:{_NAME}/)?{_NAME})/?$")
 
 
 @dataclass(frozen=True, slots=True)
 class Source:
     """Where a release comes from.
 
-    ``kind`` is ``github`` (owner/repo), ``https`` (a git URL), ``file`` (a
-    ``file://`` URL) or ``path`` (a local directory). ``git_url`` is what the
-    git transport clones; ``github`` holds (owner, repo) when the GitHub API can
-    serve it. ``canonical`` is recorded in the manifest and keys the cache.
+    ``kind`` is ``github`` (owner/repo), ``hub`` (a Hugging Face Hub dataset),
+    ``https`` (a git URL), ``file`` (a ``file://`` URL) or ``path`` (a local
+    directory). ``git_url`` is what the git transport clones; ``github`` holds
+    (owner, repo) when the GitHub API can serve it, ``hub`` the dataset's repo
+    id (``ORG/NAME``). ``canonical`` is recorded in the manifest and keys the cache.
     """
 
     kind: str
     canonical: str
     git_url: str
     github: tuple[str, str] | None = None
+    hub: str | None = None
 
     @property
     def name(self) -> str:
@@ -61,6 +66,13 @@ def parse_source(text: str, *, cwd: Path | None = None) -> Source:
     base = cwd or Path.cwd()
     if not text:
         raise UsageError("SOURCE is empty; " + _FORMS)
+    m = _HUB.match(text)
+    if m:
+        repo_id = m.group(1)
+        return Source("hub", f"hf://datasets/{repo_id}", f"https://huggingface.co/datasets/{repo_id}", hub=repo_id)
+    if text.startswith(("hf://", "https://huggingface.co/")):
+        raise UsageError(f"SOURCE {text!r}: a Hugging Face Hub source is a dataset, hf://datasets/ORG/NAME "
+                         "or https://huggingface.co/datasets/ORG/NAME (models and spaces are not fetched)")
     m = _GITHUB_URL.match(text)
     if m:
         owner, repo = m.group(1), m.group(2)
@@ -91,7 +103,8 @@ def parse_source(text: str, *, cwd: Path | None = None) -> Source:
 
 
 _FORMS = (
-    "use owner/repo (GitHub), an https:// git URL, a file:// URL or a path to a local git repository"
+    "use owner/repo (GitHub), hf://datasets/ORG/NAME (Hugging Face Hub), an https:// git URL, a file:// URL "
+    "or a path to a local git repository"
 )
 
 

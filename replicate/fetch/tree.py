@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from replicate.fetch.safety import MODE_SUBMODULE, MODE_SYMLINK, is_licence_file
+from replicate.fetch.safety import MODE_SUBMODULE, MODE_SYMLINK, LfsPointer, is_licence_file
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +16,9 @@ class TreeEntry:
     mode: str  # "100644", "100755", "120000" (symlink), "160000" (submodule)
     sha: str  # git object id: blob id for files and symlinks, commit id for submodules
     size: int | None  # None when the transport does not know it yet (git partial clone)
+    #: The LFS object the blob points at, when the file's content lives in LFS storage (the Hub's tree says
+    #: so; over git it is learned from the pointer blob). ``sha`` stays the pointer's blob id, ``size`` the object's.
+    lfs: LfsPointer | None = None
 
     @property
     def is_symlink(self) -> bool:
@@ -26,11 +29,13 @@ class TreeEntry:
         return self.mode == MODE_SUBMODULE
 
     def to_list(self) -> list:
-        return [self.path, self.mode, self.sha, self.size]
+        row: list = [self.path, self.mode, self.sha, self.size]
+        return row + [self.lfs.oid, self.lfs.size] if self.lfs is not None else row
 
     @classmethod
     def from_list(cls, row: list) -> TreeEntry:
-        return cls(row[0], row[1], row[2], row[3])
+        lfs = LfsPointer(row[4], row[5]) if len(row) >= 6 else None
+        return cls(row[0], row[1], row[2], row[3], lfs)
 
 
 def root_licence_files(entries: list[TreeEntry] | tuple[TreeEntry, ...]) -> tuple[str, ...]:

@@ -49,7 +49,8 @@ def write_checked(
     chunks: Iterable[bytes],
     *,
     size: int,
-    blob: str,
+    blob: str | None = None,
+    sha256: str | None = None,
     what: str,
     got: str,
     also: Iterable[hashlib._Hash] = (),
@@ -57,42 +58,46 @@ def write_checked(
     mode: int | None = None,
 ) -> None:
     """Stream ``chunks`` to ``target`` through :func:`replacing`, renaming only if they
-    have exactly ``size`` bytes and git blob id ``blob``.
+    have exactly ``size`` bytes and git blob id ``blob`` (or, for an LFS object, sha256 ``sha256``).
 
     Otherwise :class:`IntegrityError` ``"<what>: <got> N bytes with git blob id X,
     expected ..."`` is raised and nothing appears at ``target``. Every hasher in
     ``also`` sees the same bytes; ``durable`` fsyncs the file before the rename.
     """
+    if (blob is None) == (sha256 is None):
+        raise ValueError("write_checked: give exactly one of blob and sha256")
     also = tuple(also)
-    sha1 = git_blob_hasher(size)
+    check = git_blob_hasher(size) if blob is not None else hashlib.sha256()
+    expected, idname = (blob, "git blob id") if blob is not None else (sha256, "sha256")
     n = 0
     with replacing(target, mode=mode) as fh:
         for chunk in chunks:
             n += len(chunk)
-            sha1.update(chunk)
+            check.update(chunk)
             for h in also:
                 h.update(chunk)
             fh.write(chunk)
-        if n != size or sha1.hexdigest() != blob:
+        if n != size or check.hexdigest() != expected:
             raise IntegrityError(
-                f"{what}: {got} {n} bytes with git blob id {sha1.hexdigest()}, "
-                f"expected {size} bytes with id {blob}; nothing was written"
+                f"{what}: {got} {n} bytes with {idname} {check.hexdigest()}, "
+                f"expected {size} bytes with {'id' if blob is not None else idname} {expected}; nothing was written"
             )
         if durable:
             fh.flush()
             os.fsync(fh.fileno())
 
 
-def write_verified(dest: Path, rel: str, chunks: Iterable[bytes], *, size: int, blob: str) -> str:
+def write_verified(dest: Path, rel: str, chunks: Iterable[bytes], *, size: int, blob: str | None = None,
+                   sha256: str | None = None) -> str:
     """Write ``rel`` under ``dest`` from ``chunks`` (fsynced, mode 0644); returns its sha256.
 
-    The bytes must have exactly ``size`` bytes and git blob id ``blob``;
-    otherwise nothing appears at ``rel`` and :class:`IntegrityError` is raised.
+    The bytes must have exactly ``size`` bytes and git blob id ``blob`` (an LFS object: sha256
+    ``sha256``); otherwise nothing appears at ``rel`` and :class:`IntegrityError` is raised.
     """
-    sha256 = hashlib.sha256()
-    write_checked(safe_target(dest, rel), chunks, size=size, blob=blob, what=rel, got="the cached copy has",
-                  also=(sha256,), durable=True, mode=0o644)
-    return sha256.hexdigest()
+    digest = hashlib.sha256()
+    write_checked(safe_target(dest, rel), chunks, size=size, blob=blob, sha256=sha256, what=rel,
+                  got="the cached copy has", also=(digest,), durable=True, mode=0o644)
+    return digest.hexdigest()
 
 
 def remove_leftovers(dest: Path) -> list[str]:

@@ -21,7 +21,7 @@ def test_table_output_over_git(release, cache, tmp_path):
     r = _run(release.url, "--include", "results/dl19/**", "--include", "results/model.jsonl", "--dest", str(dest))
     assert r.exit_code == 0, r.output
     detail = ("Git LFS pointer to 11.8 MiB (oid sha256:4d7a214614ab...): the data lives in LFS storage, "
-              "not in the repository; not written")
+              "not in the repository; not written (no LFS endpoint known for this source: pass --lfs-url)")
     assert r.stdout == (
         f"source   {release.path.resolve().as_uri()}\n"
         f"commit   {release.head} (default branch main)\n"
