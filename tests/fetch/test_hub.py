@@ -173,3 +173,26 @@ def test_unreachable_endpoint_is_a_transport_error(cache, tmp_path, monkeypatch)
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # discard port: nothing listens
     with pytest.raises(TransportError, match="dataset org/details"):
         fetch(SOURCE, dest=tmp_path / "d")
+
+
+def test_command_line(hub, cache, tmp_path):
+    from typer.testing import CliRunner
+
+    from replicate.cli.app import app
+
+    dest = tmp_path / "d"
+    r = CliRunner().invoke(app, ["fetch", SOURCE, "--rev", "main", "--include", "details/**", "--dest", str(dest)],
+                           env={"HF_ENDPOINT": hub.endpoint})
+    assert r.exit_code == 0, r.output
+    assert r.stdout == (
+        f"source   {SOURCE}\n"
+        f"commit   {MAIN} (main)\n"
+        "via      hub\n"
+        "licence  cc-by-4.0\n"
+        "created  2024-05-01T09:00:00Z\n"
+        "files    2 written, 0 unchanged, 0 skipped, 3 not matching --include\n"
+        "size     17.5 KiB\n"  # (4 + 10240 + 4) + (4 + 7680 + 4) = 17936 bytes
+        f"dest     {dest}\n"
+    )
+    c = CliRunner().invoke(app, ["fetch", "--check", str(dest)])
+    assert c.exit_code == 0 and c.stdout.endswith("all 2 files match the manifest\n")
