@@ -194,10 +194,11 @@ PLUGINS = ROOT / "parsers" / "replicate_parsers"
 #: The public modules of replicate a plugin imports: the contracts (readers, parsers, scorers), the reader
 #: toolkit beside them, and the shared vocabulary (labels, errors, input files). The built-in plugins
 #: use nothing else, as a third party's plugin could not either.
-PLUGIN_API = ("replicate.reading", "replicate.readkit", "replicate.readkit_records", "replicate.parsing",
+PLUGIN_API = ("replicate.reading", "replicate.readkit", "replicate.readkit_records", "replicate.readkit_parquet",
+              "replicate.parsing",
               "replicate.scoring.base", "replicate.labels", "replicate.errors", "replicate.inputfile")
 #: The reader contract and its toolkit: the loader (replicate.judge) builds on them, never the reverse.
-READER_API = ("replicate.reading", "replicate.readkit", "replicate.readkit_records")
+READER_API = ("replicate.reading", "replicate.readkit", "replicate.readkit_records", "replicate.readkit_parquet")
 
 
 def _plugin_imports() -> dict[str, list[tuple[str, str]]]:

@@ -60,7 +60,7 @@ def _names(values: Any) -> str:
     return ", ".join(sorted(map(str, values)))
 
 
-def _verdict(value: Any, metric: str, src: Source, lineno: int) -> bool | None:
+def metric_verdict(value: Any, metric: str, src: Source, lineno: int) -> bool | None:
     if type(value) is bool:
         return value
     if type(value) in (int, float) and value in (0, 1):
@@ -128,7 +128,7 @@ def _chosen_filter(samples: list[tuple[int, dict]], src: Source) -> str | None:
     return present[0] if present else None
 
 
-def _chosen_metric(listed: list[str], src: Source, lineno: int) -> str:
+def chosen_metric(listed: list[str], src: Source, lineno: int) -> str:
     wanted = src.options.get("correct_field")
     if wanted is not None:
         return str(wanted)
@@ -198,6 +198,13 @@ def _records(src: Source) -> Iterator[Record]:
     sample's or a (doc_id, filter) given twice (the file mixes tasks or runs:
     lm-eval appends to an existing samples file), a torn last line."""
     samples = _samples(src)
+    if samples:
+        yield from verdict_records(samples, src, read_results(src))
+
+
+def verdict_records(samples: list[tuple[int, dict]], src: Source, results: Results | None) -> Iterator[Record]:
+    """The records of ``samples`` (``(line, logged sample)``; a Parquet file's rows alike), by the rules of
+    :data:`LM_EVAL_SAMPLES`; ``results``: the results file beside them, if any."""
     if not samples:
         return
     named = _checked(samples, src)
@@ -216,14 +223,13 @@ def _records(src: Source) -> Iterator[Record]:
     task = task_of(src.path.name)
     if task is not None:
         src.about["task"] = task
-    results = read_results(src)
     if named:
         chosen = _chosen_filter(samples, src)
         picked = [(n, o) for n, o in _unique(samples, src) if o["filter"] == chosen]
         src.used["filter"] = str(chosen)
     else:
         chosen, picked = _by_position(samples, results, src)
-    metric = _chosen_metric(listed(first), src, first_line_no)
+    metric = chosen_metric(listed(first), src, first_line_no)
     src.used["correct_field"] = metric
     fallbacks = {INVALID} | (results.fallbacks(chosen) if results is not None and chosen is not None else set())
     src.extraction_failures = 0
@@ -233,7 +239,7 @@ def _records(src: Source) -> Iterator[Record]:
                 f"sample lacks the metric {metric!r} (--correct-field); its metrics: {_names(listed(obj))}",
                 lineno,
             )
-        correct = _verdict(obj[metric], metric, src, lineno)
+        correct = metric_verdict(obj[metric], metric, src, lineno)
         failed = no_answer(obj.get("filtered_resps"), fallbacks)
         if failed:
             src.extraction_failures += 1

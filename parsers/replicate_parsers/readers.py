@@ -25,7 +25,12 @@
     correct reference (in :mod:`replicate_parsers.helm_completions`);
 ``responses@1``
     released prompt/response JSONL to score with ``replicate score``
-    (in :mod:`replicate_parsers.responses`).
+    (in :mod:`replicate_parsers.responses`);
+``lighteval-details@1``
+    lighteval ``--save-details`` Parquet files, flat or nested layout, as correctness
+    verdicts (in :mod:`replicate_parsers.lighteval`);
+``lm-eval-samples-parquet@1``
+    lm-evaluation-harness samples stored as Parquet (in :mod:`replicate_parsers.lm_eval_parquet`).
 
 For the judge files, qrels, UMBRELA and gold JSONL the loader has bulk paths
 (:mod:`replicate.judge.load.fast`) that give the same items as these ``records``
@@ -47,7 +52,9 @@ from replicate_parsers.gold_jsonl import GOLD_JSONL
 from replicate_parsers.helm_completions import HELM_COMPLETIONS
 from replicate_parsers.helm_run import HELM_RUN
 from replicate_parsers.inspect_log import INSPECT_LOG
+from replicate_parsers.lighteval import LIGHTEVAL_DETAILS
 from replicate_parsers.lm_eval import LM_EVAL_SAMPLES
+from replicate_parsers.lm_eval_parquet import LM_EVAL_SAMPLES_PARQUET
 from replicate_parsers.responses import RESPONSES
 
 
@@ -304,3 +311,5 @@ READERS.append(GOLD_JSONL)
 READERS.append(HELM_RUN)
 READERS.append(HELM_COMPLETIONS)
 READERS.append(RESPONSES)
+READERS.append(LIGHTEVAL_DETAILS)
+READERS.append(LM_EVAL_SAMPLES_PARQUET)

@@ -22,17 +22,21 @@ from replicate.inputfile import is_stdio
 from replicate.judge.load.readfile import BOM, RawFile
 from replicate.reading import HEAD_BYTES, MATCHES, READERS, Reader, ReadOptions, first_line
 from replicate.readkit import refuse_utf16
+from replicate.readkit_parquet import NEEDS_PYARROW, have_pyarrow, is_parquet, parquet_head
 
 #: The reader of an empty file that is the first of its run.
 DEFAULT_READER = "judge-jsonl@1"
 
 
 def file_head(f: RawFile) -> bytes:
-    """What ``sniff`` sees: the first :data:`HEAD_BYTES` bytes, UTF-8 BOM removed.
+    """What ``sniff`` sees: the first :data:`HEAD_BYTES` bytes, UTF-8 BOM removed; for a Parquet file
+    on disk its footer, where the schema is (:func:`~replicate.readkit_parquet.parquet_head`).
 
     A UTF-16 file is refused here (every reader reads UTF-8).
     """
     head = f.head(HEAD_BYTES + len(BOM))
+    if is_parquet(head) and not is_stdio(f.path):
+        return parquet_head(f.path) or head[:HEAD_BYTES]
     refuse_utf16(head, f.path)
     if head.startswith(BOM):
         head = head[len(BOM) :]
@@ -82,6 +86,8 @@ def choose_reader(f: RawFile, options: ReadOptions, *, previous: Reader | None =
             f"ambiguous shape: no reader recognises this file for sure, several could apply: {', '.join(maybe)}; {hint}",
             path=f.path,
         )
+    if is_parquet(head) and not have_pyarrow():
+        raise BadInput(f"a Parquet file: {NEEDS_PYARROW}", path=f.path)
     listing = "; ".join(f"{r.name} ({r.description})" for r in READERS) or "none installed"
     raise BadInput(
         f"unknown shape: no installed reader recognises this file (first line: {_shown(head)!r}); "
