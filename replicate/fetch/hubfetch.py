@@ -228,7 +228,7 @@ class HubTransport:
 def _quiet_class() -> Any:
     from tqdm.auto import tqdm
 
-    class Quiet(tqdm):  # type: ignore[misc,valid-type]
+    class Quiet(tqdm):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs["disable"] = True
             super().__init__(*args, **kwargs)
