@@ -196,3 +196,22 @@ def test_command_line(hub, cache, tmp_path):
     )
     c = CliRunner().invoke(app, ["fetch", "--check", str(dest)])
     assert c.exit_code == 0 and c.stdout.endswith("all 2 files match the manifest\n")
+
+
+def test_hub_sources_parse_to_one_canonical_form():
+    from replicate.errors import UsageError
+    from replicate.fetch import parse_source
+
+    a = parse_source("hf://datasets/org/details")
+    b = parse_source("https://huggingface.co/datasets/org/details/")
+    assert a == b and (a.kind, a.hub, a.git_url) == ("hub", "org/details", "https://huggingface.co/datasets/org/details")
+    with pytest.raises(UsageError, match=r"a Hugging Face Hub source is a dataset, hf://datasets/ORG/NAME"):
+        parse_source("hf://models/org/model")
+
+
+def test_via_hub_needs_a_hub_source(cache, tmp_path):
+    from replicate.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"hub needs a Hugging Face Hub source \(hf://datasets/ORG/NAME\); "
+                                         r"org/study is not one"):
+        fetch("org/study", via="hub", dest=tmp_path / "d")
