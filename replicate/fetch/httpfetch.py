@@ -134,17 +134,26 @@ class GitHubClient:
             h["Authorization"] = f"Bearer {self.settings.token}"
         return h
 
-    def get(self, url: str, *, api: bool, not_found: Callable[[], FetchError], stream: bool = False):
+    def get(self, url: str, *, api: bool, not_found: Callable[[], FetchError], stream: bool = False,
+            headers: dict[str, str] | None = None):
         """GET ``url``; retry transient failures; raise ``not_found()`` on 404 (and 422)."""
+        return self.request("GET", url, api=api, not_found=not_found, stream=stream, headers=headers)
+
+    def request(self, method: str, url: str, *, api: bool, not_found: Callable[[], FetchError],
+                stream: bool = False, headers: dict[str, str] | None = None, json: Any = None,
+                refused: Callable[[int], str] | None = None):
+        """``method`` ``url`` (``headers`` added, ``json`` as the body); retry transient failures; raise
+        ``not_found()`` on 404 (and 422); ``refused(status)`` words a 401 or 403 (default: GitHub's)."""
         import requests
 
         s = self.settings
         last = ""
         for attempt in range(s.retries + 1):
             if attempt:
-                self.wait_before_retry(attempt, url, last)
+                self.wait_before_retry(attempt, url, last, method=method)
             try:
-                resp = self.session.get(url, headers=self._headers(api), timeout=s.timeout, stream=stream)
+                resp = self.session.request(method, url, headers={**self._headers(api), **(headers or {})},
+                                            json=json, timeout=s.timeout, stream=stream)
             except requests.Timeout:
                 last = f"no answer within {s.timeout:g} s"
                 continue
@@ -161,23 +170,26 @@ class GitHubClient:
             if _is_rate_limited(resp):
                 resp.close()
                 raise rate_limit_error(resp, url)
+            if resp.status_code in (401, 403) and refused is not None:
+                resp.close()
+                raise FetchError(f"{method} {url}: HTTP {resp.status_code}, {refused(resp.status_code)}")
             if resp.status_code == 401:
-                raise FetchError(f"GET {url}: HTTP 401, the token in GITHUB_TOKEN was refused")
+                raise FetchError(f"{method} {url}: HTTP 401, the token in GITHUB_TOKEN was refused")
             if resp.status_code == 403:
                 raise FetchError(
-                    f"GET {url}: HTTP 403 forbidden (a private repository needs GITHUB_TOKEN)"
+                    f"{method} {url}: HTTP 403 forbidden (a private repository needs GITHUB_TOKEN)"
                 )
             if resp.status_code != 200:
-                raise FetchError(f"GET {url}: unexpected HTTP {resp.status_code}")
+                raise FetchError(f"{method} {url}: unexpected HTTP {resp.status_code}")
             return resp
-        raise TransportError(f"GET {url} failed after {s.retries + 1} attempts: {last}")
+        raise TransportError(f"{method} {url} failed after {s.retries + 1} attempts: {last}")
 
-    def wait_before_retry(self, attempt: int, url: str, last: str) -> None:
+    def wait_before_retry(self, attempt: int, url: str, last: str, *, method: str = "GET") -> None:
         """Sleep the backoff of retry ``attempt`` (1-based), saying first what failed and how long it waits."""
         s = self.settings
         delay = min(s.max_backoff, s.backoff * 2 ** (attempt - 1))
         if self.on_retry is not None:
-            self.on_retry(f"GET {url}: {last}; retry {attempt} of {s.retries} in {delay:g} s")
+            self.on_retry(f"{method} {url}: {last}; retry {attempt} of {s.retries} in {delay:g} s")
         self.sleep(delay)
 
     def get_json(self, url: str, *, not_found: Callable[[], FetchError]) -> dict:

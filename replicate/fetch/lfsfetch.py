@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from replicate.errors import Message, Param
 from replicate.fetch.cache import Cache
 from replicate.fetch.errors import FetchError, OfflineMissing, TransportError
-from replicate.fetch.httpfetch import DEFAULT_API, HttpSettings, rate_limit_error
+from replicate.fetch.httpfetch import DEFAULT_API, GitHubClient, HttpSettings
 from replicate.fetch.manifest import Skipped
 from replicate.fetch.plan import lfs_pointer, too_large
 from replicate.fetch.safety import LFS_MAX_POINTER, LfsPointer, parse_lfs_pointer
@@ -117,57 +117,10 @@ class LfsClient:
     def __init__(self, endpoint: str, settings: HttpSettings, *, token: str | None = None,
                  sleep: Callable[[float], None] = time.sleep,
                  on_retry: Callable[[str], None] | None = None) -> None:
-        import requests
-
-        from replicate import __version__
-
         self.endpoint = endpoint
         self.settings = settings
         self.token = token  # sent to the batch endpoint only, never to the download hrefs
-        self.sleep = sleep
-        self.on_retry = on_retry
-        self.session = requests.Session()
-        self.session.headers["User-Agent"] = f"replicate/{__version__}"
-
-    def _wait(self, attempt: int, what: str, last: str) -> None:
-        """Sleep the backoff of retry ``attempt`` (1-based), saying first what failed."""
-        s = self.settings
-        delay = min(s.max_backoff, s.backoff * 2 ** (attempt - 1))
-        if self.on_retry is not None:
-            self.on_retry(f"{what}: {last}; retry {attempt} of {s.retries} in {delay:g} s")
-        self.sleep(delay)
-
-    def _send(self, method: str, url: str, *, headers: dict[str, str], body: dict | None = None,
-              stream: bool = False):
-        """One request with retries on timeouts, connection errors and 5xx; other failures raise at once."""
-        import requests
-
-        s = self.settings
-        last = ""
-        for attempt in range(s.retries + 1):
-            if attempt:
-                self._wait(attempt, f"{method} {url}", last)
-            try:
-                resp = self.session.request(method, url, headers=headers, json=body, timeout=s.timeout,
-                                            stream=stream)
-            except requests.Timeout:
-                last = f"no answer within {s.timeout:g} s"
-                continue
-            except requests.ConnectionError as exc:
-                last = f"connection failed ({type(exc).__name__})"
-                continue
-            if resp.status_code >= 500:
-                last = f"HTTP {resp.status_code}"
-                resp.close()
-                continue
-            if resp.status_code == 429:
-                resp.close()
-                raise rate_limit_error(resp, url)
-            if resp.status_code != 200:
-                resp.close()
-                raise FetchError(_refusal(method, url, resp.status_code))
-            return resp
-        raise TransportError(f"{method} {url} failed after {s.retries + 1} attempts: {last}")
+        self.client = GitHubClient(replace(settings, token=None), sleep=sleep, on_retry=on_retry)
 
     def batch(self, objects: list[TreeEntry]) -> dict[str, tuple[str, dict[str, str]]]:
         """The download href and headers of each object (by oid); an object the server lacks is an error."""
@@ -180,7 +133,10 @@ class LfsClient:
             part = objects[i:i + _BATCH]
             body = {"operation": "download", "transfers": ["basic"], "hash_algo": "sha256",
                     "objects": [{"oid": e.lfs.oid, "size": e.lfs.size} for e in part if e.lfs is not None]}
-            resp = self._send("POST", url, headers=headers, body=body)
+            resp = self.client.request("POST", url, api=False, headers=headers, json=body, refused=_refused,
+                                       not_found=lambda: FetchError(
+                                           f"POST {url}: HTTP 404, no LFS server there (check --lfs-url, "
+                                           "or pass --no-lfs)"))
             try:
                 data = resp.json()
             except ValueError:
@@ -211,8 +167,9 @@ class LfsClient:
         last = ""
         for attempt in range(s.retries + 1):
             if attempt:
-                self._wait(attempt, f"GET {href}", last)
-            resp = self._send("GET", href, headers=headers, stream=True)
+                self.client.wait_before_retry(attempt, href, last)
+            resp = self.client.get(href, api=False, stream=True, headers=headers, not_found=lambda: FetchError(
+                f"GET {href}: HTTP 404, the LFS server's download link for {e.path} leads nowhere"))
             try:
                 with resp:
                     cache.put_lfs(e.lfs.oid, e.lfs.size, _chunks(resp),
@@ -223,20 +180,16 @@ class LfsClient:
         raise TransportError(f"GET {href} failed after {s.retries + 1} attempts: {last}")
 
     def close(self) -> None:
-        self.session.close()
+        self.client.session.close()
 
 
 def _chunks(resp) -> Iterator[bytes]:
     yield from resp.iter_content(chunk_size=1 << 20)
 
 
-def _refusal(method: str, url: str, status: int) -> str:
-    if status in (401, 403):
-        return (f"{method} {url}: HTTP {status}, the LFS server refused access (a private repository's LFS "
-                "objects need a token; or pass --no-lfs to skip LFS files)")
-    if status == 404:
-        return f"{method} {url}: HTTP 404, no LFS server there (check --lfs-url, or pass --no-lfs)"
-    return f"{method} {url}: unexpected HTTP {status}"
+def _refused(status: int) -> str:
+    return ("the LFS server refused access (a private repository's LFS objects need a token; or pass --no-lfs "
+            "to skip LFS files)")
 
 
 def _action(obj: dict | None, e: TreeEntry, url: str) -> tuple[str, dict[str, str]]:

@@ -28,8 +28,9 @@ import hashlib
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from support.server import QuietHandler, Served
 
 
 def git_blob_id(data: bytes) -> str:
@@ -91,7 +92,7 @@ class HubRevision:
 
 
 @dataclass
-class FakeHub:
+class FakeHub(Served):
     repo_id: str = "org/details"
     revisions: dict[str, HubRevision] = field(default_factory=dict)  # branch or tag -> revision
     gated: str | bool = False
@@ -104,20 +105,12 @@ class FakeHub:
     auth: list[str | None] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def start(self) -> "FakeHub":
-        self.httpd = _QuietServer(("127.0.0.1", 0), _make_handler(self))
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def handler(self):
+        return _make_handler(self)
 
     @property
     def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        return self.base
 
     def lfs_url(self, name: str = "study") -> str:
         return f"{self.endpoint}/lfs/{name}"
@@ -133,26 +126,11 @@ class FakeHub:
         return oid
 
 
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request, client_address) -> None:
-        pass
-
-
 def _make_handler(hub: FakeHub):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def _send(self, status: int, body: bytes, headers: dict | None = None, *, head: bool = False,
                   ctype: str = "application/json") -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
+            self.send_head(status, len(body), headers, ctype)
             if not head:
                 self.wfile.write(body)
 

@@ -31,8 +31,29 @@ class Fault:
     replace_body: bytes | None = None  # serve these bytes instead of the real ones (200)
 
 
+class Served:
+    """``start()``, ``stop()`` and ``base`` (the URL) of a test server whose ``handler()`` answers requests."""
+
+    httpd: ThreadingHTTPServer
+
+    def handler(self):
+        raise NotImplementedError
+
+    def start(self):
+        self.httpd = start_server(self.handler())
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+
 @dataclass
-class FakeGitHub:
+class FakeGitHub(Served):
     repo: git.Repo
     owner: str = "org"
     name: str = "study"
@@ -48,21 +69,8 @@ class FakeGitHub:
     max_inflight: int = 0  # most requests being answered at the same time
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def start(self) -> "FakeGitHub":
-        handler = _make_handler(self)
-        self.httpd = _QuietServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+    def handler(self):
+        return _make_handler(self)
 
     @property
     def api(self) -> str:
@@ -118,21 +126,36 @@ class _QuietServer(ThreadingHTTPServer):
         pass
 
 
+def start_server(handler) -> ThreadingHTTPServer:
+    """``handler`` served on 127.0.0.1 (a free port) from a daemon thread; ``shutdown()`` stops it."""
+    httpd = _QuietServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    return httpd
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """HTTP/1.1, no request log; :meth:`send_head` sends a status line and headers."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args) -> None:  # keep test output clean
+        pass
+
+    def send_head(self, status: int, length: int, headers: dict | None, ctype: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(length))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+
+
 def _make_handler(gh: FakeGitHub):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args) -> None:  # keep test output clean
-            pass
-
+    class Handler(QuietHandler):
         def _send(self, status: int, body: bytes, headers: dict | None = None,
                   ctype: str = "application/json", drop_after: int | None = None) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
+            self.send_head(status, len(body), headers, ctype)
             if drop_after is not None:
                 self.wfile.write(body[:drop_after])
                 self.wfile.flush()
