@@ -22,7 +22,7 @@ from replicate.fetch.errors import IntegrityError, OfflineMissing
 from replicate.fetch.globs import Includes
 from replicate.fetch.httpfetch import HttpSettings
 from replicate.fetch.hubfetch import HubSettings
-from replicate.fetch.lfsfetch import LfsOptions, lfs_endpoint, resolve_pointers
+from replicate.fetch.lfsfetch import LfsOptions, LfsStep
 from replicate.fetch.lock import DEFAULT_LOCK_TIMEOUT, source_lock
 from replicate.fetch.manifest import (
     FileEntry,
@@ -183,7 +183,7 @@ def fetch(
             else:
                 transport = _transport(src, chosen, cache, http, sleep, git_timeout, note, hub, progress_bars)
                 commit, snap = _online_snapshot(transport, cache, src, rev, chosen, includes, note)
-            lfs_step = _LfsStep(LfsOptions(lfs, lfs_url), src, http, sleep, note, online=transport is not None)
+            lfs_step = LfsStep(LfsOptions(lfs, lfs_url), src, http, sleep, note, online=transport is not None)
             return _materialise(src, rev, commit, chosen, snap, includes, limit, allow_large,
                                 dest_path, old, cache, transport, note, lfs_step)
         finally:
@@ -250,38 +250,9 @@ def _offline_snapshot(cache: Cache, src: Source, rev: str | None, chosen: str,
     ))
 
 
-class _LfsStep:
-    """Fetching the LFS objects selected pointers name (see :mod:`replicate.fetch.lfsfetch`)."""
-
-    def __init__(self, options: LfsOptions, src: Source, http: HttpSettings | None, sleep, note, *,
-                 online: bool) -> None:
-        self.options, self.src, self.sleep, self.note, self.online = options, src, sleep, note, online
-        self.http = http or HttpSettings.from_env()
-        self.endpoint = lfs_endpoint(src, options, self.http)
-
-    def run(self, entries: list[TreeEntry], cache: Cache, limit: int, allow_large: bool,
-            commit: str) -> tuple[list[TreeEntry], list[Skipped]]:
-        out, need, skipped = resolve_pointers(
-            entries, cache, endpoint=self.endpoint, options=self.options, limit=limit, allow_large=allow_large,
-            online=self.online, source=self.src.canonical, commit=commit)
-        if need:
-            from replicate.fetch.lfsfetch import LfsClient
-
-            assert self.endpoint is not None
-            # GITHUB_TOKEN goes to GitHub's own LFS endpoint only, never to one --lfs-url names
-            token = self.http.token if self.src.github is not None and not self.options.url else None
-            client = LfsClient(self.endpoint, self.http, token=token, sleep=self.sleep,
-                               on_retry=lambda text: self.note("retry", text))
-            try:
-                client.download_all(need, cache, self.note)
-            finally:
-                client.close()
-        return out, skipped
-
-
 def _materialise(src, rev, commit, via, snap: Snapshot, includes: Includes, limit: int,
                  allow_large: bool, dest: Path, old: Manifest | None, cache: Cache,
-                 transport, note, lfs_step: _LfsStep) -> FetchResult:
+                 transport, note, lfs_step: LfsStep) -> FetchResult:
     sel = select(snap.entries, includes, source=src.canonical, commit=commit)
     skipped = list(sel.skipped)
     try:

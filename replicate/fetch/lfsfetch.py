@@ -183,6 +183,33 @@ class LfsClient:
         self.client.session.close()
 
 
+class LfsStep:
+    """One fetch's LFS step: which pointers become objects, and fetching the objects not yet in the cache."""
+
+    def __init__(self, options: LfsOptions, src: Source, http: HttpSettings | None,
+                 sleep: Callable[[float], None], note: Callable[[str, str], None], *, online: bool) -> None:
+        self.options, self.src, self.sleep, self.note, self.online = options, src, sleep, note, online
+        self.http = http or HttpSettings.from_env()
+        self.endpoint = lfs_endpoint(src, options, self.http)
+
+    def run(self, entries: list[TreeEntry], cache: Cache, limit: int, allow_large: bool,
+            commit: str) -> tuple[list[TreeEntry], list[Skipped]]:
+        out, need, skipped = resolve_pointers(
+            entries, cache, endpoint=self.endpoint, options=self.options, limit=limit, allow_large=allow_large,
+            online=self.online, source=self.src.canonical, commit=commit)
+        if need:
+            assert self.endpoint is not None
+            # GITHUB_TOKEN goes to GitHub's own LFS endpoint only, never to one --lfs-url names
+            token = self.http.token if self.src.github is not None and not self.options.url else None
+            client = LfsClient(self.endpoint, self.http, token=token, sleep=self.sleep,
+                               on_retry=lambda text: self.note("retry", text))
+            try:
+                client.download_all(need, cache, self.note)
+            finally:
+                client.close()
+        return out, skipped
+
+
 def _chunks(resp) -> Iterator[bytes]:
     yield from resp.iter_content(chunk_size=1 << 20)
 

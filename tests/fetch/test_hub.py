@@ -120,6 +120,16 @@ def test_gated_dataset_with_a_token_is_fetched_and_the_token_is_not_kept(hub, ca
     assert not any("hf_secret_token" in p.read_text(errors="replace") for p in cache.rglob("*") if p.is_file())
 
 
+def test_gated_dataset_whose_access_was_not_granted(hub, cache, tmp_path, monkeypatch):
+    hub.gated, hub.granted = "manual", False
+    monkeypatch.setenv("HF_TOKEN", "hf_other_account")
+    with pytest.raises(FetchError, match=r"^dataset org/details is gated on the Hub and your token has not been "
+                                         r"granted access: accept its conditions on http://127\.0\.0\.1:\d+/datasets/"
+                                         r"org/details and set HF_TOKEN"):
+        fetch(SOURCE, include=["README.md"], dest=tmp_path / "d")
+    assert not (tmp_path / "d" / "README.md").exists()
+
+
 def test_private_dataset_without_token_is_not_found(hub, cache, tmp_path):
     hub.private = True
     with pytest.raises(RepositoryNotFound, match=r"^dataset org/details not found on the Hub at http://127\.0\.0\.1:"

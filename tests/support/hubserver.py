@@ -97,6 +97,7 @@ class FakeHub(Served):
     revisions: dict[str, HubRevision] = field(default_factory=dict)  # branch or tag -> revision
     gated: str | bool = False
     private: bool = False
+    granted: bool = True  # a gated dataset: whether the token's account was granted access
     licence: str | list | None = "cc-by-4.0"
     tampered: dict[str, bytes] = field(default_factory=dict)  # path -> bytes served instead
     lfs_objects: dict[str, bytes] = field(default_factory=dict)  # LFS server: oid -> bytes
@@ -199,8 +200,9 @@ def _make_handler(hub: FakeHub):
             r = hub.revision(rev)
             if r is None:
                 return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}", head=head)
-            if hub.gated and not self.headers.get("Authorization"):
-                return self._error(401, "GatedRepo", "Access to this dataset is restricted", head=head)
+            if hub.gated and not (self.headers.get("Authorization") and hub.granted):
+                return self._error(401 if not self.headers.get("Authorization") else 403, "GatedRepo",
+                                   "Access to this dataset is restricted", head=head)
             if file not in r.files:
                 return self._error(404, "EntryNotFound", f"{file} does not exist", head=head)
             data = hub.tampered.get(file, r.files[file])
