@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pytest
 
@@ -134,3 +135,19 @@ def test_github_release_with_lfs_outputs_is_fetched_whole(lfs_repo, lfs_server, 
     assert (tmp_path / "d" / "outputs/big.parquet").read_bytes() == BIG
     assert {f.path for f in r.manifest.files if f.lfs} == {"outputs/big.parquet", "outputs/small.jsonl",
                                                            "outputs/copy/small.jsonl"}
+
+
+def test_command_line_lfs_options(lfs_repo, lfs_server, cache, tmp_path):
+    from typer.testing import CliRunner
+
+    from replicate.cli.app import app
+
+    base = ["fetch", _url(lfs_repo), "--include", "outputs/small.jsonl"]
+    r = CliRunner().invoke(app, [*base, "--lfs-url", lfs_server.lfs_url(), "-d", str(tmp_path / "a"), "-f", "json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["files"] == [{"path": "outputs/small.jsonl", "size": len(SMALL), "sha256": hashlib.sha256(SMALL).hexdigest(),
+                             "git_blob": git_blob_id(lfs_pointer(SMALL)), "lfs": True}]
+    r = CliRunner().invoke(app, [*base, "--no-lfs", "-d", str(tmp_path / "b")])
+    assert r.exit_code == 0, r.output
+    assert "outputs/small.jsonl  lfs-pointer" in r.stdout and r.stdout.rstrip().endswith("not written (--no-lfs)")
