@@ -87,7 +87,7 @@ def load_qrels(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions, 
     ls = reader.label_set
     assert ls is not None
     for i in np.flatnonzero(np.asarray(grades) > ls.high).tolist():
-        diag.warn("label-outside-set", f"label {grades[i]} lies outside the label set {ls} (kept as read)",
+        diag.warn("label-outside-set", f"label {grades[i]} lies outside the label set {ls} (read as written; --out-of-scale decides how it counts)",
                   path=f.path, line=i + 1)
     gold = np.full(len(keys), NO_GOLD, dtype=np.int16)
     acc.add_bulk(keys, keyset, gold, [None] * len(keys), split, file_idx, labels=grades)

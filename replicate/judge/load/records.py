@@ -42,7 +42,7 @@ def _label(rec: Record, reader: Reader, src: Source) -> int:
         if code is None:
             raise src.bad(f"label must be a whole-number grade 0-127, got {value!r}", rec.line)
         if not ls.low <= code <= ls.high:
-            src.warn("label-outside-set", f"label {code} lies outside the label set {ls} (kept as read)", rec.line)
+            src.warn("label-outside-set", f"label {code} lies outside the label set {ls} (read as written; --out-of-scale decides how it counts)", rec.line)
         return code
     code = ls.code(value)
     if code is None:
