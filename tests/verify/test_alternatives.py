@@ -17,7 +17,7 @@ from .test_recompute import DIGIT, GOLD, NEW, OLD, make_run, registered  # noqa:
 
 
 def test_families_are_a_declared_table():
-    assert [f.name for f in FAMILIES] == ["metric", "binarize", "unparsed", "parser", "unit"]
+    assert [f.name for f in FAMILIES] == ["metric", "binarize", "unparsed", "out_of_scale", "parser", "unit"]
     assert all(f.doc for f in FAMILIES) and MAX_RECOMPUTATIONS == 1024
 
 
