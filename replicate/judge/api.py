@@ -17,7 +17,14 @@ from replicate.judge.labelcache import LabelCache
 from replicate.judge.load import FieldSpec, load_run
 from replicate.judge.load.runcache import RunCache
 from replicate.judge.model import LabelledRun, Run
-from replicate.judge.outofscale import KEEP, OutOfScale, ScaleOutcome, apply_out_of_scale, check_out_of_scale, outcomes_json
+from replicate.judge.outofscale import (
+    KEEP,
+    OutOfScale,
+    ScaleOutcome,
+    apply_out_of_scale,
+    check_out_of_scale,
+    outcomes_json,
+)
 from replicate.judge.runload import label_through, load_spec
 from replicate.judge.select import RunSpec
 from replicate.judge.workers import jobs_for

@@ -43,7 +43,7 @@ def check_out_of_scale(policy: str) -> OutOfScale:
     """``policy`` as an :data:`OutOfScale`; ValueError naming the choices otherwise."""
     if policy not in OUT_OF_SCALE:
         raise ValueError(f"out_of_scale must be one of {', '.join(OUT_OF_SCALE)}; got {policy!r}")
-    return policy  # type: ignore[return-value]
+    return policy
 
 
 def scale_of(run: LabelledRun) -> tuple[int, int] | None:

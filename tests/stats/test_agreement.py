@@ -18,14 +18,11 @@ from replicate.stats.agreement import (
     krippendorff_alpha,
     pair_table,
 )
-from support.paths import SHARED_DATA
+from support.paths import LLMJUDGE, text_of
 
 krippendorff = pytest.importorskip("krippendorff")
 metrics = pytest.importorskip("sklearn.metrics")
 
-LLMJUDGE = SHARED_DATA / "llmjudge"
-needs_llmjudge = pytest.mark.skipif(not (LLMJUDGE / "llmjudge_test_qrel_idx.txt").is_file(),
-                                    reason="shared LLMJudge data absent (../shared/data/llmjudge beside the repository)")
 TOL = 1e-12
 
 
@@ -249,7 +246,7 @@ def test_figure_settings_are_checked_and_columns_round_trip():
 
 def _qrels(path):
     out = {}
-    for line in path.read_text().splitlines():
+    for line in text_of(path).splitlines():
         qid, _, docid, grade = line.split()
         out[(qid, docid)] = int(grade)
     return out
@@ -259,11 +256,10 @@ RUNS = ["h2oloo-zeroshot1", "h2oloo-zeroshot2", "willia-umbrela1", "Olz-gpt4o", 
         "NISTRetrieval-instruct0", "NISTRetrieval-instruct1", "NISTRetrieval-instruct2"]
 
 
-@needs_llmjudge
 @pytest.mark.parametrize("run", RUNS)
 def test_llmjudge_runs_against_human_qrels_match_the_references(run):
-    gold = _qrels(LLMJUDGE / "llmjudge_test_qrel_idx.txt")
-    labels = _qrels(LLMJUDGE / f"{run}.txt")
+    gold = _qrels(LLMJUDGE / "llmjudge_test_qrel_idx.txt.gz")
+    labels = _qrels(LLMJUDGE / f"{run}.txt.gz")
     keys = sorted(gold.keys() & labels.keys())
     assert len(keys) == 4423
     g = np.array([gold[k] for k in keys], dtype=float)

@@ -12,7 +12,7 @@ from replicate.verify.api import verify_runs
 from replicate.verify.claims import parse_claims
 from replicate.verify.matching import Verdict
 
-from .test_agreement_claims import _claim, _vectors, _verify, shared
+from .test_agreement_claims import _claim, _vectors, _verify
 from .test_recompute import DIGIT, GOLD, NEW, OLD, make_run, registered  # noqa: F401  (a fixture)
 
 
@@ -25,7 +25,6 @@ def _printed(x: float, places: int) -> str:
     return str(Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-places)))
 
 
-@shared
 def test_alpha_printed_under_the_name_kappa_is_found(tmp_path):
     krippendorff = pytest.importorskip("krippendorff")
     metrics = pytest.importorskip("sklearn.metrics")
