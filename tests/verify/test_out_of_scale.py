@@ -116,3 +116,22 @@ def test_the_commands_say_the_policy(tmp_path):
     assert body["rows"][0]["items"] == 58  # the two items left the run
     bad = CliRunner().invoke(app, [*args, "--out-of-scale", "round"])
     assert bad.exit_code == 2
+
+
+def test_the_llmjudge_notebook_figure_is_the_clipped_one(tmp_path):
+    """The challenge's analysis notebook (llm4eval/LLMJudge-benchmark, codes/0-corr-analysis.ipynb) prints
+    h2oloo-zeroshot2's ordinal alpha as 0.389818, six decimals, computed after clipping grades to 0-3: it matches
+    under --out-of-scale clip and, under the default, is named as the clipped figure (the committed release)."""
+    from support.paths import LLMJUDGE
+
+    text = ('[runs]\n"h2oloo-zeroshot2" = { files = ["h2oloo-zeroshot2.txt.gz"], reader = "trec-qrels@1" }\n'
+            '[gold]\nfile = "llmjudge_test_qrel_idx.txt.gz"\nreader = "trec-qrels@1"\n\n[[claims]]\nid = "nb"\n'
+            'metric = "agreement.krippendorff_alpha"\nlevel = "ordinal"\nrun = "h2oloo-zeroshot2"\n'
+            'value = "0.389818"\nunit = "ratio"\n')
+    (tmp_path / "claims.toml").write_text(text)
+    clipped = verify(tmp_path / "claims.toml", root=LLMJUDGE, date="2026-01-01", out_of_scale="clip")
+    assert clipped.results[0].verdict(clipped.results[0].primary) is Verdict.match
+    kept = verify(tmp_path / "claims.toml", root=LLMJUDGE, date="2026-01-01")
+    (r,) = kept.results
+    assert r.verdict(r.primary) is Verdict.mismatch
+    assert r.to_json()["alternatives"][0]["settings"] == {"level": "ordinal", "binarize": None, "out_of_scale": "clip"}
