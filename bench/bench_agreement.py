@@ -1,7 +1,8 @@
 """Benchmark: `replicate agreement` as a whole process vs a straightforward sklearn + krippendorff loop.
 
 On the 8 LLMJudge runs x 4,423 (query, passage) pairs against the human qrels
-(``../shared/data/llmjudge`` beside the repository), every figure (kappa
+(committed under ``fixtures/case-studies/llmjudge``, decompressed into a temporary
+directory so that both sides read the same plain files), every figure (kappa
 unweighted / linear / quadratic, Scott's pi, alpha nominal / ordinal / interval /
 ratio, tau-b, rho) on the grades as read and binarized at 1, 2 and 3, each with
 a 95% cluster-bootstrap interval (25 query clusters), each side in a fresh
@@ -11,7 +12,9 @@ interpreter:
   run, each replicate (the observed sample, then the same cluster draws as ours:
   ``default_rng(seed).integers(G, size=(B, G))``) and each reading, the items of
   the drawn queries concatenated and every figure recomputed with
-  ``sklearn.metrics.cohen_kappa_score``, ``krippendorff.alpha``,
+  ``sklearn.metrics.cohen_kappa_score`` (``labels``: every whole number from the
+  smallest grade to the largest, so that its weights are over the grades' values,
+  the stray 10 of h2oloo-zeroshot2 included), ``krippendorff.alpha``,
   ``scipy.stats.kendalltau`` / ``spearmanr`` and a few lines for Scott's pi;
   ``numpy.percentile`` over the replicates, each arm stretched for the number of
   clusters (``sqrt(G/(G-1)) t_{G-1} / z``, scipy's quantiles) as the tool does;
@@ -24,9 +27,7 @@ its measured time at the check size scaled by the replicates (its cost is
 linear in them: one pass per replicate), and printed as such unless
 ``--check-replicates 1000`` runs it whole. Wall and CPU seconds are both
 printed (on a shared machine the wall time waits for other processes).
-``--small``: 2 runs and 20 replicates, no scaling; without the shared data, a
-generated table (8 runs, 25 queries, 1,000 pairs; the full size: 4,423 pairs)
-stands in.
+``--small``: 2 runs and 20 replicates, no scaling.
 
     python bench/bench_agreement.py [--small] [--check-replicates N]
 """
@@ -34,6 +35,7 @@ stands in.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import resource
 import subprocess
@@ -42,10 +44,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data" / "llmjudge"
+DATA = ROOT / "fixtures" / "case-studies" / "llmjudge"
 QRELS = "llmjudge_test_qrel_idx.txt"
 RUNS = ["h2oloo-zeroshot1", "h2oloo-zeroshot2", "willia-umbrela1", "Olz-gpt4o", "TREMA-direct",
         "NISTRetrieval-instruct0", "NISTRetrieval-instruct1", "NISTRetrieval-instruct2"]
@@ -95,10 +95,11 @@ def alpha(a, b, level, dom):
         return float("nan")
 
 def figures(a, b, dom):
+    whole = list(range(min(dom), max(dom) + 1))  # sklearn weighs positions: every whole number makes them values
     return {
-        "cohen_kappa": cohen_kappa_score(a, b, labels=dom),
-        "cohen_kappa_linear": cohen_kappa_score(a, b, labels=dom, weights="linear"),
-        "cohen_kappa_quadratic": cohen_kappa_score(a, b, labels=dom, weights="quadratic"),
+        "cohen_kappa": cohen_kappa_score(a, b, labels=whole),
+        "cohen_kappa_linear": cohen_kappa_score(a, b, labels=whole, weights="linear"),
+        "cohen_kappa_quadratic": cohen_kappa_score(a, b, labels=whole, weights="quadratic"),
         "scott_pi": pi(a, b),
         **{f"krippendorff_alpha_{lv}": alpha(a, b, lv, dom) for lv in ("nominal", "ordinal", "interval", "ratio")},
         "kendall_tau": kendalltau(a, b).statistic,
@@ -134,20 +135,13 @@ print(json.dumps(out))
 '''
 
 
-def generate(root: Path, n_items: int, seed: int = 11) -> tuple[Path, list[Path]]:
-    """A generated table in the LLMJudge layout: qrels and 8 runs of grades 0-3 over 25 queries."""
-    rng = np.random.default_rng(seed)
-    q = rng.integers(0, 25, n_items)
-    gold = np.clip(rng.integers(0, 3, n_items) + (q % 2), 0, 3)
-    qrels = root / QRELS
-    qrels.write_text("".join(f"q{q[i]} 0 p{i} {gold[i]}\n" for i in range(n_items)))
-    runs = []
-    for k, name in enumerate(RUNS):
-        grades = np.clip(gold + rng.integers(-1, 2, n_items) * (rng.random(n_items) < 0.3 + 0.05 * k), 0, 3)
-        path = root / f"{name}.txt"
-        path.write_text("".join(f"q{q[i]} 0 p{i} {grades[i]}\n" for i in range(n_items)))
-        runs.append(path)
-    return qrels, runs
+def decompressed(root: Path) -> tuple[Path, list[Path]]:
+    """The committed qrels and 8 runs, decompressed under ``root`` (the loop reads plain text)."""
+    paths = []
+    for name in [QRELS, *(f"{r}.txt" for r in RUNS)]:
+        paths.append(root / name)
+        paths[-1].write_bytes(gzip.decompress((DATA / f"{name}.gz").read_bytes()))
+    return paths[0], paths[1:]
 
 
 def _children_cpu() -> float:
@@ -195,11 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     check = args.check_replicates or (20 if args.small else 100)
     with tempfile.TemporaryDirectory(prefix="bench-agreement-") as tmp:
-        if (SHARED / QRELS).is_file():
-            qrels, runs, source = SHARED / QRELS, [SHARED / f"{r}.txt" for r in RUNS], "LLMJudge runs"
-        else:
-            qrels, runs = generate(Path(tmp), 1000 if args.small else 4423)
-            source = "a generated table (shared data absent)"
+        qrels, runs = decompressed(Path(tmp))
+        source = "LLMJudge runs"
         runs = runs[:2] if args.small else runs
         script = Path(tmp) / "plain.py"
         script.write_text(STRAIGHTFORWARD)

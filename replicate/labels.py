@@ -109,6 +109,11 @@ class LabelSet:
         return out
 
 
+def outside_set(code: int, label_set: LabelSet) -> str:
+    """The warning (``label-outside-set``) for a grade a reader read outside its declared ordinal set."""
+    return f"label {code} lies outside the label set {label_set} (read as written; --out-of-scale decides how it counts)"
+
+
 def label_name(code: int, label_set: LabelSet | None) -> int | str:
     """A label code as tables and JSON show it: its name when the set names its labels (``A``, ``tie``,
     ``A>>B``), else the number itself (a grade; a code outside the set, kept as read)."""

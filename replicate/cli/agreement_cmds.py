@@ -19,6 +19,8 @@ from replicate.cli.judge_options import (
     JobsOpt,
     KeyFieldOpt,
     MinItemsOpt,
+    OutOfScale,
+    OutOfScaleOpt,
     OutputFieldOpt,
     ParserOpt,
     ReaderOpt,
@@ -68,6 +70,7 @@ def agreement_cmd(
     score_map: ScoreMapOpt = None,
     epoch: EpochOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
+    out_of_scale: OutOfScaleOpt = OutOfScale.keep,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
@@ -100,7 +103,7 @@ def agreement_cmd(
     if not specs:
         raise UsageError("give one or more run files (or --runs)")
     loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=not pairs,
-                  extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser,
+                  extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser, out_of_scale=out_of_scale,
                   jobs=jobs, parsers=[parser] if parser else [], prefetch=later_imports(replicates=replicates, pvalues=False))
     aligned = align(loaded.labelled(need_parser(parser, loaded)))
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)

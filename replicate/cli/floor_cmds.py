@@ -24,6 +24,8 @@ from replicate.cli.judge_options import (
     JobsOpt,
     KeyFieldOpt,
     MinItemsOpt,
+    OutOfScale,
+    OutOfScaleOpt,
     OutputFieldOpt,
     ParserOpt,
     ReaderOpt,
@@ -86,6 +88,7 @@ def floor_cmd(
         typer.Option("--main", metavar="MAIN", help="A main-results run (name in --runs or file) to check against the repeats.", show_default=False),
     ] = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
+    out_of_scale: OutOfScaleOpt = OutOfScale.keep,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
@@ -130,7 +133,7 @@ def floor_cmd(
     sel = select_runs(runs or [], runs_file, extra=extra)
     if len(sel.main) < 2:
         raise UsageError(f"a floor needs at least two repeats of one model; got {len(sel.main)}")
-    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser,
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser, out_of_scale=out_of_scale,
                   jobs=jobs, parsers=[parser] if parser else [])
     labelled = {r.name: r for r in loaded.labelled(need_parser(parser, loaded))}
     names = [loaded.named(n) for n in sel.extra]  # the runs may be named after their models once read
@@ -176,6 +179,7 @@ def matrix_cmd(
     score_map: ScoreMapOpt = None,
     epoch: EpochOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
+    out_of_scale: OutOfScaleOpt = OutOfScale.keep,
     scale: Annotated[
         str | None,
         typer.Option("--scale", metavar="LO-HI", help="Label scale for the sanity checks. Default: the parser's labels (0-3).", show_default=False),
@@ -216,7 +220,7 @@ def matrix_cmd(
         raise UsageError(f"a matrix needs at least two runs; got {len(sel.main)}")
     if scale is not None:
         _scale(scale, "")  # a bad --scale is a usage error before any file is read
-    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser,
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser, out_of_scale=out_of_scale,
                   jobs=jobs, parsers=[parser] if parser else [],
                   prefetch=later_imports(replicates=replicates, pvalues=format is Format.json))
     name = need_parser(parser, loaded)

@@ -25,6 +25,8 @@ from replicate.cli.judge_options import (
     JobsOpt,
     KeyFieldOpt,
     MinItemsOpt,
+    OutOfScale,
+    OutOfScaleOpt,
     OutputFieldOpt,
     ParserOpt,
     ReaderOpt,
@@ -59,6 +61,7 @@ def parse_cmd(
     scorer: ScorerOpt = None,
     score_map: ScoreMapOpt = None,
     epoch: EpochOpt = None,
+    out_of_scale: OutOfScaleOpt = OutOfScale.keep,
     labels: Annotated[
         Path | None,
         typer.Option("--labels", metavar="OUT.jsonl", help="Write one row per item: the key fields, label (int or null) and gold (- for standard output, the report then going to stderr). One FILE only."),
@@ -89,7 +92,7 @@ def parse_cmd(
 
     if labels is not None and len(files) != 1:
         raise UsageError(f"--labels writes one file's labels; got {len(files)} files")
-    loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=False, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser)
+    loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=False, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser, out_of_scale=out_of_scale)
     labelled = loaded.labelled(need_parser(parser, loaded))
     settings = uncertainty_of(replicates, seed, cluster, MIN_ITEMS, loaded)
     shares = functools.partial(parse_intervals, settings=settings) if settings.resampled else None
@@ -132,6 +135,7 @@ def compare_cmd(
     score_map: ScoreMapOpt = None,
     epoch: EpochOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
+    out_of_scale: OutOfScaleOpt = OutOfScale.keep,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
@@ -160,7 +164,7 @@ def compare_cmd(
     from replicate.judge.compare import compare
     from replicate.judge.render import comparison_text
 
-    loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser,
+    loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser, out_of_scale=out_of_scale,
                   jobs=jobs, parsers=[parser] if parser else [], prefetch=later_imports(replicates=replicates, pvalues=True))
     a, b = loaded.labelled(need_parser(parser, loaded))
     cmp = compare(a, b, policy=unparsed.value, uncertainty=uncertainty_of(replicates, seed, cluster, min_items, loaded),
@@ -182,6 +186,7 @@ def chain_cmd(
     score_map: ScoreMapOpt = None,
     epoch: EpochOpt = None,
     unparsed: UnparsedOpt = Unparsed.intersect,
+    out_of_scale: OutOfScaleOpt = OutOfScale.keep,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
@@ -205,7 +210,7 @@ def chain_cmd(
     specs = resolve_runs(files, runs)
     if len(specs) < 2:
         raise UsageError(f"a chain needs at least two runs; got {len(specs)}")
-    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser,
+    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser, out_of_scale=out_of_scale,
                   jobs=jobs, parsers=[parser] if parser else [], prefetch=later_imports(replicates=replicates, pvalues=True))
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=unparsed.value, uncertainty=settings)

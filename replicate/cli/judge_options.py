@@ -23,6 +23,8 @@ __all__ = [
     "GoldReaderOpt",
     "UnparsedOpt",
     "Unparsed",
+    "OutOfScaleOpt",
+    "OutOfScale",
     "RunsFileOpt",
     "KeyFieldOpt",
     "GoldFieldOpt",
@@ -73,6 +75,23 @@ UnparsedOpt = Annotated[
         "--unparsed",
         help="intersect: drop an item unparsed on either side (what the released scripts did); "
         "wrong: count an unparsed output as wrong (what an API user experiences).",
+    ),
+]
+
+
+class OutOfScale(str, enum.Enum):
+    keep = "keep"
+    drop = "drop"
+    clip = "clip"
+
+
+OutOfScaleOpt = Annotated[
+    OutOfScale,
+    typer.Option(
+        "--out-of-scale",
+        help="A label outside its run's scale (the parser's or reader's declared grades, e.g. 10 on 0-3). "
+        "keep: as read, a category of its own (counted on stderr); drop: leave its item out of that run; "
+        "clip: to the scale's nearest bound (10 reads 3). drop and clip are printed in the header and the JSON.",
     ),
 ]
 RunsFileOpt = Annotated[
@@ -310,13 +329,15 @@ def load(
     parsers: Sequence[str] = (),
     texts: bool = False,
     prefetch: Sequence[str] = (),
+    out_of_scale: OutOfScale | str = OutOfScale.keep,
 ):
     """Load the runs ``specs`` with the field options (the first step of every judge command).
 
     ``jobs`` is ``--jobs``; ``parsers`` are the parsers the command labels with
     (the workers label the runs while reading them); ``texts``: the command reads
     every run's raw outputs itself; ``prefetch``: modules its later steps import
-    (:func:`later_imports`), imported while the runs are read.
+    (:func:`later_imports`), imported while the runs are read; ``out_of_scale``
+    is ``--out-of-scale`` (what the runs' labels outside their scale become).
 
     ``extra`` holds reader-specific options (:func:`reader_options`). ``parser``
     (the command's --parser) gives the label set gold stored as text is read
@@ -334,6 +355,7 @@ def load(
         options=ReadOptions(fields=fields, extra=extra or {}, gold_labels=gold_labels),
         gold=gold, gold_reader=gold_reader, need_gold=need_gold,
         label_cache=label_cache(), jobs=jobs_value(jobs), parsers=parsers, texts=texts, prefetch=prefetch,
+        out_of_scale=OutOfScale(out_of_scale).value,
     )
     show_detected(loaded.detected())
     return loaded
@@ -415,11 +437,36 @@ def emit_runs(loaded, result: Any, fmt: Format, *, text: Callable[[], str], comp
     the warnings (which often say why).
     """
     show_warnings(loaded.diagnostics)
+    show_scale_outcomes(loaded)
     show_cache_events(loaded.label_cache, loaded.run_cache)
     if comparisons is not None:
         require_shared_items(loaded, comparisons)
     # the warnings are shown above (before the cache lines and the shared-items check); the JSON is the library's
-    emit(loaded.report(result), fmt, text=text)
+    emit(loaded.report(result), fmt, text=with_departures(loaded, text, fmt))
+
+
+def show_scale_outcomes(loaded) -> None:
+    """One stderr line per run with labels outside its scale: how many, and what --out-of-scale did with them."""
+    hint = ("--out-of-scale drop or clip to change" if loaded.out_of_scale == "keep"
+            else f"--out-of-scale {loaded.out_of_scale}")
+    for o in dict.fromkeys(o for o in loaded.scale_outcomes() if o.count):
+        warn(f"out-of-scale labels: {o.words()} ({hint})")
+
+
+def with_departures(loaded, text: Callable[[], str], fmt: Format) -> Callable[[], str]:
+    """``text`` headed by the out-of-scale policy when it is not the default (drop, clip): every table says it."""
+    from replicate.judge.outofscale import departure_lines
+
+    def headed() -> str:
+        body = text()  # labels the runs, so the outcomes are known
+        lines = departure_lines(loaded.out_of_scale, dict.fromkeys(loaded.scale_outcomes()))
+        if not lines:
+            return body
+        if fmt is Format.markdown:
+            lines = [f"- {lines[0]}", *(f"  - {line.strip()}" for line in lines[1:])]
+        return "\n".join(lines) + "\n\n" + body
+
+    return headed
 
 
 def resolve_runs(files: Sequence[Path] | None, runs_toml: Path | None) -> list:

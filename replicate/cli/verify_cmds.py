@@ -12,6 +12,8 @@ from replicate.cli.judge_options import (
     ClusterOpt,
     JobsOpt,
     MinItemsOpt,
+    OutOfScale,
+    OutOfScaleOpt,
     ReaderOpt,
     ReplicatesOpt,
     SeedOpt,
@@ -55,6 +57,7 @@ def verify_cmd(
                      show_default=False),
     ] = None,
     reader: ReaderOpt = None,
+    out_of_scale: OutOfScaleOpt = OutOfScale.keep,
     replicates: ReplicatesOpt = 1000,
     seed: SeedOpt = 0,
     cluster: ClusterOpt = None,
@@ -90,7 +93,7 @@ def verify_cmd(
                replications=_pairs(replication, "--replication", "NAME=TRIALS"),
                replication_archives=_pairs(replication_archive, "--replication-archive", "NAME=ARCHIVE"),
                reader=reader, uncertainty=_uncertainty(replicates, seed, cluster, min_items), label_cache=cache,
-               jobs=jobs_value(jobs), run_cache=runs_kept)
+               jobs=jobs_value(jobs), run_cache=runs_kept, out_of_scale=out_of_scale.value)
     detected: dict[str, list[str]] = {}
     for files in v.run_files.values():
         for f in files:

@@ -50,9 +50,11 @@ def synthetic_runs(
 
 
 def read_judgments(path: str | Path) -> dict[str, dict[str, int]]:
-    """A plain qrels file (``qid iter docid grade``) as ``{qid: {docid: grade}}``, for the generator only."""
+    """A plain qrels file (``qid iter docid grade``; gzip undone) as ``{qid: {docid: grade}}``, for the generator only."""
+    from replicate.readkit import InputStream
+
     out: dict[str, dict[str, int]] = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    for line in InputStream(path).read().decode("utf-8").splitlines():
         if line.strip():
             qid, _, docid, grade = line.split()
             out.setdefault(qid, {})[docid] = int(grade)

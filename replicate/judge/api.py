@@ -17,6 +17,14 @@ from replicate.judge.labelcache import LabelCache
 from replicate.judge.load import FieldSpec, load_run
 from replicate.judge.load.runcache import RunCache
 from replicate.judge.model import LabelledRun, Run
+from replicate.judge.outofscale import (
+    KEEP,
+    OutOfScale,
+    ScaleOutcome,
+    apply_out_of_scale,
+    check_out_of_scale,
+    outcomes_json,
+)
 from replicate.judge.runload import label_through, load_spec
 from replicate.judge.select import RunSpec
 from replicate.judge.workers import jobs_for
@@ -46,6 +54,10 @@ class Loaded:
     _prelabelled: dict = field(default_factory=dict, repr=False, compare=False)
     #: a run's name as given (its file's) -> the model name it was given after reading (see :func:`load_runs`)
     renamed: dict[str, str] = field(default_factory=dict)
+    #: what :meth:`labelled` does with labels outside a run's scale (:mod:`replicate.judge.outofscale`)
+    out_of_scale: OutOfScale = KEEP
+    #: parser -> what the out-of-scale policy did to each run labelled by it
+    _scales: dict = field(default_factory=dict, repr=False, compare=False)
 
     def named(self, name: str) -> str:
         """The loaded run's name for ``name``, a run's name as the command line gave it (e.g. an ``--edge``)."""
@@ -67,13 +79,21 @@ class Loaded:
         return out
 
     def labelled(self, parser_name: str) -> list[LabelledRun]:
-        """Each run labelled by the registered parser ``parser_name`` (EXAM runs keep their grades)."""
+        """Each run labelled by the registered parser ``parser_name`` (EXAM runs keep their grades), labels
+        outside a run's scale read under :attr:`out_of_scale` (what that did: :meth:`scale_outcomes`)."""
         if parser_name not in self._cache:
             needs_parser = any(r.labels is None for r in self.runs)
             parser = PARSERS.get(parser_name) if needs_parser else None
             names = self.key_names
-            self._cache[parser_name] = [replace(self._label(r, parser), key_names=names) for r in self.runs]
+            read = [apply_out_of_scale(replace(self._label(r, parser), key_names=names), self.out_of_scale)
+                    for r in self.runs]
+            self._cache[parser_name] = [lr for lr, _ in read]
+            self._scales[parser_name] = tuple(o for _, o in read)
         return list(self._cache[parser_name])
+
+    def scale_outcomes(self) -> tuple[ScaleOutcome, ...]:
+        """What the out-of-scale policy did to each run :meth:`labelled` gave, in order of labelling."""
+        return tuple(o for outcomes in self._scales.values() for o in outcomes)
 
     def label_run(self, run: Run, parser: Parser | None) -> LabelledRun:
         """``run`` (one of these runs) labelled by ``parser`` (None for runs that carry labels), through the label cache."""
@@ -135,6 +155,7 @@ class Loaded:
         keys = label_provenance(self.label_keys())
         if keys is not None:
             extra["label_cache"] = keys
+        extra["out_of_scale"] = outcomes_json(self.out_of_scale, self.scale_outcomes())
         extra["warnings"] = self.diagnostics.to_json()
         return LoadReport(result, extra)
 
@@ -173,6 +194,7 @@ def load_runs(
     texts: bool = False,
     run_cache: RunCache | None = None,
     prefetch: Sequence[str] = (),
+    out_of_scale: str = KEEP,
 ) -> Loaded:
     """Read every run of ``specs`` (each file once) into a :class:`Loaded`.
 
@@ -200,7 +222,14 @@ def load_runs(
     only waits on them; see :mod:`replicate.background`). Without workers
     nothing is prefetched: this process is busy reading, and a second thread
     importing beside it slows it about as much as the import would.
+
+    ``out_of_scale`` (``keep``, ``drop`` or ``clip``): what :meth:`Loaded.labelled` does with a label
+    outside its run's scale (:mod:`replicate.judge.outofscale`).
     """
+    try:
+        policy = check_out_of_scale(out_of_scale)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     names = [s.name for s in specs]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
@@ -238,7 +267,8 @@ def load_runs(
         runs, joined = join_gold(runs, gold_run, diag)
     elif need_gold:
         require_gold(runs)
-    loaded = Loaded(runs, diag, fields, joined, options, label_cache, own, run_cache, renamed=renamed)
+    loaded = Loaded(runs, diag, fields, joined, options, label_cache, own, run_cache, renamed=renamed,
+                    out_of_scale=policy)
     loaded._prelabelled.update(prelabelled)
     return loaded
 

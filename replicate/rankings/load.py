@@ -129,7 +129,8 @@ def read_qrels(path: str | os.PathLike[str], diagnostics: Diagnostics) -> Qrels:
     from replicate.judge.load import load_run
     from replicate.judge.model import KEY_SEP
 
-    run = load_run(Path(path).stem, Path(path), reader="trec-qrels@1", diagnostics=diagnostics, gold=True)
+    name = Path(str(path).removesuffix(".gz")).stem  # qrels.txt and qrels.txt.gz are both "qrels"
+    run = load_run(name, Path(path), reader="trec-qrels@1", diagnostics=diagnostics, gold=True)
     assert run.labels is not None
     judgments: dict[str, dict[str, int]] = {}
     for key, grade in zip(run.keys.tolist(), run.labels.tolist()):

@@ -21,6 +21,7 @@ from typing import Iterable, Sequence
 
 from replicate.errors import BadInput, Message, Param
 from replicate.inputfile import json_lines, read_input
+from replicate.readkit import GZIP_MAGIC, InputStream
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +81,8 @@ class IFBenchResults:
 def _read(path: Path) -> dict[tuple[str, str], bool]:
     out: dict[tuple[str, str], bool] = {}
     raw = read_input(path, what="IFBench results file")
+    if raw[:2] == GZIP_MAGIC:  # a gzip-compressed results file (.jsonl.gz): inflated, bounded against bombs
+        raw = InputStream(path, data=raw).read()
     for lineno, row in json_lines(raw, path=path):
         if not isinstance(row, dict) or not isinstance(row.get("prompt"), str) or not isinstance(
             row.get("response"), str

@@ -8,8 +8,11 @@ pairs and every bootstrap replicate (tables of shape ``(..., V, V)``):
 - **Cohen's kappa** ``1 - sum(w * O) / sum(w * E)``, ``O`` the observed shares,
   ``E`` the product of the two sides' marginal shares, ``w`` the disagreement
   weights: 0/1 (``none``), ``|i - j|`` (``linear``) or ``(i - j)^2``
-  (``quadratic``), ``i, j`` positions in the ordered value domain (as
-  ``sklearn.metrics.cohen_kappa_score`` with ``labels`` = the domain);
+  (``quadratic``), ``i, j`` the label **values** (a grade 10 is 7 above 3, as in
+  interval alpha, MAE and Pearson's r: one numeric scale for every weighted
+  figure; equal to ``sklearn.metrics.cohen_kappa_score``, which weighs
+  positions in ``labels``, when ``labels`` lists every whole number of the
+  range, so that positions and values differ by a constant);
 - **Scott's pi** ``(p_o - p_e) / (1 - p_e)``, ``p_e`` from the pooled marginals;
 - **Krippendorff's alpha** ``1 - (n - 1) sum(o * d) / sum(n_c n_k d)`` over the
   coincidence matrix ``o`` (two coders: ``table + table.T``), ``n_c`` its
@@ -127,16 +130,23 @@ def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-def _weights(kind: str, size: int) -> np.ndarray:
-    pos = np.arange(size, dtype=np.float64)
-    gap = pos[:, None] - pos[None, :]
+def _weights(kind: str, values: np.ndarray) -> np.ndarray:
+    gap = values[:, None] - values[None, :]
     return {"none": (gap != 0).astype(np.float64), "linear": np.abs(gap), "quadratic": gap * gap}[kind]
 
 
-def kappa_of_tables(tables: np.ndarray, weights: str = "none") -> np.ndarray:
-    """Cohen's kappa of each table (rows: first side, columns: second), NaN where undefined."""
+def kappa_of_tables(
+    tables: np.ndarray, weights: str = "none", values: Sequence[float] | np.ndarray | None = None
+) -> np.ndarray:
+    """Cohen's kappa of each table (rows: first side, columns: second), NaN where undefined.
+
+    ``values``: the label value of each row (the ordered value domain); the weights are over these
+    values (default ``0, 1, 2, ...``: positions)."""
     t = np.asarray(tables, dtype=np.float64)
-    w = _weights(weights, t.shape[-1])
+    v = np.arange(t.shape[-1], dtype=np.float64) if values is None else np.asarray(values, dtype=np.float64)
+    if len(v) != t.shape[-1]:
+        raise ValueError(f"tables have {t.shape[-1]} rows for {len(v)} values")
+    w = _weights(weights, v)
     n = t.sum(axis=(-2, -1))
     observed = (t * w).sum(axis=(-2, -1))
     expected = ((t.sum(axis=-1) @ w) * t.sum(axis=-2)).sum(axis=-1)
@@ -282,7 +292,7 @@ def read_figure(t: np.ndarray, figure: Figure, v: np.ndarray, *, policy: Policy 
     if keep > len(v):
         v = np.append(v, v[-1] + 1 if len(v) else 0)  # a value of its own (nominal figures read only equality)
     if figure.name == "cohen_kappa":
-        return kappa_of_tables(t, figure.weights or "none")
+        return kappa_of_tables(t, figure.weights or "none", v)
     if figure.name == "scott_pi":
         return scott_pi_of_tables(t)
     if figure.name == "krippendorff_alpha":
@@ -337,8 +347,8 @@ def agreement(
 ) -> float | None:
     """One agreement figure between two label vectors (NaN = missing/unparsed); None when undefined.
 
-    ``domain``: the ordered values labels can take (default: those seen); it fixes kappa's weights
-    and the ordinal distance. See :func:`figure_values` for ``policy``.
+    ``domain``: the ordered values labels can take (default: those seen); it fixes the ordinal distance
+    (kappa's weights and the interval and ratio distances are over the values themselves). See :func:`figure_values` for ``policy``.
     """
     fig = Figure(figure, weights=weights, level=level, binarize=binarize)
     a, b = np.asarray(labels_a, dtype=np.float64), np.asarray(labels_b, dtype=np.float64)

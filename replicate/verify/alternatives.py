@@ -26,6 +26,7 @@ from typing import Any
 from replicate.errors import ReplicateError
 from replicate.judge.agreement import value_domain
 from replicate.judge.align import align
+from replicate.judge.outofscale import OUT_OF_SCALE
 from replicate.verify.claim import Claim
 from replicate.verify.matching import Printed, Verdict, match
 from replicate.verify.metrics import metric as find_metric
@@ -43,7 +44,7 @@ METRIC_GROUPS: tuple[tuple[tuple[str, Mapping[str, Any]], ...], ...] = (
     (("regression_rate", {}), ("regression_share_of_old_correct", {})),
 )
 
-Setting = dict[str, Any]  # keys: metric, options (merged), unparsed, parser, unit
+Setting = dict[str, Any]  # keys: metric, options (merged), unparsed, out_of_scale, parser, unit
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,16 @@ def _policies(c: Claim, ctx: Ctx) -> list[Setting]:
     return [{"unparsed": p} for p in (c.policy, *({"intersect", "wrong"} - {c.policy}))]
 
 
+def _out_of_scale(c: Claim, ctx: Ctx) -> list[Setting]:
+    """The command's out-of-scale policy, then the others when a run of the claim has a label outside its scale."""
+    own = ctx.core.out_of_scale
+    try:
+        stray = any(ctx.core.scale_outcome(n, ctx.parser).count for n in c.run_names)
+    except ReplicateError:
+        stray = False
+    return [{"out_of_scale": own}, *({"out_of_scale": p} for p in OUT_OF_SCALE if p != own and stray)]
+
+
 def _parsers(c: Claim, ctx: Ctx) -> list[Setting]:
     if any(ctx.core.runs[n].labels is not None for n in c.run_names):  # decided labels: no parser reads them
         return [{"parser": ctx.parser}]
@@ -110,6 +121,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("binarize", "agreement figures: labels as read, and binarized at every threshold of the value domain",
            _thresholds),
     Family("unparsed", "the unparsed policy: intersect (parsed items) <-> wrong (all items)", _policies),
+    Family("out_of_scale", "labels outside the scale: keep <-> drop <-> clip (when a run of the claim has one)",
+           _out_of_scale),
     Family("parser", "every installed parser (not for runs whose labels are decided)", _parsers),
     Family("unit", "the printed text read as percent <-> fraction (a ratio read as a percent)", _units),
 )
@@ -159,13 +172,13 @@ def alternatives(core: Any, claim: Claim, parser: str, installed: Sequence[str])
             continue
         options = {f.name: s["options"].get(f.name, s.get(f.name, claim.options.get(f.name, f.default)))
                    for f in spec.fields}
-        key = (spec.name, tuple(sorted(options.items(), key=str)), s["unparsed"], s["parser"])
+        key = (spec.name, tuple(sorted(options.items(), key=str)), s["unparsed"], s["out_of_scale"], s["parser"])
         if key not in computed:
             if len(computed) >= MAX_RECOMPUTATIONS:
                 break
             alt = replace(claim, metric=spec.name, spec=spec, options=options, unparsed=s["unparsed"])
             try:
-                computed[key] = core.compute(alt, s["parser"]).value
+                computed[key] = core.under(s["out_of_scale"]).compute(alt, s["parser"]).value
             except ReplicateError:
                 computed[key] = None
         value = computed[key]
@@ -180,6 +193,8 @@ def alternatives(core: Any, claim: Claim, parser: str, installed: Sequence[str])
         settings = dict(options)
         if s["unparsed"] != claim.policy:
             settings["unparsed"] = s["unparsed"]
+        if s["out_of_scale"] != core.out_of_scale:
+            settings["out_of_scale"] = s["out_of_scale"]
         if s["parser"] != parser:
             settings["parser"] = s["parser"]
         if s["unit"] != claim.printed.unit:
@@ -201,6 +216,9 @@ def _simplest(found: list[Alternative]) -> tuple[Alternative, ...]:
 
 
 # -- in words ----------------------------------------------------------------------------------
+OUT_OF_SCALE_WORDS = {"keep": "labels outside the scale kept as read (--out-of-scale keep)",
+                      "drop": "items labelled outside the scale dropped (--out-of-scale drop)",
+                      "clip": "labels outside the scale clipped to it (--out-of-scale clip)"}
 FIGURE_WORDS = {"cohen_kappa": "Cohen's kappa", "scott_pi": "Scott's pi", "krippendorff_alpha": "Krippendorff's alpha",
                 "kendall_tau": "Kendall's tau-b", "spearman": "Spearman's rho"}
 
@@ -217,6 +235,8 @@ def describe(metric: str, settings: Mapping[str, Any]) -> str:
         parts.append(f"binarized at {settings['binarize']}")
     if "unparsed" in settings:
         parts.append(f"unparsed policy {settings['unparsed']}")
+    if "out_of_scale" in settings:
+        parts.append(OUT_OF_SCALE_WORDS[settings["out_of_scale"]])
     if "parser" in settings:
         parts.append(f"parser `{settings['parser']}`")
     if "unit" in settings:

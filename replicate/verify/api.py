@@ -117,8 +117,12 @@ def verify_runs(
     diagnostics: Diagnostics | None = None,
     uncertainty: Uncertainty | None = None,
     label: Callable[[Run, Parser | None], LabelledRun] | None = None,
+    out_of_scale: str = "keep",
 ) -> Verification:
     """Recompute every claim of ``claims`` from in-memory ``runs`` (pure).
+
+    ``out_of_scale`` (``keep``, ``drop``, ``clip``): what a label outside its run's scale is read as
+    (:mod:`replicate.judge.outofscale`); a mismatching claim's alternatives also try the other two.
 
     With ``uncertainty`` settings every edge and floor gets bootstrap
     intervals (clusters from the claims file's key fields) and small samples are flagged.
@@ -146,7 +150,10 @@ def verify_runs(
             uncertainty = replace(uncertainty, key_fields=tuple(claims.fields.get("key_fields") or FieldSpec().key_fields))
         except ValueError as exc:
             raise UsageError(Message(Param("cluster"), f": {exc}")) from None
-    rc = Recomputer(runs, PARSERS.get, uncertainty=uncertainty, label=label)
+    try:
+        rc = Recomputer(runs, PARSERS.get, uncertainty=uncertainty, label=label, out_of_scale=out_of_scale)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     plain = rc.plain()  # the alternatives of a mismatching claim (replicate.verify.alternatives) need no intervals
     results = []
     for c in claims.claims:
@@ -177,7 +184,8 @@ def verify_runs(
         claims_file=claims, parsers=columns, explicit_parsers=explicit, results=tuple(results),
         edges=edges, floors=floors, run_figures=run_figs, run_files=run_files, flags=flags,
         root=root, tool_version=__version__, date=date, diagnostics=diag, decided=decided is not None,
-        against_floor=_against_floor(edges, floors, rc),
+        against_floor=_against_floor(edges, floors, rc), out_of_scale=rc.out_of_scale,
+        scale_outcomes=rc.scale_outcomes(),
     )
 
 
@@ -264,6 +272,7 @@ def verify(
     label_cache: LabelCache | None = None,
     jobs: int | str = 1,
     run_cache: RunCache | None = None,
+    out_of_scale: str = "keep",
 ) -> Verification:
     """Read a claims file and the files its runs name (under ``root``), then :func:`verify_runs`.
 
@@ -344,6 +353,7 @@ def verify(
     v = verify_runs(
         claims, {r.name: r for r in loaded.runs}, parsers=list(columns) if parsers else None,
         root=str(root), date=date, diagnostics=loaded.diagnostics, uncertainty=uncertainty, label=label,
+        out_of_scale=out_of_scale,
     )
     v = replace(v, label_keys=tuple(keys))
     if claims.ranking_claims:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath
 from urllib.parse import quote
 
+from replicate.judge.outofscale import departure_lines
 from replicate.output import Format, md_code, md_text, table
 from replicate.provenance import FileProvenance
 from replicate.verify.note_rankings import ranking_sections, ranking_table
@@ -128,9 +129,22 @@ def _header(v: Verification) -> list[str]:
             rows.append(["Release named", f"{md_text(study.release)}{at} (not verified: no fetch manifest)"])
     if v.runs_part:
         rows.append(["Parsers", ", ".join(f"`{p}`" for p in v.parsers)])
+        scale = _out_of_scale(v)
+        if scale:
+            rows.append(["Out-of-scale labels", scale])
     rows.append(["Tool", f"replicate {v.tool_version}"])
     rows.append(["Date", v.date])
     return [f"# Verification note: {title}", "", table(rows, ["", ""], Format.markdown).rstrip("\n")]
+
+
+def _out_of_scale(v: Verification) -> str:
+    """The header's words for labels outside their run's scale: the policy when it is not ``keep``, and each run
+    with such labels (empty when the policy is ``keep`` and no label lies outside)."""
+    changed = [o for o in v.scale_outcomes if o.count]
+    if v.out_of_scale == "keep" and not changed:
+        return ""
+    head = "kept as read" if v.out_of_scale == "keep" else f"{v.out_of_scale} ({md_code('--out-of-scale ' + v.out_of_scale)})"
+    return "; ".join([head, *(md_text(o.words()) for o in changed)]) if changed else f"{head}; no label lay outside"
 
 
 def _flags(v: Verification) -> list[str]:
@@ -217,6 +231,8 @@ def reproduce_commands(v: Verification, *, out: str | None) -> list[str]:
     verify = f"replicate verify {q(PurePath(v.claims_file.path).as_posix())} --root {q(v.root)}"
     if v.explicit_parsers and not v.decided:
         verify += "".join(f" --parser {q(p)}" for p in v.parsers)
+    if v.out_of_scale != "keep":
+        verify += f" --out-of-scale {v.out_of_scale}"
     if v.trials is not None:
         verify += reproduce_args(v.trials)
     if out is not None:
@@ -300,7 +316,8 @@ def wrap_prose(text: str, width: int = WIDTH) -> str:
 
 def render_table(v: Verification, fmt: Format = Format.table) -> str:
     """The terminal view: the claims table, reasons for anything not computable, the summary line."""
-    lines = []
+    lines = departure_lines(v.out_of_scale, v.scale_outcomes)
+    lines += [""] if lines else []
     if v.runs_part:
         claims, notes = claims_table(v, fmt)
         lines.append(claims.rstrip("\n"))

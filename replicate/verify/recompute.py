@@ -31,6 +31,7 @@ from replicate.errors import ReplicateError
 from replicate.judge.compare import compare
 from replicate.judge.floor import EdgeCheck, Floor, FloorPair, floor as judge_floor
 from replicate.judge.model import LabelledRun, Run
+from replicate.judge.outofscale import KEEP, OutOfScale, ScaleOutcome, apply_out_of_scale, check_out_of_scale
 from replicate.judge.uncertainty import EdgeUncertainty, Uncertainty
 from replicate.labels import LabelSet, absent_figures
 from replicate.parsing import UNPARSED, Parser
@@ -186,18 +187,25 @@ def edge_key(e: EdgeFigures) -> tuple[str, str, str, str]:
 
 
 class Recomputer:
-    """Recomputes claims from raw runs, labelling each run once per parser and caching figures."""
+    """Recomputes claims from raw runs, labelling each run once per parser and caching figures.
+
+    Labels outside a run's scale are read under ``out_of_scale`` (:mod:`replicate.judge.outofscale`);
+    :meth:`under` gives the same runs read under another policy (the alternatives try them)."""
 
     def __init__(
         self, runs: Mapping[str, Run], get_parser: Callable[[str], Parser], *, uncertainty: Uncertainty | None = None,
-        label: Callable[[Run, Parser | None], LabelledRun] | None = None,
+        label: Callable[[Run, Parser | None], LabelledRun] | None = None, out_of_scale: str = KEEP,
     ) -> None:
         """``label`` labels one run with a parser (default ``Run.label_with``; the loader's passes its label cache)."""
         self.uncertainty = uncertainty
         self.runs = dict(runs)
+        self.out_of_scale: OutOfScale = check_out_of_scale(out_of_scale)
         self._get_parser = get_parser
         self._label = label if label is not None else Run.label_with
+        self._raw: dict[tuple[str, str], LabelledRun] = {}  # as labelled, before the out-of-scale policy
         self._labelled: dict[tuple[str, str], LabelledRun] = {}
+        self._scales: dict[tuple[str, str], ScaleOutcome] = {}
+        self._under: dict[str, Recomputer] = {}
         self._run: dict[tuple[str, str, str], RunFigures] = {}
         self._edge: dict[tuple[str, str, str, str], EdgeFigures | str] = {}
         self._floor: dict[tuple[tuple[str, ...], str, str], FloorFigures | str] = {}
@@ -207,17 +215,42 @@ class Recomputer:
         """A recomputer over the same runs, without intervals, for figures the note shows no interval of
         (the alternatives of a mismatching claim): it reads this one's labellings and labels other
         parsers itself (``Run.label_with``: neither the label cache nor the note's list of labels read)."""
-        out = Recomputer(self.runs, self._get_parser)
-        out._labelled = ChainMap({}, self._labelled)  # type: ignore[assignment]  # writes stay its own
+        out = Recomputer(self.runs, self._get_parser, out_of_scale=self.out_of_scale)
+        out._raw = ChainMap({}, self._raw)  # type: ignore[assignment]  # writes stay its own
+        out._labelled = ChainMap({}, self._labelled)  # type: ignore[assignment]
+        out._scales = ChainMap({}, self._scales)  # type: ignore[assignment]
         return out
+
+    def under(self, out_of_scale: str) -> Recomputer:
+        """The same runs, without intervals, their labels outside the scale read under ``out_of_scale`` (this
+        one when it is its own policy); made once per policy, reading this one's labellings."""
+        if out_of_scale == self.out_of_scale:
+            return self
+        if out_of_scale not in self._under:
+            out = Recomputer(self.runs, self._get_parser, out_of_scale=out_of_scale)
+            out._raw = ChainMap({}, self._raw)  # type: ignore[assignment]
+            self._under[out_of_scale] = out
+        return self._under[out_of_scale]
 
     # -- labelling -------------------------------------------------------------------
     def labelled(self, name: str, parser: str) -> LabelledRun:
+        """Run ``name`` labelled by ``parser``, its labels outside the scale read under :attr:`out_of_scale`."""
         key = (name, parser)
         if key not in self._labelled:
-            run = self.runs[name]
-            self._labelled[key] = self._label(run, None if run.labels is not None else self._get_parser(parser))
+            if key not in self._raw:
+                run = self.runs[name]
+                self._raw[key] = self._label(run, None if run.labels is not None else self._get_parser(parser))
+            self._labelled[key], self._scales[key] = apply_out_of_scale(self._raw[key], self.out_of_scale)
         return self._labelled[key]
+
+    def scale_outcome(self, name: str, parser: str) -> ScaleOutcome:
+        """What the out-of-scale policy did to run ``name`` under ``parser``."""
+        self.labelled(name, parser)
+        return self._scales[(name, parser)]
+
+    def scale_outcomes(self) -> tuple[ScaleOutcome, ...]:
+        """What the policy did to each run labelled so far (one entry per run, in order of labelling)."""
+        return tuple(dict.fromkeys(self._scales.values()))
 
     # -- figures ---------------------------------------------------------------------
     def run_figures(self, name: str, parser: str, policy: Policy) -> RunFigures:

@@ -16,6 +16,7 @@ from typing import Any
 from replicate.diagnostics import Diagnostics
 from replicate.judge.floor import EdgeCheck
 from replicate.judge.model import RunFile
+from replicate.judge.outofscale import ScaleOutcome, outcomes_json
 from replicate.provenance import FileProvenance
 from replicate.stats.cimap import edge_ci
 from replicate.verify.alternatives import Alternatives
@@ -242,6 +243,8 @@ class Verification:
     rankings: RankingsVerification | None = None  # the claims over system rankings, when the file has any
     #: Per edge (:func:`edge_key`) with a floor of its new version's repeats: ``floor --edge``'s check.
     against_floor: dict[tuple[str, str, str, str], EdgeCheck] = field(default_factory=dict)
+    out_of_scale: str = "keep"  # what labels outside a run's scale were read as (--out-of-scale)
+    scale_outcomes: tuple[ScaleOutcome, ...] = ()  # per run labelled, what that policy did to it
 
     def summary(self) -> dict[str, dict[str, int]]:
         """Per parser column: how many claims match, mismatch or are not computable."""
@@ -341,6 +344,7 @@ class Verification:
             "floors": [_floor_json(f) for f in self.floors],
             "runs": [_run_json(f) for f in self.run_figures],
             **({"extraction_failures": failures} if (failures := self.extraction_failures()) else {}),
+            "out_of_scale": outcomes_json(self.out_of_scale, self.scale_outcomes),
             "flags": [f.to_json() for f in self.flags],
             "sources": self.sources(),
             **({} if self.trials is None else {"trials": self.trials.to_json()}),

@@ -11,13 +11,12 @@ from typer.testing import CliRunner
 
 from replicate.cli.app import app
 from replicate.parsing import PARSERS, Parser
-from support.paths import SHARED_DATA
+from support.paths import LLMJUDGE, text_of
 
 metrics = pytest.importorskip("sklearn.metrics")
 krippendorff = pytest.importorskip("krippendorff")
 
 TOY = Parser("toy-grade@1", "the first digit 0-3 in the text", lambda t: next((int(c) for c in t if c in "0123"), None))
-LLMJUDGE = SHARED_DATA / "llmjudge"
 
 
 @pytest.fixture(autouse=True)
@@ -162,21 +161,20 @@ def test_compare_json_carries_agreement_of_old_new_and_gold(runs):
         assert row["interval"]["cohen_kappa_linear"]["replicates"] == 30
 
 
-@pytest.mark.skipif(not (LLMJUDGE / "llmjudge_test_qrel_idx.txt").is_file(), reason="shared LLMJudge data absent")
 def test_llmjudge_alpha_binarized_against_krippendorff():
-    runs = [LLMJUDGE / "h2oloo-zeroshot1.txt", LLMJUDGE / "willia-umbrela1.txt"]
-    res = run("agreement", *runs, "--reader", "trec-qrels@1", "--gold", LLMJUDGE / "llmjudge_test_qrel_idx.txt",
+    runs = [LLMJUDGE / "h2oloo-zeroshot1.txt.gz", LLMJUDGE / "willia-umbrela1.txt.gz"]
+    res = run("agreement", *runs, "--reader", "trec-qrels@1", "--gold", LLMJUDGE / "llmjudge_test_qrel_idx.txt.gz",
               "--binarize", "1,2,3", "--replicates", "0", "-f", "json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     gold = {tuple(line.split()[::2][:2]): int(line.split()[3])
-            for line in (LLMJUDGE / "llmjudge_test_qrel_idx.txt").read_text().splitlines()}
+            for line in text_of(LLMJUDGE / "llmjudge_test_qrel_idx.txt.gz").splitlines()}
     for path in runs:
-        labels = {tuple(line.split()[::2][:2]): int(line.split()[3]) for line in path.read_text().splitlines()}
+        labels = {tuple(line.split()[::2][:2]): int(line.split()[3]) for line in text_of(path).splitlines()}
         keys = sorted(labels.keys() & gold.keys())
         x, g = np.array([labels[k] for k in keys]), np.array([gold[k] for k in keys])
         for t in (1, 2, 3):
-            row = next(r for r in out["rows"] if r["left"] == path.name and r["binarize"] == t)
+            row = next(r for r in out["rows"] if r["left"] == path.name.removesuffix(".gz") and r["binarize"] == t)
             ref = krippendorff.alpha(np.vstack([x >= t, g >= t]).astype(float), level_of_measurement="ordinal")
             assert row["krippendorff_alpha_ordinal"] == pytest.approx(ref, abs=1e-12)
             assert row["parsed"] == 4423

@@ -80,10 +80,10 @@ def test_every_option_is_in_its_panel(command: str, monkeypatch: pytest.MonkeyPa
 
 
 def test_compare_splits_its_options_as_the_issue_asks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """compare's 22 options (plus --help): 8 format-specific ones and --jobs in their own panels."""
+    """compare's 23 options (plus --help): 8 format-specific ones and --jobs in their own panels."""
     monkeypatch.setenv("COLUMNS", "100")
     sections = _sections(CliRunner().invoke(app, ["compare", "--help"]).stdout)
-    assert len(COMMANDS["compare"]) == 23
+    assert len(COMMANDS["compare"]) == 24
     assert sorted(sections["Format-specific options"]) == sorted([
         "--key-field", "--gold-field", "--output-field", "--filter", "--correct-field", "--inspect-scorer",
         "--score-map", "--epoch",

@@ -51,7 +51,7 @@ def test_the_library_gives_the_commands_json():
     assert cli["cells"]["only_old"] == 9 and cli["uncertainty"]["replicates"] == 1000
     # the comparison itself carries every figure; the load adds only its own account
     figures = json.loads(dumps_json(cmp))
-    assert set(cli) - set(figures) == {"label_cache", "warnings"}
+    assert set(cli) - set(figures) == {"label_cache", "out_of_scale", "warnings"}
     for key in ("interval", "independence_baselines", "mcnemar_clustered", "small_sample", "uncertainty", "agreement"):
         assert figures[key] == cli[key], key
 

@@ -1,14 +1,17 @@
-"""docs/case-studies/: each case study's verification note is a golden file, rewritten here from ../shared/data.
+"""docs/case-studies/: each case study's verification note is a golden file, rewritten here from committed data.
 
-The command of each case study runs in a scratch directory laid out like a checkout beside the shared data
-(`docs/case-studies/<case>/claims.toml` copied, `../shared/data` linked), so the note's relative paths and its
-Reproduce line are the committed ones; the note must come back byte for byte. The figures the claims state are
-also recomputed here by a plain loop over the files (an independent reference, not the tool). Skips, saying
-why, when the shared data is absent.
+The command of each case study runs in a scratch directory laid out like a checkout (`docs/case-studies/<case>/
+claims.toml` copied, the case's data folder under fixtures/case-studies/ or tests/readers/data/ copied), so the
+note's relative paths and its Reproduce line are the committed ones; the note must come back byte for byte. The
+figures the claims state are also recomputed here by a plain loop over the files (an independent reference, not
+the tool), and the committed data is checked to be the release's bytes (the sha256 its README lists). Every
+case study's data is in the repository, so none of these tests skips for want of data.
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import re
 import shutil
@@ -21,27 +24,38 @@ import pytest
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
-from support.paths import ROOT, SHARED_DATA
+from support.paths import IFBENCH, LLMJUDGE, ROOT, text_of
 
 CASES = ROOT / "docs" / "case-studies"
-LLMJUDGE = SHARED_DATA / "llmjudge"
-LLMJUDGE_ARGS = ("verify", "docs/case-studies/llmjudge/claims.toml", "--root", "../shared/data/llmjudge",
+LLMJUDGE_ARGS = ("verify", "docs/case-studies/llmjudge/claims.toml", "--root", "fixtures/case-studies/llmjudge",
                  "--date", "2026-12-04", "--no-plots", "--out", "docs/case-studies/llmjudge/note.md")
 
-needs_llmjudge = pytest.mark.skipif(not (LLMJUDGE / "llmjudge_test_qrel_idx.txt").is_file(),
-                                    reason="../shared/data/llmjudge is absent (the LLMJudge release is not copied "
-                                           "into this repository); the case study cannot be rerun here")
 
-
-def _checkout(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A scratch checkout holding the case's claims file, with ../shared/data linked beside it, as cwd."""
+def _checkout(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *data: Path) -> Path:
+    """A scratch checkout holding the case's claims file and its ``data`` folders (at their places), as cwd."""
     work = tmp_path / "checkout"
     (work / "docs" / "case-studies" / case).mkdir(parents=True)
     shutil.copy(CASES / case / "claims.toml", work / "docs" / "case-studies" / case / "claims.toml")
-    (tmp_path / "shared").mkdir()
-    (tmp_path / "shared" / "data").symlink_to(SHARED_DATA, target_is_directory=True)
+    for folder in data:
+        shutil.copytree(folder, work / folder.relative_to(ROOT))
     monkeypatch.chdir(work)
     return work
+
+
+@pytest.mark.parametrize("folder", [LLMJUDGE, IFBENCH])
+def test_the_committed_case_data_is_the_release_byte_for_byte(folder):
+    """Each committed .gz decompresses to the bytes released: the sha256 its README lists in the first column."""
+    listed = {}
+    for line in (folder / "README.md").read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if len(parts) == 3 and all(len(p) == 64 for p in parts[:2]):
+            listed[parts[2]] = (parts[0], parts[1])
+    files = sorted(p.name for p in folder.glob("*.gz"))
+    assert sorted(listed) == files and files
+    for name, (released, committed) in listed.items():
+        raw = (folder / name).read_bytes()
+        assert hashlib.sha256(gzip.decompress(raw)).hexdigest() == released, name
+        assert hashlib.sha256(raw).hexdigest() == committed, name
 
 
 def _run(*args: str) -> None:
@@ -49,15 +63,10 @@ def _run(*args: str) -> None:
     assert result.exit_code == 0, result.output
 
 
-def _rerun(case: str, args: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    work = _checkout(case, tmp_path, monkeypatch)
-    _run(*args)
-    return (work / "docs" / "case-studies" / case / "note.md").read_text(encoding="utf-8")
-
-
-@needs_llmjudge
 def test_llmjudge_note_is_the_committed_golden_file(tmp_path, monkeypatch):
-    written = _rerun("llmjudge", LLMJUDGE_ARGS, tmp_path, monkeypatch)
+    work = _checkout("llmjudge", tmp_path, monkeypatch, LLMJUDGE)
+    _run(*LLMJUDGE_ARGS)
+    written = (work / "docs" / "case-studies" / "llmjudge" / "note.md").read_text(encoding="utf-8")
     golden = (CASES / "llmjudge" / "note.md").read_text(encoding="utf-8")
     assert written == golden, ("docs/case-studies/llmjudge/note.md differs from what the case study's command "
                                "writes; if intended, rerun from the checkout: replicate " + " ".join(LLMJUDGE_ARGS))
@@ -65,7 +74,7 @@ def test_llmjudge_note_is_the_committed_golden_file(tmp_path, monkeypatch):
 
 def _grades(path: Path) -> dict[tuple[str, str], int]:
     out = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in text_of(path).splitlines():
         qid, _, docid, grade = line.split()
         out[qid, docid] = int(grade)
     return out
@@ -105,12 +114,11 @@ def _ordinal_alpha(pairs: list[tuple[int, int]]) -> Decimal:
 AGREEMENT = {"agreement.cohen_kappa": _cohen_kappa, "agreement.krippendorff_alpha": _ordinal_alpha}
 
 
-@needs_llmjudge
 def test_llmjudge_claims_agree_with_a_plain_count():
     """Every count, rate and agreement claim, by plain loops; the printed kappa and alpha of the paper's Tables 3
     and 4 included, so this also checks the printed figures against an implementation that is not the tool's."""
     claims = tomllib.loads((CASES / "llmjudge" / "claims.toml").read_text(encoding="utf-8"))
-    gold = _grades(LLMJUDGE / "llmjudge_test_qrel_idx.txt")
+    gold = _grades(LLMJUDGE / "llmjudge_test_qrel_idx.txt.gz")
     runs = {name: _grades(LLMJUDGE / entry["files"][0]) for name, entry in claims["runs"].items()}
     checked = 0
     for claim in claims["claims"]:
@@ -141,30 +149,25 @@ def test_llmjudge_claims_agree_with_a_plain_count():
     assert checked == 8 * 3 + 1 + 8 * 5  # items, EM, MAE per run; the edge; Tables 3 and 4 per run
 
 
-IFBENCH = SHARED_DATA / "ifbench"
-IFBENCH_SCORE = ("score", "../shared/data/ifbench/sample_output.jsonl", "--items", "ifbench-case/items.jsonl",
-                 "--model", "sample", "--ifbench-strict", "../shared/data/ifbench/eval_results_strict.jsonl",
-                 "--ifbench-loose", "../shared/data/ifbench/eval_results_loose.jsonl",
+IFBENCH_SCORE = ("score", "fixtures/case-studies/ifbench/sample_output.jsonl.gz", "--items", "ifbench-case/items.jsonl",
+                 "--model", "sample", "--ifbench-strict", "fixtures/case-studies/ifbench/eval_results_strict.jsonl.gz",
+                 "--ifbench-loose", "fixtures/case-studies/ifbench/eval_results_loose.jsonl.gz",
                  "--out", "ifbench-case/trials.jsonl")
 IFBENCH_VERIFY = ("verify", "docs/case-studies/ifbench/claims.toml", "--root", "ifbench-case", "--no-fail",
                   "--date", "2026-12-04", "--no-plots", "--out", "docs/case-studies/ifbench/note.md")
 
-needs_ifbench = pytest.mark.skipif(not (IFBENCH / "eval_results_strict.jsonl").is_file(),
-                                   reason="../shared/data/ifbench is absent (IFBench's release is not copied into "
-                                          "this repository); the case study cannot be rerun here")
 
 
 def _ifbench_items(out: Path) -> None:
     """The items file, exactly as the one-line python command in docs/case-studies/ifbench/README.md writes it."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    rows = [json.loads(line) for line in (IFBENCH / "IFBench_test.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [json.loads(line) for line in text_of(IFBENCH / "IFBench_test.jsonl.gz").splitlines()]
     out.write_text("".join(json.dumps({"id": r["key"], "benchmark": "ifbench", "prompt": r["prompt"],
                                        "scorer": "ifbench@2"}) + "\n" for r in rows), encoding="utf-8")
 
 
-@needs_ifbench
 def test_ifbench_note_is_the_committed_golden_file(tmp_path, monkeypatch):
-    work = _checkout("ifbench", tmp_path, monkeypatch)
+    work = _checkout("ifbench", tmp_path, monkeypatch, IFBENCH)
     _ifbench_items(work / "ifbench-case" / "items.jsonl")
     _run(*IFBENCH_SCORE)
     _run(*IFBENCH_VERIFY)
@@ -174,15 +177,14 @@ def test_ifbench_note_is_the_committed_golden_file(tmp_path, monkeypatch):
         "rerun the three commands in docs/case-studies/ifbench/README.md from the checkout")
 
 
-@needs_ifbench
 def test_ifbench_claims_agree_with_a_plain_count():
     """The release's counts, from the verifier's rows; the joined counts leave out the one unjoinable row."""
     claims = {c["id"]: c["value"] for c in
               tomllib.loads((CASES / "ifbench" / "claims.toml").read_text(encoding="utf-8"))["claims"]}
-    prompts = {json.loads(line)["prompt"] for line in (IFBENCH / "IFBench_test.jsonl").read_text().splitlines()}
+    prompts = {json.loads(line)["prompt"] for line in text_of(IFBENCH / "IFBench_test.jsonl.gz").splitlines()}
     stripped = {p.strip() for p in prompts}
     for reading in ("strict", "loose"):
-        rows = [json.loads(line) for line in (IFBENCH / f"eval_results_{reading}.jsonl").read_text().splitlines()]
+        rows = [json.loads(line) for line in text_of(IFBENCH / f"eval_results_{reading}.jsonl.gz").splitlines()]
         joined = [r for r in rows if r["prompt"] in prompts or r["prompt"].strip() in stripped]
         assert (len(rows), len(joined)) == (294, 293)
         for which, subset in (("294", rows), ("joined", joined)):
@@ -198,8 +200,7 @@ MTBENCH_ARGS = ("verify", "docs/case-studies/mtbench/claims.toml", "--root", "te
 
 def _committed_note_check(case: str, data: Path, args: tuple[str, ...], tmp_path, monkeypatch) -> None:
     """Run a case study's command in a checkout holding its committed data; the note equals the committed one."""
-    work = _checkout(case, tmp_path, monkeypatch)
-    shutil.copytree(data, work / data.relative_to(ROOT))
+    work = _checkout(case, tmp_path, monkeypatch, data)
     _run(*args)
     written = (work / "docs" / "case-studies" / case / "note.md").read_text(encoding="utf-8")
     assert written == (CASES / case / "note.md").read_text(encoding="utf-8"), (

@@ -5,15 +5,13 @@ from __future__ import annotations
 import re
 import shlex
 
-import pytest
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
 from replicate.examples.trec_runs import main as make_runs
-from support.paths import ROOT, SHARED_DATA
+from support.paths import LLMJUDGE, ROOT
 
 DOC = ROOT / "docs" / "rankings.md"
-LLMJUDGE = SHARED_DATA / "llmjudge"
 BLOCK = re.compile(r"```console\n\$ ([^\n]*)\n(.*?)```", re.S)
 VERSION = re.compile(r"ir-measures \d[^)\s]*")
 
@@ -28,8 +26,6 @@ def test_the_doc_has_its_blocks():
     assert sum(c.startswith("replicate rankings ") for c in commands) == 2
 
 
-@pytest.mark.skipif(not (LLMJUDGE / "llmjudge_test_qrel_idx.txt").is_file(),
-                    reason="shared LLMJudge data absent (../shared/data/llmjudge)")
 def test_doc_output_is_real(tmp_path, monkeypatch):
     (tmp_path / "llmjudge").symlink_to(LLMJUDGE, target_is_directory=True)
     monkeypatch.chdir(tmp_path)

@@ -11,12 +11,8 @@ from scipy import stats
 
 from replicate.errors import UsageError
 from replicate.rankings import ranking_agreement
-from support.paths import SHARED_DATA
+from support.paths import LLMJUDGE, text_of
 from support.rankings import scenario, tau_ap_tie_breaks
-
-LLMJUDGE = SHARED_DATA / "llmjudge"
-needs_llmjudge = pytest.mark.skipif(not (LLMJUDGE / "llmjudge_test_qrel_idx.txt").is_file(),
-                                    reason="shared LLMJudge data absent (../shared/data/llmjudge)")
 
 
 def _reference(runs, ref, est, measure):
@@ -127,16 +123,20 @@ def test_bad_requests(tmp_path):
         ranking_agreement(runs[:1], [ref, est])
 
 
-@needs_llmjudge
 def test_llmjudge_topics_synthetic_runs_against_scipy(tmp_path):
     """Synthetic runs over the LLMJudge topics and documents, ranked under the human and an LLM judge's qrels."""
     from replicate.examples.trec_runs import read_judgments, synthetic_runs, write_runs
 
-    human = LLMJUDGE / "llmjudge_test_qrel_idx.txt"
-    runs = write_runs(synthetic_runs(read_judgments(human), n_systems=12, seed=0), tmp_path)
+    plain = {}
+    for name in ("llmjudge_test_qrel_idx.txt", "willia-umbrela1.txt", "h2oloo-zeroshot1.txt"):
+        plain[name] = tmp_path / name  # the committed .gz, decompressed for ir-measures' own reader
+        plain[name].write_text(text_of(LLMJUDGE / f"{name}.gz"), encoding="utf-8")
+    human = plain["llmjudge_test_qrel_idx.txt"]
+    runs = write_runs(synthetic_runs(read_judgments(LLMJUDGE / "llmjudge_test_qrel_idx.txt.gz"), n_systems=12, seed=0),
+                      tmp_path / "runs")
     for judge in ("willia-umbrela1.txt", "h2oloo-zeroshot1.txt"):
-        res = ranking_agreement(runs, [human, LLMJUDGE / judge], n_resamples=100)
-        _check_against_references(res, runs, human, LLMJUDGE / judge, "nDCG@10")
+        res = ranking_agreement(runs, [human, plain[judge]], n_resamples=100)
+        _check_against_references(res, runs, human, plain[judge], "nDCG@10")
         assert res.topics_both == 25 and not math.isnan(res.tau_ap)
 
 

@@ -13,12 +13,9 @@ from replicate.errors import BadInput
 from replicate.judge.api import load_runs
 from replicate.judge.load import load_run
 from replicate.judge.select import RunSpec
-from support.paths import ROOT, SHARED_DATA
+from support.paths import LLMJUDGE, ROOT, text_of
 
 DATA = ROOT / "tests" / "readers" / "data"
-LLMJUDGE = SHARED_DATA / "llmjudge"
-needs_llmjudge = pytest.mark.skipif(not (LLMJUDGE / "llmjudge_test_qrel_idx.txt").is_file(),
-                                    reason="shared LLMJudge data absent")
 
 
 def _run(*args):
@@ -27,7 +24,7 @@ def _run(*args):
 
 def _qrels(path):
     out = {}
-    for line in path.read_text().splitlines():
+    for line in text_of(path).splitlines():
         qid, _, docid, grade = line.split()
         out[(qid, docid)] = int(grade)
     return out
@@ -105,37 +102,36 @@ def test_floor_of_qrels_runs():
     assert out["pairs"][0]["cells"] == {"both": 2, "only_old": 2, "only_new": 2, "neither": 0}
 
 
-@needs_llmjudge
 def test_llmjudge_compare_equals_a_hand_count():
-    gold_path = LLMJUDGE / "llmjudge_test_qrel_idx.txt"
-    old_path, new_path = LLMJUDGE / "NISTRetrieval-instruct0.txt", LLMJUDGE / "h2oloo-zeroshot2.txt"
+    gold_path = LLMJUDGE / "llmjudge_test_qrel_idx.txt.gz"
+    old_path, new_path = LLMJUDGE / "NISTRetrieval-instruct0.txt.gz", LLMJUDGE / "h2oloo-zeroshot2.txt.gz"
     res = _run("compare", old_path, new_path, "--reader", "trec-qrels@1", "--gold", gold_path, "-f", "json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     cells, changed = _hand_cells(_qrels(old_path), _qrels(new_path), _qrels(gold_path))
     assert out["cells"] == cells and out["changed"] == changed and out["n"] == 4423
     # h2oloo-zeroshot2.txt is one byte longer than its siblings: one grade is 10, off the 0-3 scale.
-    # It is kept as read (wrong against any 0-3 gold) and warned with its line, not dropped.
+    # It is read as written (by default kept, wrong against any 0-3 gold) and warned with its line, not dropped.
     assert out["warnings"]["first"] == [{
-        "code": "label-outside-set", "message": "label 10 lies outside the label set ordinal 0-3 (kept as read)",
+        "code": "label-outside-set",
+        "message": "label 10 lies outside the label set ordinal 0-3 (read as written; --out-of-scale decides how it counts)",
         "path": str(new_path), "line": 3187,
     }]
     assert out["new"]["unparsed"] == 0
 
 
-@needs_llmjudge
 def test_llmjudge_floor_of_three_reruns():
-    runs = [LLMJUDGE / f"NISTRetrieval-instruct{i}.txt" for i in range(3)]
-    res = _run("floor", *runs, "--reader", "trec-qrels@1", "--gold", LLMJUDGE / "llmjudge_test_qrel_idx.txt", "-f", "json")
+    runs = [LLMJUDGE / f"NISTRetrieval-instruct{i}.txt.gz" for i in range(3)]
+    res = _run("floor", *runs, "--reader", "trec-qrels@1", "--gold", LLMJUDGE / "llmjudge_test_qrel_idx.txt.gz", "-f", "json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    gold = _qrels(LLMJUDGE / "llmjudge_test_qrel_idx.txt")
+    gold = _qrels(LLMJUDGE / "llmjudge_test_qrel_idx.txt.gz")
     grades = [_qrels(p) for p in runs]
     by_pair = {(p["old"], p["new"]): p for p in out["pairs"]}
     for i in range(3):
         for j in range(3):
             if i != j:
                 cells, changed = _hand_cells(grades[i], grades[j], gold)
-                pair = by_pair[(runs[i].name, runs[j].name)]
+                pair = by_pair[(runs[i].name.removesuffix(".gz"), runs[j].name.removesuffix(".gz"))]
                 assert pair["cells"] == cells and pair["changed"] == changed
     assert out["shared_items"] == 4423 and out["warnings"]["count"] == 0

@@ -20,10 +20,11 @@ from replicate.collect.runner import collect
 from replicate.collect.simserver import load_sim_config, start_sim_server
 from replicate.errors import BadInput, UsageError
 from replicate.scoring.pipeline import score_archive_to_file
+from support.paths import IFBENCH, text_of
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "fixtures" / "collect"
-IFB = ROOT.parent / "shared" / "data" / "ifbench"
+IFB = IFBENCH  # the committed release (fixtures/case-studies/ifbench)
 CATS = {"correct", "wrong", "format_failure", "refusal", "truncation", "api_error"}
 
 
@@ -157,19 +158,17 @@ def test_refusal_detector_only_when_no_answer(tmp_path):
 
 
 def _jsonl(path):
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    return [json.loads(x) for x in text_of(path).splitlines() if x.strip()]
 
 
 @pytest.fixture
 def ifbench(tmp_path):
-    if not (IFB / "eval_results_strict.jsonl").exists():
-        pytest.skip(f"IFBench reference data not found at {IFB}")
-    test_rows = _jsonl(IFB / "IFBench_test.jsonl")
+    test_rows = _jsonl(IFB / "IFBench_test.jsonl.gz")
     items = tmp_path / "ifb_items.jsonl"
     items.write_text("".join(json.dumps({"id": r["key"], "benchmark": "ifbench", "prompt": r["prompt"],
                                          "scorer": "ifbench@1"}) + "\n" for r in test_rows))
     key_by_prompt = {r["prompt"]: r["key"] for r in test_rows}
-    out = _jsonl(IFB / "sample_output.jsonl")
+    out = _jsonl(IFB / "sample_output.jsonl.gz")
     lines = [orjson.dumps({"type": "header", "schema": "replicate.archive/1", "config": {}, "seed": 0,
                            "params_hash": "x", "items": {}})]
     for r in out:
@@ -184,9 +183,9 @@ def ifbench(tmp_path):
 
 def test_ifbench_join_against_official_results(ifbench, tmp_path):
     arch, items, key_by_prompt = ifbench
-    strict, loose = _jsonl(IFB / "eval_results_strict.jsonl"), _jsonl(IFB / "eval_results_loose.jsonl")
-    rep = score_archive_to_file(arch, items, tmp_path / "t.jsonl", ifbench_strict=[IFB / "eval_results_strict.jsonl"],
-                                ifbench_loose=[IFB / "eval_results_loose.jsonl"])
+    strict, loose = _jsonl(IFB / "eval_results_strict.jsonl.gz"), _jsonl(IFB / "eval_results_loose.jsonl.gz")
+    rep = score_archive_to_file(arch, items, tmp_path / "t.jsonl", ifbench_strict=[IFB / "eval_results_strict.jsonl.gz"],
+                                ifbench_loose=[IFB / "eval_results_loose.jsonl.gz"])
     rows = {r["item"]: r for r in (orjson.loads(x) for x in (tmp_path / "t.jsonl").read_bytes().splitlines())}
     validate_trials(rows.values())
     expect_strict = {key_by_prompt[r["prompt"]]: r["follow_all_instructions"] for r in strict if r["prompt"] in key_by_prompt}
@@ -206,7 +205,7 @@ def test_ifbench_response_never_verified_is_left_out_and_counted(ifbench, tmp_pa
     with open(arch, "ab") as fh:
         fh.write(orjson.dumps({"type": "trial", "model": "other", "item": "0", "trial": 0, "text": "a new reply",
                                "finish_reason": "stop", "refusal": None, "usage": {}, "error_kind": None}) + b"\n")
-    kw = dict(ifbench_strict=[IFB / "eval_results_strict.jsonl"], ifbench_loose=[IFB / "eval_results_loose.jsonl"])
+    kw = dict(ifbench_strict=[IFB / "eval_results_strict.jsonl.gz"], ifbench_loose=[IFB / "eval_results_loose.jsonl.gz"])
     rep = score_archive_to_file(arch, items, tmp_path / "t.jsonl", **kw)
     assert rep.rows == 290 and rep.unscored == {"ifbench@1: no IFBench verifier result for this response": 1}
     with pytest.raises(BadInput, match=r"ifbench"):

@@ -1,7 +1,7 @@
 """`replicate score` on released responses (responses@1): prompt/response JSONL joined to the items and scored.
 
 Synthetic files are our own, written here; the real file is IFBench's released
-sample_output.jsonl (shared data, skipped when absent) with the official
+sample_output.jsonl (committed under fixtures/case-studies/ifbench) with the official
 verifier's results of the same responses.
 """
 
@@ -16,9 +16,7 @@ from typer.testing import CliRunner
 from replicate.cli.app import app
 from replicate.errors import BadInput
 from replicate.scoring.responses import PromptIndex, normalise, score_responses_to_file, score_to_file
-from support.paths import SHARED_DATA
-
-IFB = SHARED_DATA / "ifbench"
+from support.paths import IFBENCH as IFB, text_of
 
 ITEMS = [
     {"id": "a", "benchmark": "arith", "prompt": "What is 2 + 2?", "reference": "4", "scorer": "final-answer-line@1"},
@@ -174,9 +172,7 @@ def test_a_reader_of_judge_files_is_refused_for_scoring(tmp_path, items):
 
 @pytest.fixture
 def ifbench_items(tmp_path):
-    if not (IFB / "sample_output.jsonl").exists():
-        pytest.skip(f"IFBench shared data not found at {IFB}")
-    rows = [json.loads(x) for x in (IFB / "IFBench_test.jsonl").read_text().splitlines() if x.strip()]
+    rows = [json.loads(x) for x in text_of(IFB / "IFBench_test.jsonl.gz").splitlines() if x.strip()]
     path = _jsonl(tmp_path / "items.jsonl", [{"id": r["key"], "benchmark": "ifbench", "prompt": r["prompt"],
                                              "scorer": "ifbench@2"} for r in rows])
     return path, rows
@@ -185,8 +181,8 @@ def ifbench_items(tmp_path):
 def test_the_released_ifbench_sample_is_scored_from_its_own_file(tmp_path, ifbench_items):
     items, test_rows = ifbench_items
     out = tmp_path / "t.jsonl"
-    res = _run("score", IFB / "sample_output.jsonl", "--items", items, "--out", out, "--model", "sample",
-               "--ifbench-strict", IFB / "eval_results_strict.jsonl", "--ifbench-loose", IFB / "eval_results_loose.jsonl",
+    res = _run("score", IFB / "sample_output.jsonl.gz", "--items", items, "--out", out, "--model", "sample",
+               "--ifbench-strict", IFB / "eval_results_strict.jsonl.gz", "--ifbench-loose", IFB / "eval_results_loose.jsonl.gz",
                "-f", "json")
     assert res.exit_code == 0, res.stderr
     rep = json.loads(res.stdout)
@@ -197,12 +193,12 @@ def test_the_released_ifbench_sample_is_scored_from_its_own_file(tmp_path, ifben
     assert f["items_without_response"]["count"] == len(test_rows) - 293
     # every category is the verifier's verdict on that very response (strict; loose as correct_loose)
     strict = {(json.loads(x)["prompt"].strip(), json.loads(x)["response"]): json.loads(x)["follow_all_instructions"]
-              for x in (IFB / "eval_results_strict.jsonl").read_text().splitlines()}
+              for x in text_of(IFB / "eval_results_strict.jsonl.gz").splitlines()}
     loose = {(json.loads(x)["prompt"].strip(), json.loads(x)["response"]): json.loads(x)["follow_all_instructions"]
-             for x in (IFB / "eval_results_loose.jsonl").read_text().splitlines()}
+             for x in text_of(IFB / "eval_results_loose.jsonl.gz").splitlines()}
     prompt_of = {r["key"]: r["prompt"].strip() for r in test_rows}
     responses = {normalise(json.loads(x)["prompt"]): json.loads(x)["response"]
-                 for x in (IFB / "sample_output.jsonl").read_text().splitlines()}
+                 for x in text_of(IFB / "sample_output.jsonl.gz").splitlines()}
     rows = _rows(out)
     assert len(rows) == 293
     for r in rows:
@@ -216,7 +212,7 @@ def test_the_released_ifbench_sample_is_scored_from_its_own_file(tmp_path, ifben
 def test_what_reads_as_responses_by_content(tmp_path, ifbench_items):
     from replicate.scoring.responses import looks_like_responses
 
-    assert looks_like_responses(IFB / "sample_output.jsonl")
-    assert not looks_like_responses(IFB / "IFBench_test.jsonl")  # prompts without responses
+    assert looks_like_responses(IFB / "sample_output.jsonl.gz")
+    assert not looks_like_responses(IFB / "IFBench_test.jsonl.gz")  # prompts without responses
     header = {"type": "header", "schema": "replicate.archive/1", "config": {}, "prompt": "x", "response": "y"}
     assert not looks_like_responses(_jsonl(tmp_path / "a.jsonl", [header]))  # an archive stays an archive

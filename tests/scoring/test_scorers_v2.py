@@ -17,9 +17,10 @@ from replicate.cli.app import app
 from replicate.scoring import SCORERS
 from replicate.scoring.pipeline import score_archive_to_file
 from replicate_parsers.mathv2 import WORKER, math_equivalent_v2, too_costly
+from support.paths import IFBENCH, text_of
 
 ROOT = Path(__file__).resolve().parents[2]
-IFB = ROOT.parent / "shared" / "data" / "ifbench"
+IFB = IFBENCH  # the committed release (fixtures/case-studies/ifbench)
 
 pytest.importorskip("sympy")
 
@@ -93,21 +94,19 @@ def test_math_verify_version_in_the_trials_table(tmp_path):
 
 
 def _jsonl(path):
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    return [json.loads(x) for x in text_of(path).splitlines() if x.strip()]
 
 
 @pytest.fixture
 def ifbench_v2(tmp_path):
-    if not (IFB / "eval_results_strict.jsonl").exists():
-        pytest.skip(f"IFBench reference data not found at {IFB}")
-    test_rows = _jsonl(IFB / "IFBench_test.jsonl")
+    test_rows = _jsonl(IFB / "IFBench_test.jsonl.gz")
     items = tmp_path / "items.jsonl"
     items.write_text("".join(json.dumps({"id": r["key"], "benchmark": "ifbench", "prompt": r["prompt"],
                                          "scorer": "ifbench@2"}) + "\n" for r in test_rows))
     key_by_stripped = {r["prompt"].strip(): r["key"] for r in test_rows}
     lines = [orjson.dumps({"type": "header", "schema": "replicate.archive/1", "config": {}, "seed": 0,
                            "params_hash": "x", "items": {}})]
-    for r in _jsonl(IFB / "sample_output.jsonl"):
+    for r in _jsonl(IFB / "sample_output.jsonl.gz"):
         key = key_by_stripped.get(r["prompt"].strip())
         if key is not None:
             lines.append(orjson.dumps({"type": "trial", "model": "sample", "item": key, "trial": 0,
@@ -120,13 +119,13 @@ def ifbench_v2(tmp_path):
 
 def test_ifbench_v2_regains_the_three_whitespace_prompts(ifbench_v2, tmp_path):
     arch, items = ifbench_v2
-    kw = dict(ifbench_strict=[IFB / "eval_results_strict.jsonl"], ifbench_loose=[IFB / "eval_results_loose.jsonl"])
+    kw = dict(ifbench_strict=[IFB / "eval_results_strict.jsonl.gz"], ifbench_loose=[IFB / "eval_results_loose.jsonl.gz"])
     v2 = score_archive_to_file(arch, items, tmp_path / "t2.jsonl", **kw)
     v1 = score_archive_to_file(arch, items, tmp_path / "t1.jsonl", scorer="ifbench@1", **kw)
     assert v1.rows == 290 and sum(v1.unscored.values()) == 3
     assert v2.rows == 293 and v2.unscored == {}
     strict = {(r["prompt"].strip(), r["response"]): r["follow_all_instructions"]
-              for r in _jsonl(IFB / "eval_results_strict.jsonl")}
+              for r in _jsonl(IFB / "eval_results_strict.jsonl.gz")}
     prompts = {json.loads(x)["id"]: json.loads(x)["prompt"].strip() for x in items.read_text().splitlines()}
     texts = {r["item"]: r["text"] for r in _jsonl(arch)[1:]}
     for row in _jsonl(tmp_path / "t2.jsonl"):
@@ -135,8 +134,8 @@ def test_ifbench_v2_regains_the_three_whitespace_prompts(ifbench_v2, tmp_path):
     files = v2.to_json()["ifbench"]["files"]
     import hashlib
 
-    assert files == [{"role": role, "path": str(IFB / f"eval_results_{role}.jsonl"),
-                      "sha256": hashlib.sha256((IFB / f"eval_results_{role}.jsonl").read_bytes()).hexdigest()}
+    assert files == [{"role": role, "path": str(IFB / f"eval_results_{role}.jsonl.gz"),
+                      "sha256": hashlib.sha256((IFB / f"eval_results_{role}.jsonl.gz").read_bytes()).hexdigest()}
                      for role in ("strict", "loose")]
 
 

@@ -18,14 +18,11 @@ from replicate.stats.agreement import (
     krippendorff_alpha,
     pair_table,
 )
-from support.paths import SHARED_DATA
+from support.paths import LLMJUDGE, text_of
 
 krippendorff = pytest.importorskip("krippendorff")
 metrics = pytest.importorskip("sklearn.metrics")
 
-LLMJUDGE = SHARED_DATA / "llmjudge"
-needs_llmjudge = pytest.mark.skipif(not (LLMJUDGE / "llmjudge_test_qrel_idx.txt").is_file(),
-                                    reason="shared LLMJudge data absent (../shared/data/llmjudge beside the repository)")
 TOL = 1e-12
 
 
@@ -37,11 +34,14 @@ def _same(got, ref):
 
 
 def _kappa_ref(a, b, weights, domain):
+    """sklearn's kappa over every whole number of the domain's range: sklearn weighs positions in ``labels``,
+    and with no gap in them positions are the values (less a constant), as our weights are."""
     ok = ~np.isnan(a) & ~np.isnan(b)
     if not ok.any():
         return None
+    labels = list(range(int(min(domain)), int(max(domain)) + 1))
     with _quiet():  # sklearn warns where kappa is undefined (and returns NaN)
-        return float(metrics.cohen_kappa_score(a[ok], b[ok], labels=domain, weights=None if weights == "none" else weights))
+        return float(metrics.cohen_kappa_score(a[ok], b[ok], labels=labels, weights=None if weights == "none" else weights))
 
 
 def _quiet():
@@ -141,14 +141,39 @@ def test_ordinal_alpha_depends_on_the_value_domain_only_through_used_values():
     assert _same(a, _alpha_ref(data, "ordinal", [0, 1, 2, 3, 4]))
 
 
-def test_kappa_weights_follow_positions_in_the_domain_as_sklearn_does():
-    # grade 2 unused: sklearn without labels would put 3 next to 1; the domain keeps the distance 2
+def test_kappa_weights_are_over_label_values_not_positions():
+    # grade 2 unused: sklearn without labels would put 3 next to 1; the weights keep the distance 2,
+    # with or without a domain naming 2
     a = np.array([0, 1, 3, 3, 1, 0, 3], dtype=float)
     b = np.array([0, 3, 3, 1, 1, 0, 0], dtype=float)
     ref = metrics.cohen_kappa_score(a, b, labels=[0, 1, 2, 3], weights="linear")
     assert _same(agreement(a, b, weights="linear", domain=[0, 1, 2, 3]), float(ref))
+    assert _same(agreement(a, b, weights="linear"), float(ref))
     assert agreement(a, b, weights="linear", domain=[0, 1, 2, 3]) != pytest.approx(
         metrics.cohen_kappa_score(a, b, weights="linear"))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_stray_grade_lies_at_its_value_in_every_weighted_figure(seed):
+    """A grade 10 on a 0-3 scale: weighted kappa, interval and ratio alpha all put it 7 above 3 (sklearn over
+    the whole range 0-10, krippendorff with the values), not one step above 3 (sklearn over the values seen)."""
+    rng = np.random.default_rng(500 + seed)
+    a, b = _random_pair(rng, int(rng.integers(20, 80)), missing=0.05)
+    stray = rng.choice(np.flatnonzero(~np.isnan(a)), 2, replace=False)
+    a[stray] = [10, 5]
+    domain = [0, 1, 2, 3, 5, 10]
+    ok = ~np.isnan(a) & ~np.isnan(b)
+    whole = list(range(11))
+    with _quiet():
+        for w in ("linear", "quadratic"):
+            got = agreement(a, b, weights=w, domain=domain)
+            assert _same(got, float(metrics.cohen_kappa_score(a[ok], b[ok], labels=whole, weights=w))), w
+            assert _same(agreement(a, b, weights=w, domain=whole), got)  # the same whatever domain is named
+            by_rank = float(metrics.cohen_kappa_score(a[ok], b[ok], labels=domain, weights=w))
+            assert got is not None and abs(got - by_rank) > 1e-6, w
+    for level in ("interval", "ratio", "ordinal", "nominal"):
+        got = agreement(a, b, figure="krippendorff_alpha", level=level, domain=domain)
+        assert _same(got, _alpha_ref(np.vstack([a, b]), level, domain)), level
 
 
 def test_policy_wrong_keeps_unparsed_in_nominal_figures_only():
@@ -221,7 +246,7 @@ def test_figure_settings_are_checked_and_columns_round_trip():
 
 def _qrels(path):
     out = {}
-    for line in path.read_text().splitlines():
+    for line in text_of(path).splitlines():
         qid, _, docid, grade = line.split()
         out[(qid, docid)] = int(grade)
     return out
@@ -231,11 +256,10 @@ RUNS = ["h2oloo-zeroshot1", "h2oloo-zeroshot2", "willia-umbrela1", "Olz-gpt4o", 
         "NISTRetrieval-instruct0", "NISTRetrieval-instruct1", "NISTRetrieval-instruct2"]
 
 
-@needs_llmjudge
 @pytest.mark.parametrize("run", RUNS)
 def test_llmjudge_runs_against_human_qrels_match_the_references(run):
-    gold = _qrels(LLMJUDGE / "llmjudge_test_qrel_idx.txt")
-    labels = _qrels(LLMJUDGE / f"{run}.txt")
+    gold = _qrels(LLMJUDGE / "llmjudge_test_qrel_idx.txt.gz")
+    labels = _qrels(LLMJUDGE / f"{run}.txt.gz")
     keys = sorted(gold.keys() & labels.keys())
     assert len(keys) == 4423
     g = np.array([gold[k] for k in keys], dtype=float)

@@ -1,4 +1,4 @@
-"""agreement.* verify metrics against sklearn, krippendorff and scipy on the shared LLMJudge runs, and the
+"""agreement.* verify metrics against sklearn, krippendorff and scipy on the committed LLMJudge runs, and the
 same number as `replicate agreement`."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from replicate.errors import BadInput
 from replicate.verify.api import verify, verify_runs
 from replicate.verify.claims import parse_claims
 from replicate.verify.matching import Verdict
-from support.paths import SHARED_DATA
+from support.paths import LLMJUDGE, text_of
 
 from .test_recompute import (  # noqa: F401  (a fixture)
     DIGIT,
@@ -24,17 +24,15 @@ from .test_recompute import (  # noqa: F401  (a fixture)
     registered,  # noqa: F401  (a fixture)
 )
 
-LLMJUDGE = SHARED_DATA / "llmjudge"
-QRELS = LLMJUDGE / "llmjudge_test_qrel_idx.txt"
-shared = pytest.mark.skipif(not QRELS.is_file(), reason="shared LLMJudge data absent")
+QRELS = LLMJUDGE / "llmjudge_test_qrel_idx.txt.gz"
 
 HEAD = """
 [runs]
-"h2oloo-zeroshot1" = { files = ["h2oloo-zeroshot1.txt"], reader = "trec-qrels@1" }
-"willia-umbrela1" = { files = ["willia-umbrela1.txt"], reader = "trec-qrels@1" }
+"h2oloo-zeroshot1" = { files = ["h2oloo-zeroshot1.txt.gz"], reader = "trec-qrels@1" }
+"willia-umbrela1" = { files = ["willia-umbrela1.txt.gz"], reader = "trec-qrels@1" }
 
 [gold]
-file = "llmjudge_test_qrel_idx.txt"
+file = "llmjudge_test_qrel_idx.txt.gz"
 reader = "trec-qrels@1"
 """
 
@@ -53,12 +51,12 @@ def _verify(tmp_path, *claims):
 
 
 def _qrels(path):
-    return {tuple(line.split()[::2][:2]): int(line.split()[3]) for line in path.read_text().splitlines() if line.strip()}
+    return {tuple(line.split()[::2][:2]): int(line.split()[3]) for line in text_of(path).splitlines() if line.strip()}
 
 
 def _vectors(*names):
     """Labels of the runs (and gold, last) on the items all of them and gold have, by key."""
-    tables = [_qrels(LLMJUDGE / f"{n}.txt") for n in names] + [_qrels(QRELS)]
+    tables = [_qrels(LLMJUDGE / f"{n}.txt.gz") for n in names] + [_qrels(QRELS)]
     keys = sorted(set.intersection(*(set(t) for t in tables)))
     return [np.array([t[k] for k in keys]) for t in tables]
 
@@ -67,7 +65,6 @@ def _value(r):
     return r.computed[r.primary].value
 
 
-@shared
 def test_issue_example_and_references(tmp_path):
     krippendorff = pytest.importorskip("krippendorff")
     metrics = pytest.importorskip("sklearn.metrics")
@@ -97,13 +94,12 @@ def test_issue_example_and_references(tmp_path):
     assert _value(res["tau"]) == pytest.approx(stats.kendalltau(x, g).statistic, abs=1e-12)
 
 
-@shared
 def test_same_number_as_the_agreement_command(tmp_path):
     from typer.testing import CliRunner
 
     from replicate.cli.app import app
 
-    out = CliRunner().invoke(app, ["agreement", str(LLMJUDGE / "h2oloo-zeroshot1.txt"), "--reader", "trec-qrels@1",
+    out = CliRunner().invoke(app, ["agreement", str(LLMJUDGE / "h2oloo-zeroshot1.txt.gz"), "--reader", "trec-qrels@1",
                                    "--gold", str(QRELS), "--binarize", "1,3", "--replicates", "0", "-f", "json"])
     assert out.exit_code == 0, out.output
     rows = {r["binarize"]: r for r in json.loads(out.stdout)["rows"]}

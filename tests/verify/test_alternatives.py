@@ -12,12 +12,12 @@ from replicate.verify.api import verify_runs
 from replicate.verify.claims import parse_claims
 from replicate.verify.matching import Verdict
 
-from .test_agreement_claims import _claim, _vectors, _verify, shared
+from .test_agreement_claims import _claim, _vectors, _verify
 from .test_recompute import DIGIT, GOLD, NEW, OLD, make_run, registered  # noqa: F401  (a fixture)
 
 
 def test_families_are_a_declared_table():
-    assert [f.name for f in FAMILIES] == ["metric", "binarize", "unparsed", "parser", "unit"]
+    assert [f.name for f in FAMILIES] == ["metric", "binarize", "unparsed", "out_of_scale", "parser", "unit"]
     assert all(f.doc for f in FAMILIES) and MAX_RECOMPUTATIONS == 1024
 
 
@@ -25,7 +25,6 @@ def _printed(x: float, places: int) -> str:
     return str(Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-places)))
 
 
-@shared
 def test_alpha_printed_under_the_name_kappa_is_found(tmp_path):
     krippendorff = pytest.importorskip("krippendorff")
     metrics = pytest.importorskip("sklearn.metrics")

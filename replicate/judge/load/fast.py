@@ -23,7 +23,7 @@ from replicate.judge.load.outputs import KeptOutputs
 from replicate.judge.load.readfile import Items, RawFile, replay
 from replicate.judge.load.records import load_records
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
-from replicate.labels import GOLD_MAX
+from replicate.labels import GOLD_MAX, outside_set
 from replicate.reading import Reader, ReadOptions
 from replicate.readkit import chunk_keys, json_chunk
 
@@ -87,7 +87,7 @@ def load_qrels(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions, 
     ls = reader.label_set
     assert ls is not None
     for i in np.flatnonzero(np.asarray(grades) > ls.high).tolist():
-        diag.warn("label-outside-set", f"label {grades[i]} lies outside the label set {ls} (kept as read)",
+        diag.warn("label-outside-set", outside_set(grades[i], ls),
                   path=f.path, line=i + 1)
     gold = np.full(len(keys), NO_GOLD, dtype=np.int16)
     acc.add_bulk(keys, keyset, gold, [None] * len(keys), split, file_idx, labels=grades)

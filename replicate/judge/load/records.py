@@ -16,7 +16,7 @@ from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param
 from replicate.judge.load.readfile import Items, RawFile, strip_bom
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
-from replicate.labels import LabelSet, gold_code, gold_problem, grade_code
+from replicate.labels import LabelSet, gold_code, gold_problem, grade_code, outside_set
 from replicate.parsing import UNPARSED
 from replicate.reading import Reader, ReadOptions, Record, Source
 
@@ -42,7 +42,7 @@ def _label(rec: Record, reader: Reader, src: Source) -> int:
         if code is None:
             raise src.bad(f"label must be a whole-number grade 0-127, got {value!r}", rec.line)
         if not ls.low <= code <= ls.high:
-            src.warn("label-outside-set", f"label {code} lies outside the label set {ls} (kept as read)", rec.line)
+            src.warn("label-outside-set", outside_set(code, ls), rec.line)
         return code
     code = ls.code(value)
     if code is None:

@@ -437,7 +437,7 @@ def parse_summary(labelled, run, intervals: Callable[[Any, Sequence[int]], Parse
         parser=labelled.parser,
         lines=sum(f.lines for f in run.files),
         records=len(run),
-        parsed=len(run) - labelled.unparsed,
+        parsed=len(labelled) - labelled.unparsed,  # --out-of-scale drop: the dropped items are neither
         unparsed=labelled.unparsed,
         labels=dict(labels),
         gold=dict(gold),
