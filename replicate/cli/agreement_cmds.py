@@ -27,8 +27,8 @@ from replicate.cli.judge_options import (
     ScoreMapOpt,
     ScorerOpt,
     SeedOpt,
-    Unparsed,
     UnparsedOpt,
+    policy_of,
     emit_runs,
     later_imports,
     load,
@@ -67,7 +67,7 @@ def agreement_cmd(
     scorer: ScorerOpt = None,
     score_map: ScoreMapOpt = None,
     epoch: EpochOpt = None,
-    unparsed: UnparsedOpt = Unparsed.intersect,
+    unparsed: UnparsedOpt = None,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
@@ -105,6 +105,7 @@ def agreement_cmd(
     aligned = align(loaded.labelled(need_parser(parser, loaded)))
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     has_gold = bool((aligned.gold >= 0).any())
-    report = agreement_report(aligned, gold=has_gold, pairs=pairs, thresholds=thresholds, policy=unparsed.value,
+    choice = policy_of(unparsed, loaded)
+    report = agreement_report(aligned, gold=has_gold, pairs=pairs, thresholds=thresholds, policy=choice.policy,
                               settings=settings)
-    emit_runs(loaded, report, format, text=lambda: agreement_text(report, format), comparisons=[report])
+    emit_runs(loaded, report, format, text=lambda: agreement_text(report, format), comparisons=[report], choice=choice)

@@ -33,7 +33,6 @@ from replicate.cli.judge_options import (
     ScoreMapOpt,
     ScorerOpt,
     SeedOpt,
-    Unparsed,
     UnparsedOpt,
     emit_runs,
     later_imports,
@@ -59,6 +58,7 @@ def parse_cmd(
     scorer: ScorerOpt = None,
     score_map: ScoreMapOpt = None,
     epoch: EpochOpt = None,
+    unparsed: UnparsedOpt = None,
     labels: Annotated[
         Path | None,
         typer.Option("--labels", metavar="OUT.jsonl", help="Write one row per item: the key fields, label (int or null) and gold (- for standard output, the report then going to stderr). One FILE only."),
@@ -72,11 +72,15 @@ def parse_cmd(
     cluster: ClusterOpt = None,
     format: FormatOpt = Format.table,
 ) -> None:
-    """Read judge files with a parser: lines, parsed, unparsed, label distribution, rewritten records.
+    """Read judge files with a parser: lines, parsed, unparsed, accuracy against gold, label distribution.
 
-    The parsed and unparsed shares and each label's share of the parsed
-    outputs get a bootstrap interval over the run's items (whole queries
-    resampled, as in compare; --cluster item for items one by one).
+    The parsed and unparsed shares, the accuracy against gold (when there is
+    gold; under --unparsed, by default the source's rule) and each label's
+    share of the parsed outputs get a bootstrap interval over the run's items
+    (whole queries resampled, as in compare; --cluster item for items one by
+    one). Where the harness wrote its own aggregate beside the file (lm-eval's
+    results file, an inspect log's header, HELM's stats.json), it is shown
+    beside the recomputed accuracy at its printed precision, with match or MISMATCH.
 
     Example: replicate parse results/model_annotations.jsonl --parser umbrela-fallback@1
     """
@@ -85,6 +89,7 @@ def parse_cmd(
     from replicate.judge.parsed import parse_intervals
     from replicate.judge.render import parse_summary, parse_text
     from replicate.judge.select import runs_from_files
+    from replicate.judge.sourcerule import unparsed_choice
     from replicate.judge.uncertainty import MIN_ITEMS
 
     if labels is not None and len(files) != 1:
@@ -93,7 +98,8 @@ def parse_cmd(
     labelled = loaded.labelled(need_parser(parser, loaded))
     settings = uncertainty_of(replicates, seed, cluster, MIN_ITEMS, loaded)
     shares = functools.partial(parse_intervals, settings=settings) if settings.resampled else None
-    summaries = [parse_summary(lr, run, shares) for lr, run in zip(labelled, loaded.runs)]
+    given = None if unparsed is None else unparsed.value
+    summaries = [parse_summary(lr, run, shares, unparsed_choice([run], given)) for lr, run in zip(labelled, loaded.runs)]
     if labels is not None:
         write_labels(labels, labelled[0], fields=loaded.fields, run=loaded.runs[0])
     with report_to_stderr(is_stdio(labels)):
@@ -131,7 +137,7 @@ def compare_cmd(
     scorer: ScorerOpt = None,
     score_map: ScoreMapOpt = None,
     epoch: EpochOpt = None,
-    unparsed: UnparsedOpt = Unparsed.intersect,
+    unparsed: UnparsedOpt = None,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
@@ -163,7 +169,7 @@ def compare_cmd(
     loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser,
                   jobs=jobs, parsers=[parser] if parser else [], prefetch=later_imports(replicates=replicates, pvalues=True))
     a, b = loaded.labelled(need_parser(parser, loaded))
-    cmp = compare(a, b, policy=unparsed.value, uncertainty=uncertainty_of(replicates, seed, cluster, min_items, loaded),
+    cmp = compare(a, b, policy=None if unparsed is None else unparsed.value, uncertainty=uncertainty_of(replicates, seed, cluster, min_items, loaded),
                   agreement=True)
     emit_runs(loaded, cmp, format, text=lambda: comparison_text(cmp, format), comparisons=[cmp])
 
@@ -181,7 +187,7 @@ def chain_cmd(
     scorer: ScorerOpt = None,
     score_map: ScoreMapOpt = None,
     epoch: EpochOpt = None,
-    unparsed: UnparsedOpt = Unparsed.intersect,
+    unparsed: UnparsedOpt = None,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
@@ -208,7 +214,8 @@ def chain_cmd(
     loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser,
                   jobs=jobs, parsers=[parser] if parser else [], prefetch=later_imports(replicates=replicates, pvalues=True))
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
-    edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=unparsed.value, uncertainty=settings)
+    edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=None if unparsed is None else unparsed.value,
+                  uncertainty=settings)
     flags = edge_flags(edges, min_items=settings.min_items, intervals=settings.resampled)
     result = {
         "edges": edges,

@@ -23,7 +23,9 @@ from replicate.stats.fourcell import PROPORTIONS, FourCell
 from replicate.stats.paired import p_display
 
 if TYPE_CHECKING:
+    from replicate.judge.harness import HarnessCheck
     from replicate.judge.parsed import ParseIntervals
+    from replicate.judge.sourcerule import UnparsedChoice
     from replicate.judge.render.errors import Intervals
     from replicate.provenance import FileProvenance
 
@@ -181,18 +183,26 @@ def _files_line(side, shared: int) -> str:
     )
 
 
-def comparison_text(cmp: Comparison, fmt: FormatArg) -> str:
-    """The full report of one edge (table or markdown)."""
-    fmt = Format(fmt)
-    c = cmp.cells
-    head = f"{cmp.old.name} -> {cmp.new.name}"
+def policy_line(cmp: Comparison) -> str:
+    """``unparsed policy: ...``: the policy and, where the readers declare one, how it stands to the source's rule."""
+    choice = cmp.unparsed_choice
+    if choice is not None and choice.rule is not None:
+        return choice.text()
     policy = (
         "intersect (items unparsed on either side are dropped)"
         if cmp.unparsed_policy == "intersect"
         else "wrong (an unparsed output counts as wrong)"
     )
+    return f"unparsed policy: {policy}"
+
+
+def comparison_text(cmp: Comparison, fmt: FormatArg) -> str:
+    """The full report of one edge (table or markdown)."""
+    fmt = Format(fmt)
+    c = cmp.cells
+    head = f"{cmp.old.name} -> {cmp.new.name}"
     meta = [
-        f"parser: {cmp.parser}; unparsed policy: {policy}",
+        f"parser: {cmp.parser}; {policy_line(cmp)}",
         f"shared items: {cmp.shared_items}; compared n = {c.n}",
         "unparsed per side (over that side's items):",
         _files_line(cmp.old, cmp.shared_items),
@@ -210,10 +220,14 @@ def comparison_text(cmp: Comparison, fmt: FormatArg) -> str:
         figures_table(c, fmt, change_rate=cmp.change_rate, from_labels=True, error=cmp.uncertainty, confidence_level=level)
     )
     body += _prose([identity_line(c), reading(c, cmp.uncertainty, _small(cmp)), *error_lines(cmp)], fmt)
+    if cmp.harness:
+        body.append(harness_table(cmp.harness, fmt))
     if cmp.agreement:
         from replicate.judge.render.agreement import edge_agreement_text
 
         body.append(edge_agreement_text(cmp.agreement, fmt))
+    elif "agreement" in cmp.absent:
+        body += _prose([f"Agreement (kappa, pi, alpha): absent: {cmp.absent['agreement']}."], fmt)
     if fmt is Format.markdown:
         body.append(_input_section([cmp.old, cmp.new]))
     return "\n".join(body) + "\n"
@@ -314,7 +328,9 @@ def chain_text(edges: Sequence[Comparison], fmt: FormatArg, *, flags: Sequence[A
         out += "\n" + given if given else ""
     if edges:
         e = edges[0]
-        where = f"parser: {e.parser}; unparsed policy: {e.unparsed_policy}; items shared by all runs: {e.shared_items};"
+        choice = e.unparsed_choice
+        policy = choice.text() if choice is not None and choice.rule is not None else f"unparsed policy: {e.unparsed_policy}"
+        where = f"parser: {e.parser}; {policy}; items shared by all runs: {e.shared_items};"
         sep = " " if fmt is Format.markdown else "\n"  # plain text: two short lines
         out += f"\n{where}{sep}unparsed = old/new over each run's items\n"
         failed = _failures_line(edges)
@@ -376,6 +392,27 @@ class ParseSummary:
     extraction_failures: int | None = None
     #: The parser's (or reader's) label set: labels and gold are shown by its names when it names them.
     label_set: LabelSet | None = None
+    #: The unparsed policy the accuracy is under (the source's rule by default) and how it was chosen.
+    choice: UnparsedChoice | None = None
+    #: Items right against gold and items counted under :attr:`choice`'s policy (None: no gold).
+    correct: int | None = None
+    counted: int | None = None
+    #: The harness's own figures beside the recomputed accuracy.
+    harness: tuple[HarnessCheck, ...] = ()
+    #: Why the file's log records no extraction failure (shown as "not recorded"), else None.
+    failures_unrecorded: str | None = None
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.counted if self.correct is not None and self.counted else None
+
+    def failure_share(self) -> tuple[float, tuple[float, float] | None] | None:
+        """The extraction failures' share of the records and its 95% Wilson interval, when they are told."""
+        from replicate.stats.intervals import wilson_interval
+
+        if self.extraction_failures is None or not self.records:
+            return None
+        return self.extraction_failures / self.records, wilson_interval(self.extraction_failures, self.records)
 
     def name(self, code: int) -> int | str:
         """How label ``code`` is shown (:func:`~replicate.labels.label_name`)."""
@@ -402,6 +439,8 @@ class ParseSummary:
             "parsed": self.parsed,
             "unparsed": self.unparsed,
             **({} if self.extraction_failures is None else {"extraction_failures": self.extraction_failures}),
+            **({} if self.failures_unrecorded is None else {"extraction_failures": None,
+                                                            "extraction_failures_not_recorded": self.failures_unrecorded}),
             "labels": {str(self.name(k)): v for k, v in sorted(self.labels.items())},
             "gold": {str(self.name(k)): v for k, v in sorted(self.gold.items())},
             "rewritten": self.rewritten,
@@ -412,6 +451,18 @@ class ParseSummary:
         }
         if self.label_set is not None:
             out["label_set"] = self.label_set.to_json()
+        if self.choice is not None:
+            out["unparsed_rule"] = self.choice.to_json()
+        if self.counted is not None:
+            out["accuracy"] = {"correct": self.correct, "counted": self.counted, "accuracy": self.accuracy,
+                               "unparsed_policy": self.choice.policy if self.choice is not None else None}
+            if self.intervals is not None and "accuracy" in self.intervals.rates:
+                out["accuracy"]["interval"] = {"accuracy": self.intervals.rates["accuracy"].to_json()}
+        failed = self.failure_share()
+        if failed is not None:
+            out["extraction_failure_share"] = {"share": failed[0], "wilson": None if failed[1] is None else list(failed[1])}
+        if self.harness:
+            out["harness"] = [h.to_json() for h in self.harness]
         iv = self.intervals
         if iv is not None:
             out["shares"] = {
@@ -427,11 +478,21 @@ class ParseSummary:
         return out
 
 
-def parse_summary(labelled, run, intervals: Callable[[Any, Sequence[int]], ParseIntervals] | None = None) -> ParseSummary:
-    """What ``labelled`` (``run`` read by one parser) holds; ``intervals(labelled, labels)`` adds the shares' intervals."""
+def parse_summary(
+    labelled, run, intervals: Callable[..., ParseIntervals] | None = None, choice: UnparsedChoice | None = None,
+) -> ParseSummary:
+    """What ``labelled`` (``run`` read by one parser) holds; ``intervals(labelled, labels, policy)`` adds the shares'
+    intervals. ``choice``: the unparsed policy of the accuracy against gold and of the harness's own figure
+    (default: the source's rule of the run's readers)."""
+    from replicate.judge.harness import correct_counted, harness_checks
+    from replicate.judge.model import failures_unrecorded
+    from replicate.judge.sourcerule import unparsed_choice
+
+    choice = choice if choice is not None else unparsed_choice([run])
     labels = Counter(int(x) for x in labelled.labels if x >= 0)
     gold = Counter(int(x) for x in run.gold if x >= 0)  # NO_GOLD (-1): the file carries none
-    ivs = None if intervals is None else intervals(labelled, sorted(set(labels) | set(gold)))
+    ivs = None if intervals is None else intervals(labelled, sorted(set(labels) | set(gold)), policy=choice.policy)
+    correct, counted = correct_counted(labelled, choice.policy) if gold else (None, None)
     return ParseSummary(
         run=run.name,
         parser=labelled.parser,
@@ -450,6 +511,11 @@ def parse_summary(labelled, run, intervals: Callable[[Any, Sequence[int]], Parse
         intervals=ivs,
         extraction_failures=extraction_failures(run.files),
         label_set=labelled.label_set,
+        choice=choice,
+        correct=correct,
+        counted=counted,
+        harness=tuple(harness_checks(labelled, choice.policy)),
+        failures_unrecorded=failures_unrecorded(run.files),
     )
 
 
@@ -469,25 +535,52 @@ def parse_text(s: ParseSummary, fmt: FormatArg) -> str:
         ["records (items)", s.records],
         ["parsed", f"{s.parsed} ({share(s.rate(s.parsed), 'parsed_rate')})"],
         ["unparsed", f"{s.unparsed} ({share(s.rate(s.unparsed), 'unparsed_rate')})"],
-        *([] if s.extraction_failures is None else [["of unparsed: no answer found ([invalid])", s.extraction_failures]]),
+        *_failure_rows(s),
         ["skipped lines (warned)", s.skipped],
         ["rewritten (original_output kept)", s.rewritten],
         ["with a non-empty thought", s.thoughts],
         ["output field", ", ".join(s.output_fields) or "-"],
     ]
+    if s.counted is not None:
+        rows.insert(2, ["accuracy against gold", f"{s.correct} of {s.counted} ({share(s.accuracy, 'accuracy')})"])
     head = f"{s.run}: read with {s.parser}\n"
     if Format(fmt) is Format.markdown:
         head = f"## {head}\n"
+    if s.choice is not None and (s.choice.rule is not None or s.counted is not None):
+        head += ("- " if Format(fmt) is Format.markdown else "") + s.choice.text() + ("\n\n" if Format(fmt) is Format.markdown else "\n")
     dist_rows = [
         [s.name(k), s.labels.get(k, 0), share(s.label_share(k), k), s.gold.get(k, 0)]
         for k in s.shown_labels
     ]
     dist_rows.append(["unparsed", s.unparsed, "", ""])
     out = head + table(rows, ["", "count"], fmt) + "\n" + table(dist_rows, ["label", "count", "share of parsed", "gold count"], fmt)
+    if s.harness:
+        out += "\n" + harness_table(s.harness, fmt)
     if iv is not None and s.records:
         out += f"\nIntervals: {how_resampled(iv.rates['unparsed_rate'])}.\n"
     return out
 
+
+def _failure_rows(s: ParseSummary) -> list[list[Any]]:
+    """The extraction failures among the unparsed: a count and share with its Wilson interval, or "not recorded"."""
+    if s.failures_unrecorded is not None:
+        return [["of unparsed: no answer found ([invalid])", f"not recorded ({s.failures_unrecorded})"]]
+    failed = s.failure_share()
+    if failed is None:
+        return []
+    share, wilson = failed
+    interval = "" if wilson is None else f" [{pct(wilson[0], 1)}, {pct(wilson[1], 1)}] (95% Wilson)"
+    return [["of unparsed: no answer found ([invalid])", f"{s.extraction_failures} ({pct(share, 1)}{interval})"]]
+
+
+def harness_table(checks: Sequence[HarnessCheck], fmt: FormatArg) -> str:
+    """The harness's own figures beside the recomputed ones, at the printed precision, with match or MISMATCH."""
+    rows = [
+        [c.run, c.figure.metric, c.figure.where, c.figure.printed,
+         f"{c.shown()} ({c.correct} of {c.counted}, unparsed {c.policy})", c.verdict]
+        for c in checks
+    ]
+    return table(rows, ["run", "harness's own figure", "read from", "printed", "recomputed", "check"], fmt)
 
 #: The stderr summary of the input's warnings (see :func:`replicate.diagnostics.summary_text`).
 warnings_text = summary_text

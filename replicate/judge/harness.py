@@ -1,0 +1,111 @@
+"""The harness's own figure beside the recomputed one: a self-check of a run against its harness (pure).
+
+Where a harness wrote its aggregate beside the per-item file (lm-eval's
+``results_<date>.json``, an inspect log's header, HELM's ``stats.json``), the
+reader keeps it (:class:`~replicate.reading.HarnessFigure`). Here it is set
+against the accuracy recomputed from the run's items under the unparsed policy
+in force (the source's rule by default, so they should agree), at the printed
+figure's precision: a value ``v`` written with ``d`` decimals matches every
+recomputed value within half a unit of its last place, as a claim does
+(:mod:`replicate.verify.matching`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from replicate.parsing import UNPARSED
+from replicate.stats.policy import Policy
+
+if TYPE_CHECKING:
+    from replicate.judge.model import LabelledRun
+    from replicate.reading import HarnessFigure
+
+
+def accuracy_masks(run: LabelledRun, policy: Policy) -> tuple[np.ndarray, np.ndarray]:
+    """(right, counted) per item of one run against its gold under ``policy``: ``intersect`` counts the parsed
+    items, ``wrong`` every item (an unparsed one wrong). Items without gold are not counted."""
+    labels = np.asarray(run.labels)
+    gold = np.asarray(run.gold)
+    has_gold = gold >= 0
+    parsed = labels != UNPARSED
+    counted = has_gold & parsed if policy == "intersect" else has_gold
+    return counted & parsed & (labels == gold), counted
+
+
+def correct_counted(run: LabelledRun, policy: Policy) -> tuple[int, int]:
+    """(items right, items counted) of one run against its gold under ``policy`` (:func:`accuracy_masks`)."""
+    right, counted = accuracy_masks(run, policy)
+    return int(np.count_nonzero(right)), int(np.count_nonzero(counted))
+
+
+def places(printed: str) -> int:
+    """Digits after the decimal point of a number as written (``0.57``: 2; ``1e-05``: 5; ``1``: 0)."""
+    try:
+        exponent = Decimal(printed).as_tuple().exponent
+    except InvalidOperation:
+        raise ValueError(f"not a number: {printed!r}") from None
+    return max(0, -int(exponent)) if isinstance(exponent, int) else 0
+
+
+@dataclass(frozen=True)
+class HarnessCheck:
+    """One harness figure set against the run's recomputed accuracy."""
+
+    run: str
+    figure: HarnessFigure
+    correct: int
+    counted: int
+    policy: Policy
+
+    @property
+    def recomputed(self) -> Fraction | None:
+        return Fraction(self.correct, self.counted) if self.counted else None
+
+    @property
+    def places(self) -> int:
+        return places(self.figure.printed)
+
+    def shown(self) -> str:
+        """The recomputed accuracy at the printed figure's precision (halves away from zero)."""
+        x = self.recomputed
+        if x is None:
+            return "-"
+        step = Fraction(1, 10**self.places)
+        value = Decimal((x / step + Fraction(1, 2)).__floor__()) / Decimal(10**self.places)
+        return f"{value:.{self.places}f}"
+
+    @property
+    def matches(self) -> bool | None:
+        """Within half a unit of the printed figure's last place (a boundary matches); None without items."""
+        x = self.recomputed
+        if x is None:
+            return None
+        half = Fraction(5, 10 ** (self.places + 1))
+        return abs(x - Fraction(Decimal(self.figure.printed))) <= half
+
+    @property
+    def verdict(self) -> str:
+        return {True: "match", False: "MISMATCH", None: "-"}[self.matches]
+
+    def to_json(self) -> dict[str, Any]:
+        x = self.recomputed
+        return {
+            "run": self.run, **self.figure.to_json(), "recomputed": None if x is None else float(x),
+            "correct": self.correct, "counted": self.counted, "unparsed_policy": self.policy,
+            "match": self.matches,
+        }
+
+
+def harness_checks(run: LabelledRun, policy: Policy) -> list[HarnessCheck]:
+    """Every harness figure of ``run``'s files set against its accuracy under ``policy`` (none for a run of several
+    files: the harness's figure is one file's)."""
+    if len(run.files) != 1 or not run.files[0].harness:
+        return []
+    correct, counted = correct_counted(run, policy)
+    return [HarnessCheck(run.name, f, correct, counted, policy) for f in run.files[0].harness]
