@@ -433,7 +433,9 @@ def emit_runs(loaded, result: Any, fmt: Format, *, text: Callable[[], str], comp
     if choice is not None and choice.rule is not None:  # the runs' readers declare a rule: say how it stands
 
         def shown() -> str:
-            return choice.text() + ("\n\n" if fmt is Format.markdown else "\n") + text()
+            from replicate.judge.render import policy_head
+
+            return policy_head(choice, fmt) + ("" if fmt is Format.markdown else "\n") + text()
     # the warnings are shown above (before the cache lines and the shared-items check); the JSON is the library's
     emit(report, fmt, text=shown)
 

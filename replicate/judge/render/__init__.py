@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from replicate.diagnostics import summary_text
 from replicate.judge.compare import Comparison
-from replicate.judge.model import extraction_failures
+from replicate.judge.model import extraction_failures, failures_unrecorded
 from replicate.judge.uncertainty import EdgeUncertainty
 from replicate.labels import LabelSet, label_name
 from replicate.output import Format, FormatArg, num, pct, prose_width, table
@@ -161,6 +161,16 @@ def _small(cmp: Comparison) -> str | None:
     return f"only n = {cmp.cells.n} items compared, fewer than --min-items {cmp.settings.min_items}"
 
 
+def _wilson_share(k: int, n: int) -> str:
+    """`` (21.0% [15.9%, 27.2%], 95% Wilson)``: a count's share of ``n`` with its Wilson interval ("" for n = 0)."""
+    from replicate.stats.intervals import wilson_interval
+
+    ci = wilson_interval(k, n)
+    if ci is None:
+        return ""
+    return f" ({pct(k / n, 1)} [{pct(ci[0], 1)}, {pct(ci[1], 1)}], 95% Wilson)"
+
+
 def _files_line(side, shared: int) -> str:
     extra = []
     rewritten = sum(f.rewritten for f in side.files)
@@ -170,9 +180,12 @@ def _files_line(side, shared: int) -> str:
     if skipped:
         extra.append(f"{skipped} line(s) skipped with a warning")
     failed = extraction_failures(side.files)
-    if failed is not None:
-        extra.append(f"{failed} extraction failure(s): the file's own filter found no answer ([invalid]), "
-                     "counted among the unparsed")
+    unrecorded = failures_unrecorded(side.files)
+    if unrecorded is not None:
+        extra.append(f"extraction failures: not recorded ({unrecorded})")
+    elif failed is not None:
+        extra.append(f"{failed} extraction failure(s){_wilson_share(failed, side.items)}: the file's own filter "
+                     "found no answer ([invalid]), counted among the unparsed")
     tail = f"\n    {'; '.join(extra)}" if extra else ""
     files = ", ".join(f.provenance.path for f in side.files)
     own = side.items - shared
@@ -196,13 +209,20 @@ def policy_line(cmp: Comparison) -> str:
     return f"unparsed policy: {policy}"
 
 
+def policy_head(choice: UnparsedChoice, fmt: FormatArg) -> str:
+    """The unparsed policy's line heading a report (wrapped in plain text; a list item in markdown)."""
+    if Format(fmt) is Format.markdown:
+        return f"- {choice.text()}\n\n"
+    return _prose([choice.text()], Format(fmt))[0] + "\n"
+
+
 def comparison_text(cmp: Comparison, fmt: FormatArg) -> str:
     """The full report of one edge (table or markdown)."""
     fmt = Format(fmt)
     c = cmp.cells
     head = f"{cmp.old.name} -> {cmp.new.name}"
     meta = [
-        f"parser: {cmp.parser}; {policy_line(cmp)}",
+        *_prose([f"parser: {cmp.parser}; {policy_line(cmp)}"], fmt),
         f"shared items: {cmp.shared_items}; compared n = {c.n}",
         "unparsed per side (over that side's items):",
         _files_line(cmp.old, cmp.shared_items),
@@ -303,9 +323,10 @@ _CHAIN_TEXT_BLOCKS = [
 def _failures_line(edges: Sequence[Comparison]) -> str | None:
     """Each run's extraction failures (among its unparsed), when its reader tells them apart."""
     told = {s.name: s.extraction_failures for e in edges for s in (e.old, e.new) if s.extraction_failures is not None}
-    if not told:
+    if not told and not any(failures_unrecorded(s.files) for e in edges for s in (e.old, e.new)):
         return None
-    listed = ", ".join(f"{name} {n}" for name, n in told.items())
+    unrecorded = {s.name for e in edges for s in (e.old, e.new) if failures_unrecorded(s.files) is not None}
+    listed = ", ".join([f"{name} {n}" for name, n in told.items()] + [f"{name} not recorded" for name in unrecorded])
     return f"extraction failures (the file's own filter found no answer, [invalid]; among the unparsed): {listed}"
 
 
@@ -547,7 +568,7 @@ def parse_text(s: ParseSummary, fmt: FormatArg) -> str:
     if Format(fmt) is Format.markdown:
         head = f"## {head}\n"
     if s.choice is not None and (s.choice.rule is not None or s.counted is not None):
-        head += ("- " if Format(fmt) is Format.markdown else "") + s.choice.text() + ("\n\n" if Format(fmt) is Format.markdown else "\n")
+        head += policy_head(s.choice, fmt)
     dist_rows = [
         [s.name(k), s.labels.get(k, 0), share(s.label_share(k), k), s.gold.get(k, 0)]
         for k in s.shown_labels
@@ -565,12 +586,9 @@ def _failure_rows(s: ParseSummary) -> list[list[Any]]:
     """The extraction failures among the unparsed: a count and share with its Wilson interval, or "not recorded"."""
     if s.failures_unrecorded is not None:
         return [["of unparsed: no answer found ([invalid])", f"not recorded ({s.failures_unrecorded})"]]
-    failed = s.failure_share()
-    if failed is None:
+    if s.extraction_failures is None:
         return []
-    share, wilson = failed
-    interval = "" if wilson is None else f" [{pct(wilson[0], 1)}, {pct(wilson[1], 1)}] (95% Wilson)"
-    return [["of unparsed: no answer found ([invalid])", f"{s.extraction_failures} ({pct(share, 1)}{interval})"]]
+    return [["of unparsed: no answer found ([invalid])", f"{s.extraction_failures}{_wilson_share(s.extraction_failures, s.records)}"]]
 
 
 def harness_table(checks: Sequence[HarnessCheck], fmt: FormatArg) -> str:
