@@ -7,7 +7,9 @@ against the accuracy recomputed from the run's items under the unparsed policy
 in force (the source's rule by default, so they should agree), at the printed
 figure's precision: a value ``v`` written with ``d`` decimals matches every
 recomputed value within half a unit of its last place, as a claim does
-(:mod:`replicate.verify.matching`).
+(:mod:`replicate.verify.matching`); a value written in full as a double
+(``0.6666666666666666``, 15 decimals or more) matches the recomputed ratio
+computed as a double, as the harness computed it.
 """
 
 from __future__ import annotations
@@ -53,6 +55,10 @@ def places(printed: str) -> int:
     return max(0, -int(exponent)) if isinstance(exponent, int) else 0
 
 
+#: Decimals from which a printed figure is a double written in full (Python's shortest repr), compared as a double.
+FULL = 15
+
+
 @dataclass(frozen=True)
 class HarnessCheck:
     """One harness figure set against the run's recomputed accuracy."""
@@ -72,10 +78,13 @@ class HarnessCheck:
         return places(self.figure.printed)
 
     def shown(self) -> str:
-        """The recomputed accuracy at the printed figure's precision (halves away from zero)."""
+        """The recomputed accuracy at the printed figure's precision (halves away from zero); a figure written
+        as a double's shortest text (15 decimals or more, ``0.6666666666666666``) is set beside the double."""
         x = self.recomputed
         if x is None:
             return "-"
+        if self.places >= FULL:
+            return repr(float(x))
         step = Fraction(1, 10**self.places)
         value = Decimal((x / step + Fraction(1, 2)).__floor__()) / Decimal(10**self.places)
         return f"{value:.{self.places}f}"
@@ -86,6 +95,8 @@ class HarnessCheck:
         x = self.recomputed
         if x is None:
             return None
+        if self.places >= FULL:  # a double as the harness computed it (mean = k / n in binary): equal as doubles
+            return float(x) == self.figure.value
         half = Fraction(5, 10 ** (self.places + 1))
         return abs(x - Fraction(Decimal(self.figure.printed))) <= half
 

@@ -161,6 +161,28 @@ def _small(cmp: Comparison) -> str | None:
     return f"only n = {cmp.cells.n} items compared, fewer than --min-items {cmp.settings.min_items}"
 
 
+#: A run name longer than this is shortened in tables (its head, then ``...``), the full name in a legend below.
+NAME_MAX = 32
+
+
+def short_names(names: Sequence[str], limit: int = NAME_MAX) -> dict[str, str]:
+    """Each name as a table shows it: itself, or when longer than ``limit`` its head and ``...`` (distinct)."""
+    out: dict[str, str] = {}
+    for name in dict.fromkeys(names):
+        shown, k = name, 1
+        while len(shown) > limit or shown in out.values():
+            tail = "..." if k == 1 else f"...{k}"
+            shown, k = name[: limit - len(tail)] + tail, k + 1
+        out[name] = shown
+    return out
+
+
+def names_legend(short: dict[str, str]) -> str | None:
+    """``names shortened in the tables: A... = A long name``, or None when none was."""
+    pairs = [f"{s} = {n}" for n, s in short.items() if s != n]
+    return None if not pairs else "names shortened in the tables: " + "; ".join(pairs)
+
+
 def _wilson_share(k: int, n: int) -> str:
     """`` (21.0% [15.9%, 27.2%], 95% Wilson)``: a count's share of ``n`` with its Wilson interval ("" for n = 0)."""
     from replicate.stats.intervals import wilson_interval
@@ -234,14 +256,18 @@ def comparison_text(cmp: Comparison, fmt: FormatArg) -> str:
         body = [head, "=" * len(head), *meta, ""]
     from replicate.judge.render.errors import error_lines
 
-    body.append(cells_table(c, fmt, old=cmp.old.name, new=cmp.new.name))
+    short = short_names([cmp.old.name, cmp.new.name])
+    body.append(cells_table(c, fmt, old=short[cmp.old.name], new=short[cmp.new.name]))
+    legend = names_legend(short)
+    if legend:
+        body += _prose([legend], fmt)
     level = cmp.settings.confidence_level if cmp.settings is not None else 0.95
     body.append(
         figures_table(c, fmt, change_rate=cmp.change_rate, from_labels=True, error=cmp.uncertainty, confidence_level=level)
     )
     body += _prose([identity_line(c), reading(c, cmp.uncertainty, _small(cmp)), *error_lines(cmp)], fmt)
     if cmp.harness:
-        body.append(harness_table(cmp.harness, fmt))
+        body.append(harness_table(cmp.harness, fmt, short))
     if cmp.agreement:
         from replicate.judge.render.agreement import edge_agreement_text
 
@@ -335,14 +361,24 @@ def chain_text(edges: Sequence[Comparison], fmt: FormatArg, *, flags: Sequence[A
     from replicate.judge.render.errors import difficulty_table, edge_interval_table, mcnemar_table
 
     fmt = Format(fmt)
+    short = short_names([s.name for e in edges for s in (e.old, e.new)])
+    named = {"old": lambda e: short[e.old.name], "new": lambda e: short[e.new.name]}
+
+    def shown(cols):
+        return [(h, named.get(h, value)) for h, value in cols]
+
     if fmt is Format.markdown:
-        out = table([[value(e) for _, value in _CHAIN_MARKDOWN] for e in edges], [h for h, _ in _CHAIN_MARKDOWN], fmt)
+        cols = shown(_CHAIN_MARKDOWN)
+        out = table([[value(e) for _, value in cols] for e in edges], [h for h, _ in cols], fmt)
     else:
         blocks = [
             table([[k, *(value(e) for _, value in cols)] for k, e in enumerate(edges, 1)], ["#", *(h for h, _ in cols)], fmt)
-            for cols in _CHAIN_TEXT_BLOCKS
+            for cols in map(shown, _CHAIN_TEXT_BLOCKS)
         ]
         out = "\n".join(blocks)
+    legend = names_legend(short)
+    if legend:
+        out += "\n" + legend + "\n"
     if edges and edges[0].uncertainty is not None:
         out += "\n" + (edge_interval_table(edges, fmt) if edges[0].uncertainty.resampled else mcnemar_table(edges, fmt))
         given = difficulty_table(edges, fmt)
@@ -591,10 +627,11 @@ def _failure_rows(s: ParseSummary) -> list[list[Any]]:
     return [["of unparsed: no answer found ([invalid])", f"{s.extraction_failures}{_wilson_share(s.extraction_failures, s.records)}"]]
 
 
-def harness_table(checks: Sequence[HarnessCheck], fmt: FormatArg) -> str:
-    """The harness's own figures beside the recomputed ones, at the printed precision, with match or MISMATCH."""
+def harness_table(checks: Sequence[HarnessCheck], fmt: FormatArg, short: dict[str, str] | None = None) -> str:
+    """The harness's own figures beside the recomputed ones, at the printed precision, with match or MISMATCH
+    (``short``: the runs' names as the tables show them)."""
     rows = [
-        [c.run, c.figure.metric, c.figure.where, c.figure.printed,
+        [(short or {}).get(c.run, c.run), c.figure.metric, c.figure.where, c.figure.printed,
          f"{c.shown()} ({c.correct} of {c.counted}, unparsed {c.policy})", c.verdict]
         for c in checks
     ]
