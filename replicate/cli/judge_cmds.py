@@ -35,6 +35,7 @@ from replicate.cli.judge_options import (
     SeedOpt,
     UnparsedOpt,
     emit_runs,
+    show_warnings,
     later_imports,
     load,
     need_parser,
@@ -104,6 +105,55 @@ def parse_cmd(
         write_labels(labels, labelled[0], fields=loaded.fields, run=loaded.runs[0])
     with report_to_stderr(is_stdio(labels)):
         emit_runs(loaded, {"runs": summaries}, format, text=lambda: "\n".join(parse_text(s, format) for s in summaries))
+
+
+@app.command("harness-claims")
+def harness_claims_cmd(
+    files: Annotated[list[Path], typer.Argument(metavar="FILE", help="Per-item files of a harness (lm-eval samples, inspect logs, HELM runs), each one run.")],
+    root: Annotated[Path, typer.Option("--root", metavar="DIR", help="Directory the claims file's paths are relative to (verify's --root).")] = Path("."),
+    reader: ReaderOpt = None,
+    lm_filter: FilterOpt = None,
+    correct_field: CorrectFieldOpt = None,
+    scorer: ScorerOpt = None,
+    score_map: ScoreMapOpt = None,
+    epoch: EpochOpt = None,
+    strict: StrictOpt = False,
+) -> None:
+    """Write a claims file (TOML, on standard output) whose claims are the harness's own figures.
+
+    Each FILE whose harness wrote its aggregate beside it (lm-eval's results
+    file, an inspect log's header, HELM's stats.json) gives one run and an
+    'em' claim per figure, the value as the harness wrote it; 'replicate
+    verify' then recomputes them under the runs' source rule, without a
+    hand-written claims file. A FILE with no such figure is named on stderr.
+
+    Example: replicate harness-claims out/*/samples_gsm8k_*.jsonl --filter strict-match > claims.toml
+    """
+    import os
+
+    from replicate.cli.base import warn
+    from replicate.inputfile import write_stdout
+    from replicate.judge.harness import claims_toml
+    from replicate.judge.select import runs_from_files
+    from replicate.reading import READER_OPTIONS
+
+    loaded = load(runs_from_files(files), None, None, None, strict, reader, need_gold=False,
+                  extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch))
+    entries = []
+    for run in loaded.runs:
+        f = run.files[0]
+        if not f.harness:
+            warn(f"harness-claims: {f.provenance.path}: no figure of its harness beside it (run {run.name}); no claim")
+            continue
+        rel = os.path.relpath(f.provenance.path, root)
+        if rel.startswith(".."):
+            raise UsageError(f"{f.provenance.path} lies outside --root {root}: a claims file names files under its root")
+        options = {k: v for k, v in f.reader_options if k in READER_OPTIONS}
+        entries.append((run.name, [Path(rel).as_posix()], f.reader, options, f.harness))
+    show_warnings(loaded.diagnostics)
+    if not entries:
+        raise UsageError("no FILE has its harness's own figure beside it: nothing to claim")
+    write_stdout(claims_toml(entries).encode("utf-8"))
 
 
 def _side_specs(positional: list[Path] | None, old: list[Path] | None, new: list[Path] | None):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
@@ -120,3 +120,51 @@ def harness_checks(run: LabelledRun, policy: Policy) -> list[HarnessCheck]:
         return []
     correct, counted = correct_counted(run, policy)
     return [HarnessCheck(run.name, f, correct, counted, policy) for f in run.files[0].harness]
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's for these characters)."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
+#: A harness figure written in full as a double is written into a claim at this many decimals: within half a
+#: unit of its last place lies the double the harness computed, and the exact ratio it stands for.
+CLAIM_PLACES = 15
+
+
+def claims_toml(runs: Sequence[tuple[str, Sequence[str], str, Mapping[str, str], Sequence[HarnessFigure]]]) -> str:
+    """A claims file (TOML) whose claims are the harnesses' own figures, for ``replicate verify``.
+
+    ``runs``: per run, its name, its files (relative to the verification's ``--root``), its reader, the
+    reader options it was read with and the harness figures of its file. Each figure becomes an ``em``
+    claim over its run (unit ``fraction``, the value as the harness wrote it; one written in full as a
+    double, at :data:`CLAIM_PLACES` decimals, saying so), with no ``unparsed``: verify takes the runs'
+    source rule, as the harness counted.
+    """
+    out = [
+        "# The harnesses' own figures, written beside their per-item files, as claims (replicate harness-claims).",
+        "# Check them with: replicate verify THIS.toml --root DIR (the paths below are relative to DIR).",
+        "",
+        "[study]",
+        f"title = {_toml_string(f'the harness figures of {len(runs)} run(s)')}",
+        "",
+        "[runs]",
+    ]
+    for name, files, reader, options, _ in runs:
+        parts = [f"files = [{', '.join(map(_toml_string, files))}]", f"reader = {_toml_string(reader)}"]
+        parts += [f"{k} = {_toml_string(v)}" for k, v in options.items()]
+        out.append(f"{_toml_string(name)} = {{ {', '.join(parts)} }}")
+    for name, _, _, _, figures in runs:
+        for f in figures:
+            value, text = f.printed, f"{f.metric} as the harness wrote it"
+            if places(value) >= FULL:
+                value = f"{Decimal(value):.{CLAIM_PLACES}f}"
+                text += f" ({f.printed}, a double in full; written here at {CLAIM_PLACES} decimals)"
+            out += [
+                "", "[[claims]]", f"id = {_toml_string(f'{name}: {f.metric}')}", 'metric = "em"',
+                f"run = {_toml_string(name)}", f"value = {_toml_string(value)}", 'unit = "fraction"',
+                f"where = {_toml_string(f.where)}", f"text = {_toml_string(text)}",
+            ]
+    return "\n".join(out) + "\n"

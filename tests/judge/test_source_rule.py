@@ -260,3 +260,40 @@ def test_long_run_names_are_shortened_in_tables_with_a_legend(tmp_path, pair):
     assert f"names shortened in the tables: a-model-whose-name-runs-on-an... = {long_a.stem}" in text
     row = next(line for line in text.splitlines() if line.startswith("1  "))
     assert row.split()[:3] == ["1", "a-model-whose-name-runs-on-an...", "B"]
+
+
+def test_harness_claims_makes_a_claims_file_verify_checks_without_a_hand_written_one(pair, tmp_path):
+    res = _run("harness-claims", *pair, "--root", tmp_path)
+    assert res.exit_code == 0, res.output
+    claims = tmp_path / "claims.toml"
+    claims.write_text(res.stdout, encoding="utf-8")
+    assert ('"Llama-3-8B" = { files = ["__home__x__models__Llama-3-8B/samples_gsm8k_2024-12-02T10-00-00.000000.jsonl"], '
+            'reader = "lm-eval-samples@1", filter = "strict-match", correct_field = "exact_match" }') in res.stdout
+    assert '[[claims]]\nid = "Llama-3-8B: exact_match,strict-match"\nmetric = "em"\nrun = "Llama-3-8B"\nvalue = "0.57"\n' \
+        in res.stdout
+    out = json.loads(_run("verify", claims, "--root", tmp_path, "--no-plots", "-f", "json").stdout)
+    assert [(c["id"], c["verdict"]) for c in out["claims"]] == [
+        ("Llama-3-8B: exact_match,strict-match", {"lm-eval-metric": "match"}),
+        ("example-org/Model-B-8B: exact_match,strict-match", {"lm-eval-metric": "match"})]
+
+
+def test_harness_claims_of_inspect_logs_write_a_double_at_15_decimals(tmp_path):
+    for name in ("old.eval", "new.eval"):
+        (tmp_path / name).write_bytes((DATA / "inspect" / name).read_bytes())
+    res = _run("harness-claims", tmp_path / "old.eval", tmp_path / "new.eval", "--inspect-scorer", "match",
+               "--root", tmp_path)
+    assert res.exit_code == 0, res.output
+    assert 'value = "0.666666666666667"' in res.stdout
+    assert "(0.6666666666666666, a double in full; written here at 15 decimals)" in res.stdout
+    claims = tmp_path / "claims.toml"
+    claims.write_text(res.stdout, encoding="utf-8")
+    out = json.loads(_run("verify", claims, "--root", tmp_path, "--no-plots", "-f", "json").stdout)
+    assert [c["verdict"] for c in out["claims"]] == [{"inspect-score": "match"}] * 2
+
+
+def test_harness_claims_refuses_files_without_a_harness_figure():
+    res = _run("harness-claims", DATA / "lm_eval" / "samples_gsm8k_2024-05-01T10-00-00.000000.jsonl",
+               "--filter", "strict-match", "--root", DATA)
+    assert res.exit_code == 2
+    assert "no figure of its harness beside it" in res.stderr
+    assert "Error: no FILE has its harness's own figure beside it: nothing to claim" in res.stderr
