@@ -243,8 +243,8 @@ def _records(src: Source) -> Iterator[Record]:
     if log.task:
         src.about["task"] = log.task
     if len({s.epoch for s in log.samples}) == 1:  # the header's metrics reduce over epochs: one epoch compares
-        where = f"{'header.json' if log.kind == 'eval' else 'the log'}: results"
-        src.harness.extend(HarnessFigure(f"{metric} of scorer {name}", value, where)
+        header = f"{'header.json' if log.kind == 'eval' else 'the log'}: results"
+        src.harness.extend(HarnessFigure(f"{metric} of scorer {name}", value, header)
                            for name, metric, value in log.metrics if name == scorer and metric in ("accuracy", "mean"))
     if log.status != "success":
         shown = "not written (the eval has not finished)" if log.status is None else repr(log.status)

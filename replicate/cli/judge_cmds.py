@@ -35,12 +35,12 @@ from replicate.cli.judge_options import (
     SeedOpt,
     UnparsedOpt,
     emit_runs,
-    show_warnings,
     later_imports,
     load,
     need_parser,
     reader_options,
     resolve_runs,
+    show_warnings,
     uncertainty_of,
 )
 from replicate.errors import UsageError

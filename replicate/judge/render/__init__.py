@@ -25,8 +25,8 @@ from replicate.stats.paired import p_display
 if TYPE_CHECKING:
     from replicate.judge.harness import HarnessCheck
     from replicate.judge.parsed import ParseIntervals
-    from replicate.judge.sourcerule import UnparsedChoice
     from replicate.judge.render.errors import Intervals
+    from replicate.judge.sourcerule import UnparsedChoice
     from replicate.provenance import FileProvenance
 
 
