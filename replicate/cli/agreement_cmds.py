@@ -105,6 +105,13 @@ def agreement_cmd(
     aligned = align(loaded.labelled(need_parser(parser, loaded)))
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     has_gold = bool((aligned.gold >= 0).any())
+    if has_gold and any(r.yields == "verdicts" for r in aligned.runs):
+        from replicate.judge.compare import VERDICT_AGREEMENT
+
+        if not pairs:
+            raise UsageError(f"no agreement with gold: {VERDICT_AGREEMENT}; --pairs sets the runs' verdicts "
+                             "against each other")
+        has_gold = False  # the runs against each other only
     choice = policy_of(unparsed, loaded)
     report = agreement_report(aligned, gold=has_gold, pairs=pairs, thresholds=thresholds, policy=choice.policy,
                               settings=settings)

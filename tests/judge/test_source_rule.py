@@ -297,3 +297,14 @@ def test_harness_claims_refuses_files_without_a_harness_figure():
     assert res.exit_code == 2
     assert "no figure of its harness beside it" in res.stderr
     assert "Error: no FILE has its harness's own figure beside it: nothing to claim" in res.stderr
+
+
+def test_agreement_of_verdicts_with_their_constant_gold_is_refused_saying_why(pair):
+    res = _run("agreement", *pair, "--replicates", "0")
+    assert res.exit_code == 2
+    assert res.stderr.splitlines()[-1] == (
+        "Error: no agreement with gold: these runs carry verdicts (right or wrong), not labels: their gold is the "
+        "constant 'correct', not a label scale, so kappa, pi and alpha against it mean nothing; the four cells are "
+        "the comparison; --pairs sets the runs' verdicts against each other")
+    out = json.loads(_run("agreement", *pair, "--replicates", "0", "--pairs", "-f", "json").stdout)
+    assert all("gold" not in (row["left"], row["right"]) for row in out["rows"])
