@@ -88,7 +88,7 @@ def parse_cmd(
     from replicate.inputfile import is_stdio
     from replicate.judge.load.export import write_labels
     from replicate.judge.parsed import parse_intervals
-    from replicate.judge.render import parse_summary, parse_text
+    from replicate.judge.render.parse import parse_summary, parse_text
     from replicate.judge.select import runs_from_files
     from replicate.judge.sourcerule import unparsed_choice
     from replicate.judge.uncertainty import MIN_ITEMS
