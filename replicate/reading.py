@@ -91,6 +91,45 @@ HEAD_BYTES = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
+class SourceRule:
+    """How the harness that wrote a reader's files counts an item it could not score (:attr:`Reader.source_rule`).
+
+    ``unparsed`` is the unparsed policy that reproduces the harness's own aggregate: ``wrong`` (lm-eval
+    scores an answer its filter could not extract 0) or ``intersect`` (inspect_ai leaves an unscored
+    sample out of its metrics); ``says`` is that rule in words, printed beside every figure that departs
+    from it. The commands take it as the default of ``--unparsed``.
+    """
+
+    unparsed: Literal["intersect", "wrong"]
+    says: str
+
+    def __post_init__(self) -> None:
+        if self.unparsed not in ("intersect", "wrong"):
+            raise ValueError(f"a source rule's unparsed policy is intersect or wrong; got {self.unparsed!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class HarnessFigure:
+    """A figure the harness itself wrote beside the per-item file (its aggregate), to set against the recomputed one.
+
+    ``metric`` names it as the harness does (``exact_match,strict-match``; ``accuracy`` of scorer ``match``),
+    ``printed`` is the value as written (its precision is the precision it is matched at), ``where`` the
+    file (and place in it) it was read from. ``value`` is ``printed`` read as a number.
+    """
+
+    metric: str
+    printed: str
+    where: str
+
+    @property
+    def value(self) -> float:
+        return float(self.printed)
+
+    def to_json(self) -> dict:
+        return {"metric": self.metric, "printed": self.printed, "value": self.value, "where": self.where}
+
+
+@dataclass(frozen=True, slots=True)
 class Record:
     """One item read from a file (see the module doc for the three forms)."""
 
@@ -159,6 +198,12 @@ class Source:
     #: For a reader that can tell: how many records are unparsed because the file's own extraction
     #: found no answer (lm-eval's ``[invalid]``), counted apart from other unparsed records. None: not told.
     extraction_failures: int | None = None
+    #: For a reader that can tell extraction failures in some files but not in this one: why this file's
+    #: log does not record them (an lm-eval filter that marks no ``[invalid]``); shown as "not recorded".
+    failures_unrecorded: str | None = None
+    #: The harness's own aggregate of this file, when it is on disk (the lm-eval results file beside the
+    #: samples, an inspect log's header, HELM's stats.json): shown beside the recomputed figure.
+    harness: list[HarnessFigure] = field(default_factory=list)
     #: For a reader that streams (:attr:`Reader.streams`): the file's blocks (gzip undone, BOM removed), read
     #: by :meth:`chunks` instead of :attr:`data` (then empty), so the file is never held whole.
     stream: Callable[[], Iterable[bytes]] | None = field(default=None, repr=False, kw_only=True)
@@ -258,6 +303,9 @@ class Reader:
     #: The parsers that read this reader's outputs (``yields == "outputs"``), the usual one first: named
     #: when a command over its files is given no ``--parser`` (a suggestion; the parser stays the user's choice).
     parsers: tuple[str, ...] = field(default=(), kw_only=True)
+    #: How the harness that wrote these files counts an item it could not score: the default of ``--unparsed``
+    #: for runs of this reader, and what a user's other choice is printed as departing from (None: no harness rule).
+    source_rule: SourceRule | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         VersionedName.parse(self.name)  # raises ValueError on a bad name

@@ -29,6 +29,7 @@ RENDER = ("replicate.judge.render", "replicate.trials.render", "replicate.trials
           "replicate.output", "replicate.rankings.render")
 PURE_JUDGE = ("replicate.judge.align", "replicate.judge.compare", "replicate.judge.matrix", "replicate.judge.pairs",
               "replicate.judge.model", "replicate.judge.audit", "replicate.judge.floor",
+              "replicate.judge.sourcerule", "replicate.judge.harness",
               "replicate.rankings.compute", "replicate.rankings.result", "replicate.rankings.model")
 
 

@@ -112,6 +112,9 @@ def _reader_facts(r: Any) -> str:
         facts.append(f"shown as parser: `{r.decided}`")
     if getattr(r, "parsers", ()):
         facts.append("parsed with " + ", ".join(f"`{p}`" for p in r.parsers))
+    rule = getattr(r, "source_rule", None)
+    if rule is not None:
+        facts.append(f"the source's rule: `--unparsed {rule.unparsed}` by default ({rule.says})")
     return "; ".join(facts) + "."
 
 

@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from replicate.reading import Match, Reader, ReadOptions, Record, Source
+from replicate.reading import Match, Reader, ReadOptions, Record, Source, SourceRule
 from replicate.readkit import describe
-from replicate_parsers.helm_layout import kind_of_head, load_json, run_about
+from replicate_parsers.helm_layout import kind_of_head, load_json, run_about, stats_figure
 from replicate_parsers.helm_run import chosen_trial
 
 SCENARIO_STATE = "scenario_state.json"
@@ -181,6 +181,13 @@ def _records(src: Source) -> Iterator[Record]:
     one. Trial: ``train_trial_index`` + 1; a run of several train trials is
     refused unless ``--epoch N`` keeps one, as for helm-run@1.
 
+    HELM scores a completion that names no choice wrong, so the default
+    unparsed policy of these runs is ``wrong`` (the source's rule;
+    ``--unparsed intersect`` is printed as a departure). The harness's own
+    figure (``multiple_choice_joint``, one train trial, no perturbation):
+    ``exact_match`` in the ``stats.json`` beside the file, shown by ``parse``
+    and ``compare`` beside the recomputed accuracy.
+
     Refused, naming file, line and request state: a file that is not JSON or
     is truncated; not a scenario state; an adapter method without an answer
     to parse (``multiple_choice_separate_*``: each reference is scored by its
@@ -214,6 +221,10 @@ def _records(src: Source) -> Iterator[Record]:
         seen[where] = s
     keep = chosen_trial({s.trial for s in states}, src)
     src.used.update(file=SCENARIO_STATE, method=method or "?")
+    if method == "multiple_choice_joint" and all(k[1] is None for k in seen) and len({k[2] for k in seen}) == 1:
+        figure = stats_figure(src, "exact_match", None)  # one trial, no perturbation: HELM's own exact_match
+        if figure is not None:
+            src.harness.append(figure)
     if keep is not None:
         src.used["epoch"] = str(keep + 1)
     for s in states:
@@ -242,4 +253,5 @@ HELM_COMPLETIONS = Reader(
     run_files=(SCENARIO_STATE,),
     directory_default=False,
     parsers=("helm-choice@1",),
+    source_rule=SourceRule("wrong", "HELM scores a completion that names no choice wrong (exact_match 0)"),
 )

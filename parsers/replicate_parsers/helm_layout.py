@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from replicate.inputfile import is_stdio
-from replicate.reading import Match, Source
+from replicate.reading import HarnessFigure, Match, Source
 
 #: The files a run directory is read through, the first present winning.
 RUN_FILES = ("per_instance_stats.json", "display_predictions.json")
@@ -143,6 +143,40 @@ def entry_line(data: bytes, index: int) -> int | None:
         if i == index:
             return data.count(b"\n", 0, m.start()) + 2
     return None
+
+
+STATS = "stats.json"
+
+
+def stats_figure(src: Source, metric: str, split: str | None) -> HarnessFigure | None:
+    """HELM's own aggregate of ``metric`` from the ``stats.json`` beside the file: the Stat named ``metric`` with no
+    perturbation and no sub-split, of ``split`` (None: the only one there is); None when there is none or several.
+
+    HELM's mean is the mean over train trials of each trial's mean over the unperturbed instances: the caller
+    asks for it only for a run of one train trial without perturbations.
+    """
+    if is_stdio(src.path):
+        return None
+    path = src.path.parent / STATS
+    if not path.is_file():
+        return None
+    src.side_files.append(path)
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))  # HELM writes NaN, which orjson refuses
+    except (OSError, ValueError) as exc:
+        src.warn("helm-stats", f"{STATS} beside it is not readable JSON ({exc}): HELM's own figure not shown")
+        return None
+    hits = []
+    for stat in value if isinstance(value, list) else ():
+        name = stat.get("name") if isinstance(stat, dict) else None
+        if (isinstance(name, dict) and name.get("name") == metric and name.get("perturbation") is None
+                and name.get("sub_split") is None and (split is None or name.get("split") == split)):
+            hits.append(stat)
+    mean = hits[0].get("mean") if len(hits) == 1 else None
+    if type(mean) not in (int, float) or mean != mean:  # none, several splits, or NaN
+        return None
+    shown = hits[0]["name"].get("split")
+    return HarnessFigure(metric, repr(mean), f"{STATS}: {metric}" + (f", split {shown}" if shown else ""))
 
 
 RUN_SPEC = "run_spec.json"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from replicate.errors import Message, Param, UsageError
-from replicate.reading import Reader, Record, Source
+from replicate.reading import Reader, Record, Source, SourceRule
 from replicate.readkit import describe
 from replicate_parsers.helm_layout import (
     DISPLAY_PREDICTIONS,
@@ -28,6 +28,7 @@ from replicate_parsers.helm_layout import (
     other_file_problem,
     run_about,
     sniff,
+    stats_figure,
 )
 
 #: The reader options this reader takes (ReadOptions.extra names; the CLI shows --correct-field, --score-map, --epoch).
@@ -324,7 +325,13 @@ def _records(src: Source) -> Iterator[Record]:
     NaN are unscored (warned); other values (an F1 of 0.67, a runtime) are
     refused unless ``--score-map`` says what they count as (``0.5=0``;
     entries VALUE=1 or VALUE=0, numeric values). The records carry no gold
-    and need none; the parser is shown as ``helm-metric``.
+    and need none; the parser is shown as ``helm-metric``. HELM leaves a Stat
+    of count 0 out of its mean, so the default unparsed policy of these runs
+    is ``intersect`` (the source's rule); ``--unparsed wrong`` is printed as a
+    departure. The harness's own figure: the metric's mean in the
+    ``stats.json`` beside the file (split as read, no perturbation), for a run
+    of one train trial without perturbations, shown by ``parse`` and
+    ``compare`` beside the recomputed accuracy.
 
     Refused, naming file, line and instance (entry number, instance id,
     perturbation, train trial): a directory holding neither file, a file
@@ -363,6 +370,10 @@ def _records(src: Source) -> Iterator[Record]:
     splits = sorted({str(s) for _, _, s in hits.values() if s is not None})
     if splits:
         src.used["split"] = ",".join(splits)
+    if len({k[2] for k in hits}) == 1 and all(k[1] is None for k in hits) and len(splits) <= 1:
+        figure = stats_figure(src, metric, splits[0] if splits else None)  # one trial, no perturbation: comparable
+        if figure is not None:
+            src.harness.append(figure)
     for (iid, pert, trial), (e, v, _) in hits.items():
         if keep is not None and trial != keep:
             continue
@@ -385,4 +396,5 @@ HELM_RUN = Reader(
     trial_option="epoch",
     options=OPTIONS,
     run_files=RUN_FILES,
+    source_rule=SourceRule("intersect", "HELM leaves a Stat of count 0 (no value) out of its mean"),
 )

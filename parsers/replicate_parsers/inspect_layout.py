@@ -77,6 +77,8 @@ class Log:
     via: str  # "built-in" or "inspect_ai <version>"
     model: str | None = None  # eval.model, e.g. "openai/gpt-4o"
     task: str | None = None  # eval.task
+    #: the header's results: (scorer name, metric name, value as written), e.g. ("match", "accuracy", "0.8")
+    metrics: tuple[tuple[str, str, str], ...] = ()
 
 
 def _eval_names(header: Any) -> tuple[str | None, str | None]:
@@ -86,6 +88,22 @@ def _eval_names(header: Any) -> tuple[str | None, str | None]:
         return None, None
     model, task = spec.get("model"), spec.get("task")
     return (model if isinstance(model, str) and model else None, task if isinstance(task, str) and task else None)
+
+
+def header_metrics(header: Any) -> tuple[tuple[str, str, str], ...]:
+    """(scorer, metric, value) of every numeric metric in a log header's ``results.scores``."""
+    results = header.get("results") if isinstance(header, dict) else None
+    scores = results.get("scores") if isinstance(results, dict) else None
+    out = []
+    for s in scores if isinstance(scores, list) else ():
+        metrics = s.get("metrics") if isinstance(s, dict) else None
+        if not isinstance(s.get("name"), str) or not isinstance(metrics, dict):
+            continue
+        for name, m in metrics.items():
+            value = m.get("value") if isinstance(m, dict) else None
+            if type(value) in (int, float):
+                out.append((s["name"], str(name), repr(value)))
+    return tuple(out)
 
 
 def _loads(data: bytes) -> Any:
@@ -257,7 +275,8 @@ def _read_zip(src: Source) -> Log:
             seen.add(name)
             samples.append(_sample(_member(zf, name, src), f"member {name}", src))
     samples.sort(key=_order)
-    return Log("eval", version, status, samples, "built-in", *_eval_names(header))
+    metrics = header_metrics(header) if where == HEADER_JSON else ()
+    return Log("eval", version, status, samples, "built-in", *_eval_names(header), metrics=metrics)
 
 
 def _read_json(src: Source) -> Log:
@@ -276,7 +295,8 @@ def _read_json(src: Source) -> Log:
     samples = [_sample(s, f"samples[{i}]", src) for i, s in enumerate(raw)]
     samples.sort(key=_order)
     status = obj.get("status")
-    return Log("json", version, status if isinstance(status, str) else None, samples, "built-in", *_eval_names(obj))
+    return Log("json", version, status if isinstance(status, str) else None, samples, "built-in", *_eval_names(obj),
+               metrics=header_metrics(obj))
 
 
 def is_zip(data: bytes) -> bool:
@@ -316,8 +336,15 @@ def _via_inspect_ai(src: Source, kind: Literal["eval", "json"]) -> Log | None:
     samples.sort(key=_order)
     spec = getattr(log, "eval", None)
     model, task = getattr(spec, "model", None), getattr(spec, "task", None)
+    results = getattr(log, "results", None)
+    metrics = tuple(
+        (str(s.name), str(name), repr(m.value))
+        for s in (getattr(results, "scores", None) or ()) for name, m in (s.metrics or {}).items()
+        if type(getattr(m, "value", None)) in (int, float)
+    )
     return Log(kind, int(log.version), str(log.status), samples, via,
-               model if isinstance(model, str) and model else None, task if isinstance(task, str) and task else None)
+               model if isinstance(model, str) and model else None, task if isinstance(task, str) and task else None,
+               metrics=metrics)
 
 
 def read_log(src: Source) -> Log:

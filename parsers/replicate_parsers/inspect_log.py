@@ -18,7 +18,7 @@ from typing import Any, Iterator
 import orjson
 
 from replicate.errors import Message, Param, UsageError
-from replicate.reading import Match, Reader, ReadOptions, Record, Source
+from replicate.reading import HarnessFigure, Match, Reader, ReadOptions, Record, Source, SourceRule
 from replicate.readkit import describe
 from replicate_parsers.inspect_layout import (
     HEADER_JSON,
@@ -209,7 +209,12 @@ def _records(src: Source) -> Iterator[Record]:
     (``--score-map P=0``, ``--score-map 0.5=1,A=1,B=0``; entries VALUE=1 or
     VALUE=0, matched before the defaults). Null and NaN (``Score.unscored``)
     are read as unscored, warned. Lists and objects of several values are
-    refused. A sample that errored without a score is read as unscored
+    refused. inspect_ai leaves an unscored sample out of its metrics, so the
+    default unparsed policy of these runs is ``intersect`` (the source's
+    rule); ``--unparsed wrong`` is printed as a departure from it. The
+    harness's own figure: the ``accuracy`` (or ``mean``) the log's header
+    gives the chosen scorer (``results.scores``), for a log of one epoch,
+    shown by ``parse`` and ``compare`` beside the recomputed accuracy. A sample that errored without a score is read as unscored
     (warned, with the error); a log whose status is not ``success`` is read
     as it is, warned.
 
@@ -237,6 +242,10 @@ def _records(src: Source) -> Iterator[Record]:
         src.about["model"] = log.model
     if log.task:
         src.about["task"] = log.task
+    if len({s.epoch for s in log.samples}) == 1:  # the header's metrics reduce over epochs: one epoch compares
+        header = f"{'header.json' if log.kind == 'eval' else 'the log'}: results"
+        src.harness.extend(HarnessFigure(f"{metric} of scorer {name}", value, header)
+                           for name, metric, value in log.metrics if name == scorer and metric in ("accuracy", "mean"))
     if log.status != "success":
         shown = "not written (the eval has not finished)" if log.status is None else repr(log.status)
         src.warn("log-status", f"the log's status is {shown}: its {len(log.samples)} samples are read as they are")
@@ -274,4 +283,5 @@ INSPECT_LOG = Reader(
     details=inspect.cleandoc(_records.__doc__ or ""),
     trial_option="epoch",
     options=("scorer", "score_map", "epoch"),
+    source_rule=SourceRule("intersect", "inspect_ai leaves an unscored sample (null, NaN, an error) out of its metrics"),
 )

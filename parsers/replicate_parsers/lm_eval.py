@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import orjson
 
-from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
+from replicate.reading import Match, Reader, ReadOptions, Record, Source, SourceRule, first_line
 from replicate.readkit import describe
 from replicate.readkit_records import json_objects
 from replicate_parsers.lm_eval_layout import INVALID, array_objects, metric_names, no_answer, positions
@@ -160,8 +160,18 @@ def _records(src: Source) -> Iterator[Record]:
 
     Extraction failures: a sample whose filtered responses are all
     ``[invalid]`` (a regex filter's fallback: no answer found; or a fallback
-    the filter declares in the results file) is read as unparsed, not wrong,
-    and counted (``extraction_failures``); the unparsed policy applies.
+    the filter declares in the results file) is read as unparsed and counted
+    (``extraction_failures``). lm-eval scores it 0 and averages over every
+    document, so the default unparsed policy of these runs is ``wrong`` (the
+    source's rule): the figures are lm-eval's own; ``--unparsed intersect`` is
+    a departure, printed as one. A file with no ``[invalid]`` whose filter has
+    no regex step (lm-eval's ``none``, or a task that extracts the answer in its
+    own scoring: math tasks) or whose filter's steps no results file names
+    cannot tell its failures: they are "not recorded", never 0.
+
+    The harness's own figure: the results file's ``results[task]["metric,filter"]``
+    (e.g. ``exact_match,strict-match``), shown by ``parse`` and ``compare``
+    beside the recomputed accuracy at its printed precision.
 
     Key: ``doc_id`` (compared as a string). Only the lines of one filter are
     read: ``--filter NAME`` (e.g. ``strict-match`` or ``flexible-extract`` of
@@ -244,6 +254,26 @@ def verdict_records(samples: list[tuple[int, dict]], src: Source, results: Resul
         if failed:
             src.extraction_failures += 1
         yield Record((str(obj["doc_id"]),), lineno, correct=None if failed else correct, no_answer=failed)
+    if results is not None and chosen is not None:
+        figure = results.figure(metric, chosen)
+        if figure is not None:
+            src.harness.append(figure)
+    if not src.extraction_failures:
+        why = _unrecorded(results, chosen)
+        if why is not None:
+            src.extraction_failures, src.failures_unrecorded = None, why
+
+
+def _unrecorded(results: Results | None, chosen: str | None) -> str | None:
+    """Why a file with no ``[invalid]`` cannot say it had no extraction failure (None: its filter marks them)."""
+    marks = results.marks_failures(chosen) if results is not None and chosen is not None else None
+    if marks:
+        return None
+    if marks is False:
+        return (f"filter {chosen!r} has no regex step, so the log does not mark an answer it could not extract "
+                "(the task's own scoring may extract one)")
+    named = f"filter {chosen!r}" if chosen is not None else "the filter"
+    return f"no results file beside the samples names the steps of {named}: the log cannot tell whether it marks failures"
 
 
 def _unique(samples: list[tuple[int, dict]], src: Source) -> list[tuple[int, dict]]:
@@ -316,4 +346,6 @@ LM_EVAL_SAMPLES = Reader(
     format="lm-eval-samples",
     details=inspect.cleandoc(_records.__doc__ or ""),
     options=("filter", "correct_field"),
+    source_rule=SourceRule("wrong", "lm-eval scores a sample whose answer its filter did not find ([invalid]) 0 "
+                                    "and averages over every document"),
 )

@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from replicate.inputfile import is_stdio
-from replicate.reading import Source
+from replicate.reading import HarnessFigure, Source
 
 #: ``samples_<task>_<date>.jsonl``; the date as lm-eval writes it (``:`` replaced by ``-``).
 _DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
@@ -41,6 +41,8 @@ RESULTS_NAME = re.compile(rf"^results_(?P<date>{_DATE})\.json$")
 #: lm-eval 0.4.0-0.4.2: ``<model_args>_<task>.jsonl`` beside ``results.json``.
 OLD_RESULTS = "results.json"
 _OLD_SAMPLES = re.compile(r"^(?P<stem>.+)\.jsonl(?:\.gz)?$")
+#: lm-eval's filter functions that give ``[invalid]`` (their fallback) when they find no answer.
+_MARKING = ("regex", "multi_choice_regex")
 #: The model_args keys lm-eval names a model by, in the order it looks for them (peft and delta come
 #: with pretrained, so they are looked for first).
 _MODEL_ARG_KEYS = ("peft", "delta", "pretrained", "model", "path", "engine")
@@ -112,6 +114,32 @@ class Results:
         if not isinstance(listed, list) or not all(isinstance(f, dict) and isinstance(f.get("name"), str) for f in listed):
             return None
         return list(dict.fromkeys(f["name"] for f in listed))
+
+    def figure(self, metric: str, filter_name: str) -> HarnessFigure | None:
+        """The aggregate lm-eval printed for ``metric`` under filter ``filter_name`` (``results[task]["metric,filter"]``),
+        or None when the file holds none."""
+        results = self.value.get("results")
+        task = results.get(self.task) if isinstance(results, dict) and self.task is not None else None
+        value = task.get(f"{metric},{filter_name}") if isinstance(task, dict) else None
+        if type(value) not in (int, float):
+            return None
+        return HarnessFigure(f"{metric},{filter_name}", repr(value), f"{self.name}: results.{self.task}")
+
+    def marks_failures(self, name: str) -> bool | None:
+        """Whether filter ``name`` marks an answer it could not extract (a ``regex`` step, whose fallback is
+        ``[invalid]``, or a step declaring its ``fallback``); None when the task's config does not say."""
+        config = self.config()
+        if config is None:
+            return None
+        listed = config.get("filter_list")
+        if listed is None:
+            return False  # lm-eval's one default filter, none: take the first response as it is
+        if not isinstance(listed, list):
+            return None
+        for f in listed:
+            if isinstance(f, dict) and f.get("name") == name and isinstance(f.get("filter"), list):
+                return any(isinstance(s, dict) and (s.get("function") in _MARKING or "fallback" in s) for s in f["filter"])
+        return None
 
     def fallbacks(self, name: str) -> set[str]:
         """The ``fallback`` texts the steps of filter ``name`` declare (what a regex gives when nothing matches)."""

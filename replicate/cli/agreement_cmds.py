@@ -29,12 +29,12 @@ from replicate.cli.judge_options import (
     ScoreMapOpt,
     ScorerOpt,
     SeedOpt,
-    Unparsed,
     UnparsedOpt,
     emit_runs,
     later_imports,
     load,
     need_parser,
+    policy_of,
     reader_options,
     resolve_runs,
     uncertainty_of,
@@ -69,7 +69,7 @@ def agreement_cmd(
     scorer: ScorerOpt = None,
     score_map: ScoreMapOpt = None,
     epoch: EpochOpt = None,
-    unparsed: UnparsedOpt = Unparsed.intersect,
+    unparsed: UnparsedOpt = None,
     out_of_scale: OutOfScaleOpt = OutOfScale.keep,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
@@ -108,6 +108,14 @@ def agreement_cmd(
     aligned = align(loaded.labelled(need_parser(parser, loaded)))
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     has_gold = bool((aligned.gold >= 0).any())
-    report = agreement_report(aligned, gold=has_gold, pairs=pairs, thresholds=thresholds, policy=unparsed.value,
+    if has_gold and any(r.yields == "verdicts" for r in aligned.runs):
+        from replicate.judge.compare import VERDICT_AGREEMENT
+
+        if not pairs:
+            raise UsageError(f"no agreement with gold: {VERDICT_AGREEMENT}; --pairs sets the runs' verdicts "
+                             "against each other")
+        has_gold = False  # the runs against each other only
+    choice = policy_of(unparsed, loaded)
+    report = agreement_report(aligned, gold=has_gold, pairs=pairs, thresholds=thresholds, policy=choice.policy,
                               settings=settings)
-    emit_runs(loaded, report, format, text=lambda: agreement_text(report, format), comparisons=[report])
+    emit_runs(loaded, report, format, text=lambda: agreement_text(report, format), comparisons=[report], choice=choice)

@@ -34,7 +34,6 @@ from replicate.cli.judge_options import (
     ScoreMapOpt,
     ScorerOpt,
     SeedOpt,
-    Unparsed,
     UnparsedOpt,
     check_run_values,
     edge_of,
@@ -42,6 +41,7 @@ from replicate.cli.judge_options import (
     later_imports,
     load,
     need_parser,
+    policy_of,
     reader_options,
     resolve_runs,
     uncertainty_of,
@@ -87,7 +87,7 @@ def floor_cmd(
         str | None,
         typer.Option("--main", metavar="MAIN", help="A main-results run (name in --runs or file) to check against the repeats.", show_default=False),
     ] = None,
-    unparsed: UnparsedOpt = Unparsed.intersect,
+    unparsed: UnparsedOpt = None,
     out_of_scale: OutOfScaleOpt = OutOfScale.keep,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
@@ -137,14 +137,15 @@ def floor_cmd(
                   jobs=jobs, parsers=[parser] if parser else [])
     labelled = {r.name: r for r in loaded.labelled(need_parser(parser, loaded))}
     names = [loaded.named(n) for n in sel.extra]  # the runs may be named after their models once read
+    choice = policy_of(unparsed, loaded)
     result = floor(
         [labelled[loaded.named(n)] for n in sel.main],
-        policy=unparsed.value,
+        policy=choice.policy,
         edge=(labelled[names[0]], labelled[names[1]]) if edge else None,
         main=labelled[names[-1]] if main else None,
         uncertainty=uncertainty_of(replicates, seed, cluster, min_items, loaded),
     )
-    emit_runs(loaded, result, format, text=fit_terminal(lambda: floor_text(result, format), format))
+    emit_runs(loaded, result, format, text=fit_terminal(lambda: floor_text(result, format), format), choice=choice)
 
 
 def _scale(text: str | None, parser_name: str, loaded=None) -> tuple[int, int]:
@@ -178,7 +179,7 @@ def matrix_cmd(
     scorer: ScorerOpt = None,
     score_map: ScoreMapOpt = None,
     epoch: EpochOpt = None,
-    unparsed: UnparsedOpt = Unparsed.intersect,
+    unparsed: UnparsedOpt = None,
     out_of_scale: OutOfScaleOpt = OutOfScale.keep,
     scale: Annotated[
         str | None,
@@ -225,8 +226,9 @@ def matrix_cmd(
                   prefetch=later_imports(replicates=replicates, pvalues=format is Format.json))
     name = need_parser(parser, loaded)
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
-    result = matrix(loaded.labelled(name), policy=unparsed.value, scale=_scale(scale, name, loaded), uncertainty=settings)
-    emit_runs(loaded, result, format, text=fit_terminal(lambda: matrix_text(result, format), format))
+    choice = policy_of(unparsed, loaded)
+    result = matrix(loaded.labelled(name), policy=choice.policy, scale=_scale(scale, name, loaded), uncertainty=settings)
+    emit_runs(loaded, result, format, text=fit_terminal(lambda: matrix_text(result, format), format), choice=choice)
 
 
 @parsers_app.command("audit")
@@ -252,7 +254,7 @@ def audit_cmd(
         str | None,
         typer.Option("--edge", metavar=EDGE_METAVAR, help="Also show how an edge's figures move between the parsers (two of the audited runs, by file or run name).", show_default=False),
     ] = None,
-    unparsed: UnparsedOpt = Unparsed.intersect,
+    unparsed: UnparsedOpt = None,
     examples: Annotated[int, typer.Option("--examples", min=0, help="Differing outputs shown per file (one per label pattern first).")] = 5,
     width: Annotated[int, typer.Option("--width", min=20, help="Characters kept of each example output (head and tail).")] = 160,
     replicates: ReplicatesOpt = 1000,
@@ -300,11 +302,12 @@ def audit_cmd(
     if edge_names is not None:  # the runs may be named after their models once read
         edge_names = (loaded.named(edge_names[0]), loaded.named(edge_names[1]))
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
+    choice = policy_of(unparsed, loaded)
     result = audit(
-        loaded.runs, parsers, policy=unparsed.value, edge=edge_names, examples=examples, width=width, uncertainty=settings,
+        loaded.runs, parsers, policy=choice.policy, edge=edge_names, examples=examples, width=width, uncertainty=settings,
         label=lambda run, p: loaded.label_run(run, p).labels,
     )
-    emit_runs(loaded, result, format, text=fit_terminal(lambda: audit_text(result, format), format))
+    emit_runs(loaded, result, format, text=fit_terminal(lambda: audit_text(result, format), format), choice=choice)
 
 
 def _shared_label_set(parsers) -> str | None:

@@ -35,7 +35,6 @@ from replicate.cli.judge_options import (
     ScoreMapOpt,
     ScorerOpt,
     SeedOpt,
-    Unparsed,
     UnparsedOpt,
     emit_runs,
     later_imports,
@@ -43,6 +42,7 @@ from replicate.cli.judge_options import (
     need_parser,
     reader_options,
     resolve_runs,
+    show_warnings,
     uncertainty_of,
 )
 from replicate.errors import UsageError
@@ -61,6 +61,7 @@ def parse_cmd(
     scorer: ScorerOpt = None,
     score_map: ScoreMapOpt = None,
     epoch: EpochOpt = None,
+    unparsed: UnparsedOpt = None,
     out_of_scale: OutOfScaleOpt = OutOfScale.keep,
     labels: Annotated[
         Path | None,
@@ -75,19 +76,24 @@ def parse_cmd(
     cluster: ClusterOpt = None,
     format: FormatOpt = Format.table,
 ) -> None:
-    """Read judge files with a parser: lines, parsed, unparsed, label distribution, rewritten records.
+    """Read judge files with a parser: lines, parsed, unparsed, accuracy against gold, label distribution.
 
-    The parsed and unparsed shares and each label's share of the parsed
-    outputs get a bootstrap interval over the run's items (whole queries
-    resampled, as in compare; --cluster item for items one by one).
+    The parsed and unparsed shares, the accuracy against gold (when there is
+    gold; under --unparsed, by default the source's rule) and each label's
+    share of the parsed outputs get a bootstrap interval over the run's items
+    (whole queries resampled, as in compare; --cluster item for items one by
+    one). Where the harness wrote its own aggregate beside the file (lm-eval's
+    results file, an inspect log's header, HELM's stats.json), it is shown
+    beside the recomputed accuracy at its printed precision, with match or MISMATCH.
 
     Example: replicate parse results/model_annotations.jsonl --parser umbrela-fallback@1
     """
     from replicate.inputfile import is_stdio
     from replicate.judge.load.export import write_labels
     from replicate.judge.parsed import parse_intervals
-    from replicate.judge.render import parse_summary, parse_text
+    from replicate.judge.render.parse import parse_summary, parse_text
     from replicate.judge.select import runs_from_files
+    from replicate.judge.sourcerule import unparsed_choice
     from replicate.judge.uncertainty import MIN_ITEMS
 
     if labels is not None and len(files) != 1:
@@ -96,11 +102,61 @@ def parse_cmd(
     labelled = loaded.labelled(need_parser(parser, loaded))
     settings = uncertainty_of(replicates, seed, cluster, MIN_ITEMS, loaded)
     shares = functools.partial(parse_intervals, settings=settings) if settings.resampled else None
-    summaries = [parse_summary(lr, run, shares) for lr, run in zip(labelled, loaded.runs)]
+    given = None if unparsed is None else unparsed.value
+    summaries = [parse_summary(lr, run, shares, unparsed_choice([run], given)) for lr, run in zip(labelled, loaded.runs)]
     if labels is not None:
         write_labels(labels, labelled[0], fields=loaded.fields, run=loaded.runs[0])
     with report_to_stderr(is_stdio(labels)):
         emit_runs(loaded, {"runs": summaries}, format, text=lambda: "\n".join(parse_text(s, format) for s in summaries))
+
+
+@app.command("harness-claims")
+def harness_claims_cmd(
+    files: Annotated[list[Path], typer.Argument(metavar="FILE", help="Per-item files of a harness (lm-eval samples, inspect logs, HELM runs), each one run.")],
+    root: Annotated[Path, typer.Option("--root", metavar="DIR", help="Directory the claims file's paths are relative to (verify's --root).")] = Path("."),
+    reader: ReaderOpt = None,
+    lm_filter: FilterOpt = None,
+    correct_field: CorrectFieldOpt = None,
+    scorer: ScorerOpt = None,
+    score_map: ScoreMapOpt = None,
+    epoch: EpochOpt = None,
+    strict: StrictOpt = False,
+) -> None:
+    """Write a claims file (TOML, on standard output) whose claims are the harness's own figures.
+
+    Each FILE whose harness wrote its aggregate beside it (lm-eval's results
+    file, an inspect log's header, HELM's stats.json) gives one run and an
+    'em' claim per figure, the value as the harness wrote it; 'replicate
+    verify' then recomputes them under the runs' source rule, without a
+    hand-written claims file. A FILE with no such figure is named on stderr.
+
+    Example: replicate harness-claims out/*/samples_gsm8k_*.jsonl --filter strict-match > claims.toml
+    """
+    import os
+
+    from replicate.cli.base import warn
+    from replicate.inputfile import write_stdout
+    from replicate.judge.harness import claims_toml
+    from replicate.judge.select import runs_from_files
+    from replicate.reading import READER_OPTIONS
+
+    loaded = load(runs_from_files(files), None, None, None, strict, reader, need_gold=False,
+                  extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch))
+    entries = []
+    for run in loaded.runs:
+        f = run.files[0]
+        if not f.harness:
+            warn(f"harness-claims: {f.provenance.path}: no figure of its harness beside it (run {run.name}); no claim")
+            continue
+        rel = os.path.relpath(f.provenance.path, root)
+        if rel.startswith(".."):
+            raise UsageError(f"{f.provenance.path} lies outside --root {root}: a claims file names files under its root")
+        options = {k: v for k, v in f.reader_options if k in READER_OPTIONS}
+        entries.append((run.name, [Path(rel).as_posix()], f.reader, options, f.harness))
+    show_warnings(loaded.diagnostics)
+    if not entries:
+        raise UsageError("no FILE has its harness's own figure beside it: nothing to claim")
+    write_stdout(claims_toml(entries).encode("utf-8"))
 
 
 def _side_specs(positional: list[Path] | None, old: list[Path] | None, new: list[Path] | None):
@@ -134,7 +190,7 @@ def compare_cmd(
     scorer: ScorerOpt = None,
     score_map: ScoreMapOpt = None,
     epoch: EpochOpt = None,
-    unparsed: UnparsedOpt = Unparsed.intersect,
+    unparsed: UnparsedOpt = None,
     out_of_scale: OutOfScaleOpt = OutOfScale.keep,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
@@ -167,7 +223,7 @@ def compare_cmd(
     loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser, out_of_scale=out_of_scale,
                   jobs=jobs, parsers=[parser] if parser else [], prefetch=later_imports(replicates=replicates, pvalues=True))
     a, b = loaded.labelled(need_parser(parser, loaded))
-    cmp = compare(a, b, policy=unparsed.value, uncertainty=uncertainty_of(replicates, seed, cluster, min_items, loaded),
+    cmp = compare(a, b, policy=None if unparsed is None else unparsed.value, uncertainty=uncertainty_of(replicates, seed, cluster, min_items, loaded),
                   agreement=True)
     emit_runs(loaded, cmp, format, text=lambda: comparison_text(cmp, format), comparisons=[cmp])
 
@@ -185,7 +241,7 @@ def chain_cmd(
     scorer: ScorerOpt = None,
     score_map: ScoreMapOpt = None,
     epoch: EpochOpt = None,
-    unparsed: UnparsedOpt = Unparsed.intersect,
+    unparsed: UnparsedOpt = None,
     out_of_scale: OutOfScaleOpt = OutOfScale.keep,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
@@ -213,7 +269,8 @@ def chain_cmd(
     loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser, out_of_scale=out_of_scale,
                   jobs=jobs, parsers=[parser] if parser else [], prefetch=later_imports(replicates=replicates, pvalues=True))
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
-    edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=unparsed.value, uncertainty=settings)
+    edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=None if unparsed is None else unparsed.value,
+                  uncertainty=settings)
     flags = edge_flags(edges, min_items=settings.min_items, intervals=settings.resampled)
     result = {
         "edges": edges,

@@ -51,6 +51,7 @@ __all__ = [
     "JobsOpt",
     "jobs_value",
     "uncertainty_of",
+    "policy_of",
 ]
 
 
@@ -70,11 +71,15 @@ ParserOpt = Annotated[
     ),
 ]
 UnparsedOpt = Annotated[
-    Unparsed,
+    Unparsed | None,
     typer.Option(
         "--unparsed",
         help="intersect: drop an item unparsed on either side (what the released scripts did); "
-        "wrong: count an unparsed output as wrong (what an API user experiences).",
+        "wrong: count an unparsed output as wrong (what an API user experiences). Default: the source's rule, "
+        "so the figures are the harness's own (lm-eval and HELM completions: wrong; inspect_ai and HELM "
+        "metrics: intersect; see 'replicate readers show'), else intersect. A choice that departs from the "
+        "source's rule is printed as a departure.",
+        show_default=False,
     ),
 ]
 
@@ -430,19 +435,32 @@ def _named(paths: list[str], room: int | None) -> str:
     return text(k)
 
 
-def emit_runs(loaded, result: Any, fmt: Format, *, text: Callable[[], str], comparisons: Sequence | None = None) -> None:
+def emit_runs(loaded, result: Any, fmt: Format, *, text: Callable[[], str], comparisons: Sequence | None = None,
+              choice=None) -> None:
     """:func:`~replicate.cli.base.emit` for a judge command: the result with the load's warnings.
 
     With ``comparisons``, a run set sharing no item is an error, raised after
-    the warnings (which often say why).
+    the warnings (which often say why). ``choice`` (an
+    :class:`~replicate.judge.sourcerule.UnparsedChoice`, for a command whose renderer does not say it): the
+    unparsed policy's line heads the text, and the JSON carries it as ``unparsed_rule``.
     """
     show_warnings(loaded.diagnostics)
     show_scale_outcomes(loaded)
     show_cache_events(loaded.label_cache, loaded.run_cache)
     if comparisons is not None:
         require_shared_items(loaded, comparisons)
+    report = loaded.report(result)
+    shown = text
+    if choice is not None:
+        report.extra["unparsed_rule"] = choice.to_json()
+    if choice is not None and choice.rule is not None:  # the runs' readers declare a rule: say how it stands
+
+        def shown() -> str:
+            from replicate.judge.render import policy_head
+
+            return policy_head(choice, fmt) + ("" if fmt is Format.markdown else "\n") + text()
     # the warnings are shown above (before the cache lines and the shared-items check); the JSON is the library's
-    emit(loaded.report(result), fmt, text=with_departures(loaded, text, fmt))
+    emit(report, fmt, text=with_departures(loaded, shown, fmt))
 
 
 def show_scale_outcomes(loaded) -> None:
@@ -467,6 +485,14 @@ def with_departures(loaded, text: Callable[[], str], fmt: Format) -> Callable[[]
         return "\n".join(lines) + "\n\n" + body
 
     return headed
+
+
+def policy_of(unparsed: Unparsed | None, loaded):
+    """The unparsed policy of a command over ``loaded``'s runs: ``--unparsed`` when given, else the source's rule
+    (:func:`replicate.judge.sourcerule.unparsed_choice`)."""
+    from replicate.judge.sourcerule import unparsed_choice
+
+    return unparsed_choice(loaded.runs, None if unparsed is None else unparsed.value)
 
 
 def resolve_runs(files: Sequence[Path] | None, runs_toml: Path | None) -> list:

@@ -16,7 +16,7 @@ PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
                                       "rankings")),
     ("K-trial studies", ("plan", "screen", "collect", "score", "import", "items", "costs", "repair-archive",
                          "export", "sim-server")),
-    ("Verify a paper and fetch its release", ("verify", "fetch")),
+    ("Verify a paper and fetch its release", ("verify", "harness-claims", "fetch")),
     ("Plugins", ("parsers", "readers", "scorers")),
 )
 

@@ -29,6 +29,8 @@ def reader_entry(reader: Any, origin: str) -> dict[str, Any]:
         "has_gold": reader.has_gold,
         "key": list(reader.key_names),
         "options": None if getattr(reader, "options", None) is None else list(reader.options),
+        "source_rule": None if getattr(reader, "source_rule", None) is None
+        else {"unparsed": reader.source_rule.unparsed, "says": reader.source_rule.says},
         "origin": origin,
     }
 
@@ -65,6 +67,9 @@ def render_reader(entry: dict[str, Any], details: str, fmt: Format) -> str:
         facts.append(("shown as parser", entry["decided"]))
     if entry.get("options") is not None:
         facts.append(("reader options", ", ".join(entry["options"]) or "none"))
+    if entry.get("source_rule") is not None:
+        rule = entry["source_rule"]
+        facts.append(("the source's rule", f"--unparsed {rule['unparsed']} by default ({rule['says']})"))
     facts.append(("origin", entry["origin"]))
     if fmt is Format.markdown:
         head = [f"## `{entry['name']}`", "", entry["description"], ""] + [f"- {k}: {v}" for k, v in facts] + [""]

@@ -26,7 +26,7 @@ from replicate.judge.outofscale import (
     outcomes_json,
 )
 from replicate.judge.runload import label_through, load_spec
-from replicate.judge.select import RunSpec
+from replicate.judge.select import RunSpec, model_run_name
 from replicate.judge.workers import jobs_for
 from replicate.parsing import PARSERS, Parser
 from replicate.reading import READERS, ReadOptions
@@ -277,14 +277,14 @@ def _model_names(
     specs: Sequence[RunSpec], runs: Sequence[Run], own: dict, prelabelled: dict,
 ) -> tuple[tuple[Run, ...], dict, dict, dict[str, str]]:
     """Runs named by their file, renamed after the model their files name (``about.model``, e.g. from an
-    lm-eval results file), when every file of the run names the same one and the names stay unique; the
+    lm-eval results file; a path by its last meaningful component, :func:`~replicate.judge.select.model_run_name`), when every file of the run names the same one and the names stay unique; the
     maps keyed by run name follow (and the renaming is returned). A runs file's names, and runs whose files
     name no model, are kept."""
     wanted: dict[str, str] = {}
     for spec, run in zip(specs, runs):
         models = {dict(f.about).get("model") for f in run.files}
         if spec.from_file and len(models) == 1 and None not in models:
-            wanted[run.name] = str(next(iter(models)))
+            wanted[run.name] = model_run_name(str(next(iter(models))))
     names = [wanted.get(r.name, r.name) for r in runs]
     if not wanted or len(set(names)) != len(names):
         return tuple(runs), own, prelabelled, {}

@@ -15,6 +15,8 @@ from replicate.stats.fourcell import FourCell
 
 if TYPE_CHECKING:
     from replicate.judge.agreement import AgreementRow
+    from replicate.judge.harness import HarnessCheck
+    from replicate.judge.sourcerule import UnparsedChoice
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,10 @@ class Comparison:
     settings: Uncertainty | None = None
     #: old vs gold, new vs gold, old vs new (replicate.judge.agreement.edge_agreement), when asked for
     agreement: tuple[AgreementRow, ...] | None = None
+    #: how the unparsed policy was chosen: the source's rule by default, or the user's departure from it
+    unparsed_choice: UnparsedChoice | None = None
+    #: the harness's own figures of each side (over that side's items) beside the recomputed accuracy
+    harness: tuple[HarnessCheck, ...] = ()
 
     @property
     def small(self) -> bool:
@@ -103,6 +109,10 @@ class Comparison:
             reader=self.reader,
             unparsed_policy=self.unparsed_policy,
         )
+        if self.unparsed_choice is not None:
+            out["unparsed_rule"] = self.unparsed_choice.to_json()
+        if self.harness:
+            out["harness"] = [h.to_json() for h in self.harness]
         out["mcnemar_assumes"] = EXACT_MCNEMAR_ASSUMES
         out["ci"] = self.ci()
         if self.uncertainty is not None and self.settings is not None:
@@ -202,31 +212,52 @@ def settings_for(runs: Sequence[LabelledRun], uncertainty: Uncertainty | Literal
     return Uncertainty(key_fields=names) if names else Uncertainty()
 
 
+#: Why a comparison of verdicts has no agreement block.
+VERDICT_AGREEMENT = ("these runs carry verdicts (right or wrong), not labels: their gold is the constant "
+                     "'correct', not a label scale, so kappa, pi and alpha against it mean nothing; "
+                     "the four cells are the comparison")
+
+
 def compare(
-    old: LabelledRun, new: LabelledRun, *, policy: Policy = "intersect",
+    old: LabelledRun, new: LabelledRun, *, policy: Policy | None = None,
     uncertainty: Uncertainty | Literal["default"] | None = DEFAULT, agreement: bool = True,
 ) -> Comparison:
     """The edge old -> new over the items both runs have, as ``replicate compare`` computes it.
 
-    ``uncertainty``: bootstrap settings (:data:`DEFAULT`: the command's; None: no intervals, no
-    clustered McNemar, no small-sample flag). With ``agreement``, also the agreement figures of old
-    and new with gold and with each other (the same bootstrap settings).
+    ``policy``: the unparsed policy (None: the source's rule of the runs' readers, else intersect;
+    :func:`~replicate.judge.sourcerule.unparsed_choice`). ``uncertainty``: bootstrap settings
+    (:data:`DEFAULT`: the command's; None: no intervals, no clustered McNemar, no small-sample flag).
+    With ``agreement``, also the agreement figures of old and new with gold and with each other (the
+    same bootstrap settings); runs of verdicts have none (gold is a constant), ``absent`` says why.
     """
+    from replicate.judge.harness import harness_checks
+    from replicate.judge.sourcerule import unparsed_choice
+
+    choice = unparsed_choice([old, new], policy)
     settings = settings_for([old, new], uncertainty)
     aligned = align([old, new])
-    cmp = edges(aligned, [(0, 1)], policy=policy, uncertainty=settings)[0]
+    cmp = edges(aligned, [(0, 1)], policy=choice.policy, uncertainty=settings)[0]
+    checks = tuple(h for run in (old, new) for h in harness_checks(run, choice.policy))
+    cmp = replace(cmp, unparsed_choice=choice, harness=checks)
     if not agreement or aligned.n_items == 0:
         return cmp
+    if "verdicts" in (old.yields, new.yields):
+        return replace(cmp, absent={**cmp.absent, "agreement": VERDICT_AGREEMENT})
     from replicate.judge.agreement import edge_agreement
 
-    return replace(cmp, agreement=edge_agreement(aligned, 0, 1, policy=policy, settings=settings))
+    return replace(cmp, agreement=edge_agreement(aligned, 0, 1, policy=choice.policy, settings=settings))
 
 
 def chain(
-    runs: Sequence[LabelledRun], *, policy: Policy = "intersect",
+    runs: Sequence[LabelledRun], *, policy: Policy | None = None,
     uncertainty: Uncertainty | Literal["default"] | None = DEFAULT,
 ) -> list[Comparison]:
-    """Every adjacent edge of a version line, over the items all runs share (``uncertainty`` as in :func:`compare`)."""
+    """Every adjacent edge of a version line, over the items all runs share (``policy`` and ``uncertainty`` as in
+    :func:`compare`)."""
+    from replicate.judge.sourcerule import unparsed_choice
+
+    choice = unparsed_choice(runs, policy)
     settings = settings_for(runs, uncertainty)
     aligned = align(runs)
-    return edges(aligned, [(i, i + 1) for i in range(len(runs) - 1)], policy=policy, uncertainty=settings)
+    found = edges(aligned, [(i, i + 1) for i in range(len(runs) - 1)], policy=choice.policy, uncertainty=settings)
+    return [replace(e, unparsed_choice=choice) for e in found]

@@ -315,7 +315,7 @@ class Matrix:
 def matrix(
     runs: Sequence[LabelledRun],
     *,
-    policy: Policy = "intersect",
+    policy: Policy | None = None,
     scale: tuple[int, int] = DEFAULT_SCALE,
     n_tolerance: float = N_TOLERANCE,
     uncertainty: Uncertainty | None = None,
@@ -325,8 +325,12 @@ def matrix(
     With ``uncertainty`` settings every pair gets bootstrap intervals (one
     bootstrap for all pairs; none with 0 replicates), the clustered McNemar
     test and the difficulty baseline, and a pair on fewer than ``min_items``
-    items a ``small_sample`` flag.
+    items a ``small_sample`` flag. ``policy`` None: the runs' source rule
+    (:func:`~replicate.judge.sourcerule.unparsed_choice`), as the command's default.
     """
+    from replicate.judge.sourcerule import unparsed_choice
+
+    policy = unparsed_choice(runs, policy).policy
     lo, hi = scale
     if not 0 <= n_tolerance < 1:
         raise ValueError(f"n_tolerance must be a share in [0, 1); got {n_tolerance!r}")

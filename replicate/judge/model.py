@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from replicate.labels import LabelSet
 from replicate.parsing import UNPARSED, Parser
 from replicate.provenance import FileProvenance
+
+if TYPE_CHECKING:
+    from replicate.reading import HarnessFigure, SourceRule
 
 #: Separator joining the key fields of an item into one string key.
 KEY_SEP = "\x1f"
@@ -40,6 +44,10 @@ class RunFile:
     about: tuple[tuple[str, str], ...] = ()  # what the file says about its run (Source.about), e.g. model
     side_files: tuple[str, ...] = ()  # files and folders read beside it (Source.side_files)
     extraction_failures: int | None = None  # records whose answer the file's own filter did not find (None: not told)
+    #: why the file's log records no extraction failure although its reader tells them in other files
+    failures_unrecorded: str | None = None
+    source_rule: "SourceRule | None" = None  # its reader's: how the harness counts an item it could not score
+    harness: "tuple[HarnessFigure, ...]" = ()  # the harness's own aggregate, read beside the file
 
     def to_json(self) -> dict:
         out = self.provenance.to_json()
@@ -59,14 +67,26 @@ class RunFile:
             out["about"] = dict(self.about)
         if self.extraction_failures is not None:  # only readers that tell them apart
             out["extraction_failures"] = self.extraction_failures
+        elif self.failures_unrecorded is not None:
+            out["extraction_failures"] = None
+            out["extraction_failures_not_recorded"] = self.failures_unrecorded
+        if self.harness:
+            out["harness"] = [h.to_json() for h in self.harness]
         return out
 
 
 def extraction_failures(files: Sequence[RunFile]) -> int | None:
     """A run's records whose answer the file's own extraction did not find (read as unparsed); None when no
-    file's reader tells them apart."""
+    file's reader tells them apart, or when one of its files does not record them (:func:`failures_unrecorded`)."""
+    if failures_unrecorded(files) is not None:
+        return None
     told = [f.extraction_failures for f in files if f.extraction_failures is not None]
     return sum(told) if told else None
+
+
+def failures_unrecorded(files: Sequence[RunFile]) -> str | None:
+    """Why a run's extraction failures are not recorded (the first file whose log cannot tell), else None."""
+    return next((f"{f.provenance.path}: {f.failures_unrecorded}" for f in files if f.failures_unrecorded), None)
 
 
 @dataclass(frozen=True)

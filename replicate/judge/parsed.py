@@ -2,7 +2,9 @@
 
 - ``parsed_rate`` and ``unparsed_rate``: the share of the run's outputs the
   parser reads and leaves unparsed (over every record);
-- per label, its share of the parsed outputs.
+- per label, its share of the parsed outputs;
+- with gold, the accuracy against it under the unparsed policy (the source's
+  rule by default: :mod:`replicate.judge.sourcerule`).
 
 Each is a share of items resampled like every other share
 (:meth:`~replicate.judge.uncertainty.Uncertainty.shares`): whole clusters
@@ -17,10 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from replicate.judge.harness import accuracy_masks
 from replicate.judge.model import LabelledRun
 from replicate.judge.uncertainty import Uncertainty
 from replicate.parsing import UNPARSED
 from replicate.stats.bootstrap import Interval
+from replicate.stats.policy import Policy
 
 
 @dataclass(frozen=True)
@@ -32,15 +36,25 @@ class ParseIntervals:
     settings: Uncertainty
 
 
-def parse_intervals(run: LabelledRun, labels: Sequence[int], settings: Uncertainty) -> ParseIntervals:
-    """Bootstrap intervals of the shares of ``run`` (labels of one parser), ``labels`` giving which label shares."""
+def parse_intervals(
+    run: LabelledRun, labels: Sequence[int], settings: Uncertainty, policy: Policy | None = None,
+) -> ParseIntervals:
+    """Bootstrap intervals of the shares of ``run`` (labels of one parser), ``labels`` giving which label shares;
+    with ``policy`` and gold, of the accuracy against gold under that unparsed policy too (``accuracy``)."""
     values = np.asarray(run.labels)
     parsed = values != UNPARSED
     every = np.ones_like(parsed)
     label_list = [int(k) for k in labels]
-    hits = np.stack([~parsed, parsed, *(values == k for k in label_list)])
-    counted = np.stack([every, every, *(parsed for _ in label_list)])
-    ivs = settings.shares(hits, counted, run.keys)
-    return ParseIntervals(
-        {"unparsed_rate": ivs[0], "parsed_rate": ivs[1]}, dict(zip(label_list, ivs[2:])), settings
-    )
+    rows = [~parsed, parsed, *(values == k for k in label_list)]
+    over = [every, every, *(parsed for _ in label_list)]
+    accuracy = policy is not None and bool((np.asarray(run.gold) >= 0).any())
+    if accuracy:
+        assert policy is not None
+        right, counted = accuracy_masks(run, policy)
+        rows.append(right)
+        over.append(counted)
+    ivs = settings.shares(np.stack(rows), np.stack(over), run.keys)
+    rates = {"unparsed_rate": ivs[0], "parsed_rate": ivs[1]}
+    if accuracy:
+        rates["accuracy"] = ivs[-1]
+    return ParseIntervals(rates, dict(zip(label_list, ivs[2 : 2 + len(label_list)])), settings)

@@ -21,6 +21,7 @@ flags' names, each winning over its flag for that run).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -70,6 +71,38 @@ def run_name(path: str | Path) -> str:
     if name.endswith(_ANNOTATIONS) and len(name) > len(_ANNOTATIONS):
         name = name[: -len(_ANNOTATIONS)]
     return name
+
+
+#: A path component that names no model: a commit or snapshot hash, the Hugging Face cache's folders.
+_HASH = re.compile(r"^[0-9a-f]{7,64}$")
+_NO_MODEL = frozenset(("snapshots", "hub", "huggingface", ".cache", "models", "model", "weights", "hf"))
+_CHECKPOINT = re.compile(r"^(checkpoint|ckpt|step|global_step|epoch)[-_]?\d+$", re.IGNORECASE)
+
+
+def model_run_name(model: str) -> str:
+    """The run name of a model a file names: a hub id (``org/name``) as it is; a path (a local model folder, as
+    lm-eval's ``model_args`` ``pretrained=/home/x/models/Llama-3-8B`` names it) by its last meaningful component.
+
+    ``/home/x/models/Llama-3-8B`` -> ``Llama-3-8B``; a Hugging Face cache folder
+    ``.../models--org--Name/snapshots/<hash>`` -> ``Name``; a checkpoint folder keeps its parent
+    (``/runs/sft-7b/checkpoint-500`` -> ``sft-7b/checkpoint-500``). Never a path of the machine that wrote the file.
+    """
+    text = model.strip()
+    is_path = text.startswith(("/", "~", "./", "../", "\\")) or re.match(r"^[A-Za-z]:[\\/]", text) is not None \
+        or text.count("/") + text.count("\\") > 1
+    if not is_path:
+        return text
+    parts = [p for p in re.split(r"[\\/]+", text) if p not in ("", ".", "..", "~") and not re.match(r"^[A-Za-z]:$", p)]
+    while parts and (_HASH.match(parts[-1]) or parts[-1].lower() in _NO_MODEL):
+        parts.pop()
+    if not parts:
+        return text
+    last = parts[-1]
+    if last.startswith("models--"):  # the Hugging Face cache: models--<org>--<name>
+        return last.split("--")[-1] or last
+    if _CHECKPOINT.match(last) and len(parts) > 1:
+        return f"{parts[-2]}/{last}"
+    return last
 
 
 def runs_from_files(paths: Iterable[str | Path]) -> list[RunSpec]:

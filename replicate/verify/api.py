@@ -40,7 +40,7 @@ from replicate.verify.recompute import (
     edge_key,
     floor_of,
 )
-from replicate.verify.result import ClaimResult, Verification
+from replicate.verify.result import ClaimResult, Flag, Verification
 
 if TYPE_CHECKING:
     from replicate.judge.labelcache import LabelCache
@@ -140,6 +140,7 @@ def verify_runs(
     missing = sorted({n for c in claims.claims for n in c.run_names if n not in runs})
     if missing:
         raise UsageError(f"runs named by claims were not loaded: {', '.join(missing)}")
+    claims, departures = _source_rules(claims, runs)
     decided = decided_column(claims, runs)
     if decided is not None:  # no parser reads these runs: one column, named as compare names it
         columns = defaults = (decided,)
@@ -179,7 +180,7 @@ def verify_runs(
     edges, floors, run_figs = _touched(claims, results, rc, columns)
     run_files = {name: runs[name].files for name in _used_runs(claims)}
     diag = diagnostics if diagnostics is not None else Diagnostics()
-    flags = collect_flags(claims, results, run_figs, edges, floors, run_files, diag)
+    flags = (*collect_flags(claims, results, run_figs, edges, floors, run_files, diag), *departures)
     return Verification(
         claims_file=claims, parsers=columns, explicit_parsers=explicit, results=tuple(results),
         edges=edges, floors=floors, run_figures=run_figs, run_files=run_files, flags=flags,
@@ -187,6 +188,26 @@ def verify_runs(
         against_floor=_against_floor(edges, floors, rc), out_of_scale=rc.out_of_scale,
         scale_outcomes=rc.scale_outcomes(),
     )
+
+
+def _source_rules(claims: ClaimsFile, runs: Mapping[str, Run]) -> tuple[ClaimsFile, tuple[Flag, ...]]:
+    """Each claim over runs that pins no unparsed policy takes its runs' source rule (the harness's own way of
+    counting an item it could not score, :mod:`replicate.judge.sourcerule`); a claim that pins another is
+    flagged as a departure from it."""
+    from replicate.judge.sourcerule import unparsed_choice
+
+    out, flags = [], []
+    for c in claims.claims:
+        if c.source != "runs" or not c.run_names:
+            out.append(c)
+            continue
+        choice = unparsed_choice([runs[n] for n in c.run_names], c.unparsed)
+        if choice.departs:
+            flags.append(Flag("departure", f"claim {c.id!r} pins unparsed = {c.unparsed!r}, a departure from the "
+                                           f"source's rule, {choice.rule} ({choice.reason()}): its figure is not "
+                                           "the harness's own"))
+        out.append(c if c.unparsed is not None or choice.rule is None else replace(c, unparsed=choice.rule))
+    return replace(claims, claims=tuple(out)), tuple(flags)
 
 
 def _against_floor(edges: Sequence[EdgeFigures], floors: Sequence[FloorFigures], rc: Recomputer) -> dict:

@@ -67,7 +67,7 @@ class Claim:
     new: str | None = None
     runs: tuple[str, ...] = ()
     parser: str | None = None  # pinned parser (None: recompute under every parser asked)
-    unparsed: Policy | None = None  # pinned unparsed policy (None: the default, intersect)
+    unparsed: Policy | None = None  # pinned unparsed policy (None: the runs' source rule, else intersect)
     # over a trials table
     trials: str | None = None  # the [trials] table it is computed from
     edge: str | None = None  # "A:B" as written (split against the table's models when loaded)

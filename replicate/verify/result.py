@@ -213,7 +213,7 @@ class TrialsVerification:
 class Flag:
     """Something a reader of the note should know: a short kind code and one sentence."""
 
-    kind: str  # unparsed | extraction | rewritten | skipped | impossible | produced_differently | hash | items | tie | warning | source
+    kind: str  # unparsed | extraction | rewritten | skipped | impossible | produced_differently | hash | items | tie | warning | source | departure
     message: str
 
     def to_json(self) -> dict:

@@ -59,6 +59,8 @@ NO_JUDGE_RATES: dict[str, str] = {
                 "interval (checked in tests/cli/test_rankings.py on runs it generates)",
     "costs": "token costs: the bundled release reports no usage, so tests/cli/test_costs.py checks that every "
              "figure of an edge has its interval in the JSON and the text, on a table with usage",
+    "harness-claims": "writes the harnesses' printed figures as a claims file: nothing is estimated (verify "
+                      "recomputes them)",
     "plan": "K-trial power: probabilities computed exactly (or by a seeded simulation with its MC s.e.), "
             "not estimated from a sample of items",
 }

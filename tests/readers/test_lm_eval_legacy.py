@@ -71,9 +71,27 @@ def test_each_filter_of_each_version_reads_the_hand_table(path, filt, metric):
     assert _by_doc(run) == HAND[(path, filt, metric)]
     f = run.files[0]
     assert f.reader == R and f.chosen == "by content"  # never judge-jsonl@1's "lacks key field 'query_id'"
-    assert f.extraction_failures == HAND[(path, filt, metric)].count("x")
+    # lm-eval's default filter 'none' (multiple choice) has no regex step: the log cannot mark a failure
+    assert f.extraction_failures == (None if filt is None else HAND[(path, filt, metric)].count("x"))
+    assert (f.failures_unrecorded is not None) == (filt is None)
     used = dict(f.reader_options)
     assert used["filter"] == (filt or "none") and used["correct_field"] == metric
+
+
+@pytest.mark.parametrize(("path", "filt", "metric"), list(HAND), ids=lambda v: getattr(v, "name", str(v)))
+def test_the_results_file_gives_lm_evals_own_figure_which_the_default_reproduces(path, filt, metric):
+    run, _ = _read(path, correct_field=metric, **({"filter": filt} if filt else {}))
+    (figure,) = run.files[0].harness
+    name = filt or "none"
+    assert figure.metric == f"{metric},{name}"
+    # lm-eval's mean over the five documents, [invalid] scored 0: the hand table's 1s over 5
+    assert figure.value == HAND[(path, filt, metric)].count("1") / 5
+    res = _run("parse", path, "--correct-field", metric, *(("--filter", filt) if filt else ()), "-f", "json",
+               "--replicates", "0")
+    assert res.exit_code == 0, res.output
+    (summary,) = json.loads(res.stdout)["runs"]
+    (check,) = summary["harness"]
+    assert check["match"] is True and check["unparsed_policy"] == "wrong" and check["counted"] == 5
 
 
 def test_the_filter_position_and_the_file_provenance():
@@ -91,24 +109,28 @@ def test_the_filter_position_and_the_file_provenance():
 
 
 def test_compare_across_versions_equals_the_hand_count():
-    # strict-match: 0.4.2 1 x 1 x 0, 0.4.5 1 x 1 1 x. intersect keeps docs 0, 2 (both right);
-    # wrong: old 1 0 1 0 0, new 1 0 1 1 0 -> both 0, 2; only_new 3; neither 1, 4
+    # strict-match: 0.4.2 1 x 1 x 0, 0.4.5 1 x 1 1 x. wrong (lm-eval's rule, the default): old 1 0 1 0 0,
+    # new 1 0 1 1 0 -> both 0, 2; only_new 3; neither 1, 4. intersect keeps docs 0, 2 (both right)
     res = _run("compare", GSM42, GSM45, "--filter", "strict-match", "-f", "json", "--replicates", "0")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert (out["old"]["name"], out["new"]["name"]) == ("EleutherAI/pythia-410m", "EleutherAI/pythia-1b")
-    assert out["cells"] == {"both": 2, "only_old": 0, "only_new": 0, "neither": 0} and out["n"] == 2
+    assert out["cells"] == {"both": 2, "only_old": 0, "only_new": 1, "neither": 2} and out["n"] == 5
     assert out["unparsed"] == {"old": 2, "new": 2}
     assert out["old"]["extraction_failures"] == 2 and out["new"]["extraction_failures"] == 2
+    assert out["unparsed_rule"]["departs_from_source"] is False and out["unparsed_policy"] == "wrong"
     assert "reader: lm-eval-samples@1 (chosen by content" in res.stderr
     res = _run("compare", GSM42, GSM45, "--filter", "strict-match", "-f", "json", "--replicates", "0",
-               "--unparsed", "wrong")
-    assert json.loads(res.stdout)["cells"] == {"both": 2, "only_old": 0, "only_new": 1, "neither": 2}
+               "--unparsed", "intersect")
+    out = json.loads(res.stdout)
+    assert out["cells"] == {"both": 2, "only_old": 0, "only_new": 0, "neither": 0}
+    assert out["unparsed_rule"]["departs_from_source"] is True
     # flexible-extract: 1 0 1 1 0 -> 1 1 1 1 0
     res = _run("compare", GSM42, GSM45, "--filter", "flexible-extract", "-f", "json", "--replicates", "0")
     assert json.loads(res.stdout)["cells"] == {"both": 3, "only_old": 0, "only_new": 1, "neither": 1}
     text = _run("compare", GSM42, GSM45, "--filter", "strict-match", "--replicates", "0").stdout
-    assert "2 extraction failure(s): the file's own filter found no answer ([invalid]), counted among the unparsed" in text
+    assert ("2 extraction failure(s) (40.0% [11.8%, 76.9%], 95% Wilson): the file's own filter found no answer "
+            "([invalid]), counted among the unparsed") in text
 
 
 def test_sniffing_old_layouts():
@@ -212,7 +234,9 @@ def test_a_fallback_the_results_declare_is_an_extraction_failure_too(tmp_path):
     gsm.write_text(json.dumps(samples, indent=2), encoding="utf-8")
     results = json.loads((V40 / "results.json").read_text(encoding="utf-8"))
     run, _ = _read(gsm)
-    assert run.files[0].extraction_failures == 0 and _by_doc(run) == "01101"  # not declared: a wrong answer
+    # not declared: a wrong answer; and without the results file no one says what the filter marks: not recorded
+    assert run.files[0].extraction_failures is None and _by_doc(run) == "01101"
+    assert "no results file beside the samples names the steps of the filter" in str(run.files[0].failures_unrecorded)
     results["configs"]["gsm8k"]["filter_list"][0]["filter"][0]["fallback"] = "NO ANSWER"
     (folder / "results.json").write_text(json.dumps(results), encoding="utf-8")
     run, _ = _read(gsm)
@@ -224,7 +248,8 @@ def test_parse_and_chain_show_the_extraction_failures():
     assert res.exit_code == 0, res.output
     (run,) = json.loads(res.stdout)["runs"]
     assert (run["unparsed"], run["extraction_failures"]) == (2, 2)
-    assert "of unparsed: no answer found ([invalid])  2" in _run("parse", GSM45, "--filter", "strict-match").stdout
+    assert ("of unparsed: no answer found ([invalid])  2 (40.0% [11.8%, 76.9%], 95% Wilson)"
+            in _run("parse", GSM45, "--filter", "strict-match").stdout)
     res = _run("chain", GSM42, GSM45, "--filter", "strict-match", "--replicates", "0", "-f", "json")
     assert [(r["name"], r["unparsed"], r["extraction_failures"]) for r in json.loads(res.stdout)["runs"]] == [
         ("EleutherAI/pythia-410m", 2, 2), ("EleutherAI/pythia-1b", 2, 2)]

@@ -29,6 +29,7 @@ b = { files = ["b.jsonl"], reader = "lm-eval-samples@1", filter = "strict-match"
 id = "em-a"
 metric = "em"
 run = "a"
+unparsed = "intersect"
 value = "100"
 unit = "percent"
 
@@ -36,7 +37,6 @@ unit = "percent"
 id = "em-b-wrong"
 metric = "em"
 run = "b"
-unparsed = "wrong"
 value = "50"
 unit = "percent"
 """
@@ -50,11 +50,14 @@ def test_extraction_failures_reach_the_runs_table_the_flags_and_the_json(tmp_pat
     r = CliRunner().invoke(app, [*args, "-f", "json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    # intersect drops the 3 [invalid] docs of A (docs 0, 1, 4 remain, all right); wrong counts B's as wrong
+    # intersect (pinned: a departure from lm-eval's rule) drops the 3 [invalid] docs of A (docs 0, 1, 4 remain,
+    # all right); lm-eval's rule, the default, counts B's as wrong
     assert {c["id"]: c["verdict"] for c in out["claims"]} == {"em-a": {"lm-eval-metric": "match"},
                                                               "em-b-wrong": {"lm-eval-metric": "match"}}
     assert out["extraction_failures"] == {"a": 3, "b": 3}
     assert [f["kind"] for f in out["flags"]].count("extraction") == 2
+    assert [f["message"][:62] for f in out["flags"] if f["kind"] == "departure"] == [
+        "claim 'em-a' pins unparsed = 'intersect', a departure from the"]
     r = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "note.md"), "--no-plots"])
     assert r.exit_code == 0, r.output
     note = (tmp_path / "note.md").read_text(encoding="utf-8")

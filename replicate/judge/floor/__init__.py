@@ -49,7 +49,6 @@ from replicate.labels import absent_figures
 from replicate.stats.bootstrap import Interval
 from replicate.stats.fourcell import FourCell, as_float, float_ratio
 from replicate.stats.gold import accuracy
-from replicate.stats.policy import check_policy
 from replicate.stats.ranges import Placement, Span, place  # noqa: F401
 
 
@@ -303,7 +302,7 @@ def overlaps(aligned: Aligned, pairs: Sequence[tuple[int, int]], *, policy: Poli
 def floor(
     repeats: Sequence[LabelledRun],
     *,
-    policy: Policy = "intersect",
+    policy: Policy | None = None,
     edge: tuple[LabelledRun, LabelledRun] | None = None,
     main: LabelledRun | None = None,
     uncertainty: Uncertainty | None = None,
@@ -320,10 +319,13 @@ def floor(
     intervals (none with 0 replicates), the edge's verdict allows for its
     sampling error (see :class:`EdgeCheck`), and floors or edges on fewer than
     ``min_items`` items are flagged. An edge over other items than the floor's
-    is flagged in any case.
+    is flagged in any case. ``policy`` None: the repeats' source rule
+    (:func:`~replicate.judge.sourcerule.unparsed_choice`), as the command's default.
     """
-    check_policy(policy)
+    from replicate.judge.sourcerule import unparsed_choice
+
     repeats = tuple(repeats)
+    policy = unparsed_choice(repeats, policy).policy
     if len(repeats) < 2:
         raise UsageError(f"a floor needs at least two repeats of one model; got {len(repeats)}")
     aligned = align(repeats)

@@ -91,7 +91,8 @@ def load_qrels(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions, 
                   path=f.path, line=i + 1)
     gold = np.full(len(keys), NO_GOLD, dtype=np.int16)
     acc.add_bulk(keys, keyset, gold, [None] * len(keys), split, file_idx, labels=grades)
-    return RunFile(f.provenance(), reader.format, n_lines, len(keys), None, reader=reader.name)
+    return RunFile(f.provenance(), reader.format, n_lines, len(keys), None, reader=reader.name,
+                   source_rule=reader.source_rule)
 
 
 def _bulk_umbrela(chunks: Iterable[bytes]) -> tuple[list[str], set[str], list[int], int, list[str] | None] | None:
@@ -139,7 +140,8 @@ def load_umbrela(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions
         keys, keyset, hashes, n_lines, kept = fast
         acc.add_bulk(keys, keyset, np.full(len(keys), NO_GOLD, dtype=np.int16), kept, split, file_idx,
                      reread=("prediction", hashes))
-        return RunFile(f.provenance(), "umbrela", n_lines, len(keys), None, reader=reader.name)
+        return RunFile(f.provenance(), "umbrela", n_lines, len(keys), None, reader=reader.name,
+                   source_rule=reader.source_rule)
     return load_records(reader, f, file_idx, options, acc, files, diag, split)
 
 
@@ -190,7 +192,8 @@ def load_gold(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions, a
     replay(first, diag)  # its warnings (a BOM), once
     keys, keyset, gold, n_lines = fast
     acc.add_bulk(keys, keyset, gold, [None] * len(keys), split, file_idx)
-    return RunFile(f.provenance(), reader.format, n_lines, len(keys), None, reader=reader.name)
+    return RunFile(f.provenance(), reader.format, n_lines, len(keys), None, reader=reader.name,
+                   source_rule=reader.source_rule)
 
 
 #: The fast path of each built-in reader that has one, by reader name.

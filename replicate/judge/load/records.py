@@ -133,6 +133,9 @@ def load_records(
         about=tuple(src.about.items()),
         side_files=tuple(map(str, src.side_files)),
         extraction_failures=src.extraction_failures,
+        failures_unrecorded=src.failures_unrecorded,
+        source_rule=reader.source_rule,
+        harness=tuple(src.harness),
     )
 
 

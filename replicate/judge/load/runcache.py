@@ -49,6 +49,7 @@ from replicate.cachedir import BadEntry, keyed, read_entry, write_atomic
 from replicate.judge.labelcache import CacheEvent, reading_text
 from replicate.judge.model import Origins, Run, RunFile, readonly
 from replicate.provenance import FileProvenance, find_release
+from replicate.reading import SourceRule
 
 if TYPE_CHECKING:
     from replicate.reading import ReadOptions
@@ -118,6 +119,7 @@ def encode(run: Run) -> bytes | None:
             "rewritten": f.rewritten, "skipped": f.skipped, "thoughts": f.thoughts, "reader": f.reader,
             "chosen": f.chosen, "reader_options": [list(kv) for kv in f.reader_options],
             "about": [list(kv) for kv in f.about], "side_files": list(f.side_files),
+            "source_rule": None if f.source_rule is None else [f.source_rule.unparsed, f.source_rule.says],
         }
         for f in run.files
     ]
@@ -158,6 +160,7 @@ def decode(data: bytes, name: str, outputs: Callable[[], Sequence[str | None]]) 
                 rewritten=f["rewritten"], skipped=f["skipped"], thoughts=f["thoughts"], reader=f["reader"],
                 chosen=f["chosen"], reader_options=tuple(tuple(kv) for kv in f["reader_options"]),
                 about=tuple(tuple(kv) for kv in f.get("about", ())), side_files=tuple(f.get("side_files", ())),
+                source_rule=None if f.get("source_rule") is None else SourceRule(*f["source_rule"]),
             )
             for f in header["files"]
         )

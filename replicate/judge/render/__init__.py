@@ -1,4 +1,4 @@
-"""Text and markdown rendering of comparisons, chains and parse summaries (pure).
+"""Text and markdown rendering of comparisons and chains (pure; parse summaries: :mod:`.parse`).
 
 JSON output is ``to_json()`` of the values; this module writes what a person
 reads: a four-cell table, the figures with their default 95% intervals, unparsed
@@ -7,24 +7,21 @@ counts per side, McNemar's p, the identity check and a one-line reading.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from replicate.diagnostics import summary_text
 from replicate.judge.compare import Comparison
-from replicate.judge.model import extraction_failures
+from replicate.judge.model import extraction_failures, failures_unrecorded
 from replicate.judge.uncertainty import EdgeUncertainty
-from replicate.labels import LabelSet, label_name
 from replicate.output import Format, FormatArg, num, pct, prose_width, table
 from replicate.stats.countintervals import CellFigures
 from replicate.stats.fourcell import PROPORTIONS, FourCell
 from replicate.stats.paired import p_display
 
 if TYPE_CHECKING:
-    from replicate.judge.parsed import ParseIntervals
+    from replicate.judge.harness import HarnessCheck
     from replicate.judge.render.errors import Intervals
+    from replicate.judge.sourcerule import UnparsedChoice
     from replicate.provenance import FileProvenance
 
 
@@ -159,6 +156,38 @@ def _small(cmp: Comparison) -> str | None:
     return f"only n = {cmp.cells.n} items compared, fewer than --min-items {cmp.settings.min_items}"
 
 
+#: A run name longer than this is shortened in tables (its head, then ``...``), the full name in a legend below.
+NAME_MAX = 32
+
+
+def short_names(names: Sequence[str], limit: int = NAME_MAX) -> dict[str, str]:
+    """Each name as a table shows it: itself, or when longer than ``limit`` its head and ``...`` (distinct)."""
+    out: dict[str, str] = {}
+    for name in dict.fromkeys(names):
+        shown, k = name, 1
+        while len(shown) > limit or shown in out.values():
+            tail = "..." if k == 1 else f"...{k}"
+            shown, k = name[: limit - len(tail)] + tail, k + 1
+        out[name] = shown
+    return out
+
+
+def names_legend(short: dict[str, str]) -> str | None:
+    """``names shortened in the tables: A... = A long name``, or None when none was."""
+    pairs = [f"{s} = {n}" for n, s in short.items() if s != n]
+    return None if not pairs else "names shortened in the tables: " + "; ".join(pairs)
+
+
+def wilson_share(k: int, n: int) -> str:
+    """`` (21.0% [15.9%, 27.2%], 95% Wilson)``: a count's share of ``n`` with its Wilson interval ("" for n = 0)."""
+    from replicate.stats.intervals import wilson_interval
+
+    ci = wilson_interval(k, n)
+    if ci is None:
+        return ""
+    return f" ({pct(k / n, 1)} [{pct(ci[0], 1)}, {pct(ci[1], 1)}], 95% Wilson)"
+
+
 def _files_line(side, shared: int) -> str:
     extra = []
     rewritten = sum(f.rewritten for f in side.files)
@@ -168,9 +197,12 @@ def _files_line(side, shared: int) -> str:
     if skipped:
         extra.append(f"{skipped} line(s) skipped with a warning")
     failed = extraction_failures(side.files)
-    if failed is not None:
-        extra.append(f"{failed} extraction failure(s): the file's own filter found no answer ([invalid]), "
-                     "counted among the unparsed")
+    unrecorded = failures_unrecorded(side.files)
+    if unrecorded is not None:
+        extra.append(f"extraction failures: not recorded ({unrecorded})")
+    elif failed is not None:
+        extra.append(f"{failed} extraction failure(s){wilson_share(failed, side.items)}: the file's own filter "
+                     "found no answer ([invalid]), counted among the unparsed")
     tail = f"\n    {'; '.join(extra)}" if extra else ""
     files = ", ".join(f.provenance.path for f in side.files)
     own = side.items - shared
@@ -181,18 +213,33 @@ def _files_line(side, shared: int) -> str:
     )
 
 
-def comparison_text(cmp: Comparison, fmt: FormatArg) -> str:
-    """The full report of one edge (table or markdown)."""
-    fmt = Format(fmt)
-    c = cmp.cells
-    head = f"{cmp.old.name} -> {cmp.new.name}"
+def policy_line(cmp: Comparison) -> str:
+    """``unparsed policy: ...``: the policy and, where the readers declare one, how it stands to the source's rule."""
+    choice = cmp.unparsed_choice
+    if choice is not None and choice.rule is not None:
+        return choice.text()
     policy = (
         "intersect (items unparsed on either side are dropped)"
         if cmp.unparsed_policy == "intersect"
         else "wrong (an unparsed output counts as wrong)"
     )
+    return f"unparsed policy: {policy}"
+
+
+def policy_head(choice: UnparsedChoice, fmt: FormatArg) -> str:
+    """The unparsed policy's line heading a report (wrapped in plain text; a list item in markdown)."""
+    if Format(fmt) is Format.markdown:
+        return f"- {choice.text()}\n\n"
+    return _prose([choice.text()], Format(fmt))[0] + "\n"
+
+
+def comparison_text(cmp: Comparison, fmt: FormatArg) -> str:
+    """The full report of one edge (table or markdown)."""
+    fmt = Format(fmt)
+    c = cmp.cells
+    head = f"{cmp.old.name} -> {cmp.new.name}"
     meta = [
-        f"parser: {cmp.parser}; unparsed policy: {policy}",
+        *_prose([f"parser: {cmp.parser}; {policy_line(cmp)}"], fmt),
         f"shared items: {cmp.shared_items}; compared n = {c.n}",
         "unparsed per side (over that side's items):",
         _files_line(cmp.old, cmp.shared_items),
@@ -204,16 +251,24 @@ def comparison_text(cmp: Comparison, fmt: FormatArg) -> str:
         body = [head, "=" * len(head), *meta, ""]
     from replicate.judge.render.errors import error_lines
 
-    body.append(cells_table(c, fmt, old=cmp.old.name, new=cmp.new.name))
+    short = short_names([cmp.old.name, cmp.new.name])
+    body.append(cells_table(c, fmt, old=short[cmp.old.name], new=short[cmp.new.name]))
+    legend = names_legend(short)
+    if legend:
+        body += _prose([legend], fmt)
     level = cmp.settings.confidence_level if cmp.settings is not None else 0.95
     body.append(
         figures_table(c, fmt, change_rate=cmp.change_rate, from_labels=True, error=cmp.uncertainty, confidence_level=level)
     )
     body += _prose([identity_line(c), reading(c, cmp.uncertainty, _small(cmp)), *error_lines(cmp)], fmt)
+    if cmp.harness:
+        body.append(harness_table(cmp.harness, fmt, short))
     if cmp.agreement:
         from replicate.judge.render.agreement import edge_agreement_text
 
         body.append(edge_agreement_text(cmp.agreement, fmt))
+    elif "agreement" in cmp.absent:
+        body += _prose([f"Agreement (kappa, pi, alpha): absent: {cmp.absent['agreement']}."], fmt)
     if fmt is Format.markdown:
         body.append(_input_section([cmp.old, cmp.new]))
     return "\n".join(body) + "\n"
@@ -289,9 +344,10 @@ _CHAIN_TEXT_BLOCKS = [
 def _failures_line(edges: Sequence[Comparison]) -> str | None:
     """Each run's extraction failures (among its unparsed), when its reader tells them apart."""
     told = {s.name: s.extraction_failures for e in edges for s in (e.old, e.new) if s.extraction_failures is not None}
-    if not told:
+    if not told and not any(failures_unrecorded(s.files) for e in edges for s in (e.old, e.new)):
         return None
-    listed = ", ".join(f"{name} {n}" for name, n in told.items())
+    unrecorded = {s.name for e in edges for s in (e.old, e.new) if failures_unrecorded(s.files) is not None}
+    listed = ", ".join([f"{name} {n}" for name, n in told.items()] + [f"{name} not recorded" for name in unrecorded])
     return f"extraction failures (the file's own filter found no answer, [invalid]; among the unparsed): {listed}"
 
 
@@ -300,21 +356,33 @@ def chain_text(edges: Sequence[Comparison], fmt: FormatArg, *, flags: Sequence[A
     from replicate.judge.render.errors import difficulty_table, edge_interval_table, mcnemar_table
 
     fmt = Format(fmt)
+    short = short_names([s.name for e in edges for s in (e.old, e.new)])
+    named = {"old": lambda e: short[e.old.name], "new": lambda e: short[e.new.name]}
+
+    def shown(cols):
+        return [(h, named.get(h, value)) for h, value in cols]
+
     if fmt is Format.markdown:
-        out = table([[value(e) for _, value in _CHAIN_MARKDOWN] for e in edges], [h for h, _ in _CHAIN_MARKDOWN], fmt)
+        cols = shown(_CHAIN_MARKDOWN)
+        out = table([[value(e) for _, value in cols] for e in edges], [h for h, _ in cols], fmt)
     else:
         blocks = [
             table([[k, *(value(e) for _, value in cols)] for k, e in enumerate(edges, 1)], ["#", *(h for h, _ in cols)], fmt)
-            for cols in _CHAIN_TEXT_BLOCKS
+            for cols in map(shown, _CHAIN_TEXT_BLOCKS)
         ]
         out = "\n".join(blocks)
+    legend = names_legend(short)
+    if legend:
+        out += "\n" + legend + "\n"
     if edges and edges[0].uncertainty is not None:
         out += "\n" + (edge_interval_table(edges, fmt) if edges[0].uncertainty.resampled else mcnemar_table(edges, fmt))
         given = difficulty_table(edges, fmt)
         out += "\n" + given if given else ""
     if edges:
         e = edges[0]
-        where = f"parser: {e.parser}; unparsed policy: {e.unparsed_policy}; items shared by all runs: {e.shared_items};"
+        choice = e.unparsed_choice
+        policy = choice.text() if choice is not None and choice.rule is not None else f"unparsed policy: {e.unparsed_policy}"
+        where = f"parser: {e.parser}; {policy}; items shared by all runs: {e.shared_items};"
         sep = " " if fmt is Format.markdown else "\n"  # plain text: two short lines
         out += f"\n{where}{sep}unparsed = old/new over each run's items\n"
         failed = _failures_line(edges)
@@ -352,142 +420,15 @@ def cells_text(figs: CellFigures, fmt: FormatArg, *, flag: Any = None) -> str:
     return "\n".join(parts) + "\n"
 
 
-@dataclass(frozen=True)
-class ParseSummary:
-    """What one parser made of one run's outputs."""
-
-    run: str
-    parser: str
-    lines: int
-    records: int
-    parsed: int
-    unparsed: int
-    labels: dict[int, int]
-    gold: dict[int, int]
-    rewritten: int
-    thoughts: int
-    skipped: int
-    output_fields: tuple[str, ...]
-    files: tuple
-    reader: str = "-"
-    #: Bootstrap intervals of the shares (``parse --replicates N``, N > 0).
-    intervals: ParseIntervals | None = None
-    #: Of the unparsed, the records whose answer the file's own extraction did not find (None: not told).
-    extraction_failures: int | None = None
-    #: The parser's (or reader's) label set: labels and gold are shown by its names when it names them.
-    label_set: LabelSet | None = None
-
-    def name(self, code: int) -> int | str:
-        """How label ``code`` is shown (:func:`~replicate.labels.label_name`)."""
-        return label_name(code, self.label_set)
-
-    @property
-    def shown_labels(self) -> list[int]:
-        """The labels of the distribution table: read by the parser or present in gold."""
-        return sorted(set(self.labels) | set(self.gold))
-
-    def rate(self, count: int) -> float | None:
-        return count / self.records if self.records else None
-
-    def label_share(self, label: int) -> float | None:
-        return self.labels.get(label, 0) / self.parsed if self.parsed else None
-
-    def to_json(self) -> dict:
-        out: dict[str, Any] = {
-            "run": self.run,
-            "parser": self.parser,
-            "reader": self.reader,
-            "lines": self.lines,
-            "records": self.records,
-            "parsed": self.parsed,
-            "unparsed": self.unparsed,
-            **({} if self.extraction_failures is None else {"extraction_failures": self.extraction_failures}),
-            "labels": {str(self.name(k)): v for k, v in sorted(self.labels.items())},
-            "gold": {str(self.name(k)): v for k, v in sorted(self.gold.items())},
-            "rewritten": self.rewritten,
-            "thoughts": self.thoughts,
-            "skipped": self.skipped,
-            "output_fields": list(self.output_fields),
-            "files": [f.to_json() for f in self.files],
-        }
-        if self.label_set is not None:
-            out["label_set"] = self.label_set.to_json()
-        iv = self.intervals
-        if iv is not None:
-            out["shares"] = {
-                "parsed_rate": self.rate(self.parsed),
-                "unparsed_rate": self.rate(self.unparsed),
-                "interval": {k: v.to_json() for k, v in iv.rates.items()},
-            }
-            out["label_shares"] = {
-                str(self.name(k)): {"share": self.label_share(k), "interval": {"share": iv.labels[k].to_json()}}
-                for k in self.shown_labels
-            }
-            out["uncertainty"] = {k: v for k, v in iv.settings.to_json().items() if k != "min_items"}  # no verdict here
-        return out
-
-
-def parse_summary(labelled, run, intervals: Callable[[Any, Sequence[int]], ParseIntervals] | None = None) -> ParseSummary:
-    """What ``labelled`` (``run`` read by one parser) holds; ``intervals(labelled, labels)`` adds the shares' intervals."""
-    labels = Counter(int(x) for x in labelled.labels if x >= 0)
-    gold = Counter(int(x) for x in run.gold if x >= 0)  # NO_GOLD (-1): the file carries none
-    ivs = None if intervals is None else intervals(labelled, sorted(set(labels) | set(gold)))
-    return ParseSummary(
-        run=run.name,
-        parser=labelled.parser,
-        lines=sum(f.lines for f in run.files),
-        records=len(run),
-        parsed=len(labelled) - labelled.unparsed,  # --out-of-scale drop: the dropped items are neither
-        unparsed=labelled.unparsed,
-        labels=dict(labels),
-        gold=dict(gold),
-        rewritten=sum(f.rewritten for f in run.files),
-        thoughts=sum(f.thoughts for f in run.files),
-        skipped=sum(f.skipped for f in run.files),
-        output_fields=tuple(dict.fromkeys(f.output_field for f in run.files if f.output_field)),
-        files=run.files,
-        reader=run.reader,
-        intervals=ivs,
-        extraction_failures=extraction_failures(run.files),
-        label_set=labelled.label_set,
-    )
-
-
-def parse_text(s: ParseSummary, fmt: FormatArg) -> str:
-    from replicate.judge.render.errors import how_resampled, with_interval
-
-    iv = s.intervals
-
-    def share(value: float | None, key: str | int) -> str:
-        """A share in percent, then its interval (``key``: a rate's name or a label) when there is one."""
-        if iv is None or value is None:
-            return pct(value, 1)
-        return with_interval(pct(value, 1), iv.rates[key] if isinstance(key, str) else iv.labels[key], "share")
-
-    rows: list[list[Any]] = [
-        ["lines", s.lines],
-        ["records (items)", s.records],
-        ["parsed", f"{s.parsed} ({share(s.rate(s.parsed), 'parsed_rate')})"],
-        ["unparsed", f"{s.unparsed} ({share(s.rate(s.unparsed), 'unparsed_rate')})"],
-        *([] if s.extraction_failures is None else [["of unparsed: no answer found ([invalid])", s.extraction_failures]]),
-        ["skipped lines (warned)", s.skipped],
-        ["rewritten (original_output kept)", s.rewritten],
-        ["with a non-empty thought", s.thoughts],
-        ["output field", ", ".join(s.output_fields) or "-"],
+def harness_table(checks: Sequence[HarnessCheck], fmt: FormatArg, short: dict[str, str] | None = None) -> str:
+    """The harness's own figures beside the recomputed ones, at the printed precision, with match or MISMATCH
+    (``short``: the runs' names as the tables show them)."""
+    rows = [
+        [(short or {}).get(c.run, c.run), c.figure.metric, c.figure.where, c.figure.printed,
+         f"{c.shown()} ({c.correct} of {c.counted}, unparsed {c.policy})", c.verdict]
+        for c in checks
     ]
-    head = f"{s.run}: read with {s.parser}\n"
-    if Format(fmt) is Format.markdown:
-        head = f"## {head}\n"
-    dist_rows = [
-        [s.name(k), s.labels.get(k, 0), share(s.label_share(k), k), s.gold.get(k, 0)]
-        for k in s.shown_labels
-    ]
-    dist_rows.append(["unparsed", s.unparsed, "", ""])
-    out = head + table(rows, ["", "count"], fmt) + "\n" + table(dist_rows, ["label", "count", "share of parsed", "gold count"], fmt)
-    if iv is not None and s.records:
-        out += f"\nIntervals: {how_resampled(iv.rates['unparsed_rate'])}.\n"
-    return out
-
+    return table(rows, ["run", "harness's own figure", "read from", "printed", "recomputed", "check"], fmt)
 
 #: The stderr summary of the input's warnings (see :func:`replicate.diagnostics.summary_text`).
 warnings_text = summary_text
