@@ -7,7 +7,7 @@ with the two swapped (``g2_judgment``). Each game is one judge output, read
 by ``--parser`` (``mtbench-pair@1``); its key names the models in the order
 shown, so that the label ``A`` always means the model named first in the key.
 ``fastchat-single@1`` reads ``<judge>_single.jsonl`` (one rating a line, for
-``mtbench-single@1``). Registered through the ``replicate.readers`` entry point ``fastchat``.
+``mtbench-single@2``, FastChat's reading). Registered through the ``replicate.readers`` entry point ``fastchat``.
 """
 
 from __future__ import annotations
@@ -97,8 +97,11 @@ def _single_records(src: Source) -> Iterator[Record]:
     ``user_prompt``, ``judgment``, ``score``, ``turn`` and ``tstamp``.
 
     Key: (question_id, model, turn). Raw output: ``judgment``, read by
-    ``--parser`` (mtbench-single@1); null reads as unparsed. FastChat's own
-    ``score`` (its reading, -1 when it found none) is not taken as the
+    ``--parser`` (mtbench-single@2, FastChat's own reading: the rating it
+    records, 8.5 and 0 included, which ``replicate mtbench`` averages as
+    FastChat's ``show_result.py`` does; mtbench-single@1 is a stricter
+    reading, whole ratings 1-10 only); null reads as unparsed. FastChat's
+    own ``score`` (its reading, -1 when it found none) is not taken as the
     label (name a parser). The records carry no gold: give it with
     ``--gold`` keyed (question_id, model, turn), e.g. human ratings 1-10.
     Refused, naming file and line: a line that is not a JSON object, a
@@ -138,7 +141,7 @@ FASTCHAT_SINGLE = Reader(
     details=inspect.cleandoc(_single_records.__doc__ or ""),
     options=(),
     streams=True,
-    parsers=("mtbench-single@1",),
+    parsers=("mtbench-single@2", "mtbench-single@1"),
 )
 
 #: The entry point ``fastchat = "replicate_parsers.fastchat:READERS"`` loads this list.
