@@ -29,7 +29,8 @@ RENDER = ("replicate.judge.render", "replicate.trials.render", "replicate.trials
           "replicate.output", "replicate.rankings.render")
 PURE_JUDGE = ("replicate.judge.align", "replicate.judge.compare", "replicate.judge.matrix", "replicate.judge.pairs",
               "replicate.judge.model", "replicate.judge.audit", "replicate.judge.floor",
-              "replicate.rankings.compute", "replicate.rankings.result", "replicate.rankings.model")
+              "replicate.rankings.compute", "replicate.rankings.result", "replicate.rankings.model",
+              "replicate.pairwise")
 
 
 def _module(path: Path) -> str:
