@@ -29,13 +29,12 @@ import numpy as np
 from replicate.judge.model import KEY_SEP, LabelledRun
 from replicate.judge.uncertainty import ITEM, Uncertainty
 from replicate.labels import label_name
+from replicate.pairwise.layout import ARENA_HARD_KEY, FASTCHAT_KEY
 from replicate.pairwise.rules import ARENA_HARD_VERDICTS, STRONG_WEIGHT, Record, Rule, resolve
 from replicate.stats.bootstrap import Clusters, Interval
 from replicate.stats.means import bootstrap_means
 from replicate.stats.shares import bootstrap_shares
 
-FASTCHAT_KEY = ("question_id", "model_a", "model_b", "turn")
-ARENA_HARD_KEY = ("question_id", "model", "game")
 #: The name of Arena-Hard's opponent when the files do not name it.
 BASELINE = "baseline"
 FIGURES = ("win", "tie", "loss")

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from replicate.diagnostics import summary_text
 from replicate.judge.compare import Comparison
-from replicate.judge.model import extraction_failures
+from replicate.judge.model import KEY_SEP, extraction_failures
 from replicate.judge.uncertainty import EdgeUncertainty
 from replicate.labels import LabelSet, label_name
 from replicate.output import Format, FormatArg, num, pct, prose_width, table
+from replicate.pairwise.layout import POSITIONS_NOTE, game_index, is_pairwise
 from replicate.stats.countintervals import CellFigures
 from replicate.stats.fourcell import PROPORTIONS, FourCell
 from replicate.stats.paired import p_display
@@ -376,6 +377,10 @@ class ParseSummary:
     extraction_failures: int | None = None
     #: The parser's (or reader's) label set: labels and gold are shown by its names when it names them.
     label_set: LabelSet | None = None
+    #: Items that are games of both-order pairwise judgments: what their labels are about (None: other items).
+    positions: str | None = None
+    #: For such items keyed by game (Arena-Hard): each game's label counts, the table split by game.
+    by_game: dict[str, dict[int, int]] | None = None
 
     def name(self, code: int) -> int | str:
         """How label ``code`` is shown (:func:`~replicate.labels.label_name`)."""
@@ -412,6 +417,10 @@ class ParseSummary:
         }
         if self.label_set is not None:
             out["label_set"] = self.label_set.to_json()
+        if self.positions is not None:
+            out["positions"] = self.positions
+        if self.by_game is not None:
+            out["labels_by_game"] = {g: {str(self.name(k)): v for k, v in sorted(c.items())} for g, c in self.by_game.items()}
         iv = self.intervals
         if iv is not None:
             out["shares"] = {
@@ -432,6 +441,7 @@ def parse_summary(labelled, run, intervals: Callable[[Any, Sequence[int]], Parse
     labels = Counter(int(x) for x in labelled.labels if x >= 0)
     gold = Counter(int(x) for x in run.gold if x >= 0)  # NO_GOLD (-1): the file carries none
     ivs = None if intervals is None else intervals(labelled, sorted(set(labels) | set(gold)))
+    positions, by_game = _positions(labelled)
     return ParseSummary(
         run=run.name,
         parser=labelled.parser,
@@ -450,7 +460,27 @@ def parse_summary(labelled, run, intervals: Callable[[Any, Sequence[int]], Parse
         intervals=ivs,
         extraction_failures=extraction_failures(run.files),
         label_set=labelled.label_set,
+        positions=positions,
+        by_game=by_game,
     )
+
+
+def _positions(labelled) -> tuple[str | None, dict[str, dict[int, int]] | None]:
+    """For games of both-order pairwise judgments: what their labels are about, and the counts per game."""
+    names = getattr(labelled, "key_names", None)
+    if not is_pairwise(names):
+        return None, None
+    at = game_index(names)
+    if at is None:
+        return POSITIONS_NOTE.format(what="both games of each record are counted here together (A is the model "
+                                          "named first in each item's key)"), None
+    by_game: dict[str, Counter[int]] = {}
+    for key, label in zip(labelled.keys.tolist(), labelled.labels.tolist()):
+        counts = by_game.setdefault(key.split(KEY_SEP)[at], Counter())
+        if label >= 0:
+            counts[int(label)] += 1
+    note = POSITIONS_NOTE.format(what="the counts are split by game (game 1 shows the baseline as A, game 2 the model)")
+    return note, {g: dict(c) for g, c in sorted(by_game.items())}
 
 
 def parse_text(s: ParseSummary, fmt: FormatArg) -> str:
@@ -478,12 +508,17 @@ def parse_text(s: ParseSummary, fmt: FormatArg) -> str:
     head = f"{s.run}: read with {s.parser}\n"
     if Format(fmt) is Format.markdown:
         head = f"## {head}\n"
+    games = list(s.by_game or {})
     dist_rows = [
-        [s.name(k), s.labels.get(k, 0), share(s.label_share(k), k), s.gold.get(k, 0)]
+        [s.name(k), s.labels.get(k, 0), share(s.label_share(k), k), *(s.by_game[g].get(k, 0) for g in games),
+         s.gold.get(k, 0)]
         for k in s.shown_labels
     ]
-    dist_rows.append(["unparsed", s.unparsed, "", ""])
-    out = head + table(rows, ["", "count"], fmt) + "\n" + table(dist_rows, ["label", "count", "share of parsed", "gold count"], fmt)
+    dist_rows.append(["unparsed", s.unparsed, "", *([""] * len(games)), ""])
+    headers = ["label", "count", "share of parsed", *(f"game {g}" for g in games), "gold count"]
+    out = head + table(rows, ["", "count"], fmt) + "\n" + table(dist_rows, headers, fmt)
+    if s.positions is not None:
+        out += f"\nPairwise games: {s.positions}.\n"
     if iv is not None and s.records:
         out += f"\nIntervals: {how_resampled(iv.rates['unparsed_rate'])}.\n"
     return out
