@@ -39,10 +39,10 @@ from replicate.stats.shares import bootstrap_shares
 BASELINE = "baseline"
 FIGURES = ("win", "tie", "loss")
 #: The harness's own readings of each rule's judgments (any other parser is a departure, said in every output):
-#: FastChat's two output formats ([[A]] and [[rating_a,rating_b]]); Arena-Hard's reading of its layout, or the
-#: verdicts the files recorded (arena-hard-score@1).
+#: FastChat's two output formats ([[A]] and [[rating_a,rating_b]]) or the winners it recorded
+#: (fastchat-pair-winners@1); Arena-Hard's reading of its layout, or the verdicts it recorded (arena-hard-score@1).
 HARNESS_READINGS: dict[str, tuple[str, ...]] = {
-    "fastchat": ("mtbench-pair@1", "mtbench-pair-scores@1"),
+    "fastchat": ("mtbench-pair@1", "mtbench-pair-scores@1", "fastchat-winners"),
     "arena-hard-v0.1": ("arena-hard@1", "arena-hard-score"),
     "arena-hard-v2.0": ("arena-hard-last@1", "arena-hard-score"),
 }

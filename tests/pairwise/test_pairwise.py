@@ -125,6 +125,24 @@ def test_fastchat_pairs_hand_counted_and_as_show_result(fastchat_pairs):
     assert {m["model"]: m["inconsistent_ties"] for m in body["models"]} == {"x": 2, "y": 2, "z": 0}
 
 
+def test_fastchats_recorded_winners_give_the_same_tally(fastchat_pairs, tmp_path):
+    """fastchat-pair-winners@1 reads g1_winner / g2_winner (FastChat's own verdicts) back onto the order shown."""
+    read = _run("pairwise", fastchat_pairs, "-f", "json", "--replicates", "0")
+    recorded = _run("pairwise", fastchat_pairs, "--reader", "fastchat-pair-winners@1", "-f", "json", "--replicates", "0")
+    assert recorded.exit_code == 0, recorded.output
+    assert _table(recorded.stdout) == _table(read.stdout)
+    body = json.loads(recorded.stdout)
+    assert body["parser"] == "fastchat-winners" and body["departure"] is None
+    labels = tmp_path / "labels.jsonl"
+    _run("parse", fastchat_pairs, "--reader", "fastchat-pair-winners@1", "--labels", labels, "--replicates", "0")
+    rows = [json.loads(line) for line in labels.read_text(encoding="utf-8").splitlines()]
+    assert [(r["model_a"], r["model_b"], r["label_name"]) for r in rows[:4]] == [
+        ("x", "y", "A"), ("y", "x", "B"), ("x", "y", "B"), ("y", "x", "A")]
+    bad = _write(tmp_path / "bad.jsonl", [{**json.loads(fastchat_pairs.read_text().splitlines()[0]), "g2_winner": "x"}])
+    r = _run("pairwise", bad, "--reader", "fastchat-pair-winners@1")
+    assert r.exit_code == 2 and "bad.jsonl:1: 'g2_winner' must be 'model_1', 'model_2', 'tie' or 'error'" in r.output
+
+
 def test_fastchat_pairwise_baseline(fastchat_pairs):
     r = _run("pairwise", fastchat_pairs, "--baseline", "y", "-f", "json", "--replicates", "0")
     got = _table(r.stdout)

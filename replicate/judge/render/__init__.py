@@ -508,9 +508,10 @@ def parse_text(s: ParseSummary, fmt: FormatArg) -> str:
     head = f"{s.run}: read with {s.parser}\n"
     if Format(fmt) is Format.markdown:
         head = f"## {head}\n"
-    games = list(s.by_game or {})
+    by_game = s.by_game or {}
+    games = list(by_game)
     dist_rows = [
-        [s.name(k), s.labels.get(k, 0), share(s.label_share(k), k), *(s.by_game[g].get(k, 0) for g in games),
+        [s.name(k), s.labels.get(k, 0), share(s.label_share(k), k), *(by_game[g].get(k, 0) for g in games),
          s.gold.get(k, 0)]
         for k in s.shown_labels
     ]
