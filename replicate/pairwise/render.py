@@ -55,7 +55,7 @@ def mtbench_text(scores: MTBenchScores, fmt: FormatArg) -> str:
     """The per-model table, then how it was read and resampled."""
     rows = [[_name(s.model, fmt), s.judgments, s.unrated, *(_mean_cell(s.means[name]) for name, _ in FIGURES)]
             for s in scores.models]
-    headers = ["model", "judgments", "no rating (-1)", *(_TURN_HEADERS[name] for name, _ in FIGURES)]
+    headers = ["model", "judgments", "no rating", *(_TURN_HEADERS[name] for name, _ in FIGURES)]
     out = [f"MT-Bench score per model, read with {scores.parser} ({scores.reader}): the mean rating, "
            "FastChat show_result.py's rule (judgments without a rating, score -1, left out; overall is the mean "
            "over every rated judgment of both turns)", "", table(rows, headers, fmt).rstrip("\n")]
