@@ -76,7 +76,8 @@ def _records(src: Source) -> Iterator[Record]:
     game's judgment, read by ``--parser`` (mtbench-pair@1 for the [[A]]
     format, mtbench-pair-scores@1 for the two-score [[rating_a,rating_b]]
     format); null reads as unparsed. FastChat's own ``g1_winner``/``g2_winner`` are not taken as
-    labels (name a parser). The records carry no gold: give it with
+    labels (name a parser, or read them with ``fastchat-pair-winners@1``; ``replicate pairwise``
+    counts either by model with FastChat's rule). The records carry no gold: give it with
     ``--gold`` keyed the same way, in the order shown (a human verdict for
     model_1 against model_2 is the gold of game 1; game 2's gold is the
     same verdict with A and B swapped; an item without gold is left out and
