@@ -119,24 +119,41 @@ def pairwise_cmd(
     (fastchat-pair@1; an inconsistent pair is a tie), Arena-Hard-Auto's for its
     judgment files (battles against the baseline, >> weighted 3, by the files'
     layout v0.1 or v2.0). The share of questions whose two games disagree is
-    shown as its own figure. Default reading: the harness's (mtbench-pair@1;
+    shown as its own figure. AlpacaEval annotations (one judgment per
+    instruction, the model as generator_2) give AlpacaEval's win_rate (the
+    mean preference, ties as half) and discrete_win_rate. Default reading: the harness's (mtbench-pair@1;
     arena-hard@1 for v0.1 files, arena-hard-last@1 for v2.0; --reader
     arena-hard-score@1 for the verdicts the files recorded). Intervals:
     bootstrap over questions (--cluster item for units one by one).
 
     Example: replicate pairwise model_judgment/gpt-4_pair.jsonl
     """
+    from replicate.judge.model import KEY_SEP
     from replicate.judge.uncertainty import MIN_ITEMS
+    from replicate.pairwise.alpacaeval import alpacaeval_tally
+    from replicate.pairwise.layout import ALPACAEVAL_KEY
     from replicate.pairwise.render import pairwise_text
     from replicate.pairwise.tally import PairwiseError, games_of, tally
+    from replicate.parsing import PARSERS
 
     loaded = _loaded(files, reader, strict, parser, replicates)
-    name = _pair_parser(parser, loaded)
-    labelled = loaded.labelled(name)
     settings = uncertainty_of(replicates, seed, cluster, MIN_ITEMS, loaded)
+    readers = " + ".join(dict.fromkeys(f.reader for r in loaded.runs for f in r.files))
     try:
-        result = tally(games_of(labelled), parser=name, reader=labelled[0].reader, baseline=baseline,
-                       uncertainty=settings)
+        if tuple(loaded.key_names) == ALPACAEVAL_KEY:  # one annotation per instruction: no games to pair
+            if baseline is not None:
+                raise UsageError("--baseline is for FastChat pairs; AlpacaEval's baseline is each file's generator_1")
+            name = parser or "alpacaeval-preference@1"
+            keys = [k for r in loaded.runs for k in r.keys.tolist()]
+            if len(set(keys)) != len(keys):
+                raise UsageError("an annotation (instruction, generator_1, generator_2) is in more than one FILE")
+            outputs = [t for r in loaded.runs for t in r.outputs]
+            result = alpacaeval_tally(keys, outputs, PARSERS.get(name), key_names=loaded.key_names, sep=KEY_SEP,
+                                      reader=readers, uncertainty=settings)
+        else:
+            name = _pair_parser(parser, loaded)
+            labelled = loaded.labelled(name)
+            result = tally(games_of(labelled), parser=name, reader=readers, baseline=baseline, uncertainty=settings)
     except PairwiseError as exc:
         raise UsageError(str(exc)) from None
     emit_runs(loaded, result, format, text=lambda: pairwise_text(result, format))

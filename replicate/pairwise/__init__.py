@@ -8,7 +8,8 @@
   resolved by model, not by position, with the harness's own rule (FastChat's
   MT-Bench pairs; Arena-Hard-Auto's battles against a baseline), then win,
   loss, tie, win rate with ties as half, and position bias (``replicate
-  pairwise``);
+  pairwise``); :mod:`~replicate.pairwise.alpacaeval`: AlpacaEval's win rate
+  from its annotations, counted the same way;
 - :mod:`~replicate.pairwise.render`: their tables.
 
 Everything here takes labelled runs already read (``replicate.judge.api``

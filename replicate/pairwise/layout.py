@@ -29,3 +29,7 @@ def game_index(key_names: Sequence[str] | None) -> int | None:
     """The index of the key part that names the game (Arena-Hard's ``game``), or None when the key has none."""
     names = tuple(key_names or ())
     return names.index("game") if names == ARENA_HARD_KEY else None
+
+
+#: AlpacaEval's annotations (``alpacaeval-annotations@1``): one annotation per instruction, the model as generator_2.
+ALPACAEVAL_KEY = ("instruction", "generator_1", "generator_2")

@@ -18,6 +18,10 @@ RULE_WORDS = {
     "arena-hard-v2.0": "Arena-Hard-Auto v2.0's show_result.py: each game's battles against the baseline (game 1 "
                        "inverted), a strong verdict (>>) {weight} battles, a record dropped when either game has no "
                        "verdict; the score is the battles' mean (it prints the mean of 100 bootstrap means)",
+    "alpacaeval": "AlpacaEval's metrics: each annotation's preference (1 the baseline's output, 2 the model's, 1.5 a "
+                  "draw, fractional for a weighted annotator) less 1 is the model's unit, null or out-of-range "
+                  "preferences dropped; win rate = their mean (AlpacaEval's win_rate), discrete = (wins + draws/2) / "
+                  "annotations over the rounded preferences (its discrete_win_rate)",
 }
 
 
@@ -80,19 +84,22 @@ def _rate_cell(s: Share) -> str:
 
 def pairwise_text(result: PairwiseTally, fmt: FormatArg) -> str:
     """The per-model table (win, tie, loss, win rate with ties as half, position disagreement), then the rule."""
-    unit = "records" if result.unit == "record" else "battles"
+    alpaca = result.rule == "alpacaeval"
     rows = []
     for t in result.models:
-        rows.append([
+        row = [
             _name(t.model, fmt), ", ".join(_name(o, fmt) for o in t.opponents) or "-", t.records, t.dropped,
             f"{t.win_rate.n:g}", *(_share_cell(t.shares[f]) for f in ("win", "tie", "loss")), _rate_cell(t.win_rate),
-            with_interval(f"{t.position.count:g} of {t.position.n:g} ({pct(t.position.value, 1)})", t.position.interval,
-                          "share"),
-        ])
-    headers = ["model", "against", "records" if result.unit == "record" else "questions", "dropped", unit, "win",
-               "tie", "loss", "win rate (ties half)", "games disagree"]
-    if result.unit == "record":  # a record is its own unit: the counted ones are the records less those dropped
-        headers[4] = "counted"
+        ]
+        if alpaca:  # one annotation per instruction: no second game, so no position figure
+            row.append(pct(t.discrete_win_rate, 1))
+        else:
+            row.append(with_interval(f"{t.position.count:g} of {t.position.n:g} ({pct(t.position.value, 1)})",
+                                     t.position.interval, "share"))
+        rows.append(row)
+    headers = ["model", "against", {"record": "records", "battle": "questions", "annotation": "instructions"}[result.unit],
+               "dropped", {"record": "counted", "battle": "battles", "annotation": "counted"}[result.unit], "win",
+               "tie", "loss", "win rate (ties half)", "discrete win rate" if alpaca else "games disagree"]
     head = (f"Pairwise judgments by model ({result.parser}, {result.reader}), "
             + RULE_WORDS[result.rule].format(weight=result.weight) + ".")
     if result.baseline is not None:
@@ -100,11 +107,15 @@ def pairwise_text(result: PairwiseTally, fmt: FormatArg) -> str:
     if result.departure is not None:
         head += f"\nDeparture from the harness's rule: {result.departure}."
     out = [head, "", table(rows, headers, fmt).rstrip("\n"), ""]
-    out.append("'games disagree': records whose two games (the answers shown in both orders) disagree about the "
-               "models, over those with a verdict in both: the judge's position bias. " + (
-                   "FastChat counts them as ties (inconsistent ties: "
-                   + ", ".join(f"{_name(t.model, fmt)} {t.inconsistent}" for t in result.models) + ")."
-                   if result.rule == "fastchat" else "Arena-Hard counts each game's battles as they are."))
+    if not alpaca:
+        counted_as = ("FastChat counts them as ties (inconsistent ties: "
+                      + ", ".join(f"{_name(t.model, fmt)} {t.inconsistent}" for t in result.models) + ")."
+                      if result.rule == "fastchat" else "Arena-Hard counts each game's battles as they are.")
+        out.append("'games disagree': records whose two games (the answers shown in both orders) disagree about the "
+                   "models, over those with a verdict in both: the judge's position bias. " + counted_as)
+    else:
+        out.append("AlpacaEval's annotator judges each instruction once (it may randomise the order shown; the file "
+                   "records the preference by model): no position figure.")
     if result.unpaired:
         out.append(f"{result.unpaired} game(s) without their other game were left out.")
     iv = _first_interval([t.win_rate.interval for t in result.models])

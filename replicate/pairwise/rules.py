@@ -26,7 +26,14 @@ Arena-Hard-Auto (``show_result.py``, v0.1 and v2.0)
     the baseline is that same mean when every battle is against the baseline;
     v2.0 prints the mean of 100 bootstrap means, whose centre it is).
 
-Position bias, the same for both: among records whose two games both have a
+AlpacaEval (``metrics/helpers.py``; one annotation per instruction, no second game)
+    the model's (``generator_2``'s) unit is its preference minus 1 (1 when its
+    output is preferred, 0 when the baseline's, 0.5 a draw, a fraction for a
+    weighted annotator); ``win_rate`` is their mean, ``discrete_win_rate`` the
+    share of units above 0.5 plus half the share at 0.5
+    (:func:`alpacaeval_record`).
+
+Position bias, the same for FastChat and Arena-Hard: among records whose two games both have a
 verdict, the share whose two games disagree about the model (one says the
 model is better, the other says a tie or the baseline; strength aside).
 """
@@ -36,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Sequence, get_args
 
-Rule = Literal["fastchat", "arena-hard-v0.1", "arena-hard-v2.0"]
+Rule = Literal["fastchat", "arena-hard-v0.1", "arena-hard-v2.0", "alpacaeval"]
 RULES: tuple[str, ...] = get_args(Rule)
 #: Arena-Hard's weight of a strong verdict (show_result.py's ``--weight``, default 3).
 STRONG_WEIGHT = 3
@@ -120,13 +127,24 @@ def arena_hard_record(
     return Record(question, (model, baseline), tuple(units), both, disagree)
 
 
+# AlpacaEval ----------------------------------------------------------------------------------
+def alpacaeval_record(instruction: str, model: str, baseline: str, preference: float | None) -> Record:
+    """One AlpacaEval annotation: ``preference`` 1-2 (None: none, dropped), the model being generator_2."""
+    if preference is None:
+        return Record(instruction, (model, baseline), (), False, False)
+    if not 1 <= preference <= 2:
+        raise ValueError(f"preference {preference!r} is not between 1 and 2")
+    return Record(instruction, (model, baseline), (Unit(instruction, model, baseline, preference - 1),), False, False)
+
+
 def resolve(rule: Rule, games: Sequence[tuple[str, str, str, str | None, str | None]], *, weight: int = STRONG_WEIGHT) -> list[Record]:
     """Each ``(question, first model, second model, game 1 verdict, game 2 verdict)`` resolved by ``rule``.
 
     FastChat: (question, model_1, model_2, g1, g2); Arena-Hard: (question, model, baseline, g1, g2).
     """
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {', '.join(RULES)}; got {rule!r}")
+    if rule not in RULES or rule == "alpacaeval":
+        raise ValueError(f"rule must be one of {', '.join(r for r in RULES if r != 'alpacaeval')} (games in both "
+                         f"orders); got {rule!r}")
     if rule == "fastchat":
         return [fastchat_record(*g) for g in games]
     return [arena_hard_record(*g, rule=rule, weight=weight) for g in games]

@@ -45,6 +45,7 @@ HARNESS_READINGS: dict[str, tuple[str, ...]] = {
     "fastchat": ("mtbench-pair@1", "mtbench-pair-scores@1", "fastchat-winners"),
     "arena-hard-v0.1": ("arena-hard@1", "arena-hard-score"),
     "arena-hard-v2.0": ("arena-hard-last@1", "arena-hard-score"),
+    "alpacaeval": ("alpacaeval-preference@1",),
 }
 
 
@@ -158,11 +159,19 @@ class ModelTally:
     position: Share  # records whose two games disagree, over records with both games read
     inconsistent: int  # FastChat: ties made by disagreeing games (within tie)
 
+    @property
+    def discrete_win_rate(self) -> float | None:
+        """(win + tie / 2) / units: the win rate of the outcomes alone (AlpacaEval's ``discrete_win_rate``; for
+        FastChat and Arena-Hard, whose units are 1, 0.5 or 0, the win rate itself)."""
+        n = self.win_rate.n
+        return (self.shares["win"].count + self.shares["tie"].count / 2) / n if n else None
+
     def to_json(self) -> dict:
         return {
             "model": self.model, "opponents": list(self.opponents), "records": self.records, "dropped": self.dropped,
             **{name: s.to_json() for name, s in self.shares.items()},
-            "win_rate_ties_half": self.win_rate.to_json(), "position_disagreement": self.position.to_json(),
+            "win_rate_ties_half": self.win_rate.to_json(), "discrete_win_rate": self.discrete_win_rate,
+            "position_disagreement": self.position.to_json(),
             "inconsistent_ties": self.inconsistent,
         }
 
@@ -172,7 +181,7 @@ class PairwiseTally:
     """Every model's tally, highest win rate first, with the rule and how units were counted."""
 
     rule: Rule
-    unit: str  # "record" (FastChat) or "battle" (Arena-Hard)
+    unit: str  # "record" (FastChat), "battle" (Arena-Hard) or "annotation" (AlpacaEval)
     models: tuple[ModelTally, ...]
     parser: str
     reader: str
@@ -199,12 +208,18 @@ class PairwiseTally:
         }
 
 
-def _clusters(questions: Sequence[str], uncertainty: Uncertainty) -> Clusters:
+#: What one counted unit is, per rule.
+UNITS = {"fastchat": "record", "arena-hard-v0.1": "battle", "arena-hard-v2.0": "battle", "alpacaeval": "annotation"}
+#: What clusters the units, per rule (the key part a question or instruction is named by).
+CLUSTER_NAMES = {"alpacaeval": "instruction"}
+
+
+def _clusters(questions: Sequence[str], uncertainty: Uncertainty, name: str) -> Clusters:
     if uncertainty.cluster == ITEM:
         return Clusters.items(len(questions))
-    if uncertainty.cluster not in (None, "question_id"):
-        raise PairwiseError(f"pairwise figures are clustered by question_id or not at all (item); got {uncertainty.cluster!r}")
-    return Clusters.from_values(list(questions), "question_id")
+    if uncertainty.cluster not in (None, name):
+        raise PairwiseError(f"pairwise figures are clustered by {name} or not at all (item); got {uncertainty.cluster!r}")
+    return Clusters.from_values(list(questions), name)
 
 
 def tally(
@@ -218,7 +233,18 @@ def tally(
         if games.rule != "fastchat":
             raise PairwiseError("a baseline is chosen for FastChat pairs only (Arena-Hard's games are all against its baseline)")
         records = [r for r in records if baseline in r.models]
-    models = sorted({m for r in records for m in r.models} - ({baseline} if baseline else {BASELINE} if games.rule != "fastchat" else set()))
+    left_out = {baseline} if baseline else ({BASELINE} if games.rule != "fastchat" else set())
+    return count(records, rule=games.rule, parser=parser, reader=reader, left_out=left_out, baseline=baseline,
+                 unpaired=games.unpaired, weight=weight, uncertainty=uncertainty)
+
+
+def count(
+    records: Sequence[Record], *, rule: Rule, parser: str, reader: str, left_out: set[str], baseline: str | None = None,
+    unpaired: int = 0, weight: int = STRONG_WEIGHT, uncertainty: Uncertainty | None = None,
+) -> PairwiseTally:
+    """Count each model's units of resolved ``records`` (models in ``left_out`` get no row): a unit above 0.5 is a
+    win, 0.5 a tie, below a loss; the win rate is the units' mean."""
+    models = sorted({m for r in records for m in r.models} - left_out)
     index = {m: i for i, m in enumerate(models)}
     units = [u for r in records for u in r.units if u.model in index]
     unit_model = np.array([index[u.model] for u in units], dtype=np.int64)
@@ -227,37 +253,36 @@ def tally(
     rec_in = np.array([[m in r.models for r in records] for m in models], dtype=bool).reshape(len(models), len(records))
     both = np.array([r.both_read for r in records], dtype=bool)
     disagree = np.array([r.disagree for r in records], dtype=bool)
+    outcome = {"win": values > 0.5, "tie": values == 0.5, "loss": values < 0.5}
     resampled = uncertainty is not None and uncertainty.resampled
-    share_iv: list[list[Interval | None]] = [[None] * len(models) for _ in FIGURES]
+    share_iv: dict[str, list[Interval | None]] = {f: [None] * len(models) for f in FIGURES}
     rate_iv: list[Interval | None] = [None] * len(models)
     pos_iv: list[Interval | None] = [None] * len(models)
     if resampled and models:
         assert uncertainty is not None
         kw: dict[str, Any] = dict(
             n_resamples=uncertainty.replicates, confidence_level=uncertainty.confidence_level, seed=uncertainty.seed)
-        uc = _clusters([u.question for u in units], uncertainty)
-        for f, target in enumerate((1.0, 0.5, 0.0)):
-            hits = np.broadcast_to(values == target, mine.shape)
-            share_iv[f] = list(bootstrap_shares(hits, mine, clusters=uc, **kw))
+        name = CLUSTER_NAMES.get(rule, "question_id")
+        uc = _clusters([u.question for u in units], uncertainty, name)
+        for f in FIGURES:
+            share_iv[f] = list(bootstrap_shares(np.broadcast_to(outcome[f], mine.shape), mine, clusters=uc, **kw))
         rate_iv = list(bootstrap_means(np.broadcast_to(values, mine.shape), mine, clusters=uc, **kw))
-        rc = _clusters([r.question for r in records], uncertainty)
-        pos_iv = list(bootstrap_shares(np.broadcast_to(disagree, rec_in.shape), rec_in & both, clusters=rc, **kw))
+        if both.any():
+            rc = _clusters([r.question for r in records], uncertainty, name)
+            pos_iv = list(bootstrap_shares(np.broadcast_to(disagree, rec_in.shape), rec_in & both, clusters=rc, **kw))
     out = []
     for i, model in enumerate(models):
-        v = values[mine[i]]
-        n = float(v.size)
-        shares = {name: Share(float(np.count_nonzero(v == t)), n, share_iv[f][i])
-                  for f, (name, t) in enumerate(zip(FIGURES, (1.0, 0.5, 0.0)))}
+        n = float(np.count_nonzero(mine[i]))
+        shares = {f: Share(float(np.count_nonzero(outcome[f] & mine[i])), n, share_iv[f][i]) for f in FIGURES}
         mine_records = [r for r, inside in zip(records, rec_in[i]) if inside]
         opponents = tuple(sorted({o for r in mine_records for o in r.models if o != model}))
         out.append(ModelTally(
             model, opponents, len(mine_records), sum(1 for r in mine_records if not r.units),
-            shares, Share(float(v.sum()), n, rate_iv[i]),
+            shares, Share(float(values[mine[i]].sum()), n, rate_iv[i]),
             Share(float(sum(r.disagree for r in mine_records)), float(sum(r.both_read for r in mine_records)), pos_iv[i]),
-            sum(1 for r in mine_records if r.disagree and r.units) if games.rule == "fastchat" else 0,
+            sum(1 for r in mine_records if r.disagree and r.units) if rule == "fastchat" else 0,
         ))
     out.sort(key=lambda t: (-(t.win_rate.value if t.win_rate.value is not None else -1.0), t.model))
     return PairwiseTally(
-        games.rule, "record" if games.rule == "fastchat" else "battle", tuple(out), parser, reader, baseline,
-        games.unpaired, weight, uncertainty if resampled else None,
+        rule, UNITS[rule], tuple(out), parser, reader, baseline, unpaired, weight, uncertainty if resampled else None,
     )
