@@ -236,7 +236,7 @@ Readings worth knowing (all pinned by golden tests):
 
 SINGLE = Parser(
     "mtbench-single@1",
-    "MT-Bench single rating, stricter than FastChat: its search, but only whole 1-10 (0, 8.5, 11 unparsed).",
+    "MT-Bench single rating, stricter than FastChat: whole 1-10 only (0, 8.5, 11 unparsed).",
     _single,
     _single.__doc__.strip(),
     labels=RATING_1_10.codes,

@@ -56,4 +56,5 @@ def test_builtins_mark_only_the_project_correction():
         "mtbench-single@2": True, "mtbench-single@1": False, "mtbench-pair@1": True, "mtbench-pair-scores@1": True,
         "arena-hard@1": True, "arena-hard-last@1": True,  # Arena-Hard-Auto v0.1 and v2.0's get_score
         "helm-choice@1": True,  # HELM's own reading of a multiple_choice_joint completion
+        "alpacaeval-preference@1": True,  # AlpacaEval's own reading of a recorded preference
     }
