@@ -31,7 +31,7 @@ from replicate.stats.means import bootstrap_means
 KEY_NAMES = ("question_id", "model", "turn")
 #: FastChat's own reading of a single-answer judgment (any other parser is a departure, said in every output).
 FASTCHAT_READING = "mtbench-single@2"
-#: The figures per model, in the order show_result prints them last to first: (name, turns it covers).
+#: The figures per model: (name, the turns it covers; None: every turn, show_result's "Average").
 FIGURES: tuple[tuple[str, tuple[str, ...] | None], ...] = (("overall", None), ("turn_1", ("1",)), ("turn_2", ("2",)))
 
 
