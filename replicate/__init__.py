@@ -45,6 +45,13 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ItemsResult": ("replicate.trials.results", "ItemsResult"),
     "screen": ("replicate.trials.screen", "screen"),
     "plan": ("replicate.trials.plan", "plan"),
+    # harness figures: MT-Bench's score, pairwise judgments by model
+    "mtbench_scores": ("replicate.pairwise.mtbench", "mtbench_scores"),
+    "MTBenchScores": ("replicate.pairwise.mtbench", "MTBenchScores"),
+    "games_of": ("replicate.pairwise.tally", "games_of"),
+    "tally": ("replicate.pairwise.tally", "tally"),
+    "alpacaeval_tally": ("replicate.pairwise.alpacaeval", "alpacaeval_tally"),
+    "PairwiseTally": ("replicate.pairwise.tally", "PairwiseTally"),
     # system-ranking agreement of retrieval runs under two qrels
     "ranking_agreement": ("replicate.rankings", "ranking_agreement"),
     "RankingAgreement": ("replicate.rankings.result", "RankingAgreement"),
@@ -119,6 +126,9 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from replicate.judge.matrix import Matrix, matrix
     from replicate.judge.select import RunSpec, runs_from_files, runs_from_toml
     from replicate.output import Format
+    from replicate.pairwise.alpacaeval import alpacaeval_tally
+    from replicate.pairwise.mtbench import MTBenchScores, mtbench_scores
+    from replicate.pairwise.tally import PairwiseTally, games_of, tally
     from replicate.parsing import PARSERS, Parser, parser
     from replicate.rankings import ranking_agreement
     from replicate.rankings.result import RankingAgreement

@@ -42,6 +42,13 @@ class Parser:
     a range (MAE and Pearson r apply) or categories (``A``, ``B``, ``tie``:
     they do not; the label is the category's code, its position in the set).
     Default: the ordinal range from the smallest to the largest of ``labels``.
+
+    ``value`` (keyword-only, optional) is the number a harness records for the
+    text where that number need not be a whole label: FastChat records
+    ``[[8.5]]`` as 8.5 and averages it into the model's MT-Bench score, while a
+    label is a whole grade. None when the text holds no number the harness
+    records. Figures that are means of the harness's numbers (``replicate
+    mtbench``) read :meth:`score`; every other figure reads the label.
     """
 
     name: str
@@ -51,6 +58,7 @@ class Parser:
     labels: tuple[int, ...] = (0, 1, 2, 3)
     released: bool = field(default=True, kw_only=True)
     label_set: LabelSet | None = field(default=None, kw_only=True)
+    value: Callable[[str], float | None] | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         VersionedName.parse(self.name)  # raises ValueError on a bad name
@@ -79,6 +87,16 @@ class Parser:
         if text is None:
             return None
         return self.read(text)
+
+    def score(self, text: str | None) -> float | None:
+        """The number the harness records for ``text`` (:attr:`value`), or the label itself for a parser
+        without one; None where there is none."""
+        if text is None:
+            return None
+        if self.value is not None:
+            return self.value(text)
+        label = self.read(text)
+        return None if label is None else float(label)
 
     def parse_many(self, texts: Iterable[str | None]) -> np.ndarray:
         """Labels for many outputs as an ``int8`` array, :data:`UNPARSED` where unparsed.

@@ -30,7 +30,8 @@ RENDER = ("replicate.judge.render", "replicate.trials.render", "replicate.trials
 PURE_JUDGE = ("replicate.judge.align", "replicate.judge.compare", "replicate.judge.matrix", "replicate.judge.pairs",
               "replicate.judge.model", "replicate.judge.audit", "replicate.judge.floor",
               "replicate.judge.sourcerule", "replicate.judge.harness",
-              "replicate.rankings.compute", "replicate.rankings.result", "replicate.rankings.model")
+              "replicate.rankings.compute", "replicate.rankings.result", "replicate.rankings.model",
+              "replicate.pairwise")
 
 
 def _module(path: Path) -> str:

@@ -7,7 +7,7 @@ with the two swapped (``g2_judgment``). Each game is one judge output, read
 by ``--parser`` (``mtbench-pair@1``); its key names the models in the order
 shown, so that the label ``A`` always means the model named first in the key.
 ``fastchat-single@1`` reads ``<judge>_single.jsonl`` (one rating a line, for
-``mtbench-single@1``). Registered through the ``replicate.readers`` entry point ``fastchat``.
+``mtbench-single@2``, FastChat's reading). Registered through the ``replicate.readers`` entry point ``fastchat``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Iterator
 from replicate.reading import Match, Reader, ReadOptions, Record, Source
 from replicate.readkit import describe, first_json, key_text
 from replicate.readkit_records import json_objects
+from replicate_parsers.mtbench import PAIR_VERDICTS
 
 _IDS = ("question_id", "model_1", "model_2", "turn")
 _GAMES = ("g1_judgment", "g2_judgment")
@@ -75,7 +76,8 @@ def _records(src: Source) -> Iterator[Record]:
     game's judgment, read by ``--parser`` (mtbench-pair@1 for the [[A]]
     format, mtbench-pair-scores@1 for the two-score [[rating_a,rating_b]]
     format); null reads as unparsed. FastChat's own ``g1_winner``/``g2_winner`` are not taken as
-    labels (name a parser). The records carry no gold: give it with
+    labels (name a parser, or read them with ``fastchat-pair-winners@1``; ``replicate pairwise``
+    counts either by model with FastChat's rule). The records carry no gold: give it with
     ``--gold`` keyed the same way, in the order shown (a human verdict for
     model_1 against model_2 is the gold of game 1; game 2's gold is the
     same verdict with A and B swapped; an item without gold is left out and
@@ -90,6 +92,52 @@ def _records(src: Source) -> Iterator[Record]:
             yield Record(key, lineno, output=_output(obj, game, src, lineno))
 
 
+#: Per game, FastChat's recorded winner -> the verdict on the order shown (game 1 shows model_1 as A).
+_SHOWN = ({"model_1": "A", "model_2": "B", "tie": "tie"}, {"model_2": "A", "model_1": "B", "tie": "tie"})
+_WINNERS = ("g1_winner", "g2_winner")
+
+
+def _sniff_none(head: bytes, options: ReadOptions) -> Match:
+    return "no"  # the same files as fastchat-pair@1: only read when named
+
+
+def _winner(obj: dict, game: int, src: Source, lineno: int) -> str | None:
+    name = _WINNERS[game]
+    if name not in obj:
+        raise src.bad(f"record lacks {name!r} (the winner FastChat recorded)", lineno)
+    value = obj[name]
+    if value == "error":
+        return None
+    if type(value) is not str or value not in _SHOWN[game]:
+        raise src.bad(f"{name!r} must be 'model_1', 'model_2', 'tie' or 'error', got {describe(value)}", lineno)
+    return _SHOWN[game][value]
+
+
+def _winner_records(src: Source) -> Iterator[Record]:
+    """The winners FastChat recorded in its pairwise judgment files
+    (``model_judgment/<judge>_pair.jsonl``): ``g1_winner`` and ``g2_winner``,
+    the reading of the released ``gen_judgment.py`` (``run_judge_pair``),
+    already mapped to ``model_1``, ``model_2``, ``tie`` or ``error``. Same
+    files, keys and refusals as ``fastchat-pair@1``, but a line needs the two
+    winners instead of the judgments; never chosen by content (name it with
+    ``--reader`` or ``--gold-reader``).
+
+    Each winner is turned back into a verdict on the order shown, as
+    ``fastchat-pair@1``'s keys give it: game 1 (key question_id, model_1,
+    model_2, turn) ``model_1`` is ``A``, ``model_2`` is ``B``; game 2 (key
+    question_id, model_2, model_1, turn) ``model_2`` is ``A``, ``model_1`` is
+    ``B``; ``tie`` is ``tie``; ``error`` (no verdict found) is unparsed.
+    Labels: the set of ``mtbench-pair@1`` (A, B, tie). Used as a run, it is
+    the released reading (shown as ``fastchat-winners``; ``replicate
+    pairwise`` counts it by FastChat's rule); as ``--gold``, FastChat's own
+    verdicts, against which another reading is counted right or wrong. A
+    winner that is none of the four strings is refused."""
+    for lineno, obj in json_objects(src):
+        qid, m1, m2, turn = (_id(obj, name, src, lineno) for name in _IDS)
+        for game, key in enumerate(((qid, m1, m2, turn), (qid, m2, m1, turn))):
+            yield Record(key, lineno, label=_winner(obj, game, src, lineno))
+
+
 def _single_records(src: Source) -> Iterator[Record]:
     """FastChat llm_judge single-answer judgments (MT-Bench's
     ``model_judgment/<judge>_single.jsonl``): one JSON object per line with
@@ -97,8 +145,11 @@ def _single_records(src: Source) -> Iterator[Record]:
     ``user_prompt``, ``judgment``, ``score``, ``turn`` and ``tstamp``.
 
     Key: (question_id, model, turn). Raw output: ``judgment``, read by
-    ``--parser`` (mtbench-single@1); null reads as unparsed. FastChat's own
-    ``score`` (its reading, -1 when it found none) is not taken as the
+    ``--parser`` (mtbench-single@2, FastChat's own reading: the rating it
+    records, 8.5 and 0 included, which ``replicate mtbench`` averages as
+    FastChat's ``show_result.py`` does; mtbench-single@1 is a stricter
+    reading, whole ratings 1-10 only); null reads as unparsed. FastChat's
+    own ``score`` (its reading, -1 when it found none) is not taken as the
     label (name a parser). The records carry no gold: give it with
     ``--gold`` keyed (question_id, model, turn), e.g. human ratings 1-10.
     Refused, naming file and line: a line that is not a JSON object, a
@@ -126,6 +177,22 @@ FASTCHAT_PAIR = Reader(
     parsers=("mtbench-pair@1", "mtbench-pair-scores@1"),
 )
 
+FASTCHAT_WINNERS = Reader(
+    "fastchat-pair-winners@1",
+    "FastChat pairwise judgments: the g1_winner/g2_winner FastChat recorded, as verdicts on the order shown; only when named.",
+    _sniff_none,
+    _winner_records,
+    yields="labels",
+    label_set=PAIR_VERDICTS,
+    key_names=("question_id", "model_a", "model_b", "turn"),
+    has_gold=False,
+    decided="fastchat-winners",
+    format="fastchat-pair",
+    details=inspect.cleandoc(_winner_records.__doc__ or ""),
+    options=(),
+    streams=True,
+)
+
 FASTCHAT_SINGLE = Reader(
     "fastchat-single@1",
     "FastChat llm_judge single-answer judgments (MT-Bench *_single.jsonl): question, model, turn, raw judgment.",
@@ -138,8 +205,8 @@ FASTCHAT_SINGLE = Reader(
     details=inspect.cleandoc(_single_records.__doc__ or ""),
     options=(),
     streams=True,
-    parsers=("mtbench-single@1",),
+    parsers=("mtbench-single@2", "mtbench-single@1"),
 )
 
 #: The entry point ``fastchat = "replicate_parsers.fastchat:READERS"`` loads this list.
-READERS: list[Reader] = [FASTCHAT_PAIR, FASTCHAT_SINGLE]
+READERS: list[Reader] = [FASTCHAT_PAIR, FASTCHAT_WINNERS, FASTCHAT_SINGLE]

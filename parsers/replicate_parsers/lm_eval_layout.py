@@ -51,8 +51,9 @@ def _skip(text: str, i: int) -> int:
     return i
 
 
-def array_objects(src: Source) -> list[tuple[int, dict]]:
-    """(line where it starts, object) for every element of a file holding one JSON array of samples."""
+def array_objects(src: Source, item: str = "sample") -> list[tuple[int, dict]]:
+    """(line where it starts, object) for every element of a file holding one JSON array (of samples, or of the
+    ``item`` its errors name)."""
     data = src.data
     try:
         text = data.decode("utf-8")
@@ -67,15 +68,15 @@ def array_objects(src: Source) -> list[tuple[int, dict]]:
         line += text.count("\n", at, i)
         at = i
         if i >= len(text):
-            raise src.bad("the JSON array of samples ends before its closing ']' (a file cut short?)", line)
+            raise src.bad(f"the JSON array of {item}s ends before its closing ']' (a file cut short?)", line)
         if text[i] == "]" and not out:
             break
         try:
             obj, end = dec.raw_decode(text, i)
         except json.JSONDecodeError as exc:
-            raise src.bad(f"not JSON ({exc.msg}) in the array of samples", exc.lineno) from None
+            raise src.bad(f"not JSON ({exc.msg}) in the array of {item}s", exc.lineno) from None
         if not isinstance(obj, dict):
-            raise src.bad(f"expected a JSON object (one logged sample) in the array, got {type(obj).__name__}", line)
+            raise src.bad(f"expected a JSON object (one logged {item}) in the array, got {type(obj).__name__}", line)
         out.append((line, obj))
         i = _skip(text, end)
         if i < len(text) and text[i] == ",":
@@ -83,11 +84,11 @@ def array_objects(src: Source) -> list[tuple[int, dict]]:
             continue
         if i < len(text) and text[i] == "]":
             break
-        raise src.bad("expected ',' or ']' after a sample in the JSON array (a file cut short?)",
+        raise src.bad(f"expected ',' or ']' after a {item} in the JSON array (a file cut short?)",
                       line + text.count("\n", at, i))
     rest = _skip(text, i + 1)
     if rest < len(text):
-        raise src.bad("text after the JSON array of samples", text.count("\n", 0, rest) + 1)
+        raise src.bad(f"text after the JSON array of {item}s", text.count("\n", 0, rest) + 1)
     return out
 
 

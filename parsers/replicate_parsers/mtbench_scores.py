@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from replicate.parsing import Parser
-from replicate_parsers.mtbench import PAIR_VERDICTS
+from replicate_parsers.mtbench import PAIR_VERDICTS, literal_number
 
 # The released patterns, as FastChat compiles them (its strings are not raw, but every escape
 # in them is kept as written, so they equal these): \d and \s are Unicode classes.
@@ -21,29 +21,7 @@ _TWO = re.compile(r"\[\[(\d+\.?\d*),\s?(\d+\.?\d*)\]\]")
 _TWO_BACKUP = re.compile(r"\[(\d+\.?\d*),\s?(\d+\.?\d*)\]")
 #: FastChat's TIE_DELTA: scores this close (or closer) are a tie.
 TIE_DELTA = 0.1
-#: Python's limit on the digits of an int read from text (3.11 and later raise past it).
-_INT_DIGITS = 4300
-
 _A, _B, _TIE = (PAIR_VERDICTS.code(name) for name in PAIR_VERDICTS.names)
-
-
-def _literal(number: str) -> int | float | None:
-    """What ``ast.literal_eval(number)`` gives, without evaluating anything; None where it raises.
-
-    It raises on digits that are not ASCII, on an integer with a leading zero
-    (``07``; ``00`` is 0) and, on Python 3.11 and later, on an integer of more
-    than 4300 digits. A number with a dot is a float literal (``7.`` is 7.0;
-    a float too large is ``inf``, as the literal is).
-    """
-    if not number.isascii():
-        return None
-    if "." in number:
-        return float(number)
-    if len(number) > 1 and number[0] == "0" and number.strip("0"):
-        return None
-    if len(number) > _INT_DIGITS:
-        return None
-    return int(number)
 
 
 def _scores(text: str) -> int | None:
@@ -52,7 +30,7 @@ def _scores(text: str) -> int | None:
         m = _TWO_BACKUP.search(text)
         if m is None:
             return None
-    a, b = _literal(m.group(1)), _literal(m.group(2))
+    a, b = literal_number(m.group(1)), literal_number(m.group(2))
     if a is None or b is None:
         return None
     try:

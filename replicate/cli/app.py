@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "replicate.cli.collect_cmds",
     "replicate.cli.verify_cmds",
     "replicate.cli.rankings_cmds",
+    "replicate.cli.pairwise_cmds",
 )
 
 for _mod in COMMAND_MODULES:

@@ -65,7 +65,7 @@ def parse_cmd(
     out_of_scale: OutOfScaleOpt = OutOfScale.keep,
     labels: Annotated[
         Path | None,
-        typer.Option("--labels", metavar="OUT.jsonl", help="Write one row per item: the key fields, label (int or null) and gold (- for standard output, the report then going to stderr). One FILE only."),
+        typer.Option("--labels", metavar="OUT.jsonl", help="Write one row per item: every part of its key, named as the reader names it (Arena-Hard: question_id, model, game), label (int or null) and gold (null where there is none) (- for standard output, the report then going to stderr). One FILE only."),
     ] = None,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
@@ -105,7 +105,7 @@ def parse_cmd(
     given = None if unparsed is None else unparsed.value
     summaries = [parse_summary(lr, run, shares, unparsed_choice([run], given)) for lr, run in zip(labelled, loaded.runs)]
     if labels is not None:
-        write_labels(labels, labelled[0], fields=loaded.fields, run=loaded.runs[0])
+        write_labels(labels, labelled[0], fields=loaded.fields)
     with report_to_stderr(is_stdio(labels)):
         emit_runs(loaded, {"runs": summaries}, format, text=lambda: "\n".join(parse_text(s, format) for s in summaries))
 

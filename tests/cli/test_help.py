@@ -72,7 +72,7 @@ def test_shell_completion_script_and_completions(monkeypatch):
     script = CliRunner().invoke(app, ["--show-completion", "bash"])
     assert script.exit_code == 0 and "_replicate_completion" in script.stdout
     monkeypatch.setenv("_REPLICATE_COMPLETE", "complete_bash")
-    monkeypatch.setenv("COMP_WORDS", "replicate pa")
+    monkeypatch.setenv("COMP_WORDS", "replicate par")
     monkeypatch.setenv("COMP_CWORD", "1")
     r = CliRunner().invoke(app, [], prog_name="replicate")
     assert r.stdout.split() == ["parse", "parsers"]

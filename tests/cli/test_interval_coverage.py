@@ -61,6 +61,10 @@ NO_JUDGE_RATES: dict[str, str] = {
              "figure of an edge has its interval in the JSON and the text, on a table with usage",
     "harness-claims": "writes the harnesses' printed figures as a claims file: nothing is estimated (verify "
                       "recomputes them)",
+    "mtbench": "MT-Bench means over FastChat files the bundled release lacks: every mean carries its interval, "
+               "checked in tests/pairwise/test_intervals.py",
+    "pairwise": "pairwise tallies over FastChat, Arena-Hard and AlpacaEval files the bundled release lacks: every "
+                "share and win rate carries its interval, checked in tests/pairwise/test_intervals.py",
     "plan": "K-trial power: probabilities computed exactly (or by a seeded simulation with its MC s.e.), "
             "not estimated from a sample of items",
 }

@@ -485,8 +485,8 @@ def test_without_a_parser_the_error_names_the_parsers_of_the_files_reader(tmp_pa
     )
     res = run("parse", str(single))
     assert res.exit_code == 2
-    assert ("Outputs read by fastchat-single@1 are parsed with mtbench-single@1: --parser mtbench-single@1."
-            in res.stderr)
+    assert ("Outputs read by fastchat-single@1 are parsed with mtbench-single@2 (or mtbench-single@1): "
+            "--parser mtbench-single@2." in res.stderr)
     umbrela = tmp_path / "umbrela.jsonl"
     umbrela.write_text('{"qid": "1", "docid": "d1", "query": "q", "passage": "p", "prediction": "##final score: 2", '
                        '"judgment": 2}\n')
@@ -506,7 +506,8 @@ def test_without_a_parser_the_error_names_the_parsers_of_the_files_reader(tmp_pa
 
     assert suggested_parsers(runs("fastchat-single@1", "judge-jsonl@1")) == {}
     assert suggested_parsers(runs("fastchat-single@1", "fastchat-pair@1")) == {
-        "fastchat-single@1": ("mtbench-single@1",), "fastchat-pair@1": ("mtbench-pair@1", "mtbench-pair-scores@1")}
+        "fastchat-single@1": ("mtbench-single@2", "mtbench-single@1"),
+        "fastchat-pair@1": ("mtbench-pair@1", "mtbench-pair-scores@1")}
 
 
 def test_a_reader_names_only_parsers_of_its_outputs():

@@ -194,7 +194,7 @@ def test_ifbench_claims_agree_with_a_plain_count():
 
 FASTCHAT_REAL = ROOT / "tests" / "readers" / "data" / "fastchat" / "real"
 MTBENCH_ARGS = ("verify", "docs/case-studies/mtbench/claims.toml", "--root", "tests/readers/data/fastchat/real",
-                "-p", "mtbench-single@1", "--date", "2026-12-04", "--no-plots",
+                "-p", "mtbench-single@2", "--date", "2026-12-04", "--no-plots",
                 "--out", "docs/case-studies/mtbench/note.md")
 
 
@@ -234,6 +234,19 @@ def test_mtbench_claims_agree_with_a_plain_count():
     all_mean = sum(Decimal(str(r["score"])) for r in rows) / len(rows)
     whole_mean = Decimal(sum(n for _, n in whole)) / len(whole)
     assert f"149.5/20 = {all_mean}" in readme and _rounds_to(whole_mean, "7.4211") and "141/19 = 7.4211" in readme
+
+
+def test_mtbench_mean_is_printed_as_the_readme_says():
+    """replicate mtbench on the excerpt prints FastChat's mean (the 8.5 in), and the stricter reading's as a departure."""
+    readme = (CASES / "mtbench" / "README.md").read_text(encoding="utf-8")
+    assert "replicate mtbench tests/readers/data/fastchat/real/gpt-4_single.jsonl" in readme
+    rows = [json.loads(line) for line in (FASTCHAT_REAL / "gpt-4_single.jsonl").read_text(encoding="utf-8").splitlines()]
+    result = CliRunner().invoke(app, ["mtbench", str(FASTCHAT_REAL / "gpt-4_single.jsonl"), "--replicates", "0"])
+    assert result.exit_code == 0, result.output
+    shown = result.stdout
+    fastchat = sum(Decimal(str(r["score"])) for r in rows if r["score"] != -1) / len(rows)
+    assert f"mistral-orpo-mix  20           0            {fastchat:.3f} (20)" in shown
+    assert f"{fastchat:.3f} (20)" in readme and "7.421 (19)" in readme
 
 
 HELM_REAL = ROOT / "tests" / "readers" / "data" / "helm" / "real"

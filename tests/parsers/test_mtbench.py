@@ -51,6 +51,19 @@ def fastchat_single(judgment: str) -> int | None:
     return None  # 7.5, 0, 11: FastChat keeps them; no label of 1-10
 
 
+def fastchat_rating(judgment: str) -> float | None:
+    """run_judge_single's recorded score, as written, None for its -1 (and where literal_eval raises)."""
+    match = re.search(ONE_SCORE, judgment)
+    if not match:
+        match = re.search(ONE_SCORE_BACKUP, judgment)
+    if not match:
+        return None
+    try:
+        return ast.literal_eval(match.groups()[0])
+    except (SyntaxError, ValueError):
+        return None
+
+
 def fastchat_pair(judgment: str) -> str | None:
     if "[[A]]" in judgment:
         return "A"
@@ -71,6 +84,28 @@ def test_single_agrees_with_fastchat_on_generated_outputs():
     assert any(fastchat_single(t) is None and ONE_SCORE.search(t) for t in TEXTS)
 
 
+def test_single_at_2_scores_as_fastchat_records_on_generated_outputs():
+    parser = PARSERS.get("mtbench-single@2")
+    for text in TEXTS:
+        want = fastchat_rating(text)
+        assert parser.score(text) == (None if want is None else float(want)), text
+        whole = want is not None and float(want).is_integer() and 0 <= want <= 10
+        assert parser(text) == (int(want) if whole else None), text
+    scores = {parser.score(t) for t in TEXTS}
+    assert {None, 0.0, 7.5, 11.0, 100.0} <= scores  # the generator reaches what @1 drops and FastChat keeps
+    assert parser.score(None) is None and parser.score("Rating: [[8.5]]") == 8.5
+
+
+def test_single_at_1_is_stricter_than_fastchat_and_says_so():
+    strict, fastchat = PARSERS.get("mtbench-single@1"), PARSERS.get("mtbench-single@2")
+    assert "stricter than FastChat" in strict.description and not strict.released
+    assert "as FastChat records it" in fastchat.description and fastchat.released
+    # a parser without its own value scores its label
+    assert strict.score("Rating: [[7]]") == 7.0 and strict.score("Rating: [[8.5]]") is None
+    from replicate.reading import READERS
+    assert READERS.get("fastchat-single@1").parsers[0] == "mtbench-single@2"
+
+
 def test_pair_agrees_with_fastchat_on_generated_outputs():
     parser = PARSERS.get("mtbench-pair@1")
     names = parser.label_set.names
@@ -81,6 +116,7 @@ def test_pair_agrees_with_fastchat_on_generated_outputs():
 
 
 def test_label_sets():
+    assert PARSERS.get("mtbench-single@2").label_set == LabelSet.ordinal(0, 10)
     single, pair = PARSERS.get("mtbench-single@1"), PARSERS.get("mtbench-pair@1")
     assert single.label_set == LabelSet.ordinal(1, 10) and single.labels == tuple(range(1, 11))
     assert single.label_set.is_ordinal

@@ -52,8 +52,9 @@ def test_builtins_mark_only_the_project_correction():
     assert builtin == {
         "umbrela-checked@1": False, "umbrela-fallback@1": True, "umbrela-strict@1": True,
         "number@1": True,  # a stored number read as that number: what any released analysis of such a file does
-        # FastChat's search; where its value is no label (7.5, 0, 11, a crash) the output is unparsed
-        "mtbench-single@1": True, "mtbench-pair@1": True, "mtbench-pair-scores@1": True,
+        # FastChat's reading (@2) and a stricter one (@1: whole 1-10 only, no paper's reading)
+        "mtbench-single@2": True, "mtbench-single@1": False, "mtbench-pair@1": True, "mtbench-pair-scores@1": True,
         "arena-hard@1": True, "arena-hard-last@1": True,  # Arena-Hard-Auto v0.1 and v2.0's get_score
         "helm-choice@1": True,  # HELM's own reading of a multiple_choice_joint completion
+        "alpacaeval-preference@1": True,  # AlpacaEval's own reading of a recorded preference
     }

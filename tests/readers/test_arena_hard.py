@@ -258,3 +258,20 @@ def test_human_verdicts_as_gold_jsonl(judges, tmp_path):
     out = json.loads(res.stdout)
     # q1g1 both right; q1g2 x B>A wrong, y A>B right; q3g1 x A>B wrong, y B>A right
     assert out["cells"] == {"both": 1, "only_old": 0, "only_new": 2, "neither": 0}
+
+
+@pytest.mark.parametrize("reader", ["arena-hard-judgment@1", "arena-hard-score@1"])
+def test_exported_labels_keep_the_game_and_one_key_naming_under_either_reader(tmp_path, judges, reader):
+    """Both games of every line survive --labels (6 rows, 6 distinct keys), keyed question_id, model, game whatever
+    the reader; the files carry no gold, so none is written (null, not -1)."""
+    x, _, _ = judges
+    out = tmp_path / f"{reader}.jsonl"
+    args = ["-p", "arena-hard@1"] if reader == "arena-hard-judgment@1" else []
+    res = _run("parse", x, "--reader", reader, *args, "--labels", out, "--replicates", "0")
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 6 and len({(r["question_id"], r["model"], r["game"]) for r in rows}) == 6
+    assert [list(r)[:3] for r in rows] == [["question_id", "model", "game"]] * 6
+    assert [r["game"] for r in rows] == ["1", "2"] * 3
+    assert all(r["gold"] is None and r["gold_name"] is None for r in rows)
+    assert [r["label_name"] for r in rows] == ["A>B", "B>A", "A=B", None if args else None, "A>B", "B>>A"]

@@ -148,5 +148,5 @@ def test_verify_without_parser_on_an_mtbench_release_uses_its_study_parser_alone
     assert result.exit_code == 0, result.output
     note = out.read_text()
     assert "umbrela" not in note
-    assert "recomputed under mtbench-single@1, the claims file's parser" in note
-    assert "Check passed: no claim mismatches under mtbench-single@1." in note
+    assert "recomputed under mtbench-single@2, the claims file's parser" in note
+    assert "Check passed: no claim mismatches under mtbench-single@2." in note

@@ -12,10 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from replicate.judge.model import extraction_failures
+from replicate.judge.model import KEY_SEP, extraction_failures
 from replicate.judge.render import harness_table, policy_head, wilson_share
 from replicate.labels import LabelSet, label_name
 from replicate.output import Format, FormatArg, pct, table
+from replicate.pairwise.layout import POSITIONS_NOTE, game_index, is_pairwise
 
 if TYPE_CHECKING:
     from replicate.judge.harness import HarnessCheck
@@ -56,6 +57,10 @@ class ParseSummary:
     harness: tuple[HarnessCheck, ...] = ()
     #: Why the file's log records no extraction failure (shown as "not recorded"), else None.
     failures_unrecorded: str | None = None
+    #: Items that are games of both-order pairwise judgments: what their labels are about (None: other items).
+    positions: str | None = None
+    #: For such items keyed by game (Arena-Hard): each game's label counts, the table split by game.
+    by_game: dict[str, dict[int, int]] | None = None
 
     @property
     def accuracy(self) -> float | None:
@@ -106,6 +111,10 @@ class ParseSummary:
         }
         if self.label_set is not None:
             out["label_set"] = self.label_set.to_json()
+        if self.positions is not None:
+            out["positions"] = self.positions
+        if self.by_game is not None:
+            out["labels_by_game"] = {g: {str(self.name(k)): v for k, v in sorted(c.items())} for g, c in self.by_game.items()}
         if self.choice is not None:
             out["unparsed_rule"] = self.choice.to_json()
         if self.counted is not None:
@@ -148,6 +157,7 @@ def parse_summary(
     gold = Counter(int(x) for x in run.gold if x >= 0)  # NO_GOLD (-1): the file carries none
     ivs = None if intervals is None else intervals(labelled, sorted(set(labels) | set(gold)), policy=choice.policy)
     correct, counted = correct_counted(labelled, choice.policy) if gold else (None, None)
+    positions, by_game = _positions(labelled)
     return ParseSummary(
         run=run.name,
         parser=labelled.parser,
@@ -171,7 +181,27 @@ def parse_summary(
         counted=counted,
         harness=tuple(harness_checks(labelled, choice.policy)),
         failures_unrecorded=failures_unrecorded(run.files),
+        positions=positions,
+        by_game=by_game,
     )
+
+
+def _positions(labelled) -> tuple[str | None, dict[str, dict[int, int]] | None]:
+    """For games of both-order pairwise judgments: what their labels are about, and the counts per game."""
+    names = getattr(labelled, "key_names", None)
+    if not is_pairwise(names):
+        return None, None
+    at = game_index(names)
+    if at is None:
+        return POSITIONS_NOTE.format(what="both games of each record are counted here together (A is the model "
+                                          "named first in each item's key)"), None
+    by_game: dict[str, Counter[int]] = {}
+    for key, label in zip(labelled.keys.tolist(), labelled.labels.tolist()):
+        counts = by_game.setdefault(key.split(KEY_SEP)[at], Counter())
+        if label >= 0:
+            counts[int(label)] += 1
+    note = POSITIONS_NOTE.format(what="the counts are split by game (game 1 shows the baseline as A, game 2 the model)")
+    return note, {g: dict(c) for g, c in sorted(by_game.items())}
 
 
 def parse_text(s: ParseSummary, fmt: FormatArg) -> str:
@@ -203,12 +233,18 @@ def parse_text(s: ParseSummary, fmt: FormatArg) -> str:
         head = f"## {head}\n"
     if s.choice is not None and (s.choice.rule is not None or s.counted is not None):
         head += policy_head(s.choice, fmt)
+    by_game = s.by_game or {}
+    games = list(by_game)
     dist_rows = [
-        [s.name(k), s.labels.get(k, 0), share(s.label_share(k), k), s.gold.get(k, 0)]
+        [s.name(k), s.labels.get(k, 0), share(s.label_share(k), k), *(by_game[g].get(k, 0) for g in games),
+         s.gold.get(k, 0)]
         for k in s.shown_labels
     ]
-    dist_rows.append(["unparsed", s.unparsed, "", ""])
-    out = head + table(rows, ["", "count"], fmt) + "\n" + table(dist_rows, ["label", "count", "share of parsed", "gold count"], fmt)
+    dist_rows.append(["unparsed", s.unparsed, "", *([""] * len(games)), ""])
+    headers = ["label", "count", "share of parsed", *(f"game {g}" for g in games), "gold count"]
+    out = head + table(rows, ["", "count"], fmt) + "\n" + table(dist_rows, headers, fmt)
+    if s.positions is not None:
+        out += f"\nPairwise games: {s.positions}.\n"
     if s.harness:
         out += "\n" + harness_table(s.harness, fmt)
     if iv is not None and s.records:

@@ -1,0 +1,159 @@
+"""Harness figures of judge benchmarks: mtbench (MT-Bench's score) and pairwise (both-order pairs by model).
+
+Each command loads the files as the judge commands do, makes one library call
+(:mod:`replicate.pairwise`) and renders it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from replicate.cli.base import FormatOpt, StrictOpt, app
+from replicate.cli.judge_options import (
+    ClusterOpt,
+    ParserOpt,
+    ReaderOpt,
+    ReplicatesOpt,
+    SeedOpt,
+    emit_runs,
+    load,
+    uncertainty_of,
+)
+from replicate.errors import UsageError
+from replicate.output import Format
+
+FilesArg = Annotated[list[Path], typer.Argument(metavar="FILE", help="Judgment files; read together (a judgment in two files is an error).")]
+
+
+def _loaded(files: list[Path], reader: str | None, strict: bool, parser: str | None, replicates: int):
+    from replicate.judge.select import runs_from_files
+
+    return load(runs_from_files(files), None, None, None, strict, reader, need_gold=False, parser=parser,
+                texts=True, prefetch=("numpy.random",) if replicates else ())
+
+
+@app.command("mtbench")
+def mtbench_cmd(
+    files: FilesArg,
+    parser: ParserOpt = None,
+    reader: ReaderOpt = None,
+    strict: StrictOpt = False,
+    replicates: ReplicatesOpt = 1000,
+    seed: SeedOpt = 0,
+    cluster: ClusterOpt = None,
+    format: FormatOpt = Format.table,
+) -> None:
+    """MT-Bench's score per model from FastChat single-answer judgments, as FastChat's show_result.py computes it.
+
+    Each judgment's rating is read as FastChat records it (mtbench-single@2 by
+    default: 8.5 and 0 kept); judgments without one (FastChat's score -1) are
+    left out and counted; the mean rating is printed per model over both turns
+    (overall: the mean over its rated judgments), turn 1 and turn 2. Intervals:
+    bootstrap over questions (a question's two turns resampled together;
+    --cluster item for judgments one by one).
+
+    Example: replicate mtbench model_judgment/gpt-4_single.jsonl
+    """
+    from replicate.judge.model import KEY_SEP
+    from replicate.judge.uncertainty import MIN_ITEMS
+    from replicate.pairwise.mtbench import mtbench_scores
+    from replicate.pairwise.render import mtbench_text
+    from replicate.parsing import PARSERS
+
+    name = parser or "mtbench-single@2"
+    loaded = _loaded(files, reader, strict, name, replicates)
+    keys = [k for r in loaded.runs for k in r.keys.tolist()]
+    if len(set(keys)) != len(keys):
+        raise UsageError("a judgment (question_id, model, turn) is in more than one FILE; give each once")
+    outputs = [t for r in loaded.runs for t in r.outputs]
+    settings = uncertainty_of(replicates, seed, cluster, MIN_ITEMS, loaded)
+    try:
+        result = mtbench_scores(keys, outputs, PARSERS.get(name), key_names=loaded.key_names, sep=KEY_SEP,
+                                reader=" + ".join(dict.fromkeys(f.reader for r in loaded.runs for f in r.files)),
+                                uncertainty=settings)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    emit_runs(loaded, result, format, text=lambda: mtbench_text(result, format))
+
+
+def _pair_parser(parser: str | None, loaded) -> str:
+    """The harness's own reading when none is named: decided labels as read; FastChat's [[A]] reading; Arena-Hard's
+    reading of the files' layout (v0.1's arena-hard@1, v2.0's arena-hard-last@1)."""
+    if parser is not None:
+        return parser
+    from replicate.judge.model import decided_column
+
+    decided = decided_column(loaded.runs)
+    if decided is not None:
+        return decided
+    readers = {f.reader for r in loaded.runs for f in r.files}
+    layouts = {dict(f.reader_options).get("layout") for r in loaded.runs for f in r.files}
+    if readers == {"arena-hard-judgment@1"}:
+        return "arena-hard-last@1" if layouts == {"v2.0"} else "arena-hard@1"
+    if readers == {"fastchat-pair@1"}:
+        return "mtbench-pair@1"
+    raise UsageError("name the parser that reads these judgments with --parser")
+
+
+@app.command("pairwise")
+def pairwise_cmd(
+    files: FilesArg,
+    parser: ParserOpt = None,
+    reader: ReaderOpt = None,
+    baseline: Annotated[Optional[str], typer.Option("--baseline", metavar="MODEL", help="FastChat pairs: count only the records with MODEL and leave its own row out (show_result.py --mode pairwise-baseline). Default: every record (pairwise-all).")] = None,
+    strict: StrictOpt = False,
+    replicates: ReplicatesOpt = 1000,
+    seed: SeedOpt = 0,
+    cluster: ClusterOpt = None,
+    format: FormatOpt = Format.table,
+) -> None:
+    """Both-order pairwise judgments by model: win, tie, loss, win rate (ties as half), position bias.
+
+    A pairwise judge sees each question twice, the answers swapped (game 1,
+    game 2); a verdict A is about the answer shown first. The two games of a
+    question are resolved into an outcome per model by the harness's own rule
+    before anything is counted: FastChat's show_result.py for MT-Bench pairs
+    (fastchat-pair@1; an inconsistent pair is a tie), Arena-Hard-Auto's for its
+    judgment files (battles against the baseline, >> weighted 3, by the files'
+    layout v0.1 or v2.0). The share of questions whose two games disagree is
+    shown as its own figure. AlpacaEval annotations (one judgment per
+    instruction, the model as generator_2) give AlpacaEval's win_rate (the
+    mean preference, ties as half) and discrete_win_rate. Default reading: the harness's (mtbench-pair@1;
+    arena-hard@1 for v0.1 files, arena-hard-last@1 for v2.0; --reader
+    arena-hard-score@1 for the verdicts the files recorded). Intervals:
+    bootstrap over questions (--cluster item for units one by one).
+
+    Example: replicate pairwise model_judgment/gpt-4_pair.jsonl
+    """
+    from replicate.judge.model import KEY_SEP
+    from replicate.judge.uncertainty import MIN_ITEMS
+    from replicate.pairwise.alpacaeval import alpacaeval_tally
+    from replicate.pairwise.layout import ALPACAEVAL_KEY
+    from replicate.pairwise.render import pairwise_text
+    from replicate.pairwise.tally import PairwiseError, games_of, tally
+    from replicate.parsing import PARSERS
+
+    loaded = _loaded(files, reader, strict, parser, replicates)
+    settings = uncertainty_of(replicates, seed, cluster, MIN_ITEMS, loaded)
+    readers = " + ".join(dict.fromkeys(f.reader for r in loaded.runs for f in r.files))
+    try:
+        if tuple(loaded.key_names) == ALPACAEVAL_KEY:  # one annotation per instruction: no games to pair
+            if baseline is not None:
+                raise UsageError("--baseline is for FastChat pairs; AlpacaEval's baseline is each file's generator_1")
+            name = parser or "alpacaeval-preference@1"
+            keys = [k for r in loaded.runs for k in r.keys.tolist()]
+            if len(set(keys)) != len(keys):
+                raise UsageError("an annotation (instruction, generator_1, generator_2) is in more than one FILE")
+            outputs = [t for r in loaded.runs for t in r.outputs]
+            result = alpacaeval_tally(keys, outputs, PARSERS.get(name), key_names=loaded.key_names, sep=KEY_SEP,
+                                      reader=readers, uncertainty=settings)
+        else:
+            name = _pair_parser(parser, loaded)
+            labelled = loaded.labelled(name)
+            result = tally(games_of(labelled), parser=name, reader=readers, baseline=baseline, uncertainty=settings)
+    except PairwiseError as exc:
+        raise UsageError(str(exc)) from None
+    emit_runs(loaded, result, format, text=lambda: pairwise_text(result, format))

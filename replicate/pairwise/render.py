@@ -1,0 +1,124 @@
+"""Tables of MT-Bench scores and pairwise tallies (pure): plain text or markdown."""
+
+from __future__ import annotations
+
+from replicate.judge.render.errors import how_resampled, with_interval
+from replicate.output import Format, FormatArg, md_text, num, pct, table
+from replicate.pairwise.mtbench import FIGURES, Mean, MTBenchScores
+from replicate.pairwise.tally import PairwiseTally, Share
+from replicate.stats.bootstrap import Interval
+
+_TURN_HEADERS = {"overall": "overall (n)", "turn_1": "turn 1 (n)", "turn_2": "turn 2 (n)"}
+RULE_WORDS = {
+    "fastchat": "FastChat show_result.py's pairwise rule: a record with an error in either game is dropped; a tie in "
+                "game 1, or games that disagree, is a tie for both models; else the model both games chose wins",
+    "arena-hard-v0.1": "Arena-Hard-Auto v0.1's show_result.py: each game a battle against the baseline (game 1 "
+                       "inverted), a strong verdict (>>) {weight} battles, a game without a verdict dropped; the score "
+                       "is the battles' mean (the Bradley-Terry win rate against the baseline)",
+    "arena-hard-v2.0": "Arena-Hard-Auto v2.0's show_result.py: each game's battles against the baseline (game 1 "
+                       "inverted), a strong verdict (>>) {weight} battles, a record dropped when either game has no "
+                       "verdict; the score is the battles' mean (it prints the mean of 100 bootstrap means)",
+    "alpacaeval": "AlpacaEval's metrics: each annotation's preference (1 the baseline's output, 2 the model's, 1.5 a "
+                  "draw, fractional for a weighted annotator) less 1 is the model's unit, null or out-of-range "
+                  "preferences dropped; win rate = their mean (AlpacaEval's win_rate), discrete = (wins + draws/2) / "
+                  "annotations over the rounded preferences (its discrete_win_rate)",
+}
+
+
+def _first_interval(ivs: list[Interval | None]) -> Interval | None:
+    return next((iv for iv in ivs if iv is not None and iv.replicates), None)
+
+
+def how_means_resampled(iv: Interval) -> str:
+    """The bootstrap of a mean's interval in words (a mean has no Wilson floor; it stays within the values' range)."""
+    stretched = ", arms stretched for the number of clusters (t, G/(G-1))" if iv.cluster else ""
+    by = f"{iv.clusters} {iv.cluster} clusters resampled whole" if iv.cluster else f"{iv.clusters} items resampled one by one"
+    return (f"{100 * iv.confidence_level:g}% bootstrap (percentile{stretched}, within the values' range): {by}, "
+            f"{iv.replicates} replicates, seed {iv.seed}")
+
+
+def _mean_cell(m: Mean) -> str:
+    if m.value is None:
+        return f"- ({m.n})"
+    text = f"{num(m.value, 3)} ({m.n})"
+    iv = m.interval
+    if iv is None:
+        return text
+    if iv.reason is not None and iv.cluster is not None:
+        return f"{text} no interval ({iv.clusters} clusters)"
+    if iv.low is None or iv.high is None:
+        return text
+    return f"{text} [{num(iv.low, 3)}, {num(iv.high, 3)}]"
+
+
+def _name(text: str, fmt: FormatArg) -> str:
+    return md_text(text) if Format(fmt) is Format.markdown else text
+
+
+def mtbench_text(scores: MTBenchScores, fmt: FormatArg) -> str:
+    """The per-model table, then how it was read and resampled."""
+    rows = [[_name(s.model, fmt), s.judgments, s.unrated, *(_mean_cell(s.means[name]) for name, _ in FIGURES)]
+            for s in scores.models]
+    headers = ["model", "judgments", "no rating", *(_TURN_HEADERS[name] for name, _ in FIGURES)]
+    out = [f"MT-Bench score per model, read with {scores.parser} ({scores.reader}): the mean rating, "
+           "FastChat show_result.py's rule (judgments without a rating, score -1, left out; overall is the mean "
+           "over every rated judgment of both turns)", "", table(rows, headers, fmt).rstrip("\n")]
+    if scores.departure is not None:
+        out.insert(1, f"Departure from FastChat's rule: {scores.departure}.")
+    if scores.other_turns:
+        out.append(f"\nTurns other than 1 and 2 ({', '.join(scores.other_turns)}) count in overall only.")
+    iv = _first_interval([m.interval for s in scores.models for m in s.means.values()])
+    if iv is not None:
+        out.append(f"\nIntervals: {how_means_resampled(iv)}.")
+    return "\n".join(out) + "\n"
+
+
+def _share_cell(s: Share, digits: int = 1) -> str:
+    count = f"{s.count:g}"
+    return with_interval(f"{count} ({pct(s.value, digits)})", s.interval, "share")
+
+
+def _rate_cell(s: Share) -> str:
+    return with_interval(pct(s.value, 1), s.interval, "win_rate")
+
+
+def pairwise_text(result: PairwiseTally, fmt: FormatArg) -> str:
+    """The per-model table (win, tie, loss, win rate with ties as half, position disagreement), then the rule."""
+    alpaca = result.rule == "alpacaeval"
+    rows = []
+    for t in result.models:
+        row = [
+            _name(t.model, fmt), ", ".join(_name(o, fmt) for o in t.opponents) or "-", t.records, t.dropped,
+            f"{t.win_rate.n:g}", *(_share_cell(t.shares[f]) for f in ("win", "tie", "loss")), _rate_cell(t.win_rate),
+        ]
+        if alpaca:  # one annotation per instruction: no second game, so no position figure
+            row.append(pct(t.discrete_win_rate, 1))
+        else:
+            row.append(with_interval(f"{t.position.count:g} of {t.position.n:g} ({pct(t.position.value, 1)})",
+                                     t.position.interval, "share"))
+        rows.append(row)
+    headers = ["model", "against", {"record": "records", "battle": "questions", "annotation": "instructions"}[result.unit],
+               "dropped", {"record": "counted", "battle": "battles", "annotation": "counted"}[result.unit], "win",
+               "tie", "loss", "win rate (ties half)", "discrete win rate" if alpaca else "games disagree"]
+    head = (f"Pairwise judgments by model ({result.parser}, {result.reader}), "
+            + RULE_WORDS[result.rule].format(weight=result.weight) + ".")
+    if result.baseline is not None:
+        head += f" Records with {result.baseline} only; its own row left out (pairwise-baseline)."
+    if result.departure is not None:
+        head += f"\nDeparture from the harness's rule: {result.departure}."
+    out = [head, "", table(rows, headers, fmt).rstrip("\n"), ""]
+    if not alpaca:
+        counted_as = ("FastChat counts them as ties (inconsistent ties: "
+                      + ", ".join(f"{_name(t.model, fmt)} {t.inconsistent}" for t in result.models) + ")."
+                      if result.rule == "fastchat" else "Arena-Hard counts each game's battles as they are.")
+        out.append("'games disagree': records whose two games (the answers shown in both orders) disagree about the "
+                   "models, over those with a verdict in both: the judge's position bias. " + counted_as)
+    else:
+        out.append("AlpacaEval's annotator judges each instruction once (it may randomise the order shown; the file "
+                   "records the preference by model): no position figure.")
+    if result.unpaired:
+        out.append(f"{result.unpaired} game(s) without their other game were left out.")
+    iv = _first_interval([t.win_rate.interval for t in result.models])
+    if iv is not None:
+        out.append(f"Intervals: {how_resampled(iv)}.")
+    return "\n".join(out) + "\n"
