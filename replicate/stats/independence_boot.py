@@ -78,9 +78,10 @@ def refit(
 
 
 def full_sample(s: rasch.Strata, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(each edge's fit, its inverse information there (P, K + 1, K + 1), its items by bin (K, P)) from the full
-    sample's counts ``s`` (P rows) and fit ``theta`` (P, K + 1)."""
-    return theta, rasch.inverse_information(theta, s), s.h
+    """(each edge's fit, its inverse information there (P, K + 1, K + 1), its items by bin outside the certain
+    strata (K, P), :func:`replicate.stats.rasch.informative`) from the full sample's counts ``s`` (P rows) and
+    fit ``theta`` (P, K + 1)."""
+    return theta, rasch.inverse_information(theta, s), rasch.informative(s).h
 
 
 def _rate_ratio(expected: np.ndarray, observed: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
