@@ -75,6 +75,7 @@ MIRRORED: dict[str, str] = {
 }
 _SWAP = [0, 2, 1, 3, 4]  # CATEGORIES with only_old and only_new swapped
 _GRAM_CLUSTERS = 5000  # up to this many clusters, per-cluster Gram products (see _counts_by_gram)
+_DRAWS = 1 << 21  # cluster indices drawn at once by cluster_weights (16 MB)
 
 
 @dataclass(frozen=True)
@@ -392,16 +393,34 @@ def figures_from_counts(counts: np.ndarray, figures: Sequence[str] = FIGURES) ->
     return {f: formulas[f]() for f in figures}
 
 
-def cluster_weights(rng: np.random.Generator, n_clusters: int, n_resamples: int) -> np.ndarray:
+def cluster_weights(
+    rng: np.random.Generator, n_clusters: int, n_resamples: int, *, columns: np.ndarray | None = None
+) -> np.ndarray:
     """How often each cluster is drawn in each replicate: int64 ``(n_resamples, n_clusters)``.
 
     Replicate ``b`` draws ``n_clusters`` cluster indices uniformly with replacement,
     ``rng.integers(n_clusters, size=(n_resamples, n_clusters))[b]``; a plain loop
     drawing ``rng.integers(n_clusters, size=n_clusters)`` per replicate gets the same indices.
+    ``columns`` (sorted cluster indices): only those clusters' weights, ``(n_resamples, len(columns))``, from
+    the same draws. The draws are made a block of replicates at a time (the same stream), so memory is
+    bounded by the block and the columns kept, not by replicates x clusters.
     """
-    draws = rng.integers(n_clusters, size=(n_resamples, n_clusters))
-    flat = (draws + n_clusters * np.arange(n_resamples)[:, None]).ravel()
-    return np.bincount(flat, minlength=n_resamples * n_clusters).reshape(n_resamples, n_clusters)
+    C = n_clusters if columns is None else len(columns)
+    where = np.full(n_clusters, -1, dtype=np.int64)  # a drawn cluster's column, -1 for one not kept
+    if columns is not None:
+        where[np.asarray(columns, dtype=np.int64)] = np.arange(C)
+    out = np.empty((n_resamples, C), dtype=np.int64)
+    step = max(1, _DRAWS // max(n_clusters, 1))
+    for lo in range(0, n_resamples, step):
+        rows = min(step, n_resamples - lo)
+        drawn = rng.integers(n_clusters, size=(rows, n_clusters))
+        if C < n_clusters:
+            drawn = where[drawn]
+        flat = drawn + C * np.arange(rows)[:, None]
+        if C < n_clusters:
+            flat = flat[drawn >= 0]
+        out[lo : lo + rows] = np.bincount(flat.ravel(), minlength=rows * C).reshape(rows, C)
+    return out
 
 
 @dataclass(frozen=True)
@@ -622,8 +641,10 @@ def cluster_replicates(rng: np.random.Generator, per_cluster: np.ndarray, n_resa
     G, P, K = per_cluster.shape
     if G == 0:
         return np.zeros((n_resamples, P, K), dtype=np.int64)
-    W = cluster_weights(rng, G, n_resamples)
     T = per_cluster.reshape(G, P * K)
+    carry = np.flatnonzero(T.any(axis=1))  # a cluster without counts adds nothing: its weights are not kept
+    W = cluster_weights(rng, G, n_resamples, columns=carry)
+    T = T[carry]
     # Float products of integer counts are exact while every sum stays below the float's
     # integer range; a replicate count is at most G times the largest cluster count.
     dtype = np.float32 if G * int(T.max(initial=0)) < (1 << 24) else np.float64
