@@ -25,13 +25,13 @@ progressions) instead of being refit: the same values.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from replicate.stats import rasch
 from replicate.stats.bootstrap import reverse_partners
-from replicate.stats.independence import DifficultyBaseline, DifficultyCounts
+from replicate.stats.independence import DifficultyBaseline, DifficultyCounts, fit_totals
 from replicate.stats.rasch_steps import Work
 from replicate.stats.smallsample import t_quantile
 
@@ -104,35 +104,77 @@ def _figures(
     return rate, ratio
 
 
+def cluster_difficulty(
+    chunks: Iterable[np.ndarray], pairs: Sequence[tuple[int, int]], other_runs: int, weights: np.ndarray
+) -> tuple[DifficultyBaseline, tuple[np.ndarray, np.ndarray]]:
+    """The difficulty baseline of every edge and each replicate's (expected regression rate, ratio) ``(B, P)``
+    from cluster weights ``(B, G)``, reading the clusters' cells a chunk at a time
+    (:func:`replicate.stats.independence.difficulty_count_chunks`).
+
+    One pass sums each chunk into the full sample's cells and into every replicate's counts (the weights
+    of the chunk's clusters times their counts, :func:`replicate.stats.rasch.columns`), and checks which
+    edges mirror an earlier one: memory is one chunk and the replicates' counts, never clusters x bins x
+    edges. Then the full sample is fit and each replicate refit (:func:`cluster_difficulty_replicates`).
+    """
+    pairs = tuple((int(a), int(b)) for a, b in pairs)
+    totals, drawn, partner = _summed(chunks, pairs, weights)
+    base = fit_totals(totals, pairs, other_runs)
+    return base, _replicates(totals, drawn, partner, base)
+
+
 def cluster_difficulty_replicates(
     counts: DifficultyCounts, base: DifficultyBaseline, weights: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each replicate's (expected regression rate, ratio) ``(B, P)`` from cluster weights ``(B, G)``.
 
     A replicate's counts are one product of its weights with the clusters'
-    counts (float32, exact while every count stays below 2**24). An edge that
-    mirrors an earlier one (:func:`mirrored_edges`) is not refit.
+    counts (exact integers). An edge that mirrors an earlier one (:func:`mirrored_edges`) is not refit.
     """
+    return _replicates(*_summed([counts.cells], counts.pairs, weights), base)
+
+
+def _summed(
+    chunks: Iterable[np.ndarray], pairs: tuple[tuple[int, int], ...], weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the cells summed over clusters, float64 ``(4, K, P)``; each replicate's counts the fit reads,
+    float64 ``(B, P, 2K + 5)``, exact integers; each edge's mirror partner or -1) from chunks of cells
+    ``(g, 4, K, P)`` covering the clusters in order."""
+    B, G = weights.shape
+    partner = reverse_partners(pairs)
+    totals: np.ndarray | None = None
+    drawn: np.ndarray | None = None
+    c0 = 0
+    for cells in chunks:
+        g = cells.shape[0]
+        partner = np.where(mirrored_edges(pairs, cells) < 0, -1, partner)
+        part = cells.sum(axis=0, dtype=np.float64)
+        totals = part if totals is None else totals + part
+        cols = rasch.columns(np.ascontiguousarray(cells.transpose(0, 3, 1, 2), dtype=np.float64))  # (g, P, C)
+        if drawn is None:
+            drawn = np.zeros((B, len(pairs), cols.shape[-1]))
+        drawn += (weights[:, c0 : c0 + g].astype(np.float64) @ cols.reshape(g, -1)).reshape(drawn.shape)
+        c0 += g
+    if totals is None or drawn is None or c0 != G:
+        raise ValueError(f"the chunks of cells cover {c0} clusters; the weights have {G}")
+    return totals, drawn, partner
+
+
+def _replicates(
+    totals: np.ndarray, drawn: np.ndarray, partner: np.ndarray, base: DifficultyBaseline
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each replicate's (rate, ratio) ``(B, P)`` from its counts ``drawn`` (B, P, C), refit edge by edge
+    except the mirrors (``partner`` >= 0), in blocks of replicates; ``totals`` are the full sample's cells."""
     assert base.theta is not None
-    G, _, K, P = counts.cells.shape
-    partner = mirrored_edges(counts.pairs, counts.cells)
+    B, P, C = drawn.shape
     own, later = np.flatnonzero(partner < 0), np.flatnonzero(partner >= 0)
     of, theta = np.searchsorted(own, partner[later]), base.theta[own]
     Po = len(own)
-    # per cluster and edge the counts the fit reads (rasch.columns: linear in the cells, fewer than them)
-    per_cluster = rasch.columns(np.ascontiguousarray(np.take(counts.cells, own, axis=3).transpose(0, 3, 1, 2)))
-    C = per_cluster.shape[-1]
-    per_cluster = per_cluster.reshape(G, Po * C)
-    fitted = full_sample(rasch.from_columns(per_cluster.sum(axis=0, dtype=np.float64).reshape(Po, C)), theta)
-    largest = float(per_cluster.max(initial=0))
-    exact32 = G * largest * max(int(weights.max(initial=0)), 1) < (1 << 24)
-    per_cluster = per_cluster.astype(np.float32 if exact32 else np.float64)
+    fitted = full_sample(rasch.from_columns(rasch.columns(np.take(totals, own, axis=2).transpose(2, 0, 1))), theta)
     rates, ratios, work = [], [], Work()
     step = _block(Po)
-    for lo in range(0, len(weights), step):
-        w = weights[lo : lo + step].astype(per_cluster.dtype)
-        drawn = rasch.from_columns(np.rint(w @ per_cluster).reshape(len(w) * Po, C))
-        rate, ratio = _figures(drawn, len(w), fitted, P, own, later, of, work)
+    for lo in range(0, B, step):
+        rows = np.take(drawn[lo : lo + step], own, axis=1).reshape(-1, C)
+        rate, ratio = _figures(rasch.from_columns(rows), min(step, B - lo), fitted, P, own, later, of, work)
         rates.append(rate)
         ratios.append(ratio)
     return np.concatenate(rates), np.concatenate(ratios)
