@@ -29,8 +29,9 @@ Newton's method on all rows at once (:mod:`replicate.stats.rasch_steps`):
 the information matrix is an arrow (alpha) on a five-band matrix (lambda),
 solved by a Cholesky factor (:mod:`replicate.stats.arrow`) whose loop runs
 over the K bins, every line vectorised over rows. Steps that lower the
-likelihood (it is concave) are halved. Near the maximum a row reuses its last
-factor (chord steps: the scores only). Bootstrap replicates start from the
+likelihood (it is concave) are halved; a step that repeats the previous one
+(a walk towards a maximum at infinity) is doubled while the likelihood rises.
+Near the maximum a row reuses its last factor (chord steps: the scores only). Bootstrap replicates start from the
 full sample's fit moved by one chord step with its information
 (:func:`predicted`). Only the path changes: every row stops at the same
 tolerance, at the one maximum.
@@ -54,6 +55,7 @@ _BOUND = 300.0  # parameters kept within +-_BOUND (a side always or never right 
 # of many runs can have their maximum over 60 apart, and exp(300) keeps every product of the steps finite)
 _PREDICTED_MOVE = 2.0  # a predicted start moving a parameter further is not used
 _CHORD_STEP = 1e-3  # a row whose Newton step moved no parameter further takes chord steps next
+_MAX_WALK = 64.0  # a step that repeats the previous one is extended at most this many times (_extended)
 
 
 @dataclass(frozen=True)
@@ -225,6 +227,7 @@ def fit(
     f: Factor | None = None
     ws = steps.Work() if work is None else work
     alive = np.ones(r, dtype=bool)  # rows of the subset still fitting (the others step 0 until dropped)
+    last = np.zeros_like(th)  # each row's previous step (before any extension)
     for _ in range(max_steps):
         chord = (since <= _CHORD_STEP) | ~alive
         step, biggest, f = _step(th, sub, f, chord, ws)
@@ -235,6 +238,10 @@ def fit(
         check = np.flatnonzero((moved > _CHECKED_STEP) & ~met & alive)
         if len(check):
             step[:, check] = _halved(th[:, check], step[:, check], sub.s.rows(check), sub.live[:, check])
+        walk = np.flatnonzero(_walking(step, last) & ~met & alive)
+        last[...] = step
+        if len(walk):
+            step[:, walk] = _extended(th[:, walk], step[:, walk], sub.s.rows(walk), sub.live[:, walk])
         th += step
         np.clip(th, -_BOUND, _BOUND, out=th)
         theta[:, todo] = th
@@ -247,7 +254,7 @@ def fit(
         if np.count_nonzero(alive) < 0.75 * len(todo):  # drop the finished rows (a copy of every array)
             keep = np.flatnonzero(alive)
             todo, th, sub, since, f = todo[keep], th[:, keep], sub.rows(keep), since[keep], factor_rows(f, keep)
-            alive = alive[keep]
+            alive, last = alive[keep], last[:, keep]
     return theta.T, done
 
 
@@ -341,6 +348,39 @@ def predicted(s: Strata, theta: np.ndarray, inverse: np.ndarray, h: np.ndarray) 
     ok = same & (np.abs(step).max(axis=0) <= _PREDICTED_MOVE)
     th += np.where(ok, step, 0.0)
     return th.T
+
+
+def _walking(step: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Rows whose step repeats their previous one (a move of at least :data:`_CHECKED_STEP`, the same
+    direction and length within 1%): walking out towards a maximum at infinity, one unit a step."""
+    size, before = np.linalg.norm(step, axis=0), np.linalg.norm(last, axis=0)
+    cos = np.einsum("kr,kr->r", step, last) / np.maximum(size * before, 1e-300)
+    return (np.abs(step).max(axis=0) >= _CHECKED_STEP) & (cos >= 0.9999) & (np.abs(size - before) <= 0.01 * before)
+
+
+def _extended(th: np.ndarray, step: np.ndarray, sub: Strata, live: np.ndarray) -> np.ndarray:
+    """``step`` times the largest of 1, 2, 4, ... :data:`_MAX_WALK` up to which the likelihood keeps rising,
+    column by column.
+
+    Newton's method walks towards a maximum at infinity (a bin whose weight vanishes next to its
+    neighbours', which the data ask for without making its stratum certain) one unit of the parameter a
+    step: its scores shrink by a factor e a step, and meeting the tolerance took some 15 steps more than
+    the rows around it. The likelihood is concave, so along a step that repeats itself it rises up to its
+    maximum on that line; doubling the step while it rises reaches the tolerance in a few steps. Only the
+    path changes: the fit still ends at the tolerance."""
+    best = loglik(np.clip(th + step, -_BOUND, _BOUND), sub, live)
+    factor = np.ones(step.shape[1])
+    going = np.arange(step.shape[1])
+    m = 2.0
+    while len(going) and m <= _MAX_WALK:
+        trial = np.clip(th[:, going] + m * step[:, going], -_BOUND, _BOUND)
+        value = loglik(trial, sub.rows(going), live[:, going])
+        up = value > best[going] + 1e-12 * np.abs(best[going])
+        factor[going[up]] = m
+        best[going[up]] = value[up]
+        going = going[up]
+        m *= 2.0
+    return step * factor
 
 
 def _halved(th: np.ndarray, step: np.ndarray, sub: Strata, live: np.ndarray) -> np.ndarray:
