@@ -17,7 +17,8 @@ Two works at the sizes of issue 39 (SYNTHETIC releases, seeded):
 Each row of a size is timed in turn within one round (``--rounds``), so a
 busy spell on the shared machine falls on every approach alike. CPU time is
 user + sys of the process and its workers; peak memory is each process's own
-VmHWM (bench/peak_rss.py). Printed: each approach's median CPU and peak
+VmHWM (bench/peak_rss.py) or, when larger, that of a child it forked (the
+difficulty refits run in one). Printed: each approach's median CPU and peak
 memory, the ratios default / ``--replicates 0``, default / plain and
 ``--replicates 0`` / plain, and growth exponents in runs (slope of log CPU
 against log runs between successive sizes, and against log pairs).
@@ -37,9 +38,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -51,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_judge import PARSER  # noqa: E402
 from bench_memory import ANSWERS, STREAM, label_counts, plain_counts  # noqa: E402
 from bench_process import cells_of_matrix  # noqa: E402
-from bench_scale import child, generate  # noqa: E402
+from bench_scale import PEAK, generate  # noqa: E402
 
 #: runs at about 10k items per run (scale 0.5 of the 22-run release's 20,646), item factor.
 FULL = ((11, 1), (22, 1), (44, 1))
@@ -98,6 +101,23 @@ print(orjson.dumps(out).decode())
 '''
 
 
+def child(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """Run the Python command ``cmd``: CPU seconds (user + sys, its workers included), the peak resident MB of
+    any process of it (its own VmHWM, bench/peak_rss.py, and ``ru_maxrss`` of what it forked and waited
+    for: the difficulty refits run in a forked child) and its stdout."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile(suffix=".kib") as peak:
+        p = subprocess.Popen([sys.executable, str(PEAK), *cmd[1:]], stdout=out, stderr=err,
+                             env={**env, "PEAK_RSS_FILE": peak.name})
+        _, status, usage = os.wait4(p.pid, 0)
+        out.seek(0)
+        err.seek(0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"{' '.join(cmd[:6])} ... failed:\n{err.read().decode()[-2000:]}")
+        kib = max(int(Path(peak.name).read_text(encoding="ascii")), usage.ru_maxrss)
+        return usage.ru_utime + usage.ru_stime, kib / 1024, out.read().decode()
+
+
 def write_parse_file(path: Path, records: int) -> None:
     """A flat judge JSONL file of short replies (about 180 bytes a record), ``PER_QUERY`` items per query."""
     rng = random.Random(0)
@@ -134,7 +154,7 @@ def run_matrix(sizes, top: Path, rounds: int, env: dict[str, str], before: Path 
             if before is not None and z["items"] < 50_000:
                 cmds["default, before"] = cmds["default"]
             for name, cmd in cmds.items():
-                _, cpu, rss, out = child(cmd, {**env, "PYTHONPATH": str(before)} if name.endswith("before") else env)
+                cpu, rss, out = child(cmd, {**env, "PYTHONPATH": str(before)} if name.endswith("before") else env)
                 z["cpu"].setdefault(name, []).append(cpu)
                 z["rss"].setdefault(name, []).append(rss)
                 z["cells"][name] = json.loads(out) if name == "plain" else cells_of_matrix(out)
@@ -188,7 +208,7 @@ def run_parse(top: Path, records: int, rounds: int, env: dict[str, str]) -> tupl
     for _ in range(rounds):
         counts = {}
         for name, cmd in cmds.items():
-            _, cpu, rss, out = child(cmd, env)
+            cpu, rss, out = child(cmd, env)
             res[name]["cpu"].append(cpu)
             res[name]["rss"].append(rss)
             counts[name] = label_counts(out) if name == "replicate parse" else plain_counts(out)
@@ -221,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     top = a.keep or Path(tempfile.mkdtemp(prefix="bench-growth-"))
     top.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in __import__("os").environ.items() if k != "REPLICATE_CACHE_DIR"}
+    env = {k: v for k, v in os.environ.items() if k != "REPLICATE_CACHE_DIR"}
     env["REPLICATE_CACHE_DIR"] = str(top / "cache")  # --no-cache: nothing is kept; no user cache is touched
     ok = True
     t = time.perf_counter()
