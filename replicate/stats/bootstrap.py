@@ -29,11 +29,12 @@ is left out of that figure's percentiles and counted (``undefined``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from replicate.stats.fourcell import RATIOS, ratio_arrays
 from replicate.stats.policy import Policy, check_policy
 from replicate.stats.smallsample import T_METHOD, WILSON, at_least, clip, stretch, too_few_clusters
 
@@ -363,34 +364,26 @@ def _counts_by_gram(
     return np.stack([both, only_old, only_new, same, n - both - only_old - only_new - same], axis=-1)
 
 
+class CategoryCells:
+    """The four cells and the label changes of category counts ``(..., 5)`` (:data:`CATEGORIES`), as arrays:
+    a :class:`replicate.stats.fourcell.Cells`, so that every figure is its one definition there."""
+
+    def __init__(self, counts: np.ndarray) -> None:
+        c = np.asarray(counts)
+        self.both, self.only_old, self.only_new = c[..., 0], c[..., 1], c[..., 2]
+        self.neither = c[..., 3] + c[..., 4]
+        self.changed = c[..., 1] + c[..., 2] + c[..., 4]
+
+
 def figures_from_counts(counts: np.ndarray, figures: Sequence[str] = FIGURES) -> dict[str, np.ndarray]:
-    """Each of ``figures`` (by default every figure of :data:`FIGURES`) from category counts ``(..., 5)``; NaN where undefined."""
-    c = np.asarray(counts, dtype=np.float64)
-    both, only_old, only_new, n_same, n_changed = (c[..., k] for k in range(5))
-    n = both + only_old + only_new + n_same + n_changed
-    old_correct = both + only_old
-    new_correct = both + only_new
-
-    def div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-        out = np.full_like(num, np.nan)
-        np.divide(num, den, out=out, where=den != 0)
-        return out
-
-    formulas: dict[str, Callable[[], np.ndarray]] = {
-        "em_old": lambda: div(old_correct, n),
-        "em_new": lambda: div(new_correct, n),
-        "accuracy_difference": lambda: div(only_old - only_new, n),
-        "regression_rate": lambda: div(only_old, n),
-        "regression_share_of_old_correct": lambda: div(only_old, old_correct),
-        "backward_rate": lambda: div(only_new, n),
-        "change_rate": lambda: div(only_old + only_new + n_changed, n),
-        "independent_regression_rate": lambda: div(old_correct * (n - new_correct), n * n),
-        "independence_ratio": lambda: div(only_old * n, old_correct * (n - new_correct)),
-    }
-    unknown = [f for f in figures if f not in formulas]
+    """Each of ``figures`` (by default every figure of :data:`FIGURES`) from category counts ``(..., 5)``; NaN where
+    undefined. The definitions are :data:`replicate.stats.fourcell.RATIOS`, over the counts as float64 (exact
+    integers: the same quotients as over ints)."""
+    unknown = [f for f in figures if f not in FIGURES]
     if unknown:
         raise ValueError(f"figures must be among {', '.join(FIGURES)}; got {', '.join(map(repr, unknown))}")
-    return {f: formulas[f]() for f in figures}
+    cells = CategoryCells(np.asarray(counts, dtype=np.float64))
+    return {f: ratio_arrays(*RATIOS[f](cells)) for f in figures}
 
 
 def cluster_weights(
