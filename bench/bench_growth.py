@@ -54,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_judge import PARSER  # noqa: E402
 from bench_memory import ANSWERS, STREAM, label_counts, plain_counts  # noqa: E402
 from bench_process import cells_of_matrix  # noqa: E402
-from bench_scale import PEAK, generate  # noqa: E402
+from bench_scale import PEAK, prepare  # noqa: E402
 
 #: runs at about 10k items per run (scale 0.5 of the 22-run release's 20,646), item factor.
 FULL = ((11, 1), (22, 1), (44, 1))
@@ -135,14 +135,13 @@ def median(xs: list[float]) -> float:
 def run_matrix(sizes, top: Path, rounds: int, env: dict[str, str], before: Path | None) -> tuple[list[dict], bool]:
     rows, ok = [], True
     for runs, factor in sizes:
-        root = top / f"r{runs}-x{factor}"
-        root.mkdir(parents=True)
-        toml, items, mb = generate(root, runs, factor, scale=SMALL_SCALE if runs < 10 else SCALE)
+        # generated in a child: this process stays small (a child's ru_maxrss starts from its parent's)
+        made = prepare(top, [(runs, factor)], scale=SMALL_SCALE if runs < 10 else SCALE)[0]
+        root, toml, items, mb = made.root, made.toml, made.items, made.mb
         plain = root / "plain.py"
         plain.write_text(PLAIN_MATRIX, encoding="utf-8")
         rows.append({"runs": runs, "items": items, "mb": mb, "toml": toml, "plain": plain,
                      "cpu": {}, "rss": {}, "cells": {}})
-        print(f"  {runs} runs x {items:,} items ({mb:.0f} MB) generated", flush=True)
     ours = [sys.executable, "-m", "replicate", "--no-cache", "matrix", "--runs"]
     for _ in range(rounds):
         for z in rows:
