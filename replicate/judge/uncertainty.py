@@ -15,7 +15,7 @@ query id of a TREC key ``query_id / corpus_id``); with a one-field key, or
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -377,12 +377,16 @@ def _difficulty_refits(
         assert boot is not None
         rng = np.random.default_rng([settings.seed, DIFFICULTY_STREAM])
         return diff, item_difficulty_replicates(rng, counts, diff, boot.replicates[:B]), B
-    # the clusters' counts a chunk at a time, summed into the full sample and every replicate as they come
-    chunks = difficulty_count_chunks(
-        aligned.labels, aligned.gold, pairs, codes=clusters.codes, n_clusters=clusters.count, policy=policy
-    )
-    if chunks is None:
+    if not has_difficulty(n_runs) or not pairs:
         return fit_difficulty(None, pairs, n_runs), None, B
+
+    def chunks() -> Iterator[np.ndarray]:  # the clusters' counts a chunk at a time (read again if need be)
+        out = difficulty_count_chunks(
+            aligned.labels, aligned.gold, pairs, codes=clusters.codes, n_clusters=clusters.count, policy=policy
+        )
+        assert out is not None
+        return out
+
     weights = cluster_weights(np.random.default_rng(settings.seed), clusters.count, B)
     diff, replicates = cluster_difficulty(chunks, pairs, n_runs - 2, weights)
     return diff, replicates, B

@@ -25,7 +25,7 @@ progressions) instead of being refit: the same values.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -105,21 +105,29 @@ def _figures(
 
 
 def cluster_difficulty(
-    chunks: Iterable[np.ndarray], pairs: Sequence[tuple[int, int]], other_runs: int, weights: np.ndarray
+    chunks: Callable[[], Iterable[np.ndarray]], pairs: Sequence[tuple[int, int]], other_runs: int,
+    weights: np.ndarray,
 ) -> tuple[DifficultyBaseline, tuple[np.ndarray, np.ndarray]]:
     """The difficulty baseline of every edge and each replicate's (expected regression rate, ratio) ``(B, P)``
-    from cluster weights ``(B, G)``, reading the clusters' cells a chunk at a time
+    from cluster weights ``(B, G)``, reading the clusters' cells a chunk at a time from ``chunks()``
     (:func:`replicate.stats.independence.difficulty_count_chunks`).
 
-    One pass sums each chunk into the full sample's cells and into every replicate's counts (the weights
-    of the chunk's clusters times their counts, :func:`replicate.stats.rasch.columns`), and checks which
-    edges mirror an earlier one: memory is one chunk and the replicates' counts, never clusters x bins x
-    edges. Then the full sample is fit and each replicate refit (:func:`cluster_difficulty_replicates`).
+    One pass sums each chunk into the full sample's cells and into every replicate's counts of the edges
+    that have no earlier reverse edge (the weights of the chunk's clusters times their counts,
+    :func:`replicate.stats.rasch.columns`), and checks that each other edge mirrors its reverse: memory is
+    one chunk and the replicates' counts, never clusters x bins x edges. Then the full sample is fit and
+    each replicate refit. The replicates' counts are summed in float32 and are exact when every one stays
+    below 2**24 (each partial sum is at most the whole); otherwise, or where an edge does not mirror its
+    reverse, the pass is made again over every edge in float64.
     """
     pairs = tuple((int(a), int(b)) for a, b in pairs)
-    totals, drawn, partner = _summed(chunks, pairs, weights)
+    first = np.flatnonzero(reverse_partners(pairs) < 0)
+    totals, drawn, partner = _summed(chunks(), pairs, weights, first, np.float32)
+    if (partner[np.setdiff1d(np.arange(len(pairs)), first)] < 0).any() or drawn.max(initial=0) >= (1 << 24):
+        first = np.arange(len(pairs))
+        totals, drawn, partner = _summed(chunks(), pairs, weights, first, np.float64)
     base = fit_totals(totals, pairs, other_runs)
-    return base, _replicates(totals, drawn, partner, base)
+    return base, _replicates(totals, drawn, first, partner, base)
 
 
 def cluster_difficulty_replicates(
@@ -130,15 +138,18 @@ def cluster_difficulty_replicates(
     A replicate's counts are one product of its weights with the clusters'
     counts (exact integers). An edge that mirrors an earlier one (:func:`mirrored_edges`) is not refit.
     """
-    return _replicates(*_summed([counts.cells], counts.pairs, weights), base)
+    every = np.arange(len(counts.pairs))
+    totals, drawn, partner = _summed([counts.cells], counts.pairs, weights, every, np.float64)
+    return _replicates(totals, drawn, every, partner, base)
 
 
 def _summed(
-    chunks: Iterable[np.ndarray], pairs: tuple[tuple[int, int], ...], weights: np.ndarray
+    chunks: Iterable[np.ndarray], pairs: tuple[tuple[int, int], ...], weights: np.ndarray, edges: np.ndarray,
+    dtype: type[np.floating],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(the cells summed over clusters, float64 ``(4, K, P)``; each replicate's counts the fit reads,
-    float64 ``(B, P, 2K + 5)``, exact integers; each edge's mirror partner or -1) from chunks of cells
-    ``(g, 4, K, P)`` covering the clusters in order."""
+    """(the cells summed over clusters, float64 ``(4, K, P)``; each replicate's counts the fit reads for
+    ``edges``, ``(B, len(edges), 2K + 5)`` in ``dtype``; each edge's mirror partner or -1) from chunks of
+    cells ``(g, 4, K, P)`` covering the clusters in order."""
     B, G = weights.shape
     partner = reverse_partners(pairs)
     totals: np.ndarray | None = None
@@ -149,10 +160,11 @@ def _summed(
         partner = np.where(mirrored_edges(pairs, cells) < 0, -1, partner)
         part = cells.sum(axis=0, dtype=np.float64)
         totals = part if totals is None else totals + part
-        cols = rasch.columns(np.ascontiguousarray(cells.transpose(0, 3, 1, 2), dtype=np.float64))  # (g, P, C)
+        # (g, len(edges), C) in the cells' dtype (float32 cells: exact counts), then in ``dtype``
+        cols = rasch.columns(np.ascontiguousarray(np.take(cells, edges, axis=3).transpose(0, 3, 1, 2)))
         if drawn is None:
-            drawn = np.zeros((B, len(pairs), cols.shape[-1]))
-        drawn += (weights[:, c0 : c0 + g].astype(np.float64) @ cols.reshape(g, -1)).reshape(drawn.shape)
+            drawn = np.zeros((B, len(edges), cols.shape[-1]), dtype=dtype)
+        drawn += (weights[:, c0 : c0 + g].astype(dtype) @ cols.reshape(g, -1).astype(dtype)).reshape(drawn.shape)
         c0 += g
     if totals is None or drawn is None or c0 != G:
         raise ValueError(f"the chunks of cells cover {c0} clusters; the weights have {G}")
@@ -160,20 +172,23 @@ def _summed(
 
 
 def _replicates(
-    totals: np.ndarray, drawn: np.ndarray, partner: np.ndarray, base: DifficultyBaseline
+    totals: np.ndarray, drawn: np.ndarray, edges: np.ndarray, partner: np.ndarray, base: DifficultyBaseline
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each replicate's (rate, ratio) ``(B, P)`` from its counts ``drawn`` (B, P, C), refit edge by edge
-    except the mirrors (``partner`` >= 0), in blocks of replicates; ``totals`` are the full sample's cells."""
+    """Each replicate's (rate, ratio) ``(B, P)`` from the counts ``drawn`` (B, len(edges), C) of ``edges``
+    (which hold every edge without a mirror, ``partner`` < 0), refit edge by edge except the mirrors, in
+    blocks of replicates; ``totals`` are the full sample's cells."""
     assert base.theta is not None
-    B, P, C = drawn.shape
+    B, _, C = drawn.shape
+    P = len(partner)
     own, later = np.flatnonzero(partner < 0), np.flatnonzero(partner >= 0)
     of, theta = np.searchsorted(own, partner[later]), base.theta[own]
+    at = np.searchsorted(edges, own)  # each own edge's place among ``edges``
     Po = len(own)
     fitted = full_sample(rasch.from_columns(rasch.columns(np.take(totals, own, axis=2).transpose(2, 0, 1))), theta)
     rates, ratios, work = [], [], Work()
     step = _block(Po)
     for lo in range(0, B, step):
-        rows = np.take(drawn[lo : lo + step], own, axis=1).reshape(-1, C)
+        rows = np.take(drawn[lo : lo + step], at, axis=1).reshape(-1, C)
         rate, ratio = _figures(rasch.from_columns(rows), min(step, B - lo), fitted, P, own, later, of, work)
         rates.append(rate)
         ratios.append(ratio)

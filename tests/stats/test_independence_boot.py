@@ -54,14 +54,31 @@ def test_clusters_read_a_chunk_at_a_time_give_the_same_fit_and_replicates(monkey
     base = fit_difficulty(counts, pairs, 6)
     want = cluster_difficulty_replicates(counts, base, weights)
     monkeypatch.setattr(independence, "_CLUSTER_CHUNK", 4)
-    chunks = difficulty_count_chunks(labels, gold, pairs, codes=codes, n_clusters=G)
-    assert chunks is not None
-    got_base, got = cluster_difficulty(chunks, pairs, 4, weights)
+    got_base, got = cluster_difficulty(
+        lambda: difficulty_count_chunks(labels, gold, pairs, codes=codes, n_clusters=G), pairs, 4, weights
+    )
     np.testing.assert_array_equal(got_base.expected, base.expected)
     np.testing.assert_array_equal(got_base.theta, base.theta)
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
     assert np.isfinite(got[0]).all()
+
+
+def test_a_reverse_edge_that_does_not_mirror_is_summed_and_refit_on_its_own():
+    """Counts whose edge (1, 0) is not (0, 1)'s with the sides swapped (the first pass sums only edges
+    without an earlier reverse): the pass is made again over every edge, and the replicates are those of
+    every cluster's counts at once."""
+    rng = np.random.default_rng(8)
+    G, K, pairs = 7, 4, ((0, 1), (1, 0))
+    cells = rng.integers(1, 9, size=(G, 4, K, 2)).astype(np.float32)
+    counts = DifficultyCounts(pairs, cells, K - 1)
+    base = fit_difficulty(counts, pairs, K + 1)
+    weights = cluster_weights(np.random.default_rng(1), G, 30)
+    got_base, got = cluster_difficulty(lambda: [cells[:3], cells[3:]], pairs, K - 1, weights)
+    np.testing.assert_array_equal(got_base.expected, base.expected)
+    for a, b in zip(got, cluster_difficulty_replicates(counts, base, weights)):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(got[0][:, 0], got[0][:, 1])
 
 
 def test_cluster_replicates_equal_a_plain_loop_over_the_same_draws():
