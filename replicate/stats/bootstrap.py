@@ -29,7 +29,7 @@ is left out of that figure's percentiles and counted (``undefined``).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -395,14 +395,28 @@ def cluster_weights(
     ``rng.integers(n_clusters, size=(n_resamples, n_clusters))[b]``; a plain loop
     drawing ``rng.integers(n_clusters, size=n_clusters)`` per replicate gets the same indices.
     ``columns`` (sorted cluster indices): only those clusters' weights, ``(n_resamples, len(columns))``, from
-    the same draws. The draws are made a block of replicates at a time (the same stream), so memory is
-    bounded by the block and the columns kept, not by replicates x clusters.
+    the same draws (:func:`weight_blocks`, whose blocks these are side by side).
+    """
+    C = n_clusters if columns is None else len(columns)
+    out = np.empty((n_resamples, C), dtype=np.int64)
+    for lo, block in weight_blocks(rng, n_clusters, n_resamples, columns=columns):
+        out[lo : lo + len(block)] = block
+    return out
+
+
+def weight_blocks(
+    rng: np.random.Generator, n_clusters: int, n_resamples: int, *, columns: np.ndarray | None = None
+) -> Iterator[tuple[int, np.ndarray]]:
+    """:func:`cluster_weights` a block of replicates at a time: (first replicate, weights ``(rows, columns)``).
+
+    The draws of a block are the next rows of the same stream (numpy draws the same indices in one call
+    or in several), so memory is bounded by a block of :data:`_DRAWS` indices and the columns kept, not
+    by replicates x clusters.
     """
     C = n_clusters if columns is None else len(columns)
     where = np.full(n_clusters, -1, dtype=np.int64)  # a drawn cluster's column, -1 for one not kept
     if columns is not None:
         where[np.asarray(columns, dtype=np.int64)] = np.arange(C)
-    out = np.empty((n_resamples, C), dtype=np.int64)
     step = max(1, _DRAWS // max(n_clusters, 1))
     for lo in range(0, n_resamples, step):
         rows = min(step, n_resamples - lo)
@@ -412,8 +426,7 @@ def cluster_weights(
         flat = drawn + C * np.arange(rows)[:, None]
         if C < n_clusters:
             flat = flat[drawn >= 0]
-        out[lo : lo + rows] = np.bincount(flat.ravel(), minlength=rows * C).reshape(rows, C)
-    return out
+        yield lo, np.bincount(flat.ravel(), minlength=rows * C).reshape(rows, C)
 
 
 @dataclass(frozen=True)
@@ -636,14 +649,17 @@ def cluster_replicates(rng: np.random.Generator, per_cluster: np.ndarray, n_resa
         return np.zeros((n_resamples, P, K), dtype=np.int64)
     T = per_cluster.reshape(G, P * K)
     carry = np.flatnonzero(T.any(axis=1))  # a cluster without counts adds nothing: its weights are not kept
-    W = cluster_weights(rng, G, n_resamples, columns=carry)
     T = T[carry]
     # Float products of integer counts are exact while every sum stays below the float's
     # integer range; a replicate count is at most G times the largest cluster count.
     dtype = np.float32 if G * int(T.max(initial=0)) < (1 << 24) else np.float64
     # computed as (P * K, n_resamples), so that each edge's replicates of a category lie side by side:
-    # a figure's values then come out replicate-major in memory, the axis its percentiles sort along
-    reps = T.T.astype(dtype) @ W.T.astype(dtype)
+    # a figure's values then come out replicate-major in memory, the axis its percentiles sort along;
+    # a block of replicates' weights at a time (never replicates x clusters)
+    reps = np.empty((P * K, n_resamples), dtype=dtype)
+    Tt = np.ascontiguousarray(T.T.astype(dtype))
+    for lo, W in weight_blocks(rng, G, n_resamples, columns=carry):
+        reps[:, lo : lo + len(W)] = Tt @ W.T.astype(dtype)
     # exact integers either way; int32 where float32 sufficed (below 2**24): half the memory of int64, and no
     # rounded temporary, which a new process pays for in fresh pages (a 22-run matrix: 37 -> 18 MB, about 6 ms)
     reps = reps.astype(np.int32) if dtype is np.float32 else np.rint(reps, out=reps).astype(np.int64)
