@@ -15,7 +15,7 @@ query id of a TREC key ``query_id / corpus_id``); with a one-field key, or
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,13 +40,14 @@ from replicate.stats.independence import (
     DIFFICULTY_METHOD,
     DifficultyBaseline,
     difficulty_baseline,
+    difficulty_count_chunks,
     difficulty_counts,
     fit_difficulty,
     has_difficulty,
 )
 from replicate.stats.independence_boot import (
     LOG_T,
-    cluster_difficulty_replicates,
+    cluster_difficulty,
     item_difficulty_replicates,
     log_t_bounds,
 )
@@ -366,22 +367,29 @@ def _difficulty_refits(
     The cluster bootstrap redraws the edges' cluster weights (same seed, same
     draws); the item bootstrap splits the edges' own replicate counts (``boot``).
     """
+    n_runs = aligned.labels.shape[0]
+    B = difficulty_replicates(len(pairs), settings.replicates, max(n_runs - 1, 1))
     if clusters.is_items:
         counts = difficulty_counts(aligned.labels, aligned.gold, pairs, policy=policy)
-    else:
-        counts = difficulty_counts(
-            aligned.labels, aligned.gold, pairs, codes=clusters.codes, n_clusters=clusters.count, policy=policy
-        )
-    diff = fit_difficulty(counts, pairs, aligned.labels.shape[0])
-    B = difficulty_replicates(len(pairs), settings.replicates, max(aligned.labels.shape[0] - 1, 1))
-    if counts is None:
-        return diff, None, B
-    if clusters.is_items:
+        diff = fit_difficulty(counts, pairs, n_runs)
+        if counts is None:
+            return diff, None, B
         assert boot is not None
         rng = np.random.default_rng([settings.seed, DIFFICULTY_STREAM])
         return diff, item_difficulty_replicates(rng, counts, diff, boot.replicates[:B]), B
+    if not has_difficulty(n_runs) or not pairs:
+        return fit_difficulty(None, pairs, n_runs), None, B
+
+    def chunks() -> Iterator[np.ndarray]:  # the clusters' counts a chunk at a time (read again if need be)
+        out = difficulty_count_chunks(
+            aligned.labels, aligned.gold, pairs, codes=clusters.codes, n_clusters=clusters.count, policy=policy
+        )
+        assert out is not None
+        return out
+
     weights = cluster_weights(np.random.default_rng(settings.seed), clusters.count, B)
-    return diff, cluster_difficulty_replicates(counts, diff, weights), B
+    diff, replicates = cluster_difficulty(chunks, pairs, n_runs - 2, weights)
+    return diff, replicates, B
 
 
 def _difficulty_intervals(

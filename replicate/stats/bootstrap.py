@@ -29,11 +29,12 @@ is left out of that figure's percentiles and counted (``undefined``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from replicate.stats.fourcell import RATIOS, ratio_arrays
 from replicate.stats.policy import Policy, check_policy
 from replicate.stats.smallsample import T_METHOD, WILSON, at_least, clip, stretch, too_few_clusters
 
@@ -75,6 +76,7 @@ MIRRORED: dict[str, str] = {
 }
 _SWAP = [0, 2, 1, 3, 4]  # CATEGORIES with only_old and only_new swapped
 _GRAM_CLUSTERS = 5000  # up to this many clusters, per-cluster Gram products (see _counts_by_gram)
+_DRAWS = 1 << 21  # cluster indices drawn at once by cluster_weights (16 MB)
 
 
 @dataclass(frozen=True)
@@ -362,46 +364,69 @@ def _counts_by_gram(
     return np.stack([both, only_old, only_new, same, n - both - only_old - only_new - same], axis=-1)
 
 
+class CategoryCells:
+    """The four cells and the label changes of category counts ``(..., 5)`` (:data:`CATEGORIES`), as arrays:
+    a :class:`replicate.stats.fourcell.Cells`, so that every figure is its one definition there."""
+
+    def __init__(self, counts: np.ndarray) -> None:
+        c = np.asarray(counts)
+        self.both, self.only_old, self.only_new = c[..., 0], c[..., 1], c[..., 2]
+        self.neither = c[..., 3] + c[..., 4]
+        self.changed = c[..., 1] + c[..., 2] + c[..., 4]
+
+
 def figures_from_counts(counts: np.ndarray, figures: Sequence[str] = FIGURES) -> dict[str, np.ndarray]:
-    """Each of ``figures`` (by default every figure of :data:`FIGURES`) from category counts ``(..., 5)``; NaN where undefined."""
-    c = np.asarray(counts, dtype=np.float64)
-    both, only_old, only_new, n_same, n_changed = (c[..., k] for k in range(5))
-    n = both + only_old + only_new + n_same + n_changed
-    old_correct = both + only_old
-    new_correct = both + only_new
-
-    def div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-        out = np.full_like(num, np.nan)
-        np.divide(num, den, out=out, where=den != 0)
-        return out
-
-    formulas: dict[str, Callable[[], np.ndarray]] = {
-        "em_old": lambda: div(old_correct, n),
-        "em_new": lambda: div(new_correct, n),
-        "accuracy_difference": lambda: div(only_old - only_new, n),
-        "regression_rate": lambda: div(only_old, n),
-        "regression_share_of_old_correct": lambda: div(only_old, old_correct),
-        "backward_rate": lambda: div(only_new, n),
-        "change_rate": lambda: div(only_old + only_new + n_changed, n),
-        "independent_regression_rate": lambda: div(old_correct * (n - new_correct), n * n),
-        "independence_ratio": lambda: div(only_old * n, old_correct * (n - new_correct)),
-    }
-    unknown = [f for f in figures if f not in formulas]
+    """Each of ``figures`` (by default every figure of :data:`FIGURES`) from category counts ``(..., 5)``; NaN where
+    undefined. The definitions are :data:`replicate.stats.fourcell.RATIOS`, over the counts as float64 (exact
+    integers: the same quotients as over ints)."""
+    unknown = [f for f in figures if f not in FIGURES]
     if unknown:
         raise ValueError(f"figures must be among {', '.join(FIGURES)}; got {', '.join(map(repr, unknown))}")
-    return {f: formulas[f]() for f in figures}
+    cells = CategoryCells(np.asarray(counts, dtype=np.float64))
+    return {f: ratio_arrays(*RATIOS[f](cells)) for f in figures}
 
 
-def cluster_weights(rng: np.random.Generator, n_clusters: int, n_resamples: int) -> np.ndarray:
+def cluster_weights(
+    rng: np.random.Generator, n_clusters: int, n_resamples: int, *, columns: np.ndarray | None = None
+) -> np.ndarray:
     """How often each cluster is drawn in each replicate: int64 ``(n_resamples, n_clusters)``.
 
     Replicate ``b`` draws ``n_clusters`` cluster indices uniformly with replacement,
     ``rng.integers(n_clusters, size=(n_resamples, n_clusters))[b]``; a plain loop
     drawing ``rng.integers(n_clusters, size=n_clusters)`` per replicate gets the same indices.
+    ``columns`` (sorted cluster indices): only those clusters' weights, ``(n_resamples, len(columns))``, from
+    the same draws (:func:`weight_blocks`, whose blocks these are side by side).
     """
-    draws = rng.integers(n_clusters, size=(n_resamples, n_clusters))
-    flat = (draws + n_clusters * np.arange(n_resamples)[:, None]).ravel()
-    return np.bincount(flat, minlength=n_resamples * n_clusters).reshape(n_resamples, n_clusters)
+    C = n_clusters if columns is None else len(columns)
+    out = np.empty((n_resamples, C), dtype=np.int64)
+    for lo, block in weight_blocks(rng, n_clusters, n_resamples, columns=columns):
+        out[lo : lo + len(block)] = block
+    return out
+
+
+def weight_blocks(
+    rng: np.random.Generator, n_clusters: int, n_resamples: int, *, columns: np.ndarray | None = None
+) -> Iterator[tuple[int, np.ndarray]]:
+    """:func:`cluster_weights` a block of replicates at a time: (first replicate, weights ``(rows, columns)``).
+
+    The draws of a block are the next rows of the same stream (numpy draws the same indices in one call
+    or in several), so memory is bounded by a block of :data:`_DRAWS` indices and the columns kept, not
+    by replicates x clusters.
+    """
+    C = n_clusters if columns is None else len(columns)
+    where = np.full(n_clusters, -1, dtype=np.int64)  # a drawn cluster's column, -1 for one not kept
+    if columns is not None:
+        where[np.asarray(columns, dtype=np.int64)] = np.arange(C)
+    step = max(1, _DRAWS // max(n_clusters, 1))
+    for lo in range(0, n_resamples, step):
+        rows = min(step, n_resamples - lo)
+        drawn = rng.integers(n_clusters, size=(rows, n_clusters))
+        if C < n_clusters:
+            drawn = where[drawn]
+        flat = drawn + C * np.arange(rows)[:, None]
+        if C < n_clusters:
+            flat = flat[drawn >= 0]
+        yield lo, np.bincount(flat.ravel(), minlength=rows * C).reshape(rows, C)
 
 
 @dataclass(frozen=True)
@@ -622,14 +647,19 @@ def cluster_replicates(rng: np.random.Generator, per_cluster: np.ndarray, n_resa
     G, P, K = per_cluster.shape
     if G == 0:
         return np.zeros((n_resamples, P, K), dtype=np.int64)
-    W = cluster_weights(rng, G, n_resamples)
     T = per_cluster.reshape(G, P * K)
+    carry = np.flatnonzero(T.any(axis=1))  # a cluster without counts adds nothing: its weights are not kept
+    T = T[carry]
     # Float products of integer counts are exact while every sum stays below the float's
     # integer range; a replicate count is at most G times the largest cluster count.
     dtype = np.float32 if G * int(T.max(initial=0)) < (1 << 24) else np.float64
     # computed as (P * K, n_resamples), so that each edge's replicates of a category lie side by side:
-    # a figure's values then come out replicate-major in memory, the axis its percentiles sort along
-    reps = T.T.astype(dtype) @ W.T.astype(dtype)
+    # a figure's values then come out replicate-major in memory, the axis its percentiles sort along;
+    # a block of replicates' weights at a time (never replicates x clusters)
+    reps = np.empty((P * K, n_resamples), dtype=dtype)
+    Tt = np.ascontiguousarray(T.T.astype(dtype))
+    for lo, W in weight_blocks(rng, G, n_resamples, columns=carry):
+        reps[:, lo : lo + len(W)] = Tt @ W.T.astype(dtype)
     # exact integers either way; int32 where float32 sufficed (below 2**24): half the memory of int64, and no
     # rounded temporary, which a new process pays for in fresh pages (a 22-run matrix: 37 -> 18 MB, about 6 ms)
     reps = reps.astype(np.int32) if dtype is np.float32 else np.rint(reps, out=reps).astype(np.int64)

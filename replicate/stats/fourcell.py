@@ -112,8 +112,8 @@ def ratio_arrays(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     Each entry equals :func:`float_ratio` of the same integers (IEEE division
     is correctly rounded; counts stay far below 2**53).
     """
-    num = np.asarray(num).astype(np.float64)
-    den = np.asarray(den).astype(np.float64)
+    num = np.asarray(num, dtype=np.float64)  # no copy when already float64
+    den = np.asarray(den, dtype=np.float64)
     out = np.full(num.shape, np.nan)
     np.divide(num, den, out=out, where=den != 0)
     return out

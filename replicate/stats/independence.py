@@ -34,7 +34,7 @@ hard) and the ratio of independent judges came out 0.83-1.27 instead of 1;
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,6 +118,30 @@ def difficulty_counts(
 ) -> DifficultyCounts | None:
     """The counts :func:`difficulty_baseline` fits, per cluster (``codes`` None: one cluster); None with too few runs.
 
+    The chunks of :func:`difficulty_count_chunks`, side by side (a bootstrap that sums them as they come
+    holds one chunk at a time instead: :func:`replicate.stats.independence_boot.cluster_difficulty`).
+    """
+    chunks = difficulty_count_chunks(labels, gold, pairs, codes=codes, n_clusters=n_clusters, policy=policy)
+    if chunks is None:
+        return None
+    pairs = tuple((int(a), int(b)) for a, b in pairs)
+    cells = np.concatenate(list(chunks), axis=0)
+    cells.setflags(write=False)
+    return DifficultyCounts(pairs, cells, np.asarray(labels).shape[0] - 2)
+
+
+def difficulty_count_chunks(
+    labels: np.ndarray,
+    gold: np.ndarray,
+    pairs: Sequence[tuple[int, int]],
+    *,
+    codes: np.ndarray | None = None,
+    n_clusters: int = 1,
+    policy: Policy = "intersect",
+) -> Iterator[np.ndarray] | None:
+    """:attr:`DifficultyCounts.cells` of :data:`_CLUSTER_CHUNK` clusters at a time, in cluster order:
+    ``(chunk, 4, K, P)`` float32 each; None with too few runs.
+
     Items are grouped by (cluster, right runs in all); within a group one Gram
     product of the runs' valid-and-wrong / valid-and-right rows counts, for
     every pair of runs, the items each side has wrong or right.
@@ -126,21 +150,27 @@ def difficulty_counts(
     gold = np.asarray(gold)
     R, N = labels.shape
     pairs = tuple((int(a), int(b)) for a, b in pairs)
-    m = R - 2
     if not has_difficulty(R) or not pairs:
         return None
     codes = np.zeros(N, np.int64) if codes is None else np.asarray(codes, dtype=np.int64)
+    return _chunks(labels, gold, pairs, codes, n_clusters, policy)
+
+
+def _chunks(
+    labels: np.ndarray, gold: np.ndarray, pairs: tuple[tuple[int, int], ...], codes: np.ndarray, n_clusters: int,
+    policy: Policy,
+) -> Iterator[np.ndarray]:
+    R, N = labels.shape
+    K = R - 1
     correct = (labels == gold[None, :]) & (labels != UNPARSED)
     valid = labels != UNPARSED if policy == "intersect" else np.ones_like(correct)
     total = correct.sum(axis=0)  # right runs per item, the edge's own two included
-    K = m + 1
     group = codes * (R + 1) + total
     order = np.argsort(group, kind="stable")
     bounds = np.searchsorted(group[order], np.arange(n_clusters * (R + 1) + 1))
     rows = np.concatenate([valid & ~correct, correct & valid])[:, order].astype(np.float32)  # row x * R + r
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
-    cells = np.zeros((n_clusters, 4, K, len(pairs)), dtype=np.float32)
     sizes = np.diff(bounds)
     for c0 in range(0, n_clusters, _CLUSTER_CHUNK):
         c1 = min(c0 + _CLUSTER_CHUNK, n_clusters)
@@ -155,13 +185,13 @@ def difficulty_counts(
                 block = rows[:, lo : min(lo + _COLUMNS, stop)]
                 grams[g] += block @ block.T
         flat = grams.reshape(len(grams), 4 * R * R)
+        cells = np.empty((c1 - c0, 4, K, len(pairs)), dtype=np.float32)
         for x in (0, 1):
             for y in (0, 1):
                 # (chunk, R + 1, P): items with total t on which a is right (x) and b right (y)
                 cnt = np.take(flat, (x * R + a) * 2 * R + y * R + b, axis=1).reshape(c1 - c0, R + 1, len(pairs))
-                cells[c0:c1, 2 * x + y] = cnt[:, x + y : x + y + K]  # the other runs' count is t - x - y
-    cells.setflags(write=False)
-    return DifficultyCounts(pairs, cells, m)
+                cells[:, 2 * x + y] = cnt[:, x + y : x + y + K]  # the other runs' count is t - x - y
+        yield cells
 
 
 def difficulty_baseline(
@@ -181,11 +211,16 @@ def fit_difficulty(counts: DifficultyCounts | None, pairs: Sequence[tuple[int, i
     pairs = tuple((int(a), int(b)) for a, b in pairs)
     if counts is None:
         return DifficultyBaseline(pairs, np.full(len(pairs), np.nan), max(n_runs - 2, 0))
-    s = rasch.strata(counts.cells.sum(axis=0, dtype=np.float64).transpose(2, 0, 1))  # rows: edges
+    return fit_totals(counts.cells.sum(axis=0, dtype=np.float64), pairs, counts.other_runs)
+
+
+def fit_totals(totals: np.ndarray, pairs: tuple[tuple[int, int], ...], other_runs: int) -> DifficultyBaseline:
+    """:func:`fit_difficulty` from the cells summed over clusters, float64 ``(4, K, P)``."""
+    s = rasch.strata(totals.transpose(2, 0, 1))  # rows: edges
     theta, _ = rasch.fit(s)
     reg, _ = rasch.expected(theta, s)
     n = s.items
     expected = np.divide(reg, n, out=np.full(len(pairs), np.nan), where=n > 0)
     ratio = np.divide(s.regressed, reg, out=np.full(len(pairs), np.nan), where=reg > 0)
     expected.setflags(write=False)
-    return DifficultyBaseline(pairs, expected, counts.other_runs, theta, ratio)
+    return DifficultyBaseline(pairs, expected, other_runs, theta, ratio)

@@ -25,13 +25,13 @@ progressions) instead of being refit: the same values.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
 from replicate.stats import rasch
 from replicate.stats.bootstrap import reverse_partners
-from replicate.stats.independence import DifficultyBaseline, DifficultyCounts
+from replicate.stats.independence import DifficultyBaseline, DifficultyCounts, fit_totals
 from replicate.stats.rasch_steps import Work
 from replicate.stats.smallsample import t_quantile
 
@@ -78,9 +78,10 @@ def refit(
 
 
 def full_sample(s: rasch.Strata, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(each edge's fit, its inverse information there (P, K + 1, K + 1), its items by bin (K, P)) from the full
-    sample's counts ``s`` (P rows) and fit ``theta`` (P, K + 1)."""
-    return theta, rasch.inverse_information(theta, s), s.h
+    """(each edge's fit, its inverse information there (P, K + 1, K + 1), its items by bin outside the certain
+    strata (K, P), :func:`replicate.stats.rasch.informative`) from the full sample's counts ``s`` (P rows) and
+    fit ``theta`` (P, K + 1)."""
+    return theta, rasch.inverse_information(theta, s), rasch.informative(s).h
 
 
 def _rate_ratio(expected: np.ndarray, observed: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -103,35 +104,92 @@ def _figures(
     return rate, ratio
 
 
+def cluster_difficulty(
+    chunks: Callable[[], Iterable[np.ndarray]], pairs: Sequence[tuple[int, int]], other_runs: int,
+    weights: np.ndarray,
+) -> tuple[DifficultyBaseline, tuple[np.ndarray, np.ndarray]]:
+    """The difficulty baseline of every edge and each replicate's (expected regression rate, ratio) ``(B, P)``
+    from cluster weights ``(B, G)``, reading the clusters' cells a chunk at a time from ``chunks()``
+    (:func:`replicate.stats.independence.difficulty_count_chunks`).
+
+    One pass sums each chunk into the full sample's cells and into every replicate's counts of the edges
+    that have no earlier reverse edge (the weights of the chunk's clusters times their counts,
+    :func:`replicate.stats.rasch.columns`), and checks that each other edge mirrors its reverse: memory is
+    one chunk and the replicates' counts, never clusters x bins x edges. Then the full sample is fit and
+    each replicate refit. The replicates' counts are summed in float32 and are exact when every one stays
+    below 2**24 (each partial sum is at most the whole); otherwise, or where an edge does not mirror its
+    reverse, the pass is made again over every edge in float64.
+    """
+    pairs = tuple((int(a), int(b)) for a, b in pairs)
+    first = np.flatnonzero(reverse_partners(pairs) < 0)
+    totals, drawn, partner = _summed(chunks(), pairs, weights, first, np.float32)
+    if (partner[np.setdiff1d(np.arange(len(pairs)), first)] < 0).any() or drawn.max(initial=0) >= (1 << 24):
+        first = np.arange(len(pairs))
+        totals, drawn, partner = _summed(chunks(), pairs, weights, first, np.float64)
+    base = fit_totals(totals, pairs, other_runs)
+    return base, _replicates(totals, drawn, first, partner, base)
+
+
 def cluster_difficulty_replicates(
     counts: DifficultyCounts, base: DifficultyBaseline, weights: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each replicate's (expected regression rate, ratio) ``(B, P)`` from cluster weights ``(B, G)``.
 
     A replicate's counts are one product of its weights with the clusters'
-    counts (float32, exact while every count stays below 2**24). An edge that
-    mirrors an earlier one (:func:`mirrored_edges`) is not refit.
+    counts (exact integers). An edge that mirrors an earlier one (:func:`mirrored_edges`) is not refit.
     """
+    every = np.arange(len(counts.pairs))
+    totals, drawn, partner = _summed([counts.cells], counts.pairs, weights, every, np.float64)
+    return _replicates(totals, drawn, every, partner, base)
+
+
+def _summed(
+    chunks: Iterable[np.ndarray], pairs: tuple[tuple[int, int], ...], weights: np.ndarray, edges: np.ndarray,
+    dtype: type[np.floating],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the cells summed over clusters, float64 ``(4, K, P)``; each replicate's counts the fit reads for
+    ``edges``, ``(B, len(edges), 2K + 5)`` in ``dtype``; each edge's mirror partner or -1) from chunks of
+    cells ``(g, 4, K, P)`` covering the clusters in order."""
+    B, G = weights.shape
+    partner = reverse_partners(pairs)
+    totals: np.ndarray | None = None
+    drawn: np.ndarray | None = None
+    c0 = 0
+    for cells in chunks:
+        g = cells.shape[0]
+        partner = np.where(mirrored_edges(pairs, cells) < 0, -1, partner)
+        part = cells.sum(axis=0, dtype=np.float64)
+        totals = part if totals is None else totals + part
+        # (g, len(edges), C) in the cells' dtype (float32 cells: exact counts), then in ``dtype``
+        cols = rasch.columns(np.ascontiguousarray(np.take(cells, edges, axis=3).transpose(0, 3, 1, 2)))
+        if drawn is None:
+            drawn = np.zeros((B, len(edges), cols.shape[-1]), dtype=dtype)
+        drawn += (weights[:, c0 : c0 + g].astype(dtype) @ cols.reshape(g, -1).astype(dtype)).reshape(drawn.shape)
+        c0 += g
+    if totals is None or drawn is None or c0 != G:
+        raise ValueError(f"the chunks of cells cover {c0} clusters; the weights have {G}")
+    return totals, drawn, partner
+
+
+def _replicates(
+    totals: np.ndarray, drawn: np.ndarray, edges: np.ndarray, partner: np.ndarray, base: DifficultyBaseline
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each replicate's (rate, ratio) ``(B, P)`` from the counts ``drawn`` (B, len(edges), C) of ``edges``
+    (which hold every edge without a mirror, ``partner`` < 0), refit edge by edge except the mirrors, in
+    blocks of replicates; ``totals`` are the full sample's cells."""
     assert base.theta is not None
-    G, _, K, P = counts.cells.shape
-    partner = mirrored_edges(counts.pairs, counts.cells)
+    B, _, C = drawn.shape
+    P = len(partner)
     own, later = np.flatnonzero(partner < 0), np.flatnonzero(partner >= 0)
     of, theta = np.searchsorted(own, partner[later]), base.theta[own]
+    at = np.searchsorted(edges, own)  # each own edge's place among ``edges``
     Po = len(own)
-    # per cluster and edge the counts the fit reads (rasch.columns: linear in the cells, fewer than them)
-    per_cluster = rasch.columns(np.ascontiguousarray(np.take(counts.cells, own, axis=3).transpose(0, 3, 1, 2)))
-    C = per_cluster.shape[-1]
-    per_cluster = per_cluster.reshape(G, Po * C)
-    fitted = full_sample(rasch.from_columns(per_cluster.sum(axis=0, dtype=np.float64).reshape(Po, C)), theta)
-    largest = float(per_cluster.max(initial=0))
-    exact32 = G * largest * max(int(weights.max(initial=0)), 1) < (1 << 24)
-    per_cluster = per_cluster.astype(np.float32 if exact32 else np.float64)
+    fitted = full_sample(rasch.from_columns(rasch.columns(np.take(totals, own, axis=2).transpose(2, 0, 1))), theta)
     rates, ratios, work = [], [], Work()
     step = _block(Po)
-    for lo in range(0, len(weights), step):
-        w = weights[lo : lo + step].astype(per_cluster.dtype)
-        drawn = rasch.from_columns(np.rint(w @ per_cluster).reshape(len(w) * Po, C))
-        rate, ratio = _figures(drawn, len(w), fitted, P, own, later, of, work)
+    for lo in range(0, B, step):
+        rows = np.take(drawn[lo : lo + step], at, axis=1).reshape(-1, C)
+        rate, ratio = _figures(rasch.from_columns(rows), min(step, B - lo), fitted, P, own, later, of, work)
         rates.append(rate)
         ratios.append(ratio)
     return np.concatenate(rates), np.concatenate(ratios)

@@ -29,8 +29,9 @@ Newton's method on all rows at once (:mod:`replicate.stats.rasch_steps`):
 the information matrix is an arrow (alpha) on a five-band matrix (lambda),
 solved by a Cholesky factor (:mod:`replicate.stats.arrow`) whose loop runs
 over the K bins, every line vectorised over rows. Steps that lower the
-likelihood (it is concave) are halved. Near the maximum a row reuses its last
-factor (chord steps: the scores only). Bootstrap replicates start from the
+likelihood (it is concave) are halved; a step that repeats the previous one
+(a walk towards a maximum at infinity) is doubled while the likelihood rises.
+Near the maximum a row reuses its last factor (chord steps: the scores only). Bootstrap replicates start from the
 full sample's fit moved by one chord step with its information
 (:func:`predicted`). Only the path changes: every row stops at the same
 tolerance, at the one maximum.
@@ -50,9 +51,11 @@ MAX_STEPS = 100
 _MAX_MOVE = 8.0  # a Newton step moves no parameter by more than this
 _CHECKED_STEP = 0.5  # a step moving a parameter further is checked against the likelihood
 _SMALL_STEP = 1e-6  # a step moving no parameter further ends the row's fit
-_BOUND = 60.0  # parameters kept within +-_BOUND (a side always or never right drifts there)
+_BOUND = 300.0  # parameters kept within +-_BOUND (a side always or never right drifts there; sparse end bins
+# of many runs can have their maximum over 60 apart, and exp(300) keeps every product of the steps finite)
 _PREDICTED_MOVE = 2.0  # a predicted start moving a parameter further is not used
 _CHORD_STEP = 1e-3  # a row whose Newton step moved no parameter further takes chord steps next
+_MAX_WALK = 64.0  # a step that repeats the previous one is extended at most this many times (_extended)
 
 
 @dataclass(frozen=True)
@@ -131,24 +134,37 @@ def _pinned(h: np.ndarray) -> np.ndarray:
 
 
 def informative(s: Strata) -> Strata:
-    """``s`` without the items of the end strata (t = 0: every run wrong; t = K + 1: every run right).
+    """``s`` without the items of its certain strata: those in which only one pattern has a live bin.
 
-    An end stratum holds one pattern, so its items are certain given their total: they add 0 to the
-    conditional log-likelihood and to every score and information, and the maximum is the same without
-    them. They matter to the fit only where they are all of a bin's items: that bin's lambda has its
-    maximum at minus infinity (g = 0; the bin is not live here), which a fit of ``s`` would only creep
-    towards, a bounded step at a time, until its score vanished at about -30. (``expected`` reads ``s``:
-    these items are counted there, and an end stratum has no regression or progression.)
+    A stratum whose items can show one pattern only (t = 0: every run wrong; t = K + 1: every run right;
+    or any t whose other patterns' bins hold no items) holds items that are certain given their total: they
+    add 0 to the conditional log-likelihood and to every score and information, and the maximum is the
+    same without them. Taking them out can leave a bin with no items, whose maximum is then at g = 0 (its
+    items only ever sat in certain strata): that bin is not live, which can make a neighbouring stratum
+    certain in turn, so the strata are taken out until none is left (at 44 runs the sparse ends of the
+    bins cascade like this on some edges). A fit of ``s`` itself would only creep towards such a maximum,
+    a bounded step at a time, and never meet its tolerance. A certain stratum has no regression or
+    progression (its pattern is 00 or 11), so :func:`expected` reads these counts too.
     """
     K = s.h.shape[0]
     if K < 1:
         return s
     h, n = s.h.copy(), s.n.copy()
-    h[0] -= n[0]
-    h[K - 1] -= n[K + 1]
-    both = n[K + 1].copy()
-    n[0] = 0.0
-    n[K + 1] = 0.0
+    both = np.zeros_like(s.old)
+    # live bins padded by two dead ones on each side: stratum t's patterns are in bins t (00),
+    # t - 1 (10, 01) and t - 2 (11), rows t + 2, t + 1 and t of ``on``
+    on = np.zeros((K + 4,) + h.shape[1:], dtype=bool)
+    while True:
+        on[2 : K + 2] = h > 0
+        lone00, lone11 = on[2 : K + 4] & ~on[0 : K + 2], on[0 : K + 2] & ~on[2 : K + 4]
+        certain = (n > 0) & ~on[1 : K + 3] & (lone00 | lone11)
+        if not certain.any():
+            break
+        gone = np.where(certain, n, 0.0)
+        h -= np.where(lone00, gone, 0.0)[0:K]
+        h -= np.where(lone11, gone, 0.0)[2 : K + 2]
+        both += np.where(lone11, gone, 0.0).sum(axis=0)
+        n -= gone
     return Strata(h, n, s.old - both, s.new - both, s.regressed)
 
 
@@ -202,7 +218,7 @@ def fit(
     theta = (start(s) if theta is None else np.asarray(theta, dtype=np.float64)).T.copy()  # bins first
     theta[1:] -= theta[1 + np.argmax(told.h, axis=0), np.arange(r)]
     theta[1:][~live] = 0.0
-    theta[1:][~live & (s.h > 0)] = -_BOUND  # items only in an end stratum: the maximum is at g = 0
+    theta[1:][~live & (s.h > 0)] = -_BOUND  # items only in certain strata: the maximum is at g = 0
     done = np.zeros(r, dtype=bool)
     todo = np.arange(r)
     sub, th = steps.rows_of(told, live, fixed), theta
@@ -211,6 +227,7 @@ def fit(
     f: Factor | None = None
     ws = steps.Work() if work is None else work
     alive = np.ones(r, dtype=bool)  # rows of the subset still fitting (the others step 0 until dropped)
+    last = np.zeros_like(th)  # each row's previous step (before any extension)
     for _ in range(max_steps):
         chord = (since <= _CHORD_STEP) | ~alive
         step, biggest, f = _step(th, sub, f, chord, ws)
@@ -221,6 +238,10 @@ def fit(
         check = np.flatnonzero((moved > _CHECKED_STEP) & ~met & alive)
         if len(check):
             step[:, check] = _halved(th[:, check], step[:, check], sub.s.rows(check), sub.live[:, check])
+        walk = np.flatnonzero(_walking(step, last) & ~met & alive)
+        last[...] = step
+        if len(walk):
+            step[:, walk] = _extended(th[:, walk], step[:, walk], sub.s.rows(walk), sub.live[:, walk])
         th += step
         np.clip(th, -_BOUND, _BOUND, out=th)
         theta[:, todo] = th
@@ -233,7 +254,7 @@ def fit(
         if np.count_nonzero(alive) < 0.75 * len(todo):  # drop the finished rows (a copy of every array)
             keep = np.flatnonzero(alive)
             todo, th, sub, since, f = todo[keep], th[:, keep], sub.rows(keep), since[keep], factor_rows(f, keep)
-            alive = alive[keep]
+            alive, last = alive[keep], last[:, keep]
     return theta.T, done
 
 
@@ -266,10 +287,12 @@ def _step(
 
 def information(theta: np.ndarray, s: Strata) -> np.ndarray:
     """Each row's information matrix (r, K + 1, K + 1) at ``theta`` (rows first), alpha first; a pinned bin's
-    (:func:`_pinned`) row and column are the identity's."""
+    (:func:`_pinned`, of the counts outside the certain strata, :func:`informative`) row and column are the
+    identity's."""
     th = np.ascontiguousarray(np.asarray(theta, dtype=np.float64).T)
     r, K = th.shape[1], th.shape[0] - 1
     ws = steps.Work()
+    s = informative(s)
     rows = steps.rows_of(s, s.h > 0, _pinned(s.h))
     iaa, ial, diag, b1, b2 = steps.information(steps.scores(th, rows, ws)[2], ws)
     out = np.zeros((r, K + 1, K + 1))
@@ -305,7 +328,8 @@ def inverse_information(theta: np.ndarray, s: Strata) -> np.ndarray:
 def predicted(s: Strata, theta: np.ndarray, inverse: np.ndarray, h: np.ndarray) -> np.ndarray:
     """Starts (r, K + 1) for rows that are B replicates of P edges (edge fastest): each edge's fit ``theta``
     (P, K + 1) moved by one chord step, the edge's inverse information ``inverse`` (P, K + 1, K + 1) applied
-    to the row's scores. Both are from the full sample, whose items by bin are ``h`` (K, P). A row keeps
+    to the row's scores. Both are from the full sample, whose items by bin outside its certain strata
+    (:func:`informative`) are ``h`` (K, P). A row keeps
     ``theta`` where its empty bins are not the full sample's or the step moves a parameter by more than
     :data:`_PREDICTED_MOVE`. (Near the full sample's fit, this step is nearly the row's first Newton step,
     for a fraction of its cost: no information of the row's own and no banded solve.)
@@ -314,6 +338,7 @@ def predicted(s: Strata, theta: np.ndarray, inverse: np.ndarray, h: np.ndarray) 
     r = s.h.shape[1]
     B = r // P
     th = np.tile(np.asarray(theta, dtype=np.float64).T, (1, B))
+    s = informative(s)
     live = s.h > 0
     sa, sl, _ = steps.scores(th, steps.rows_of(s, live, _pinned(s.h)), steps.Work())
     sl[np.tile(_pinned(h), (1, B))] = 0.0
@@ -323,6 +348,39 @@ def predicted(s: Strata, theta: np.ndarray, inverse: np.ndarray, h: np.ndarray) 
     ok = same & (np.abs(step).max(axis=0) <= _PREDICTED_MOVE)
     th += np.where(ok, step, 0.0)
     return th.T
+
+
+def _walking(step: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Rows whose step repeats their previous one (a move of at least :data:`_CHECKED_STEP`, the same
+    direction and length within 1%): walking out towards a maximum at infinity, one unit a step."""
+    size, before = np.linalg.norm(step, axis=0), np.linalg.norm(last, axis=0)
+    cos = np.einsum("kr,kr->r", step, last) / np.maximum(size * before, 1e-300)
+    return (np.abs(step).max(axis=0) >= _CHECKED_STEP) & (cos >= 0.9999) & (np.abs(size - before) <= 0.01 * before)
+
+
+def _extended(th: np.ndarray, step: np.ndarray, sub: Strata, live: np.ndarray) -> np.ndarray:
+    """``step`` times the largest of 1, 2, 4, ... :data:`_MAX_WALK` up to which the likelihood keeps rising,
+    column by column.
+
+    Newton's method walks towards a maximum at infinity (a bin whose weight vanishes next to its
+    neighbours', which the data ask for without making its stratum certain) one unit of the parameter a
+    step: its scores shrink by a factor e a step, and meeting the tolerance took some 15 steps more than
+    the rows around it. The likelihood is concave, so along a step that repeats itself it rises up to its
+    maximum on that line; doubling the step while it rises reaches the tolerance in a few steps. Only the
+    path changes: the fit still ends at the tolerance."""
+    best = loglik(np.clip(th + step, -_BOUND, _BOUND), sub, live)
+    factor = np.ones(step.shape[1])
+    going = np.arange(step.shape[1])
+    m = 2.0
+    while len(going) and m <= _MAX_WALK:
+        trial = np.clip(th[:, going] + m * step[:, going], -_BOUND, _BOUND)
+        value = loglik(trial, sub.rows(going), live[:, going])
+        up = value > best[going] + 1e-12 * np.abs(best[going])
+        factor[going[up]] = m
+        best[going[up]] = value[up]
+        going = going[up]
+        m *= 2.0
+    return step * factor
 
 
 def _halved(th: np.ndarray, step: np.ndarray, sub: Strata, live: np.ndarray) -> np.ndarray:
@@ -343,9 +401,10 @@ def expected(theta: np.ndarray, s: Strata) -> tuple[np.ndarray, np.ndarray]:
     new always right, no regression; old always right, every new wrong item;
     new never right, every old right item (and the same for progressions).
     """
-    _, ten, one, _, G = _weights(np.asarray(theta).T, s.h > 0)
-    G += s.n <= 0  # a stratum without items: q = 0 (no masked division: far slower)
-    q = s.n / G
+    told = informative(s)  # a certain stratum has no regression or progression, a bin only in them g = 0
+    _, ten, one, _, G = _weights(np.asarray(theta).T, told.h > 0)
+    G += told.n <= 0  # a stratum without items: q = 0 (no masked division: far slower)
+    q = told.n / G
     reg, prog = (ten * q).sum(axis=0), (one * q).sum(axis=0)
     items, old, new = s.items, s.old, s.new
     reg = _limits(reg, old, new, items)

@@ -199,6 +199,35 @@ def test_replicate_counts_are_the_integer_products_of_weights_and_cluster_counts
     np.testing.assert_array_equal(reps, plain)
 
 
+def test_weights_of_chosen_clusters_are_those_of_the_plain_draws(monkeypatch):
+    """Weights drawn a block of replicates at a time (a block smaller than one replicate's draws here), all
+    clusters or a chosen few, are the counts of a plain loop drawing each replicate's indices in turn."""
+    import replicate.stats.bootstrap as bootstrap
+
+    monkeypatch.setattr(bootstrap, "_DRAWS", 50)
+    G, B = 37, 23
+    rng = np.random.default_rng(4)
+    plain = np.zeros((B, G), dtype=np.int64)
+    for b in range(B):
+        for c in rng.integers(G, size=G):
+            plain[b, c] += 1
+    np.testing.assert_array_equal(cluster_weights(np.random.default_rng(4), G, B), plain)
+    chosen = np.array([0, 5, 6, 36])
+    np.testing.assert_array_equal(cluster_weights(np.random.default_rng(4), G, B, columns=chosen), plain[:, chosen])
+    assert cluster_weights(np.random.default_rng(4), G, B, columns=np.array([], dtype=np.int64)).shape == (B, 0)
+
+
+def test_clusters_without_counts_change_no_replicate():
+    """Replicates over many clusters of which few carry counts (the weights of the rest are not kept) equal
+    the product of every cluster's weights with every cluster's counts."""
+    per_cluster = np.zeros((500, 2, 5), dtype=np.int64)
+    per_cluster[[3, 77, 499]] = np.random.default_rng(1).integers(0, 9, size=(3, 2, 5))
+    reps = cluster_replicates(np.random.default_rng(2), per_cluster, 40)
+    W = cluster_weights(np.random.default_rng(2), 500, 40)
+    np.testing.assert_array_equal(reps, np.einsum("bg,gpk->bpk", W, per_cluster))
+    assert cluster_replicates(np.random.default_rng(2), np.zeros((500, 1, 2), dtype=np.int64), 40).any() == False  # noqa: E712
+
+
 def coverage(*, clustered_data: bool, cluster_bootstrap: bool, releases: int = 1000) -> dict[str, float]:
     rng = np.random.default_rng(2024)
     hits = {f: 0 for f in TRUTH}

@@ -13,10 +13,12 @@ from replicate.stats.bootstrap import Clusters, bootstrap_pairs, cluster_weights
 from replicate.stats.independence import (
     DifficultyBaseline,
     DifficultyCounts,
+    difficulty_count_chunks,
     difficulty_counts,
     fit_difficulty,
 )
 from replicate.stats.independence_boot import (
+    cluster_difficulty,
     cluster_difficulty_replicates,
     item_difficulty_replicates,
     log_t_bounds,
@@ -35,6 +37,48 @@ def clustered_judges(rng, n_judges: int, queries: int, per_query: int, *, spread
     labels = np.where(right, 0, 1 + (rng.random((n_judges, n)) < 0.5)).astype(np.int8)
     labels[rng.random(labels.shape) < unparsed] = -1
     return labels, np.zeros(n, np.int16), codes
+
+
+def test_clusters_read_a_chunk_at_a_time_give_the_same_fit_and_replicates(monkeypatch):
+    """The baseline and its replicates from chunks of 4 of 11 clusters (summed as they come; the mirrors
+    checked chunk by chunk) equal those of every cluster's counts at once, bit for bit: the sums are exact
+    integers."""
+    import replicate.stats.independence as independence
+
+    rng = np.random.default_rng(12)
+    labels, gold, codes = clustered_judges(rng, 6, 11, 6, unparsed=0.03)
+    pairs = [(0, 1), (1, 0), (2, 3), (3, 2), (4, 5)]
+    G, B = 11, 40
+    weights = cluster_weights(np.random.default_rng(3), G, B)
+    counts = difficulty_counts(labels, gold, pairs, codes=codes, n_clusters=G)
+    base = fit_difficulty(counts, pairs, 6)
+    want = cluster_difficulty_replicates(counts, base, weights)
+    monkeypatch.setattr(independence, "_CLUSTER_CHUNK", 4)
+    got_base, got = cluster_difficulty(
+        lambda: difficulty_count_chunks(labels, gold, pairs, codes=codes, n_clusters=G), pairs, 4, weights
+    )
+    np.testing.assert_array_equal(got_base.expected, base.expected)
+    np.testing.assert_array_equal(got_base.theta, base.theta)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    assert np.isfinite(got[0]).all()
+
+
+def test_a_reverse_edge_that_does_not_mirror_is_summed_and_refit_on_its_own():
+    """Counts whose edge (1, 0) is not (0, 1)'s with the sides swapped (the first pass sums only edges
+    without an earlier reverse): the pass is made again over every edge, and the replicates are those of
+    every cluster's counts at once."""
+    rng = np.random.default_rng(8)
+    G, K, pairs = 7, 4, ((0, 1), (1, 0))
+    cells = rng.integers(1, 9, size=(G, 4, K, 2)).astype(np.float32)
+    counts = DifficultyCounts(pairs, cells, K - 1)
+    base = fit_difficulty(counts, pairs, K + 1)
+    weights = cluster_weights(np.random.default_rng(1), G, 30)
+    got_base, got = cluster_difficulty(lambda: [cells[:3], cells[3:]], pairs, K - 1, weights)
+    np.testing.assert_array_equal(got_base.expected, base.expected)
+    for a, b in zip(got, cluster_difficulty_replicates(counts, base, weights)):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(got[0][:, 0], got[0][:, 1])
 
 
 def test_cluster_replicates_equal_a_plain_loop_over_the_same_draws():

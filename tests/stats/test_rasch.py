@@ -190,3 +190,76 @@ def test_items_only_in_an_end_stratum_leave_the_fit_at_once():
             told[3, K - 1] = 0
         assert_matches_plain(told, reg[r], prog[r])
         assert theta[r, 1] == -rasch._BOUND  # g_0 = 0
+
+
+def test_certain_strata_cascade_out_of_the_fit():
+    """Strata that hold one possible pattern once a bin is found empty: bin K - 1 holds no item, bin K - 2
+    only items with both sides right (total K, which then only that pattern can reach), bin K - 3 some items
+    with both sides right too (total K - 1, which bins K - 1 and K - 2 no longer reach). Each of those
+    strata is certain given its total; bin K - 2 is then as empty as bin K - 1 (its maximum is g = 0). The
+    fit converges at once to the plain fit of the counts without the certain items; before, it crept
+    towards g = 0 a bounded step at a time and stopped at its step limit with scores above the tolerance."""
+    rng = np.random.default_rng(33)
+    K = 8
+    rows = [random_cells(rng, K) for _ in range(6)]
+    for cells in rows:
+        cells[:, K - 1] = 0
+        cells[:3, K - 2] = 0
+        cells[3, K - 2] = max(cells[3, K - 2], 2)
+    s = rasch.strata(np.stack(rows))
+    theta, done = rasch.fit(s, max_steps=20)
+    assert done.all()
+    reg, prog = rasch.expected(theta, s)
+    for r, cells in enumerate(rows):
+        told = cells.copy()
+        told[3, K - 2] = 0  # total K: certain
+        told[3, K - 3] = 0  # total K - 1: certain once bin K - 2 is out
+        assert_matches_plain(told, reg[r], prog[r])
+    told = rasch.informative(s)
+    np.testing.assert_array_equal(told.h[K - 2], 0)
+    np.testing.assert_array_equal(told.n[K - 1 :], 0)
+
+
+_Z = [0] * 7
+#: Cells of one edge of a 44-run synthetic release whose lower bins' maximum lies far out.
+FAR_OUT = np.array([
+    _Z + [2, 1, 3, 5, 5, 7, 19, 29, 31, 40, 52, 68, 82, 110, 144, 113, 184, 138, 158, 148, 137, 123, 103,
+         75, 80, 48, 33, 27, 18, 6, 2, 2, 0, 0, 0, 0],
+    _Z + [1, 1, 0, 0, 1, 3, 11, 9, 12, 21, 31, 35, 42, 60, 84, 77, 99, 111, 128, 138, 120, 136, 146, 101,
+         74, 89, 66, 55, 32, 13, 13, 4, 6, 0, 1, 0],
+    _Z + [0, 0, 0, 0, 1, 8, 12, 8, 18, 26, 26, 50, 72, 87, 126, 132, 173, 217, 253, 260, 289, 299, 286,
+         294, 241, 204, 138, 75, 74, 42, 32, 12, 9, 0, 2, 0],
+    _Z + [1, 0, 0, 0, 0, 1, 2, 4, 6, 13, 16, 24, 41, 51, 63, 76, 102, 126, 156, 185, 235, 237, 255, 246,
+         240, 216, 178, 171, 126, 84, 71, 41, 17, 14, 4, 0],
+], dtype=np.float64)
+
+
+def test_a_maximum_far_out_is_reached_within_the_bounds():
+    """Counts of an edge of a 44-run synthetic release (one per bin of the other runs' count, by cell)
+    whose lower bins' maximum lies further than 60 apart (the old bound): the fit converges to its
+    tolerance (it stalled at the bound with scores of about 1e-3) and its expected counts are those of
+    the items' totals (regressions and progressions add to the discordant items' expectation)."""
+    cells = FAR_OUT
+    s = rasch.strata(cells[None])
+    theta, done = rasch.fit(s)
+    assert done.all()
+    told = rasch.informative(s)
+    rows = rasch.steps.rows_of(told, told.h > 0, rasch._pinned(told.h))
+    sa, sl, _ = rasch.steps.scores(np.ascontiguousarray(theta.T), rows, rasch.steps.Work())
+    assert max(abs(sa[0]), np.abs(sl * rows.free).max()) <= rasch.TOLERANCE * cells.sum()
+    assert np.abs(theta).max() > 60
+
+
+
+def test_extended_steps_change_no_fit_and_walk_out_faster(monkeypatch):
+    """Steps that repeat themselves (a walk towards a maximum at infinity) are doubled while the likelihood
+    rises: the fit of the far-out counts ends at the same expected counts as plain Newton steps, in fewer
+    steps (plain steps take over 25 here)."""
+    s = rasch.strata(FAR_OUT[None])
+    theta, done = rasch.fit(s, max_steps=20)
+    assert done.all()
+    monkeypatch.setattr(rasch, "_MAX_WALK", 1.0)
+    assert not rasch.fit(s, max_steps=20)[1].any()
+    plain, plain_done = rasch.fit(s)
+    assert plain_done.all()
+    np.testing.assert_allclose(rasch.expected(theta, s), rasch.expected(plain, s), rtol=1e-10)
