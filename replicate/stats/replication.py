@@ -164,8 +164,8 @@ def paired_mean_difference(fresh: float, released: float, var_fresh: float, var_
                            df: float = math.inf, confidence_level: float = 0.95) -> Comparison:
     """A t test of a mean over the same items on both sides (fresh - released; trial noise only).
 
-    ``df`` (:func:`satterthwaite_df`) is rounded down to an integer (a wider interval, no scipy); infinite or
-    above 10^6 it is the z test (:func:`z_test`).
+    ``df`` (:func:`satterthwaite_df`) is rounded down to an integer (a wider interval); infinite or above
+    10^6 it is the z test (:func:`z_test`).
     """
     if df > 1e6:
         c = z_test(fresh, released, var_fresh, var_released, confidence_level=confidence_level)

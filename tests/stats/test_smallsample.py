@@ -101,19 +101,3 @@ def test_no_interval_where_the_figure_is_undefined():
     assert iv["regression_share_of_old_correct"].low is None
     assert iv["independence_ratio"].low is None
     assert iv["regression_rate"].low == 0.0 and iv["regression_rate"].high > 0
-
-
-@pytest.mark.parametrize("df", [1, 2, 3, 4, 5, 9, 10, 19, 49, 103, 400, 401, 1000, 5000])
-def test_t_quantile_without_scipy_equals_scipys(df):
-    from replicate.stats.smallsample import t_quantile
-
-    for q in (0.9, 0.95, 0.975, 0.995):
-        assert t_quantile(df, q) == pytest.approx(stats.t.ppf(q, df), rel=1e-11)
-
-
-@pytest.mark.parametrize("df", [1, 2, 3, 4, 9, 39, 99, 401, 5000])
-def test_t_sf_without_scipy_equals_scipys(df):
-    from replicate.stats.smallsample import t_sf
-
-    for t in (-4.0, -1.3, 0.0, 0.4, 1.96, 2.9, 6.0):
-        assert t_sf(t, df) == pytest.approx(stats.t.sf(t, df), rel=1e-9, abs=1e-14)
