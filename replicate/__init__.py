@@ -86,19 +86,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 __all__ = ["__version__", *_EXPORTS]
 
 
-def _version() -> str:
-    """The installed distribution's version (looked up on first use: importlib.metadata costs start-up time)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("replicate-audit")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        return "0.0.0+unknown"
-
-
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        value = globals()[name] = _version()
+        from replicate.version import tool_version
+
+        value = globals()[name] = tool_version()
         return value
     try:
         module, attr = _EXPORTS[name]

@@ -117,13 +117,13 @@ class GitHubClient:
                  on_retry: Callable[[str], None] | None = None) -> None:
         import requests
 
-        from replicate import __version__
+        from replicate.version import tool_version
 
         self.settings = settings
         self.sleep = sleep
         self.on_retry = on_retry  # told before each retry what failed and how long it waits
         self.session = requests.Session()
-        self.session.headers["User-Agent"] = f"replicate/{__version__}"
+        self.session.headers["User-Agent"] = f"replicate/{tool_version()}"
         pool = max(10, settings.jobs)
         for scheme in ("http://", "https://"):
             self.session.mount(scheme, requests.adapters.HTTPAdapter(pool_connections=pool, pool_maxsize=pool))

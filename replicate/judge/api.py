@@ -85,7 +85,7 @@ class Loaded:
             needs_parser = any(r.labels is None for r in self.runs)
             parser = PARSERS.get(parser_name) if needs_parser else None
             names = self.key_names
-            read = [apply_out_of_scale(replace(self._label(r, parser), key_names=names), self.out_of_scale)
+            read = [apply_out_of_scale(replace(self._label(r, parser), key_names=names, diagnostics=self.diagnostics), self.out_of_scale)
                     for r in self.runs]
             self._cache[parser_name] = [lr for lr, _ in read]
             self._scales[parser_name] = tuple(o for _, o in read)
@@ -175,7 +175,8 @@ class LoadReport:
 
     def to_json(self) -> dict:
         r = self.result
-        return {**dict(r.to_json() if hasattr(r, "to_json") else r), **self.extra}
+        own = dict(r.to_json() if hasattr(r, "to_json") else r)
+        return {**{k: v for k, v in own.items() if k not in self.extra}, **self.extra}
 
 
 def load_runs(

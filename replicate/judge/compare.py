@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, Iterable, Literal, Mapping, Sequence
 
+from replicate.diagnostics import Diagnostics
 from replicate.judge.align import Aligned, align
 from replicate.judge.model import LabelledRun, RunFile, extraction_failures
 from replicate.judge.pairs import PairCounts, Policy, pair_counts
@@ -74,6 +75,8 @@ class Comparison:
     unparsed_choice: UnparsedChoice | None = None
     #: the harness's own figures of each side (over that side's items) beside the recomputed accuracy
     harness: tuple[HarnessCheck, ...] = ()
+    #: the warnings met loading the runs (:attr:`LabelledRun.diagnostics`), the JSON's ``warnings`` as the command's
+    diagnostics: Diagnostics | None = field(default=None, compare=False, repr=False)
 
     @property
     def small(self) -> bool:
@@ -127,6 +130,8 @@ class Comparison:
             out["absent"] = absent
         if self.agreement is not None:
             out["agreement"] = {f"{r.left}_{r.right}": r.to_json() for r in self.agreement}
+        if self.diagnostics is not None:
+            out["warnings"] = self.diagnostics.to_json()
         return out
 
 
@@ -238,7 +243,7 @@ def compare(
     aligned = align([old, new])
     cmp = edges(aligned, [(0, 1)], policy=choice.policy, uncertainty=settings)[0]
     checks = tuple(h for run in (old, new) for h in harness_checks(run, choice.policy))
-    cmp = replace(cmp, unparsed_choice=choice, harness=checks)
+    cmp = replace(cmp, unparsed_choice=choice, harness=checks, diagnostics=warnings_of([old, new]))
     if not agreement or aligned.n_items == 0:
         return cmp
     if "verdicts" in (old.yields, new.yields):
@@ -246,6 +251,15 @@ def compare(
     from replicate.judge.agreement import edge_agreement
 
     return replace(cmp, agreement=edge_agreement(aligned, 0, 1, policy=choice.policy, settings=settings))
+
+
+def warnings_of(runs: Sequence[LabelledRun]) -> Diagnostics | None:
+    """The warnings of the loads the runs came from: their one load's (the same object, so a warning added
+    later shows too), or those of several loads together; None when no run says."""
+    loads = list({id(d): d for r in runs if (d := r.diagnostics) is not None}.values())
+    if len(loads) <= 1:
+        return loads[0] if loads else None
+    return Diagnostics(warnings=[w for d in loads for w in d.warnings])
 
 
 def chain(

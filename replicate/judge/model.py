@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from replicate.diagnostics import Diagnostics
 from replicate.labels import LabelSet
 from replicate.parsing import UNPARSED, Parser
 from replicate.provenance import FileProvenance
@@ -182,6 +183,8 @@ class LabelledRun:
     label_set: LabelSet | None = None  # the parser's or reader's label set, when declared
     #: the names of the parts of an item key (``query_id``, ``corpus_id``), when the load told them
     key_names: tuple[str, ...] | None = None
+    #: the warnings of the load it came from (:meth:`~replicate.judge.api.Loaded.labelled`): a result's JSON carries them
+    diagnostics: Diagnostics | None = field(default=None, compare=False, repr=False)
 
     @property
     def reader(self) -> str:

@@ -39,12 +39,11 @@ tolerance, at the one maximum.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from replicate.stats import rasch_steps as steps
 from replicate.stats.arrow import Factor, factor_rows
+from replicate.stats.rasch_steps import Strata
 
 TOLERANCE = 1e-12  # every score within TOLERANCE * max(items, 1)
 MAX_STEPS = 100
@@ -56,25 +55,6 @@ _BOUND = 300.0  # parameters kept within +-_BOUND (a side always or never right 
 _PREDICTED_MOVE = 2.0  # a predicted start moving a parameter further is not used
 _CHORD_STEP = 1e-3  # a row whose Newton step moved no parameter further takes chord steps next
 _MAX_WALK = 64.0  # a step that repeats the previous one is extended at most this many times (_extended)
-
-
-@dataclass(frozen=True)
-class Strata:
-    """The counts the fit reads, bins first: items by the other runs' count ``h`` (K, r), by total ``n``
-    (K + 2, r); per row the old side's right count ``old``, the new side's ``new`` and the regressions."""
-
-    h: np.ndarray
-    n: np.ndarray
-    old: np.ndarray
-    new: np.ndarray
-    regressed: np.ndarray
-
-    @property
-    def items(self) -> np.ndarray:
-        return self.h.sum(axis=0)
-
-    def rows(self, idx: np.ndarray) -> Strata:
-        return Strata(self.h[:, idx], self.n[:, idx], self.old[idx], self.new[idx], self.regressed[idx])
 
 
 def strata(cells: np.ndarray) -> Strata:

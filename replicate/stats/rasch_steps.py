@@ -1,7 +1,7 @@
 """The Newton and chord steps of :mod:`replicate.stats.rasch`: scores and information, many rows at once (pure).
 
 Bins first throughout: ``th`` is ``(K + 1, r)`` (alpha, then lambda of the K
-bins), a :class:`~replicate.stats.rasch.Strata` holds the counts. With
+bins), a :class:`Strata` holds the counts. With
 ``g_k = exp(lambda_k)`` (0 for an empty bin), ``w = exp(alpha)``, per stratum
 ``t = 0..K+1``: ``A_t = g_(t-1) + g_(t-2)`` (the weight of the patterns with
 the old side right, over w), ``G_t = g_t + g_(t-1) + w A_t`` and
@@ -20,16 +20,33 @@ more than the arithmetic.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from replicate.stats.arrow import Factor, factor, solve
 
-if TYPE_CHECKING:
-    from replicate.stats.rasch import Strata
-
 RIDGE = 1e-13
+
+
+@dataclass(frozen=True)
+class Strata:
+    """The counts the fit reads, bins first: items by the other runs' count ``h`` (K, r), by total ``n``
+    (K + 2, r); per row the old side's right count ``old``, the new side's ``new`` and the regressions."""
+
+    h: np.ndarray
+    n: np.ndarray
+    old: np.ndarray
+    new: np.ndarray
+    regressed: np.ndarray
+
+    @property
+    def items(self) -> np.ndarray:
+        return self.h.sum(axis=0)
+
+    def rows(self, idx: np.ndarray) -> Strata:
+        return Strata(self.h[:, idx], self.n[:, idx], self.old[idx], self.new[idx], self.regressed[idx])
 
 
 class Work:

@@ -18,7 +18,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-from replicate import __version__
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, UsageError
 from replicate.judge.model import LabelledRun, Run, decided_column as decided_runs_column
@@ -41,6 +40,7 @@ from replicate.verify.recompute import (
     floor_of,
 )
 from replicate.verify.result import ClaimResult, Flag, Verification
+from replicate.version import tool_version
 
 if TYPE_CHECKING:
     from replicate.judge.labelcache import LabelCache
@@ -184,7 +184,7 @@ def verify_runs(
     return Verification(
         claims_file=claims, parsers=columns, explicit_parsers=explicit, results=tuple(results),
         edges=edges, floors=floors, run_figures=run_figs, run_files=run_files, flags=flags,
-        root=root, tool_version=__version__, date=date, diagnostics=diag, decided=decided is not None,
+        root=root, tool_version=tool_version(), date=date, diagnostics=diag, decided=decided is not None,
         against_floor=_against_floor(edges, floors, rc), out_of_scale=rc.out_of_scale,
         scale_outcomes=rc.scale_outcomes(),
     )

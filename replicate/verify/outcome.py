@@ -19,17 +19,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from replicate.verify.matching import Match, Printed, PrintedFlag, Verdict, match, rounded
-
-if TYPE_CHECKING:
-    from replicate.verify.replication import Replicated
 
 Value = Fraction | int | float | bool
 
 #: Verdicts that fail the check (exit 1).
 FAILING = ("mismatch", "does not replicate")
+
+
+class Judged(Protocol):
+    """A replication's judgement of a figure (:class:`replicate.verify.replication.Replicated`): its verdict, or
+    None when not computable, and why, where there is no verdict or it was withheld."""
+
+    @property
+    def verdict(self) -> str | None: ...
+
+    @property
+    def why(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +62,7 @@ class Outcome:
     printed: Printed | PrintedFlag
     computed: Computed
     match: Match | None = None  # at printed precision (None: not computable, a pass/fail, or replicated)
-    replicated: Replicated | None = None
+    replicated: Judged | None = None
 
     @classmethod
     def recomputed(cls, printed: Printed | PrintedFlag, computed: Computed) -> Outcome:

@@ -115,7 +115,7 @@ class RankingsRecomputer:
         return self.tables[given] if isinstance(given, str) else tuple(given)
 
     def agreement(self, claim: Any) -> Any:
-        from replicate import ranking_agreement
+        from replicate.rankings import ranking_agreement
 
         key = (self.paths(claim), tuple(claim.options["qrels"]), claim.options["measure"])
         if key not in self._cache:

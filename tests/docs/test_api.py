@@ -51,9 +51,27 @@ def test_the_library_gives_the_commands_json():
     assert cli["cells"]["only_old"] == 9 and cli["uncertainty"]["replicates"] == 1000
     # the comparison itself carries every figure; the load adds only its own account
     figures = json.loads(dumps_json(cmp))
-    assert set(cli) - set(figures) == {"label_cache", "out_of_scale", "warnings"}
+    assert set(cli) - set(figures) == {"label_cache", "out_of_scale"}
+    assert figures["warnings"] == cli["warnings"]  # the load's warnings travel with the runs it labelled
     for key in ("interval", "independence_baselines", "mcnemar_clustered", "small_sample", "uncertainty", "agreement"):
         assert figures[key] == cli[key], key
+
+
+def test_the_comparisons_json_carries_the_warnings_the_commands_does(tmp_path):
+    # a blank line is skipped with a warning: compare(...).to_json() says so, as the command's JSON does
+    files = []
+    for name in ("alpha-2024-05", "alpha-2024-08"):
+        lines = (EXAMPLE / f"{name}_annotations.jsonl").read_text(encoding="utf-8").splitlines()
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("\n".join([lines[0], "", *lines[1:]]) + "\n", encoding="utf-8")
+        files.append(str(path))
+    cli = _cli_json(*files, "--parser", "umbrela-fallback@1", "--replicates", "50")
+    loaded = replicate.load_runs(replicate.runs_from_files(files))
+    old, new = loaded.labelled("umbrela-fallback@1")
+    cmp = replicate.compare(old, new, uncertainty=Uncertainty(replicates=50, key_fields=loaded.key_names))
+    figures = json.loads(dumps_json(cmp))
+    assert figures["warnings"]["count"] == 2 and figures["warnings"] == cli["warnings"]
+    assert [w["line"] for w in figures["warnings"]["first"]] == [2, 2]
 
 
 def test_the_library_takes_the_commands_settings():

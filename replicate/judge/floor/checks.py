@@ -133,6 +133,7 @@ class EdgeCheck:
 
     def to_json(self) -> dict:
         out = self.comparison.to_json()
+        out.pop("warnings", None)  # the load's, which the command's JSON carries once, at its top
         out["verdict"] = self.verdict
         out["insufficient_data"] = self.insufficient_json()
         out["point_verdict"] = self.point_verdict

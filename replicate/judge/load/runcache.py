@@ -64,9 +64,9 @@ _SEP = "\x00"
 
 
 def _version() -> str:
-    from replicate import __version__
+    from replicate.version import tool_version
 
-    return __version__
+    return tool_version()
 
 
 def run_key(paths: Sequence[Path], reader: str | None, fields: Any, options: ReadOptions | None) -> str | None:
