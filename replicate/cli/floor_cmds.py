@@ -11,7 +11,6 @@ from typing import Annotated
 
 import typer
 
-from replicate.cli.aliases import EDGE_METAVAR
 from replicate.cli.base import FormatOpt, StrictOpt, app, fit_terminal
 from replicate.cli.judge_options import (
     ClusterOpt,
@@ -62,7 +61,7 @@ EdgeOpt = Annotated[
     str | None,
     typer.Option(
         "--edge",
-        metavar=EDGE_METAVAR,
+        metavar="OLD:NEW",
         help="An upgrade edge (two runs: names in --runs or files) to set against the floor.",
         show_default=False,
     ),
@@ -252,7 +251,7 @@ def audit_cmd(
     epoch: EpochOpt = None,
     edge: Annotated[
         str | None,
-        typer.Option("--edge", metavar=EDGE_METAVAR, help="Also show how an edge's figures move between the parsers (two of the audited runs, by file or run name).", show_default=False),
+        typer.Option("--edge", metavar="OLD:NEW", help="Also show how an edge's figures move between the parsers (two of the audited runs, by file or run name).", show_default=False),
     ] = None,
     unparsed: UnparsedOpt = None,
     examples: Annotated[int, typer.Option("--examples", min=0, help="Differing outputs shown per file (one per label pattern first).")] = 5,

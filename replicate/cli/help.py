@@ -118,14 +118,6 @@ class ReplicateCommand(TyperCommand):
                 with formatter.section(title):
                     formatter.write_dl(rows)
 
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        from replicate.cli.aliases import modernise
-
-        args, warnings = modernise(self.params, args)
-        for w in warnings:
-            typer.echo(w, err=True)
-        return super().parse_args(ctx, args)
-
 
 class ReplicateTyper(typer.Typer):
     """A Typer application whose commands are :class:`ReplicateCommand` unless told otherwise."""

@@ -505,7 +505,6 @@ def resolve_runs(files: Sequence[Path] | None, runs_toml: Path | None) -> list:
 def edge_of(edge: str | None, names: Sequence[str] = ()) -> tuple[str, str] | None:
     """``--edge OLD:NEW`` -> ``(OLD, NEW)`` (the split whose sides are both among ``names`` when one is, else at the first ':').
 
-    The old two-value spelling ``--edge OLD NEW`` is rewritten to this one before (cli.aliases).
     A value that starts with '-' is an option click took for the edge: that is said.
     """
     if edge is None:

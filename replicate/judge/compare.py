@@ -120,8 +120,6 @@ class Comparison:
         out["ci"] = self.ci()
         if self.uncertainty is not None and self.settings is not None:
             u = self.uncertainty
-            if u.resampled:  # deprecated: the bootstrap entries of ``ci``
-                out["interval"] = {k: v.to_json() for k, v in u.interval.items()}
             out["mcnemar_clustered"] = u.mcnemar_json()
             out["independence_baselines"] = u.baselines_json(self.cells)
             out["uncertainty"] = self.settings.to_json()

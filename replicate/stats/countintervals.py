@@ -61,7 +61,6 @@ class CellFigures:
 
     def to_json(self) -> dict:
         out = self.cells.to_json()
-        out["interval"] = {k: v.to_json() for k, v in self.interval.items()}  # deprecated: ``ci``
         out["ci"] = ci_map(self.interval)
         out["uncertainty"] = {
             "replicates": self.replicates,

@@ -366,8 +366,6 @@ def _edge_json(e: EdgeFigures) -> dict:
     out["ci"] = edge_ci(e.cells, None if err is None else err.interval,
                         e.settings.confidence_level if e.settings is not None else 0.95)
     if e.error is not None and e.settings is not None:
-        if e.error.resampled:  # deprecated: the bootstrap entries of ``ci``
-            out["interval"] = {k: v.to_json() for k, v in e.error.interval.items()}
         out["mcnemar_clustered"] = e.error.mcnemar_json()
         out["independence_baselines"] = e.error.baselines_json(e.cells)
         out["uncertainty"] = e.settings.to_json()

@@ -1,8 +1,9 @@
 """One interval map per figure (issue 32 item 4): ``ci`` names every method and one default, text shows that one.
 
 The Wilson bounds are checked against scipy's ``binomtest(...).proportion_ci(method="wilson")``; the
-default is checked against the interval the readings use (the bootstrap's, from the deprecated
-``interval`` key kept for one release) and against the rule: bootstrap when resampled, Wilson otherwise.
+default is checked against the interval the readings use (the library's, computed by the same call) and
+against the rule: bootstrap when resampled, Wilson otherwise. The deprecated ``interval`` key beside ``ci``
+is gone (issue 40).
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ import pytest
 from scipy.stats import binomtest
 from typer.testing import CliRunner
 
+import replicate
 from replicate.cli.app import app
+from replicate.judge.uncertainty import Uncertainty
+from replicate.stats.countintervals import cell_figures
+from replicate.stats.fourcell import FourCell
 
 ROOT = Path(__file__).resolve().parents[2]
 P = "umbrela-fallback@1"
@@ -54,15 +59,27 @@ def _check_wilson(doc: dict) -> None:
         assert doc["intervals"][fig] == [got["low"], got["high"]]  # the deprecated key holds the same bounds
 
 
+def _readings(cluster: str | None) -> dict:
+    """The bootstrap intervals the readings of ``compare A B`` use, from the library."""
+    loaded = replicate.load_runs(replicate.runs_from_files([A, B]))
+    old, new = loaded.labelled(P)
+    settings = Uncertainty(key_fields=loaded.key_names, **({"cluster": cluster} if cluster else {}))
+    err = replicate.compare(old, new, uncertainty=settings).uncertainty
+    assert err is not None
+    return json.loads(json.dumps({k: v.to_json() for k, v in err.interval.items()}))
+
+
 @pytest.mark.parametrize("cluster, method", [(None, "cluster-bootstrap-t-percentile"), ("item", "item-bootstrap-percentile")])
 def test_compare_default_is_the_bootstrap(cluster: str | None, method: str) -> None:
     extra = [] if cluster is None else ["--cluster", cluster]
     doc = _json("compare", A, B, "-p", P, *extra)
     _check_wilson(doc)
     assert set(doc["ci"]) == set(PROPORTIONS) | set(OTHERS)
+    assert "interval" not in doc
+    readings = _readings(cluster)
     for fig, entry in doc["ci"].items():
         assert entry["default"] == method, fig
-        assert entry[method] == doc["interval"][fig]  # the interval the readings use
+        assert entry[method] == readings[fig]  # the interval the readings use
         if fig in PROPORTIONS:  # never narrower than the item-level interval
             assert set(entry) == {"default", method, "wilson-score"}
             assert entry[method]["at_least"] == "wilson-score"
@@ -104,8 +121,11 @@ def test_chain_matrix_and_cells_carry_the_map() -> None:
         assert edge["ci"]["independence_ratio"]["default"] == "cluster-bootstrap-t-percentile"
         _check_wilson(edge)
     cells = _json("cells", "6252", "5776", "1455", "7163")
+    assert "interval" not in cells
+    figs = cell_figures(FourCell(6252, 5776, 1455, 7163), n_resamples=1000, seed=0)
+    used = json.loads(json.dumps({k: v.to_json() for k, v in figs.interval.items()}))
     for fig, entry in cells["ci"].items():
-        assert entry == {"default": cells["interval"][fig]["method"], entry["default"]: cells["interval"][fig]}
+        assert entry == {"default": used[fig]["method"], entry["default"]: used[fig]}
     assert {cells["ci"][f]["default"] for f in PROPORTIONS} == {"wilson-score"}
     assert {cells["ci"][f]["default"] for f in ("accuracy_difference", "independence_ratio")} == {"item-bootstrap-percentile"}
 

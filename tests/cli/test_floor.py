@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
+from support.ci import used
 
 P = "umbrela-fallback@1"
 KEYS = [("1", "a"), ("1", "b"), ("2", "c"), ("2", "d"), ("3", "e"), ("3", "f")]
@@ -58,7 +59,7 @@ def test_floor_json(repeats):
     info = js["edge"]["insufficient_data"]
     assert (info["n"], info["clusters"], info["cluster"]) == (6, 3, "query_id")
     assert "fewer than --min-items 100" in info["reason"] and "too few query_id clusters for an interval: 3" in info["reason"]
-    iv = js["edge"]["interval"]["regression_rate"]
+    iv = used(js["edge"])["regression_rate"]
     assert iv["low"] is None and iv["high"] is None and iv["reason"].startswith("too few query_id clusters")
     assert iv["replicates"] == 1000 and iv["cluster"] == "query_id"
     assert [f["code"] for f in js["edge"]["sample_flags"]] == ["small_sample"]
@@ -155,8 +156,8 @@ def test_matrix_json_and_table(repeats):
     assert (p["old"]["name"], p["new"]["name"], p["regression_rate"], p["change_rate"]) == ("R1", "R2", 0.2, 0.4)
     assert [f["code"] for f in js["flags"]] == ["n_differs", "small_sample"]  # 3 pairs of 5-6 items < 100
     assert "6 pair(s) compared on fewer than --min-items 100 items" in js["flags"][1]["message"]
-    assert p["interval"]["regression_rate"]["method"] == "cluster-bootstrap-t-percentile"
-    assert p["interval"]["regression_rate"]["low"] is None  # 3 query clusters: too few for an interval
+    assert used(p)["regression_rate"]["method"] == "cluster-bootstrap-t-percentile"
+    assert used(p)["regression_rate"]["low"] is None  # 3 query clusters: too few for an interval
     assert js["uncertainty"] == {"replicates": 1000, "seed": 0, "cluster": "query_id", "confidence_level": 0.95, "min_items": 100}
     text = _run("matrix", *files, "-p", P).stdout
     assert "regression rate (only_old / n); rows = old, columns = new" in text

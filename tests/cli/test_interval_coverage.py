@@ -124,9 +124,9 @@ def missing_intervals(node, path: str = "", *, rate_key: re.Pattern = RATE_KEY, 
     """Paths of rates with no complete interval beside them."""
     out: list[str] = []
     if isinstance(node, dict):
-        ivs = node.get("interval") if isinstance(node.get("interval"), dict) else {}
+        ivs = node.get("interval") if isinstance(node.get("interval"), dict) else default_intervals(node.get("ci"))
         for k, v in node.items():
-            if k in ("interval", "intervals") or k in skip:
+            if k in ("interval", "intervals", "ci") or k in skip:
                 continue
             here = f"{path}.{k}"
             if isinstance(v, float | int) and not isinstance(v, bool) and rate_key.search(k):
@@ -141,11 +141,18 @@ def missing_intervals(node, path: str = "", *, rate_key: re.Pattern = RATE_KEY, 
     return out
 
 
+def default_intervals(ci) -> dict:
+    """Figure -> the interval a ``ci`` map names its default (the one the readings use)."""
+    if not isinstance(ci, dict):
+        return {}
+    return {fig: entry.get(entry.get("default")) for fig, entry in ci.items() if isinstance(entry, dict)}
+
+
 def intervals_of(node, key: str = ""):
-    """(figure, low, high) of every interval in the JSON."""
+    """(figure, low, high) of every interval in the JSON (in a ``ci`` map, its default)."""
     if isinstance(node, dict):
-        if key == "interval":
-            for fig, iv in node.items():
+        if key in ("interval", "ci"):
+            for fig, iv in (node if key == "interval" else default_intervals(node)).items():
                 if isinstance(iv, dict) and iv.get("low") is not None and iv.get("high") is not None:
                     yield fig, iv["low"], iv["high"]
             return

@@ -1,6 +1,6 @@
-"""One option name, one meaning (issue 32): today's spellings, and the old ones kept as aliases that warn.
-
-Each old spelling gives the very output of the new one, and one exact warning on stderr.
+"""One option name, one meaning (issue 32): today's spellings. The old ones (``plan --items``, ``compare
+--scorer``, ``--edge OLD NEW``) were deprecated for a release that never came and are gone (issue 40): each is
+refused with click's usage error, never read as something else.
 """
 
 from __future__ import annotations
@@ -10,14 +10,12 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from replicate.cli.aliases import modernise
 from replicate.cli.app import app
 from support.paths import ROOT
 
 P = "umbrela-fallback@1"
 KEYS = [("1", "a"), ("1", "b"), ("2", "c"), ("2", "d"), ("3", "e"), ("3", "f")]
 INSPECT = ROOT / "tests" / "readers" / "data" / "inspect"
-EDGE_WARNING = "Warning: --edge OLD NEW is deprecated; write --edge OLD:NEW\n"
 
 
 def _run(*args):
@@ -42,26 +40,24 @@ def runs(tmp_path):
     ]
 
 
-def _same_but_warned(new, old, warning):
-    assert new.exit_code == 0, new.output
-    assert old.exit_code == 0, old.output
-    assert old.stdout == new.stdout
-    assert old.stderr == warning + new.stderr  # the warning first, then what the new spelling says too
+def _refused(res, words):
+    assert res.exit_code == 2, res.output
+    assert words in res.stderr, res.stderr
 
 
-def test_floor_edge_two_values_is_the_one_value_edge_with_a_warning(runs):
+def test_floor_edge_takes_one_value(runs):
     base = ["floor", *runs[:3], "-p", P, "--replicates", "20", "-f", "json"]
     new = _run(*base, "--edge", f"{runs[3]}:{runs[4]}")
-    old = _run(*base, "--edge", runs[3], runs[4])
-    _same_but_warned(new, old, EDGE_WARNING)
+    assert new.exit_code == 0, new.output
     assert json.loads(new.stdout)["edge"] is not None
+    _refused(_run(*base, "--edge", runs[3], runs[4]), "--edge takes two run names, OLD:NEW")
 
 
-def test_parsers_audit_edge_two_values_is_the_one_value_edge_with_a_warning(runs):
+def test_parsers_audit_edge_takes_one_value(runs):
     base = ["parsers", "audit", "-p", "umbrela-strict@1", "-p", P, *runs[:2], "--replicates", "20"]
     new = _run(*base, "--edge", "R1:R2")
-    _same_but_warned(new, _run(*base, "--edge", "R1", "R2"), EDGE_WARNING)
-    assert "R1" in new.stdout
+    assert new.exit_code == 0 and "R1" in new.stdout, new.output
+    _refused(_run(*base, "--edge", "R1", "R2"), "--edge takes two run names, OLD:NEW")
 
 
 def test_edge_names_holding_a_colon_are_split_between_known_runs(tmp_path):
@@ -71,38 +67,18 @@ def test_edge_names_holding_a_colon_are_split_between_known_runs(tmp_path):
     assert res.exit_code == 0, res.output
 
 
-def test_plan_items_is_n_items_with_a_warning():
+def test_plan_takes_n_items_and_refuses_items():
     base = ["plan", "--move", "0.3:0.8", "--k", "20", "--resamples", "50", "-f", "json"]
     new = _run(*base, "--n-items", "40")
-    _same_but_warned(new, _run(*base, "--items", "40"), "Warning: --items is deprecated; write --n-items\n")
-    _same_but_warned(new, _run(*base, "--items=40"), "Warning: --items is deprecated; write --n-items\n")
-    assert json.loads(new.stdout)["settings"]["n_items"] == 40
+    assert new.exit_code == 0 and json.loads(new.stdout)["settings"]["n_items"] == 40, new.output
+    _refused(_run(*base, "--items", "40"), "No such option: --items")
+    _refused(_run(*base, "--items=40"), "No such option: --items")
 
 
-def test_compare_scorer_is_inspect_scorer_with_a_warning():
+def test_compare_takes_inspect_scorer_and_refuses_scorer():
     base = ["compare", INSPECT / "old.eval", INSPECT / "new.eval", "-f", "json", "--replicates", "0"]
-    new = _run(*base, "--inspect-scorer", "match")
-    _same_but_warned(new, _run(*base, "--scorer", "match"), "Warning: --scorer is deprecated; write --inspect-scorer\n")
-
-
-def test_score_keeps_its_own_scorer_and_collect_its_items():
-    # commands whose own option is the old name are left alone
-
-    class Opt:
-        param_type_name = "option"
-        is_flag = count = False
-        nargs = 1
-        secondary_opts: list[str] = []
-        metavar = None
-
-        def __init__(self, *opts):
-            self.opts = list(opts)
-
-    own = [Opt("--items"), Opt("--scorer")]
-    assert modernise(own, ["--items", "f.jsonl", "--scorer", "x@1"]) == (["--items", "f.jsonl", "--scorer", "x@1"], [])
-    renamed = [Opt("--n-items"), Opt("--filter")]
-    # a value equal to an old option name, and everything after --, stay as written
-    assert modernise(renamed, ["--filter", "--items", "--", "--items"]) == (["--filter", "--items", "--", "--items"], [])
+    assert _run(*base, "--inspect-scorer", "match").exit_code == 0
+    _refused(_run(*base, "--scorer", "match"), "No such option: --scorer")
 
 
 def test_a_missing_new_value_is_refused_as_before(runs):

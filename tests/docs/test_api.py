@@ -53,7 +53,7 @@ def test_the_library_gives_the_commands_json():
     figures = json.loads(dumps_json(cmp))
     assert set(cli) - set(figures) == {"label_cache", "out_of_scale"}
     assert figures["warnings"] == cli["warnings"]  # the load's warnings travel with the runs it labelled
-    for key in ("interval", "independence_baselines", "mcnemar_clustered", "small_sample", "uncertainty", "agreement"):
+    for key in ("ci", "independence_baselines", "mcnemar_clustered", "small_sample", "uncertainty", "agreement"):
         assert figures[key] == cli[key], key
 
 

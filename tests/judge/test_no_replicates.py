@@ -152,7 +152,7 @@ def test_cli_matrix_and_floor_without_replicates(files):
 
 def test_cli_parsers_audit_without_replicates_warns_on_small_edges(files):
     res = CliRunner().invoke(app, ["--no-cache", "parsers", "audit", "-p", P, "-p", "umbrela-strict@1", *files[:2],
-                                   "--edge", files[0], files[1], "--replicates", "0", "--min-items", "500"])
+                                   "--edge", f"{files[0]}:{files[1]}", "--replicates", "0", "--min-items", "500"])
     assert res.exit_code == 0, res.output
     assert "too few for a verdict; no intervals were computed (--replicates 0)." in res.stdout
     assert "Intervals:" not in res.stdout

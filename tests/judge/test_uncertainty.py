@@ -17,6 +17,7 @@ from replicate.judge.matrix import matrix
 from replicate.judge.model import KEY_SEP, LabelledRun
 from replicate.judge.uncertainty import Uncertainty
 from replicate.stats.bootstrap import FIGURES, Clusters, bootstrap_pairs
+from support.ci import used
 from support.clustered import runs_over, write_judge_files
 
 P = "umbrela-fallback@1"
@@ -27,14 +28,14 @@ def test_compare_carries_an_interval_per_figure_matching_a_direct_bootstrap():
     st = Uncertainty(replicates=400, seed=3)
     cmp = compare(old, new, uncertainty=st)
     js = cmp.to_json()
-    assert set(js["interval"]) == set(FIGURES)
+    assert "interval" not in js and set(used(js)) == set(FIGURES)
     al = align([old, new])
     clusters = Clusters.from_keys(al.keys, field=0, name="query_id", sep=KEY_SEP)
     direct = bootstrap_pairs(al.labels, al.gold, [(0, 1)], clusters=clusters, n_resamples=400, seed=3).intervals()[0]
     for f in FIGURES:
-        assert js["interval"][f]["low"] == direct[f].low and js["interval"][f]["high"] == direct[f].high
-        assert js["interval"][f]["cluster"] == "query_id" and js["interval"][f]["clusters"] == 30
-    reg = js["interval"]["regression_rate"]
+        assert used(js)[f]["low"] == direct[f].low and used(js)[f]["high"] == direct[f].high
+        assert used(js)[f]["cluster"] == "query_id" and used(js)[f]["clusters"] == 30
+    reg = used(js)["regression_rate"]
     assert reg["low"] <= js["regression_rate"] <= reg["high"]
     assert js["uncertainty"] == {"replicates": 400, "seed": 3, "cluster": "query_id", "confidence_level": 0.95, "min_items": 100}
     assert js["mcnemar_clustered"]["cluster"] == "query_id" and 0 <= js["mcnemar_clustered"]["p"] <= 1
@@ -144,12 +145,12 @@ def test_cli_json_of_compare_chain_matrix_floor_carries_intervals(tmp_path):
     files = write_judge_files(tmp_path, runs_over(12, 10, 3, seed=7))
     invoke = lambda *a: CliRunner().invoke(app, [*a, "-p", P, "-f", "json", "--replicates", "150"])  # noqa: E731
     cmp = json.loads(invoke("compare", files[0], files[1]).stdout)
-    assert cmp["interval"]["regression_rate"]["replicates"] == 150
+    assert used(cmp)["regression_rate"]["replicates"] == 150
     ch = json.loads(invoke("chain", *files).stdout)
-    assert all("interval" in e for e in ch["edges"]) and ch["uncertainty"]["replicates"] == 150
+    assert all(used(e)["regression_rate"]["replicates"] == 150 for e in ch["edges"]) and ch["uncertainty"]["replicates"] == 150
     assert ch["runs"][0] == {"name": "r0", "items": 120, "dropped": 0, "unparsed": 0}
     mx = json.loads(invoke("matrix", *files).stdout)
-    assert len(mx["pairs"]) == 6 and all(p["interval"]["independence_ratio"]["method"] for p in mx["pairs"])
+    assert len(mx["pairs"]) == 6 and all(used(p)["independence_ratio"]["method"] for p in mx["pairs"])
     fl = json.loads(invoke("floor", files[0], files[1], "--edge", f"{files[1]}:{files[2]}").stdout)
     assert fl["pairs"][0]["interval"]["regression_rate"]["cluster"] == "query_id"
     assert fl["edge"]["verdict"] in ("above", "below", "inside", "indistinguishable")

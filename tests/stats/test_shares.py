@@ -100,7 +100,7 @@ def test_cell_intervals_wilson_for_proportions_and_item_bootstrap_from_counts_fo
     assert d.low == pytest.approx(lo, abs=0.01) and d.high == pytest.approx(hi, abs=0.01)
     assert all(v.assumes == "independent items" and v.cluster is None for v in iv.values())
     js = figs.to_json()
-    assert set(js["interval"]) == {
+    assert "interval" not in js and set(js["ci"]) == {
         "em_old", "em_new", "regression_rate", "regression_share_of_old_correct", "backward_rate",
         "accuracy_difference", "independent_regression_rate", "independence_ratio",
     }
