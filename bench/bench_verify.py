@@ -139,7 +139,7 @@ def ours(claims_path: Path, root: Path) -> dict[tuple[str, str], float | int | N
     from replicate.verify import verify
 
     v = verify(claims_path, root=str(root), parsers=list(PARSER_NAMES), date="2026-01-01")
-    return {(r.claim.id, p): r.computed[p].to_json() for r in v.results for p in r.parsers}
+    return {(r.claim.id, p): r.computed[p].to_json() for r in v.runs.results for p in r.parsers}
 
 
 Values = dict[tuple[str, str], "float | int | None"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -95,7 +95,7 @@ def verify_cmd(
                reader=reader, uncertainty=_uncertainty(replicates, seed, cluster, min_items), label_cache=cache,
                jobs=jobs_value(jobs), run_cache=runs_kept, out_of_scale=out_of_scale.value)
     detected: dict[str, list[str]] = {}
-    for files in v.run_files.values():
+    for files in v.runs.run_files.values():
         for f in files:
             if f.chosen == "by content":
                 detected.setdefault(f.reader, []).append(f.provenance.path)
@@ -120,9 +120,8 @@ def verify_cmd(
         raise CheckFailed(f"{len(failed)} claim(s) {_failed_words(v)}: {', '.join(failed)}")
 
 
-def _failed_words(v: object) -> str:
-    trials = getattr(v, "trials", None)
-    if trials is not None and any(r.verdict == "does not replicate" for r in trials.failed):
+def _failed_words(v: Any) -> str:
+    if any(getattr(r, "verdict", None) == "does not replicate" for r in v.all_results if r.failed):
         return "mismatch or do not replicate"
     return "mismatch"
 

@@ -9,7 +9,7 @@
 - :mod:`replicate.verify.recompute` — core over runs: metric values from loaded runs, per parser column (exact)
 - :mod:`replicate.verify.flags`     — what the note's "Flags" section reports
 - :mod:`replicate.verify.note`      — the one renderer: the markdown note and the terminal table (pure)
-- :mod:`replicate.verify.note_runs`, :mod:`replicate.verify.note_trials` — its sections that differ by source
+- :mod:`replicate.verify.sources.runs_note`, :mod:`replicate.verify.sources.trials_note` — its sections that differ by source
 - :mod:`replicate.verify.cells`     — how a claim shows in a table cell (printed, computed, verdict)
 - :mod:`replicate.verify.plots`     — optional matplotlib figures beside the note
 - :mod:`replicate.verify.api`       — :func:`verify` (reads files) and :func:`verify_runs` (pure)

@@ -16,7 +16,7 @@ import datetime as _dt
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence, cast
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, UsageError
@@ -30,6 +30,7 @@ from replicate.verify.claims import ClaimsFile, load_claims
 from replicate.verify.flags import collect_flags
 from replicate.verify.matching import Verdict
 from replicate.verify.outcome import Outcome
+from replicate.verify.part import Part
 from replicate.verify.recompute import (
     Computed,
     EdgeFigures,
@@ -40,6 +41,7 @@ from replicate.verify.recompute import (
     floor_of,
 )
 from replicate.verify.result import ClaimResult, Flag, Verification
+from replicate.verify.sources.runs import Runs
 from replicate.version import tool_version
 
 if TYPE_CHECKING:
@@ -181,13 +183,12 @@ def verify_runs(
     run_files = {name: runs[name].files for name in _used_runs(claims)}
     diag = diagnostics if diagnostics is not None else Diagnostics()
     flags = (*collect_flags(claims, results, run_figs, edges, floors, run_files, diag), *departures)
-    return Verification(
-        claims_file=claims, parsers=columns, explicit_parsers=explicit, results=tuple(results),
-        edges=edges, floors=floors, run_figures=run_figs, run_files=run_files, flags=flags,
-        root=root, tool_version=tool_version(), date=date, diagnostics=diag, decided=decided is not None,
-        against_floor=_against_floor(edges, floors, rc), out_of_scale=rc.out_of_scale,
-        scale_outcomes=rc.scale_outcomes(),
-    )
+    part = Runs(parsers=columns, explicit_parsers=explicit, results=tuple(results), edges=edges, floors=floors,
+                run_figures=run_figs, run_files=run_files, flags=flags, decided=decided is not None,
+                against_floor=_against_floor(edges, floors, rc), out_of_scale=rc.out_of_scale,
+                scale_outcomes=rc.scale_outcomes())
+    return Verification(claims_file=claims, parts=(part,), root=root, tool_version=tool_version(), date=date,
+                        diagnostics=diag)
 
 
 def _source_rules(claims: ClaimsFile, runs: Mapping[str, Run]) -> tuple[ClaimsFile, tuple[Flag, ...]]:
@@ -376,9 +377,13 @@ def verify(
         root=str(root), date=date, diagnostics=loaded.diagnostics, uncertainty=uncertainty, label=label,
         out_of_scale=out_of_scale,
     )
-    v = replace(v, label_keys=tuple(keys))
+    parts: list[Part] = [replace(cast(Runs, v.runs), label_keys=tuple(keys))]
+    if trials is not None:
+        parts.append(trials)
     if claims.ranking_claims:
         from replicate.verify.ranking_claims import check_rankings
+        from replicate.verify.sources.rankings import Rankings
 
-        v = replace(v, rankings=check_rankings(claims.ranking_claims, claims.trec_runs, root_path))
-    return v if trials is None else replace(v, trials=trials)
+        found = check_rankings(claims.ranking_claims, claims.trec_runs, root_path)
+        parts.append(Rankings(found.results, found.files))
+    return replace(v, parts=tuple(parts))

@@ -12,6 +12,7 @@ from typing import Any
 
 from replicate.output import Format, table, table_blocks
 from replicate.verify.matching import Printed, PrintedFlag
+from replicate.verify.outcome import Outcome
 
 
 def printed_text(p: Printed | PrintedFlag) -> str:
@@ -37,6 +38,15 @@ def not_computable(why: str | None, notes: dict[str, int]) -> str:
     """``not computable [n]``, the reason numbered in ``notes`` (listed under the table)."""
     ref = notes.setdefault(why or "undefined", len(notes) + 1)
     return f"not computable [{ref}]"
+
+
+def verdict_cell(o: Outcome, notes: dict[str, int], withheld: str | None = None) -> str:
+    """A verdict (``match (tie)``); ``not computable [n]`` or a verdict withheld for a reason with its number."""
+    if str(o.verdict) == "not_computable":
+        return not_computable(o.why, notes)
+    if withheld:
+        return f"{o.verdict} [{notes.setdefault(withheld, len(notes) + 1)}]"
+    return f"{o.verdict}{' (tie)' if o.tie else ''}"
 
 
 def figure_cell(metric: str, target: str, plain: bool) -> str:

@@ -33,7 +33,7 @@ def figures_for(v: Verification, out: str | Path, *, draw: bool = True) -> Figur
     """Draw the figures beside ``out`` (the note's path) or say why they were not drawn."""
     if not draw:
         return Figures(reason=NOT_ASKED)
-    if not v.edges:
+    if not v.runs.edges:
         return Figures(reason=NO_EDGES)
     try:
         from matplotlib.figure import Figure
@@ -44,7 +44,7 @@ def figures_for(v: Verification, out: str | Path, *, draw: bool = True) -> Figur
     files = []
     for title, suffix, draw_fn, size in (
         ("Regression rate against the independent-errors rate, per edge", "regression", _regression, (7, 4.8)),
-        ("Four cells per edge, as shares of shared items", "cells", _cells, (8, 0.6 * len(v.edges) + 1.8)),
+        ("Four cells per edge, as shares of shared items", "cells", _cells, (8, 0.6 * len(v.runs.edges) + 1.8)),
     ):
         fig = Figure(figsize=size)
         draw_fn(fig, v)
@@ -62,7 +62,7 @@ def regression_points(v: Verification) -> dict[str, list[tuple[EdgeFigures, floa
     An edge with no comparable pair (n = 0) has neither rate and is left out rather than drawn at 0.
     """
     points: dict[str, list[tuple[EdgeFigures, float, float]]] = {}
-    for e in v.edges:
+    for e in v.runs.edges:
         x, y = e.value("independent_regression_rate"), e.value("regression_rate")
         row = points.setdefault(e.parser, [])
         if x is not None and y is not None:
@@ -95,13 +95,13 @@ def _regression(fig, v: Verification) -> None:
 
 def _cells(fig, v: Verification) -> None:
     ax = fig.add_subplot(1, 1, 1)
-    labels = [f"{e.old} -> {e.new}\n{e.parser}" for e in v.edges]
-    left = [0.0] * len(v.edges)
+    labels = [f"{e.old} -> {e.new}\n{e.parser}" for e in v.runs.edges]
+    left = [0.0] * len(v.runs.edges)
     for cell, colour in _COLOURS.items():
-        widths = [100 * getattr(e.cells, cell) / e.cells.n if e.cells.n else 0 for e in v.edges]
-        ax.barh(range(len(v.edges)), widths, left=left, color=colour, label=cell)
+        widths = [100 * getattr(e.cells, cell) / e.cells.n if e.cells.n else 0 for e in v.runs.edges]
+        ax.barh(range(len(v.runs.edges)), widths, left=left, color=colour, label=cell)
         left = [a + b for a, b in zip(left, widths)]
-    ax.set_yticks(range(len(v.edges)), labels, fontsize=7)
+    ax.set_yticks(range(len(v.runs.edges)), labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of shared items")

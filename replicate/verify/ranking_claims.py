@@ -31,6 +31,7 @@ from replicate.errors import BadInput, UsageError
 from replicate.provenance import FileProvenance
 from replicate.verify.metrics import Field, Metric, register
 from replicate.verify.outcome import Computed, Outcome
+from replicate.verify.part import Checked, PartBase, counts
 
 DEFAULT_MEASURE = "nDCG@10"
 
@@ -151,35 +152,16 @@ register(*(Metric(f"rankings.{s}", "rankings", ("systems",), "number", meaning, 
 
 
 @dataclass(frozen=True)
-class RankingClaimResult:
+class RankingClaimResult(Checked):
     """One ranking claim recomputed: its figure, verdict and the agreement it was read from."""
 
-    claim: Any
-    computed: Computed
-    match: Any
     files: tuple[FileProvenance, ...] = ()  # run files then the two qrels
     topics: dict[str, Any] | None = None  # how the two qrels' topics meet (the rankings JSON's ``topics``)
 
-    @property
-    def outcome(self) -> Outcome:
-        return Outcome(self.claim.printed, self.computed, self.match)
-
-    @property
-    def verdict(self) -> str:
-        return str(self.outcome.verdict)
-
-    @property
-    def failed(self) -> bool:
-        return self.outcome.failed
-
-    def rounded(self) -> str | None:
-        return self.outcome.rounded()
-
     def to_json(self) -> dict:
-        out = self.claim.to_json()
-        out.update(mode="recomputed", computed=self.computed.to_json(), rounded=self.rounded(),
-                   verdict=self.verdict, why=self.computed.why, systems=self.computed.n,
-                   matches=self.claim.printed.show_interval(), tie=self.outcome.tie, topics=self.topics)
+        out = super().to_json()
+        out.update(systems=self.computed.n, matches=self.claim.printed.show_interval(), tie=self.outcome.tie,
+                   topics=self.topics)
         return out
 
     def topic_note(self) -> str | None:
@@ -193,21 +175,16 @@ class RankingClaimResult:
 
 
 @dataclass(frozen=True)
-class RankingsVerification:
-    """Every ranking claim recomputed, with the files read (each once)."""
+class RankingsVerification(PartBase):
+    """Every ranking claim recomputed, with the files read, each once (the rankings part; its note:
+    :mod:`replicate.verify.sources.rankings`)."""
 
     results: tuple[RankingClaimResult, ...]
     files: tuple[tuple[FileProvenance, str], ...]  # (file, role: run or qrels), first-seen order
-
-    @property
-    def failed(self) -> tuple[RankingClaimResult, ...]:
-        return tuple(r for r in self.results if r.failed)
+    name = "rankings"
 
     def summary(self) -> dict[str, int]:
-        out = {"match": 0, "mismatch": 0, "not_computable": 0}
-        for r in self.results:
-            out[r.verdict] += 1
-        return out
+        return counts(self.results, ("match", "mismatch", "not_computable"))
 
     def summary_line(self) -> str:
         s = self.summary()

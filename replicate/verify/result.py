@@ -1,15 +1,18 @@
-"""What a verification produces: per-claim results over both sources, and the whole verification (pure data).
+"""What a verification produces: the parts of the built-in sources and the whole verification (pure data).
 
 Every claim's verdict is an :class:`~replicate.verify.outcome.Outcome` (one
 verdict record); what differs by source is only which columns a claim has: a
 claim over runs one per parser asked (:class:`ClaimResult`), a trial claim one,
 recomputed from the release or replicated against a fresh collection
-(:class:`TrialClaimResult`). :class:`Verification` holds both and decides
-``ok`` and the failed claims once.
+(:class:`TrialClaimResult`, on the one-column base
+:class:`~replicate.verify.part.Checked`). :class:`Verification` holds one
+:class:`~replicate.verify.part.Part` per source and decides ``ok``, the failed
+claims, the summary line and the JSON from them, naming no source.
 """
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +26,7 @@ from replicate.verify.alternatives import Alternatives
 from replicate.verify.claims import Claim, ClaimsFile
 from replicate.verify.matching import Match, Verdict
 from replicate.verify.outcome import Computed, Outcome
-from replicate.verify.ranking_claims import RankingClaimResult, RankingsVerification
+from replicate.verify.part import Checked, Part, PartBase, Result, counts
 from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
 from replicate.verify.replication import Agreement, CollectionProvenance, Replicated, summarise
 
@@ -79,40 +82,20 @@ class ClaimResult:
 
 
 @dataclass(frozen=True)
-class TrialClaimResult:
+class TrialClaimResult(Checked):
     """One trial claim: recomputed from the release, or replicated against a fresh collection."""
 
-    claim: Claim
-    mode: str  # recomputed | replicated
-    computed: Computed  # from the release (recomputed) or the fresh table (replicated)
-    match: Match | None = None  # recomputed: at printed precision (None: not computable, or a flag)
+    mode: str = RECOMPUTED  # recomputed | replicated
     replicated: Replicated | None = None
     released: Computed | None = None  # replicated: the same figure recomputed from the release
 
     @property
-    def outcome(self) -> Outcome:
-        return Outcome(self.claim.printed, self.computed, self.match, self.replicated)
-
-    @property
-    def verdict(self) -> str:
-        return str(self.outcome.verdict)
-
-    @property
-    def failed(self) -> bool:
-        return self.outcome.failed
-
-    @property
-    def why(self) -> str | None:
-        return self.outcome.why
-
-    def rounded(self) -> str | None:
-        return self.outcome.rounded()
+    def judged(self) -> Replicated | None:
+        return self.replicated
 
     def to_json(self) -> dict:
-        out = self.claim.to_json()
-        out.update(mode=self.mode, computed=self.computed.to_json(), rounded=self.rounded(),
-                   verdict=self.verdict, why=self.why, n_items=self.computed.n,
-                   settings={**self.claim.settings.to_json(), "by": self.claim.by})
+        out = super().to_json()
+        out.update(mode=self.mode, n_items=self.computed.n, settings={**self.claim.settings.to_json(), "by": self.claim.by})
         if self.mode == RECOMPUTED:
             out["matches"] = self.claim.printed.show_interval()
             out["tie"] = bool(self.match is not None and self.match.tie)
@@ -162,23 +145,34 @@ class ReplicationReport:
 
 
 @dataclass(frozen=True)
-class TrialsVerification:
-    """Everything checking the trial claims found."""
+class TrialsVerification(PartBase):
+    """Everything checking the trial claims found (the trials part; its note: :mod:`replicate.verify.sources.trials`)."""
 
     results: tuple[TrialClaimResult, ...]
     tables: tuple[TableInfo, ...]
     replications: tuple[ReplicationReport, ...] = ()
     warnings: dict[str, Any] = field(default_factory=dict)
+    name = "trials"
 
     @property
-    def failed(self) -> tuple[TrialClaimResult, ...]:
-        return tuple(r for r in self.results if r.failed)
+    def empty(self) -> bool:
+        return False  # asked for (claims, or a replication): shown even without claims
+
+    def released_files(self) -> list[FileProvenance]:
+        return [t.file for t in self.tables if t.role == "released" and t.file is not None]
+
+    def reproduce_args(self) -> str:
+        """The --replication options of the verify command that repeats this check."""
+        out = ""
+        for tb in self.tables:
+            if tb.role == "fresh" and tb.origin == "--replication":
+                out += f" --replication {shlex.quote(tb.name + '=' + tb.given)}"
+            if tb.role == "fresh" and tb.archive is not None:
+                out += f" --replication-archive {shlex.quote(tb.name + '=' + tb.archive)}"
+        return out
 
     def summary(self) -> dict[str, dict[str, int]]:
-        rec = {"match": 0, "mismatch": 0, "not_computable": 0}
-        for r in self.results:
-            if r.mode == RECOMPUTED:
-                rec[r.verdict] += 1
+        rec = counts([r for r in self.results if r.mode == RECOMPUTED], [str(v) for v in Verdict])
         rep = summarise([r.replicated.verdict for r in self.results if r.replicated is not None])
         return {RECOMPUTED: rec, REPLICATED: rep}
 
@@ -221,10 +215,10 @@ class Flag:
 
 
 @dataclass(frozen=True)
-class Verification:
-    """Everything ``replicate verify`` found, ready to render as a note, a table or JSON."""
+class RunsVerification(PartBase):
+    """The claims over judge runs recomputed, with the edges, floors and runs they touch (the runs part; its
+    note: :mod:`replicate.verify.sources.runs`)."""
 
-    claims_file: ClaimsFile
     parsers: tuple[str, ...]  # columns, in order; the first is the gating parser
     explicit_parsers: bool  # True when --parser was given (it overrides claims' own)
     results: tuple[ClaimResult, ...]
@@ -233,18 +227,14 @@ class Verification:
     run_figures: tuple[RunFigures, ...]
     run_files: dict[str, tuple[RunFile, ...]]
     flags: tuple[Flag, ...]
-    root: str
-    tool_version: str
-    date: str
-    diagnostics: Diagnostics = field(default_factory=Diagnostics)
-    trials: TrialsVerification | None = None  # the trial claims, when the claims file has any
     decided: bool = False  # every run carries labels or verdicts its reader decided: one column, no parser
     label_keys: tuple[tuple[str, str, str], ...] = ()  # (run, parser, label-cache key) of every labelling, in order
-    rankings: RankingsVerification | None = None  # the claims over system rankings, when the file has any
     #: Per edge (:func:`edge_key`) with a floor of its new version's repeats: ``floor --edge``'s check.
     against_floor: dict[tuple[str, str, str, str], EdgeCheck] = field(default_factory=dict)
     out_of_scale: str = "keep"  # what labels outside a run's scale were read as (--out-of-scale)
     scale_outcomes: tuple[ScaleOutcome, ...] = ()  # per run labelled, what that policy did to it
+    name = "runs"
+    top_level = True  # its JSON keys sit at the top of the verification's
 
     def summary(self) -> dict[str, dict[str, int]]:
         """Per parser column: how many claims match, mismatch or are not computable."""
@@ -255,17 +245,9 @@ class Verification:
         return out
 
     def summary_line(self) -> str:
-        """E.g. "62 of 70 claims match under umbrela-strict@1; 70 of 70 under umbrela-fallback@1".
-
-        With trial claims, their line follows (alone when there are no judge claims).
-        """
-        parts = [self._judge_line()] if self.results or (self.trials is None and self.rankings is None) else []
-        parts += [p.summary_line() for p in (self.trials, self.rankings) if p is not None]
-        return "; ".join(parts)
-
-    def _judge_line(self) -> str:
+        """E.g. "62 of 70 claims match under umbrela-strict@1; 70 of 70 under umbrela-fallback@1"."""
         parts: list[str] = []
-        for _i, (p, s) in enumerate(self.summary().items()):
+        for p, s in self.summary().items():
             total = sum(s.values())
             if total == 0:
                 continue
@@ -280,26 +262,15 @@ class Verification:
         """Claims over runs that mismatch under their primary (gating) parser."""
         return tuple(r for r in self.results if r.failed)
 
-    @property
-    def runs_part(self) -> bool:
-        """Whether the note and table have a part about runs: claims over runs, or no trial claims either."""
-        return bool(self.results) or (self.trials is None and self.rankings is None)
+    def released_files(self) -> list[FileProvenance]:
+        return [f.provenance for fs in self.run_files.values() for f in fs]
 
-    @property
-    def all_results(self) -> tuple[ClaimResult | TrialClaimResult | RankingClaimResult, ...]:
-        """Every claim's result: claims over runs, then trial claims, then ranking claims."""
-        return (self.results + (() if self.trials is None else self.trials.results)
-                + (() if self.rankings is None else self.rankings.results))
+    def note_flags(self) -> tuple[Flag, ...]:
+        return self.flags
 
-    @property
-    def ok(self) -> bool:
-        return not any(r.failed for r in self.all_results)
-
-    @property
-    def failed_ids(self) -> list[str]:
-        """Every claim that fails the check: judge claims mismatching under their gating parser, trial claims
-        that mismatch (recomputed) or do not replicate (replicated)."""
-        return [r.claim.id for r in self.all_results if r.failed]
+    def reproduce_args(self) -> str:
+        out = "".join(f" --parser {shlex.quote(p)}" for p in self.parsers) if self.explicit_parsers and not self.decided else ""
+        return out + (f" --out-of-scale {self.out_of_scale}" if self.out_of_scale != "keep" else "")
 
     def extraction_failures(self) -> dict[str, int | None]:
         """Per run, the records whose answer the file's own extraction did not find ([invalid]); empty when
@@ -325,11 +296,6 @@ class Verification:
         from replicate.parsing import PARSERS
 
         return {
-            "study": self.claims_file.study.to_json(),
-            "claims_file": self.claims_file.path,
-            "root": self.root,
-            "tool": {"name": "replicate", "version": self.tool_version},
-            "date": self.date,
             "parsers": [
                 {"name": p, "origin": PARSERS.origin(p) if p in PARSERS else None} for p in self.parsers
             ],
@@ -337,20 +303,82 @@ class Verification:
                 self.parsers[0] if self.explicit_parsers or self.decided else "per claim"),
             "decided_labels": self.decided,
             "summary": self.summary(),
-            "summary_line": self.summary_line(),
-            "ok": self.ok,
             "claims": [r.to_json() for r in self.results],
             "edges": [_edge_json(e) for e in self.edges],
             "floors": [_floor_json(f) for f in self.floors],
             "runs": [_run_json(f) for f in self.run_figures],
             **({"extraction_failures": failures} if (failures := self.extraction_failures()) else {}),
             "out_of_scale": outcomes_json(self.out_of_scale, self.scale_outcomes),
-            "flags": [f.to_json() for f in self.flags],
             "sources": self.sources(),
-            **({} if self.trials is None else {"trials": self.trials.to_json()}),
-            **({} if self.rankings is None else {"rankings": self.rankings.to_json()}),
             **({"label_cache": label_provenance({(r, p): k for r, p, k in self.label_keys})} if self.label_keys else {}),
         }
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Everything ``replicate verify`` found, one part per claim source, ready to render as a note, a table or JSON."""
+
+    claims_file: ClaimsFile
+    parts: tuple[Part, ...]  # the runs part first, then one per other source with claims
+    root: str
+    tool_version: str
+    date: str
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
+
+    def part(self, name: str) -> Any:
+        """The part of source ``name``, or None when there is none."""
+        return next((p for p in self.parts if p.name == name), None)
+
+    @property
+    def runs(self) -> RunsVerification:
+        """The part of the claims over judge runs."""
+        return self.part("runs")
+
+    @property
+    def shown(self) -> tuple[Part, ...]:
+        """The parts the note, the table and the summary line show: those with something to show, else the first."""
+        return tuple(p for p in self.parts if not p.empty) or self.parts[:1]
+
+    def summary_line(self) -> str:
+        """Each shown part's line, e.g. "62 of 70 claims match under umbrela-strict@1; 3 of 4 ranking claims match"."""
+        return "; ".join(p.summary_line() for p in self.shown)
+
+    @property
+    def all_results(self) -> tuple[Result, ...]:
+        """Every claim's result, part by part."""
+        return tuple(r for p in self.parts for r in p.results)
+
+    @property
+    def ok(self) -> bool:
+        return not any(r.failed for r in self.all_results)
+
+    @property
+    def failed_ids(self) -> list[str]:
+        """Every claim that fails the check (mismatches under its gating column, or does not replicate)."""
+        return [r.claim.id for r in self.all_results if r.failed]
+
+    @property
+    def flags(self) -> tuple[Flag, ...]:
+        """What the note's Flags section reports, part by part."""
+        return tuple(f for p in self.parts for f in p.note_flags())
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {
+            "study": self.claims_file.study.to_json(),
+            "claims_file": self.claims_file.path,
+            "root": self.root,
+            "tool": {"name": "replicate", "version": self.tool_version},
+            "date": self.date,
+            "summary_line": self.summary_line(),
+            "ok": self.ok,
+            "flags": [f.to_json() for f in self.flags],
+        }
+        for p in self.parts:
+            if getattr(p, "top_level", False):
+                out.update(p.to_json())
+            else:
+                out[p.name] = p.to_json()
+        return out
 
 
 def _f(x: Any) -> Any:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import PurePath
 from typing import Any
 
 from replicate.diagnostics import Diagnostics
@@ -21,6 +20,7 @@ from replicate.errors import BadInput
 from replicate.trials.load import TrialsTable
 from replicate.verify.claims import TrialsPart
 from replicate.verify.outcome import Outcome
+from replicate.verify.part import relative
 from replicate.verify.replication import (
     SHARED,
     Agreement,
@@ -32,30 +32,22 @@ from replicate.verify.replication import (
     shared_items,
 )
 from replicate.verify.result import (
-    RECOMPUTED,
     REPLICATED,
     ReplicationReport,
     TableInfo,
     TrialClaimResult,
-    TrialsVerification,
 )
+from replicate.verify.sources.trials import Trials
 from replicate.verify.trials_recompute import TrialsRecomputer, problems_with_names
 
 FRESH = " (fresh)"
 
 
-def _rel(path: str, root: str) -> str:
-    try:
-        return PurePath(path).relative_to(PurePath(root)).as_posix()
-    except ValueError:
-        return PurePath(path).as_posix()
-
-
 def _info(name: str, role: str, t: TrialsTable, root: str,
           given: tuple[str, str, str | None] | None = None) -> TableInfo:
     prov = t.provenance.to_json() if t.provenance else {"path": t.path}
-    origin, path, archive = given or ("[trials]" if role == "released" else "[replication]", _rel(t.path, root), None)
-    return TableInfo(name, role, _rel(t.path, root), prov, t.n_rows, t.models, t.benchmarks, t.scorers,
+    origin, path, archive = given or ("[trials]" if role == "released" else "[replication]", relative(t.path, root), None)
+    return TableInfo(name, role, relative(t.path, root), prov, t.n_rows, t.models, t.benchmarks, t.scorers,
                      origin, path, archive, t.provenance)
 
 
@@ -69,7 +61,7 @@ def check_trials(
     claims_path: str = "claims file",
     diagnostics: Diagnostics | None = None,
     given: Mapping[str, tuple[str, str, str | None]] | None = None,
-) -> TrialsVerification:
+) -> Trials:
     """Recompute (or, for tables in ``fresh``, replicate) every trial claim of ``part``.
 
     ``given`` says, per fresh table, where it was named (origin, path as written,
@@ -109,9 +101,9 @@ def check_trials(
         released = rc.compute(c)
         if c.trials in fresh:
             rep = checkers[c.trials].check(c)
-            results.append(TrialClaimResult(c, REPLICATED, rep.computed, replicated=rep, released=released))
+            results.append(TrialClaimResult(c, rep.computed, mode=REPLICATED, replicated=rep, released=released))
             continue
-        results.append(TrialClaimResult(c, RECOMPUTED, released, Outcome.recomputed(c.printed, released).match))
+        results.append(TrialClaimResult(c, released, Outcome.recomputed(c.printed, released).match))
     for name in fresh:  # Holm over each collection's tested claims
         at = [k for k, r in enumerate(results) if r.replicated is not None and r.claim.trials == name]
         fixed = family_corrected([results[k].replicated for k in at])  # type: ignore[misc]
@@ -131,4 +123,4 @@ def check_trials(
         reports.append(ReplicationReport(name, prov, tuple(seen.values())))
     infos = [_info(n, "released", t, root) for n, t in tables.items()]
     infos += [_info(n, "fresh", t, root, (given or {}).get(n)) for n, t in fresh.items()]
-    return TrialsVerification(tuple(results), tuple(infos), tuple(reports), diag.to_json())
+    return Trials(tuple(results), tuple(infos), tuple(reports), diag.to_json())

@@ -15,7 +15,7 @@ from replicate.provenance import file_provenance
 from replicate.trials.load import TrialsTable, read_trials
 from replicate.verify.claims import ClaimsFile, ReplicationSpec
 from replicate.verify.replication import archive_summary
-from replicate.verify.result import TrialsVerification
+from replicate.verify.sources.trials import Trials
 from replicate.verify.trials_check import check_trials
 
 
@@ -44,7 +44,7 @@ def replication_specs(
 def load_trials_part(
     claims: ClaimsFile, root: Path, *, replications: Mapping[str, str | Path],
     archives: Mapping[str, str | Path], strict: bool = False,
-) -> TrialsVerification:
+) -> Trials:
     """Read every trials table the trial claims use (and the fresh ones), then check the claims."""
     part = claims.trials
     specs = replication_specs(claims, root, replications, archives)

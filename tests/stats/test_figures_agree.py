@@ -191,7 +191,7 @@ def test_verify(study):
     lib = json.loads(dumps_json(v))
     js = _cli_json(["verify", str(study / "claims.toml"), "--root", str(study), "--date", "2026-01-01"])
     assert lib["ok"] and js["ok"]
-    computed = {r.claim.id: r.computed[PARSER].value for r in v.results}
+    computed = {r.claim.id: r.computed[PARSER].value for r in v.runs.results}
     edge_figures = [f for f in FIGURES if f in computed]
     assert len(edge_figures) == 6  # every edge metric a claim can name
     for fig in edge_figures:

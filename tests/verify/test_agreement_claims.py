@@ -47,7 +47,7 @@ def _verify(tmp_path, *claims):
     path = tmp_path / "claims.toml"
     path.write_text(HEAD + "".join(claims))
     v = verify(path, root=LLMJUDGE, date="2026-01-01")
-    return {r.claim.id: r for r in v.results}, v
+    return {r.claim.id: r for r in v.runs.results}, v
 
 
 def _qrels(path):
@@ -145,7 +145,7 @@ def test_unparsed_outputs_follow_the_claims_policy(registered):  # noqa: F811
     v = verify_runs(parse_claims(data, path="c.toml"), {"old": make_run("old", GOLD, OLD),
                                                         "new": make_run("new", GOLD, NEW)},
                     parsers=[DIGIT.name], date="2026-01-01")
-    got = {r.claim.id: r.computed[DIGIT.name] for r in v.results}
+    got = {r.claim.id: r.computed[DIGIT.name] for r in v.runs.results}
     keep = [i for i in range(10) if i != 7]
     old = np.array([int(OLD[i]) if OLD[i].isdigit() else -1 for i in range(10)])
     new, gold = np.array([int(x) for x in NEW]), np.array(GOLD)

@@ -61,7 +61,7 @@ def test_regression_printed_over_old_correct_items(registered):  # noqa: F811
     v = verify_runs(parse_claims(data, path="c.toml"), {"old": make_run("old", GOLD, OLD),
                                                         "new": make_run("new", GOLD, NEW)},
                     parsers=[DIGIT.name], date="2026-01-01")
-    reg, ok = v.results
+    reg, ok = v.runs.results
     assert reg.verdict(DIGIT.name) is Verdict.mismatch
     found = reg.to_json()["alternatives"]
     # by hand (test_recompute): only_old 4, both 2 -> 4/6 = 66.67% over the items old got right
@@ -77,7 +77,7 @@ def _edge_claims(*claims):
     v = verify_runs(parse_claims(data, path="c.toml"), {"old": make_run("old", GOLD, OLD),
                                                         "new": make_run("new", GOLD, NEW)},
                     parsers=[DIGIT.name], date="2026-01-01")
-    return v.results
+    return v.runs.results
 
 
 def test_a_fraction_printed_as_a_percent_and_the_unparsed_policy(registered):  # noqa: F811
@@ -101,6 +101,6 @@ def test_the_bundled_example_lists_no_alternative():
     from support.paths import ROOT
 
     v = verify(ROOT / "fixtures" / "example" / "claims.toml", root=ROOT / "fixtures" / "example", date="2026-01-01")
-    mismatched = [r for r in v.results if r.failed]
+    mismatched = [r for r in v.runs.results if r.failed]
     assert mismatched and all(r.alternatives is not None and r.alternatives.found == () for r in mismatched)
-    assert all(r.to_json()["alternatives"] == [] for r in v.results)
+    assert all(r.to_json()["alternatives"] == [] for r in v.runs.results)

@@ -65,13 +65,13 @@ def test_a_new_metric_brings_its_field_and_its_computation(toy, registered):  # 
     (c,) = cf.claims
     assert c.options == {"grades": 1} and c.to_json()["options"] == {"grades": 1}
     v = verify_runs(cf, {"old": make_run("old", GOLD, OLD)}, parsers=[DIGIT.name], date="2026-01-01")
-    (r,) = v.results
+    (r,) = v.runs.results
     # by hand: parsed items (all but index 7) and |label - gold|: 0 0 1 0 0 1 0 . 0 1 -> 9 of 9 within 1
     assert r.computed[DIGIT.name].value == Fraction(9, 9)
     assert r.verdict(DIGIT.name) is Verdict.mismatch  # 100% is not the printed 88.9
     cf0 = parse_claims(_data(), path="c.toml")  # the default: exact agreement, 6 of 9
     v0 = verify_runs(cf0, {"old": make_run("old", GOLD, OLD)}, parsers=[DIGIT.name], date="2026-01-01")
-    assert v0.results[0].computed[DIGIT.name].value == Fraction(6, 9)
+    assert v0.runs.results[0].computed[DIGIT.name].value == Fraction(6, 9)
 
 
 def test_a_metric_field_is_checked_and_refused_where_the_metric_does_not_declare_it(toy):

@@ -101,7 +101,7 @@ def test_vs_floor_is_what_floor_edge_says_the_paired_test(tmp_path):
         'unit = "percent"\n'
     )
     v = verify(tmp_path / "claims.toml", root=tmp_path, date="2026-12-06", uncertainty=Uncertainty())
-    check = v.against_floor[("old", "new", "umbrela-fallback@1", "intersect")]
+    check = v.runs.against_floor[("old", "new", "umbrela-fallback@1", "intersect")]
     # the same check as the floor command's, from the same labels
     keys = np.array([f"q{i // per:03d}{KEY_SEP}d{i:04d}" for i in range(G * per)], dtype=object)
 

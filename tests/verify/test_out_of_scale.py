@@ -63,8 +63,8 @@ def _printed_after_clipping(tmp_path):
 def test_clipped_figures_match_under_clip(tmp_path):
     path, (kappa, alpha) = _printed_after_clipping(tmp_path)
     v = verify(path, root=tmp_path, date="2026-01-01", out_of_scale="clip")
-    assert [r.verdict(r.primary) for r in v.results] == [Verdict.match, Verdict.match]
-    assert [float(r.computed[r.primary].value) for r in v.results] == pytest.approx([kappa, alpha], abs=1e-12)
+    assert [r.verdict(r.primary) for r in v.runs.results] == [Verdict.match, Verdict.match]
+    assert [float(r.computed[r.primary].value) for r in v.runs.results] == pytest.approx([kappa, alpha], abs=1e-12)
     out = v.to_json()["out_of_scale"]
     assert out == {"policy": "clip", "runs": [{"run": "run", "scale": {"min": 0, "max": 3}, "outside": 2,
                                                 "values": {"5": 2}, "policy": "clip"}]}
@@ -77,7 +77,7 @@ def test_clipped_figures_match_under_clip(tmp_path):
 def test_under_the_default_the_alternatives_name_clipping(tmp_path):
     path, (kappa, alpha) = _printed_after_clipping(tmp_path)
     v = verify(path, root=tmp_path, date="2026-01-01")
-    for r, value in zip(v.results, (kappa, alpha)):
+    for r, value in zip(v.runs.results, (kappa, alpha)):
         assert r.verdict(r.primary) is Verdict.mismatch  # an explanation is not a match
         first = r.to_json()["alternatives"][0]  # the claim's own figure, clipped: one change, listed first
         assert first["metric"] == r.claim.metric and first["settings"]["out_of_scale"] == "clip"
@@ -94,7 +94,7 @@ def test_drop_leaves_the_items_out_of_that_run(tmp_path):
     path = _claims(tmp_path, "0.5", "0.5")
     v = verify(path, root=tmp_path, date="2026-01-01", out_of_scale="drop")
     ok = run <= 3
-    assert float(v.results[0].computed[v.results[0].primary].value) == pytest.approx(
+    assert float(v.runs.results[0].computed[v.runs.results[0].primary].value) == pytest.approx(
         metrics.cohen_kappa_score(run[ok], gold[ok]), abs=1e-12)
 
 

@@ -167,16 +167,16 @@ def test_verify_runs_verdicts_summary_and_gate(rc, registered):
     )
     runs = rc.runs
     v = verify_runs(cf, runs, parsers=[DIGIT.name, STRICT.name], date="2026-01-01")
-    em = v.results[1]
+    em = v.runs.results[1]
     assert em.verdict(DIGIT.name) is Verdict.match and em.verdict(STRICT.name) is Verdict.mismatch
     # explicit parsers override the claim's pin: the count is 1 under digit, 3 under strict
-    cnt = v.results[2]
+    cnt = v.runs.results[2]
     assert cnt.parsers == (DIGIT.name, STRICT.name)
     assert cnt.verdict(DIGIT.name) is Verdict.mismatch and cnt.verdict(STRICT.name) is Verdict.match
-    assert v.summary()[DIGIT.name] == {"match": 2, "mismatch": 1, "not_computable": 0}
-    assert [r.claim.id for r in v.failed] == ["cnt"]  # gated by the first parser given
+    assert v.runs.summary()[DIGIT.name] == {"match": 2, "mismatch": 1, "not_computable": 0}
+    assert [r.claim.id for r in v.runs.failed] == ["cnt"]  # gated by the first parser given
     v2 = verify_runs(cf, runs, parsers=[STRICT.name, DIGIT.name], date="2026-01-01")
-    assert [r.claim.id for r in v2.failed] == ["reg", "em"]
+    assert [r.claim.id for r in v2.runs.failed] == ["reg", "em"]
     assert v2.summary_line() == (
         f"1 of 3 claims match under {STRICT.name}; 2 of 3 under {DIGIT.name}"
     )

@@ -84,7 +84,7 @@ def test_verify_uses_the_cached_labels(example_copy, tmp_path):
 
 def test_the_library_verify_gives_the_same_figures_with_and_without_the_cache(example_copy, tmp_path):
     def figures(v):
-        return {(r.claim.id, p): r.computed[p].to_json() for r in v.results for p in r.parsers}
+        return {(r.claim.id, p): r.computed[p].to_json() for r in v.runs.results for p in r.parsers}
 
     plain = verify(example_copy / "claims.toml", root=str(example_copy), parsers=list(PARSERS), date="2026-01-01")
     cache = LabelCache(tmp_path / "cache")
@@ -97,7 +97,7 @@ def test_the_library_verify_gives_the_same_figures_with_and_without_the_cache(ex
     assert [e.event for e in warm_cache.events] == ["hit"] * 10
     assert figures(plain) == figures(cold) == figures(warm)
     # the keys are provenance: the same with and without the cache, one per run and parser
-    assert plain.label_keys == cold.label_keys == warm.label_keys and len(plain.label_keys) == 10
+    assert plain.runs.label_keys == cold.runs.label_keys == warm.runs.label_keys and len(plain.runs.label_keys) == 10
 
 
 def test_a_matrix_run_warms_verify_and_verify_warms_matrix(example_copy, tmp_path):

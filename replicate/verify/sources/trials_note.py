@@ -8,7 +8,7 @@ from replicate.output import Format, md_code, md_text, one_line, pct, table
 from replicate.stats.classify import CLASSES
 from replicate.stats.replication import PAIRED_SHARE_INTERVAL, PAIRED_T_TEST, SHARE_INTERVAL
 from replicate.trials.settings import TrialSettings
-from replicate.verify.cells import figure_cell, fitted, not_computable, printed_text, show
+from replicate.verify.cells import figure_cell, fitted, printed_text, show, verdict_cell
 from replicate.verify.matching import PrintedFlag
 from replicate.verify.replication import (
     DESIGN_TEST,
@@ -34,12 +34,8 @@ def _points(r: TrialClaimResult, x: float) -> str:
 
 
 def _verdict(r: TrialClaimResult, notes: dict[str, int]) -> str:
-    o = r.outcome
-    if str(o.verdict) == "not_computable":
-        return not_computable(o.why, notes)
-    if r.replicated is not None and r.replicated.why:  # a verdict withheld for a reason (a subset's item count)
-        return f"{o.verdict} [{notes.setdefault(r.replicated.why, len(notes) + 1)}]"
-    return f"{o.verdict}{' (tie)' if o.tie else ''}"
+    # a verdict may be withheld for a reason (a subset's item count)
+    return verdict_cell(r.outcome, notes, r.replicated.why if r.replicated is not None else None)
 
 
 def _interval(r: TrialClaimResult) -> str:
@@ -326,16 +322,3 @@ def trial_table(t: TrialsVerification, fmt: Format) -> str:
     if notes:
         lines += [""] + [f"[{i}] {why}" for why, i in notes.items()]
     return "\n".join(lines) + "\n"
-
-
-def reproduce_args(t: TrialsVerification) -> str:
-    """The --replication options of the verify command that repeats this check."""
-    import shlex
-
-    out = ""
-    for tb in t.tables:
-        if tb.role == "fresh" and tb.origin == "--replication":
-            out += f" --replication {shlex.quote(tb.name + '=' + tb.given)}"
-        if tb.role == "fresh" and tb.archive is not None:
-            out += f" --replication-archive {shlex.quote(tb.name + '=' + tb.archive)}"
-    return out

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
+from urllib.parse import quote
 
 from replicate.judge.model import extraction_failures
 from replicate.judge.render.errors import interval_cell, with_interval
@@ -11,8 +13,9 @@ from replicate.stats.paired import p_display
 from replicate.verify.alternatives import note_line
 from replicate.verify.cells import figure_cell, not_computable, printed_text, show
 from replicate.verify.matching import Verdict
+from replicate.verify.part import relative
 from replicate.verify.recompute import EdgeFigures, FloorFigures, edge_key, floor_of
-from replicate.verify.result import ClaimResult, Verification
+from replicate.verify.result import ClaimResult, RunsVerification
 
 
 def _result_cell(r: ClaimResult, parser: str, notes: dict[str, int]) -> str:
@@ -25,7 +28,7 @@ def _result_cell(r: ClaimResult, parser: str, notes: dict[str, int]) -> str:
     return f"{show(o.printed, o.computed.value)} {o.verdict}{' (tie)' if o.tie else ''}"
 
 
-def claims_table(v: Verification, fmt: Format, *, figure: bool = True) -> tuple[str, dict[str, int]]:
+def claims_table(v: RunsVerification, fmt: Format, *, figure: bool = True) -> tuple[str, dict[str, int]]:
     """The claims table and the numbered reasons it refers to.
 
     ``figure=False`` leaves out the metric-and-runs column (the note lists each
@@ -55,7 +58,7 @@ def claims_table(v: Verification, fmt: Format, *, figure: bool = True) -> tuple[
     return table_blocks(headers[0], [row[0] for row in rows], columns), notes
 
 
-def claim_texts(v: Verification, notes: dict[str, int]) -> list[str]:
+def claim_texts(v: RunsVerification, notes: dict[str, int]) -> list[str]:
     """Each claim in words, then the reasons the table refers to."""
     out = []
     for r in v.results:
@@ -79,7 +82,7 @@ def claim_texts(v: Verification, notes: dict[str, int]) -> list[str]:
     return out
 
 
-def _position(v: Verification, e: EdgeFigures, fl: FloorFigures | None) -> str:
+def _position(v: RunsVerification, e: EdgeFigures, fl: FloorFigures | None) -> str:
     """Below / inside / above the floor: what ``floor --edge`` says of the edge (its paired test with
     intervals), with the n of the edge and of the floor's smallest repeat pair."""
     check = v.against_floor.get(edge_key(e))
@@ -95,7 +98,7 @@ def _f(x: Fraction | float | None) -> float | None:
     return None if x is None else float(x)
 
 
-def edges(v: Verification) -> list[str]:
+def edges(v: RunsVerification) -> list[str]:
     """Two tables per edge and parser: the four cells, then the rates (one wide table reads badly as text)."""
     if not v.edges:
         return []
@@ -169,7 +172,7 @@ _ERROR_BLOCKS = (
 )
 
 
-def _error_part(v: Verification, rows: list[list[object]]) -> list[str]:
+def _error_part(v: RunsVerification, rows: list[list[object]]) -> list[str]:
     """The bootstrap intervals of each edge (when computed) and what they assume: two tables, like the edges'."""
     if not rows:
         return []
@@ -199,7 +202,7 @@ def _ends(fl) -> str:
     return "" if ends is None else f" (min {interval_cell(ends['min'], 'min')}, max {interval_cell(ends['max'], 'max')})"
 
 
-def floors(v: Verification) -> list[str]:
+def floors(v: RunsVerification) -> list[str]:
     if not v.floors:
         return []
     rows = []
@@ -234,7 +237,7 @@ def floors(v: Verification) -> list[str]:
             table(rows, headers, Format.markdown).rstrip("\n"), "", *explain, *pairs]
 
 
-def runs(v: Verification) -> list[str]:
+def runs(v: RunsVerification) -> list[str]:
     parsers = list(dict.fromkeys(f.parser for f in v.run_figures))  # the claims table's order
     by = {(f.name, f.parser): f for f in v.run_figures}
     rows = []
@@ -269,3 +272,27 @@ def runs(v: Verification) -> list[str]:
     return out
 
 
+def figures_section(fig: Any) -> list[str]:
+    """``## Figures``: the figures drawn beside the note (:class:`replicate.verify.note.Figures`), or why not."""
+    out = ["## Figures", ""]
+    if fig is None or (not fig.files and fig.reason is None):
+        return out + ["Figures are drawn beside the note when it is written with `--out`.", ""]
+    if fig.reason is not None:
+        return out + [fig.reason, ""]
+    for title, png_name, svg_name in fig.files:
+        png, svg = quote(png_name), quote(svg_name)  # file names from --out: a link destination, percent-encoded
+        out += [f"![{md_text(title)}]({png})", "", f"{md_text(title)} ([PNG]({png}), [SVG]({svg}))", ""]
+    return out
+
+
+def sources_section(v: RunsVerification, root: str) -> list[str]:
+    """``## Sources``: every run file read, with its sha256 and how it stands against its fetch manifest."""
+    rows = []
+    for s in v.sources():
+        rel = s.get("release")
+        where = md_code(rel['repo_path'] if rel else relative(s['path'], root))
+        check = "-" if rel is None else ("matches manifest" if s.get("matches_manifest") else "DIFFERS from manifest")
+        rows.append([where, ", ".join(map(md_text, s["runs"])), s["size"], f"`{s['sha256']}`", check])
+    headers = ["file", "runs", "bytes", "sha256", "manifest"]
+    return ["## Sources", "", f"Paths are relative to {md_code(root)}.", "",
+            table(rows, headers, Format.markdown).rstrip("\n"), ""]

@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import PurePath
-
 from replicate.output import Format, md_code, md_text, one_line, table
-from replicate.verify.cells import figure_cell, fitted, not_computable, printed_text, show
-from replicate.verify.ranking_claims import RankingClaimResult, RankingsVerification
-
-
-def _verdict(r: RankingClaimResult, notes: dict[str, int]) -> str:
-    o = r.outcome
-    if str(o.verdict) == "not_computable":
-        return not_computable(o.why, notes)
-    return f"{o.verdict}{' (tie)' if o.tie else ''}"
+from replicate.verify.cells import figure_cell, fitted, printed_text, show, verdict_cell
+from replicate.verify.part import relative
+from replicate.verify.ranking_claims import RankingsVerification
 
 
 def ranking_table(part: RankingsVerification, fmt: Format, notes: dict[str, int]) -> str:
@@ -21,15 +13,8 @@ def ranking_table(part: RankingsVerification, fmt: Format, notes: dict[str, int]
     esc = one_line if plain else md_text
     rows = [[esc(r.claim.id), esc(r.claim.where or "-"), figure_cell(r.claim.metric, r.claim.described(esc), plain),
              "-" if r.computed.n is None else r.computed.n, printed_text(r.claim.printed),
-             show(r.claim.printed, r.computed.value), _verdict(r, notes)] for r in part.results]
+             show(r.claim.printed, r.computed.value), verdict_cell(r.outcome, notes)] for r in part.results]
     return fitted(rows, ["id", "where", "figure", "systems", "printed", "recomputed", "verdict"], fmt)
-
-
-def _rel(path: str, root: str) -> str:
-    try:
-        return PurePath(path).relative_to(PurePath(root)).as_posix()
-    except ValueError:
-        return PurePath(path).as_posix()
 
 
 def ranking_sections(part: RankingsVerification, root: str) -> list[str]:
@@ -43,7 +28,7 @@ def ranking_sections(part: RankingsVerification, root: str) -> list[str]:
     out += [f"[{n}] {why}" for why, n in notes.items()] + ([""] if notes else [])
     topics = [f"- {md_code(r.claim.id)}: {r.topic_note()}" for r in part.results if r.topic_note()]
     out += topics + ([""] if topics else [])
-    rows = [[md_code(_rel(f.path, root)), role, f.size, f"`{f.sha256}`"] for f, role in part.files]
+    rows = [[md_code(relative(f.path, root)), role, f.size, f"`{f.sha256}`"] for f, role in part.files]
     out += ["## Ranking sources", "", f"Paths are relative to {md_code(root)}.", "",
             table(rows, ["file", "role", "bytes", "sha256"], Format.markdown).rstrip("\n"), ""]
     return out

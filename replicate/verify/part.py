@@ -1,0 +1,174 @@
+"""What every claim source gives a verification: the :class:`Part` protocol (pure).
+
+A verification (:class:`~replicate.verify.result.Verification`) is a tuple of
+parts, one per claim source that has claims: runs
+(:mod:`replicate.verify.sources.runs`), trials tables
+(:mod:`replicate.verify.sources.trials`), system rankings
+(:mod:`replicate.verify.sources.rankings`), or a source of your own
+(``docs/verify.md``, "Adding a claim source"). The verification decides
+``ok``, the failed claims, the summary line and the JSON from its parts, and
+the note (:mod:`replicate.verify.note`) draws each part where the protocol
+says, so neither knows any source by name.
+
+:class:`PartBase` gives the defaults a small source keeps; :class:`Checked`
+is the one base of a claim's result in one column (its verdict, failure,
+rounding and common JSON come from the :class:`~replicate.verify.outcome.Outcome`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any, Protocol
+
+from replicate.provenance import FileProvenance
+from replicate.verify.matching import Match
+from replicate.verify.outcome import Computed, Judged, Outcome
+
+#: Where in the note a part's sections go: after the summary (its claims), after every part's claims (its
+#: details), after the flags (its closing sections).
+STAGES = ("claims", "details", "closing")
+
+
+class Result(Protocol):
+    """One claim's result: the claim and whether it fails the check."""
+
+    @property
+    def claim(self) -> Any: ...
+
+    @property
+    def failed(self) -> bool: ...
+
+
+class Part(Protocol):
+    """What a claim source gives a verification (see the module docstring)."""
+
+    #: the source's name; the JSON's key for the part (the runs part's keys sit at the top level)
+    name: str
+
+    @property
+    def results(self) -> Sequence[Result]: ...
+
+    @property
+    def failed(self) -> Sequence[Result]: ...
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to show: the part stays out of the note and the summary line unless it is the only one."""
+
+    def summary_line(self) -> str: ...
+
+    def to_json(self) -> dict: ...
+
+    def released_files(self) -> Sequence[FileProvenance]:
+        """The released files it read (the note's header names their fetched releases; Reproduce fetches them)."""
+
+    def note_flags(self) -> Sequence[Any]:
+        """What the note's Flags section reports for it (:class:`~replicate.verify.result.Flag`)."""
+
+    def reproduce_args(self) -> str:
+        """Options of the verify command that repeats the check (e.g. `` --replication NAME=TRIALS``)."""
+
+    def header_rows(self) -> list[list[str]]:
+        """Rows of the note's header table (after the data's, before the tool's)."""
+
+    def summary_note(self) -> list[str]:
+        """Its lines of the note's Summary, after the summary line."""
+
+    def note_sections(self, stage: str, root: str, figures: Any) -> list[str]:
+        """Its sections of the note at ``stage`` (one of :data:`STAGES`)."""
+
+    def table(self, fmt: Any) -> list[str]:
+        """Its lines of the terminal view."""
+
+    def table_head(self) -> list[str]:
+        """Lines the terminal view opens with, whatever is shown (e.g. a departure from the source's reading)."""
+
+
+class PartBase:
+    """Defaults of :class:`Part` for a source that reads no released file, flags nothing and adds no option."""
+
+    name = "part"
+    results: Sequence[Result]
+
+    @property
+    def failed(self) -> tuple[Result, ...]:
+        return tuple(r for r in self.results if r.failed)
+
+    @property
+    def empty(self) -> bool:
+        return not self.results
+
+    def released_files(self) -> Sequence[FileProvenance]:
+        return ()
+
+    def note_flags(self) -> Sequence[Any]:
+        return ()
+
+    def reproduce_args(self) -> str:
+        return ""
+
+    def header_rows(self) -> list[list[str]]:
+        return []
+
+    def table_head(self) -> list[str]:
+        return []
+
+    def note_sections(self, stage: str, root: str, figures: Any) -> list[str]:
+        return []
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A claim's figure in one column, judged (the base of trial and ranking results; runs have one per parser)."""
+
+    claim: Any
+    computed: Computed
+    match: Match | None = None  # at printed precision (None: not computable, a flag, or replicated)
+
+    @property
+    def judged(self) -> Judged | None:
+        """A replication's judgement, where a fresh collection decides the verdict."""
+        return None
+
+    @property
+    def outcome(self) -> Outcome:
+        return Outcome(self.claim.printed, self.computed, self.match, self.judged)
+
+    @property
+    def verdict(self) -> str:
+        return str(self.outcome.verdict)
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome.failed
+
+    @property
+    def why(self) -> str | None:
+        return self.outcome.why
+
+    def rounded(self) -> str | None:
+        return self.outcome.rounded()
+
+    def to_json(self) -> dict:
+        out = self.claim.to_json()
+        out.update(mode="recomputed", computed=self.computed.to_json(), rounded=self.rounded(), verdict=self.verdict,
+                   why=self.why)
+        return out
+
+
+def counts(results: Sequence[Any], verdicts: Sequence[str]) -> dict[str, int]:
+    """How many ``results`` have each of ``verdicts`` (each result's ``verdict``)."""
+    out = dict.fromkeys(verdicts, 0)
+    for r in results:
+        out[r.verdict] += 1
+    return out
+
+
+def relative(path: str, root: str) -> str:
+    """``path`` relative to ``root`` where it lies under it, else as given (POSIX separators)."""
+    try:
+        return PurePath(path).relative_to(PurePath(root)).as_posix()
+    except ValueError:
+        return PurePath(path).as_posix()

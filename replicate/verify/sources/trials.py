@@ -1,0 +1,25 @@
+"""The trials part: claims over K-trial tables, with its note sections (:mod:`replicate.verify.sources.trials_note`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replicate.output import md_text
+from replicate.verify.result import TrialsVerification
+from replicate.verify.sources.trials_note import trial_sections, trial_table
+
+
+class Trials(TrialsVerification):
+    """:class:`~replicate.verify.result.TrialsVerification` as the note draws it."""
+
+    def summary_note(self) -> list[str]:
+        if not self.failed:
+            return ["Trial claims: none mismatches and none fails to replicate."]
+        ids = ", ".join(md_text(r.claim.id) for r in self.failed)
+        return [f"Check failed: {len(self.failed)} trial claim(s) mismatch or do not replicate: {ids}."]
+
+    def note_sections(self, stage: str, root: str, figures: Any) -> list[str]:
+        return trial_sections(self) if stage == "claims" else []
+
+    def table(self, fmt: Any) -> list[str]:
+        return [trial_table(self, fmt).rstrip("\n")]
