@@ -25,16 +25,12 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-# Metric families in modules of their own register on import; they import the table, so the table cannot
-# import them (a circle): the claims parser, where every metric name is first looked up, does.
-import replicate.verify.metrics_agreement  # noqa: F401
 from replicate.stats.intervals import DIFF_METHODS
 from replicate.stats.policy import POLICIES, Policy
 from replicate.trials.settings import DECIMAL_SETTINGS, TrialSettings
-from replicate.verify.cost_claims import PER as _PER  # noqa: F401  (importing it registers the costs.* rows)
 from replicate.verify.matching import FLAG_WORDS, Printed, PrintedFlag
 from replicate.verify.metrics import UNITS_OF_SOURCE, Metric, claim_unit, metric as find_metric, metric_names
-from replicate.verify.ranking_claims import check_runs  # (importing it registers the rankings.* rows)
+from replicate.verify.ranking_claims import check_runs
 
 #: Fields every claim may give, then those of each source.
 COMMON_FIELDS = ("id", "where", "text", "metric", "value", "unit")

@@ -20,8 +20,11 @@ precision), ``share_count`` (a count of items, or the same as a share) and
 Adding a metric
 ---------------
 
-A metric is a row; a family of metrics is one small module that builds rows
-and calls :func:`register` (see ``docs/verify.md``, "Adding a metric"):
+A metric is a row (:mod:`replicate.verify.metric_row`); a family of metrics is
+one small module that builds rows, and this module imports every family by
+name and puts its rows in the table (no row is added as a side effect of an
+import). A metric of your own is added with :func:`register` (see
+``docs/verify.md``, "Adding a metric"):
 
 - ``fields``: the claim fields the metric takes beyond those of its source and
   scope (e.g. ``weights`` of a kappa), each a :class:`Field` with its check and
@@ -40,86 +43,28 @@ and calls :func:`register` (see ``docs/verify.md``, "Adding a metric"):
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-Source = Literal["runs", "trials", "rankings"]
-Kind = Literal["count", "rate", "number", "share_count", "flag"]
-Family = Literal["share", "mean", "design", "flag"]
+import replicate.verify.ranking_claims as ranking_claims
+import replicate.verify.sources.agreement as agreement
+import replicate.verify.sources.costs as costs
+from replicate.verify.metric_row import (
+    TRIAL_UNITS,
+    UNITS,
+    UNITS_OF_KIND,
+    UNITS_OF_SOURCE,
+    Family,
+    Field,
+    Kind,
+    Metric,
+    Pattern,
+    Source,
+    claim_unit,
+)
 
-#: Units a printed value may be given in, per source.
-UNITS: tuple[str, ...] = ("percent", "fraction", "count", "ratio")
-TRIAL_UNITS: tuple[str, ...] = ("percent", "fraction", "count", "flag", "ratio")
-UNITS_OF_SOURCE: dict[str, tuple[str, ...]] = {"runs": UNITS, "trials": TRIAL_UNITS, "rankings": ("ratio",)}
-
-#: Which units fit which kind of value.
-UNITS_OF_KIND: dict[str, tuple[str, ...]] = {
-    "count": ("count",),
-    "rate": ("percent", "fraction"),
-    "number": ("ratio",),
-    "share_count": ("count", "percent", "fraction"),
-    "flag": ("flag",),
-}
-
-
-@dataclass(frozen=True, slots=True)
-class Field:
-    """A claim field a metric takes: ``check(value)`` returns the problem in words, or None when it is fine."""
-
-    name: str
-    check: Callable[[Any], str | None]
-    default: Any = None
-    doc: str = ""
-    required: bool = False  # a claim naming the metric must give it (no default)
-
-
-@dataclass(frozen=True, slots=True)
-class Metric:
-    """One figure a claim can name (see the module docstring)."""
-
-    name: str
-    source: Source
-    scopes: tuple[str, ...]
-    kind: Kind
-    meaning: str
-    family: Family | None = None  # trials: how a fresh collection is compared with the printed figure
-    extra_units: tuple[str, ...] = ()
-    fields: tuple[Field, ...] = ()  # claim fields of this metric beyond its source's and scope's
-    needs_null: bool = False  # trials: needs the permutation null (and so a recorded seed)
-    needs_loose: bool = False  # trials: needs a loose reading (``correct_loose``) in the table
-    compute: Callable[..., Any] | None = None  # None: the source's core computes it by name
-
-    @property
-    def scope(self) -> str:
-        """The first (for trial metrics, the only) scope."""
-        return self.scopes[0]
-
-    @property
-    def units(self) -> tuple[str, ...]:
-        return UNITS_OF_KIND[self.kind] + self.extra_units
-
-    @property
-    def field_names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in self.fields)
-
-
-@dataclass(frozen=True, slots=True)
-class Pattern:
-    """Metrics named ``prefix + key`` (``key`` a lower-case word), made on demand by ``make(name, key)``."""
-
-    prefix: str
-    source: Source
-    make: Callable[[str, str], Metric]
-    examples: tuple[str, ...] = ()  # keys shown in the list of names
-
-    def __call__(self, name: str) -> Metric | None:
-        key = name[len(self.prefix):]
-        return self.make(name, key) if name.startswith(self.prefix) and _KEY.match(key) else None
-
-
-_KEY = re.compile(r"^[a-z][a-z0-9_]*$")
+__all__ = ["METRICS", "NULL_PREFIX", "PATTERNS", "TRIAL_UNITS", "UNITS", "UNITS_OF_KIND", "UNITS_OF_SOURCE",
+           "Family", "Field", "Kind", "Metric", "Pattern", "Source", "claim_unit", "metric", "metric_names",
+           "register"]
 
 #: Every metric by name, both sources (names never collide: trial names carry their command's prefix).
 METRICS: dict[str, Metric] = {}
@@ -151,27 +96,12 @@ def metric_names(source: Source) -> list[str]:
     return names + [p.prefix + k for p in PATTERNS if p.source == source for k in p.examples]
 
 
-def claim_unit(c: Mapping[str, Any], allowed: Sequence[str], metric: Any, say: Callable[[str], None],
-               *, units_of: str = "units") -> str | None:
-    """A claim's ``unit`` when it is one of ``allowed`` and fits its metric's units, else None (the problem said)."""
-    unit = c.get("unit")
-    if "unit" not in c:
-        return unit
-    if unit not in allowed:
-        say(f"unknown unit {unit!r}; {units_of}: {', '.join(allowed)}")
-        return None
-    if metric is not None and unit not in metric.units:
-        say(f"unit {unit!r} does not fit metric {metric.name!r}; use {' or '.join(metric.units)}")
-        return None
-    return unit
-
-
 # -- over judge runs ---------------------------------------------------------------------------
 def _r(name: str, scopes: tuple[str, ...], kind: Kind, meaning: str, extra: tuple[str, ...] = ()) -> Metric:
     return Metric(name, "runs", scopes, kind, meaning, extra_units=extra)
 
 
-register(
+RUN_METRICS = (
     _r("n", ("run", "edge"), "count", "items the figure is computed over (a run's parsed items; an edge's shared items)"),
     _r("em", ("run",), "rate", "exact match: share of the run's items whose label equals gold"),
     _r("mae", ("run",), "number", "mean absolute difference between label and gold over parsed items"),
@@ -199,7 +129,7 @@ def _t(name: str, scope: str, kind: Kind, family: Family, meaning: str, **kw: An
     return Metric(name, "trials", (scope,), kind, meaning, family=family, **kw)
 
 
-register(
+TRIAL_METRICS = (
     _t("items.n", "cell", "count", "design", "items in the cell (non-error trials on both sides)"),
     _t("items.improved", "cell", "share_count", "share", "items reliably improved (significant and >= eps)"),
     _t("items.regressed", "cell", "share_count", "share", "items reliably regressed (significant and <= -eps)"),
@@ -226,14 +156,15 @@ register(
 #: engine adds later are claimable without a change here).
 NULL_PREFIX = "items.null_p95."
 
-register(Pattern(
+NULL_P95 = Pattern(
     NULL_PREFIX, "trials",
     lambda name, key: _t(name, "cell", "rate", "share", f"95th percentile of the permutation null's {key}",
                          needs_null=True),
     examples=("p_plus", "p_minus", "p_chg"),
-))
+)
 
-# Families defined in modules of their own register on import. Importing them here would tie this
-# module and theirs into an import circle (tests/test_layering.py), so the claim model,
-# :mod:`replicate.verify.claim`, imports them: every claim is read through it, so their rows exist
-# whenever a claim names them (see docs/verify.md, "Adding a metric").
+
+#: The families in modules of their own, each by name.
+FAMILIES = (agreement.METRICS, costs.METRICS, ranking_claims.METRICS)
+
+register(*RUN_METRICS, *TRIAL_METRICS, NULL_P95, *(m for family in FAMILIES for m in family))

@@ -29,7 +29,7 @@ from typing import Any
 
 from replicate.errors import BadInput, UsageError
 from replicate.provenance import FileProvenance
-from replicate.verify.metrics import Field, Metric, register
+from replicate.verify.metric_row import Field, Metric
 from replicate.verify.outcome import Computed, Outcome
 from replicate.verify.part import Checked, PartBase, counts
 
@@ -147,8 +147,9 @@ _MEANINGS = {
 FIELDS = (Field("qrels", check_qrels, doc="[reference, estimate] qrels files relative to --root"),
           Field("measure", check_measure, DEFAULT_MEASURE, doc="the ir-measures measure the systems are scored by"))
 
-register(*(Metric(f"rankings.{s}", "rankings", ("systems",), "number", meaning, fields=FIELDS,
-                  compute=_statistic(s)) for s, meaning in _MEANINGS.items()))
+#: The family's rows (the table, :mod:`replicate.verify.metrics`, imports them).
+METRICS = tuple(Metric(f"rankings.{s}", "rankings", ("systems",), "number", meaning, fields=FIELDS,
+                       compute=_statistic(s)) for s, meaning in _MEANINGS.items())
 
 
 @dataclass(frozen=True)

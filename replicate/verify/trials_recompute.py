@@ -76,7 +76,7 @@ class TrialsRecomputer:
         self._cached: dict[tuple, Any] = {}
 
     def cached(self, key: tuple, make: Callable[[], Any]) -> Any:
-        """``make()`` once per ``key``: a metric family's own engine call (see ``cost_claims``)."""
+        """``make()`` once per ``key``: a metric family's own engine call (see :mod:`replicate.verify.sources.costs`)."""
         if key not in self._cached:
             self._cached[key] = make()
         return self._cached[key]

@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from replicate.trials.usage import KINDS
-from replicate.verify.metrics import Field, Metric, register
+from replicate.verify.metric_row import Field, Metric
 from replicate.verify.outcome import Computed
 
 PER = ("trial", "item")
@@ -99,7 +99,8 @@ def _edge_median_ratio(core: Any, c: Any, name: str) -> Computed:
 
 
 KIND = Field("kind", check_kind, required=True, doc="prompt, completion, reasoning or total")
-register(
+#: The family's rows (the table, :mod:`replicate.verify.metrics`, imports them).
+METRICS = (
     Metric("costs.median_tokens", "trials", ("model",), "number",
            "median tokens of `kind` per trial (or per item: the mean over its trials) of a model on a benchmark",
            fields=(KIND, Field("per", check_per, "trial", doc="trial (default) or item")),

@@ -28,7 +28,7 @@ from replicate.judge.agreement import GOLD, AgreementRow, agreement_rows
 from replicate.judge.align import align
 from replicate.judge.model import NO_GOLD
 from replicate.stats.agreement import LEVELS, WEIGHTS, Figure
-from replicate.verify.metrics import Field, Metric, register
+from replicate.verify.metric_row import Field, Metric
 from replicate.verify.outcome import Computed
 
 PREFIX = "agreement."
@@ -121,4 +121,5 @@ def _metric(name: str) -> Metric:
                   fields=fields, compute=compute)
 
 
-register(*(_metric(name) for name in FIGURE_ROWS))
+#: The family's rows (the table, :mod:`replicate.verify.metrics`, imports them).
+METRICS = tuple(_metric(name) for name in FIGURE_ROWS)
