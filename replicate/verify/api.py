@@ -26,6 +26,7 @@ from replicate.judge.uncertainty import Uncertainty
 from replicate.parsing import PARSERS, Parser
 from replicate.registry import VersionedName
 from replicate.verify.alternatives import alternatives
+from replicate.verify.claim import SOURCES
 from replicate.verify.claims import ClaimsFile, load_claims
 from replicate.verify.flags import collect_flags
 from replicate.verify.matching import Verdict
@@ -386,4 +387,8 @@ def verify(
 
         found = check_rankings(claims.ranking_claims, claims.trec_runs, root_path)
         parts.append(Rankings(found.results, found.files))
+    for name, of_source in claims.other_claims.items():  # sources registered with replicate.verify.claim.register_source
+        check = SOURCES[name].check
+        assert check is not None  # register_source refuses a source without one
+        parts.append(check(of_source, root_path, claims))
     return replace(v, parts=tuple(parts))

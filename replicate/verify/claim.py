@@ -29,19 +29,16 @@ from replicate.stats.intervals import DIFF_METHODS
 from replicate.stats.policy import POLICIES, Policy
 from replicate.trials.settings import DECIMAL_SETTINGS, TrialSettings
 from replicate.verify.matching import FLAG_WORDS, Printed, PrintedFlag
-from replicate.verify.metrics import UNITS_OF_SOURCE, Metric, claim_unit, metric as find_metric, metric_names
+from replicate.verify.metrics import TRIAL_UNITS, UNITS, Metric, claim_unit, metric as find_metric, metric_names
 from replicate.verify.ranking_claims import check_runs
 
-#: Fields every claim may give, then those of each source.
+#: Fields every claim may give, then those of each built-in source.
 COMMON_FIELDS = ("id", "where", "text", "metric", "value", "unit")
 SETTING_FIELDS = ("eps", "alpha", "ci", "null", "seed", "by", "low", "high", "threshold", "tolerance")
-SOURCE_FIELDS: dict[str, tuple[str, ...]] = {
-    "runs": ("run", "old", "new", "runs", "parser", "unparsed"),
-    "trials": ("trials", "edge", "benchmark", "model", *SETTING_FIELDS),
-    "rankings": ("trec_runs",),
-}
-CLAIM_FIELDS = COMMON_FIELDS + SOURCE_FIELDS["runs"]
-TRIAL_CLAIM_FIELDS = COMMON_FIELDS + SOURCE_FIELDS["trials"]
+RUN_FIELDS = ("run", "old", "new", "runs", "parser", "unparsed")
+TRIAL_FIELDS = ("trials", "edge", "benchmark", "model", *SETTING_FIELDS)
+CLAIM_FIELDS = COMMON_FIELDS + RUN_FIELDS
+TRIAL_CLAIM_FIELDS = COMMON_FIELDS + TRIAL_FIELDS
 BY_CHOICES = ("benchmark", "none")
 
 
@@ -72,6 +69,8 @@ class Claim:
     settings: TrialSettings = TrialSettings()
     # over system rankings
     trec_runs: str | tuple[str, ...] | None = None  # a [trec_runs] name, or run files / directories
+    # over a source of one's own (:func:`register_source`): its fields, as its parse function kept them
+    about: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def source(self) -> str:
@@ -126,6 +125,8 @@ class Claim:
             return f"{name(self.old)} -> {name(self.new)}"
         if scope == "run":
             return name(self.run)
+        if self.about:
+            return ", ".join(f"{k} {name(v)}" for k, v in self.about.items())
         if scope == "systems":
             runs = name(self.trec_runs) if isinstance(self.trec_runs, str) else ", ".join(map(name, self.trec_runs or ()))
             return f"systems of {runs}, {name(self.options.get('measure'))}"
@@ -151,6 +152,8 @@ class Claim:
             if scope == "model":
                 out["model"] = self.model
             out["benchmark"] = self.benchmark
+        elif self.about:
+            out.update(self.about)
         else:
             if scope == "floor":
                 out["runs"] = list(self.runs)
@@ -168,6 +171,33 @@ class Claim:
 TrialClaim = Claim
 
 
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ClaimSource:
+    """A claim source as a claims file names it (``docs/verify.md``, "Adding a claim source").
+
+    ``parse(claim, metric, context, say)`` checks the source's own fields of a
+    raw claim (each problem said) and returns the :class:`Claim` attributes it
+    keeps (a registered source keeps them as ``about``). ``check(claims, root,
+    claims_file)`` computes the source's claims into its
+    :class:`~replicate.verify.part.Part`; the built-in sources are computed by
+    :func:`replicate.verify.api.verify` itself.
+    """
+
+    name: str  # as metrics name their source: runs, trials, rankings, or your own
+    selector: str | None  # the claim field that puts a claim over this source (None: the default source, runs)
+    fields: tuple[str, ...]  # its claim fields beyond COMMON_FIELDS
+    units: tuple[str, ...]  # units its printed values may take
+    parse: Callable[[Mapping[str, Any], Metric | None, Context, Say], dict[str, Any]]
+    noun: str = ""  # how messages call its claims ("trial" claim, "ranking" metric)
+    check: Callable[..., Any] | None = None
+    tables: tuple[str, ...] = ()  # top-level tables of the claims file it reads (ClaimsFile.tables)
+    id_first: bool = False  # its id is checked before its other fields (the order problems are listed in)
+    early: Callable[[Mapping[str, Any], Context, Say], None] | None = None  # checked before the metric's name
+
+
 @dataclass(frozen=True)
 class Context:
     """What a claim is checked against: the file's runs, trials tables, parsers and [study] settings."""
@@ -178,6 +208,7 @@ class Context:
     settings: TrialSettings
     seen: dict[str, int]  # id -> position, filled as claims are read
     trec_tables: Mapping[str, Any] = field(default_factory=dict)  # [trec_runs] name -> paths
+    source_tables: Mapping[str, Any] = field(default_factory=dict)  # registered sources' top-level tables, as read
 
 
 def close(name: str, options: Collection[str]) -> str:
@@ -207,43 +238,40 @@ def parse_claim(c: Any, position: int, ctx: Context, problems: list[str]) -> Cla
             else:
                 ctx.seen[cid] = position
 
-    if source == "trials":  # (the order problems are listed in, as before the two kinds of claim were one)
+    if source.id_first:  # (the order problems are listed in, as before the kinds of claim were one)
         check_id()
     name = c.get("metric")
-    spec = find_metric(name, source) if isinstance(name, str) else None  # type: ignore[arg-type]
-    allowed = COMMON_FIELDS + SOURCE_FIELDS[source] + (spec.field_names if spec is not None else ())
-    where = {"runs": "", "trials": " in a trial claim", "rankings": " in a ranking claim"}[source]
+    spec = find_metric(name, source.name) if isinstance(name, str) else None
+    allowed = COMMON_FIELDS + source.fields + (spec.field_names if spec is not None else ())
+    noun = f"{source.noun} " if source.noun else ""
+    where = f" in a {noun}claim" if noun else ""
     for k in c:
         if k not in allowed:
             say(f"unknown field {k!r}{close(k, allowed)}; allowed{where}: {', '.join(allowed)}")
     for key in ("id", "metric", "value", "unit"):
         if key not in c:
             say(f"missing field {key!r}")
-    if source == "runs":
+    if not source.id_first:
         check_id()
-    if source == "trials" and (not isinstance(c["trials"], str) or c["trials"] not in ctx.tables):
-        say(f"unknown trials table {c['trials']!r}{close(str(c['trials']), ctx.tables)}; [trials] tables: "
-            f"{', '.join(ctx.tables) or 'none'}")
+    if source.early is not None:
+        source.early(c, ctx, say)
     if "metric" in c and spec is None:
-        names = metric_names(source)  # type: ignore[arg-type]
-        say(f"unknown {'trial ' if source == 'trials' else 'ranking ' if source == 'rankings' else ''}metric {name!r}{close(str(name), names)}; "
-            f"metrics: {', '.join(names)}")
-    unit = claim_unit(c, UNITS_OF_SOURCE[source], spec, say,
-                      units_of={"runs": "units", "trials": "units of trial figures",
-                                "rankings": "units of ranking figures"}[source])
+        names = metric_names(source.name)
+        say(f"unknown {noun}metric {name!r}{close(str(name), names)}; metrics: {', '.join(names)}")
+    unit = claim_unit(c, source.units, spec, say, units_of=f"units of {noun}figures" if noun else "units")
     printed = _printed(c["value"], unit, say) if "value" in c else None
     options = _options(c, spec, say)
-    extra: dict[str, Any] = {"runs": _runs_part, "trials": _trials_part, "rankings": _rankings_part}[source](
-        c, spec, ctx, say)
+    extra: dict[str, Any] = source.parse(c, spec, ctx, say)
     if len(problems) > before or spec is None or printed is None:
         return None
     return Claim(id=str(cid), metric=spec.name, printed=printed, spec=spec, where=c.get("where", ""),
                  text=c.get("text", ""), position=position, options=options, **extra)
 
 
-def claim_source(c: Mapping[str, Any]) -> str:
-    """The source a raw claim is over: a trials table, TREC runs (system rankings), else judge runs."""
-    return "trials" if "trials" in c else "rankings" if "trec_runs" in c else "runs"
+def claim_source(c: Mapping[str, Any]) -> ClaimSource:
+    """The source a raw claim is over: the first whose selecting field it gives (a trials table, TREC runs,
+    a registered source's), else judge runs."""
+    return next((s for s in SOURCES.values() if s.selector is not None and s.selector in c), SOURCES["runs"])
 
 
 def _rankings_part(c: Mapping[str, Any], spec: Metric | None, ctx: Context, say: Callable[[str], None]) -> dict:
@@ -462,3 +490,28 @@ def parse_settings(table: Mapping[str, Any], base: TrialSettings, say: Callable[
                 continue
             values[key] = v
     return replace(base, **values, given=base.given | frozenset(values))
+
+
+def _trials_table(c: Mapping[str, Any], ctx: Context, say: Say) -> None:
+    if not isinstance(c["trials"], str) or c["trials"] not in ctx.tables:
+        say(f"unknown trials table {c['trials']!r}{close(str(c['trials']), ctx.tables)}; [trials] tables: "
+            f"{', '.join(ctx.tables) or 'none'}")
+
+
+#: Every claim source by name: the built-in ones, then those registered (:func:`register_source`).
+SOURCES: dict[str, ClaimSource] = {s.name: s for s in (
+    ClaimSource("runs", None, RUN_FIELDS, UNITS, _runs_part),
+    ClaimSource("trials", "trials", TRIAL_FIELDS, TRIAL_UNITS, _trials_part, "trial", id_first=True,
+                early=_trials_table),
+    ClaimSource("rankings", "trec_runs", ("trec_runs",), ("ratio",), _rankings_part, "ranking"),
+)}
+
+
+def register_source(source: ClaimSource) -> None:
+    """Add a claim source of one's own; its metrics are rows of the metric table naming it as their source
+    (:func:`replicate.verify.metrics.register`)."""
+    if source.name in SOURCES:
+        raise ValueError(f"claim source {source.name!r} is registered twice")
+    if source.check is None:
+        raise ValueError(f"claim source {source.name!r} gives no check (claims -> its part)")
+    SOURCES[source.name] = source

@@ -55,6 +55,7 @@ from replicate.trials.settings import TrialSettings
 from replicate.verify.claim import (
     CLAIM_FIELDS,
     SETTING_FIELDS,
+    SOURCES,
     TRIAL_CLAIM_FIELDS,
     Claim,
     Context,
@@ -128,6 +129,9 @@ class ClaimsFile:
     gold: dict[str, str] = field(default_factory=dict)  # [gold]: file (relative to --root) and reader, if given
     trec_runs: dict[str, tuple[str, ...]] = field(default_factory=dict)  # [trec_runs]: name -> run files/dirs
     ranking_claims: tuple[Claim, ...] = ()  # claims over system rankings (trec_runs = ...)
+    #: claims over each registered source (replicate.verify.claim.register_source), and its top-level tables
+    other_claims: dict[str, tuple[Claim, ...]] = field(default_factory=dict)
+    tables: dict[str, Any] = field(default_factory=dict)
 
     def claim(self, claim_id: str) -> Claim:
         for c in self.claims:
@@ -242,17 +246,18 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
     problem is collected; if there is any, one :class:`BadInput` lists them all.
     """
     problems: list[str] = []
+    top = TOP_LEVEL + tuple(t for s in SOURCES.values() for t in s.tables)
     for key in data:
-        if key not in TOP_LEVEL:
-            problems.append(f"unknown table [{key}]{_close(key, TOP_LEVEL)}; allowed: {', '.join(TOP_LEVEL)}")
+        if key not in top:
+            problems.append(f"unknown table [{key}]{_close(key, top)}; allowed: {', '.join(top)}")
     study = _parse_study(data.get("study"), problems, parsers)
     entries: dict[str, RunEntry] = {}
     claims_raw = data.get("claims")
     trial_claims_raw = isinstance(claims_raw, list) and any(isinstance(c, dict) and "trials" in c for c in claims_raw)
     judge_claims_raw = not isinstance(claims_raw, list) or any(
-        not (isinstance(c, dict) and claim_source(c) != "runs") for c in claims_raw)
+        not (isinstance(c, dict) and claim_source(c).name != "runs") for c in claims_raw)
     other_source = data.get("trials") is not None or (isinstance(claims_raw, list) and any(
-        isinstance(c, dict) and claim_source(c) == "rankings" for c in claims_raw))
+        isinstance(c, dict) and claim_source(c).name not in ("runs", "trials") for c in claims_raw))
     if data.get("runs") is None and other_source and not judge_claims_raw:
         runs: dict[str, tuple[str, ...]] = {}  # a K-trial study alone needs no [runs]
     else:
@@ -268,25 +273,26 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
     fields = _parse_fields(data.get("fields"), problems)
     gold = _parse_gold(data.get("gold"), problems)
     raw_runs = data["runs"] if isinstance(data.get("runs"), dict) else {}
-    claims: list[Claim] = []
-    trial_claims: list[Claim] = []
-    ranking_claims: list[Claim] = []
+    by_source: dict[str, list[Claim]] = {}
+    own_tables = {t: data[t] for s in SOURCES.values() for t in s.tables if t in data}
     if claims_raw is None:
         problems.append("no [[claims]]: nothing to verify")
     elif not isinstance(claims_raw, list):
         problems.append("claims must be an array of tables ([[claims]])")
     else:
-        ctx = Context(raw_runs, tables, parsers, settings, {}, trec_tables)
+        ctx = Context(raw_runs, tables, parsers, settings, {}, trec_tables, own_tables)
         for i, c in enumerate(claims_raw, start=1):
             claim = parse_claim(c, i, ctx, problems)
             if claim is not None:
-                {"trials": trial_claims, "rankings": ranking_claims}.get(claim.source, claims).append(claim)
+                by_source.setdefault(claim.source, []).append(claim)
     if problems:
         n = len(problems)
         raise BadInput(f"{n} problem{'s' if n != 1 else ''} in the claims file:\n" + "\n".join(problems), path=path)
+    claims, trial_claims, ranking_claims = (by_source.pop(n, []) for n in ("runs", "trials", "rankings"))
     return ClaimsFile(path, study, runs, tuple(claims), fields,
                       TrialsPart(tables, tuple(trial_claims), settings, replication), entries, gold,
-                      trec_tables, tuple(ranking_claims))
+                      trec_tables, tuple(ranking_claims), {n: tuple(cs) for n, cs in by_source.items()},
+                      own_tables)
 
 
 def parse_tables(table: Any, problems: list[str]) -> dict[str, str]:

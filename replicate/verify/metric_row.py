@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Source = Literal["runs", "trials", "rankings"]
+Source = str  # runs, trials, rankings, or a registered source's name (replicate.verify.claim.register_source)
 Kind = Literal["count", "rate", "number", "share_count", "flag"]
 Family = Literal["share", "mean", "design", "flag"]
 
