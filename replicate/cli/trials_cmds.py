@@ -169,7 +169,7 @@ def _write_jsonl(path: Path, rows) -> None:
 @app.command("plan")
 @flags(n_items="--n-items", n_resamples="--resamples")
 def plan_cmd(
-    items_: Annotated[int, typer.Option("--n-items", "-n", metavar="N", help="Items in a cell (one edge x benchmark), the BH family size (formerly --items).", show_default=False)],
+    items_: Annotated[int, typer.Option("--n-items", "-n", metavar="N", help="Items in a cell (one edge x benchmark), the BH family size.", show_default=False)],
     move: Annotated[Optional[list[str]], typer.Option("--move", "-m", metavar="P:Q", help="A true move P:Q of one item's accuracy, source then target (default 0.4:0.6); repeatable.")] = None,
     k: Annotated[Optional[list[str]], typer.Option("--k", "-k", help="Non-error trials per item: K on both sides or KSRC:KTGT (default 50); repeatable.")] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="BH level: an item is significant when q <= alpha.")] = DEFAULTS.alpha,

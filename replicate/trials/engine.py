@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from fractions import Fraction
-from typing import Any, Literal, Sequence, get_args
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -43,12 +43,9 @@ from replicate.trials.results import (
     SingleDraw,
     Stratum,
 )
-from replicate.trials.settings import DEFAULT_SEED, DEFAULTS
+from replicate.trials.settings import BY_CHOICES, DEFAULT_SEED, DEFAULTS
 
 POWER_MOVE = (0.4, 0.6)  # the reference move whose power is shown beside P+ and P-
-#: How cells are formed: one per edge and benchmark, or benchmarks pooled.
-By = Literal["benchmark", "none"]
-BY_CHOICES: tuple[By, ...] = get_args(By)
 MISSING_STRATUM = "(missing)"
 
 

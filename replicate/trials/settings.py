@@ -29,13 +29,21 @@ setting.)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from decimal import Decimal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal, get_args
+
+from replicate.stats.intervals import DIFF_METHODS
 
 #: Settings given as decimal text (decided exactly), shown in JSON as numbers.
 DECIMAL_SETTINGS = ("eps", "low", "high", "threshold", "tolerance")
+#: Every setting a ``[study]`` table or a trial claim may give.
+SETTING_FIELDS = ("eps", "alpha", "ci", "null", "seed", "by", "low", "high", "threshold", "tolerance")
+#: How cells are formed: one per edge and benchmark, or benchmarks pooled.
+By = Literal["benchmark", "none"]
+BY_CHOICES: tuple[By, ...] = get_args(By)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,3 +79,49 @@ class TrialSettings:
 DEFAULTS = TrialSettings()
 #: The seed of every random draw of a trial command or claim that gives none.
 DEFAULT_SEED: int = DEFAULTS.seed
+
+
+def _decimal_text(v: Any) -> str | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        return None
+    try:
+        d = Decimal(str(v).strip())
+    except InvalidOperation:
+        return None
+    return str(v).strip() if d.is_finite() else None
+
+
+def parse_settings(table: Mapping[str, Any], base: TrialSettings, say: Callable[[str], None]) -> TrialSettings:
+    """The settings of ``table`` (a [study] or a claim) over ``base``; bad values are said, not raised."""
+    values: dict[str, Any] = {}
+    for key in SETTING_FIELDS:
+        if key not in table:
+            continue
+        v = table[key]
+        if key in DECIMAL_SETTINGS:
+            text = _decimal_text(v)
+            if text is None or not 0 <= Decimal(text) <= 1 or (key in ("eps", "tolerance") and Decimal(text) == 0):
+                say(f"{key} must be a number in {'(0, 1]' if key in ('eps', 'tolerance') else '[0, 1]'}, got {v!r}")
+                continue
+            values[key] = text
+        elif key == "alpha":
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
+                say(f"alpha must be a number in (0, 1), got {v!r}")
+                continue
+            values[key] = float(v)
+        elif key in ("null", "seed"):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                say(f"{key} must be a whole number >= 0, got {v!r}")
+                continue
+            values[key] = v
+        elif key == "ci":
+            if v not in DIFF_METHODS:
+                say(f"unknown ci {v!r}; methods: {', '.join(DIFF_METHODS)}")
+                continue
+            values[key] = v
+        elif key == "by":
+            if v not in BY_CHOICES:
+                say(f"by must be one of {', '.join(BY_CHOICES)}, got {v!r}")
+                continue
+            values[key] = v
+    return replace(base, **values, given=base.given | frozenset(values))

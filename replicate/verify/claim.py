@@ -21,25 +21,21 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field, replace
-from decimal import Decimal, InvalidOperation
+from dataclasses import dataclass, field
 from typing import Any
 
-from replicate.stats.intervals import DIFF_METHODS
 from replicate.stats.policy import POLICIES, Policy
-from replicate.trials.settings import DECIMAL_SETTINGS, TrialSettings
+from replicate.trials.settings import SETTING_FIELDS, TrialSettings, parse_settings
 from replicate.verify.matching import FLAG_WORDS, Printed, PrintedFlag
 from replicate.verify.metrics import TRIAL_UNITS, UNITS, Metric, claim_unit, metric as find_metric, metric_names
 from replicate.verify.ranking_claims import check_runs
 
 #: Fields every claim may give, then those of each built-in source.
 COMMON_FIELDS = ("id", "where", "text", "metric", "value", "unit")
-SETTING_FIELDS = ("eps", "alpha", "ci", "null", "seed", "by", "low", "high", "threshold", "tolerance")
 RUN_FIELDS = ("run", "old", "new", "runs", "parser", "unparsed")
 TRIAL_FIELDS = ("trials", "edge", "benchmark", "model", *SETTING_FIELDS)
 CLAIM_FIELDS = COMMON_FIELDS + RUN_FIELDS
 TRIAL_CLAIM_FIELDS = COMMON_FIELDS + TRIAL_FIELDS
-BY_CHOICES = ("benchmark", "none")
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,10 +161,6 @@ class Claim:
         if self.options:
             out["options"] = dict(self.options)
         return out
-
-
-#: The earlier name of a claim over a trials table (one model now).
-TrialClaim = Claim
 
 
 Say = Callable[[str], None]
@@ -446,50 +438,6 @@ def _check_trial_scope(c: Mapping[str, Any], metric: Metric, say: Callable[[str]
             say(f"edge must look like SOURCE:TARGET, got {edge!r}")
 
 
-def _decimal_text(v: Any) -> str | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-        return None
-    try:
-        d = Decimal(str(v).strip())
-    except InvalidOperation:
-        return None
-    return str(v).strip() if d.is_finite() else None
-
-
-def parse_settings(table: Mapping[str, Any], base: TrialSettings, say: Callable[[str], None]) -> TrialSettings:
-    """The settings of ``table`` (a [study] or a claim) over ``base``; bad values are said, not raised."""
-    values: dict[str, Any] = {}
-    for key in SETTING_FIELDS:
-        if key not in table:
-            continue
-        v = table[key]
-        if key in DECIMAL_SETTINGS:
-            text = _decimal_text(v)
-            if text is None or not 0 <= Decimal(text) <= 1 or (key in ("eps", "tolerance") and Decimal(text) == 0):
-                say(f"{key} must be a number in {'(0, 1]' if key in ('eps', 'tolerance') else '[0, 1]'}, got {v!r}")
-                continue
-            values[key] = text
-        elif key == "alpha":
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
-                say(f"alpha must be a number in (0, 1), got {v!r}")
-                continue
-            values[key] = float(v)
-        elif key in ("null", "seed"):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                say(f"{key} must be a whole number >= 0, got {v!r}")
-                continue
-            values[key] = v
-        elif key == "ci":
-            if v not in DIFF_METHODS:
-                say(f"unknown ci {v!r}; methods: {', '.join(DIFF_METHODS)}")
-                continue
-            values[key] = v
-        elif key == "by":
-            if v not in BY_CHOICES:
-                say(f"by must be one of {', '.join(BY_CHOICES)}, got {v!r}")
-                continue
-            values[key] = v
-    return replace(base, **values, given=base.given | frozenset(values))
 
 
 def _trials_table(c: Mapping[str, Any], ctx: Context, say: Say) -> None:

@@ -51,23 +51,20 @@ from typing import Any, Collection, Mapping
 from replicate.errors import BadInput
 from replicate.judge.select import RunEntry, run_entry
 from replicate.tomlfile import read_toml
-from replicate.trials.settings import TrialSettings
+from replicate.trials.settings import SETTING_FIELDS, TrialSettings, parse_settings
 from replicate.verify.claim import (
     CLAIM_FIELDS,
-    SETTING_FIELDS,
     SOURCES,
     TRIAL_CLAIM_FIELDS,
     Claim,
     Context,
-    TrialClaim,
     claim_source,
     close as _close,
     parse_claim,
-    parse_settings,
 )
 from replicate.verify.ranking_claims import parse_trec_tables
 
-__all__ = ["CLAIM_FIELDS", "TRIAL_CLAIM_FIELDS", "Claim", "ClaimsFile", "ReplicationSpec", "Study", "TrialClaim",
+__all__ = ["CLAIM_FIELDS", "TRIAL_CLAIM_FIELDS", "Claim", "ClaimsFile", "ReplicationSpec", "Study",
            "TrialsPart", "load_claims", "parse_claims"]
 
 STUDY_FIELDS = ("title", "reference", "release", "commit", "parser")
