@@ -46,9 +46,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # support.synth: the synthetic data
+from replicate.trials.fresh import restrict
 from replicate.trials.load import TrialsTable, read_trials
 from replicate.verify.claims import parse_claims
-from replicate.verify.replication import restrict
 from replicate.verify.trials_check import check_trials
 from replicate.verify.trials_recompute import TrialsRecomputer
 from support.synth.trials import synthetic_rows, write_jsonl  # noqa: E402

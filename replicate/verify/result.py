@@ -22,13 +22,14 @@ from replicate.judge.model import RunFile
 from replicate.judge.outofscale import ScaleOutcome, outcomes_json
 from replicate.provenance import FileProvenance
 from replicate.stats.cimap import edge_ci
+from replicate.trials.fresh import Agreement, CollectionProvenance
 from replicate.verify.alternatives import Alternatives
 from replicate.verify.claims import Claim, ClaimsFile
 from replicate.verify.matching import Match, Verdict
 from replicate.verify.outcome import Computed, Outcome
 from replicate.verify.part import Checked, Part, PartBase, Result, counts
 from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
-from replicate.verify.replication import Agreement, CollectionProvenance, Replicated, summarise
+from replicate.verify.replication import Replicated, summarise
 
 RECOMPUTED = "recomputed"
 REPLICATED = "replicated"

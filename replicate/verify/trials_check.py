@@ -17,20 +17,12 @@ from typing import Any
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
+from replicate.trials.fresh import Agreement, agreement, collection_provenance, released_on_shared, shared_items
 from replicate.trials.load import TrialsTable
 from replicate.verify.claims import TrialsPart
 from replicate.verify.outcome import Outcome
 from replicate.verify.part import relative
-from replicate.verify.replication import (
-    SHARED,
-    Agreement,
-    ReplicationChecker,
-    agreement,
-    collection_provenance,
-    family_corrected,
-    released_on_shared,
-    shared_items,
-)
+from replicate.verify.replication import SHARED, ReplicationChecker, family_corrected
 from replicate.verify.result import (
     REPLICATED,
     ReplicationReport,

@@ -12,9 +12,9 @@ from typing import Any
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, UsageError
 from replicate.provenance import file_provenance
+from replicate.trials.fresh import archive_summary
 from replicate.trials.load import TrialsTable, read_trials
 from replicate.verify.claims import ClaimsFile, ReplicationSpec
-from replicate.verify.replication import archive_summary
 from replicate.verify.sources.trials import Trials
 from replicate.verify.trials_check import check_trials
 
