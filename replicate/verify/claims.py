@@ -62,6 +62,7 @@ from replicate.verify.claim import (
     close as _close,
     parse_claim,
 )
+from replicate.verify.part import under_root
 from replicate.verify.ranking_claims import parse_trec_tables
 
 __all__ = ["CLAIM_FIELDS", "TRIAL_CLAIM_FIELDS", "Claim", "ClaimsFile", "ReplicationSpec", "Study",
@@ -165,7 +166,7 @@ def _parse_runs(
         except ValueError as exc:
             problems.append(f"[runs] {exc}")
             continue
-        bad = [f for f in entry.files if Path(f).is_absolute() or ".." in Path(f).parts]
+        bad = [f for f in entry.files if not under_root(f)]
         if bad:
             problems.append(f"[runs] {name!r}: paths must be relative to --root without '..': {', '.join(bad)}")
             continue
@@ -205,7 +206,7 @@ def _parse_gold(table: Any, problems: list[str]) -> dict[str, str]:
         return {}
     problems.extend(f"[gold]: {p}" for p in _unknown_keys(table, GOLD_FIELDS))
     file, reader = table.get("file"), table.get("reader")
-    if not isinstance(file, str) or not file or Path(file).is_absolute() or ".." in Path(file).parts:
+    if not isinstance(file, str) or not file or not under_root(file):
         problems.append("[gold]: file must be a path relative to --root without '..'")
         return {}
     if reader is not None and not (isinstance(reader, str) and reader):
@@ -310,15 +311,11 @@ def parse_tables(table: Any, problems: list[str]) -> dict[str, str]:
             problems.append(f"[trials] {name!r}: names {len(files)} files; give one trials table per name "
                             "(a study in several tables is several names)")
             continue
-        if not _relative(files[0]):
+        if not under_root(files[0]):
             problems.append(f"[trials] {name!r}: paths must be relative to --root without '..': {files[0]}")
             continue
         out[name] = files[0]
     return out
-
-
-def _relative(path: str) -> bool:
-    return not (Path(path).is_absolute() or ".." in Path(path).parts)
 
 
 def parse_replication(table: Any, tables: Mapping[str, str], problems: list[str]) -> dict[str, ReplicationSpec]:
@@ -347,7 +344,7 @@ def parse_replication(table: Any, tables: Mapping[str, str], problems: list[str]
         if not isinstance(paths["trials"], str) or not paths["trials"]:
             problems.append(f"{where}: trials must be the path of the fresh trials table")
             continue
-        bad = [p for p in paths.values() if isinstance(p, str) and not _relative(p)]
+        bad = [p for p in paths.values() if isinstance(p, str) and not under_root(p)]
         if paths["archive"] is not None and not isinstance(paths["archive"], str):
             problems.append(f"{where}: archive must be a path")
             continue

@@ -166,6 +166,11 @@ def counts(results: Sequence[Any], verdicts: Sequence[str]) -> dict[str, int]:
     return out
 
 
+def under_root(path: str) -> bool:
+    """Whether a path a claims file gives stays under --root: relative, without '..'."""
+    return not (PurePath(path).is_absolute() or ".." in PurePath(path).parts)
+
+
 def relative(path: str, root: str) -> str:
     """``path`` relative to ``root`` where it lies under it, else as given (POSIX separators)."""
     try:

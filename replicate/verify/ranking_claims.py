@@ -31,20 +31,16 @@ from replicate.errors import BadInput, UsageError
 from replicate.provenance import FileProvenance
 from replicate.verify.metric_row import Field, Metric
 from replicate.verify.outcome import Computed, Outcome
-from replicate.verify.part import Checked, PartBase, counts
+from replicate.verify.part import Checked, PartBase, counts, under_root
 
 DEFAULT_MEASURE = "nDCG@10"
-
-
-def _relative(path: str) -> bool:
-    return not (Path(path).is_absolute() or ".." in Path(path).parts)
 
 
 def check_qrels(value: Any) -> str | None:
     """``qrels``: two paths relative to --root, the reference first."""
     if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) and v for v in value)):
         return f"must be two qrels files [reference, estimate], got {value!r}"
-    bad = [v for v in value if not _relative(v)]
+    bad = [v for v in value if not under_root(v)]
     if bad:
         return f"paths must be relative to --root without '..': {', '.join(bad)}"
     if value[0] == value[1]:
@@ -75,7 +71,7 @@ def check_runs(value: Any, tables: Mapping[str, Any]) -> str | None:
         return (f"trec_runs {value!r} is no [trec_runs] name{close}; "
                 f"[trec_runs]: {', '.join(tables) or 'none'}")
     if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
-        bad = [v for v in value if not _relative(v)]
+        bad = [v for v in value if not under_root(v)]
         return None if not bad else f"trec_runs paths must be relative to --root without '..': {', '.join(bad)}"
     return f"trec_runs must be a [trec_runs] name or a list of run files, got {value!r}"
 
@@ -94,7 +90,7 @@ def parse_trec_tables(table: Any, problems: list[str]) -> dict[str, tuple[str, .
         if not (isinstance(files, list) and files and all(isinstance(f, str) and f for f in files)):
             problems.append(f"[trec_runs] {name!r}: must be a list of run files or directories")
             continue
-        bad = [f for f in files if not _relative(f)]
+        bad = [f for f in files if not under_root(f)]
         if bad:
             problems.append(f"[trec_runs] {name!r}: paths must be relative to --root without '..': {', '.join(bad)}")
             continue
