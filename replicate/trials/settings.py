@@ -35,8 +35,6 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, Literal, get_args
 
-from replicate.stats.intervals import DIFF_METHODS
-
 #: Settings given as decimal text (decided exactly), shown in JSON as numbers.
 DECIMAL_SETTINGS = ("eps", "low", "high", "threshold", "tolerance")
 #: Every setting a ``[study]`` table or a trial claim may give.
@@ -93,6 +91,8 @@ def _decimal_text(v: Any) -> str | None:
 
 def parse_settings(table: Mapping[str, Any], base: TrialSettings, say: Callable[[str], None]) -> TrialSettings:
     """The settings of ``table`` (a [study] or a claim) over ``base``; bad values are said, not raised."""
+    from replicate.stats.intervals import DIFF_METHODS  # (numpy: the command line reads the defaults without it)
+
     values: dict[str, Any] = {}
     for key in SETTING_FIELDS:
         if key not in table:
