@@ -381,14 +381,8 @@ def verify(
     parts: list[Part] = [replace(cast(Runs, v.runs), label_keys=tuple(keys))]
     if trials is not None:
         parts.append(trials)
-    if claims.ranking_claims:
-        from replicate.verify.ranking_claims import check_rankings
-        from replicate.verify.sources.rankings import Rankings
-
-        found = check_rankings(claims.ranking_claims, claims.trec_runs, root_path)
-        parts.append(Rankings(found.results, found.files))
-    for name, of_source in claims.other_claims.items():  # sources registered with replicate.verify.claim.register_source
+    for name, of_source in claims.other_claims.items():  # rankings, and sources of register_source
         check = SOURCES[name].check
-        assert check is not None  # register_source refuses a source without one
+        assert check is not None  # only runs and trials are computed here
         parts.append(check(of_source, root_path, claims))
     return replace(v, parts=tuple(parts))

@@ -174,8 +174,8 @@ class ClaimSource:
     raw claim (each problem said) and returns the :class:`Claim` attributes it
     keeps (a registered source keeps them as ``about``). ``check(claims, root,
     claims_file)`` computes the source's claims into its
-    :class:`~replicate.verify.part.Part`; the built-in sources are computed by
-    :func:`replicate.verify.api.verify` itself.
+    :class:`~replicate.verify.part.Part`; runs and trials have none, since
+    :func:`replicate.verify.api.verify` computes them with what it loads.
     """
 
     name: str  # as metrics name their source: runs, trials, rankings, or your own
@@ -440,6 +440,12 @@ def _check_trial_scope(c: Mapping[str, Any], metric: Metric, say: Callable[[str]
 
 
 
+def _check_rankings(claims: tuple[Claim, ...], root: Any, claims_file: Any) -> Any:
+    from replicate.verify.sources.rankings import check  # the part as the note draws it (not needed to parse)
+
+    return check(claims, root, claims_file)
+
+
 def _trials_table(c: Mapping[str, Any], ctx: Context, say: Say) -> None:
     if not isinstance(c["trials"], str) or c["trials"] not in ctx.tables:
         say(f"unknown trials table {c['trials']!r}{close(str(c['trials']), ctx.tables)}; [trials] tables: "
@@ -451,7 +457,8 @@ SOURCES: dict[str, ClaimSource] = {s.name: s for s in (
     ClaimSource("runs", None, RUN_FIELDS, UNITS, _runs_part),
     ClaimSource("trials", "trials", TRIAL_FIELDS, TRIAL_UNITS, _trials_part, "trial", id_first=True,
                 early=_trials_table),
-    ClaimSource("rankings", "trec_runs", ("trec_runs",), ("ratio",), _rankings_part, "ranking"),
+    ClaimSource("rankings", "trec_runs", ("trec_runs",), ("ratio",), _rankings_part, "ranking",
+                check=_check_rankings),
 )}
 
 

@@ -126,8 +126,7 @@ class ClaimsFile:
     entries: dict[str, RunEntry] = field(default_factory=dict)  # run name -> its [runs] entry (reader, reader options)
     gold: dict[str, str] = field(default_factory=dict)  # [gold]: file (relative to --root) and reader, if given
     trec_runs: dict[str, tuple[str, ...]] = field(default_factory=dict)  # [trec_runs]: name -> run files/dirs
-    ranking_claims: tuple[Claim, ...] = ()  # claims over system rankings (trec_runs = ...)
-    #: claims over each registered source (replicate.verify.claim.register_source), and its top-level tables
+    #: claims over each source its own check computes (rankings, and those of register_source), and their tables
     other_claims: dict[str, tuple[Claim, ...]] = field(default_factory=dict)
     tables: dict[str, Any] = field(default_factory=dict)
 
@@ -286,10 +285,10 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
     if problems:
         n = len(problems)
         raise BadInput(f"{n} problem{'s' if n != 1 else ''} in the claims file:\n" + "\n".join(problems), path=path)
-    claims, trial_claims, ranking_claims = (by_source.pop(n, []) for n in ("runs", "trials", "rankings"))
+    claims, trial_claims = (by_source.pop(n, []) for n in ("runs", "trials"))
     return ClaimsFile(path, study, runs, tuple(claims), fields,
                       TrialsPart(tables, tuple(trial_claims), settings, replication), entries, gold,
-                      trec_tables, tuple(ranking_claims), {n: tuple(cs) for n, cs in by_source.items()},
+                      trec_tables, {n: tuple(by_source[n]) for n in SOURCES if n in by_source},
                       own_tables)
 
 

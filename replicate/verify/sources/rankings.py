@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from replicate.output import md_text
-from replicate.verify.ranking_claims import RankingsVerification
+from replicate.verify.ranking_claims import RankingsVerification, check_rankings
 from replicate.verify.sources.rankings_note import ranking_sections, ranking_table
 
 
@@ -25,3 +26,9 @@ class Rankings(RankingsVerification):
     def table(self, fmt: Any) -> list[str]:
         notes: dict[str, int] = {}
         return [ranking_table(self, fmt, notes).rstrip("\n"), *(f"[{i}] {why}" for why, i in notes.items())]
+
+
+def check(claims: tuple[Any, ...], root: Path, claims_file: Any) -> Rankings:
+    """The ranking claims recomputed from the files under ``root`` (the source's check)."""
+    found = check_rankings(claims, claims_file.trec_runs, root)
+    return Rankings(found.results, found.files)
