@@ -130,8 +130,8 @@ def test_the_llmjudge_notebook_figure_is_the_clipped_one(tmp_path):
             'value = "0.389818"\nunit = "ratio"\n')
     (tmp_path / "claims.toml").write_text(text)
     clipped = verify(tmp_path / "claims.toml", root=LLMJUDGE, date="2026-01-01", out_of_scale="clip")
-    assert clipped.results[0].verdict(clipped.results[0].primary) is Verdict.match
+    assert clipped.runs.results[0].verdict(clipped.runs.results[0].primary) is Verdict.match
     kept = verify(tmp_path / "claims.toml", root=LLMJUDGE, date="2026-01-01")
-    (r,) = kept.results
+    (r,) = kept.runs.results
     assert r.verdict(r.primary) is Verdict.mismatch
     assert r.to_json()["alternatives"][0]["settings"] == {"level": "ordinal", "binarize": None, "out_of_scale": "clip"}
