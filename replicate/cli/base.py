@@ -136,6 +136,12 @@ StrictOpt = Annotated[
     bool, typer.Option("--strict", help="Treat every warning about the input as an error.")
 ]
 
+ForceOpt = Annotated[
+    bool,
+    typer.Option("--force", help="Replace an output file that exists although it is not this command's own earlier "
+                 "output (unchanged since); without it such a file is refused."),
+]
+
 
 def echo(text: str, *, json: bool = False) -> None:
     """Write command output to stdout without adding a newline to text that has one; control characters

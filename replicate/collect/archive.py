@@ -35,6 +35,7 @@ import orjson
 from replicate.collect.config import CollectConfig, Item
 from replicate.errors import BadInput, UsageError
 from replicate.inputfile import json_lines, read_input
+from replicate.outfile import fsync_folder
 
 ARCHIVE_SCHEMA = "replicate.archive/1"
 #: batch mode's bookkeeping: an uploaded input file, a created batch, a batch whose results were imported (or an
@@ -394,7 +395,7 @@ def open_for_collection(path: str | Path, config: CollectConfig, items: Sequence
     if not path.exists() or path.stat().st_size == 0:
         writer = ArchiveWriter(path, secret)
         writer.append(new_header)
-        _fsync_dir(path)
+        fsync_folder(path.parent)
         return OpenedArchive(writer, frozenset(), 0, False)
     contents = read_archive(path)
     if contents.torn_bytes:
@@ -439,16 +440,3 @@ def _check_records_are_asked_for(contents: ArchiveContents, config: CollectConfi
                 "was the archive edited by hand?",
                 path=contents.path, line=lineno,
             )
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

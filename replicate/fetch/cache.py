@@ -82,7 +82,7 @@ def read_blocks(path: Path, chunk: int = 1 << 20) -> Iterator[bytes]:
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
-    with replacing(path) as fh:
+    with replacing(path, make_folder=True) as fh:
         fh.write(data)
 
 
