@@ -11,7 +11,7 @@ import typer
 from typer.core import TyperGroup
 
 from replicate.cli.help import ReplicateContext, ReplicateTyper, tidy_params
-from replicate.cli.pipes import PIPE_CLOSED, quiet_streams
+from replicate.cli.pipes import PIPE_CLOSED, fail_for, quiet_streams
 from replicate.cli.rootflags import hoist
 from replicate.diagnostics import Diagnostics, summary_text
 from replicate.errors import Namer, ReplicateError
@@ -104,6 +104,10 @@ class ReplicateGroup(TyperGroup):
             for i, line in enumerate(printable(text).splitlines() or [""]):
                 typer.echo(("Error: " if i == 0 else "       ") + line, err=True)
             ctx.exit(exc.exit_code)
+        except (OSError, UnicodeError) as exc:
+            # the system failed under the command (disk full, output to /dev/full, a name the locale cannot
+            # encode): one line and exit 2, never a traceback
+            ctx.exit(fail_for(exc))
 
 
 def make_app(name: str | None = None, help: str | None = None, *, completion: bool = False) -> typer.Typer:

@@ -227,7 +227,7 @@ def repair_archive_cmd(
 @app.command("sim-server")
 def sim_server_cmd(
     config: Annotated[Optional[Path], typer.Option("--config", help="Sim config (TOML): models and pass probabilities, faults, seed.")] = None,
-    port: Annotated[int, typer.Option("--port", help="Port to listen on; 0 picks a free one.")] = 0,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on; 0 picks a free one.")] = 0,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
 ) -> None:
     """Serve a simulated OpenAI-compatible chat-completions endpoint (for demos and tests).
