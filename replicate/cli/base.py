@@ -16,6 +16,7 @@ from replicate.cli.rootflags import hoist
 from replicate.diagnostics import Diagnostics, summary_text
 from replicate.errors import Namer, ReplicateError
 from replicate.output import Format, dumps_json, printable, printable_json
+from replicate.secrets import scrub
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -100,7 +101,7 @@ class ReplicateGroup(TyperGroup):
             ctx.exit(PIPE_CLOSED)
         except ReplicateError as exc:
             sub = ctx.invoked_subcommand
-            text = exc.message_for(_namer(self.get_command(ctx, sub) if sub else None))
+            text = scrub(exc.message_for(_namer(self.get_command(ctx, sub) if sub else None)))
             for i, line in enumerate(printable(text).splitlines() or [""]):
                 typer.echo(("Error: " if i == 0 else "       ") + line, err=True)
             ctx.exit(exc.exit_code)
@@ -150,12 +151,12 @@ ForceOpt = Annotated[
 def echo(text: str, *, json: bool = False) -> None:
     """Write command output to stdout without adding a newline to text that has one; control characters
     are shown escaped (:func:`~replicate.output.printable`; JSON: as ``\\u`` escapes, the same JSON)."""
-    text = printable_json(text) if json else printable(text)
+    text = printable_json(scrub(text)) if json else printable(scrub(text))
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def warn(text: str) -> None:
-    typer.echo(printable(text), err=True)
+    typer.echo(printable(scrub(text)), err=True)
 
 
 @contextlib.contextmanager

@@ -61,7 +61,9 @@ def fail_for(exc: BaseException) -> int:
         quiet_streams()
         return PIPE_CLOSED
     quiet_stdout()
-    line = "Error: " + system_error_text(exc) + "\n"
+    from replicate.secrets import scrub
+
+    line = "Error: " + scrub(system_error_text(exc)) + "\n"
     if not _utf8(sys.stderr):
         line = line.encode("ascii", "backslashreplace").decode("ascii")
     try:

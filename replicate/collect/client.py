@@ -45,6 +45,7 @@ from requests.adapters import HTTPAdapter
 from replicate.collect.config import CollectConfig, RetryPolicy
 from replicate.collect.response import Outcome, outcome_of
 from replicate.errors import ReplicateError
+from replicate.secrets import remember, scrub
 
 __all__ = ["Aborted", "ChatClient", "ErrorInfo", "Outcome", "PermanentFault", "classify_bad_request"]
 
@@ -186,6 +187,7 @@ class ChatClient:
 
     def __post_init__(self) -> None:
         self.url = self.base_url.rstrip("/") + "/chat/completions"
+        remember(os.environ.get(self.api_key_env))  # scrubbed from every message, wherever in the URL it sits
         self.session = requests.Session()
         adapter = HTTPAdapter(pool_connections=1, pool_maxsize=self.pool_size, max_retries=0, pool_block=True)
         self.session.mount("http://", adapter)
@@ -222,14 +224,13 @@ class ChatClient:
                 "non-ASCII characters, which an HTTP header cannot carry (a trailing newline from a key file?); "
                 "the value is not shown",
             )
+        remember(key)
         return key
 
     def scrub(self, text: str) -> str:
-        """``text`` with the API key replaced by ``[API key]``, cut to 500 characters."""
-        key = os.environ.get(self.api_key_env)
-        if key:
-            text = text.replace(key, "[API key]")
-        return text[:_MAX_MESSAGE]
+        """``text`` with the API key (as is or percent-encoded, wherever it sits) replaced by ``[API key]``, cut
+        to 500 characters (:func:`replicate.secrets.scrub`)."""
+        return scrub(text, os.environ.get(self.api_key_env))[:_MAX_MESSAGE]
 
     # -- one attempt ---------------------------------------------------------------
     def _attempt(self, body: bytes, model: str, params: Mapping[str, Any] = MappingProxyType({})
@@ -311,7 +312,7 @@ class ChatClient:
                 assert data is not None
                 return outcome_of(data, latency_s=round(latency, 4), attempts=attempts, retries=retries)
             if fault.kind == "permanent":
-                raise PermanentFault(fault.label, f"{fault.message} (model {model}, {self.url})")
+                raise PermanentFault(fault.label, scrub(f"{fault.message} (model {model}, {self.url})"))
             if fault.kind == "request":
                 return Outcome(None, None, None, {}, round(latency, 4), attempts, dict(retries),
                                fault.label, fault.message, request_fault=True)
@@ -330,8 +331,8 @@ class ChatClient:
             if limit and silent > limit:
                 raise PermanentFault(
                     "no_answer",
-                    f"no request has had an answer for {silent:.0f} s (give_up_after = {limit:g}), only "
-                    f"transient faults, the last: {fault.message} (model {model}, {self.url}); the endpoint "
-                    "seems down: rerun the same command once it is up to resume")
+                    scrub(f"no request has had an answer for {silent:.0f} s (give_up_after = {limit:g}), "
+                          f"only transient faults, the last: {fault.message} (model {model}, {self.url}); the "
+                          "endpoint seems down: rerun the same command once it is up to resume"))
             if self.stop.wait(self.retry.delay(n, retry_after=fault.retry_after, jitter=jitter)):
                 raise Aborted()
