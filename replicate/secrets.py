@@ -25,7 +25,8 @@ def forms(secret: str) -> set[str]:
 
 def remember(secret: str | None) -> None:
     """Scrub ``secret`` from every message from now on (ignored when shorter than :data:`MIN_SECRET`)."""
-    if secret and len(secret) >= MIN_SECRET:
+    secret = (secret or "").strip()
+    if len(secret) >= MIN_SECRET:
         _forms.update(forms(secret))
 
 
@@ -33,7 +34,8 @@ def scrub(text: str, *extra: str | None) -> str:
     """``text`` with every remembered secret (and each of ``extra``) replaced by ``[API key]``."""
     found = set(_forms)
     for s in extra:
-        if s and len(s) >= MIN_SECRET:
+        s = (s or "").strip()
+        if len(s) >= MIN_SECRET:
             found |= forms(s)
     for form in sorted(found, key=len, reverse=True):  # a longer form first: one may contain another
         if form in text:

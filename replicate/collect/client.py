@@ -27,7 +27,6 @@ Fault classes:
 
 from __future__ import annotations
 
-import email.utils
 import os
 import random
 import re
@@ -45,6 +44,7 @@ from requests.adapters import HTTPAdapter
 from replicate.collect.config import CollectConfig, RetryPolicy
 from replicate.collect.response import Outcome, outcome_of
 from replicate.errors import ReplicateError
+from replicate.retry import parse_retry_after
 from replicate.secrets import remember, scrub
 
 __all__ = ["Aborted", "ChatClient", "ErrorInfo", "Outcome", "PermanentFault", "classify_bad_request"]
@@ -132,24 +132,6 @@ class _Fault:
     retry_after: float | None = None
 
 
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds from a Retry-After header: delta-seconds (fractions accepted) or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        secs = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        if when is None:
-            return None
-        secs = when.timestamp() - (time.time() if now is None else now)
-    return max(0.0, secs)
-
-
 def environment_proxies(url: str) -> dict[str, str]:
     """The proxies the environment sets for ``url`` (empty when NO_PROXY exempts it)."""
     return dict(requests.utils.get_environ_proxies(url))
@@ -187,7 +169,6 @@ class ChatClient:
 
     def __post_init__(self) -> None:
         self.url = self.base_url.rstrip("/") + "/chat/completions"
-        remember(os.environ.get(self.api_key_env))  # scrubbed from every message, wherever in the URL it sits
         self.session = requests.Session()
         adapter = HTTPAdapter(pool_connections=1, pool_maxsize=self.pool_size, max_retries=0, pool_block=True)
         self.session.mount("http://", adapter)
@@ -224,7 +205,7 @@ class ChatClient:
                 "non-ASCII characters, which an HTTP header cannot carry (a trailing newline from a key file?); "
                 "the value is not shown",
             )
-        remember(key)
+        remember(key)  # scrubbed from every message from now on, wherever in the URL it sits
         return key
 
     def scrub(self, text: str) -> str:
