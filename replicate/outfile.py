@@ -28,10 +28,12 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from replicate.errors import Message, Param, UsageError
+from replicate.errors import BadInput, Message, Param, UsageError
 
 #: The suffix of every temporary file the writer makes; an interrupted fetch's are removed by the next.
 TMP_SUFFIX = ".replicate-tmp"
+#: What a failed write left: said after why it failed.
+UNCHANGED = "nothing was written (an earlier file there is unchanged)"
 #: The folder under the cache root holding one record per output written.
 RECORDS = "outputs"
 #: Why an existing file is not replaced: the same words for every command (the option, the path, then this).
@@ -202,17 +204,21 @@ class Outputs:
 
     def write(self, target: str | os.PathLike[str], data: bytes | Sequence[bytes], *, make_folder: bool = False) -> None:
         """Check ``target``, write ``data`` through the one writer and record it as this command's output
-        (``make_folder``: making its folder when missing)."""
+        (``make_folder``: making its folder when missing). A write that fails is :class:`BadInput` naming
+        ``target`` and why, ``target`` left as it was."""
         target = Path(target)
         self.check(target)
         h = hashlib.sha256()
         size = 0
         chunks = [data] if isinstance(data, (bytes, bytearray, memoryview)) else data
-        with replacing(target, make_folder=make_folder) as fh:
-            for chunk in chunks:
-                fh.write(chunk)
-                h.update(chunk)
-                size += len(chunk)
+        try:
+            with replacing(target, make_folder=make_folder) as fh:
+                for chunk in chunks:
+                    fh.write(chunk)
+                    h.update(chunk)
+                    size += len(chunk)
+        except OSError as exc:  # a full disk, a file size limit, a folder that cannot be made
+            raise BadInput(f"cannot write: {exc.strerror or exc}; {UNCHANGED}", path=target) from None
         _record(target, self.command, h.hexdigest(), size)
 
     def write_figure(self, fig: Any, png: str | os.PathLike[str], svg: str | os.PathLike[str]) -> None:

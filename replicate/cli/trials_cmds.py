@@ -158,17 +158,13 @@ def _snapshots(table, diag, *, split: bool):
 def _write_jsonl(path: Path, rows, outputs) -> None:
     import orjson
 
-    from replicate.errors import UsageError
     from replicate.inputfile import is_stdio, write_stdout
 
     data = [orjson.dumps(r) + b"\n" for r in rows]
     if is_stdio(path):
         write_stdout(b"".join(data))
         return
-    try:
-        outputs.write(path, data)
-    except OSError as exc:
-        raise UsageError(f"cannot write --per-item file {path}: {exc.strerror or exc}") from None
+    outputs.write(path, data)
 
 
 @app.command("plan")

@@ -109,10 +109,7 @@ def verify_cmd(
         write_stdout(render_note(v).encode("utf-8"))
     elif out is not None:
         fig = figures_for(v, out, draw=plots, outputs=outputs)
-        try:
-            outputs.write(out, render_note(v, out=out.as_posix(), figures=fig).encode("utf-8"))
-        except OSError as exc:
-            raise BadInput(f"cannot write --out note: {exc.strerror}", path=out) from None
+        outputs.write(out, render_note(v, out=out.as_posix(), figures=fig).encode("utf-8"))
         warn(f"wrote {out}" + "".join(f", {f}" for _, png, svg in fig.files for f in (png, svg)))
     note_to_stdout = fmt is Format.markdown and out is None
     show_cache_events(cache, runs_kept)

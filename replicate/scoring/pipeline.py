@@ -189,10 +189,7 @@ def write_trials(rows: Sequence[Mapping[str, Any]], out: str | Path, *, command:
     if is_stdio(out):
         write_stdout(blob)
         return
-    try:
-        Outputs(command, "out", force=force).write(out, blob)
-    except OSError as exc:
-        raise BadInput(f"cannot write the trials table: {exc.strerror or exc}", path=out) from None
+    Outputs(command, "out", force=force).write(out, blob)
 
 
 def check_out(out: str | Path | None, *, command: str = "score", force: bool = False) -> None:

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import orjson
 
-from replicate.errors import BadInput
 from replicate.inputfile import is_stdio, write_stdout
 from replicate.judge.load import FieldSpec
 from replicate.judge.model import KEY_SEP, NO_GOLD, LabelledRun
@@ -57,8 +56,5 @@ def write_labels(path: str | Path, labelled: LabelledRun, *, fields: FieldSpec, 
     if is_stdio(path):
         write_stdout(data)
         return len(rows)
-    try:
-        labels_output(force).write(path, data)
-    except OSError as exc:
-        raise BadInput(f"cannot write labels: {exc.strerror}", path=path) from None
+    labels_output(force).write(path, data)
     return len(rows)
