@@ -43,7 +43,7 @@ def quiet_stdout() -> None:
 def system_error_text(exc: BaseException) -> str:
     """One line saying what failed: ``PATH: No space left on device``, ``cannot write standard output: ...``."""
     if isinstance(exc, UnicodeError):
-        return (f"text that the locale's encoding cannot hold ({exc.reason}): run under a UTF-8 locale "
+        return (f"text that the locale's encoding cannot hold ({getattr(exc, 'reason', exc)}): run under a UTF-8 locale "
                 "(LC_ALL=C.UTF-8) or with PYTHONUTF8=1")
     if isinstance(exc, OSError):
         why = exc.strerror or str(exc) or type(exc).__name__

@@ -4,17 +4,15 @@ the tool prints or stores: stdout, stderr, the archive, the trials table, the pe
 from __future__ import annotations
 
 import os
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote
 
-import orjson
 import pytest
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
 from replicate.secrets import scrub
+from support.httpstub import JsonHandler, serving
 from support.paths import ROOT
 
 KEY = "sk-proj-PATHSEG-0123456789abcdef"
@@ -22,39 +20,26 @@ ENV = "REPLICATE_ADV_PATH_SECRET"
 ITEMS = ROOT / "fixtures" / "collect" / "items.jsonl"
 
 
-class _PathEcho(BaseHTTPRequestHandler):
+class _PathEcho(JsonHandler):
     """A proxy that serves under any path and repeats the path it was asked for; 404 under /missing/."""
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.body()
         if "/missing/" in self.path:
-            body = orjson.dumps({"error": {"message": f"no route {self.path}", "type": "not_found"}})
-            self.send_response(404)
-        else:
-            body = orjson.dumps({
-                "id": f"chatcmpl-{self.path}", "model": "sim-a", "system_fingerprint": self.path,
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": f"you asked {self.path}\nFinal answer: 8"}}],
-                "usage": {"prompt_tokens": 3, "completion_tokens": 4},
-            })
-            self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+            self.reply(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        self.reply(200, {
+            "id": f"chatcmpl-{self.path}", "model": "sim-a", "system_fingerprint": self.path,
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": f"you asked {self.path}\nFinal answer: 8"}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 4},
+        })
 
 
 @pytest.fixture
 def server():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _PathEcho)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+    with serving(_PathEcho) as url:
+        yield url
 
 
 def _config(tmp_path: Path) -> Path:
