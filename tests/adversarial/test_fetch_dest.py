@@ -117,6 +117,7 @@ def test_the_journal_names_what_was_about_to_be_written(release, cache, tmp_path
     journal = orjson.loads((dest / JOURNAL_NAME).read_bytes())
     assert journal["source"] == release.path.resolve().as_uri() and journal["commit"] == release.head
     assert sorted(journal["files"]) == [RUN_A, "results/dl19/run_b.jsonl"]
+    assert all(v.startswith("git:") and len(v) == 44 for v in journal["files"].values())
 
 
 @pytest.fixture(scope="module")
