@@ -6,6 +6,7 @@ from pathlib import Path
 
 import orjson
 
+from replicate.errors import BadInput
 from replicate.inputfile import is_stdio, write_stdout
 from replicate.judge.load import FieldSpec
 from replicate.judge.model import KEY_SEP, NO_GOLD, LabelledRun
