@@ -25,32 +25,6 @@ def default_root() -> Path:
     return Path(root_path())
 
 
-def write_atomic(target: str | Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``target``, then rename it into place; an unwritable cache is skipped.
-
-    Readers never see a partial entry; of two writers at once the last rename wins.
-    """
-    import tempfile
-
-    target = os.fspath(target)
-    folder = os.path.dirname(target)
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)[:12]}-", suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-    except OSError:
-        return
-
-
 #: The first line of every run and label cache entry: the key it was stored under, checked on
 #: reading, so an entry copied or renamed over another's is never served as that other's.
 KEY_LINE = b"replicate-cache-key "

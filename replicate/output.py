@@ -68,6 +68,17 @@ def printable(text: str) -> str:
     return _UNPRINTABLE.sub(_escape, text) if _UNPRINTABLE.search(text) else text
 
 
+#: :data:`_UNPRINTABLE` and the tab and line breaks too: what must not reach one row of a table raw.
+_NOT_ON_A_ROW = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_SHORT = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def escaped(text: str) -> str:
+    """``text`` (a file name) on one table row: every control character shown escaped as :func:`printable`
+    does, tab and line breaks too (``\\t``, ``\\n``, ``\\r``), so a column's width is that of what is shown."""
+    return _NOT_ON_A_ROW.sub(lambda m: _SHORT.get(m.group()) or _escape(m), text)
+
+
 def printable_json(text: str) -> str:
     """JSON text with DEL, C1 controls and bidi overrides as ``\\u`` escapes: the same JSON, safe to show."""
     if not _JSON_UNPRINTABLE.search(text):

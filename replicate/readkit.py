@@ -169,6 +169,12 @@ def _open_regular(path: Path) -> Any:
     return fh
 
 
+def gunzip(data: bytes, path: str | os.PathLike[str]) -> bytes:
+    """The gzip ``data`` of ``path`` inflated whole, with the bounds every compressed input gets (a bomb, a
+    corrupt or truncated stream is :class:`BadInput` naming ``path``)."""
+    return b"".join(_gunzip(Path(path), data, iter(())))
+
+
 def _gunzip(path: Path, first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
     """Inflate gzip members one after another (as ``gzip.decompress`` does), bounded against bombs."""
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)

@@ -11,7 +11,7 @@ Nothing here imports ``replicate.judge``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -22,7 +22,8 @@ from replicate.errors import BadInput, Message, Param
 from replicate.labels import GOLD_MAX, LabelSet, gold_code, gold_problem
 from replicate.readkit import KEY_SEP, bad_json_line, describe, key_text, line_chunks, lines_of
 
-__all__ = ["BLANK", "FieldSpec", "gold_int", "json_line", "json_values", "json_objects", "checked_record"]
+__all__ = ["BLANK", "FieldSpec", "gold_int", "json_line", "json_values", "json_objects", "checked_record",
+           "check_repeated_fields", "repeated_fields", "record_fields"]
 
 #: What :func:`json_line` gives for a blank line.
 BLANK = object()
@@ -98,25 +99,79 @@ def json_line(path: Path, lineno: int, line: bytes, torn: bool, diag: _Warns) ->
         raise bad_json_line(path, lineno, line, exc, torn=torn) from None
 
 
-def json_values(src: Any) -> Iterator[tuple[int, Any]]:
+def field_pattern(name: str) -> bytes:
+    """How the key ``name`` is written in JSON text (``"model_output"``): counted to find a key written twice."""
+    return orjson.dumps(name)
+
+
+def repeated_fields(line: bytes, names: Iterable[str]) -> list[tuple[str, list[Any]]]:
+    """Each of ``names`` written as a key more than once in one object of the JSON ``line``, with its values.
+
+    A JSON parser keeps one of two values of a repeated key and drops the other without a word; a key of
+    the fields a reader takes (the output, gold, key fields) must not be resolved that way. The line is
+    parsed again keeping every pair only when a name's text occurs twice in it, so ordinary lines cost
+    one ``bytes.count`` per name.
+    """
+    wanted = [n for n in names if line.count(field_pattern(n)) > 1]
+    if not wanted:
+        return []
+    import json
+
+    found: dict[str, list[Any]] = {}
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, list[Any]] = {}
+        for k, v in items:
+            seen.setdefault(k, []).append(v)
+        for k in wanted:
+            if len(seen.get(k, ())) > 1 and k not in found:
+                found[k] = seen[k]
+        return dict(items)
+
+    try:
+        json.loads(line, object_pairs_hook=pairs)
+    except ValueError:
+        return []  # not JSON: the reader names that
+    return list(found.items())
+
+
+def check_repeated_fields(line: bytes, names: Iterable[str], path: Path, lineno: int, diag: _Warns) -> None:
+    """A key of ``names`` written twice in one record: :class:`BadInput` when its values differ (which one is
+    meant cannot be known), else a ``repeated-key`` warning (an error under ``--strict``)."""
+    for name, values in repeated_fields(line, names):
+        shown = ", ".join(describe(v) if not isinstance(v, str) else repr(v[:40] + ("..." if len(v) > 40 else ""))
+                          for v in values)
+        if any(v != values[0] for v in values[1:]):
+            raise BadInput(f"key {name!r} appears {len(values)} times in one record, with different values "
+                           f"({shown}): which one is meant cannot be known; keep one", path=path, line=lineno)
+        diag.warn("repeated-key", f"key {name!r} appears {len(values)} times in one record, with the same value",
+                  path=path, line=lineno)
+
+
+def json_values(src: Any, fields: Iterable[str] = ()) -> Iterator[tuple[int, Any]]:
     """(1-based line, JSON value) for every non-blank line of a :class:`~replicate.reading.Source`, streamed
-    in chunks of whole lines; a blank line is skipped (warned, counted in ``src.skipped``)."""
+    in chunks of whole lines; a blank line is skipped (warned, counted in ``src.skipped``). A key of
+    ``fields`` (those the reader takes) written twice in one record is refused or warned
+    (:func:`check_repeated_fields`)."""
     chunks = src.chunks() if hasattr(src, "chunks") else line_chunks([src.data], path=src.path)
+    names = tuple(fields)
     for lineno, line, torn in lines_of(chunks):
         value = json_line(src.path, lineno, line, torn, src.diagnostics)
         if value is BLANK:
             src.skipped += 1
             continue
+        if names:
+            check_repeated_fields(line, names, src.path, lineno, src.diagnostics)
         yield lineno, value
 
 
-def json_objects(src: Any, what: str = "") -> Iterator[tuple[int, dict]]:
+def json_objects(src: Any, what: str = "", fields: Iterable[str] = ()) -> Iterator[tuple[int, dict]]:
     """(1-based line, object) for every line of a reader's :class:`~replicate.reading.Source`.
 
     The loop every JSONL reader shares: :func:`json_values`, and a value that is
     not an object is an error (``what`` says what a line holds, e.g. " (one logged sample)").
     """
-    for lineno, obj in json_values(src):
+    for lineno, obj in json_values(src, fields):
         if not isinstance(obj, dict):
             raise src.bad(f"expected a JSON object{what}, got {describe(obj)}", lineno)
         yield lineno, obj
@@ -133,6 +188,11 @@ def _output_field(path: Path, obj: dict, fields: FieldSpec, lineno: int) -> str:
         path=path,
         line=lineno,
     )
+
+
+def record_fields(fields: FieldSpec) -> tuple[str, ...]:
+    """The fields of a flat record a reader takes: key fields, gold field and the output fields."""
+    return (*fields.key_fields, fields.gold_field, *fields.output_fields)
 
 
 def checked_record(

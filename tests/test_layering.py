@@ -23,7 +23,7 @@ IO_MODULES = (
     "replicate.judge.load", "replicate.judge.api", "replicate.trials.load", "replicate.inputfile",
     "replicate.tomlfile", "replicate.collect", "replicate.fetch.api", "replicate.fetch.gitfetch",
     "replicate.fetch.httpfetch", "replicate.fetch.cache", "replicate.verify.api", "replicate.scoring.pipeline",
-    "replicate.rankings.load",
+    "replicate.rankings.load", "replicate.outfile",
 )
 #: Standard-library modules a pure statistics module has no use for.
 STDLIB_IO = ("os", "io", "pathlib", "glob", "csv", "json", "pickle", "sqlite3", "tomllib", "zipfile", "tarfile")

@@ -8,7 +8,7 @@ It runs exactly this command from the repository root (the test runs the same
 command in a copy of the example and compares the note byte for byte)::
 
     replicate verify fixtures/example/claims.toml --root fixtures/example \\
-        --date 2026-01-01 --no-plots --no-fail --out tests/golden/note_example.md
+        --date 2026-01-01 --no-plots --no-fail --out tests/golden/note_example.md --force
 
 The note carries the tool version, so a version bump changes the golden: the
 test then fails with :func:`explain`'s message naming both versions and this
@@ -26,7 +26,7 @@ from pathlib import Path
 GOLDEN = "tests/golden/note_example.md"
 ARGS = [
     "verify", "fixtures/example/claims.toml", "--root", "fixtures/example",
-    "--date", "2026-01-01", "--no-plots", "--no-fail", "--out", GOLDEN,
+    "--date", "2026-01-01", "--no-plots", "--no-fail", "--out", GOLDEN, "--force",  # the golden is the repository's
 ]
 
 COMMAND = "python tools/regen_golden.py"

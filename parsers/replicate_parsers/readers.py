@@ -46,7 +46,7 @@ from typing import Iterator
 from replicate.labels import RELEVANCE_0_3
 from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
 from replicate.readkit import KEY_SEP, describe, first_json
-from replicate.readkit_records import FieldSpec, checked_record, json_objects, json_values
+from replicate.readkit_records import FieldSpec, checked_record, json_objects, json_values, record_fields
 from replicate_parsers.exam import exam_items
 from replicate_parsers.gold_jsonl import GOLD_JSONL
 from replicate_parsers.helm_completions import HELM_COMPLETIONS
@@ -88,7 +88,7 @@ def _jsonl_records(src: Source) -> Iterator[Record]:
     gold, a duplicate key with other content, a torn last line."""
     fields = _fields(src.options)
     out_field: str | None = None
-    for lineno, obj in json_values(src):
+    for lineno, obj in json_values(src, record_fields(fields)):
         key, gold, output, out_field = checked_record(obj, fields, out_field, src.path, lineno, src.options.gold_labels)
         if output is None:
             src.warn("null-output", f"output field {out_field!r} is null (read as unparsed)", lineno)

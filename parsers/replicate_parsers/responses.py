@@ -80,7 +80,8 @@ def _records(src: Source) -> Iterator[Record]:
     src.used["key"] = "prompt" if id_field is None else f"id_field={id_field}"
     seen: dict[str, int] = {}
     obj: Any
-    for lineno, obj in json_values(src):  # a blank line skipped (warned), a line that is not JSON refused
+    taken = (PROMPT, RESPONSE) if id_field is None else (PROMPT, RESPONSE, str(id_field))
+    for lineno, obj in json_values(src, taken):  # a blank line skipped (warned), not JSON or a taken key twice refused
         if type(obj) is not dict:
             raise src.bad(f"expected a JSON object (a prompt and its response), got {describe(obj)}", lineno)
         prompt, response = obj.get(PROMPT), obj.get(RESPONSE)

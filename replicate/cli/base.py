@@ -11,11 +11,12 @@ import typer
 from typer.core import TyperGroup
 
 from replicate.cli.help import ReplicateContext, ReplicateTyper, tidy_params
-from replicate.cli.pipes import PIPE_CLOSED, quiet_streams
+from replicate.cli.pipes import PIPE_CLOSED, fail_for, quiet_streams
 from replicate.cli.rootflags import hoist
 from replicate.diagnostics import Diagnostics, summary_text
 from replicate.errors import Namer, ReplicateError
 from replicate.output import Format, dumps_json, printable, printable_json
+from replicate.secrets import scrub
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -100,10 +101,14 @@ class ReplicateGroup(TyperGroup):
             ctx.exit(PIPE_CLOSED)
         except ReplicateError as exc:
             sub = ctx.invoked_subcommand
-            text = exc.message_for(_namer(self.get_command(ctx, sub) if sub else None))
+            text = scrub(exc.message_for(_namer(self.get_command(ctx, sub) if sub else None)))
             for i, line in enumerate(printable(text).splitlines() or [""]):
                 typer.echo(("Error: " if i == 0 else "       ") + line, err=True)
             ctx.exit(exc.exit_code)
+        except (OSError, UnicodeError) as exc:
+            # the system failed under the command (disk full, output to /dev/full, a name the locale cannot
+            # encode): one line and exit 2, never a traceback
+            ctx.exit(fail_for(exc))
 
 
 def make_app(name: str | None = None, help: str | None = None, *, completion: bool = False) -> typer.Typer:
@@ -136,16 +141,22 @@ StrictOpt = Annotated[
     bool, typer.Option("--strict", help="Treat every warning about the input as an error.")
 ]
 
+ForceOpt = Annotated[
+    bool,
+    typer.Option("--force", help="Replace an output file that exists although it is not this command's own earlier "
+                 "output (unchanged since); without it such a file is refused."),
+]
+
 
 def echo(text: str, *, json: bool = False) -> None:
     """Write command output to stdout without adding a newline to text that has one; control characters
     are shown escaped (:func:`~replicate.output.printable`; JSON: as ``\\u`` escapes, the same JSON)."""
-    text = printable_json(text) if json else printable(text)
+    text = printable_json(scrub(text)) if json else printable(scrub(text))
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def warn(text: str) -> None:
-    typer.echo(printable(text), err=True)
+    typer.echo(printable(scrub(text)), err=True)
 
 
 @contextlib.contextmanager

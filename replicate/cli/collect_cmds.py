@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from replicate.cli.base import FormatOpt, StrictOpt, app, echo, emit, make_app, report_to_stderr, warn
+from replicate.cli.base import ForceOpt, FormatOpt, StrictOpt, app, echo, emit, make_app, report_to_stderr, warn
 from replicate.errors import UsageError
 from replicate.output import Format
 
@@ -29,6 +29,7 @@ def collect_cmd(
     retry_errors: Annotated[bool, typer.Option("--retry-errors", help="On resume, ask again the trials recorded as api_error (the new record supersedes the old).")] = False,
     batch_deadline: Annotated[Optional[float], typer.Option("--batch-deadline", metavar="SECONDS", help="Batch mode: stop polling this many seconds after the run started (as [collection] batch_deadline); batches still in progress stay recorded for the next run (exit 1).")] = None,
     cancel_batches: Annotated[bool, typer.Option("--cancel-batches", help="Batch mode: cancel the archive's batches in progress, import what they answered, submit nothing (the rest is left missing for the next run).")] = False,
+    force: ForceOpt = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Ask every item K times per model over an OpenAI-compatible API, into a crash-safe archive.
@@ -69,7 +70,7 @@ def collect_cmd(
         if export_batch is not None and import_batch is not None:
             raise UsageError("--export-batch and --import-batch are separate steps: give one of them")
         if export_batch is not None:
-            out = batchfile.export_batch(cfg, its, archive, export_batch)
+            out = batchfile.export_batch(cfg, its, archive, export_batch, force=force)
             emit(out, fmt, text=lambda: f"{out.lines} requests written to {out.path}")
         else:
             assert import_batch is not None
@@ -166,6 +167,7 @@ def score_cmd(
     model: Annotated[Optional[list[str]], typer.Option("--model", metavar="NAME", help="Released responses: the model that wrote them, once for every file or once per file (needed: the files name none).")] = None,
     id_field: Annotated[Optional[str], typer.Option("--id-field", metavar="FIELD", help="Released responses: join them to the items by this field's value (the item id) instead of by prompt text.")] = None,
     strict: StrictOpt = False,
+    force: ForceOpt = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Score an archive, or released responses, into the trials table (one row per trial, six categories).
@@ -193,6 +195,7 @@ def score_cmd(
         archive, items, out, reader=reader, model=model, id_field=id_field, scorer=scorer,
         ifbench_strict=ifbench_strict or [], ifbench_loose=ifbench_loose or [],
         refusal_detector=None if refusal_detector == "none" else refusal_detector, strict=strict,
+        force=force,
     )
     with report_to_stderr(to_stdout):
         emit(report, fmt, report.diagnostics, text=lambda: render_report(report, fmt), warnings=None)  # the text counts them
@@ -224,7 +227,7 @@ def repair_archive_cmd(
 @app.command("sim-server")
 def sim_server_cmd(
     config: Annotated[Optional[Path], typer.Option("--config", help="Sim config (TOML): models and pass probabilities, faults, seed.")] = None,
-    port: Annotated[int, typer.Option("--port", help="Port to listen on; 0 picks a free one.")] = 0,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on; 0 picks a free one.")] = 0,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
 ) -> None:
     """Serve a simulated OpenAI-compatible chat-completions endpoint (for demos and tests).
@@ -265,6 +268,7 @@ def export_ifbench_cmd(
     archive: Annotated[Path, typer.Argument(metavar="ARCHIVE", help="Archive written by 'replicate collect'.")],
     items: Annotated[Path, typer.Option("--items", help="The items file the archive was collected from.")],
     out: Annotated[Path, typer.Option("--out", help="Directory for the verifier's input files (created).")],
+    force: ForceOpt = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Write the official IFBench verifier's input: one prompt/response JSONL file per trial index.
@@ -276,5 +280,5 @@ def export_ifbench_cmd(
     """
     from replicate.scoring.export import export_ifbench, render_export
 
-    rep = export_ifbench(archive, items, out)
+    rep = export_ifbench(archive, items, out, force=force)
     emit(rep, fmt, text=lambda: render_export(rep, fmt))

@@ -46,12 +46,36 @@ def main() -> None:
 
     for name in BLAS_THREADS:
         os.environ.setdefault(name, "1")
+    _utf8_mode()
     argv = hoist(sys.argv[1:])
     sys.argv[1:] = argv  # typer reads sys.argv
     code = _exit_code(_app)
+    try:
+        sys.stdout.flush()  # what is still buffered: to /dev/full or a closed pipe, one line, not a traceback
+    except (OSError, ValueError) as exc:
+        from replicate.cli.pipes import fail_for
+
+        code = fail_for(exc) if isinstance(exc, OSError) else code
     if read_and_compute(argv):
         leave(code)
     sys.exit(code)
+
+
+def _utf8_mode() -> None:
+    """Under a locale whose encoding is ASCII (``LC_ALL=C`` with ``PYTHONUTF8=0``), run again in Python's UTF-8
+    mode: file names, files and output are read and written as UTF-8, as under any UTF-8 locale, instead of
+    failing on the first non-ASCII name. ``REPLICATE_NO_UTF8=1`` keeps the locale's encoding."""
+    import codecs
+
+    if sys.flags.utf8_mode or os.environ.get("REPLICATE_NO_UTF8") or not getattr(sys, "orig_argv", None):
+        return
+    if codecs.lookup(sys.getfilesystemencoding()).name != "ascii":
+        return
+    os.environ["REPLICATE_NO_UTF8"] = "1"  # once only
+    try:
+        os.execv(sys.executable, [sys.executable, "-X", "utf8", *sys.orig_argv[1:]])
+    except OSError:
+        return
 
 
 def _exit_code(main: Callable[[], Any]) -> int:

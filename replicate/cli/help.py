@@ -10,6 +10,7 @@ and every group a ``ReplicateGroup`` (``replicate.cli.base``) calling :func:`tid
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -66,7 +67,13 @@ def _option_metavar(option: TyperOption) -> str | None:
 
 
 class ReplicateArgument(TyperArgument):
-    """An argument shown by its name alone: ``FILE...``, never ``FILE <list[Path]>``."""
+    """An argument shown by its name alone: ``FILE...``, never ``FILE <list[Path]>``; its numbers checked by
+    :func:`check_number`."""
+
+    def process_value(self, ctx: Any, value: Any) -> Any:
+        value = super().process_value(ctx, value)
+        check_number(self, ctx, value)
+        return value
 
     def display_type_rich(self, ctx: Any) -> str | None:
         return None
@@ -80,12 +87,44 @@ class ReplicateArgument(TyperArgument):
         return name
 
 
+#: The largest whole number an option takes: the largest a float holds exactly (a count beyond it is not
+#: exact in any rate), far below where numpy's 64-bit integers overflow deep inside a computation
+#: (``cells 10**23 ...``). A seed may be any 64-bit number (:data:`MAX_SEED`).
+MAX_INT = 2**53 - 1
+MAX_SEED = 2**64 - 1
+
+
+def check_number(param: Any, ctx: Any, value: Any) -> None:
+    """Refuse, as Click refuses a bad option, what no computation takes: a whole number beyond
+    :data:`MAX_INT`, a negative seed, a number that is NaN or infinite (each of a repeated option too)."""
+    for v in value if isinstance(value, (list, tuple)) else (value,):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        if isinstance(v, float) and not math.isfinite(v):
+            raise typer.BadParameter(f"{v} is not a finite number", ctx=ctx, param=param)
+        if param.name == "seed" and not 0 <= v <= MAX_SEED:
+            raise typer.BadParameter(f"{v}: a seed is a whole number from 0 to {MAX_SEED}", ctx=ctx, param=param)
+        if param.name != "seed" and isinstance(v, int) and abs(v) > MAX_INT:
+            raise typer.BadParameter(f"{v} is larger than {MAX_INT} in size", ctx=ctx, param=param)
+
+
+class ReplicateOption(TyperOption):
+    """An option whose numbers are checked by :func:`check_number`."""
+
+    def process_value(self, ctx: Any, value: Any) -> Any:
+        value = super().process_value(ctx, value)
+        check_number(self, ctx, value)
+        return value
+
+
 def tidy_params(params: list[Any]) -> None:
     for p in params:
         if isinstance(p, TyperArgument):
-            p.__class__ = ReplicateArgument  # same fields; only how it is displayed differs
-        elif isinstance(p, TyperOption) and p.metavar is None and not p.is_flag and not p.count:
-            p.metavar = _option_metavar(p)
+            p.__class__ = ReplicateArgument  # same fields; only how it is displayed and checked differs
+        elif isinstance(p, TyperOption):
+            p.__class__ = ReplicateOption
+            if p.metavar is None and not p.is_flag and not p.count:
+                p.metavar = _option_metavar(p)
 
 
 class ReplicateCommand(TyperCommand):

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from replicate.cli.base import FormatOpt, StrictOpt, app, emit, flags, report_to_stderr
+from replicate.cli.base import ForceOpt, FormatOpt, StrictOpt, app, emit, flags, report_to_stderr
 from replicate.cli.judge_options import CorrectFieldOpt, FilterOpt, ScoreMapOpt, ScorerOpt, reader_options
 from replicate.output import Format
 
@@ -21,7 +21,7 @@ def import_cmd(
     model: Annotated[Optional[list[str]], typer.Option("--model", metavar="NAME", help="Model name of the rows: once for every file, or once per file in the order of the files. Default: the model the file names (an inspect log's eval.model); needed for files that name none (lm-eval samples).")] = None,
     benchmark: Annotated[Optional[str], typer.Option("--benchmark", metavar="NAME", help="Benchmark name of every row. Default: the file's task (an inspect log's eval.task, an lm-eval samples file's name).")] = None,
     unscored: Annotated[str, typer.Option("--unscored", metavar="CATEGORY", help="Category of a trial without a verdict (null score, errored sample): api_error (left out of the accuracy's denominator), wrong, format_failure, refusal or truncation.")] = "api_error",
-    force: Annotated[bool, typer.Option("--force", help="Overwrite --out when it exists.")] = False,
+    force: ForceOpt = False,
     lm_filter: FilterOpt = None,
     correct_field: CorrectFieldOpt = None,
     scorer: ScorerOpt = None,

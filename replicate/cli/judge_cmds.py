@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from replicate.cli.base import FormatOpt, StrictOpt, app, emit, report_to_stderr
+from replicate.cli.base import ForceOpt, FormatOpt, StrictOpt, app, emit, report_to_stderr
 from replicate.cli.judge_options import (
     ClusterOpt,
     CorrectFieldOpt,
@@ -67,6 +67,7 @@ def parse_cmd(
         Path | None,
         typer.Option("--labels", metavar="OUT.jsonl", help="Write one row per item: every part of its key, named as the reader names it (Arena-Hard: question_id, model, game), label (int or null) and gold (null where there is none) (- for standard output, the report then going to stderr). One FILE only."),
     ] = None,
+    force: ForceOpt = False,
     key_field: KeyFieldOpt = None,
     gold_field: GoldFieldOpt = None,
     output_field: OutputFieldOpt = None,
@@ -89,7 +90,7 @@ def parse_cmd(
     Example: replicate parse results/model_annotations.jsonl --parser umbrela-fallback@1
     """
     from replicate.inputfile import is_stdio
-    from replicate.judge.load.export import write_labels
+    from replicate.judge.load.export import labels_output, write_labels
     from replicate.judge.parsed import parse_intervals
     from replicate.judge.render.parse import parse_summary, parse_text
     from replicate.judge.select import runs_from_files
@@ -98,6 +99,8 @@ def parse_cmd(
 
     if labels is not None and len(files) != 1:
         raise UsageError(f"--labels writes one file's labels; got {len(files)} files")
+    if labels is not None and not is_stdio(labels):
+        labels_output(force).check(labels)
     loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=False, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser, out_of_scale=out_of_scale)
     labelled = loaded.labelled(need_parser(parser, loaded))
     settings = uncertainty_of(replicates, seed, cluster, MIN_ITEMS, loaded)
@@ -105,7 +108,7 @@ def parse_cmd(
     given = None if unparsed is None else unparsed.value
     summaries = [parse_summary(lr, run, shares, unparsed_choice([run], given)) for lr, run in zip(labelled, loaded.runs)]
     if labels is not None:
-        write_labels(labels, labelled[0], fields=loaded.fields)
+        write_labels(labels, labelled[0], fields=loaded.fields, force=force)
     with report_to_stderr(is_stdio(labels)):
         emit_runs(loaded, {"runs": summaries}, format, text=lambda: "\n".join(parse_text(s, format) for s in summaries))
 

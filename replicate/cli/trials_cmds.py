@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from replicate.cli.base import FormatOpt, StrictOpt, app, emit, flags, report_to_stderr
+from replicate.cli.base import ForceOpt, FormatOpt, StrictOpt, app, emit, flags, report_to_stderr
 from replicate.output import Format
 from replicate.trials.settings import DEFAULTS
 
@@ -36,6 +36,7 @@ def items(
     tarone: Annotated[bool, typer.Option("--tarone", help="Leave out items whose smallest attainable Fisher p-value exceeds --alpha (they can never be significant), before BH.")] = False,
     power_move: Annotated[str, typer.Option("--power-move", help="Reference move P:Q whose power at each cell's K is shown beside P+ and P-.")] = "0.4:0.6",
     min_items: Annotated[int, typer.Option("--min-items", min=0, metavar="N", help="Flag a cell of fewer items than this (its shares are too uncertain for a verdict); the threshold edges and floors use.")] = 100,
+    force: ForceOpt = False,
     fmt: FormatOpt = Format.table,
     strict: StrictOpt = False,
 ) -> None:
@@ -51,11 +52,15 @@ def items(
     """
     from replicate.diagnostics import Diagnostics, listing_text
     from replicate.inputfile import is_stdio
+    from replicate.outfile import Outputs
     from replicate.trials.engine import analyse_items, parse_edge, per_item_rows
     from replicate.trials.load import read_trials
     from replicate.trials.plan import parse_move
     from replicate.trials.render import render_items
 
+    outputs = Outputs("items", "per_item", force=force)
+    if per_item is not None and not is_stdio(per_item):
+        outputs.check(per_item)
     diag = Diagnostics(strict=strict)
     table = read_trials(trials, diagnostics=diag)
     table = _snapshots(table, diag, split=by_snapshot)
@@ -66,7 +71,7 @@ def items(
         power_move=parse_move(power_move, param="power_move"), min_items=min_items, diagnostics=diag,
     )
     if per_item is not None:
-        _write_jsonl(per_item, per_item_rows(result))
+        _write_jsonl(per_item, per_item_rows(result), outputs)
     with report_to_stderr(is_stdio(per_item)):
         emit(result, fmt, diag, text=lambda: render_items(result, fmt), warnings=listing_text)
 
@@ -85,6 +90,7 @@ def costs_cmd(
     alpha: Annotated[Optional[float], typer.Option("--alpha", help="Item classes: BH level, as in 'items' (default 0.05).", show_default=False)] = None,
     ci: Annotated[Optional[str], typer.Option("--ci", metavar="METHOD", help="Item classes: interval for equivalence, as in 'items' (default newcombe).", show_default=False)] = None,
     plots: Annotated[Optional[Path], typer.Option("--plots", metavar="DIR", help="Draw per model an ECDF of tokens per item and per edge a scatter of source vs target tokens per item by class, as PNG and SVG into DIR (needs the plots extra).")] = None,
+    force: ForceOpt = False,
     fmt: FormatOpt = Format.table,
     strict: StrictOpt = False,
 ) -> None:
@@ -116,7 +122,7 @@ def costs_cmd(
         from replicate.cli.base import warn
         from replicate.trials.costs_plots import draw_cost_plots
 
-        files, why = draw_cost_plots(result, plots)
+        files, why = draw_cost_plots(result, plots, force=force)
         warn(f"plots: {why}" if why else f"wrote {len(files)} figure files to {plots}")
     emit(result, fmt, diag, text=lambda: render_costs(result, fmt), warnings=listing_text)
 
@@ -149,21 +155,16 @@ def _snapshots(table, diag, *, split: bool):
     return split_by_snapshot(table) if split else table
 
 
-def _write_jsonl(path: Path, rows) -> None:
+def _write_jsonl(path: Path, rows, outputs) -> None:
     import orjson
 
-    from replicate.errors import UsageError
     from replicate.inputfile import is_stdio, write_stdout
 
+    data = [orjson.dumps(r) + b"\n" for r in rows]
     if is_stdio(path):
-        write_stdout(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+        write_stdout(b"".join(data))
         return
-    try:
-        with open(path, "wb") as fh:
-            for r in rows:
-                fh.write(orjson.dumps(r) + b"\n")
-    except OSError as exc:
-        raise UsageError(f"cannot write --per-item file {path}: {exc.strerror or exc}") from None
+    outputs.write(path, data)
 
 
 @app.command("plan")

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from replicate.cli.base import FormatOpt, StrictOpt, app, emit, report_to_stderr, warn
+from replicate.cli.base import ForceOpt, FormatOpt, StrictOpt, app, emit, report_to_stderr, warn
 from replicate.cli.judge_options import (
     ClusterOpt,
     JobsOpt,
@@ -42,6 +42,7 @@ def verify_cmd(
     no_fail: Annotated[bool, typer.Option("--no-fail", help="Exit 0 even when claims mismatch (bad input still exits 2).")] = False,
     date: Annotated[Optional[str], typer.Option("--date", help="Date printed in the note, YYYY-MM-DD (default: today, UTC).", metavar="YYYY-MM-DD", show_default=False)] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw PNG and SVG figures beside the note (needs the plots extra).")] = True,
+    force: ForceOpt = False,
     strict: StrictOpt = False,
     jobs: JobsOpt = "auto",
     replication: Annotated[
@@ -80,6 +81,7 @@ def verify_cmd(
     """
     from replicate.errors import BadInput, CheckFailed
     from replicate.inputfile import write_stdout
+    from replicate.outfile import Outputs
     from replicate.verify.api import verify
     from replicate.verify.note import render_note, render_table
     from replicate.verify.plots import figures_for
@@ -88,6 +90,9 @@ def verify_cmd(
     if out is not None and not to_stdout and (out.is_dir() or not out.parent.is_dir()):
         why = "is a directory, not a file" if out.is_dir() else "its directory does not exist"
         raise BadInput(f"cannot write --out note: {why}", path=out)
+    outputs = Outputs("verify", "out", force=force)
+    if out is not None and not to_stdout:
+        outputs.check(out)
     cache, runs_kept = label_cache(), run_cache()
     v = verify(claims, root=str(root), parsers=parser or None, date=date, strict=strict,
                replications=_pairs(replication, "--replication", "NAME=TRIALS"),
@@ -103,11 +108,8 @@ def verify_cmd(
     if to_stdout:  # the note to standard output (no figures: they need a directory); the report to stderr
         write_stdout(render_note(v).encode("utf-8"))
     elif out is not None:
-        fig = figures_for(v, out, draw=plots)
-        try:
-            out.write_text(render_note(v, out=out.as_posix(), figures=fig), encoding="utf-8")
-        except OSError as exc:
-            raise BadInput(f"cannot write --out note: {exc.strerror}", path=out) from None
+        fig = figures_for(v, out, draw=plots, outputs=outputs)
+        outputs.write(out, render_note(v, out=out.as_posix(), figures=fig).encode("utf-8"))
         warn(f"wrote {out}" + "".join(f", {f}" for _, png, svg in fig.files for f in (png, svg)))
     note_to_stdout = fmt is Format.markdown and out is None
     show_cache_events(cache, runs_kept)

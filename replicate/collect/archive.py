@@ -35,6 +35,8 @@ import orjson
 from replicate.collect.config import CollectConfig, Item
 from replicate.errors import BadInput, UsageError
 from replicate.inputfile import json_lines, read_input
+from replicate.outfile import fsync_folder
+from replicate.secrets import MIN_SECRET, forms, scrub
 
 ARCHIVE_SCHEMA = "replicate.archive/1"
 #: batch mode's bookkeeping: an uploaded input file, a created batch, a batch whose results were imported (or an
@@ -312,15 +314,11 @@ def _line(record: Mapping[str, Any]) -> bytes:
     return orjson.dumps(record) + b"\n"
 
 
-#: A secret shorter than this is not scrubbed from records (it would cut into ordinary text; no API key is so short).
-MIN_SECRET = 8
-SCRUBBED = "[API key]"
-
-
 def scrub_value(value: Any, secret: str) -> Any:
-    """``value`` (JSON-like) with every occurrence of ``secret`` in its strings (keys too) replaced by ``[API key]``."""
+    """``value`` (JSON-like) with every occurrence of ``secret`` (as is or percent-encoded) in its strings (keys
+    too) replaced by ``[API key]`` (:func:`replicate.secrets.scrub`)."""
     if isinstance(value, str):
-        return value.replace(secret, SCRUBBED)
+        return scrub(value, secret)
     if isinstance(value, dict):
         return {scrub_value(k, secret): scrub_value(v, secret) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -350,8 +348,8 @@ class ArchiveWriter:
         if not blob:
             return 0
         secret = self.secret
-        if secret and len(secret) >= MIN_SECRET and (
-                secret.encode() in blob or orjson.dumps(secret)[1:-1] in blob):
+        if secret and len(secret) >= MIN_SECRET and any(
+                f.encode() in blob or orjson.dumps(f)[1:-1] in blob for f in forms(secret)):
             blob = b"".join(_line(scrub_value(r, secret)) for r in records)
         view = memoryview(blob)
         while view:
@@ -394,7 +392,7 @@ def open_for_collection(path: str | Path, config: CollectConfig, items: Sequence
     if not path.exists() or path.stat().st_size == 0:
         writer = ArchiveWriter(path, secret)
         writer.append(new_header)
-        _fsync_dir(path)
+        fsync_folder(path.parent)
         return OpenedArchive(writer, frozenset(), 0, False)
     contents = read_archive(path)
     if contents.torn_bytes:
@@ -439,16 +437,3 @@ def _check_records_are_asked_for(contents: ArchiveContents, config: CollectConfi
                 "was the archive edited by hand?",
                 path=contents.path, line=lineno,
             )
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

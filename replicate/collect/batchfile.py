@@ -81,17 +81,19 @@ class BatchFileReport:
                 "already_recorded": self.already_recorded}
 
 
-def export_batch(config: CollectConfig, items: Sequence[Item], archive: Path, out: Path) -> BatchFileReport:
-    """Write the request JSONL for every triple the archive (if any) is missing."""
+def export_batch(config: CollectConfig, items: Sequence[Item], archive: Path, out: Path, *,
+                 force: bool = False) -> BatchFileReport:
+    """Write the request JSONL for every triple the archive (if any) is missing; an existing ``out`` only
+    when it is an earlier export's or with ``force`` (:class:`replicate.outfile.Outputs`)."""
     from replicate.collect.archive import read_archive
+    from replicate.outfile import Outputs
 
+    outputs = Outputs("collect", "export_batch", force=force)
+    outputs.check(out)
     done = read_archive(archive).done if archive.exists() and archive.stat().st_size else set()
-    n = 0
-    with open(out, "wb") as fh:
-        for line in request_lines(config, items, frozenset(done)):
-            fh.write(line)
-            n += 1
-    return BatchFileReport(str(out), n)
+    lines = list(request_lines(config, items, frozenset(done)))
+    outputs.write(out, lines)
+    return BatchFileReport(str(out), len(lines))
 
 
 def result_outcome(obj: Any, path: Path, lineno: int) -> Outcome:

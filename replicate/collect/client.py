@@ -27,7 +27,6 @@ Fault classes:
 
 from __future__ import annotations
 
-import email.utils
 import os
 import random
 import re
@@ -45,6 +44,8 @@ from requests.adapters import HTTPAdapter
 from replicate.collect.config import CollectConfig, RetryPolicy
 from replicate.collect.response import Outcome, outcome_of
 from replicate.errors import ReplicateError
+from replicate.retry import parse_retry_after
+from replicate.secrets import remember, scrub
 
 __all__ = ["Aborted", "ChatClient", "ErrorInfo", "Outcome", "PermanentFault", "classify_bad_request"]
 
@@ -131,24 +132,6 @@ class _Fault:
     retry_after: float | None = None
 
 
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds from a Retry-After header: delta-seconds (fractions accepted) or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        secs = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        if when is None:
-            return None
-        secs = when.timestamp() - (time.time() if now is None else now)
-    return max(0.0, secs)
-
-
 def environment_proxies(url: str) -> dict[str, str]:
     """The proxies the environment sets for ``url`` (empty when NO_PROXY exempts it)."""
     return dict(requests.utils.get_environ_proxies(url))
@@ -222,14 +205,13 @@ class ChatClient:
                 "non-ASCII characters, which an HTTP header cannot carry (a trailing newline from a key file?); "
                 "the value is not shown",
             )
+        remember(key)  # scrubbed from every message from now on, wherever in the URL it sits
         return key
 
     def scrub(self, text: str) -> str:
-        """``text`` with the API key replaced by ``[API key]``, cut to 500 characters."""
-        key = os.environ.get(self.api_key_env)
-        if key:
-            text = text.replace(key, "[API key]")
-        return text[:_MAX_MESSAGE]
+        """``text`` with the API key (as is or percent-encoded, wherever it sits) replaced by ``[API key]``, cut
+        to 500 characters (:func:`replicate.secrets.scrub`)."""
+        return scrub(text, os.environ.get(self.api_key_env))[:_MAX_MESSAGE]
 
     # -- one attempt ---------------------------------------------------------------
     def _attempt(self, body: bytes, model: str, params: Mapping[str, Any] = MappingProxyType({})
@@ -311,7 +293,7 @@ class ChatClient:
                 assert data is not None
                 return outcome_of(data, latency_s=round(latency, 4), attempts=attempts, retries=retries)
             if fault.kind == "permanent":
-                raise PermanentFault(fault.label, f"{fault.message} (model {model}, {self.url})")
+                raise PermanentFault(fault.label, scrub(f"{fault.message} (model {model}, {self.url})"))
             if fault.kind == "request":
                 return Outcome(None, None, None, {}, round(latency, 4), attempts, dict(retries),
                                fault.label, fault.message, request_fault=True)
@@ -330,8 +312,8 @@ class ChatClient:
             if limit and silent > limit:
                 raise PermanentFault(
                     "no_answer",
-                    f"no request has had an answer for {silent:.0f} s (give_up_after = {limit:g}), only "
-                    f"transient faults, the last: {fault.message} (model {model}, {self.url}); the endpoint "
-                    "seems down: rerun the same command once it is up to resume")
+                    scrub(f"no request has had an answer for {silent:.0f} s (give_up_after = {limit:g}), "
+                          f"only transient faults, the last: {fault.message} (model {model}, {self.url}); the "
+                          "endpoint seems down: rerun the same command once it is up to resume"))
             if self.stop.wait(self.retry.delay(n, retry_after=fault.retry_after, jitter=jitter)):
                 raise Aborted()

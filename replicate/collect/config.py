@@ -27,6 +27,7 @@ import orjson
 from replicate.errors import BadInput, UsageError
 from replicate.inputfile import json_lines, read_input
 from replicate.registry import VersionedName
+from replicate.retry import backoff
 from replicate.tomlfile import read_toml
 
 _ENDPOINT_KEYS = {"base_url", "api_key_env"}
@@ -78,7 +79,7 @@ class RetryPolicy:
 
     def delay(self, retry: int, *, retry_after: float | None, jitter: float) -> float:
         """Seconds to wait before retry number ``retry`` (1-based); ``jitter`` in [0, 1)."""
-        base = min(self.backoff_max, self.backoff_base * 2 ** (retry - 1))
+        base = backoff(retry, base=self.backoff_base, cap=self.backoff_max)
         wait = base * (0.5 + 0.5 * jitter)
         if retry_after is not None:
             wait = max(wait, min(retry_after, self.retry_after_max))

@@ -23,6 +23,7 @@ import orjson
 from replicate.collect.archive import ArchiveLock, read_archive
 from replicate.errors import BadInput
 from replicate.inputfile import read_input
+from replicate.outfile import write_file
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,13 +117,7 @@ def repair_archive(archive: str | Path) -> RepairReport:
             return RepairReport(str(archive), None, lines, trials, ())
         backup = _backup_path(real)
         shutil.copy2(real, backup)
-        tmp = real.with_name(f".{real.name}.repair-{os.getpid()}")
-        with open(tmp, "wb") as fh:
-            fh.write(b"".join(kept))
-            fh.flush()
-            os.fsync(fh.fileno())
-        shutil.copymode(real, tmp)
-        os.replace(tmp, real)
+        write_file(real, kept)  # whole or not at all, with the archive's mode
         read_archive(archive)  # what is left must read cleanly
         return RepairReport(str(archive), str(backup), lines, trials, tuple(dropped))
 

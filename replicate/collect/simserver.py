@@ -23,6 +23,7 @@ Start it in-process with :func:`start_sim_server` (returns the server, whose
 from __future__ import annotations
 
 import hashlib
+import math
 import socket
 import threading
 import time
@@ -106,12 +107,16 @@ class SimConfig:
 DEFAULT_SIM = SimConfig(models=MappingProxyType({"sim-a": SimModel("sim-a", 0.5), "sim-b": SimModel("sim-b", 0.8)}))
 
 
-def _num(value: object, name: str, path: Path, *, integer: bool = False) -> float:
-    """A TOML number for ``name``; true/false and strings are bad input naming the key."""
+def _num(value: object, name: str, path: Path, *, integer: bool = False, high: float | None = None) -> float:
+    """A TOML number for ``name``, finite, >= 0 and at most ``high`` (a probability: 1); true/false, strings,
+    nan, inf and numbers out of range are bad input naming the key."""
     ok = isinstance(value, int) if integer else isinstance(value, (int, float))
     if isinstance(value, bool) or not ok or not isinstance(value, (int, float)):
         kind = "an integer" if integer else "a number"
         raise BadInput(f"{name} must be {kind}, got {value!r}", path=path)
+    if not math.isfinite(value) or value < 0 or (high is not None and value > high):
+        where = f"in [0, {high:g}]" if high is not None else "finite and >= 0"
+        raise BadInput(f"{name} must be {where}, got {value!r}", path=path)
     return value if integer else float(value)
 
 
@@ -146,9 +151,9 @@ def load_sim_config(path: str | Path) -> SimConfig:
                            f"{', '.join(sorted(_MODEL_KEYS))}", path=path)
         models[name] = SimModel(
             name,
-            _num(spec.get("p", 0.5), f"{where} p", path),
+            _num(spec.get("p", 0.5), f"{where} p", path, high=1),
             MappingProxyType({
-                str(k): _num(v, f"{where} items.{k}", path) for k, v in (spec.get("items") or {}).items()
+                str(k): _num(v, f"{where} items.{k}", path, high=1) for k, v in (spec.get("items") or {}).items()
             }),
             int(_num(spec.get("reasoning_tokens", 0), f"{where} reasoning_tokens", path, integer=True)),
             reasoning=_str(spec.get("reasoning", "none"), f"{where} reasoning", path) or "none",
@@ -163,7 +168,8 @@ def load_sim_config(path: str | Path) -> SimConfig:
         )
     if not models:
         raise BadInput("no [models.NAME] tables", path=path)
-    faults = {k: _num(v, f"[faults] {k}", path) for k, v in (data.get("faults") or {}).items()}
+    faults = {k: _num(v, f"[faults] {k}", path, high=None if k in ("retry_after", "hang_seconds") else 1)
+              for k, v in (data.get("faults") or {}).items()}
     retry_after = faults.pop("retry_after", 1.0)
     hang_seconds = faults.pop("hang_seconds", 30.0)
     items: tuple[Item, ...] = ()

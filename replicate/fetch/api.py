@@ -16,8 +16,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from replicate.errors import BadInput, Message, Param, UsageError
+from replicate.errors import Message, Param, UsageError
 from replicate.fetch.cache import Cache, Snapshot
+from replicate.fetch.destlock import OWN_FILES, dest_lock, drop_journal, is_journaled, journaled_files, write_journal
 from replicate.fetch.errors import IntegrityError, OfflineMissing
 from replicate.fetch.globs import Includes
 from replicate.fetch.httpfetch import HttpSettings
@@ -105,15 +106,23 @@ def _choose_via(src: Source, via: str) -> str:
     return via
 
 
-def _prepare_dest(dest: Path) -> Manifest | None:
-    if dest.exists() and not dest.is_dir():
-        raise UsageError(Message(Param("dest"), f" {dest} exists and is not a directory"))
+def _prepare_dest(dest: Path, source: str) -> Manifest | None:
+    """DIR's manifest, None for a new DIR; a DIR without one holding files no fetch of ``source`` wrote is refused.
+
+    Empty directories, the fetch's own lock and journal, temporary files of an interrupted fetch and the
+    files its journal lists (unchanged since) do not count (see :mod:`replicate.fetch.destlock`).
+    """
     if (dest / MANIFEST_NAME).is_file():
         return read_manifest(dest)
-    # Empty directories and temporary files of an interrupted first fetch do not count.
-    if dest.is_dir() and any(
-        (p.is_file() or p.is_symlink()) and not p.name.endswith(TMP_SUFFIX) for p in dest.rglob("*")
-    ):
+    journaled = journaled_files(dest, source)
+
+    def theirs(p: Path) -> bool:
+        if not (p.is_file() or p.is_symlink()) or p.name.endswith(TMP_SUFFIX):
+            return False
+        rel = p.relative_to(dest).as_posix()
+        return rel not in OWN_FILES and not is_journaled(p, journaled.get(rel))
+
+    if dest.is_dir() and any(theirs(p) for p in dest.rglob("*")):
         raise UsageError(Message(
             Param("dest"), f" {dest} is not empty and holds no {MANIFEST_NAME}; "
             "fetch into an empty or new directory (replicate fetch never overwrites files it did not write)"
@@ -160,35 +169,40 @@ def fetch(
     :func:`replicate.fetch.lfsfetch.lfs_endpoint`). ``hub``: endpoint and token
     of a Hub source (default: :meth:`HubSettings.from_env`); ``progress_bars``
     lets huggingface_hub draw its download bars.
+    A second fetch into the same ``dest`` is refused at once; a fetch killed
+    before its manifest was written is completed by the next one
+    (:mod:`replicate.fetch.destlock`).
     """
     includes, limit = _check_options(via, include, max_size)
     src = parse_source(source)
     chosen = _choose_via(src, via)
     dest_path = Path(dest) if dest is not None else Path.cwd() / src.name
-    old = _prepare_dest(dest_path)
-    if old is not None and old.source != src.canonical:
-        raise UsageError(Message(
-            Param("dest"), f" {dest_path} holds files fetched from {old.source}, not {src.canonical}; "
-            "choose another ", Param("dest")
-        ))
-    cache = Cache(cache_dir)
-    note = progress or (lambda event, path: None)
+    with dest_lock(dest_path):  # one fetch into a DIR at a time: refused at once, not waited for
+        old = _prepare_dest(dest_path, src.canonical)
+        if old is not None and old.source != src.canonical:
+            raise UsageError(Message(
+                Param("dest"), f" {dest_path} holds files fetched from {old.source}, not {src.canonical}; "
+                "choose another ", Param("dest")
+            ))
+        cache = Cache(cache_dir)
+        cache.make_root()
+        note = progress or (lambda event, path: None)
 
-    with source_lock(cache.lock_path(src.cache_key), what=src.canonical, timeout=lock_timeout,
-                     note=note):
-        transport = None
-        try:
-            if offline:
-                commit, snap, chosen = _offline_snapshot(cache, src, rev, chosen, includes)
-            else:
-                transport = _transport(src, chosen, cache, http, sleep, git_timeout, note, hub, progress_bars)
-                commit, snap = _online_snapshot(transport, cache, src, rev, chosen, includes, note)
-            lfs_step = LfsStep(LfsOptions(lfs, lfs_url), src, http, sleep, note, online=transport is not None)
-            return _materialise(src, rev, commit, chosen, snap, includes, limit, allow_large,
-                                dest_path, old, cache, transport, note, lfs_step)
-        finally:
-            if transport is not None:
-                transport.close()
+        with source_lock(cache.lock_path(src.cache_key), what=src.canonical, timeout=lock_timeout,
+                         note=note):
+            transport = None
+            try:
+                if offline:
+                    commit, snap, chosen = _offline_snapshot(cache, src, rev, chosen, includes)
+                else:
+                    transport = _transport(src, chosen, cache, http, sleep, git_timeout, note, hub, progress_bars)
+                    commit, snap = _online_snapshot(transport, cache, src, rev, chosen, includes, note)
+                lfs_step = LfsStep(LfsOptions(lfs, lfs_url), src, http, sleep, note, online=transport is not None)
+                return _materialise(src, rev, commit, chosen, snap, includes, limit, allow_large,
+                                    dest_path, old, cache, transport, note, lfs_step)
+            finally:
+                if transport is not None:
+                    transport.close()
 
 
 def _online_snapshot(transport, cache: Cache, src: Source, rev: str | None, chosen: str,
@@ -255,14 +269,6 @@ def _materialise(src, rev, commit, via, snap: Snapshot, includes: Includes, limi
                  transport, note, lfs_step: LfsStep) -> FetchResult:
     sel = select(snap.entries, includes, source=src.canonical, commit=commit)
     skipped = list(sel.skipped)
-    try:
-        dest.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:  # a dangling symlink, or a file, where the folder should be
-        what = "a symbolic link to nothing" if dest.is_symlink() else "not a directory"
-        raise BadInput(f"the destination is {what}: name a directory, or a path where one can be made",
-                       path=dest) from None
-    except NotADirectoryError:
-        raise BadInput("the destination lies under a file, not a directory", path=dest) from None
     remove_leftovers(dest)
 
     # Files already in place with the recorded hash stay untouched.
@@ -297,6 +303,9 @@ def _materialise(src, rev, commit, via, snap: Snapshot, includes: Includes, limi
     skipped += lfs_skipped
 
     written: list[FileEntry] = []
+    if fetchable:  # what is about to be renamed into DIR, so that a rerun after a kill takes it as its own
+        write_journal(dest, src.canonical, commit,
+                      [(e.path, f"sha256:{e.lfs.oid}" if e.lfs is not None else f"git:{e.sha}") for e in fetchable])
     for e in fetchable:
         out = _write_one(dest, e, cache)
         if isinstance(out, Skipped):
@@ -315,6 +324,7 @@ def _materialise(src, rev, commit, via, snap: Snapshot, includes: Includes, limi
         manifest = old  # nothing changed: leave the manifest byte for byte as it was
     else:
         write_manifest(dest, manifest)
+    drop_journal(dest)
     return FetchResult(
         manifest, str(dest), tuple(sorted(f.path for f in written)), tuple(sorted(unchanged)),
         tuple(removed), tuple(stale), len(to_download), sel.not_selected, snap.complete,

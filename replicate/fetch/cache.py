@@ -21,6 +21,7 @@ from pathlib import Path
 
 import orjson
 
+from replicate.errors import UsageError
 from replicate.fetch.manifest import RepositoryMeta
 from replicate.fetch.tree import TreeEntry
 from replicate.fetch.writer import replacing, write_checked
@@ -82,13 +83,24 @@ def read_blocks(path: Path, chunk: int = 1 << 20) -> Iterator[bytes]:
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
-    with replacing(path) as fh:
+    with replacing(path, make_folder=True) as fh:
         fh.write(data)
 
 
 class Cache:
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self.root = Path(root) if root is not None else default_cache_dir()
+
+    def make_root(self) -> None:
+        """Make the cache folder; one that is a file, lies under a file or cannot be made is a usage error."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise UsageError(f"the cache {self.root} is not a folder (REPLICATE_CACHE_DIR names it): name a folder, "
+                             "or unset REPLICATE_CACHE_DIR") from None
+        except OSError as exc:
+            raise UsageError(f"cannot make the cache folder {self.root}: {exc.strerror or exc} "
+                             "(REPLICATE_CACHE_DIR names it)") from None
 
     # -- objects ---------------------------------------------------------------
     def object_path(self, blob: str) -> Path:

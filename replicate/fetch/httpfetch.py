@@ -36,6 +36,7 @@ from replicate.fetch.manifest import RepositoryMeta
 from replicate.fetch.safety import LFS_MAX_POINTER
 from replicate.fetch.source import Source
 from replicate.fetch.tree import TreeEntry
+from replicate.retry import backoff, parse_retry_after
 
 DEFAULT_API = "https://api.github.com"
 DEFAULT_RAW = "https://raw.githubusercontent.com"
@@ -83,12 +84,11 @@ def rate_limit_error(resp, url: str, *, now: float | None = None) -> RateLimited
     now = time.time() if now is None else now
     reset_at = None
     hint = ""
-    retry_after = resp.headers.get("Retry-After")
+    secs = parse_retry_after(resp.headers.get("Retry-After"), now=now)
     reset = resp.headers.get("X-RateLimit-Reset")
-    if retry_after and retry_after.strip().isdigit():
-        secs = int(retry_after)
+    if secs is not None:
         reset_at = _when(now + secs)
-        hint = f"retry after {secs} s ({reset_at})"
+        hint = f"retry after {secs:g} s ({reset_at})"
     elif reset and reset.strip().isdigit():
         reset_at = _when(int(reset))
         mins = max(0, int(reset) - int(now)) // 60
@@ -187,7 +187,7 @@ class GitHubClient:
     def wait_before_retry(self, attempt: int, url: str, last: str, *, method: str = "GET") -> None:
         """Sleep the backoff of retry ``attempt`` (1-based), saying first what failed and how long it waits."""
         s = self.settings
-        delay = min(s.max_backoff, s.backoff * 2 ** (attempt - 1))
+        delay = backoff(attempt, base=s.backoff, cap=s.max_backoff)
         if self.on_retry is not None:
             self.on_retry(f"{method} {url}: {last}; retry {attempt} of {s.retries} in {delay:g} s")
         self.sleep(delay)

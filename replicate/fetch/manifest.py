@@ -192,8 +192,6 @@ def write_manifest(directory: str | os.PathLike[str], manifest: Manifest) -> Pat
     target = Path(directory) / MANIFEST_NAME
     with replacing(target, mode=0o644) as fh:
         fh.write(orjson.dumps(manifest.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
-        fh.flush()
-        os.fsync(fh.fileno())
     return target
 
 

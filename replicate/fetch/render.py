@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from replicate.fetch.safety import human_size
-from replicate.output import Format, FormatArg, table
+from replicate.output import Format, FormatArg, escaped, table
 
 if TYPE_CHECKING:  # the result types only: rendering reads no files
     from replicate.fetch.api import FetchResult
@@ -40,11 +40,13 @@ def render_fetch(result: FetchResult, fmt: FormatArg) -> str:
     if not result.listing_complete:
         rows.append(("listing", "the host truncated the tree; only directories matching --include were listed"))
     if result.stale:
-        rows.append(("left alone", ", ".join(result.stale) + " (no longer selected but edited since the last fetch)"))
+        rows.append(("left alone", ", ".join(map(escaped, result.stale))
+                     + " (no longer selected but edited since the last fetch)"))
     out = table(rows, ["field", "value"], fmt) if fmt is Format.markdown else _pairs(rows)
     if result.skipped:
         out += "\nskipped:\n" if fmt is Format.table else "\n**Skipped**\n\n"
-        out += table([(s.path, s.reason, s.detail) for s in result.skipped], ["path", "reason", "detail"], fmt)
+        out += table([(escaped(s.path), s.reason, escaped(s.detail)) for s in result.skipped],
+                     ["path", "reason", "detail"], fmt)
     return out
 
 
@@ -62,10 +64,10 @@ def render_check(result: CheckResult, fmt: FormatArg) -> str:
         head += f"all {_plural(n, 'file')} match the manifest\n"
     else:
         head += f"{len(result.mismatches)} of {_plural(n, 'file')} do not match the manifest:\n"
-        rows = [(x.path, x.problem,
+        rows = [(escaped(x.path), x.problem,
                  "-" if x.actual_size is None else f"{x.expected_size} -> {x.actual_size} bytes")
                 for x in result.mismatches]
         head += table(rows, ["path", "problem", "size"], fmt)
     if result.unlisted:
-        head += f"not in the manifest (not checked): {', '.join(result.unlisted)}\n"
+        head += f"not in the manifest (not checked): {', '.join(map(escaped, result.unlisted))}\n"
     return head

@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
 
-from replicate.cachedir import BadEntry, default_root, keyed, read_entry, write_atomic
+from replicate.cachedir import BadEntry, default_root, keyed, read_entry
+from replicate.outfile import write_cache_entry as write_atomic
 
 if TYPE_CHECKING:
     from replicate.reading import ReadOptions

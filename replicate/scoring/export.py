@@ -13,7 +13,6 @@ never share one.
 
 from __future__ import annotations
 
-import os
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,10 +58,12 @@ def _folders(models: list[str]) -> dict[str, str]:
     return folders
 
 
-def export_ifbench(archive: str | Path, items_path: str | Path, out: str | Path) -> ExportReport:
-    """Write the verifier's input files for every ifbench item of ``archive`` into ``out``."""
+def export_ifbench(archive: str | Path, items_path: str | Path, out: str | Path, *, force: bool = False) -> ExportReport:
+    """Write the verifier's input files for every ifbench item of ``archive`` into ``out``; a file there is
+    replaced only when it is an earlier 'replicate export ifbench' output or with ``force``."""
     from replicate.collect.archive import read_archive
     from replicate.collect.config import load_items
+    from replicate.outfile import Outputs
 
     items = {it.id: it for it in load_items(items_path) if it.scorer.startswith("ifbench@")}
     if not items:
@@ -85,13 +86,13 @@ def export_ifbench(archive: str | Path, items_path: str | Path, out: str | Path)
     folders = _folders(models)
     out = Path(out)
     files: dict[str, int] = {}
-    for (model, trial), lines in sorted(by_file.items()):
-        rel = Path(f"trial-{trial}.jsonl") if len(models) == 1 else Path(folders[model]) / f"trial-{trial}.jsonl"
-        dest = out / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(f".{dest.name}.tmp{os.getpid()}")
-        tmp.write_bytes(b"".join(lines))
-        os.replace(tmp, dest)
+    targets = {(model, trial): Path(f"trial-{trial}.jsonl") if len(models) == 1
+               else Path(folders[model]) / f"trial-{trial}.jsonl" for model, trial in by_file}
+    outputs = Outputs("export ifbench", "out", force=force)
+    outputs.check_folder(out, [rel.as_posix() for rel in targets.values()])  # all checked before any is written
+    for key, lines in sorted(by_file.items()):
+        rel = targets[key]
+        outputs.write(out / rel, lines, make_folder=True)
         files[str(rel)] = len(lines)
     return ExportReport(str(out), files, dict(left))
 

@@ -11,7 +11,6 @@ import csv
 import functools
 import gzip
 import io
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,25 +174,33 @@ def trials_bytes(rows: Sequence[Mapping[str, Any]], ext: str) -> bytes:
     return gzip.compress(blob, mtime=0) if ext == ".jsonl.gz" else blob
 
 
-def write_trials(rows: Sequence[Mapping[str, Any]], out: str | Path) -> None:
+def write_trials(rows: Sequence[Mapping[str, Any]], out: str | Path, *, command: str = "score",
+                 force: bool = False) -> None:
     """Write the trials table: JSONL (``.jsonl``, ``.jsonl.gz``) or CSV (``.csv``) by extension;
     ``-``: JSONL to standard output.
 
-    Written to a temporary file beside ``out`` and renamed over it, so a failed
-    write never leaves half a table behind.
+    Written whole or not at all, over an existing file only when it is ``command``'s own earlier output
+    or with ``force`` (:class:`replicate.outfile.Outputs`).
     """
+    from replicate.outfile import Outputs
+
     out = Path(out)
     blob = trials_bytes(rows, _check_out_name(out))
     if is_stdio(out):
         write_stdout(blob)
         return
-    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
-    try:
-        tmp.write_bytes(blob)
-        os.replace(tmp, out)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise BadInput(f"cannot write the trials table: {exc.strerror or exc}", path=out) from None
+    Outputs(command, "out", force=force).write(out, blob)
+
+
+def check_out(out: str | Path | None, *, command: str = "score", force: bool = False) -> None:
+    """Refuse, before any work, a trials table ``out`` of another extension or that may not be replaced."""
+    from replicate.outfile import Outputs
+
+    if out is None:
+        return
+    _check_out_name(Path(out))
+    if not is_stdio(out):
+        Outputs(command, "out", force=force).check(out)
 
 
 def _csv_cell(v: Any) -> Any:
@@ -216,13 +223,14 @@ def score_archive_to_file(
     ifbench_loose: Sequence[Path] = (),
     refusal_detector: str | None = "refusal-phrases@1",
     strict: bool = False,
+    force: bool = False,
 ) -> ScoreReport:
-    """Read an archive and its items, score every trial, write the table (unless ``out`` is None)."""
+    """Read an archive and its items, score every trial, write the table (unless ``out`` is None; an
+    existing file only when it is an earlier 'replicate score' output or with ``force``)."""
     from replicate.collect.archive import read_archive
     from replicate.collect.config import load_items
 
-    if out is not None:
-        _check_out_name(Path(out))
+    check_out(out, force=force)
     diag = Diagnostics(strict=strict)
     items = load_items(items_path)
     by_id = {it.id: it for it in items}
@@ -240,7 +248,7 @@ def score_archive_to_file(
                   f"(e.g. {changed[0]})", path=items_path)
     return score_sources([(str(archive), contents.records)], items, items_path, out, scorer=scorer,
                          ifbench_strict=ifbench_strict, ifbench_loose=ifbench_loose,
-                         refusal_detector=refusal_detector, diag=diag, archive=str(archive))
+                         refusal_detector=refusal_detector, diag=diag, archive=str(archive), force=force)
 
 
 def score_sources(
@@ -255,6 +263,7 @@ def score_sources(
     refusal_detector: str | None = "refusal-phrases@1",
     diag: Diagnostics,
     archive: str,
+    force: bool = False,
 ) -> ScoreReport:
     """Score the trial records of each source (path, records in the archive's shape), write the table
     (unless ``out`` is None) and report; ``archive`` is the report's name of the input."""
@@ -287,7 +296,7 @@ def score_sources(
     for m, ch in changes.items():
         diag.warn("snapshot_changed", describe_change(m, ch), path=archive)
     if out is not None:
-        write_trials(rows, out)
+        write_trials(rows, out, force=force)
     counts: dict[str, dict[str, int]] = {}
     used: Counter = Counter()
     for r in rows:

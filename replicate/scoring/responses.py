@@ -222,16 +222,16 @@ def score_responses_to_file(
     ifbench_loose: Sequence[Path] = (),
     refusal_detector: str | None = "refusal-phrases@1",
     strict: bool = False,
+    force: bool = False,
 ) -> "ScoreReport":
     """Read released responses, join them to the items, score them and write the trials table."""
     from replicate.collect.config import load_items
     from replicate.errors import Message, Param, UsageError
     from replicate.judge.load.readfile import strip_bom
-    from replicate.scoring.pipeline import _check_out_name, score_sources
+    from replicate.scoring.pipeline import check_out, score_sources
     from replicate.trials.import_rows import models_per_file
 
-    if out is not None:
-        _check_out_name(Path(out))
+    check_out(out, force=force)
     if not paths:
         raise UsageError("no response files given")
     if reader is not None:
@@ -265,7 +265,8 @@ def score_responses_to_file(
         joins.append(join)
     label = ", ".join(str(p) for p in paths)
     report = score_sources(sources, items, items_path, out, scorer=scorer, ifbench_strict=ifbench_strict,
-                           ifbench_loose=ifbench_loose, refusal_detector=refusal_detector, diag=diag, archive=label)
+                           ifbench_loose=ifbench_loose, refusal_detector=refusal_detector, diag=diag, archive=label,
+                           force=force)
     return replace(report, responses=[j.to_json() for j in joins])
 
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from replicate.errors import Message, Param, UsageError
+from replicate.outfile import Outputs
 from replicate.stats.classify import CLASSES
 from replicate.trials.costs_result import CostsResult
 
@@ -27,11 +29,10 @@ PLOT_KINDS = ("total", "cost")
 _CLASS_COLOURS = {"improved": "#2e86ab", "regressed": "#d1495b", "equivalent": "#4c956c", "inconclusive": "#9e9e9e"}
 
 
-def _save(fig, out: Path, stem: str) -> list[str]:
+def _save(fig, out: Path, stem: str, outputs: Outputs) -> list[str]:
     fig.tight_layout()
     png, svg = out / f"{stem}.png", out / f"{stem}.svg"
-    fig.savefig(png, dpi=150, metadata={"Software": None})
-    fig.savefig(svg, metadata={"Date": None})
+    outputs.write_figure(fig, png, svg)
     return [str(png), str(svg)]
 
 
@@ -72,23 +73,40 @@ def _scatter(fig, edge, kind: str) -> None:
     ax.grid(alpha=0.3)
 
 
-def draw_cost_plots(result: CostsResult, out: str | Path) -> tuple[list[str], str | None]:
-    """Draw the figures into directory ``out`` (created if needed): the files written, or why none were."""
+def plot_names(result: CostsResult) -> list[str]:
+    """The stems of the figures :func:`draw_cost_plots` draws, in order."""
+    kinds = [k for k in PLOT_KINDS if k in result.kinds]
+    return [s for kind in kinds for s in (f"costs-ecdf-{kind}", *(f"costs-edge-{n}-{kind}"
+                                                                  for n in range(1, len(result.edges) + 1)))]
+
+
+def draw_cost_plots(result: CostsResult, out: str | Path, *, force: bool = False) -> tuple[list[str], str | None]:
+    """Draw the figures into directory ``out`` (created if needed): the files written, or why none were.
+
+    A figure file there is replaced only when it is an earlier 'replicate costs --plots' output or with
+    ``force`` (every name is checked before the first is written); a folder that cannot be made is
+    :class:`~replicate.errors.UsageError`.
+    """
+    outputs = Outputs("costs", "plots", force=force)
+    out = Path(out)
+    outputs.check_folder(out, [f"{stem}{ext}" for stem in plot_names(result) for ext in (".png", ".svg")])
     if not result.usage_reported:
         return [], "no usage reported: nothing to plot"
     try:
         from matplotlib.figure import Figure
     except ImportError:
         return [], NO_MATPLOTLIB
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(Message(Param("plots"), f": cannot make the folder {out}: {exc.strerror or exc}")) from None
     files: list[str] = []
     for kind in (k for k in PLOT_KINDS if k in result.kinds):
         fig = Figure(figsize=(7, 4.5))
         _ecdf(fig, result, kind)
-        files += _save(fig, out, f"costs-ecdf-{kind}")
+        files += _save(fig, out, f"costs-ecdf-{kind}", outputs)
         for n, edge in enumerate(result.edges, 1):
             fig = Figure(figsize=(5.5, 5))
             _scatter(fig, edge, kind)
-            files += _save(fig, out, f"costs-edge-{n}-{kind}")
+            files += _save(fig, out, f"costs-edge-{n}-{kind}", outputs)
     return files, None

@@ -3,8 +3,8 @@
 Each file is read by a reader whose records are correctness verdicts (named
 with ``reader``, else chosen by content as every command does); its verdicts
 become rows as :mod:`replicate.trials.import_rows` says; the table is written
-atomically (a temporary file renamed over ``out``) and an existing ``out`` is
-refused unless ``force``.
+whole or not at all, and an existing ``out`` is replaced only when it is an
+earlier 'replicate import' output or with ``force`` (:mod:`replicate.outfile`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from typing import Sequence
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, UsageError
-from replicate.inputfile import is_stdio
 from replicate.reading import READERS, Reader, ReadOptions, Source
 from replicate.trials.import_rows import (
     DEFAULT_UNSCORED,
@@ -80,16 +79,14 @@ def import_trials(
 ) -> ImportReport:
     """Read ``paths`` with a verdict reader and write the trials table ``out`` (``.jsonl``, ``.jsonl.gz``, ``.csv``;
     ``-`` writes JSONL to standard output). ``model``/``benchmark`` override what the files say about themselves."""
-    from replicate.scoring.pipeline import _check_out_name, write_trials
+    from replicate.scoring.pipeline import check_out, write_trials
 
     diag = diagnostics if diagnostics is not None else Diagnostics()
     if not paths:
         raise UsageError(Message("no files given (", Param("files"), ")"))
     out_path = Path(out)
-    _check_out_name(out_path)
+    check_out(out_path, command="import", force=force)
     check_unscored_as(unscored_as)
-    if not is_stdio(out_path) and out_path.exists() and not force:
-        raise UsageError(Message(Param("out"), f" {out_path} exists: pass ", Param("force"), " to overwrite it"))
     if reader is not None:
         READERS.get(reader)  # an unknown name is refused before any file is read
     opts = options if options is not None else ReadOptions()
@@ -99,5 +96,5 @@ def import_trials(
         if f.unscored:
             diag.warn("unscored-written", f"{f.unscored} of {f.rows} trial(s) carry no verdict: written as {unscored_as}",
                       path=f.provenance.path)
-    write_trials(rows, out_path)
+    write_trials(rows, out_path, command="import", force=force)
     return summarise(rows, imported, out=str(out_path), unscored_as=unscored_as)

@@ -19,7 +19,6 @@ input and the error names both lines.
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import os
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
 from replicate.inputfile import is_stdio, read_input
 from replicate.provenance import FileProvenance, file_provenance
+from replicate.readkit import gunzip
 
 CATEGORIES: tuple[str, ...] = (
     "correct",
@@ -118,10 +118,9 @@ def read_trials(
     data = raw
     name = p.name.lower()
     if name.endswith(".gz") or (is_stdio(p) and raw[:2] == b"\x1f\x8b"):
-        try:
-            data = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise BadInput(f"not a readable gzip file ({exc})", path=p) from None
+        if raw[:2] != b"\x1f\x8b":
+            raise BadInput("name ends in .gz but the file is not gzip-compressed", path=p)
+        data = gunzip(raw, p)  # the bounds every compressed input gets (a gzip bomb refused)
         name = name[:-3]
     if name.endswith(".csv") or (is_stdio(p) and data.lstrip()[:1] not in (b"{", b"")):
         rows, lines = _rows_csv(data, p, diag)  # standard input: CSV unless it starts like JSONL

@@ -275,6 +275,22 @@ def _touched(
     return tuple(edges.values()), tuple(floors.values()), run_figs
 
 
+def _inside_root(claims: ClaimsFile, root: Path, claims_path: str | Path) -> None:
+    """Refuse, before anything is read, a file the claims file names that resolves outside ``root``: a symbolic
+    link (of the file or a folder on its way) out of the release. Its content is never read nor quoted."""
+    named = [("[runs]", f) for files in claims.runs.values() for f in files]
+    named += [("[gold]", claims.gold["file"])] if claims.gold else []
+    named += [("[trials]", f) for f in claims.trials.tables.values()]
+    named += [("[replication]", f) for spec in claims.trials.replication.values()
+              for f in (spec.trials, spec.archive) if f is not None]
+    named += [("[trec_runs]", f) for files in claims.trec_runs.values() for f in files]
+    top = root.resolve()
+    for where, rel in named:
+        if not (root / rel).resolve().is_relative_to(top):
+            raise BadInput(Message(f"{where} file {rel!r} resolves outside ", Param("root"),
+                                   " (a symbolic link out of it): it is not read"), path=claims_path)
+
+
 def _spec(name: str, claims: ClaimsFile, root: Path) -> RunSpec:
     """The run ``name`` of the claims file's [runs], its paths under ``root``."""
     entry = claims.entries.get(name, RunEntry(claims.runs[name]))
@@ -325,6 +341,7 @@ def verify(
     root_path = Path(root)
     if not root_path.is_dir():
         raise UsageError(Message(Param("root"), f" {str(root)!r} is not a directory"))
+    _inside_root(claims, root_path, claims_path)
     used = _used_runs(claims)
     trials = None
     if claims.trials.claims or replications:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from replicate.outfile import Outputs
 from replicate.verify.note import PLOTS_HINT, Figures
 from replicate.verify.recompute import EdgeFigures
 from replicate.verify.result import Verification
@@ -29,8 +30,18 @@ NO_EDGES = "No claim names an edge, so there is nothing to plot."
 _COLOURS = {"both": "#4c956c", "only_old": "#d1495b", "only_new": "#2e86ab", "neither": "#9e9e9e"}
 
 
-def figures_for(v: Verification, out: str | Path, *, draw: bool = True) -> Figures:
-    """Draw the figures beside ``out`` (the note's path) or say why they were not drawn."""
+def figure_paths(out: str | Path) -> list[Path]:
+    """The figure files beside the note ``out``: its stem with ``-regression`` and ``-cells``, PNG and SVG."""
+    stem = Path(out).with_suffix("")
+    return [Path(f"{stem}-{suffix}.{ext}") for suffix in ("regression", "cells") for ext in ("png", "svg")]
+
+
+def figures_for(v: Verification, out: str | Path, *, draw: bool = True, outputs: Outputs | None = None) -> Figures:
+    """Draw the figures beside ``out`` (the note's path) or say why they were not drawn.
+
+    Written through ``outputs`` (default: 'replicate verify''s, without force): an existing figure file is
+    replaced only when it is that command's earlier output; both names are checked before either is drawn.
+    """
     if not draw:
         return Figures(reason=NOT_ASKED)
     if not v.runs.edges:
@@ -39,19 +50,18 @@ def figures_for(v: Verification, out: str | Path, *, draw: bool = True) -> Figur
         from matplotlib.figure import Figure
     except ImportError:
         return Figures(reason=NO_MATPLOTLIB)
-    out = Path(out)
-    stem = out.with_suffix("")
+    outputs = outputs if outputs is not None else Outputs("verify", "out")
+    paths = figure_paths(out)
+    outputs.check(*paths)
     files = []
-    for title, suffix, draw_fn, size in (
-        ("Regression rate against the independent-errors rate, per edge", "regression", _regression, (7, 4.8)),
-        ("Four cells per edge, as shares of shared items", "cells", _cells, (8, 0.6 * len(v.runs.edges) + 1.8)),
-    ):
+    for (title, draw_fn, size), (png, svg) in zip((
+        ("Regression rate against the independent-errors rate, per edge", _regression, (7, 4.8)),
+        ("Four cells per edge, as shares of shared items", _cells, (8, 0.6 * len(v.runs.edges) + 1.8)),
+    ), (paths[:2], paths[2:])):
         fig = Figure(figsize=size)
         draw_fn(fig, v)
         fig.tight_layout()
-        png, svg = Path(f"{stem}-{suffix}.png"), Path(f"{stem}-{suffix}.svg")
-        fig.savefig(png, dpi=150, metadata={"Software": None})
-        fig.savefig(svg, metadata={"Date": None})
+        outputs.write_figure(fig, png, svg)
         files.append((title, png.name, svg.name))
     return Figures(files=tuple(files))
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import orjson
@@ -12,6 +10,7 @@ from typer.testing import CliRunner
 
 from replicate.cli.app import app
 from replicate.collect.archive import read_archive
+from support.httpstub import JsonHandler, serving
 from support.paths import ROOT
 
 KEY = "sk-proj-ECHOED-0123456789abcdef"
@@ -19,37 +18,25 @@ ENV = "REPLICATE_ADV_SECRET"
 ITEMS = ROOT / "fixtures" / "collect" / "items.jsonl"
 
 
-class _Echo(BaseHTTPRequestHandler):
+class _Echo(JsonHandler):
     """A careless proxy: a successful completion that repeats the Authorization header everywhere it can."""
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.body()
         sent = self.headers.get("Authorization", "").removeprefix("Bearer ")
-        body = orjson.dumps({
+        self.reply(200, {
             "id": f"chatcmpl-{sent}", "model": "sim-a", "system_fingerprint": sent,
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": f"your key is {sent}\nFinal answer: 8",
                                      "reasoning_content": f"{{\"k\": \"{sent}\"}}"}}],
             "usage": {"prompt_tokens": 3, "completion_tokens": 4, sent: 1},
         })
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
 
 
 @pytest.fixture
 def echo_url():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
-    srv.shutdown()
-    srv.server_close()
+    with serving(_Echo) as url:
+        yield f"{url}/v1"
 
 
 def _config(tmp_path: Path, base_url: str, api_key_env: str = ENV) -> Path:

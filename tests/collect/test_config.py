@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import requests
 
-from replicate.collect.client import parse_retry_after
 from replicate.collect.config import RetryPolicy, load_config, load_items
 from replicate.collect.plan import make_plan, pending, phase_order
 from replicate.errors import BadInput
+from replicate.retry import parse_retry_after
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "fixtures" / "collect"

@@ -235,7 +235,8 @@ def test_not_an_archive_empty_archive_and_unwritable_out(collected, tmp_path):
     assert (tmp_path / "t0.jsonl").read_bytes() == b""
     r = CliRunner().invoke(app, ["score", str(arch), "--items", items, "--out", str(tmp_path / "no" / "t.jsonl")])
     assert r.exit_code == 2 and "Traceback" not in r.stderr
-    assert r.stderr == f"Error: {tmp_path / 'no' / 't.jsonl'}: cannot write the trials table: No such file or directory\n"
+    assert r.stderr == (f"Error: {tmp_path / 'no' / 't.jsonl'}: cannot write: No such file or directory; nothing was "
+                        "written (an earlier file there is unchanged)\n")
     assert not (tmp_path / "no").exists() and not list(tmp_path.glob(".t.jsonl.tmp*"))
 
 

@@ -11,6 +11,12 @@ from replicate.inputfile import is_stdio, write_stdout
 from replicate.judge.load import FieldSpec
 from replicate.judge.model import KEY_SEP, NO_GOLD, LabelledRun
 from replicate.labels import label_name
+from replicate.outfile import Outputs
+
+
+def labels_output(force: bool = False) -> Outputs:
+    """The rule and writer of 'replicate parse --labels' files."""
+    return Outputs("parse", "labels", force=force)
 
 
 def label_rows(labelled: LabelledRun, *, key_fields: tuple[str, ...]) -> list[dict]:
@@ -37,8 +43,11 @@ def label_rows(labelled: LabelledRun, *, key_fields: tuple[str, ...]) -> list[di
     return rows
 
 
-def write_labels(path: str | Path, labelled: LabelledRun, *, fields: FieldSpec) -> int:
-    """Write ``label_rows`` as JSONL to ``path`` (``-``: standard output); returns the number of rows."""
+def write_labels(path: str | Path, labelled: LabelledRun, *, fields: FieldSpec, force: bool = False) -> int:
+    """Write ``label_rows`` as JSONL to ``path`` (``-``: standard output); returns the number of rows.
+
+    An existing file is replaced only when it is an earlier 'replicate parse --labels' output or with
+    ``force`` (:class:`replicate.outfile.Outputs`), whole or not at all."""
     key_fields = tuple(labelled.key_names or fields.key_fields)  # the reader's names for its key, one naming per reader
     try:
         rows = label_rows(labelled, key_fields=key_fields)
@@ -48,8 +57,5 @@ def write_labels(path: str | Path, labelled: LabelledRun, *, fields: FieldSpec) 
     if is_stdio(path):
         write_stdout(data)
         return len(rows)
-    try:
-        Path(path).write_bytes(data)
-    except OSError as exc:
-        raise BadInput(f"cannot write labels: {exc.strerror}", path=path) from None
+    labels_output(force).write(path, data)
     return len(rows)

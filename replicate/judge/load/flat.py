@@ -18,7 +18,7 @@ from replicate.judge.load.readfile import BLANK, Items, RawFile, parse_line, rep
 from replicate.judge.model import RunFile
 from replicate.labels import LabelSet
 from replicate.readkit import CHUNK, chunk_keys, json_chunk, line_chunks, lines_of
-from replicate.readkit_records import checked_record
+from replicate.readkit_records import check_repeated_fields, checked_record, field_pattern, record_fields
 
 
 def _count_fields(objs: list[dict], names: Sequence[str]) -> int:
@@ -92,6 +92,7 @@ def bulk_records(
             if out_field is None:
                 return None
             gold_of, output_of = itemgetter(fields.gold_field), itemgetter(out_field)
+            patterns = [field_pattern(n) for n in (*kf, fields.gold_field, out_field)]
         try:
             ck = chunk_keys(objs, kf)
             add_golds(map(gold_of, objs))
@@ -100,6 +101,8 @@ def bulk_records(
             return None
         if ck is None or set(map(type, outputs)) != {str}:
             return None  # a key that is not str/int, outputs that are not text
+        if any(piece.count(p) > len(objs) for p in patterns):
+            return None  # a field written twice in some record (or inside a text): the careful path checks
         add_keys(ck)
         add_hashes(map(hash, outputs))
         kept.add(len(piece), outputs)
@@ -157,12 +160,14 @@ def careful_records(
     Returns (lines, records, skipped, thoughts, rewritten, field)."""
     out_field: str | None = None
     n_lines = records = skipped = thoughts = rewritten = 0
+    taken = record_fields(fields)
     for lineno, line, torn in lines:
         n_lines = lineno
         obj = parse_line(f, lineno, line, lineno, torn, diag)
         if obj is BLANK:
             skipped += 1
             continue
+        check_repeated_fields(line, taken, f.path, lineno, diag)
         key, gold, output, out_field = _checked_record(obj, fields, out_field, f, lineno, gold_labels)
         if output is None:
             diag.warn("null-output", f"output field {out_field!r} is null (read as unparsed)", path=f.path, line=lineno)

@@ -45,9 +45,10 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from replicate.cachedir import BadEntry, keyed, read_entry, write_atomic
+from replicate.cachedir import BadEntry, keyed, read_entry
 from replicate.judge.labelcache import CacheEvent, reading_text
 from replicate.judge.model import Origins, Run, RunFile, readonly
+from replicate.outfile import write_cache_entry as write_atomic
 from replicate.provenance import FileProvenance, find_release
 from replicate.reading import SourceRule
 
