@@ -98,12 +98,63 @@ def _pair_parser(parser: str | None, loaded) -> str:
     raise UsageError("name the parser that reads these judgments with --parser")
 
 
+def _judge_verdicts(loaded, parser: str | None, baseline: str | None, readers: str):
+    """The judge's verdict per question and pair, however its files are laid out, and how it was read."""
+    from replicate.judge.model import KEY_SEP
+    from replicate.pairwise.alpacaeval import alpacaeval_records
+    from replicate.pairwise.arena import ARENA_KEY, battles_of
+    from replicate.pairwise.human import battle_verdicts, verdicts_of
+    from replicate.pairwise.layout import ALPACAEVAL_KEY
+    from replicate.pairwise.rules import resolve
+    from replicate.pairwise.tally import BASELINE, games_of
+    from replicate.parsing import PARSERS
+
+    names = tuple(loaded.key_names)
+    if names == ARENA_KEY:
+        return battle_verdicts(battles_of(loaded.labelled(_pair_parser(parser, loaded)))), f"{readers}: each battle's winner"
+    if names == ALPACAEVAL_KEY:
+        name = parser or "alpacaeval-preference@1"
+        records = alpacaeval_records([k for r in loaded.runs for k in r.keys.tolist()],
+                                     [t for r in loaded.runs for t in r.outputs], PARSERS.get(name),
+                                     key_names=names, sep=KEY_SEP)
+        return verdicts_of(records), f"{name} ({readers}): preference above 1.5 generator_2 wins, 1.5 a tie"
+    name = _pair_parser(parser, loaded)
+    games = games_of(loaded.labelled(name))
+    verdicts = verdicts_of(resolve(games.rule, games.games), games.turns or None)
+    if games.rule != "fastchat" and baseline is not None:  # Arena-Hard's files do not name their baseline
+        from dataclasses import replace
+
+        verdicts = [replace(v, models=(v.models[0], baseline if v.models[1] == BASELINE else v.models[1]))
+                    for v in verdicts]
+    elif baseline is not None:
+        verdicts = [v for v in verdicts if baseline in v.models]
+    how = ("games resolved by FastChat's rule" if games.rule == "fastchat"
+           else "the battles of both games: mean above 0.5 a win, 0.5 a tie, below a loss")
+    return verdicts, f"{name} ({readers}), {how}"
+
+
+def _against_humans(loaded, human: list[Path], parser: str | None, baseline: str | None, strict: bool, readers: str):
+    from replicate.cli.judge_options import show_warnings
+    from replicate.pairwise.arena import ARENA_KEY, battles_of
+    from replicate.pairwise.human import human_agreement
+
+    battles_loaded = _loaded(human, None, strict, None, 0)
+    if tuple(battles_loaded.key_names) != ARENA_KEY:
+        raise UsageError("--human takes battle logs (model_a, model_b, winner: read with arena-battles@1)")
+    show_warnings(battles_loaded.diagnostics)
+    battles = battles_of(battles_loaded.labelled(_pair_parser(None, battles_loaded)))
+    verdicts, judge = _judge_verdicts(loaded, parser, baseline, readers)
+    human_readers = " + ".join(dict.fromkeys(f.reader for r in battles_loaded.runs for f in r.files))
+    return human_agreement(verdicts, battles, judge=judge, human=human_readers)
+
+
 @app.command("pairwise")
 def pairwise_cmd(
     files: FilesArg,
     parser: ParserOpt = None,
     reader: ReaderOpt = None,
-    baseline: Annotated[Optional[str], typer.Option("--baseline", metavar="MODEL", help="FastChat pairs: count only the records with MODEL and leave its own row out (show_result.py --mode pairwise-baseline). Default: every record (pairwise-all).")] = None,
+    baseline: Annotated[Optional[str], typer.Option("--baseline", metavar="MODEL", help="FastChat pairs: count only the records with MODEL and leave its own row out (show_result.py --mode pairwise-baseline). Default: every record (pairwise-all). With --human and Arena-Hard files: the baseline's name in the battles.")] = None,
+    human: Annotated[Optional[list[Path]], typer.Option("--human", metavar="BATTLES", help="Human battle logs (Chatbot Arena's clean_battle layout, MT-Bench's human judgments; JSON, JSONL, Parquet): print the judge's agreement with them on the same question and model pair instead of the tally. Repeatable.")] = None,
     strict: StrictOpt = False,
     replicates: ReplicatesOpt = 1000,
     seed: SeedOpt = 0,
@@ -123,24 +174,47 @@ def pairwise_cmd(
     instruction, the model as generator_2) give AlpacaEval's win_rate (the
     mean preference, ties as half) and discrete_win_rate. Default reading: the harness's (mtbench-pair@1;
     arena-hard@1 for v0.1 files, arena-hard-last@1 for v2.0; --reader
-    arena-hard-score@1 for the verdicts the files recorded). Intervals:
-    bootstrap over questions (--cluster item for units one by one).
+    arena-hard-score@1 for the verdicts the files recorded). Chatbot Arena
+    battle logs (arena-battles@1) give each model's human win rate, a tie
+    (bothbad) counted as a tie. Intervals: bootstrap over questions
+    (--cluster item for units one by one; battles without a question_id one
+    by one).
 
-    Example: replicate pairwise model_judgment/gpt-4_pair.jsonl
+    With --human BATTLES, the judge's verdict on each question and model
+    pair (both games resolved as above) is set against every human vote on
+    the same question and pair (and turn, for MT-Bench pairs), a pair named
+    the other way round flipped: agreement with and without ties and Cohen's
+    kappa, as MT-Bench's paper reports them, with the battles and verdicts
+    left unpaired counted.
+
+    Example: replicate pairwise model_judgment/gpt-4_pair.jsonl --human human_judgments.json
     """
     from replicate.judge.model import KEY_SEP
     from replicate.judge.uncertainty import MIN_ITEMS
     from replicate.pairwise.alpacaeval import alpacaeval_tally
+    from replicate.pairwise.arena import ARENA_KEY, arena_tally, battles_of
     from replicate.pairwise.layout import ALPACAEVAL_KEY
-    from replicate.pairwise.render import pairwise_text
+    from replicate.pairwise.render import human_text, pairwise_text
     from replicate.pairwise.tally import PairwiseError, games_of, tally
     from replicate.parsing import PARSERS
 
     loaded = _loaded(files, reader, strict, parser, replicates)
-    settings = uncertainty_of(replicates, seed, cluster, MIN_ITEMS, loaded)
     readers = " + ".join(dict.fromkeys(f.reader for r in loaded.runs for f in r.files))
+    if human:
+        try:
+            agreement = _against_humans(loaded, human, parser, baseline, strict, readers)
+        except PairwiseError as exc:
+            raise UsageError(str(exc)) from None
+        emit_runs(loaded, agreement, format, text=lambda: human_text(agreement, format))
+        return
+    settings = uncertainty_of(replicates, seed, cluster, MIN_ITEMS, loaded)
     try:
-        if tuple(loaded.key_names) == ALPACAEVAL_KEY:  # one annotation per instruction: no games to pair
+        if tuple(loaded.key_names) == ARENA_KEY:
+            if baseline is not None:
+                raise UsageError("--baseline is for FastChat pairs (or names Arena-Hard's baseline with --human)")
+            result = arena_tally(battles_of(loaded.labelled(_pair_parser(parser, loaded))), reader=readers,
+                                 uncertainty=settings)
+        elif tuple(loaded.key_names) == ALPACAEVAL_KEY:  # one annotation per instruction: no games to pair
             if baseline is not None:
                 raise UsageError("--baseline is for FastChat pairs; AlpacaEval's baseline is each file's generator_1")
             name = parser or "alpacaeval-preference@1"

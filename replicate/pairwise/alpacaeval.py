@@ -17,17 +17,16 @@ from typing import Sequence
 
 from replicate.judge.uncertainty import Uncertainty
 from replicate.pairwise.layout import ALPACAEVAL_KEY
-from replicate.pairwise.rules import alpacaeval_record
+from replicate.pairwise.rules import Record, alpacaeval_record
 from replicate.pairwise.tally import PairwiseError, PairwiseTally, count
 from replicate.parsing import Parser
 
 
-def alpacaeval_tally(
+def alpacaeval_records(
     keys: Sequence[str], outputs: Sequence[str | None], parser: Parser, *, key_names: Sequence[str], sep: str,
-    reader: str = "-", uncertainty: Uncertainty | None = None,
-) -> PairwiseTally:
-    """Every generator_2's win rate against its baseline from annotations keyed (instruction, generator_1,
-    generator_2), each preference read by ``parser``'s score (``alpacaeval-preference@1``)."""
+) -> list[Record]:
+    """Each annotation keyed (instruction, generator_1, generator_2) as a record of generator_2 against its
+    baseline, its preference read by ``parser``'s score (``alpacaeval-preference@1``)."""
     if tuple(key_names) != ALPACAEVAL_KEY:
         raise PairwiseError(f"AlpacaEval win rates need annotations keyed {', '.join(ALPACAEVAL_KEY)}")
     records = []
@@ -38,6 +37,16 @@ def alpacaeval_tally(
         except ValueError as exc:
             raise PairwiseError(f"{parser.name} read {text!r} as {exc}; read AlpacaEval's preferences with "
                                 "alpacaeval-preference@1") from None
+    return records
+
+
+def alpacaeval_tally(
+    keys: Sequence[str], outputs: Sequence[str | None], parser: Parser, *, key_names: Sequence[str], sep: str,
+    reader: str = "-", uncertainty: Uncertainty | None = None,
+) -> PairwiseTally:
+    """Every generator_2's win rate against its baseline from annotations keyed (instruction, generator_1,
+    generator_2), each preference read by ``parser``'s score (``alpacaeval-preference@1``)."""
+    records = alpacaeval_records(keys, outputs, parser, key_names=key_names, sep=sep)
     baselines = {r.models[1] for r in records} - {r.models[0] for r in records}
     return count(records, rule="alpacaeval", parser=parser.name, reader=reader, left_out=baselines,
                  uncertainty=uncertainty)

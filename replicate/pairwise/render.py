@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from replicate.judge.render.errors import how_resampled, with_interval
 from replicate.output import Format, FormatArg, md_text, num, pct, table
+from replicate.pairwise.human import Agreement, HumanAgreement
 from replicate.pairwise.mtbench import FIGURES, Mean, MTBenchScores
 from replicate.pairwise.tally import PairwiseTally, Share
 from replicate.stats.bootstrap import Interval
@@ -22,6 +23,9 @@ RULE_WORDS = {
                   "draw, fractional for a weighted annotator) less 1 is the model's unit, null or out-of-range "
                   "preferences dropped; win rate = their mean (AlpacaEval's win_rate), discrete = (wins + draws/2) / "
                   "annotations over the rounded preferences (its discrete_win_rate)",
+    "arena": "Chatbot Arena's human votes: each battle one unit for each of its two models, 1 the winner, 0 the "
+             "loser, 0.5 both in a tie ('tie (bothbad)' counted as a tie, as Arena's own win fractions and Elo fits "
+             "count it); win rate = (wins + ties/2) / battles",
 }
 
 
@@ -84,6 +88,8 @@ def _rate_cell(s: Share) -> str:
 
 def pairwise_text(result: PairwiseTally, fmt: FormatArg) -> str:
     """The per-model table (win, tie, loss, win rate with ties as half, position disagreement), then the rule."""
+    if result.rule == "arena":
+        return _arena_text(result, fmt)
     alpaca = result.rule == "alpacaeval"
     rows = []
     for t in result.models:
@@ -121,4 +127,42 @@ def pairwise_text(result: PairwiseTally, fmt: FormatArg) -> str:
     iv = _first_interval([t.win_rate.interval for t in result.models])
     if iv is not None:
         out.append(f"Intervals: {how_resampled(iv)}.")
+    return "\n".join(out) + "\n"
+
+
+def _arena_text(result: PairwiseTally, fmt: FormatArg) -> str:
+    """Human battles per model: opponents, battles, win, tie, loss, win rate (no games, no position figure)."""
+    rows = [[_name(t.model, fmt), len(t.opponents), f"{t.win_rate.n:g}",
+             *(_share_cell(t.shares[f]) for f in ("win", "tie", "loss")), _rate_cell(t.win_rate)]
+            for t in result.models]
+    headers = ["model", "opponents", "battles", "win", "tie", "loss", "win rate (ties half)"]
+    out = [f"Battles by model ({result.reader}), " + RULE_WORDS["arena"] + ".", "",
+           table(rows, headers, fmt).rstrip("\n"), ""]
+    iv = _first_interval([t.win_rate.interval for t in result.models])
+    if iv is not None:
+        out.append(f"Intervals: {how_resampled(iv)}.")
+    return "\n".join(out) + "\n"
+
+
+def _agreement_cells(a: Agreement) -> list[str]:
+    return [str(a.n), f"{a.agree} ({pct(a.rate, 1)})", "-" if a.kappa is None else num(a.kappa, 3)]
+
+
+def human_text(result: HumanAgreement, fmt: FormatArg) -> str:
+    """Agreement with and without ties (overall, then per turn), then what was paired and what was not."""
+    rows = [["all", *_agreement_cells(result.with_ties), *_agreement_cells(result.without_ties)]]
+    rows += [[f"turn {t}", *_agreement_cells(w), *_agreement_cells(wo)] for t, w, wo in result.by_turn]
+    headers = ["", "pairs", "agree", "kappa", "pairs w/o ties", "agree w/o ties", "kappa w/o ties"]
+    out = [
+        f"Judge against human votes on the same question and model pair{' and turn' if result.by_turns else ''}: "
+        f"judge {result.judge}; humans {result.human}. Each (judge verdict, human vote) pair counts once, both "
+        "oriented with the two models in sorted order (a pair named the other way round flipped; 'tie (bothbad)' "
+        "is a tie); 'w/o ties': the pairs where neither says tie (MT-Bench's setups S1 and S2). Cohen's kappa over "
+        "the same pairs (first model wins, tie, second wins).",
+        "", table(rows, headers, fmt).rstrip("\n"), "",
+        f"{result.paired_battles} of {result.battles} battles paired with {result.judged_pairs} judge verdicts "
+        f"({result.flipped} of them with the models in the other order); not paired: {result.no_judgment} battles "
+        f"with no judge verdict on their pair, {result.judge_dropped} battles whose judge verdict the harness "
+        f"dropped (no verdict in a game), {result.no_battle} judge verdicts with no battle.",
+    ]
     return "\n".join(out) + "\n"

@@ -43,8 +43,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Sequence, get_args
 
-Rule = Literal["fastchat", "arena-hard-v0.1", "arena-hard-v2.0", "alpacaeval"]
+Rule = Literal["fastchat", "arena-hard-v0.1", "arena-hard-v2.0", "alpacaeval", "arena"]
 RULES: tuple[str, ...] = get_args(Rule)
+#: The rules whose judgments come one per question, not in both orders (no games to resolve, no position figure).
+ONE_GAME = ("alpacaeval", "arena")
 #: Arena-Hard's weight of a strong verdict (show_result.py's ``--weight``, default 3).
 STRONG_WEIGHT = 3
 
@@ -142,8 +144,8 @@ def resolve(rule: Rule, games: Sequence[tuple[str, str, str, str | None, str | N
 
     FastChat: (question, model_1, model_2, g1, g2); Arena-Hard: (question, model, baseline, g1, g2).
     """
-    if rule not in RULES or rule == "alpacaeval":
-        raise ValueError(f"rule must be one of {', '.join(r for r in RULES if r != 'alpacaeval')} (games in both "
+    if rule not in RULES or rule in ONE_GAME:
+        raise ValueError(f"rule must be one of {', '.join(r for r in RULES if r not in ONE_GAME)} (games in both "
                          f"orders); got {rule!r}")
     if rule == "fastchat":
         return [fastchat_record(*g) for g in games]

@@ -46,6 +46,7 @@ HARNESS_READINGS: dict[str, tuple[str, ...]] = {
     "arena-hard-v0.1": ("arena-hard@1", "arena-hard-score"),
     "arena-hard-v2.0": ("arena-hard-last@1", "arena-hard-score"),
     "alpacaeval": ("alpacaeval-preference@1",),
+    "arena": ("arena-winner",),
 }
 
 
@@ -60,6 +61,7 @@ class Games:
     rule: Rule
     games: tuple[tuple[str, str, str, str | None, str | None], ...]  # (question, first, second, g1, g2)
     unpaired: int  # games whose other game is missing (not resolved; reported)
+    turns: tuple[str | None, ...] = ()  # each record's turn (FastChat pairs), else empty
 
 
 def _verdicts(run: LabelledRun, allowed: Sequence[str]) -> list[str | None]:
@@ -101,6 +103,7 @@ def games_of(runs: Sequence[LabelledRun]) -> Games:
             seen[key] = verdict
             order.append(key)
     games = []
+    turns: list[str | None] = []
     used: set[str] = set()
     unpaired = 0
     for key in order:
@@ -122,11 +125,12 @@ def games_of(runs: Sequence[LabelledRun]) -> Games:
         used.update((key, other))
         if names == FASTCHAT_KEY:  # the first seen is game 1 (the reader gives game 1 first); the rule is symmetric
             games.append((q, a, b, seen[key], seen[other]))
+            turns.append(t)
         else:
             g1, g2 = (seen[key], seen[other]) if game == "1" else (seen[other], seen[key])
             games.append((q, model, BASELINE, g1, g2))
     rule: Rule = "fastchat" if names == FASTCHAT_KEY else _layout_rule(runs)
-    return Games(rule, tuple(games), unpaired)
+    return Games(rule, tuple(games), unpaired, tuple(turns))
 
 
 @dataclass(frozen=True)
@@ -209,7 +213,8 @@ class PairwiseTally:
 
 
 #: What one counted unit is, per rule.
-UNITS = {"fastchat": "record", "arena-hard-v0.1": "battle", "arena-hard-v2.0": "battle", "alpacaeval": "annotation"}
+UNITS = {"fastchat": "record", "arena-hard-v0.1": "battle", "arena-hard-v2.0": "battle", "alpacaeval": "annotation",
+         "arena": "battle"}
 #: What clusters the units, per rule (the key part a question or instruction is named by).
 CLUSTER_NAMES = {"alpacaeval": "instruction"}
 
@@ -241,9 +246,11 @@ def tally(
 def count(
     records: Sequence[Record], *, rule: Rule, parser: str, reader: str, left_out: set[str], baseline: str | None = None,
     unpaired: int = 0, weight: int = STRONG_WEIGHT, uncertainty: Uncertainty | None = None,
+    cluster_name: str | None = None,
 ) -> PairwiseTally:
     """Count each model's units of resolved ``records`` (models in ``left_out`` get no row): a unit above 0.5 is a
-    win, 0.5 a tie, below a loss; the win rate is the units' mean."""
+    win, 0.5 a tie, below a loss; the win rate is the units' mean. ``cluster_name``: what a unit's question names
+    (default: the rule's, :data:`CLUSTER_NAMES`)."""
     models = sorted({m for r in records for m in r.models} - left_out)
     index = {m: i for i, m in enumerate(models)}
     units = [u for r in records for u in r.units if u.model in index]
@@ -262,7 +269,7 @@ def count(
         assert uncertainty is not None
         kw: dict[str, Any] = dict(
             n_resamples=uncertainty.replicates, confidence_level=uncertainty.confidence_level, seed=uncertainty.seed)
-        name = CLUSTER_NAMES.get(rule, "question_id")
+        name = cluster_name or CLUSTER_NAMES.get(rule, "question_id")
         uc = _clusters([u.question for u in units], uncertainty, name)
         for f in FIGURES:
             share_iv[f] = list(bootstrap_shares(np.broadcast_to(outcome[f], mine.shape), mine, clusters=uc, **kw))

@@ -1,0 +1,173 @@
+"""A pairwise judge's verdicts against human votes on the same pairs, as MT-Bench's paper measures it (pure).
+
+The judge's verdict on a question and a pair of models (its two games
+already resolved by the harness's rule, :mod:`replicate.pairwise.tally`; one
+AlpacaEval annotation; one battle of another judge) is aligned with every
+human battle on the same question and the same two models, whatever order
+either names them in: both are put in one orientation, the two models in
+sorted order (as FastChat's ``compute_agreement.py`` does), a verdict given
+the other way round flipped. When the judge's verdicts carry a turn (MT-Bench
+pairs) a battle's turn must match too.
+
+Each (judge verdict, human vote) pair counts once, as in
+``compute_agreement.py``: a question voted on by three experts gives three
+pairs. With ties: the share of pairs on which the two give the same outcome
+(first model wins, tie, second wins; ``tie (bothbad)`` is a tie);
+without ties: the same share over the pairs where neither says tie (the
+paper's setups S1 and S2). Cohen's kappa over the same pairs, three
+categories with ties and two without (:func:`replicate.stats.agreement.agreement`).
+Battles with no judge verdict on their pair, battles whose judge verdict the
+harness dropped (no verdict in a game) and judge verdicts with no battle are
+counted, not paired.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from replicate.pairwise.arena import Battle
+from replicate.pairwise.rules import TIE, Record
+from replicate.pairwise.tally import PairwiseError
+from replicate.stats.agreement import agreement
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A judge's outcome for ``models[0]`` against ``models[1]`` on ``question`` (1, 0.5, 0; None: none)."""
+
+    question: str
+    models: tuple[str, str]
+    turn: str | None
+    value: float | None
+
+
+def verdicts_of(records: Sequence[Record], turns: Sequence[str | None] | None = None) -> list[Verdict]:
+    """Each resolved record's verdict for its first model: its units' mean above 0.5 a win, 0.5 a tie, below a
+    loss (FastChat's one unit; Arena-Hard's battles of both games; AlpacaEval's preference); None when the
+    harness dropped it. ``turns``: each record's turn (MT-Bench pairs), else none."""
+    out = []
+    for i, r in enumerate(records):
+        mine = [u.value for u in r.units if u.model == r.models[0]]
+        value = None
+        if mine:
+            mean = sum(mine) / len(mine)
+            value = 1.0 if mean > TIE else 0.0 if mean < TIE else TIE
+        out.append(Verdict(r.question, r.models, None if turns is None else turns[i], value))
+    return out
+
+
+def battle_verdicts(battles: Sequence[Battle]) -> list[Verdict]:
+    """Another judge's battles (a file in the battle layout, e.g. MT-Bench's ``gpt4_pair`` votes) as verdicts."""
+    return [Verdict(b.question, (b.model_a, b.model_b), b.turn or None, b.value) for b in battles]
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Agreement over some (judge, human) pairs: the share that agree and Cohen's kappa."""
+
+    n: int
+    agree: int
+    kappa: float | None
+
+    @property
+    def rate(self) -> float | None:
+        return self.agree / self.n if self.n else None
+
+    def to_json(self) -> dict:
+        return {"pairs": self.n, "agree": self.agree, "rate": self.rate, "cohen_kappa": self.kappa}
+
+
+@dataclass(frozen=True)
+class HumanAgreement:
+    """A judge against human battles: agreement with and without ties, overall and per turn, and what was
+    left unpaired."""
+
+    with_ties: Agreement
+    without_ties: Agreement
+    by_turn: tuple[tuple[str, Agreement, Agreement], ...]  # (turn, with ties, without ties), when turns match
+    battles: int  # human battles given
+    paired_battles: int  # battles paired with a judge verdict
+    judged_pairs: int  # judge verdicts paired with at least one battle
+    no_battle: int  # judge verdicts (with or without a verdict) with no battle on their pair
+    no_judgment: int  # battles with no judge verdict on their pair
+    judge_dropped: int  # battles whose pair the judge has, but without a verdict (the harness dropped it)
+    flipped: int  # battles paired with a verdict that names the two models the other way round
+    by_turns: bool  # whether turns were matched
+    judge: str  # how the judge's verdicts were read
+    human: str  # the battles' reader
+
+    def to_json(self) -> dict:
+        return {
+            "judge": self.judge, "human": self.human, "orientation": "models in sorted order",
+            "with_ties": self.with_ties.to_json(), "without_ties": self.without_ties.to_json(),
+            "by_turn": [{"turn": t, "with_ties": w.to_json(), "without_ties": wo.to_json()} for t, w, wo in self.by_turn],
+            "turns_matched": self.by_turns, "battles": self.battles, "paired_battles": self.paired_battles,
+            "judged_pairs_paired": self.judged_pairs, "judge_verdicts_without_battle": self.no_battle,
+            "battles_without_judgment": self.no_judgment, "battles_judge_dropped": self.judge_dropped,
+            "flipped": self.flipped,
+        }
+
+
+def _oriented(models: tuple[str, str], value: float) -> tuple[tuple[str, str], float]:
+    """The pair in sorted order and the first one's outcome (the value flipped when the order was reversed)."""
+    a, b = models
+    return ((a, b), value) if a < b else ((b, a), 1.0 - value)
+
+
+def _agreement(judge: np.ndarray, human: np.ndarray) -> Agreement:
+    n = len(judge)
+    kappa = agreement(judge, human, figure="cohen_kappa") if n else None
+    return Agreement(n, int(np.count_nonzero(judge == human)), kappa)
+
+
+def _both(judge: np.ndarray, human: np.ndarray) -> tuple[Agreement, Agreement]:
+    keep = (judge != TIE) & (human != TIE)
+    return _agreement(judge, human), _agreement(judge[keep], human[keep])
+
+
+def human_agreement(
+    verdicts: Sequence[Verdict], battles: Sequence[Battle], *, judge: str = "-", human: str = "-",
+) -> HumanAgreement:
+    """The judge's ``verdicts`` against the human ``battles`` on the same question and pair (and turn, when the
+    verdicts carry one); a PairwiseError when the judge gives one pair two verdicts."""
+    by_turns = any(v.turn is not None for v in verdicts)
+    table: dict[tuple[str, tuple[str, str], str | None], tuple[float | None, bool]] = {}
+    for v in verdicts:
+        pair, value = _oriented(v.models, TIE if v.value is None else v.value)
+        key = (v.question, pair, v.turn if by_turns else None)
+        if key in table:
+            raise PairwiseError(f"the judge gives question {v.question}, {pair[0]} vs {pair[1]}"
+                                + (f", turn {v.turn}" if by_turns else "") + " two verdicts; give each pair once")
+        table[key] = (None if v.value is None else value, pair != v.models)
+    pairs: list[tuple[str, float, float]] = []
+    seen: set[tuple] = set()
+    no_judgment = dropped = flipped = 0
+    for b in battles:
+        pair, value = _oriented((b.model_a, b.model_b), b.value)
+        key = (b.question, pair, b.turn if by_turns else None)
+        if key not in table:
+            no_judgment += 1
+            continue
+        seen.add(key)
+        verdict, judge_flipped = table[key]
+        if verdict is None:
+            dropped += 1
+            continue
+        flipped += judge_flipped != (pair != (b.model_a, b.model_b))
+        pairs.append((b.turn, verdict, value))
+    j = np.array([p[1] for p in pairs], dtype=np.float64)
+    h = np.array([p[2] for p in pairs], dtype=np.float64)
+    with_ties, without_ties = _both(j, h)
+    by_turn = []
+    if by_turns:
+        turns = np.array([p[0] for p in pairs], dtype=object)
+        for t in sorted({p[0] for p in pairs}, key=lambda s: (len(s), s)):
+            by_turn.append((t, *_both(j[turns == t], h[turns == t])))
+    return HumanAgreement(
+        with_ties, without_ties, tuple(by_turn), len(battles), len(pairs),
+        sum(1 for k in seen if table[k][0] is not None),
+        sum(1 for k in table if k not in seen), no_judgment, dropped, flipped, by_turns, judge, human,
+    )
