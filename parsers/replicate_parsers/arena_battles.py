@@ -22,7 +22,7 @@ from replicate.readkit import describe, first_json, key_text
 from replicate.readkit_parquet import is_parquet, parquet_columns, parquet_file, parquet_rows
 from replicate.readkit_records import json_objects
 
-#: The four outcomes Arena records, as its labels (``tie (bothbad)``: both answers bad; counted as a tie).
+#: The four outcomes Arena records, as its labels (``tie (bothbad)``: both answers bad).
 WINNERS = LabelSet.categorical("model_a", "model_b", "tie", "tie (bothbad)")
 KEY_NAMES = ("question_id", "model_a", "model_b", "turn", "judge", "vote")
 _NEEDED = ("model_a", "model_b", "winner")
@@ -90,7 +90,8 @@ def _records(src: Source) -> Iterator[Record]:
     (question_id, model_a, model_b, turn, judge) in the file (1, 2, ...), so
     that a voter's repeated battles all count. Labels: the winner as
     recorded, decided (no parser; ``tie (bothbad)`` kept apart, counted as a
-    tie by ``replicate pairwise`` as Arena's own win rates count it).
+    tie by ``replicate pairwise``, as Arena's Elo and Bradley-Terry fits
+    count it; ``anony`` is not read: every battle counts).
     Refused, naming file and line (or Parquet row): a record that is not an
     object, lacking model_a, model_b or winner, a model that is not a
     non-empty string, the same model on both sides, a winner that is none of

@@ -176,7 +176,7 @@ def pairwise_cmd(
     arena-hard@1 for v0.1 files, arena-hard-last@1 for v2.0; --reader
     arena-hard-score@1 for the verdicts the files recorded). Chatbot Arena
     battle logs (arena-battles@1) give each model's human win rate, a tie
-    (bothbad) counted as a tie. Intervals: bootstrap over questions
+    (bothbad) counted as a tie (as Arena's Elo fits count it). Intervals: bootstrap over questions
     (--cluster item for units one by one; battles without a question_id one
     by one).
 

@@ -4,9 +4,14 @@ A battle is one human vote between two models' answers to one conversation
 (``arena-battles@1``): ``model_a``, ``model_b`` and the winner, one of
 ``model_a``, ``model_b``, ``tie`` and ``tie (bothbad)``. Each battle is one
 unit for each of its two models: 1 for the winner, 0 for the loser, 0.5 for
-both in a tie, ``tie (bothbad)`` included (as FastChat's Arena analysis,
-``elo_analysis.py``'s ``compute_pairwise_win_fraction`` and its Elo fits,
-count it: a tie). A model's win rate is the mean of its units, (wins +
+both in a tie, ``tie (bothbad)`` included: FastChat's Arena analysis
+(``elo_analysis.py``) counts both ties so in its online Elo (``compute_elo``:
+0.5) and its Bradley-Terry fit (``compute_mle_elo``: half a win each way).
+Its pairwise win-fraction table (``compute_pairwise_win_fraction``) counts
+wins over all battles of a pair, a tie of either kind no win: that share is
+the ``win`` column here (over all of a model's battles, not per opponent).
+Every battle counts, ``anony`` or not (the leaderboard keeps anonymous
+battles only). A model's win rate is the mean of its units, (wins +
 ties / 2) / battles. The intervals resample whole questions (every battle
 on one ``question_id``) when the battles name their question, else battles
 one by one.

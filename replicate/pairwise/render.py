@@ -24,8 +24,9 @@ RULE_WORDS = {
                   "preferences dropped; win rate = their mean (AlpacaEval's win_rate), discrete = (wins + draws/2) / "
                   "annotations over the rounded preferences (its discrete_win_rate)",
     "arena": "Chatbot Arena's human votes: each battle one unit for each of its two models, 1 the winner, 0 the "
-             "loser, 0.5 both in a tie ('tie (bothbad)' counted as a tie, as Arena's own win fractions and Elo fits "
-             "count it); win rate = (wins + ties/2) / battles",
+             "loser, 0.5 both in a tie ('tie (bothbad)' counted as a tie, as Arena's Elo and Bradley-Terry fits "
+             "count it; its win-fraction table counts a tie as no win: the 'win' share); win rate = (wins + "
+             "ties/2) / battles; every battle counted, anonymous or not",
 }
 
 
