@@ -210,3 +210,22 @@ def test_cli_judge_in_battle_layout(tmp_path):
     body = json.loads(r.stdout)
     assert (body["with_ties"]["pairs"], body["with_ties"]["agree"], body["flipped"]) == (4, 4, 2)
     assert np.isclose(body["with_ties"]["cohen_kappa"], 1.0)
+
+
+def test_cli_arena_hard_judge_against_battles_with_its_baseline_named(tmp_path):
+    """tests/pairwise/test_pairwise.py's v0.1 file: per question the mean of m's battles against the baseline is
+    q1 1 (win), q2 0 (loss), q3 (0.5 + 3) / 4 (win), q4 0 (loss, game 2 only), q5 (3 + 0.5) / 4 (win)."""
+    from tests.pairwise.test_pairwise import arena_hard
+
+    judge = arena_hard(tmp_path, "v0.1")
+    human = _write(tmp_path / "battles.jsonl", battle_rows([
+        ("q1", "m", "gpt-4-0314", "model_a"), ("q2", "gpt-4-0314", "m", "model_a"), ("q3", "m", "gpt-4-0314", "tie"),
+        ("q5", "gpt-4-0314", "m", "model_b")]))
+    r = _run("pairwise", judge, "--human", human, "--baseline", "gpt-4-0314", "-f", "json")
+    assert r.exit_code == 0, r.output
+    body = json.loads(r.stdout)
+    assert (body["with_ties"]["pairs"], body["with_ties"]["agree"]) == (4, 3)
+    assert (body["without_ties"]["pairs"], body["without_ties"]["agree"]) == (3, 3)
+    assert (body["judge_verdicts_without_battle"], body["turns_matched"]) == (1, False)
+    unnamed = json.loads(_run("pairwise", judge, "--human", human, "-f", "json").stdout)
+    assert unnamed["battles_without_judgment"] == 4 and unnamed["with_ties"]["pairs"] == 0
