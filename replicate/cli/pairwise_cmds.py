@@ -133,7 +133,8 @@ def _judge_verdicts(loaded, parser: str | None, baseline: str | None, readers: s
     return verdicts, f"{name} ({readers}), {how}"
 
 
-def _against_humans(loaded, human: list[Path], parser: str | None, baseline: str | None, strict: bool, readers: str):
+def _against_humans(loaded, human: list[Path], parser: str | None, baseline: str | None, strict: bool, readers: str,
+                    settings):
     from replicate.cli.judge_options import show_warnings
     from replicate.pairwise.arena import ARENA_KEY, battles_of
     from replicate.pairwise.human import human_agreement
@@ -145,7 +146,7 @@ def _against_humans(loaded, human: list[Path], parser: str | None, baseline: str
     battles = battles_of(battles_loaded.labelled(_pair_parser(None, battles_loaded)))
     verdicts, judge = _judge_verdicts(loaded, parser, baseline, readers)
     human_readers = " + ".join(dict.fromkeys(f.reader for r in battles_loaded.runs for f in r.files))
-    return human_agreement(verdicts, battles, judge=judge, human=human_readers)
+    return human_agreement(verdicts, battles, judge=judge, human=human_readers, uncertainty=settings)
 
 
 @app.command("pairwise")
@@ -184,8 +185,8 @@ def pairwise_cmd(
     pair (both games resolved as above) is set against every human vote on
     the same question and pair (and turn, for MT-Bench pairs), a pair named
     the other way round flipped: agreement with and without ties and Cohen's
-    kappa, as MT-Bench's paper reports them, with the battles and verdicts
-    left unpaired counted.
+    kappa, as MT-Bench's paper reports them (intervals: bootstrap over
+    questions), with the battles and verdicts left unpaired counted.
 
     Example: replicate pairwise model_judgment/gpt-4_pair.jsonl --human human_judgments.json
     """
@@ -200,14 +201,14 @@ def pairwise_cmd(
 
     loaded = _loaded(files, reader, strict, parser, replicates)
     readers = " + ".join(dict.fromkeys(f.reader for r in loaded.runs for f in r.files))
+    settings = uncertainty_of(replicates, seed, cluster, MIN_ITEMS, loaded)
     if human:
         try:
-            agreement = _against_humans(loaded, human, parser, baseline, strict, readers)
+            agreement = _against_humans(loaded, human, parser, baseline, strict, readers, settings)
         except PairwiseError as exc:
             raise UsageError(str(exc)) from None
         emit_runs(loaded, agreement, format, text=lambda: human_text(agreement, format))
         return
-    settings = uncertainty_of(replicates, seed, cluster, MIN_ITEMS, loaded)
     try:
         if tuple(loaded.key_names) == ARENA_KEY:
             if baseline is not None:

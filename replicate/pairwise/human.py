@@ -18,7 +18,10 @@ paper's setups S1 and S2). Cohen's kappa over the same pairs, three
 categories with ties and two without (:func:`replicate.stats.agreement.agreement`).
 Battles with no judge verdict on their pair, battles whose judge verdict the
 harness dropped (no verdict in a game) and judge verdicts with no battle are
-counted, not paired.
+counted, not paired. Intervals: a bootstrap over questions (every pair of a
+question resampled together), the agreement rate's never narrower than its
+Wilson interval (:mod:`replicate.stats.shares`), kappa's from the resampled
+tables (:mod:`replicate.stats.agreement_boot`).
 """
 
 from __future__ import annotations
@@ -28,10 +31,17 @@ from typing import Sequence
 
 import numpy as np
 
+from replicate.judge.uncertainty import ITEM, Uncertainty
 from replicate.pairwise.arena import Battle
 from replicate.pairwise.rules import TIE, Record
 from replicate.pairwise.tally import PairwiseError
-from replicate.stats.agreement import agreement
+from replicate.stats.agreement import Figure, agreement
+from replicate.stats.agreement_boot import agreement_intervals
+from replicate.stats.bootstrap import Clusters, Interval
+from replicate.stats.shares import bootstrap_shares
+
+#: The outcomes of the first model, in order: its loss, a tie, its win.
+OUTCOMES = (0.0, TIE, 1.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,13 +81,17 @@ class Agreement:
     n: int
     agree: int
     kappa: float | None
+    rate_interval: Interval | None = None
+    kappa_interval: Interval | None = None
 
     @property
     def rate(self) -> float | None:
         return self.agree / self.n if self.n else None
 
     def to_json(self) -> dict:
-        return {"pairs": self.n, "agree": self.agree, "rate": self.rate, "cohen_kappa": self.kappa}
+        return {"pairs": self.n, "agree": self.agree, "rate": self.rate, "cohen_kappa": self.kappa,
+                "rate_interval": None if self.rate_interval is None else self.rate_interval.to_json(),
+                "cohen_kappa_interval": None if self.kappa_interval is None else self.kappa_interval.to_json()}
 
 
 @dataclass(frozen=True)
@@ -117,22 +131,45 @@ def _oriented(models: tuple[str, str], value: float) -> tuple[tuple[str, str], f
     return ((a, b), value) if a < b else ((b, a), 1.0 - value)
 
 
-def _agreement(judge: np.ndarray, human: np.ndarray) -> Agreement:
+def _clusters(questions: np.ndarray, uncertainty: Uncertainty) -> Clusters:
+    if uncertainty.cluster == ITEM or not all(questions.tolist()):
+        return Clusters.items(len(questions))
+    if uncertainty.cluster not in (None, "question_id"):
+        raise PairwiseError(f"agreement is clustered by question_id or not at all (item); got {uncertainty.cluster!r}")
+    return Clusters.from_values(questions, "question_id")
+
+
+def _agreement(judge: np.ndarray, human: np.ndarray, questions: np.ndarray, uncertainty: Uncertainty | None) -> Agreement:
     n = len(judge)
+    agree = judge == human
     kappa = agreement(judge, human, figure="cohen_kappa") if n else None
-    return Agreement(n, int(np.count_nonzero(judge == human)), kappa)
+    if not n or uncertainty is None or not uncertainty.resampled:
+        return Agreement(n, int(np.count_nonzero(agree)), kappa)
+    clusters = _clusters(questions, uncertainty)
+    kw = dict(n_resamples=uncertainty.replicates, confidence_level=uncertainty.confidence_level, seed=uncertainty.seed)
+    (rate_iv,) = bootstrap_shares(agree[None, :], np.ones((1, n), dtype=bool), clusters=clusters, **kw)
+    size = len(OUTCOMES) + 1  # the outcomes and agreement_intervals' missing slot (never used here)
+    per_cluster = np.zeros((clusters.count, 1, size, size))
+    np.add.at(per_cluster, (clusters.codes, 0, np.searchsorted(OUTCOMES, judge), np.searchsorted(OUTCOMES, human)), 1)
+    ((kappa_iv,),) = agreement_intervals(per_cluster, [Figure("cohen_kappa")], OUTCOMES, clusters=clusters, **kw)
+    return Agreement(n, int(np.count_nonzero(agree)), kappa, rate_iv, kappa_iv)
 
 
-def _both(judge: np.ndarray, human: np.ndarray) -> tuple[Agreement, Agreement]:
+def _both(judge: np.ndarray, human: np.ndarray, questions: np.ndarray,
+          uncertainty: Uncertainty | None) -> tuple[Agreement, Agreement]:
     keep = (judge != TIE) & (human != TIE)
-    return _agreement(judge, human), _agreement(judge[keep], human[keep])
+    return (_agreement(judge, human, questions, uncertainty),
+            _agreement(judge[keep], human[keep], questions[keep], uncertainty))
 
 
 def human_agreement(
     verdicts: Sequence[Verdict], battles: Sequence[Battle], *, judge: str = "-", human: str = "-",
+    uncertainty: Uncertainty | None = None,
 ) -> HumanAgreement:
     """The judge's ``verdicts`` against the human ``battles`` on the same question and pair (and turn, when the
-    verdicts carry one); a PairwiseError when the judge gives one pair two verdicts."""
+    verdicts carry one); a PairwiseError when the judge gives one pair two verdicts. ``uncertainty``: bootstrap
+    intervals of the agreement rates and kappas, whole questions resampled (a question's every pair together;
+    pairs one by one when a battle names no question or ``cluster`` is ``item``)."""
     by_turns = any(v.turn is not None for v in verdicts)
     table: dict[tuple[str, tuple[str, str], str | None], tuple[float | None, bool]] = {}
     for v in verdicts:
@@ -157,15 +194,16 @@ def human_agreement(
             dropped += 1
             continue
         flipped += judge_flipped != (pair != (b.model_a, b.model_b))
-        pairs.append((b.turn, verdict, value))
+        pairs.append((b.turn, verdict, value, b.question))
     j = np.array([p[1] for p in pairs], dtype=np.float64)
     h = np.array([p[2] for p in pairs], dtype=np.float64)
-    with_ties, without_ties = _both(j, h)
+    q = np.array([p[3] for p in pairs], dtype=object)
+    with_ties, without_ties = _both(j, h, q, uncertainty)
     by_turn = []
     if by_turns:
         turns = np.array([p[0] for p in pairs], dtype=object)
         for t in sorted({p[0] for p in pairs}, key=lambda s: (len(s), s)):
-            by_turn.append((t, *_both(j[turns == t], h[turns == t])))
+            by_turn.append((t, *_both(j[turns == t], h[turns == t], q[turns == t], uncertainty)))
     return HumanAgreement(
         with_ties, without_ties, tuple(by_turn), len(battles), len(pairs),
         sum(1 for k in seen if table[k][0] is not None),

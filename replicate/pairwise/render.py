@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replicate.judge.render.errors import how_resampled, with_interval
+from replicate.judge.render.errors import how_resampled, interval_cell, with_interval
 from replicate.output import Format, FormatArg, md_text, num, pct, table
 from replicate.pairwise.human import Agreement, HumanAgreement
 from replicate.pairwise.mtbench import FIGURES, Mean, MTBenchScores
@@ -145,14 +145,26 @@ def _arena_text(result: PairwiseTally, fmt: FormatArg) -> str:
     return "\n".join(out) + "\n"
 
 
+def _kappa_cell(a: Agreement) -> str:
+    if a.kappa is None:
+        return "-"
+    iv = a.kappa_interval
+    if iv is None:
+        return num(a.kappa, 3)
+    if iv.low is None or iv.high is None:
+        return f"{num(a.kappa, 3)} {interval_cell(iv, 'kappa')}"
+    return f"{num(a.kappa, 3)} [{num(iv.low, 3)}, {num(iv.high, 3)}]"
+
+
 def _agreement_cells(a: Agreement) -> list[str]:
-    return [str(a.n), f"{a.agree} ({pct(a.rate, 1)})", "-" if a.kappa is None else num(a.kappa, 3)]
+    return [str(a.n), with_interval(f"{a.agree} ({pct(a.rate, 1)})", a.rate_interval, "share"), _kappa_cell(a)]
 
 
 def human_text(result: HumanAgreement, fmt: FormatArg) -> str:
     """Agreement with and without ties (overall, then per turn), then what was paired and what was not."""
     rows = [["all", *_agreement_cells(result.with_ties), *_agreement_cells(result.without_ties)]]
-    rows += [[f"turn {t}", *_agreement_cells(w), *_agreement_cells(wo)] for t, w, wo in result.by_turn]
+    if len(result.by_turn) > 1:
+        rows += [[f"turn {t}", *_agreement_cells(w), *_agreement_cells(wo)] for t, w, wo in result.by_turn]
     headers = ["", "pairs", "agree", "kappa", "pairs w/o ties", "agree w/o ties", "kappa w/o ties"]
     out = [
         f"Judge against human votes on the same question and model pair{' and turn' if result.by_turns else ''}: "
@@ -166,4 +178,7 @@ def human_text(result: HumanAgreement, fmt: FormatArg) -> str:
         f"with no judge verdict on their pair, {result.judge_dropped} battles whose judge verdict the harness "
         f"dropped (no verdict in a game), {result.no_battle} judge verdicts with no battle.",
     ]
+    iv = result.with_ties.rate_interval
+    if iv is not None:
+        out.append(f"Intervals: {how_resampled(iv)}.")
     return "\n".join(out) + "\n"

@@ -229,3 +229,31 @@ def test_cli_arena_hard_judge_against_battles_with_its_baseline_named(tmp_path):
     assert (body["judge_verdicts_without_battle"], body["turns_matched"]) == (1, False)
     unnamed = json.loads(_run("pairwise", judge, "--human", human, "-f", "json").stdout)
     assert unnamed["battles_without_judgment"] == 4 and unnamed["with_ties"]["pairs"] == 0
+
+
+def test_agreement_intervals_resample_questions(tmp_path):
+    rng = np.random.default_rng(3)
+    winners = ("model_a", "model_b", "tie")
+    judge_rows, human_rows = [], []
+    for q in range(40):
+        w = winners[rng.integers(3)]
+        judge_rows.append((f"q{q}", "x", "y", w))
+        for _ in range(2):  # two voters, agreeing with the judge two times in three
+            human_rows.append((f"q{q}", "y", "x", {"model_a": "model_b", "model_b": "model_a"}.get(w, w)
+                               if rng.random() < 2 / 3 else winners[rng.integers(3)]))
+    judge = _write(tmp_path / "judge.jsonl", battle_rows(judge_rows))
+    human = _write(tmp_path / "human.jsonl", battle_rows(human_rows))
+    body = json.loads(_run("pairwise", judge, "--human", human, "-f", "json", "--replicates", "200").stdout)
+    for part in ("with_ties", "without_ties"):
+        fig = body[part]
+        rate, kappa = fig["rate_interval"], fig["cohen_kappa_interval"]
+        assert rate["cluster"] == kappa["cluster"] == "question_id" and rate["clusters"] <= 40
+        assert rate["low"] <= fig["rate"] <= rate["high"] and kappa["low"] <= fig["cohen_kappa"] <= kappa["high"]
+    assert body["with_ties"]["rate_interval"]["clusters"] == 40 and body["with_ties"]["pairs"] == 80
+    items = json.loads(_run("pairwise", judge, "--human", human, "-f", "json", "--replicates", "200",
+                            "--cluster", "item").stdout)["with_ties"]
+    assert items["rate_interval"]["cluster"] is None and items["rate_interval"]["clusters"] == 80
+    none = json.loads(_run("pairwise", judge, "--human", human, "-f", "json", "--replicates", "0").stdout)
+    assert none["with_ties"]["rate_interval"] is None and none["with_ties"]["rate"] == body["with_ties"]["rate"]
+    text = _run("pairwise", judge, "--human", human, "--replicates", "200").stdout
+    assert "Intervals: 95% bootstrap" in text and "40 question_id clusters resampled whole" in text
