@@ -27,7 +27,7 @@ tables (:mod:`replicate.stats.agreement_boot`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -146,11 +146,14 @@ def _agreement(judge: np.ndarray, human: np.ndarray, questions: np.ndarray, unce
     if not n or uncertainty is None or not uncertainty.resampled:
         return Agreement(n, int(np.count_nonzero(agree)), kappa)
     clusters = _clusters(questions, uncertainty)
-    kw = dict(n_resamples=uncertainty.replicates, confidence_level=uncertainty.confidence_level, seed=uncertainty.seed)
+    kw: dict[str, Any] = dict(
+        n_resamples=uncertainty.replicates, confidence_level=uncertainty.confidence_level, seed=uncertainty.seed)
     (rate_iv,) = bootstrap_shares(agree[None, :], np.ones((1, n), dtype=bool), clusters=clusters, **kw)
     size = len(OUTCOMES) + 1  # the outcomes and agreement_intervals' missing slot (never used here)
     per_cluster = np.zeros((clusters.count, 1, size, size))
-    np.add.at(per_cluster, (clusters.codes, 0, np.searchsorted(OUTCOMES, judge), np.searchsorted(OUTCOMES, human)), 1)
+    cells = (clusters.codes, np.zeros(n, dtype=np.int64), np.searchsorted(OUTCOMES, judge),
+             np.searchsorted(OUTCOMES, human))
+    np.add.at(per_cluster, cells, 1)
     ((kappa_iv,),) = agreement_intervals(per_cluster, [Figure("cohen_kappa")], OUTCOMES, clusters=clusters, **kw)
     return Agreement(n, int(np.count_nonzero(agree)), kappa, rate_iv, kappa_iv)
 
@@ -179,7 +182,7 @@ def human_agreement(
             raise PairwiseError(f"the judge gives question {v.question}, {pair[0]} vs {pair[1]}"
                                 + (f", turn {v.turn}" if by_turns else "") + " two verdicts; give each pair once")
         table[key] = (None if v.value is None else value, pair != v.models)
-    pairs: list[tuple[str, float, float]] = []
+    pairs: list[tuple[str, float, float, str]] = []
     seen: set[tuple] = set()
     no_judgment = dropped = flipped = 0
     for b in battles:
