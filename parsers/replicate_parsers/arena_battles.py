@@ -12,13 +12,14 @@ with ``model_a``, ``model_b``, ``winner`` and, where the release has them,
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any, Iterator
 
 import orjson
 
 from replicate.labels import LabelSet
 from replicate.reading import Match, Reader, ReadOptions, Record, Source
-from replicate.readkit import describe, first_json, key_text
+from replicate.readkit import describe, key_text
 from replicate.readkit_parquet import is_parquet, parquet_columns, parquet_file, parquet_rows
 from replicate.readkit_records import json_objects
 
@@ -29,16 +30,20 @@ _NEEDED = ("model_a", "model_b", "winner")
 _OPTIONAL = ("question_id", "turn", "judge")
 
 
+#: The first record's winner, one of the four (a gold JSONL keyed by model_a and model_b with winners A/B is not a battle log).
+_WINNER = re.compile(rb'"winner"\s*:\s*"(?:model_a|model_b|tie|tie \(bothbad\))"')
+
+
 def _sniff(head: bytes, options: ReadOptions) -> Match:
     cols = parquet_columns(head)
     if cols is not None:
         return "yes" if all(c in cols for c in _NEEDED) else "no"
     body = head.lstrip()
-    if body.startswith(b"["):  # a JSON array: look for the fields in its first object
-        first = body[1:body.find(b"}") + 1] if b"}" in body else b""
-        return "yes" if all(b'"%s"' % c.encode() in first for c in _NEEDED) else "no"
-    _, obj = first_json(head, b"{")
-    return "yes" if isinstance(obj, dict) and all(c in obj for c in _NEEDED) else "no"
+    if not body.startswith((b"[", b"{")):
+        return "no"
+    has_models = all(re.search(rb'"%s"\s*:' % c.encode(), head) for c in ("model_a", "model_b"))
+    first = head.find(b'"winner"')  # the first record's winner (a key: inside a string its quotes are escaped)
+    return "yes" if has_models and first >= 0 and _WINNER.match(head, first) else "no"
 
 
 def _part(obj: dict, name: str, src: Source, lineno: int) -> str:
