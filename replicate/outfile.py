@@ -4,7 +4,8 @@ One writer (:func:`replacing`, :func:`write_file`): a temporary file in the targ
 (``.NAME.XXXX.replicate-tmp``), its bytes flushed and fsynced, then renamed over the target, and the
 folder fsynced; on any error (disk full, a file size limit, an interrupt) the temporary file is removed
 and the target is left byte for byte as it was. Reports, labels, trials tables, notes and their
-figures, batch files, fetched files, manifests and cache entries are all written by it.
+figures, batch files, fetched files, manifests, cache entries and the demo's example release are all
+written by it.
 
 One rule for an output that exists (:class:`Outputs`): it is replaced only when the user passes
 ``force``, or when it is this command's own earlier output, unchanged since. The tool records every

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
+
+from replicate.outfile import TMP_SUFFIX, fsync_folder, write_file
 
 #: Gold grade distribution of the synthetic qrels (TREC-DL-like: mostly 0).
 GOLD_WEIGHTS = (0.45, 0.25, 0.19, 0.11)
@@ -217,8 +220,7 @@ def make_release(
             ]
             rel = f"{split.directory}/{v.name}_annotations.jsonl"
             path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            write_file(path, ("\n".join(lines) + "\n").encode("utf-8"), make_folder=True)
             target[v.name].append(rel)
     return release
 
@@ -293,7 +295,7 @@ def make_exam(
         lines = [json.dumps([qid, paras], ensure_ascii=False) for qid, paras in by_query.items()]
         data = ("\n".join(lines) + "\n").encode("utf-8")
         fname = f"{name}.jsonl.gz"
-        (root / fname).write_bytes(gzip.compress(data, compresslevel=9, mtime=0))
+        write_file(root / fname, gzip.compress(data, compresslevel=9, mtime=0))
         out[name] = fname
     return out
 
@@ -336,23 +338,41 @@ def write_example(out: str | Path) -> Path:
 
     Replaces the generated parts (split folders, ``exam/``, ``runs.toml``) and
     leaves other files in ``out`` alone; refuses a non-empty folder that holds
-    no generated example.
+    no generated example. Every file goes through the one atomic writer
+    (replicate.outfile) into a staging folder inside ``out``, and the parts are
+    renamed into place only once all are written: when a write fails (a full
+    disk), the staging folder is removed, an earlier example is left whole, a
+    folder made for this call is removed again, and the error is raised.
     """
     import shutil
+    import tempfile
 
     out = Path(out)
-    if out.exists() and any(out.iterdir()):
+    existed = out.exists()
+    if existed and any(out.iterdir()):
         toml = out / "runs.toml"
         if not (toml.is_file() and toml.read_text(encoding="utf-8").startswith(HEADER.splitlines()[0])):
             raise FileExistsError(f"{out} is not empty and holds no generated example; refusing to replace it")
-        # replace what this function writes; leave other files (e.g. a claims file) alone
-        for split in [*(s.directory for s in EXAMPLE_SPLITS), "exam"]:
-            if (out / split).is_dir():
-                shutil.rmtree(out / split)
     out.mkdir(parents=True, exist_ok=True)
-    release: Release = make_release(out, EXAMPLE_VERSIONS, splits=EXAMPLE_SPLITS, seed=EXAMPLE_SEED)
-    (out / "runs.toml").write_text(runs_toml(release, header=HEADER), encoding="utf-8")
-    exam = make_exam(out / "exam", [("exam-beta-1", False), ("exam-beta-2", True)], seed=EXAMPLE_SEED + 1)
-    exam_release = Release(out / "exam", files={k: [v] for k, v in exam.items()})
-    (out / "exam" / "runs.toml").write_text(runs_toml(exam_release, header=EXAM_HEADER), encoding="utf-8")
+    try:
+        stage = Path(tempfile.mkdtemp(prefix=".example.", suffix=TMP_SUFFIX, dir=out))
+        try:
+            release: Release = make_release(stage, EXAMPLE_VERSIONS, splits=EXAMPLE_SPLITS, seed=EXAMPLE_SEED)
+            exam = make_exam(stage / "exam", [("exam-beta-1", False), ("exam-beta-2", True)], seed=EXAMPLE_SEED + 1)
+            exam_release = Release(stage / "exam", files={k: [v] for k, v in exam.items()})
+            write_file(stage / "exam" / "runs.toml", runs_toml(exam_release, header=EXAM_HEADER).encode("utf-8"))
+            write_file(stage / "runs.toml", runs_toml(release, header=HEADER).encode("utf-8"))
+            # replace what this function writes, runs.toml (the mark of a generated example) last;
+            # leave other files (e.g. a claims file) alone
+            for part in [*(s.directory for s in EXAMPLE_SPLITS), "exam", "runs.toml"]:
+                if (out / part).is_dir() and not (out / part).is_symlink():
+                    shutil.rmtree(out / part)
+                os.replace(stage / part, out / part)
+            fsync_folder(out)
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+    except BaseException:
+        if not existed:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     return out

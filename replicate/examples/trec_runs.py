@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from replicate.outfile import write_file
+
 
 def synthetic_runs(
     judgments: Mapping[str, Mapping[str, int]],
@@ -68,7 +70,7 @@ def write_runs(runs: Mapping[str, list[str]], out_dir: str | Path) -> list[Path]
     paths = []
     for name, lines in runs.items():
         p = out / f"{name}.txt"
-        p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        write_file(p, ("\n".join(lines) + "\n").encode("utf-8"))
         paths.append(p)
     return paths
 

@@ -34,6 +34,7 @@ from replicate.errors import BadInput
 from replicate.inputfile import is_stdio, read_input
 from replicate.provenance import FileProvenance, file_provenance
 from replicate.readkit import gunzip
+from replicate.readkit_records import check_repeated_fields, field_pattern
 
 CATEGORIES: tuple[str, ...] = (
     "correct",
@@ -177,7 +178,21 @@ def _rows_jsonl(data: bytes, path: Path, diag: Diagnostics) -> tuple[list[dict],
                     path=path,
                     line=int(lines[j]),
                 )
+    _check_repeated_keys(body, rows, lines, path, diag)
     return rows, lines
+
+
+def _check_repeated_keys(body: bytes, rows: list[dict], lines: np.ndarray, path: Path, diag: Diagnostics) -> None:
+    """A column the reader takes (:data:`KNOWN`) written twice in one row: the judge readers' check
+    (:func:`~replicate.readkit_records.check_repeated_fields`), an error when the values differ, else a
+    ``repeated-key`` warning. A column whose key text occurs in the file as often as rows hold it is
+    written once per row; only the others are looked for line by line."""
+    wanted = [n for n in KNOWN if body.count(field_pattern(n)) > sum(n in r for r in rows)]
+    if not wanted:
+        return
+    parts = body.split(b"\n")
+    for line in lines.tolist():
+        check_repeated_fields(parts[line - 1], wanted, path, line, diag)
 
 
 def _rows_csv(data: bytes, path: Path, diag: Diagnostics) -> tuple[list[dict], np.ndarray]:

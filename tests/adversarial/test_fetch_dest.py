@@ -123,3 +123,67 @@ def test_the_journal_names_what_was_about_to_be_written(release, cache, tmp_path
 @pytest.fixture(scope="module")
 def release(tmp_path_factory):
     return build_release(tmp_path_factory.mktemp("src"))
+
+
+BIG = bytes(range(256)) * 64  # an LFS object of 16 KiB
+SMALL = b'{"doc_id": 0, "label": 1}\n' * 10
+
+
+@pytest.fixture
+def lfs_release(tmp_path):
+    """A release whose outputs are Git LFS pointers, and the LFS endpoint on 127.0.0.1 serving their objects."""
+    from support.hubserver import FakeHub, lfs_pointer
+
+    repo = init_repo(tmp_path / "src" / "study")
+    commit_files(repo, {".gitattributes": b"outputs/** filter=lfs diff=lfs merge=lfs -text\n",
+                        "README.md": b"# study\n", "outputs/big.parquet": lfs_pointer(BIG),
+                        "outputs/small.jsonl": lfs_pointer(SMALL)})
+    server = FakeHub().start()
+    server.add_lfs(BIG)
+    server.add_lfs(SMALL)
+    yield f"file://{repo.working_tree_dir}", server
+    server.stop()
+
+
+def _lfs_killed_before_the_manifest(monkeypatch, url, server, dest) -> None:
+    monkeypatch.setattr(fetch_api, "write_manifest", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt):
+        fetch(url, dest=dest, lfs_url=server.lfs_url())
+    monkeypatch.undo()
+    (dest / LOCK_NAME).write_text("12345\n")
+
+
+def test_a_rerun_after_a_kill_that_had_fetched_an_lfs_object_completes(lfs_release, cache, tmp_path, monkeypatch):
+    import hashlib
+
+    url, server = lfs_release
+    dest = tmp_path / "new"
+    _lfs_killed_before_the_manifest(monkeypatch, url, server, dest)
+    journal = orjson.loads((dest / JOURNAL_NAME).read_bytes())["files"]
+    assert journal["outputs/big.parquet"] == "sha256:" + hashlib.sha256(BIG).hexdigest()  # by the object's sha256
+    assert journal["outputs/small.jsonl"] == "sha256:" + hashlib.sha256(SMALL).hexdigest()
+    assert journal["README.md"].startswith("git:")
+    server.log.clear()
+    res = CliRunner().invoke(app, ["fetch", url, "--dest", str(dest), "--lfs-url", server.lfs_url()])
+    assert res.exit_code == 0, res.output
+    assert not any("/lfs-objects/" in line for line in server.log)  # no object downloaded twice
+    assert _names(dest) == sorted([MANIFEST_NAME, ".gitattributes", "README.md", "outputs/big.parquet",
+                                   "outputs/small.jsonl"])  # no journal, no lock file
+    assert (dest / "outputs/big.parquet").read_bytes() == BIG
+    files = {f["path"]: f for f in orjson.loads((dest / MANIFEST_NAME).read_bytes())["files"]}
+    assert files["outputs/big.parquet"]["lfs"] and files["outputs/big.parquet"]["sha256"] == hashlib.sha256(
+        BIG).hexdigest()
+    assert check(dest).ok
+
+
+def test_a_rerun_refuses_an_lfs_file_changed_since_the_kill_even_at_its_size(lfs_release, cache, tmp_path,
+                                                                                monkeypatch):
+    url, server = lfs_release
+    dest = tmp_path / "new"
+    _lfs_killed_before_the_manifest(monkeypatch, url, server, dest)
+    small = dest / "outputs/small.jsonl"
+    small.write_bytes(SMALL.replace(b'"label": 1', b'"label": 2', 1))  # the user's edit, same size
+    assert small.stat().st_size == len(SMALL)
+    with pytest.raises(UsageError, match="is not empty and holds no replicate-manifest.json"):
+        fetch(url, dest=dest, lfs_url=server.lfs_url())
+    assert small.read_bytes() != SMALL  # the user's file is kept

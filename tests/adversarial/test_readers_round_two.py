@@ -60,6 +60,38 @@ def test_a_field_name_inside_a_text_is_no_repeated_key(tmp_path):
     assert res.exit_code == 0, res.output
 
 
+TRIAL = b'{"model": "m%d", "item": "i%d", "trial": 0, "benchmark": "b", "category": "correct"}\n'
+
+
+def _screen(path, *extra: str):
+    return CliRunner().invoke(app, ["screen", str(path), *extra])
+
+
+@pytest.mark.parametrize("strict", [[], ["--strict"]])
+def test_a_trials_row_with_two_different_categories_is_an_error_naming_file_and_line(tmp_path, strict):
+    rows = [TRIAL % (m, i) for m in (1, 2) for i in range(100)]
+    rows[150] = (b'{"model": "m2", "item": "i50", "trial": 0, "benchmark": "b", "category": "wrong", '
+                 b'"category": "correct"}\n')
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(b"".join(rows))
+    res = _screen(p, *strict)
+    assert res.exit_code == 2
+    assert res.stderr.splitlines()[-1] == (
+        f"Error: {p}:151: key 'category' appears 2 times in one record, with different values "
+        "('wrong', 'correct'): which one is meant cannot be known; keep one")
+
+
+def test_a_trials_key_repeated_with_the_same_value_is_a_counted_warning_and_an_error_under_strict(tmp_path):
+    p = tmp_path / "t.jsonl.gz"
+    p.write_bytes(gzip.compress(TRIAL % (1, 1) + b'{"model": "m1", "item": "i2", "item": "i2", "trial": 0, '
+                                                 b'"benchmark": "b", "category": "wrong"}\n'))
+    res = _screen(p, "--format", "json")
+    assert res.exit_code == 0 and orjson.loads(res.stdout)["warnings"]["by_code"] == {"repeated-key": 1}
+    strict = _screen(p, "--strict")
+    assert strict.exit_code == 2 and f"{p}:2: key 'item' appears 2 times in one record, with the same value" \
+        in strict.stderr
+
+
 def test_verify_root_does_not_follow_a_symbolic_link_out_of_it(tmp_path):
     root = tmp_path / "release"
     shutil.copytree(EXAMPLE, root)

@@ -226,3 +226,34 @@ def test_codes_do_not_depend_on_row_order(tmp_path):
     assert t1.items == t2.items == ("q0000", "q0001")
     c1, c2 = aggregate(t1)[0], aggregate(t2)[0]
     assert c1.correct.tolist() == c2.correct.tolist() and c1.unit_item == c2.unit_item
+
+
+def test_a_column_twice_in_one_row_is_the_judge_readers_check(tmp_path):
+    good = [orjson.dumps(row(item=f"i{i}")) + b"\n" for i in range(50)]
+    differ = good[:]
+    differ[30] = b'{"model": "m1", "item": "i30", "trial": 0, "benchmark": "b", "category": "correct", ' \
+                 b'"category": "wrong"}\n'
+    p = tmp_path / "differ.jsonl"
+    p.write_bytes(b"".join(differ))
+    with pytest.raises(BadInput) as err:
+        read_trials(p)
+    assert err.value.line == 31 and "key 'category' appears 2 times in one record, with different values" \
+        in str(err.value)
+    same = good[:]
+    same[7] = b'{"model": "m1", "model": "m1", "item": "i7", "trial": 0, "benchmark": "b", "category": "correct"}\n'
+    p = tmp_path / "same.jsonl"
+    p.write_bytes(b"".join(same))
+    diag = Diagnostics()
+    assert read_trials(p, diagnostics=diag).n_rows == 50
+    assert [(w.code, w.line) for w in diag.warnings] == [("repeated-key", 8)]
+    with pytest.raises(BadInput, match="key 'model' appears 2 times in one record, with the same value"):
+        read_trials(p, diagnostics=Diagnostics(strict=True))
+
+
+def test_a_column_name_inside_a_value_or_a_metadata_key_twice_is_no_repeated_key(tmp_path):
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(orjson.dumps(row(note='he wrote "category": wrong')) + b"\n"
+                  + b'{"model": "m1", "item": "i2", "trial": 0, "benchmark": "b", "category": "correct", '
+                    b'"note": "x", "note": "y"}\n')
+    diag = Diagnostics(strict=True)
+    assert read_trials(p, diagnostics=diag).n_rows == 2
