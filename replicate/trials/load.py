@@ -185,9 +185,18 @@ def _rows_jsonl(data: bytes, path: Path, diag: Diagnostics) -> tuple[list[dict],
 def _check_repeated_keys(body: bytes, rows: list[dict], lines: np.ndarray, path: Path, diag: Diagnostics) -> None:
     """A column the reader takes (:data:`KNOWN`) written twice in one row: the judge readers' check
     (:func:`~replicate.readkit_records.check_repeated_fields`), an error when the values differ, else a
-    ``repeated-key`` warning. A column whose key text occurs in the file as often as rows hold it is
-    written once per row; only the others are looked for line by line."""
-    wanted = [n for n in KNOWN if body.count(field_pattern(n)) > sum(n in r for r in rows)]
+    ``repeated-key`` warning. Only a column whose key text occurs in the file more often than rows hold
+    it can be written twice in a row; only those are looked for line by line. A required column's text
+    occurring at most once per row needs no count of the rows holding it: a row without it is refused
+    by :func:`_build` anyway."""
+    n_rows = len(rows)
+    wanted = []
+    for name in KNOWN:
+        total = body.count(field_pattern(name))
+        if total <= 1 or (name in REQUIRED and total <= n_rows):
+            continue
+        if total > sum(name in r for r in rows):
+            wanted.append(name)
     if not wanted:
         return
     parts = body.split(b"\n")

@@ -257,3 +257,24 @@ def test_a_column_name_inside_a_value_or_a_metadata_key_twice_is_no_repeated_key
                     b'"note": "x", "note": "y"}\n')
     diag = Diagnostics(strict=True)
     assert read_trials(p, diagnostics=diag).n_rows == 2
+
+
+def test_a_required_column_twice_in_one_row_and_missing_in_another_is_still_refused(tmp_path):
+    rows = [orjson.dumps(row(item="i1")) + b"\n",
+            b'{"model": "m1", "model": "m2", "item": "i2", "trial": 0, "benchmark": "b", "category": "wrong"}\n',
+            b'{"item": "i3", "trial": 0, "benchmark": "b", "category": "wrong"}\n']
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(b"".join(rows))  # "model" occurs three times in three rows
+    with pytest.raises(BadInput, match=r"t\.jsonl:3: column 'model' is missing"):
+        read_trials(p)
+
+
+def test_an_optional_column_twice_in_one_row_and_missing_in_another_is_found(tmp_path):
+    rows = [orjson.dumps(row(item="i1")) + b"\n",
+            b'{"model": "m1", "item": "i2", "trial": 0, "benchmark": "b", "category": "wrong", '
+            b'"scorer": "a@1", "scorer": "b@1"}\n']
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(b"".join(rows))  # "scorer" occurs twice in two rows, both in the second
+    with pytest.raises(BadInput, match=r"key 'scorer' appears 2 times in one record, with different values") as err:
+        read_trials(p)
+    assert err.value.line == 2
