@@ -23,32 +23,62 @@ EXAMPLE = ROOT / "fixtures" / "example"
 GOOD = b'{"query_id": "1", "corpus_id": "d%d", "original_qrel_score": 2, "model_output": "##final score: 2"}\n'
 
 
+TRIAL = b'{"model": "m%d", "item": "i%d", "trial": 0, "benchmark": "b", "category": "correct"}\n'
+#: A judge file and a trials table, each long enough for the bulk path to read it first, and the line
+#: (1-based) where a taken field is then written twice with different values, and the message's tail.
+TWICE = {
+    "judge": (["parse", "--parser", "umbrela-strict@1"], "r.jsonl", [GOOD % i for i in range(300)], 201,
+              b'{"query_id": "1", "corpus_id": "dup", "original_qrel_score": 2, '
+              b'"model_output": "##final score: 2", "model_output": "##final score: 0"}\n',
+              "key 'model_output' appears 2 times in one record, with different values "
+              "('##final score: 2', '##final score: 0')"),
+    "trials": (["screen"], "t.jsonl", [TRIAL % (m, i) for m in (1, 2) for i in range(100)], 151,
+               b'{"model": "m2", "item": "i50", "trial": 0, "benchmark": "b", "category": "wrong", '
+               b'"category": "correct"}\n',
+               "key 'category' appears 2 times in one record, with different values ('wrong', 'correct')"),
+}
+#: One good line, then one with a taken field twice with the same value (a trials table gzipped).
+SAME = {
+    "judge": (["parse", "--parser", "umbrela-strict@1"], "r.jsonl",
+              GOOD % 0 + b'{"query_id": "1", "corpus_id": "x", "corpus_id": "x", "original_qrel_score": 1, '
+                         b'"model_output": "##final score: 1"}\n', "corpus_id"),
+    "trials": (["screen"], "t.jsonl.gz",
+               gzip.compress(TRIAL % (1, 1) + b'{"model": "m1", "item": "i2", "item": "i2", "trial": 0, '
+                                              b'"benchmark": "b", "category": "wrong"}\n'), "item"),
+}
+
+
+def _invoke(command: list[str], path, *extra: str):
+    return CliRunner().invoke(app, [command[0], str(path), *command[1:], *extra])
+
+
 def _parse(path, *extra: str):
-    return CliRunner().invoke(app, ["parse", str(path), "--parser", "umbrela-strict@1", *extra])
+    return _invoke(TWICE["judge"][0], path, *extra)
 
 
+@pytest.mark.parametrize("reader", sorted(TWICE))
 @pytest.mark.parametrize("strict", [[], ["--strict"]])
-def test_two_different_outputs_in_one_record_are_an_error_naming_file_and_line(tmp_path, strict):
-    lines = [GOOD % i for i in range(300)]  # long enough for the bulk path to read it first
-    lines[200] = (b'{"query_id": "1", "corpus_id": "dup", "original_qrel_score": 2, '
-                  b'"model_output": "##final score: 2", "model_output": "##final score: 0"}\n')
-    p = tmp_path / "r.jsonl"
+def test_a_taken_field_twice_with_different_values_is_an_error_naming_file_and_line(tmp_path, reader, strict):
+    command, name, lines, lineno, bad, message = TWICE[reader]
+    lines = [*lines]
+    lines[lineno - 1] = bad
+    p = tmp_path / name
     p.write_bytes(b"".join(lines))
-    res = _parse(p, *strict)
+    res = _invoke(command, p, *strict)
     assert res.exit_code == 2
     assert res.stderr.splitlines()[-1] == (
-        f"Error: {p}:201: key 'model_output' appears 2 times in one record, with different values "
-        "('##final score: 2', '##final score: 0'): which one is meant cannot be known; keep one")
+        f"Error: {p}:{lineno}: {message}: which one is meant cannot be known; keep one")
 
 
-def test_a_key_repeated_with_the_same_value_is_a_counted_warning_and_an_error_under_strict(tmp_path):
-    p = tmp_path / "r.jsonl"
-    p.write_bytes(GOOD % 0 + b'{"query_id": "1", "corpus_id": "x", "corpus_id": "x", "original_qrel_score": 1, '
-                             b'"model_output": "##final score: 1"}\n')
-    res = _parse(p, "--format", "json")
+@pytest.mark.parametrize("reader", sorted(SAME))
+def test_a_key_repeated_with_the_same_value_is_a_counted_warning_and_an_error_under_strict(tmp_path, reader):
+    command, name, data, key = SAME[reader]
+    p = tmp_path / name
+    p.write_bytes(data)
+    res = _invoke(command, p, "--format", "json")
     assert res.exit_code == 0 and orjson.loads(res.stdout)["warnings"]["by_code"] == {"repeated-key": 1}
-    strict = _parse(p, "--strict")
-    assert strict.exit_code == 2 and f"{p}:2: key 'corpus_id' appears 2 times in one record, with the same value" \
+    strict = _invoke(command, p, "--strict")
+    assert strict.exit_code == 2 and f"{p}:2: key '{key}' appears 2 times in one record, with the same value" \
         in strict.stderr
 
 
@@ -58,38 +88,6 @@ def test_a_field_name_inside_a_text_is_no_repeated_key(tmp_path):
                   b'"model_output": "I write \\"model_output\\": ##final score: 2"}\n')
     res = _parse(p, "--format", "json", "--strict")
     assert res.exit_code == 0, res.output
-
-
-TRIAL = b'{"model": "m%d", "item": "i%d", "trial": 0, "benchmark": "b", "category": "correct"}\n'
-
-
-def _screen(path, *extra: str):
-    return CliRunner().invoke(app, ["screen", str(path), *extra])
-
-
-@pytest.mark.parametrize("strict", [[], ["--strict"]])
-def test_a_trials_row_with_two_different_categories_is_an_error_naming_file_and_line(tmp_path, strict):
-    rows = [TRIAL % (m, i) for m in (1, 2) for i in range(100)]
-    rows[150] = (b'{"model": "m2", "item": "i50", "trial": 0, "benchmark": "b", "category": "wrong", '
-                 b'"category": "correct"}\n')
-    p = tmp_path / "t.jsonl"
-    p.write_bytes(b"".join(rows))
-    res = _screen(p, *strict)
-    assert res.exit_code == 2
-    assert res.stderr.splitlines()[-1] == (
-        f"Error: {p}:151: key 'category' appears 2 times in one record, with different values "
-        "('wrong', 'correct'): which one is meant cannot be known; keep one")
-
-
-def test_a_trials_key_repeated_with_the_same_value_is_a_counted_warning_and_an_error_under_strict(tmp_path):
-    p = tmp_path / "t.jsonl.gz"
-    p.write_bytes(gzip.compress(TRIAL % (1, 1) + b'{"model": "m1", "item": "i2", "item": "i2", "trial": 0, '
-                                                 b'"benchmark": "b", "category": "wrong"}\n'))
-    res = _screen(p, "--format", "json")
-    assert res.exit_code == 0 and orjson.loads(res.stdout)["warnings"]["by_code"] == {"repeated-key": 1}
-    strict = _screen(p, "--strict")
-    assert strict.exit_code == 2 and f"{p}:2: key 'item' appears 2 times in one record, with the same value" \
-        in strict.stderr
 
 
 def test_verify_root_does_not_follow_a_symbolic_link_out_of_it(tmp_path):
