@@ -19,9 +19,9 @@ _TRIALS_HELP = "Trials table: JSONL (.jsonl, .jsonl.gz) or CSV (.csv), one row p
 def items(
     trials: Annotated[Path, typer.Argument(metavar="TRIALS", help=_TRIALS_HELP, show_default=False)],
     edge: Annotated[
-        list[str],
-        typer.Option("--edge", "-e", metavar="SRC:TGT", help="An edge SOURCE:TARGET (old model -> new model); repeatable."),
-    ],
+        Optional[list[str]],
+        typer.Option("--edge", "-e", metavar="SRC:TGT", help="An edge SOURCE:TARGET (old model -> new model); repeatable. Without one: each model's accuracy per benchmark, with its interval and responses per category."),
+    ] = None,
     by: Annotated[str, typer.Option("--by", metavar="benchmark|none", help="One cell per edge and benchmark ('benchmark') or benchmarks pooled ('none').")] = "benchmark",
     eps: Annotated[str, typer.Option("--eps", help="Practical threshold on the per-item difference, decided exactly (0.2 = 1/5).")] = DEFAULTS.eps,
     alpha: Annotated[float, typer.Option("--alpha", help="BH level: an item is significant when q <= alpha.")] = DEFAULTS.alpha,
@@ -48,7 +48,8 @@ def items(
     false discoveries per cell and the chance of at least one). P+ and P- are lower bounds on churn
     at the data's K: the power to flag an item moving --power-move is shown beside them. A model
     whose trials were answered by more than one snapshot or system fingerprint (columns snapshot,
-    system_fingerprint of 'replicate score') is flagged with the trials per value.
+    system_fingerprint of 'replicate score') is flagged with the trials per value. Without --edge:
+    each model's accuracy per benchmark, its interval and its responses in the six categories.
     """
     from replicate.diagnostics import Diagnostics, listing_text
     from replicate.inputfile import is_stdio
@@ -64,7 +65,7 @@ def items(
     diag = Diagnostics(strict=strict)
     table = read_trials(trials, diagnostics=diag)
     table = _snapshots(table, diag, split=by_snapshot)
-    edges = [parse_edge(e, table.models) for e in edge]
+    edges = [parse_edge(e, table.models) for e in edge or ()]
     result = analyse_items(
         table, edges, by=by, eps=eps, alpha=alpha, ci=ci, n_null=null, seed=seed,
         sensitivity=sensitivity, single_draw=single_draw, strata=strata, tarone=tarone,

@@ -95,8 +95,6 @@ def _validate(
     seed: int,
 ) -> DiffMethod:
     """Raise on bad arguments; ``ci`` as the interval method it names."""
-    if not edges:
-        raise UsageError(Message("give at least one ", Param("edges"), " SOURCE:TARGET"))
     unknown = sorted({m for e in edges for m in e if m not in counts.models})
     if unknown:
         raise UsageError(
@@ -138,6 +136,8 @@ def analyse_items(
     diagnostics: Diagnostics | None = None,
 ) -> ItemsResult:
     """Classify every item of every edge x benchmark cell; see the module docstring.
+
+    Without ``edges`` there are no cells: the result holds each model's accuracy per benchmark.
 
     Defaults are those of :mod:`replicate.trials.settings` (``seed`` None: its seed).
 

@@ -34,7 +34,7 @@ def render_items(result: ItemsResult, fmt: FormatArg) -> str:
     """The ``replicate items`` report: JSON, or a text/markdown table per section."""
     fmt = Format(fmt)
     md = fmt is Format.markdown
-    sections = [
+    sections = [_accuracy(result, fmt), _categories(result, fmt)] if not result.cells else [
         _classes(result, fmt),
         _intervals(result, fmt),
         _power(result, fmt),
@@ -257,6 +257,21 @@ def _accuracy(result: ItemsResult, fmt: Format) -> Section:
                      pct(a.accuracy, 1), ci, _signed(a.r) if a.loose_items else "-"])
     return "Accuracy per model and benchmark (mean of per-item rates; 95% normal interval over items)", table(
         rows, ["model", "benchmark", "items", "trials", "api errors", "accuracy", "95% CI", "R loose-strict"], fmt)
+
+
+def _categories(result: ItemsResult, fmt: Format) -> Section:
+    """Every model's responses per benchmark in the six categories, as counts and shares of its trials."""
+    from replicate.trials.load import CATEGORIES
+
+    rows = []
+    for a in result.accuracy:
+        shares = [f"{a.categories.get(c, 0)} ({pct(a.categories.get(c, 0) / a.trials if a.trials else None, 1)})"
+                  for c in CATEGORIES]
+        rows.append([a.model, a.benchmark, a.trials, *shares])
+    note = ("Trials per category (share of the model's trials on the benchmark). Accuracy above is over the "
+            "non-error trials: an api_error leaves the denominator; format failures, refusals and "
+            "truncations count as failures.\n")
+    return "Responses per category (trials)", table(rows, ["model", "benchmark", "trials", *CATEGORIES], fmt) + "\n" + prose(note, fmt)
 
 
 def _k(side) -> str:
