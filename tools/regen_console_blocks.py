@@ -1,4 +1,4 @@
-"""Rewrite the output of every `$ replicate ...` console block of docs/audit.md and docs/concepts.md.
+"""Rewrite the output of every `$ replicate ...` console block of the docs tests/docs/test_judge.py checks.
 
 Run after a change that alters what those commands print, then read the diff: the docs must show
 real output (tests/docs/test_judge.py re-runs every block and compares). Blocks that read

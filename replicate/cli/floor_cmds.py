@@ -114,7 +114,9 @@ def floor_cmd(
     items, and an edge over other items than the floor's, are flagged. --main MAIN sets MAIN's change rate against each repeat
     beside the repeat-to-repeat range; it is flagged far_beyond when even its
     closest repeat differs on more than twice the largest repeat-to-repeat
-    change rate.
+    change rate. --runs without RUN arguments: a run of [runs] and its
+    repeats under [repeats] (named RUN-repeat, ...); refused, saying what to
+    pass, where the file does not say which runs repeat one model.
 
     \b
     Example:
@@ -129,6 +131,12 @@ def floor_cmd(
     pair = edge_of(edge, runs or ())
     check_run_values(main=main)
     extra = [*(pair or ()), *([main] if main else [])]
+    if not runs and runs_file is not None:
+        from replicate.cli.base import warn
+        from replicate.judge.select import floor_repeats
+
+        runs, note = floor_repeats(runs_file, exclude=[main] if main else ())
+        warn(note)
     sel = select_runs(runs or [], runs_file, extra=extra)
     if len(sel.main) < 2:
         raise UsageError(f"a floor needs at least two repeats of one model; got {len(sel.main)}")

@@ -299,6 +299,50 @@ def select_runs(args: Sequence[str], runs_toml: Path | None, *, extra: Sequence[
     )
 
 
+def floor_repeats(runs_toml: Path, *, exclude: Sequence[str] = ()) -> tuple[list[str], str]:
+    """The repeats a floor means when ``--runs`` is given and no RUN arguments: a run of ``[runs]`` and
+    its repeats in ``[repeats]``, and a sentence saying which were taken.
+
+    A repeat belongs to the ``[runs]`` run whose name its own name extends after a separator
+    (``alpha-2025-01-repeat`` repeats ``alpha-2025-01``; the longest such name wins). ``[runs]`` is a
+    version line, not repeats of one model, so it is never taken whole: without ``[repeats]``, with a
+    repeat that extends no run's name, or with repeats of several runs, a UsageError says what to pass.
+    ``exclude``: a run named by ``--main`` (a main-results run set against the repeats, not one of them);
+    an ``--edge`` may end at a repeat (the upgrade into the model whose floor it is).
+    """
+    listed, repeats = table_specs(Path(runs_toml))
+    names = [s.name for s in listed]
+    example = f"replicate floor --runs {runs_toml} RUN RUN-REPEAT"
+    if not repeats:
+        raise UsageError(Message(
+            f"{runs_toml} has no [repeats] table, and its [runs] ({', '.join(names)}) are versions, not repeats "
+            f"of one model: name the repeats as RUN arguments, e.g. {example}, or list them "
+            "under [repeats] (a repeat named after its run: RUN-repeat = [files])"))
+    groups: dict[str, list[str]] = {}
+    orphans = []
+    for rep in repeats:
+        owners = [n for n in names if rep.name.startswith(n) and len(rep.name) > len(n)
+                  and not rep.name[len(n)].isalnum()]
+        if owners:
+            groups.setdefault(max(owners, key=len), []).append(rep.name)
+        else:
+            orphans.append(rep.name)
+    if orphans:
+        raise UsageError(Message(
+            f"{runs_toml}: [repeats] {', '.join(orphans)} extend(s) no run name of [runs] ({', '.join(names)}), so "
+            "which model they repeat is not written down: name the repeats as RUN arguments, "
+            f"e.g. replicate floor --runs {runs_toml} RUN {' '.join(orphans)} (the run they repeat, then them)"))
+    if len(groups) > 1:
+        choices = "; ".join(f"replicate floor --runs {runs_toml} {run} {' '.join(reps)}" for run, reps in groups.items())
+        raise UsageError(Message(
+            f"{runs_toml}: [repeats] holds repeats of {len(groups)} runs ({', '.join(groups)}); a floor is of one "
+            f"model: name its repeats as RUN arguments: {choices}"))
+    (run, reps), = groups.items()
+    chosen = [n for n in (run, *reps) if n not in exclude]
+    return chosen, (f"floor of {run}: {', '.join(chosen)} ([repeats] of {runs_toml}; "
+                    "name RUN arguments to choose others)")
+
+
 # --- The runs a compare, chain or audit means -------------------------------
 
 

@@ -136,12 +136,42 @@ def test_floor_and_matrix_by_runs_toml(repeats):
     res = _run("floor", "--runs", tmp / "runs.toml", "first", "second", "third", "-p", P, "-f", "json")
     assert res.exit_code == 0, res.output
     assert [r["name"] for r in json.loads(res.stdout)["repeats"]] == ["first", "second", "third"]
-    # no RUN arguments: every run of [runs], minus those named by --edge/--main
-    res = _run("floor", "--runs", tmp / "runs.toml", "-p", P, "--main", "third", "-f", "json")
-    js = json.loads(res.stdout)
-    assert [r["name"] for r in js["repeats"]] == ["first", "second"] and js["main"]["name"] == "third"
+    # no RUN arguments: [repeats] says which model 'third' repeats only by its name; it does not
+    res = _run("floor", "--runs", tmp / "runs.toml", "-p", P, "--main", "second")
+    assert res.exit_code == 2
+    assert "[repeats] third extend(s) no run name of [runs] (first, second)" in res.stderr
+    assert f"replicate floor --runs {tmp / 'runs.toml'} RUN third" in res.stderr
     res = _run("matrix", "--runs", tmp / "runs.toml", "-p", P, "-f", "json")
     assert [r["name"] for r in json.loads(res.stdout)["runs"]] == ["first", "second"]
+
+
+def test_floor_without_run_arguments_takes_the_repeats_table(repeats):
+    tmp, _ = repeats
+    runs = tmp / "runs.toml"
+    runs.write_text('[runs]\nfirst = ["R1.jsonl"]\nfirst-2 = ["R2.jsonl"]\n\n[repeats]\n"first-2-rerun" = ["R3.jsonl"]\n')
+    res = _run("floor", "--runs", runs, "-p", P, "-f", "json")
+    assert res.exit_code == 0, res.output
+    # the longest run name the repeat extends: first-2, never the whole version line
+    assert [r["name"] for r in json.loads(res.stdout)["repeats"]] == ["first-2", "first-2-rerun"]
+    assert f"floor of first-2: first-2, first-2-rerun ([repeats] of {runs}" in res.stderr
+    # given RUN arguments, those are the repeats, as before
+    res = _run("floor", "--runs", runs, "first", "first-2", "-p", P, "-f", "json")
+    assert [r["name"] for r in json.loads(res.stdout)["repeats"]] == ["first", "first-2"]
+
+
+def test_floor_without_run_arguments_refuses_a_version_line(repeats):
+    tmp, _ = repeats
+    runs = tmp / "runs.toml"
+    runs.write_text('[runs]\na = ["R1.jsonl"]\nb = ["R2.jsonl"]\n')
+    res = _run("floor", "--runs", runs, "-p", P)
+    assert res.exit_code == 2
+    assert "has no [repeats] table, and its [runs] (a, b) are versions, not repeats of one model" in res.stderr
+    assert f"replicate floor --runs {runs} RUN RUN-REPEAT" in res.stderr
+    runs.write_text('[runs]\na = ["R1.jsonl"]\nb = ["R2.jsonl"]\n[repeats]\na-r = ["R3.jsonl"]\nb-r = ["R3.jsonl"]\n')
+    res = _run("floor", "--runs", runs, "-p", P)
+    assert res.exit_code == 2
+    assert (f"holds repeats of 2 runs (a, b); a floor is of one model: name its repeats as RUN arguments: "
+            f"replicate floor --runs {runs} a a-r; replicate floor --runs {runs} b b-r") in res.stderr
 
 
 def test_matrix_json_and_table(repeats):

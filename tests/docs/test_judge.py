@@ -1,4 +1,5 @@
-"""docs/audit.md and docs/concepts.md show real output: every `$ replicate ...` console block is re-run."""
+"""docs/audit.md, concepts.md, floors-and-matrices.md, items.md and worked-audit.md show real output: every
+`$ replicate ...` console block is re-run."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from replicate.cli.app import app
 from replicate.parsing import PARSERS
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "docs" / "audit.md", ROOT / "docs" / "concepts.md"]
+DOCS = [ROOT / "docs" / name for name in ("audit.md", "concepts.md", "floors-and-matrices.md", "items.md",
+                                           "worked-audit.md")]
 BLOCK = re.compile(r"```console\n\$ (replicate [^\n]*)\n(.*?)```", re.S)
 
 
