@@ -37,6 +37,7 @@ def items(
     power_move: Annotated[str, typer.Option("--power-move", help="Reference move P:Q whose power at each cell's K is shown beside P+ and P-.")] = "0.4:0.6",
     min_items: Annotated[int, typer.Option("--min-items", min=0, metavar="N", help="Flag a cell of fewer items than this (its shares are too uncertain for a verdict); the threshold edges and floors use.")] = 100,
     force: ForceOpt = False,
+    reading: Annotated[str, typer.Option("--reading", metavar="strict|loose|both", help="Which correctness to classify: the category (strict), correct_loose (loose: IFBench's loose reading), or both side by side with the items that change class.")] = "strict",
     fmt: FormatOpt = Format.table,
     strict: StrictOpt = False,
 ) -> None:
@@ -59,6 +60,9 @@ def items(
     from replicate.trials.plan import parse_move
     from replicate.trials.render import render_items
 
+    from replicate.trials.readings import ReadingsResult, analyse_readings
+    from replicate.trials.readings_render import render_readings
+
     outputs = Outputs("items", "per_item", force=force)
     if per_item is not None and not is_stdio(per_item):
         outputs.check(per_item)
@@ -66,15 +70,29 @@ def items(
     table = read_trials(trials, diagnostics=diag)
     table = _snapshots(table, diag, split=by_snapshot)
     edges = [parse_edge(e, table.models) for e in edge or ()]
-    result = analyse_items(
-        table, edges, by=by, eps=eps, alpha=alpha, ci=ci, n_null=null, seed=seed,
-        sensitivity=sensitivity, single_draw=single_draw, strata=strata, tarone=tarone,
-        power_move=parse_move(power_move, param="power_move"), min_items=min_items, diagnostics=diag,
-    )
+    move = parse_move(power_move, param="power_move")
+
+    def analyse(t):
+        return analyse_items(
+            t, edges, by=by, eps=eps, alpha=alpha, ci=ci, n_null=null, seed=seed,
+            sensitivity=sensitivity, single_draw=single_draw, strata=strata, tarone=tarone,
+            power_move=move, min_items=min_items, diagnostics=diag,
+        )
+
+    result = analyse_readings(table, reading, analyse, diagnostics=diag)
     if per_item is not None:
-        _write_jsonl(per_item, per_item_rows(result), outputs)
+        parts = (("strict", result.strict), ("loose", result.loose)) if isinstance(result, ReadingsResult) else (
+            (result.reading, result),)
+        rows = ({**row, "reading": name} if name != "strict" or len(parts) > 1 else row  # strict alone: as before
+                for name, r in parts for row in per_item_rows(r))
+        _write_jsonl(per_item, rows, outputs)
     with report_to_stderr(is_stdio(per_item)):
-        emit(result, fmt, diag, text=lambda: render_items(result, fmt), warnings=listing_text)
+        if isinstance(result, ReadingsResult):
+            both = result
+            emit(both, fmt, diag, text=lambda: render_readings(both, fmt), warnings=listing_text)
+        else:
+            one = result
+            emit(one, fmt, diag, text=lambda: render_items(one, fmt), warnings=listing_text)
 
 
 @app.command("costs")

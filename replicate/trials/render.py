@@ -77,21 +77,28 @@ def _classes(result: ItemsResult, fmt: Format) -> Section:
         if result.n_null
         else "; permutation null off"
     )
-    title = f"Item classes (eps {result.eps}, BH q <= {result.alpha}, {result.ci} 95% interval{null_note}, seed {result.seed})"
-    rows = []
-    for c in result.cells:
-        np95 = c.null_p95
-        rows.append([
-            _edge(c), _bench(c.benchmark), c.n_items,
-            _k(c.source_side), _k(c.target_side),
-            pct(c.source_side.accuracy, 1), pct(c.target_side.accuracy, 1), _signed(c.delta),
-            _obs_null(c.shares.p_plus, np95["p_plus"]), _obs_null(c.shares.p_minus, np95["p_minus"]),
-            _obs_null(c.shares.p_chg, np95["p_chg"]),
-            "-" if c.null_summary is None else f"{c.null_summary['p_value']['p_chg']:.3g}",
-            pct(c.shares.equivalent_share, 1), pct(c.shares.inconclusive_share, 1),
-        ])
-    return title, table(rows, ["edge", "benchmark", "items", "K src", "K tgt", "acc src", "acc tgt", "delta",
-                               "P+", "P-", "Pchg", "null p", "equiv", "inconcl"], fmt)
+    reading = "" if result.reading == "strict" else f"{result.reading} reading, "
+    title = f"Item classes ({reading}eps {result.eps}, BH q <= {result.alpha}, {result.ci} 95% interval{null_note}, seed {result.seed})"
+    return title, table([class_row(c) for c in result.cells], list(CLASS_HEADERS), fmt)
+
+
+#: The headers of the item-classes table, one per value of :func:`class_row`.
+CLASS_HEADERS = ("edge", "benchmark", "items", "K src", "K tgt", "acc src", "acc tgt", "delta",
+                 "P+", "P-", "Pchg", "null p", "equiv", "inconcl")
+
+
+def class_row(c) -> list:
+    """A cell's row of the item-classes table (shares with the null's 95th percentile in brackets)."""
+    np95 = c.null_p95
+    return [
+        _edge(c), _bench(c.benchmark), c.n_items,
+        _k(c.source_side), _k(c.target_side),
+        pct(c.source_side.accuracy, 1), pct(c.target_side.accuracy, 1), _signed(c.delta),
+        _obs_null(c.shares.p_plus, np95["p_plus"]), _obs_null(c.shares.p_minus, np95["p_minus"]),
+        _obs_null(c.shares.p_chg, np95["p_chg"]),
+        "-" if c.null_summary is None else f"{c.null_summary['p_value']['p_chg']:.3g}",
+        pct(c.shares.equivalent_share, 1), pct(c.shares.inconclusive_share, 1),
+    ]
 
 
 def _iv(iv) -> str:

@@ -396,6 +396,7 @@ class ItemsResult:
     tarone: bool = False
     power_move: tuple[float, float] = (0.4, 0.6)
     min_items: int = MIN_ITEMS
+    reading: str = "strict"  # the correctness read: strict (the category), or loose (correct_loose; trials/readings.py)
 
     def small_cell(self, c: CellResult) -> str | None:
         """The small-sample flag's words for a cell of fewer than ``min_items`` items, else None."""
@@ -440,6 +441,7 @@ class ItemsResult:
                 "multiple_testing": "Benjamini-Hochberg per cell, as scipy.stats.false_discovery_control",
                 "tarone": self.tarone,
                 "min_items": self.min_items,
+                "reading": self.reading,
                 "power_reference": {
                     "p": self.power_move[0],
                     "q": self.power_move[1],
