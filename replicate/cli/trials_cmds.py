@@ -95,6 +95,42 @@ def items(
             emit(one, fmt, diag, text=lambda: render_items(one, fmt), warnings=listing_text)
 
 
+@app.command("path")
+def path_cmd(
+    trials: Annotated[Path, typer.Argument(metavar="TRIALS", help=_TRIALS_HELP, show_default=False)],
+    path: Annotated[str, typer.Argument(metavar="OLD:MIDDLE:NEW", help="Three models: the direct edge OLD -> NEW and its two steps.", show_default=False)],
+    by: Annotated[str, typer.Option("--by", metavar="benchmark|none", help="Per benchmark ('benchmark') or benchmarks pooled ('none'), as in 'items'.")] = "benchmark",
+    eps: Annotated[str, typer.Option("--eps", help="Practical threshold, as in 'items'.")] = DEFAULTS.eps,
+    alpha: Annotated[float, typer.Option("--alpha", help="BH level, as in 'items'.")] = DEFAULTS.alpha,
+    ci: Annotated[str, typer.Option("--ci", metavar="METHOD", help="Interval for equivalence, as in 'items'.")] = DEFAULTS.ci,
+    per_item: Annotated[Optional[Path], typer.Option("--per-item", help="Write one JSON row per item (its three classes and the path's composition) to this file (- for standard output).")] = None,
+    fmt: FormatOpt = Format.table,
+    strict: StrictOpt = False,
+) -> None:
+    """Cancellation across an upgrade path: the direct edge OLD -> NEW against its steps OLD -> MIDDLE -> NEW.
+
+    Each edge's items are classified as 'items' classifies them (same eps, alpha, interval); per item the
+    direct class is set against the two steps' composition (improved, regressed, cancelled: down then up or
+    up then down, unflagged), with the counts, the step moves the direct edge hides and the share of the
+    direct edge's flagged change the path does not show.
+    """
+    from replicate.diagnostics import Diagnostics, listing_text
+    from replicate.inputfile import is_stdio
+    from replicate.trials.engine import analyse_items
+    from replicate.trials.load import read_trials
+    from replicate.trials.paths import analyse_path, parse_path, path_item_rows, render_path
+
+    diag = Diagnostics(strict=strict)
+    table = read_trials(trials, diagnostics=diag)
+    models = parse_path(path, table.models)
+    result = analyse_path(table, models, lambda t, edges: analyse_items(
+        t, edges, by=by, eps=eps, alpha=alpha, ci=ci, n_null=0, diagnostics=diag))
+    if per_item is not None:
+        _write_jsonl(per_item, path_item_rows(result))
+    with report_to_stderr(is_stdio(per_item)):
+        emit(result, fmt, diag, text=lambda: render_path(result, fmt), warnings=listing_text)
+
+
 @app.command("costs")
 @flags(edges="--edge", n_resamples="--replicates")
 def costs_cmd(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from replicate.output import Format, FormatArg, pct, prose, table
 from replicate.trials.readings import ReadingsResult
-from replicate.trials.render import CLASS_HEADERS, class_row, input_lines
+from replicate.trials.render import CLASS_HEADERS, LEGEND, class_row, input_lines
 
 
 def render_readings(result: ReadingsResult, fmt: FormatArg) -> str:
@@ -23,7 +23,7 @@ def render_readings(result: ReadingsResult, fmt: FormatArg) -> str:
                     f"{s.ci} 95% interval{null}, seed {s.seed})", md), table(rows, headers, fmt)]
     out.append(prose(
         "Each reading classified by the same rules and seeds: strict reads the category, loose reads "
-        "correct_loose (a trial without one is left out of the loose figures).\n", fmt))
+        "correct_loose (a trial without one is left out of the loose figures). " + LEGEND, fmt))
     mrows = []
     for m in result.moves:
         moved = sorted(((n, a, b) for (a, b), n in m.moves.items() if a != b), key=lambda x: (-x[0], x[1], x[2]))

@@ -79,12 +79,26 @@ def _classes(result: ItemsResult, fmt: Format) -> Section:
     )
     reading = "" if result.reading == "strict" else f"{result.reading} reading, "
     title = f"Item classes ({reading}eps {result.eps}, BH q <= {result.alpha}, {result.ci} 95% interval{null_note}, seed {result.seed})"
-    return title, table([class_row(c) for c in result.cells], list(CLASS_HEADERS), fmt)
+    return title, table([class_row(c) for c in result.cells], list(CLASS_HEADERS), fmt) + "\n" + prose(LEGEND, fmt)
 
 
+#: The shares' headers: the class in words, the study's symbol after it.
+IMPROVED_H, REGRESSED_H, CHANGED_H, EQUIVALENT_H, INCONCLUSIVE_H = (
+    "improved P+", "regressed P-", "changed Pchg", "equivalent", "inconclusive")
 #: The headers of the item-classes table, one per value of :func:`class_row`.
 CLASS_HEADERS = ("edge", "benchmark", "items", "K src", "K tgt", "acc src", "acc tgt", "delta",
-                 "P+", "P-", "Pchg", "null p", "equiv", "inconcl")
+                 IMPROVED_H, REGRESSED_H, CHANGED_H, "null p", EQUIVALENT_H, INCONCLUSIVE_H)
+#: What the item-classes table's words mean, printed under it.
+LEGEND = (
+    "How to read it: each item is tested on its own: Fisher's exact test on its correct and incorrect "
+    "trials, Benjamini-Hochberg across the cell's items. improved P+ / regressed P-: the share of items "
+    "reliably better / worse on the target (significant, and the per-item accuracy moved by at least eps); "
+    "changed Pchg: either; equivalent: shown not to move by eps (the 95% interval of the item's difference "
+    "lies inside -eps to +eps); inconclusive: neither, too few trials to tell. In brackets: the share a "
+    "shuffle of the two models' trials gives (95th percentile of the permutation null, what chance alone "
+    "flags); null p: how often the shuffle flags at least as many items as observed. K: non-error trials "
+    "per item; acc: mean per-item accuracy of the source (src, old) and target (tgt, new) model; delta: acc "
+    "tgt - acc src.\n")
 
 
 def class_row(c) -> list:
@@ -106,8 +120,8 @@ def _iv(iv) -> str:
 
 
 #: The shares' interval columns (header, figure), of a cell, a stratum or a sensitivity row.
-_SHARE_COLUMNS = (("P+", "p_plus"), ("P-", "p_minus"), ("Pchg", "p_chg"), ("equiv", "equivalent"),
-                  ("inconcl", "inconclusive"))
+_SHARE_COLUMNS = ((IMPROVED_H, "p_plus"), (REGRESSED_H, "p_minus"), (CHANGED_H, "p_chg"),
+                  (EQUIVALENT_H, "equivalent"), (INCONCLUSIVE_H, "inconclusive"))
 #: The interval table's columns: (header, where the interval is).
 _INTERVAL_COLUMNS = (
     ("acc src", lambda c: c.source_side.interval), ("acc tgt", lambda c: c.target_side.interval),
@@ -132,7 +146,7 @@ def _intervals(result: ItemsResult, fmt: Format) -> Section:
         return None
     keys = [f"{_edge(c)}, {_bench(c.benchmark)}" for c in result.cells]
     title = "95% intervals over items (independent items; not resampled)"
-    note = ("Shares of items (P+, P-, Pchg, equiv, inconcl): Wilson score over the cell's items. Accuracies: "
+    note = ("Shares of items (improved, regressed, changed, equivalent, inconclusive): Wilson score over the cell's items. Accuracies: "
             "normal over items; delta: the paired normal interval of the per-item differences. P+ and P- "
             "stay lower bounds on churn: their interval is that of the share this K flags, not of the share "
             "that moved.\n")
@@ -200,7 +214,7 @@ def _sensitivity(result: ItemsResult, fmt: Format) -> Section:
     keys = [f"{_edge(c)}, {_bench(c.benchmark)}, eps {r.eps}" for c, r in shown]
     columns = [(h, lambda x, f=f: x[1].intervals[f]) for h, f in _SHARE_COLUMNS]
     return "Sensitivity to eps", (
-        table(rows, ["edge", "benchmark", "eps", "P+", "P-", "Pchg", "equiv", "inconcl"], fmt)
+        table(rows, ["edge", "benchmark", "eps", IMPROVED_H, REGRESSED_H, CHANGED_H, EQUIVALENT_H, INCONCLUSIVE_H], fmt)
         + "\n95% intervals (Wilson over the cell's items):\n" + _interval_table("row", keys, shown, columns, fmt)
     )
 
@@ -249,7 +263,8 @@ def _strata(result: ItemsResult, fmt: Format) -> Section:
     small = [f"{_edge(c)}, {_bench(c.benchmark)}, {s.value}: {words}" for c, s in shown
              if (words := result.small_stratum(s)) is not None]
     return f"Strata by {result.strata_column}", (
-        table(rows, ["edge", "benchmark", result.strata_column or "", "items", "delta", "P+", "P-", "equiv", "inconcl"], fmt)
+        table(rows, ["edge", "benchmark", result.strata_column or "", "items", "delta", IMPROVED_H, REGRESSED_H, EQUIVALENT_H,
+                    INCONCLUSIVE_H], fmt)
         + "\n95% intervals over the stratum's items (shares: Wilson; delta: paired normal):\n"
         + _interval_table("stratum", keys, shown, columns, fmt)
         + "".join(f"\nWarning: {w}" for w in small) + ("\n" if small else "")

@@ -63,7 +63,7 @@ def test_every_command_reports_both_caches_alike_and_keys_its_labels(example_cop
     assert sorted(events(said, "label").values()) == ["hit", "hit", "miss", "miss"]  # ST was seen, FB not for these paths
     assert {(e["run"], e["parser"]) for e in out["label_cache"]["entries"]} == {
         (r, p) for r in (e["run"] for e in out["label_cache"]["entries"]) for p in (FB, ST)}
-    _, said = command("floor", "--runs", "runs.toml", "-p", ST)
+    _, said = command("floor", "--runs", "runs.toml", *RUNS, "-p", ST)
     assert set(events(said, "run").values()) == {"hit"} and set(events(said, "label").values()) == {"miss"}
     _, said = command("parse", a, b, "-p", ST, intervals=False)
     assert set(events(said, "run").values()) == {"hit"} and set(events(said, "label").values()) == {"hit"}

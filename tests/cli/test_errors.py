@@ -116,12 +116,12 @@ def test_windows_line_ends_read_like_unix_ones(tmp_path):
         (["parse", EXAMPLE, "-p", "nosuch@1"], "unknown parser 'nosuch@1'; registered parsers: "),
         (["parsers", "show", "nosuch"], "unknown parser 'nosuch'"),
         (["cells", "1", "2", "3", "4", "--format", "xml"], "'xml' is not one of 'table', 'markdown', 'json'"),
-        (["items", EXAMPLE], "Missing option '--edge'"),
+        (["path", EXAMPLE], "Missing argument 'OLD:MIDDLE:NEW'"),
         (["score", EXAMPLE], "Missing option '--items'"),
         (["parsers", "audit", EXAMPLE], "Missing option '--parser'"),
         (["cells", "1", "2", "3"], "Missing argument 'NEITHER'"),
     ],
-    ids=["parser", "parser-show", "format", "items-edge", "score-items", "audit-parser", "cells-arg"],
+    ids=["parser", "parser-show", "format", "path-models", "score-items", "audit-parser", "cells-arg"],
 )
 def test_usage_errors(args, fragment):
     _one_error(_run(args), fragment)

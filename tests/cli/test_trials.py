@@ -76,7 +76,7 @@ def test_items_table_and_markdown(trials):
     )
     assert "old -> new" in r.stdout and "Accuracy per model and benchmark" in r.stdout
     header, _, first = r.stdout.splitlines()[2:5]
-    assert header.split()[14:17] == ["Pchg", "null", "p"]  # no null run: its p-value is '-'
+    assert header.split()[17:20] == ["Pchg", "null", "p"]  # no null run: its p-value is '-'
     assert first.split()[-3] == "-"
     r = runner.invoke(app, ["items", str(trials), "--edge", "old:new", "--null", "0", "-f", "markdown"])
     assert r.exit_code == 0 and "| edge " in r.stdout and r.stdout.startswith("## Item classes")
