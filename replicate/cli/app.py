@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "replicate.cli.floor_cmds",
     "replicate.cli.fetch_cmds",
     "replicate.cli.trials_cmds",
+    "replicate.cli.study_cmds",
     "replicate.cli.import_cmds",
     "replicate.cli.collect_cmds",
     "replicate.cli.verify_cmds",

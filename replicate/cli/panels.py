@@ -14,7 +14,7 @@ PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Start here", ("demo",)),
     ("Audit released judge outputs", ("parse", "compare", "chain", "cells", "agreement", "floor", "matrix",
                                       "rankings", "mtbench", "pairwise")),
-    ("K-trial studies", ("plan", "screen", "collect", "score", "import", "items", "path", "costs", "repair-archive",
+    ("K-trial studies", ("plan", "screen", "draw", "collect", "score", "import", "items", "path", "costs", "repair-archive",
                          "export", "sim-server")),
     ("Verify a paper and fetch its release", ("verify", "harness-claims", "fetch")),
     ("Plugins", ("parsers", "readers", "scorers")),

@@ -283,17 +283,16 @@ def _accuracy(result: ItemsResult, fmt: Format) -> Section:
 
 def _categories(result: ItemsResult, fmt: Format) -> Section:
     """Every model's responses per benchmark in the six categories, as counts and shares of its trials."""
-    from replicate.trials.load import CATEGORIES
-
+    categories = list(result.accuracy[0].categories) if result.accuracy else []  # in the table's order
     rows = []
     for a in result.accuracy:
         shares = [f"{a.categories.get(c, 0)} ({pct(a.categories.get(c, 0) / a.trials if a.trials else None, 1)})"
-                  for c in CATEGORIES]
+                  for c in categories]
         rows.append([a.model, a.benchmark, a.trials, *shares])
     note = ("Trials per category (share of the model's trials on the benchmark). Accuracy above is over the "
             "non-error trials: an api_error leaves the denominator; format failures, refusals and "
             "truncations count as failures.\n")
-    return "Responses per category (trials)", table(rows, ["model", "benchmark", "trials", *CATEGORIES], fmt) + "\n" + prose(note, fmt)
+    return "Responses per category (trials)", table(rows, ["model", "benchmark", "trials", *categories], fmt) + "\n" + prose(note, fmt)
 
 
 def _k(side) -> str:
