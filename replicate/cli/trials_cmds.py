@@ -37,6 +37,7 @@ def items(
     power_move: Annotated[str, typer.Option("--power-move", help="Reference move P:Q whose power at each cell's K is shown beside P+ and P-.")] = "0.4:0.6",
     min_items: Annotated[int, typer.Option("--min-items", min=0, metavar="N", help="Flag a cell of fewer items than this (its shares are too uncertain for a verdict); the threshold edges and floors use.")] = 100,
     force: ForceOpt = False,
+    plots: Annotated[Optional[Path], typer.Option("--plots", metavar="DIR", help="Draw P+ and P- beside delta per edge and benchmark, with their 95% intervals, as PNG and SVG into DIR (needs the plots extra).")] = None,
     reading: Annotated[str, typer.Option("--reading", metavar="strict|loose|both", help="Which correctness to classify: the category (strict), correct_loose (loose: IFBench's loose reading), or both side by side with the items that change class.")] = "strict",
     fmt: FormatOpt = Format.table,
     strict: StrictOpt = False,
@@ -86,6 +87,13 @@ def items(
         rows = ({**row, "reading": name} if name != "strict" or len(parts) > 1 else row  # strict alone: as before
                 for name, r in parts for row in per_item_rows(r))
         _write_jsonl(per_item, rows, outputs)
+    if plots is not None:
+        from replicate.cli.base import warn
+        from replicate.trials.items_plots import draw_items_plots
+
+        drawn = result.strict if isinstance(result, ReadingsResult) else result
+        files, why = draw_items_plots(drawn, plots, force=force)
+        warn(f"plots: {why}" if why else f"wrote {len(files)} figure files to {plots}")
     with report_to_stderr(is_stdio(per_item)):
         if isinstance(result, ReadingsResult):
             both = result

@@ -14,6 +14,7 @@ Without matplotlib the note says how to get them.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Callable
 
 from replicate.outfile import Outputs
 from replicate.verify.note import PLOTS_HINT, Figures
@@ -30,34 +31,48 @@ NO_EDGES = "No claim names an edge, so there is nothing to plot."
 _COLOURS = {"both": "#4c956c", "only_old": "#d1495b", "only_new": "#2e86ab", "neither": "#9e9e9e"}
 
 
-def figure_paths(out: str | Path) -> list[Path]:
-    """The figure files beside the note ``out``: its stem with ``-regression`` and ``-cells``, PNG and SVG."""
+def figure_paths(out: str | Path, *, judge: bool = True, trials: bool = False) -> list[Path]:
+    """The figure files beside the note ``out``: its stem with ``-regression`` and ``-cells`` (judge edges) and
+    ``-items-shares`` (trial cells), PNG and SVG."""
     stem = Path(out).with_suffix("")
-    return [Path(f"{stem}-{suffix}.{ext}") for suffix in ("regression", "cells") for ext in ("png", "svg")]
+    suffixes = (("regression", "cells") if judge else ()) + (("items-shares",) if trials else ())
+    return [Path(f"{stem}-{suffix}.{ext}") for suffix in suffixes for ext in ("png", "svg")]
 
 
 def figures_for(v: Verification, out: str | Path, *, draw: bool = True, outputs: Outputs | None = None) -> Figures:
     """Draw the figures beside ``out`` (the note's path) or say why they were not drawn.
 
     Written through ``outputs`` (default: 'replicate verify''s, without force): an existing figure file is
-    replaced only when it is that command's earlier output; both names are checked before either is drawn.
+    replaced only when it is that command's earlier output; every name is checked before any is drawn.
+    The judge edges give two figures; the trial cells the claims name give the K-trial figure of
+    ``replicate items --plots`` (P+ and P- beside delta).
     """
     if not draw:
         return Figures(reason=NOT_ASKED)
-    if not v.runs.edges:
+    trials = v.part("trials")
+    trial_cells = trials.cells if trials is not None else ()
+    judge = bool(v.runs is not None and v.runs.edges)
+    if not judge and not trial_cells:
         return Figures(reason=NO_EDGES)
     try:
         from matplotlib.figure import Figure
     except ImportError:
         return Figures(reason=NO_MATPLOTLIB)
     outputs = outputs if outputs is not None else Outputs("verify", "out")
-    paths = figure_paths(out)
+    paths = figure_paths(out, judge=judge, trials=bool(trial_cells))
     outputs.check(*paths)
+    drawn: list[tuple[str, Callable[[Any, Verification], None], tuple[float, float]]] = []
+    if judge:
+        drawn += [("Regression rate against the independent-errors rate, per edge", _regression, (7.0, 4.8)),
+                  ("Four cells per edge, as shares of shared items", _cells, (8.0, 0.6 * len(v.runs.edges) + 1.8))]
+    if trial_cells:
+        from replicate.trials.items_plots import draw_shares
+
+        drawn.append(("Items reliably improved (P+) and regressed (P-) beside the mean change, per edge and benchmark",
+                      lambda fig, _v: draw_shares(fig, trial_cells), (max(6.0, 1.2 * len(trial_cells) + 2), 4.5)))
     files = []
-    for (title, draw_fn, size), (png, svg) in zip((
-        ("Regression rate against the independent-errors rate, per edge", _regression, (7, 4.8)),
-        ("Four cells per edge, as shares of shared items", _cells, (8, 0.6 * len(v.runs.edges) + 1.8)),
-    ), (paths[:2], paths[2:])):
+    for k, (title, draw_fn, size) in enumerate(drawn):
+        png, svg = paths[2 * k], paths[2 * k + 1]
         fig = Figure(figsize=size)
         draw_fn(fig, v)
         fig.tight_layout()

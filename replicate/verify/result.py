@@ -153,6 +153,7 @@ class TrialsVerification(PartBase):
     tables: tuple[TableInfo, ...]
     replications: tuple[ReplicationReport, ...] = ()
     warnings: dict[str, Any] = field(default_factory=dict)
+    cells: tuple[Any, ...] = ()  # the released cells (trials.results.CellResult) the claims name, for the figure
     name = "trials"
 
     @property

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from replicate.diagnostics import Diagnostics
-from replicate.errors import BadInput
+from replicate.errors import BadInput, UsageError
 from replicate.trials.fresh import Agreement, agreement, collection_provenance, released_on_shared, shared_items
 from replicate.trials.load import TrialsTable
 from replicate.verify.claims import TrialsPart
@@ -115,4 +115,14 @@ def check_trials(
         reports.append(ReplicationReport(name, prov, tuple(seen.values())))
     infos = [_info(n, "released", t, root) for n, t in tables.items()]
     infos += [_info(n, "fresh", t, root, (given or {}).get(n)) for n, t in fresh.items()]
-    return Trials(tuple(results), tuple(infos), tuple(reports), diag.to_json())
+    named = [c for c in part.claims if c.spec.scope == "cell" and c.edge and c.trials not in fresh]
+    cells = tuple(dict.fromkeys(x for x in (_cell_or_none(rc, c) for c in named) if x is not None))
+    return Trials(tuple(results), tuple(infos), tuple(reports), diag.to_json(), cells)
+
+
+def _cell_or_none(rc: TrialsRecomputer, c: Any) -> Any:
+    """The released cell a claim names, or None where it cannot be computed (the claim says why)."""
+    try:
+        return rc.cell(c)
+    except (KeyError, UsageError):
+        return None

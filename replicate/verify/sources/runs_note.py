@@ -272,14 +272,22 @@ def runs(v: RunsVerification) -> list[str]:
     return out
 
 
-def figures_section(fig: Any) -> list[str]:
-    """``## Figures``: the figures drawn beside the note (:class:`replicate.verify.note.Figures`), or why not."""
+#: The file suffix of the K-trial figure (shown by the trials part; every other figure is the runs part's).
+TRIAL_FIGURE = "-items-shares.png"
+
+
+def figures_section(fig: Any, *, part: str = "runs") -> list[str]:
+    """``## Figures``: the figures drawn beside the note (:class:`replicate.verify.note.Figures`) that are the
+    ``part``'s (``runs`` or ``trials``), or why not."""
     out = ["## Figures", ""]
     if fig is None or (not fig.files and fig.reason is None):
         return out + ["Figures are drawn beside the note when it is written with `--out`.", ""]
     if fig.reason is not None:
         return out + [fig.reason, ""]
-    for title, png_name, svg_name in fig.files:
+    files = [f for f in fig.files if f[1].endswith(TRIAL_FIGURE) == (part == "trials")]
+    if not files:
+        return out + ["No claim names an edge, so there is nothing to plot.", ""]
+    for title, png_name, svg_name in files:
         png, svg = quote(png_name), quote(svg_name)  # file names from --out: a link destination, percent-encoded
         out += [f"![{md_text(title)}]({png})", "", f"{md_text(title)} ([PNG]({png}), [SVG]({svg}))", ""]
     return out

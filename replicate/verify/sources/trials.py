@@ -6,6 +6,7 @@ from typing import Any
 
 from replicate.output import md_text
 from replicate.verify.result import TrialsVerification
+from replicate.verify.sources.runs_note import figures_section
 from replicate.verify.sources.trials_note import trial_sections, trial_table
 
 
@@ -19,7 +20,11 @@ class Trials(TrialsVerification):
         return [f"Check failed: {len(self.failed)} trial claim(s) mismatch or do not replicate: {ids}."]
 
     def note_sections(self, stage: str, root: str, figures: Any) -> list[str]:
-        return trial_sections(self) if stage == "claims" else []
+        if stage == "claims":
+            return trial_sections(self)
+        if stage == "closing" and self.cells:  # P+ and P- beside delta for the cells the claims name
+            return figures_section(figures, part="trials")
+        return []
 
     def table(self, fmt: Any) -> list[str]:
         return [trial_table(self, fmt).rstrip("\n")]
