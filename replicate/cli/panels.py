@@ -13,7 +13,7 @@ from __future__ import annotations
 PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Start here", ("demo",)),
     ("Audit released judge outputs", ("parse", "compare", "chain", "cells", "agreement", "floor", "matrix",
-                                      "rankings", "mtbench", "pairwise")),
+                                      "rankings", "mtbench", "pairwise", "regrade")),
     ("K-trial studies", ("plan", "screen", "draw", "collect", "score", "import", "items", "path", "costs", "repair-archive",
                          "export", "sim-server")),
     ("Verify a paper and fetch its release", ("verify", "harness-claims", "fetch")),

@@ -57,6 +57,8 @@ NO_JUDGE_RATES: dict[str, str] = {
     "scorers list": "lists scorers", "scorers show": "shows a scorer's rules",
     "rankings": "rank correlations of system orderings over TREC runs, not judge rates; each carries its topic-bootstrap "
                 "interval (checked in tests/cli/test_rankings.py on runs it generates)",
+    "regrade": "a sample size and the precision a simulation gives it (a plan, not an estimate from the data); "
+               "tests/stats/test_regrade.py checks it",
     "draw": "writes a seeded item sample and its record (no figures)",
     "path": "counts of items by class on an upgrade path's three edges (each class decided as 'items' decides "
             "it, whose shares carry their intervals); its two hidden shares are ratios of those counts, printed "
