@@ -59,10 +59,9 @@ def items(
     from replicate.trials.engine import analyse_items, parse_edge, per_item_rows
     from replicate.trials.load import read_trials
     from replicate.trials.plan import parse_move
-    from replicate.trials.render import render_items
-
     from replicate.trials.readings import ReadingsResult, analyse_readings
     from replicate.trials.readings_render import render_readings
+    from replicate.trials.render import render_items
 
     outputs = Outputs("items", "per_item", force=force)
     if per_item is not None and not is_stdio(per_item):

@@ -19,7 +19,15 @@ from replicate.errors import Message, Param, UsageError
 from replicate.judge.align import align
 from replicate.judge.model import KEY_SEP, LabelledRun
 from replicate.parsing import UNPARSED
-from replicate.stats.regrade import METRICS, Pool, analytic_n, icc_anova, simulated_half_width, simulated_n, stratified_sample
+from replicate.stats.regrade import (
+    METRICS,
+    Pool,
+    analytic_n,
+    icc_anova,
+    simulated_half_width,
+    simulated_n,
+    stratified_sample,
+)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import numpy as np
 from replicate.diagnostics import Diagnostics
 from replicate.errors import Message, Param, UsageError
 from replicate.stats.classify import CLASSES
-from replicate.trials.load import API_ERROR, CORRECT, CATEGORIES, TrialsTable
+from replicate.trials.load import API_ERROR, CATEGORIES, CORRECT, TrialsTable
 from replicate.trials.results import CellResult, ItemsResult
 
 Reading = Literal["strict", "loose", "both"]
