@@ -75,7 +75,7 @@ def test_shell_completion_script_and_completions(monkeypatch):
     monkeypatch.setenv("COMP_WORDS", "replicate par")
     monkeypatch.setenv("COMP_CWORD", "1")
     r = CliRunner().invoke(app, [], prog_name="replicate")
-    assert r.stdout.split() == ["parse", "path", "parsers"]
+    assert r.stdout.split() == ["parse", "parsers"]
 
 
 def test_root_help_groups_every_command_in_a_panel():
