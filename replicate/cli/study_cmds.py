@@ -21,7 +21,7 @@ def draw_cmd(
     strata: Annotated[Optional[str], typer.Option("--strata", metavar="FIELD", help="Stratify by this field (top level, else in the item's metadata), allocating in proportion to each value's items.")] = None,
     where: Annotated[Optional[list[str]], typer.Option("--where", metavar="FIELD=VALUE", help="Draw only from the items whose FIELD is VALUE, e.g. benchmark=omni-math or difficulty=hard; repeatable (all must hold).")] = None,
     id_field: Annotated[str, typer.Option("--id-field", metavar="FIELD", help="The field naming each item (unique).")] = "id",
-    force: Annotated[bool, typer.Option("--force", help="Overwrite OUT and its record if they exist.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace OUT and its record even when they are not an earlier draw's output.")] = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Draw a study's item sample: seeded, stratified by a metadata field, written with its seed and source hash.
@@ -50,7 +50,7 @@ def regrade_cmd(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the simulation and of the draw; recorded.")] = 0,
     n: Annotated[Optional[int], typer.Option("--n", "-n", metavar="N", help="Draw this many pairs (default: the recommended n).", show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", metavar="SAMPLE.csv", help="Write the drawn pairs (key fields and an empty human_grade column) here, and the draw's record beside it.", show_default=False)] = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite --out and its record if they exist.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace --out and its record even when they are not an earlier regrade's output.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Treat warnings about the input as errors.")] = False,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -69,7 +69,7 @@ def regrade_cmd(
     from replicate.cli.judge_options import load, need_parser
     from replicate.judge.regrade import draw_sample, plan_regrade, render_regrade
     from replicate.judge.select import select_runs
-    from replicate.trials.draw import write_whole
+    from replicate.outfile import Outputs
 
     sel = select_runs([old, new], runs_file)
     loaded = load(sel.specs, None, None, None, strict, parser=parser, parsers=[parser] if parser else [])
@@ -86,14 +86,13 @@ def regrade_cmd(
         if size is None:
             raise UsageError("no n reaches --precision on this pool: give --n to draw anyway")
         side = out.with_name(out.name + ".draw.json")
-        for f in (out, side):
-            if f.exists() and not force:
-                raise UsageError(f"--out {f} exists: pass --force to overwrite it")
+        outputs = Outputs("regrade", "out", force=force)
+        outputs.check(out, side)
         data, record = draw_sample(pool, keys, size, seed=seed, key_names=plan.key_names)
         sources = [{"path": str(p), "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
                    for s in sel.specs for p in s.paths]
         record = {"out": str(out), **record, "old": plan.old, "new": plan.new, "parser": plan.parser, "sources": sources}
-        write_whole(out, data)
-        write_whole(side, json.dumps(record, indent=2).encode() + b"\n")
+        outputs.write(out, data)
+        outputs.write(side, json.dumps(record, indent=2).encode() + b"\n")
         plan = replace(plan, draw={k: v for k, v in record.items() if k != "keys"})
     emit(plan, fmt, text=lambda: render_regrade(plan, fmt))

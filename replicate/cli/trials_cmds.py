@@ -111,6 +111,7 @@ def path_cmd(
     alpha: Annotated[float, typer.Option("--alpha", help="BH level, as in 'items'.")] = DEFAULTS.alpha,
     ci: Annotated[str, typer.Option("--ci", metavar="METHOD", help="Interval for equivalence, as in 'items'.")] = DEFAULTS.ci,
     per_item: Annotated[Optional[Path], typer.Option("--per-item", help="Write one JSON row per item (its three classes and the path's composition) to this file (- for standard output).")] = None,
+    force: ForceOpt = False,
     fmt: FormatOpt = Format.table,
     strict: StrictOpt = False,
 ) -> None:
@@ -123,17 +124,21 @@ def path_cmd(
     """
     from replicate.diagnostics import Diagnostics, listing_text
     from replicate.inputfile import is_stdio
+    from replicate.outfile import Outputs
     from replicate.trials.engine import analyse_items
     from replicate.trials.load import read_trials
     from replicate.trials.paths import analyse_path, parse_path, path_item_rows, render_path
 
+    outputs = Outputs("path", "per_item", force=force)
+    if per_item is not None and not is_stdio(per_item):
+        outputs.check(per_item)
     diag = Diagnostics(strict=strict)
     table = read_trials(trials, diagnostics=diag)
     models = parse_path(path, table.models)
     result = analyse_path(table, models, lambda t, edges: analyse_items(
         t, edges, by=by, eps=eps, alpha=alpha, ci=ci, n_null=0, diagnostics=diag))
     if per_item is not None:
-        _write_jsonl(per_item, path_item_rows(result))
+        _write_jsonl(per_item, path_item_rows(result), outputs)
     with report_to_stderr(is_stdio(per_item)):
         emit(result, fmt, diag, text=lambda: render_path(result, fmt), warnings=listing_text)
 

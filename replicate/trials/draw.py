@@ -170,39 +170,27 @@ def draw_items(
     return result, data
 
 
-def write_whole(path: Path, data: bytes) -> None:
-    """``data`` to a temporary file beside ``path``, fsynced, renamed over it: whole or not at all."""
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise BadInput(f"cannot write: {exc.strerror or exc}", path=path) from None
-
-
 def manifest_path(out: Path) -> Path:
     return out.with_name(out.name + ".draw.json")
 
 
 def write_draw(result: DrawResult, data: bytes, out: str | os.PathLike[str], *, force: bool = False) -> DrawResult:
-    """Write the drawn items to ``out`` and the draw's record to ``OUT.draw.json``; existing files need ``force``."""
+    """Write the drawn items to ``out`` and the draw's record to ``OUT.draw.json`` through the one writer: a file
+    there is replaced only when it is an earlier 'replicate draw' output, or with ``force``."""
     import dataclasses
     import hashlib
 
+    from replicate.outfile import Outputs
+
     out = Path(out)
     side = manifest_path(out)
-    for f in (out, side):
-        if f.exists() and not force:
-            raise UsageError(Message(Param("out"), f" {f} exists: pass ", Param("force"), " to overwrite it"))
+    outputs = Outputs("draw", "out", force=force)
+    outputs.check(out, side)
     if out.resolve() == Path(result.source.path).resolve():
         raise UsageError(Message(Param("out"), " is the source items file; write the sample elsewhere"))
     done = dataclasses.replace(result, out=str(out), out_sha256=hashlib.sha256(data).hexdigest())
-    write_whole(out, data)
-    write_whole(side, orjson.dumps(done.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
+    outputs.write(out, data)
+    outputs.write(side, orjson.dumps(done.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
     return done
 
 

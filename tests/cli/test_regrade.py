@@ -39,8 +39,11 @@ def test_regrade_sizes_and_draws_a_blind_stratified_sample(tmp_path):
     again = tmp_path / "again.csv"
     assert runner.invoke(app, [*ARGS, "--out", str(again)]).exit_code == 0
     assert again.read_bytes() == out.read_bytes()
-    r = runner.invoke(app, [*ARGS, "--out", str(out)])
-    assert r.exit_code == 2 and "exists: pass --force" in r.stderr
+    other = tmp_path / "grades.csv"
+    other.write_text("someone's grades\n")
+    r = runner.invoke(app, [*ARGS, "--out", str(other)])
+    assert r.exit_code == 2 and "exists and was not written by an earlier 'replicate regrade'" in r.stderr
+    assert other.read_text() == "someone's grades\n"
 
 
 def test_regrade_says_when_no_n_is_enough(tmp_path):

@@ -70,12 +70,15 @@ def test_draw_writes_the_source_lines_and_a_record_that_draws_them_again(tmp_pat
     again[again.index("--out") + 1] = str(tmp_path / "again.jsonl")
     assert runner.invoke(app, again).exit_code == 0
     assert (tmp_path / "again.jsonl").read_bytes() == out.read_bytes()
-    # another seed, another sample; an existing OUT needs --force
+    # another seed, another sample: draw's own earlier output is replaced; a file of another origin needs --force
     r = runner.invoke(app, ["draw", str(src), "--n", "12", "--strata", "difficulty", "--seed", "6", "--out", str(out)])
-    assert r.exit_code == 2 and "--out" in r.stderr and "exists: pass --force" in r.stderr
-    r = runner.invoke(app, ["draw", str(src), "--n", "12", "--strata", "difficulty", "--seed", "6", "--out", str(out),
-                            "--force"])
     assert r.exit_code == 0 and out.read_bytes() != b"".join(drawn)
+    other = tmp_path / "mine.jsonl"
+    other.write_text("not a draw\n")
+    r = runner.invoke(app, ["draw", str(src), "--n", "12", "--out", str(other)])
+    assert r.exit_code == 2 and "exists and was not written by an earlier 'replicate draw'" in r.stderr
+    assert other.read_text() == "not a draw\n"
+    assert runner.invoke(app, ["draw", str(src), "--n", "12", "--out", str(other), "--force"]).exit_code == 0
 
 
 def test_where_filters_before_drawing_and_errors_name_the_line(tmp_path):
