@@ -24,7 +24,7 @@ import inspect
 import re
 from typing import Any, Iterator
 
-from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
+from replicate.reading import Match, Reader, ReadOptions, Record, Source, SourceRule, first_line
 from replicate.readkit import describe, first_json, key_text
 from replicate.readkit_records import json_objects
 from replicate_parsers.arena_hard import SPELLINGS, VERDICTS
@@ -32,6 +32,9 @@ from replicate_parsers.arena_hard import SPELLINGS, VERDICTS
 #: The question id field of each layout, in the order looked for.
 _ID_FIELDS = (("question_id", "v0.1"), ("uid", "v2.0"))
 _KEY_NAMES = ("question_id", "model", "game")
+#: show_result.py leaves a game without a verdict out of the battles (v0.1) or its whole record (v2.0).
+_RULE = SourceRule("intersect", "Arena-Hard-Auto's show_result.py leaves a game without a verdict out of its battles "
+                                "(v2.0: the question's whole record)")
 # A first line longer than the sniffed head (two prompts with long answers) cannot be parsed;
 # both releases write json.dumps of a dict whose id comes first and whose games list follows.
 _HEAD = re.compile(rb'^\{"(?:question_id|uid)": .{0,4000}?"games": \[', re.DOTALL)
@@ -207,6 +210,7 @@ ARENA_HARD_JUDGMENT = Reader(
     options=(),
     streams=True,
     parsers=("arena-hard@1", "arena-hard-last@1"),
+    source_rule=_RULE,
 )
 
 ARENA_HARD_SCORE = Reader(
@@ -223,6 +227,7 @@ ARENA_HARD_SCORE = Reader(
     details=inspect.cleandoc(_score_records.__doc__ or ""),
     options=(),
     streams=True,
+    source_rule=_RULE,
 )
 
 #: The entry point ``arena_hard = "replicate_parsers.arena_hard_judgment:READERS"`` loads this list.

@@ -15,13 +15,17 @@ from __future__ import annotations
 import inspect
 from typing import Iterator
 
-from replicate.reading import Match, Reader, ReadOptions, Record, Source
+from replicate.reading import Match, Reader, ReadOptions, Record, Source, SourceRule
 from replicate.readkit import describe, first_json, key_text
 from replicate.readkit_records import json_objects
 from replicate_parsers.mtbench import PAIR_VERDICTS
 
 _IDS = ("question_id", "model_1", "model_2", "turn")
 _GAMES = ("g1_judgment", "g2_judgment")
+#: show_result.py's rules: a pairwise record with an "error" winner in either game is dropped, a rating of -1 too.
+_PAIR_RULE = SourceRule("intersect", "FastChat's show_result.py drops a pairwise record whose winner in either game "
+                                     "is 'error' (no verdict found)")
+_SINGLE_RULE = SourceRule("intersect", "FastChat's show_result.py drops a rating of -1 (none found) from its mean")
 
 
 def _sniff_pair(head: bytes, options: ReadOptions) -> Match:
@@ -175,6 +179,7 @@ FASTCHAT_PAIR = Reader(
     options=(),
     streams=True,
     parsers=("mtbench-pair@1", "mtbench-pair-scores@1"),
+    source_rule=_PAIR_RULE,
 )
 
 FASTCHAT_WINNERS = Reader(
@@ -191,6 +196,7 @@ FASTCHAT_WINNERS = Reader(
     details=inspect.cleandoc(_winner_records.__doc__ or ""),
     options=(),
     streams=True,
+    source_rule=_PAIR_RULE,
 )
 
 FASTCHAT_SINGLE = Reader(
@@ -206,6 +212,7 @@ FASTCHAT_SINGLE = Reader(
     options=(),
     streams=True,
     parsers=("mtbench-single@2", "mtbench-single@1"),
+    source_rule=_SINGLE_RULE,
 )
 
 #: The entry point ``fastchat = "replicate_parsers.fastchat:READERS"`` loads this list.

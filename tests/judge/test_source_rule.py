@@ -308,3 +308,104 @@ def test_agreement_of_verdicts_with_their_constant_gold_is_refused_saying_why(pa
         "the comparison; --pairs sets the runs' verdicts against each other")
     out = json.loads(_run("agreement", *pair, "--replicates", "0", "--pairs", "-f", "json").stdout)
     assert all("gold" not in (row["left"], row["right"]) for row in out["rows"])
+
+
+def _long_named_runs(tmp_path, pair):
+    """runs.toml naming three runs (copies of the pair), two with names past the 32 characters a table shows."""
+    long_a = tmp_path / ("a-model-whose-name-runs-on-and-on-past-any-table-" + "x" * 20 + ".jsonl")
+    long_c = tmp_path / ("a-model-whose-name-runs-on-and-on-past-any-table-" + "y" * 20 + ".jsonl")
+    long_a.write_bytes(pair[0].read_bytes())
+    long_c.write_bytes(pair[0].read_bytes())
+    toml = tmp_path / "runs.toml"
+    toml.write_text(f'[runs]\n"{long_a.stem}" = ["{long_a.name}"]\nB = ["{pair[1].relative_to(tmp_path)}"]\n'
+                    f'"{long_c.stem}" = ["{long_c.name}"]\n', encoding="utf-8")
+    legend = (f"names shortened in the tables: a-model-whose-name-runs-on-an... = {long_a.stem}; "
+              f"a-model-whose-name-runs-on-a...2 = {long_c.stem}")
+    return toml, (long_a.stem, long_c.stem), legend
+
+
+@pytest.mark.parametrize("command", ["floor", "matrix"])
+def test_floor_and_matrix_shorten_long_names_with_the_legend_of_compare_and_chain(tmp_path, pair, command):
+    toml, (a, c), legend = _long_named_runs(tmp_path, pair)
+    text = _run(command, "--runs", toml, "--replicates", "0", env={"COLUMNS": "1000"})
+    assert text.exit_code == 0, text.output
+    md = _run(command, "--runs", toml, "--replicates", "0", "-f", "markdown").stdout
+    for out in (text.stdout, md):
+        assert legend in out.splitlines()
+        rows = [line for line in out.splitlines() if "a-model-whose-name-runs-on-an..." in line]
+        assert rows and all("runs-on-and-on-past" not in row for row in rows if not row.startswith(("names", "#")))
+    # the table rows name the runs shortened (floor: the repeats' table; matrix: the baselines and each matrix)
+    first = "a-model-whose-name-runs-on-an..."
+    if command == "floor":
+        assert any(line.split()[:2] == [first, "200"] for line in text.stdout.splitlines())
+    else:
+        assert any(line.split()[:3] == ["1", first, "200"] for line in text.stdout.splitlines())
+        assert any(line.split()[:2] == ["1", first] and "·" in line for line in text.stdout.splitlines())
+    js = json.loads(_run(command, "--runs", toml, "--replicates", "0", "-f", "json").stdout)
+    assert a in json.dumps(js) and c in json.dumps(js) and "..." not in json.dumps(js)  # JSON keeps full names
+
+
+def _fastchat_single(tmp_path):
+    """A FastChat single-answer file as gen_judgment.py writes it (score -1 where it found no rating) and a
+    gold rating for every judgment."""
+    def single(qid, model, turn, judgment, score):
+        return {"question_id": qid, "model": model, "judge": ["gpt-4", "single-v1"], "user_prompt": "...",
+                "judgment": judgment, "score": score, "turn": turn, "tstamp": 1.0}
+
+    rows = [single(81, "m1", 1, "Rating: [[8]]", 8), single(81, "m1", 2, "I cannot rate this.", -1),
+            single(82, "m1", 1, "[[3]]", 3), single(82, "m1", 2, "Rating: [7]", 7),
+            single(81, "m2", 1, "no verdict", -1), single(81, "m2", 2, "[[10]]", 10)]
+    path, gold = tmp_path / "gpt-4_single.jsonl", tmp_path / "human.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    gold.write_text("".join(json.dumps({"question_id": r["question_id"], "model": r["model"], "turn": r["turn"],
+                                        "rating": 8}) + "\n" for r in rows), encoding="utf-8")
+    return path, gold
+
+
+FASTCHAT_RULE = "fastchat-single@1: FastChat's show_result.py drops a rating of -1 (none found) from its mean"
+
+
+def test_fastchat_single_defaults_to_show_results_denominator_and_says_a_departure(tmp_path):
+    path, gold = _fastchat_single(tmp_path)
+    scores = [json.loads(line)["score"] for line in path.read_text(encoding="utf-8").splitlines()]
+    rated = sum(s != -1 for s in scores)  # show_result.py: df[df["score"] != -1], then the mean
+    args = ("parse", path, "-p", "mtbench-single@2", "--gold", gold, "--key-field", "question_id",
+            "--key-field", "model", "--key-field", "turn", "--gold-field", "rating", "--replicates", "0")
+    run = json.loads(_run(*args, "-f", "json").stdout)["runs"][0]
+    assert (run["accuracy"]["counted"], run["accuracy"]["correct"]) == (rated, 1) == (4, 1)
+    assert run["unparsed_rule"] == {"policy": "intersect", "source_rule": "intersect",
+                                    "source_rule_says": {"fastchat-single@1": FASTCHAT_RULE[19:]},
+                                    "given": False, "departs_from_source": False}
+    wrong = json.loads(_run(*args, "--unparsed", "wrong", "-f", "json").stdout)["runs"][0]
+    assert wrong["accuracy"]["counted"] == len(scores) == 6 and wrong["unparsed_rule"]["departs_from_source"] is True
+    text = " ".join(_run(*args, "--unparsed", "wrong", env={"COLUMNS": "1000"}).stdout.split())
+    assert ("unparsed policy: wrong (an unparsed output counts as wrong): a DEPARTURE from the source's rule, "
+            f"intersect ({FASTCHAT_RULE}): --unparsed wrong was chosen, so these figures are not the harness's own "
+            "(--unparsed intersect gives them)") in text
+
+
+PAIR_RULE = "FastChat's show_result.py drops a pairwise record whose winner in either game is 'error' (no verdict found)"
+ARENA_RULE = ("Arena-Hard-Auto's show_result.py leaves a game without a verdict out of its battles "
+              "(v2.0: the question's whole record)")
+
+
+@pytest.mark.parametrize(("path", "reader", "parser", "rule"), [
+    (DATA / "fastchat" / "gpt-4_pair.jsonl", "fastchat-pair@1", "mtbench-pair@1", PAIR_RULE),
+    (DATA / "fastchat" / "gpt-4_pair.jsonl", "fastchat-pair-winners@1", None, PAIR_RULE),
+    (None, "arena-hard-judgment@1", "arena-hard@1", ARENA_RULE),
+    (None, "arena-hard-score@1", None, ARENA_RULE),
+])
+def test_fastchat_pairs_and_arena_hard_declare_show_results_rule(tmp_path, path, reader, parser, rule):
+    if path is None:  # an Arena-Hard-Auto v0.1 judgment file: two games a question, one without a verdict
+        games = [[("[[A>B]]", "A>B"), ("[[B>A]]", "B>A")], [("[[A=B]]", "A=B"), ("no verdict here", None)]]
+        path = tmp_path / "gpt-4-0613.jsonl"
+        path.write_text("".join(json.dumps({"question_id": f"q{k}", "model": "gpt-4-0613", "judge": "gpt-4-1106-preview",
+                                            "games": [{"user_prompt": "...", "judgment": j, "score": sc}
+                                                      for j, sc in g]}) + "\n"
+                                for k, g in enumerate(games)), encoding="utf-8")
+    args = ["parse", path, "--reader", reader, "--replicates", "0", *(["-p", parser] if parser else [])]
+    (out,) = json.loads(_run(*args, "-f", "json").stdout)["runs"]
+    assert out["unparsed_rule"] == {"policy": "intersect", "source_rule": "intersect",
+                                    "source_rule_says": {reader: rule}, "given": False, "departs_from_source": False}
+    text = " ".join(_run(*args, "--unparsed", "wrong", env={"COLUMNS": "1000"}).stdout.split())
+    assert f"a DEPARTURE from the source's rule, intersect ({reader}: {rule})" in text

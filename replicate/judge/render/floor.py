@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from replicate.judge.floor import FAR_BEYOND_FACTOR, EdgeCheck, Floor, MainCheck, Placement, Span
-from replicate.judge.render import figures_table, heading
+from replicate.judge.render import figures_table, heading, names_legend, short_names
 from replicate.judge.render.errors import interval_cell, with_interval
 from replicate.output import Format, FormatArg, fit_width, num, pct, table
 
@@ -109,7 +109,7 @@ def _by_number(fl: Floor, fmt: Format) -> bool:
     width = fit_width()
     if fmt is not Format.table or width is None or not fl.names:
         return False
-    return 2 * (max(map(len, fl.names)) + 2) > width // 3
+    return 2 * (max(map(len, short_names(fl.names).values())) + 2) > width // 3
 
 
 def floor_text(fl: Floor, fmt: FormatArg) -> str:
@@ -121,8 +121,9 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
     )
     numbered = _by_number(fl, fmt)
     number = {name: str(k) for k, name in enumerate(fl.names, 1)}
+    short = short_names(fl.names)
     rows = [
-        [*([number[r.name]] if numbered else []), r.name, r.items, r.dropped, r.unparsed, r.n,
+        [*([number[r.name]] if numbered else []), short[r.name], r.items, r.dropped, r.unparsed, r.n,
          with_interval(pct(r.em), None if r.interval is None else r.interval["em"], "em")]
         for r in fl.repeats
     ]
@@ -130,12 +131,15 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
     out.append(table(rows, headers, fmt, keep=2 if numbered else 1))
     if numbered:
         out.append("The pairs below name the repeats by number (#).\n")
+    legend = names_legend(short)
+    if legend:
+        out.append(legend + "\n")
     if fl.items_differ:
         out.append(
             "Note: the repeats cover different items; every figure here uses the "
             f"{fl.shared_items} items all of them have (see 'not shared').\n"
         )
-    name = number.__getitem__ if numbered else str
+    name = number.__getitem__ if numbered else short.__getitem__
     rows = [
         [name(p.old), name(p.new), p.n, p.cells.both, p.cells.only_old, p.cells.only_new, p.cells.neither,
          pct(p.regression_rate), pct(p.change_rate)]
@@ -207,7 +211,7 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
             return None if c.uncertainty is None else c.uncertainty.interval.get(figure)
 
         rows = [
-            [c.new.name, c.cells.n, c.changed, with_interval(pct(c.change_rate), iv(c, "change_rate"), "change_rate"),
+            [short.get(c.new.name, c.new.name), c.cells.n, c.changed, with_interval(pct(c.change_rate), iv(c, "change_rate"), "change_rate"),
              with_interval(pct(c.cells.regression_rate), iv(c, "regression_rate"), "regression_rate")]
             for c in m.against
         ]

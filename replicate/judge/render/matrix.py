@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from replicate.judge.matrix import FIGURES, Matrix
-from replicate.judge.render import heading
+from replicate.judge.render import heading, names_legend, short_names
 from replicate.judge.render.errors import (
     difficulty_table,
     edge_interval_table,
@@ -35,7 +35,8 @@ def _cell(figure: str, value: float) -> str:
 def _square(m: Matrix, cell: Callable[[int, int], str], fmt: Format) -> str:
     """An n x n table: rows = old (numbered and named), columns = new by number (the baselines' ``#``)."""
     names = m.names
-    rows = [[f"{i + 1} {old}", *("·" if i == j else cell(i, j) for j in range(len(names)))] for i, old in enumerate(names)]
+    short = short_names(names)
+    rows = [[f"{i + 1} {short[old]}", *("·" if i == j else cell(i, j) for j in range(len(names)))] for i, old in enumerate(names)]
     return table(rows, ["old \\ new", *(str(j + 1) for j in range(len(names)))], fmt)
 
 
@@ -49,8 +50,9 @@ def figure_table(m: Matrix, figure: str, fmt: FormatArg) -> str:
 
 def baselines_table(m: Matrix, fmt: FormatArg) -> str:
     """One row per run, numbered: the numbers head the matrices' columns."""
+    short = short_names(m.names)
     rows = [
-        [k, b.name, b.items, b.dropped, b.unparsed, b.n,
+        [k, short[b.name], b.items, b.dropped, b.unparsed, b.n,
          with_interval(pct(b.em, 1), None if b.interval is None else b.interval["em"], "em"),
          b.n_scored, num(b.mae), num(b.pearson_r)]
         for k, b in enumerate(m.baselines, 1)
@@ -75,6 +77,9 @@ def matrix_text(m: Matrix, fmt: FormatArg) -> str:
         + ("parsed items" if m.unparsed_policy == "intersect" else "all shared items (unparsed = wrong)")
         + "; MAE and Pearson r are over parsed items. Matrices below name the runs by number (#).\n"
     )
+    legend = names_legend(short_names(m.names))
+    if legend:
+        out.append(legend + "\n")
     for fig in FIGURES:
         out.append(heading(TITLES[fig] + "; rows = old, columns = new", fmt, 3))
         out.append(figure_table(m, fig, fmt))
