@@ -306,6 +306,10 @@ class Reader:
     #: How the harness that wrote these files counts an item it could not score: the default of ``--unparsed``
     #: for runs of this reader, and what a user's other choice is printed as departing from (None: no harness rule).
     source_rule: SourceRule | None = field(default=None, kw_only=True)
+    #: The field of each sample holding its metadata (``"metadata."``, ``"doc."``) when ``--cluster PREFIX.FIELD``
+    #: may group items by one of its fields: the reader then appends that field's value to every key (reader
+    #: option ``cluster_by``, set by the command line for every run alike).
+    cluster_prefix: str | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         VersionedName.parse(self.name)  # raises ValueError on a bad name

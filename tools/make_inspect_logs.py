@@ -5,6 +5,7 @@ THE DATA ARE SYNTHETIC (tests/support/synth/inspect_logs.py holds the scores):
   old.eval, new.eval  six samples each, scorers "match" (C/I) and "model_graded_fact" (C/P/I)
   old.json            old.eval's samples as a .json log
   epochs.eval         the new model over two epochs, scorer "match" only
+  passages-old.eval, passages-new.eval  40 samples, five to a passage (metadata.passage), scorer "match"
 
 Regenerate (a test checks that the committed files are exactly this output):
   python tools/make_inspect_logs.py [OUT_DIR]      # default: tests/readers/data/inspect

@@ -66,6 +66,7 @@ class LogSample:
     error: str | None  # the error that halted the sample, if any
     where: str  # the zip member or JSON path holding it, for messages
     sort_id: str = ""  # inspect_ai's ordering of ids: integers zero-filled (2 before 10), strings as they are
+    metadata: Any = None  # the sample's ``metadata`` as logged (read only by ``--cluster metadata.FIELD``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +157,7 @@ def _sample(obj: Any, where: str, src: Source) -> LogSample:
     message = None
     if error is not None:
         message = str(error.get("message", "")) if isinstance(error, dict) else str(error)
-    return LogSample(str(sid), epoch, scores, message, where, _sort_id(sid))
+    return LogSample(str(sid), epoch, scores, message, where, _sort_id(sid), obj.get("metadata"))
 
 
 def _version(header: Any, where: str, src: Source) -> int:
@@ -332,7 +333,7 @@ def _via_inspect_ai(src: Source, kind: Literal["eval", "json"]) -> Log | None:
         where = f"member samples/{s.id}_epoch_{s.epoch}.json" if kind == "eval" else f"samples[{i}]"
         scores = None if s.scores is None else {name: score.value for name, score in s.scores.items()}
         error = None if s.error is None else str(s.error.message)
-        samples.append(LogSample(str(s.id), int(s.epoch), scores, error, where, _sort_id(s.id)))
+        samples.append(LogSample(str(s.id), int(s.epoch), scores, error, where, _sort_id(s.id), s.metadata))
     samples.sort(key=_order)
     spec = getattr(log, "eval", None)
     model, task = getattr(spec, "model", None), getattr(spec, "task", None)

@@ -20,6 +20,7 @@ import orjson
 from replicate.errors import Message, Param, UsageError
 from replicate.reading import HarnessFigure, Match, Reader, ReadOptions, Record, Source, SourceRule
 from replicate.readkit import describe
+from replicate_parsers.cluster_field import asked_field, grouping
 from replicate_parsers.inspect_layout import (
     HEADER_JSON,
     SAMPLES_DIR,
@@ -226,7 +227,10 @@ def _records(src: Source) -> Iterator[Record]:
     exist), several scorers and no ``--inspect-scorer``, a sample without scores
     that did not error, a sample lacking the chosen scorer (listing its
     own), the same (id, epoch) twice, an ``--epoch`` no sample has (listing
-    the epochs)."""
+    the epochs). ``--cluster metadata.FIELD`` appends each sample's
+    ``metadata`` FIELD (a string or an integer) to its key, named
+    ``metadata.FIELD``, for the cluster bootstrap; a sample lacking it is
+    refused."""
     log = read_log(src)
     src.lines_total = len(log.samples)
     scorer = _chosen_scorer(log, src)
@@ -249,6 +253,7 @@ def _records(src: Source) -> Iterator[Record]:
     if log.status != "success":
         shown = "not written (the eval has not finished)" if log.status is None else repr(log.status)
         src.warn("log-status", f"the log's status is {shown}: its {len(log.samples)} samples are read as they are")
+    group = asked_field(src, "metadata.")
     seen: dict[tuple[str, int], str] = {}
     for line, s in enumerate(log.samples, 1):
         where = (s.id, s.epoch)
@@ -257,17 +262,19 @@ def _records(src: Source) -> Iterator[Record]:
         seen[where] = s.where
         if epoch is not None and s.epoch != epoch:
             continue
+        key = (s.id,) if group is None else \
+            (s.id, grouping(src, s.metadata, group, "metadata.", f"{s.where}: sample {s.id} epoch {s.epoch} ", None))
         if s.scores is None or scorer not in s.scores:
             if s.error is not None:
                 src.warn("sample-error", f"{s.where}: sample {s.id} epoch {s.epoch} errored without a {scorer!r} score "
                          f"(read as unscored): {s.error.splitlines()[0] if s.error else ''}")
-                yield Record((s.id,), line, correct=None, trial=s.epoch)
+                yield Record(key, line, correct=None, trial=s.epoch)
                 continue
             if not s.scores:
                 raise src.bad(f"{s.where}: sample {s.id} epoch {s.epoch} has no scores (and no error)")
             raise src.bad(f"{s.where}: sample {s.id} epoch {s.epoch} lacks the scorer {scorer!r}; "
                           f"its scorers: {', '.join(sorted(s.scores))}")
-        yield Record((s.id,), line, correct=_verdict(s.scores[scorer], scorer, smap, s, src), trial=s.epoch)
+        yield Record(key, line, correct=_verdict(s.scores[scorer], scorer, smap, s, src), trial=s.epoch)
 
 
 INSPECT_LOG = Reader(
@@ -283,5 +290,6 @@ INSPECT_LOG = Reader(
     details=inspect.cleandoc(_records.__doc__ or ""),
     trial_option="epoch",
     options=("scorer", "score_map", "epoch"),
+    cluster_prefix="metadata.",
     source_rule=SourceRule("intersect", "inspect_ai leaves an unscored sample (null, NaN, an error) out of its metrics"),
 )

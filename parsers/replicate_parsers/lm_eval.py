@@ -19,6 +19,7 @@ import orjson
 from replicate.reading import Match, Reader, ReadOptions, Record, Source, SourceRule, first_line
 from replicate.readkit import describe
 from replicate.readkit_records import json_objects
+from replicate_parsers.cluster_field import asked_field, grouping
 from replicate_parsers.lm_eval_layout import INVALID, array_objects, metric_names, no_answer, positions
 from replicate_parsers.lm_eval_results import SAMPLES_NAME, Results, read_results
 
@@ -206,7 +207,10 @@ def _records(src: Source) -> Iterator[Record]:
     a JSON array cut short, a sample lacking the chosen metric
     (listing those it has), a sample whose metric names differ from the first
     sample's or a (doc_id, filter) given twice (the file mixes tasks or runs:
-    lm-eval appends to an existing samples file), a torn last line."""
+    lm-eval appends to an existing samples file), a torn last line.
+    ``--cluster doc.FIELD`` appends each sample's ``doc`` FIELD (a string or
+    an integer) to its key, named ``doc.FIELD``, for the cluster bootstrap;
+    a sample lacking it is refused, naming its line."""
     samples = _samples(src)
     if samples:
         yield from verdict_records(samples, src, read_results(src))
@@ -243,6 +247,7 @@ def verdict_records(samples: list[tuple[int, dict]], src: Source, results: Resul
     src.used["correct_field"] = metric
     fallbacks = {INVALID} | (results.fallbacks(chosen) if results is not None and chosen is not None else set())
     src.extraction_failures = 0
+    group = asked_field(src, "doc.")
     for lineno, obj in picked:
         if metric not in obj:
             raise src.bad(
@@ -253,7 +258,9 @@ def verdict_records(samples: list[tuple[int, dict]], src: Source, results: Resul
         failed = no_answer(obj.get("filtered_resps"), fallbacks)
         if failed:
             src.extraction_failures += 1
-        yield Record((str(obj["doc_id"]),), lineno, correct=None if failed else correct, no_answer=failed)
+        key = (str(obj["doc_id"]),) if group is None else \
+            (str(obj["doc_id"]), grouping(src, obj.get("doc"), group, "doc.", f"doc_id {obj['doc_id']} ", lineno))
+        yield Record(key, lineno, correct=None if failed else correct, no_answer=failed)
     if results is not None and chosen is not None:
         figure = results.figure(metric, chosen)
         if figure is not None:
@@ -346,6 +353,7 @@ LM_EVAL_SAMPLES = Reader(
     format="lm-eval-samples",
     details=inspect.cleandoc(_records.__doc__ or ""),
     options=("filter", "correct_field"),
+    cluster_prefix="doc.",
     source_rule=SourceRule("wrong", "lm-eval scores a sample whose answer its filter did not find ([invalid]) 0 "
                                     "and averages over every document"),
 )

@@ -61,5 +61,6 @@ LM_EVAL_SAMPLES_PARQUET = Reader(
     format="lm-eval-samples-parquet",
     details=inspect.cleandoc(_records.__doc__ or ""),
     options=("filter", "correct_field"),
+    cluster_prefix="doc.",
     streams=True,
 )

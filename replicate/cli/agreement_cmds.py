@@ -103,7 +103,7 @@ def agreement_cmd(
     if not specs:
         raise UsageError("give one or more run files (or --runs)")
     loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=not pairs,
-                  extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser, out_of_scale=out_of_scale,
+                  extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch, cluster), parser=parser, out_of_scale=out_of_scale,
                   jobs=jobs, parsers=[parser] if parser else [], prefetch=later_imports(replicates=replicates, pvalues=False))
     aligned = align(loaded.labelled(need_parser(parser, loaded)))
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)

@@ -140,7 +140,7 @@ def floor_cmd(
     sel = select_runs(runs or [], runs_file, extra=extra)
     if len(sel.main) < 2:
         raise UsageError(f"a floor needs at least two repeats of one model; got {len(sel.main)}")
-    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser, out_of_scale=out_of_scale,
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch, cluster), parser=parser, out_of_scale=out_of_scale,
                   jobs=jobs, parsers=[parser] if parser else [])
     labelled = {r.name: r for r in loaded.labelled(need_parser(parser, loaded))}
     names = [loaded.named(n) for n in sel.extra]  # the runs may be named after their models once read
@@ -228,7 +228,7 @@ def matrix_cmd(
         raise UsageError(f"a matrix needs at least two runs; got {len(sel.main)}")
     if scale is not None:
         _scale(scale, "")  # a bad --scale is a usage error before any file is read
-    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser, out_of_scale=out_of_scale,
+    loaded = load(sel.specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch, cluster), parser=parser, out_of_scale=out_of_scale,
                   jobs=jobs, parsers=[parser] if parser else [],
                   prefetch=later_imports(replicates=replicates, pvalues=format is Format.json))
     name = need_parser(parser, loaded)
@@ -302,7 +302,7 @@ def audit_cmd(
     edge_names = None if pair is None else edge_among(pair, specs, "the FILEs" if runs_file is None else f"the runs in {runs_file}")
     shared = _shared_label_set(parsers)
     try:
-        loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=shared,
+        loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch, cluster), parser=shared,
                       jobs=jobs, parsers=parser, texts=True)
     except BadInput as exc:
         raise (exc if shared is not None else _differing_sets(exc, parsers)) from None

@@ -101,7 +101,7 @@ def parse_cmd(
         raise UsageError(f"--labels writes one file's labels; got {len(files)} files")
     if labels is not None and not is_stdio(labels):
         labels_output(force).check(labels)
-    loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=False, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser, out_of_scale=out_of_scale)
+    loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=False, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch, cluster), parser=parser, out_of_scale=out_of_scale)
     labelled = loaded.labelled(need_parser(parser, loaded))
     settings = uncertainty_of(replicates, seed, cluster, MIN_ITEMS, loaded)
     shares = functools.partial(parse_intervals, settings=settings) if settings.resampled else None
@@ -223,7 +223,7 @@ def compare_cmd(
     from replicate.judge.compare import compare
     from replicate.judge.render import comparison_text
 
-    loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser, out_of_scale=out_of_scale,
+    loaded = load(_side_specs(files, old, new), key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch, cluster), parser=parser, out_of_scale=out_of_scale,
                   jobs=jobs, parsers=[parser] if parser else [], prefetch=later_imports(replicates=replicates, pvalues=True))
     a, b = loaded.labelled(need_parser(parser, loaded))
     cmp = compare(a, b, policy=None if unparsed is None else unparsed.value, uncertainty=uncertainty_of(replicates, seed, cluster, min_items, loaded),
@@ -269,7 +269,7 @@ def chain_cmd(
     specs = resolve_runs(files, runs)
     if len(specs) < 2:
         raise UsageError(f"a chain needs at least two runs; got {len(specs)}")
-    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch), parser=parser, out_of_scale=out_of_scale,
+    loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch, cluster), parser=parser, out_of_scale=out_of_scale,
                   jobs=jobs, parsers=[parser] if parser else [], prefetch=later_imports(replicates=replicates, pvalues=True))
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=None if unparsed is None else unparsed.value,

@@ -222,15 +222,25 @@ EpochOpt = Annotated[
 ]
 
 
+#: ``--cluster`` prefixes naming a field of each sample's metadata (inspect_ai) or doc (lm-eval), not of its key.
+METADATA_CLUSTERS = ("metadata.", "doc.")
+
+
 def reader_options(
     lm_filter: str | None,
     correct_field: str | None,
     scorer: str | None = None,
     score_map: str | None = None,
     epoch: int | None = None,
+    cluster: str | None = None,
 ) -> dict[str, str | int]:
-    """Reader-specific options (ReadOptions.extra) from the reader option flags given."""
-    given = {"filter": lm_filter, "correct_field": correct_field, "scorer": scorer, "score_map": score_map, "epoch": epoch}
+    """Reader-specific options (ReadOptions.extra) from the reader option flags given.
+
+    ``--cluster metadata.FIELD`` (``doc.FIELD``) asks the reader for a field of each sample's metadata.
+    """
+    grouped = cluster if cluster is not None and cluster.startswith(METADATA_CLUSTERS) else None
+    given = {"filter": lm_filter, "correct_field": correct_field, "scorer": scorer, "score_map": score_map, "epoch": epoch,
+             "cluster_by": grouped}
     return {k: v for k, v in given.items() if v is not None}
 
 
@@ -251,8 +261,9 @@ ClusterOpt = Annotated[
         "--cluster",
         metavar="FIELD|item",
         help="Key field whose items are resampled together (items of one query are alike), or 'item' "
-        "for the plain item bootstrap. Default: the first key field when the key has two or more "
-        "(query_id), else 'item'.",
+        "for the plain item bootstrap; inspect_ai logs and lm-eval samples: metadata.FIELD / doc.FIELD, a field "
+        "of each sample's metadata (doc), e.g. metadata.passage. Default: the first key field when the key has "
+        "two or more (query_id), else 'item'.",
         show_default=False,
     ),
 ]

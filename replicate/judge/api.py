@@ -132,13 +132,18 @@ class Loaded:
         """The names of the parts of an item key (what ``cluster`` names): the key fields of flat JSONL, else the readers'.
 
         Runs read by readers with their own keys (an lm-eval samples file's ``doc_id``) cluster by those
-        names; flat JSONL (``judge-jsonl@1``) and mixed readers keep the :class:`FieldSpec` key fields.
+        names, and by the metadata field ``--cluster metadata.FIELD`` (``doc.FIELD``) appended; flat JSONL (``judge-jsonl@1``) and mixed readers keep the :class:`FieldSpec` key fields.
         """
         names = {f.reader for r in self.runs for f in r.files}
         if not names or "judge-jsonl@1" in names:
             return tuple(self.fields.key_fields)
         key_names = {READERS.get(n).key_names for n in names}
-        return key_names.pop() if len(key_names) == 1 else tuple(self.fields.key_fields)
+        if len(key_names) != 1:
+            return tuple(self.fields.key_fields)
+        group = self.options.get("cluster_by") if self.options is not None else None
+        if group is not None and all(READERS.get(n).cluster_prefix for n in names):
+            return key_names.pop() + (str(group),)  # the readers appended the grouping to every key
+        return key_names.pop()
 
     def report(self, result: Any) -> LoadReport:
         """``result`` (a comparison, a chain's mapping, ...) with what this load did: the JSON of a command.

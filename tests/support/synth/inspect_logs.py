@@ -216,6 +216,17 @@ def epoch_samples() -> list[Sample]:
     return first + second
 
 
+#: passages-old.eval / passages-new.eval: 40 samples, five to a passage (``metadata.passage`` p1..p8), scorer
+#: "match"; per sample id 1..40 (C right, I wrong):
+PASSAGE_OLD = "CCCCC" "CCCCI" "CCCCC" "IIIII" "CCCCC" "CCCIC" "IIIII" "CCCCC"
+PASSAGE_NEW = "CCCCC" "IIIII" "CCCCC" "CCCCI" "IIIII" "CCCCC" "CCCCC" "CIIII"
+
+
+def passage_samples(match: str) -> list[Sample]:
+    return [Sample(i, {"match": m}, extra={"metadata": {"passage": f"p{(i - 1) // 5 + 1}"}})
+            for i, m in enumerate(match, 1)]
+
+
 def write_fixtures(target: Path) -> list[Path]:
     target.mkdir(parents=True, exist_ok=True)
     old, new = fixture_samples(OLD_MATCH, OLD_GRADED), fixture_samples(NEW_MATCH, NEW_GRADED)
@@ -224,4 +235,6 @@ def write_fixtures(target: Path) -> list[Path]:
         write_eval_log(target / "new.eval", new, model=NEW_MODEL),
         write_json_log(target / "old.json", old, model=OLD_MODEL),
         write_eval_log(target / "epochs.eval", epoch_samples(), model=NEW_MODEL),
+        write_eval_log(target / "passages-old.eval", passage_samples(PASSAGE_OLD), model=OLD_MODEL),
+        write_eval_log(target / "passages-new.eval", passage_samples(PASSAGE_NEW), model=NEW_MODEL),
     ]
