@@ -341,6 +341,10 @@ def _position(n: int, names: list[str] | None, results: Results | None, src: Sou
     )
 
 
+#: How lm-eval counts a sample it could not score, whatever file its samples are stored in (JSONL or Parquet).
+LM_EVAL_RULE = SourceRule("wrong", "lm-eval scores a sample whose answer its filter did not find ([invalid]) 0 "
+                                   "and averages over every document")
+
 LM_EVAL_SAMPLES = Reader(
     "lm-eval-samples@1",
     "lm-evaluation-harness --log_samples files (0.4.0 on): one filter (--filter), correctness from a 0/1 metric (--correct-field).",
@@ -354,6 +358,5 @@ LM_EVAL_SAMPLES = Reader(
     details=inspect.cleandoc(_records.__doc__ or ""),
     options=("filter", "correct_field"),
     cluster_prefix="doc.",
-    source_rule=SourceRule("wrong", "lm-eval scores a sample whose answer its filter did not find ([invalid]) 0 "
-                                    "and averages over every document"),
+    source_rule=LM_EVAL_RULE,
 )

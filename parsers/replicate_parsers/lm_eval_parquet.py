@@ -16,7 +16,7 @@ from typing import Iterator
 
 from replicate.reading import Match, Reader, ReadOptions, Record, Source
 from replicate.readkit_parquet import parquet_columns, parquet_file, parquet_rows
-from replicate_parsers.lm_eval import verdict_records
+from replicate_parsers.lm_eval import LM_EVAL_RULE, verdict_records
 
 #: Columns never looked at (the document and the request arguments: the bulk of a row).
 _UNREAD = ("doc", "arguments")
@@ -62,5 +62,6 @@ LM_EVAL_SAMPLES_PARQUET = Reader(
     details=inspect.cleandoc(_records.__doc__ or ""),
     options=("filter", "correct_field"),
     cluster_prefix="doc.",
+    source_rule=LM_EVAL_RULE,
     streams=True,
 )

@@ -129,14 +129,18 @@ def test_lm_eval_parquet_reads_as_the_jsonl_reader_does(tmp_path):
                 dst.parent.mkdir(exist_ok=True)
                 pq.write_table(pa.Table.from_pylist(_lines(src)), dst)
             paths.append(dst)
+        # no --unparsed: both readers default to lm-eval's own rule ([invalid] counts as wrong)
         out = _run("compare", *paths, "--filter", "strict-match", "--correct-field", "exact_match", "-f", "json",
-                   "--unparsed", "wrong", "--replicates", "0")
+                   "--replicates", "0")
         assert out.exit_code == 0, out.output
         res[kind] = json.loads(out.stdout)
     # the hand table of tests/readers/test_lm_eval.py (strict-match)
     assert res["parquet"]["cells"] == res["jsonl"]["cells"] == {"both": 2, "only_old": 1, "only_new": 1, "neither": 2}
     assert res["parquet"]["old"]["extraction_failures"] == 3 and res["parquet"]["reader"] == "lm-eval-samples-parquet@1"
     assert res["parquet"]["old"]["files"][0]["lines"] == 12
+    rules = {kind: r["unparsed_rule"] for kind, r in res.items()}
+    assert rules["parquet"]["policy"] == rules["jsonl"]["policy"] == "wrong"
+    assert list(rules["parquet"]["source_rule_says"].values()) == list(rules["jsonl"]["source_rule_says"].values())
 
 
 def test_not_parquet_enough(tmp_path):
