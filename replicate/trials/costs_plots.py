@@ -18,22 +18,13 @@ from pathlib import Path
 
 import numpy as np
 
-from replicate.errors import Message, Param, UsageError
 from replicate.outfile import Outputs
 from replicate.stats.classify import CLASSES
 from replicate.trials.costs_result import CostsResult
+from replicate.trials.plotfiles import NO_MATPLOTLIB, figure_maker, save_figure
 
-PLOTS_HINT = "pip install 'replicate[plots]'"
-NO_MATPLOTLIB = f"figures were not drawn: matplotlib is not installed (install the plots extra: {PLOTS_HINT})"
 PLOT_KINDS = ("total", "cost")
 _CLASS_COLOURS = {"improved": "#2e86ab", "regressed": "#d1495b", "equivalent": "#4c956c", "inconclusive": "#9e9e9e"}
-
-
-def _save(fig, out: Path, stem: str, outputs: Outputs) -> list[str]:
-    fig.tight_layout()
-    png, svg = out / f"{stem}.png", out / f"{stem}.svg"
-    outputs.write_figure(fig, png, svg)
-    return [str(png), str(svg)]
 
 
 def _ecdf(fig, result: CostsResult, kind: str) -> None:
@@ -92,21 +83,16 @@ def draw_cost_plots(result: CostsResult, out: str | Path, *, force: bool = False
     outputs.check_folder(out, [f"{stem}{ext}" for stem in plot_names(result) for ext in (".png", ".svg")])
     if not result.usage_reported:
         return [], "no usage reported: nothing to plot"
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
+    Figure = figure_maker(out)
+    if Figure is None:
         return [], NO_MATPLOTLIB
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(Message(Param("plots"), f": cannot make the folder {out}: {exc.strerror or exc}")) from None
     files: list[str] = []
     for kind in (k for k in PLOT_KINDS if k in result.kinds):
         fig = Figure(figsize=(7, 4.5))
         _ecdf(fig, result, kind)
-        files += _save(fig, out, f"costs-ecdf-{kind}", outputs)
+        files += save_figure(fig, out, f"costs-ecdf-{kind}", outputs)
         for n, edge in enumerate(result.edges, 1):
             fig = Figure(figsize=(5.5, 5))
             _scatter(fig, edge, kind)
-            files += _save(fig, out, f"costs-edge-{n}-{kind}", outputs)
+            files += save_figure(fig, out, f"costs-edge-{n}-{kind}", outputs)
     return files, None

@@ -15,9 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from replicate.errors import Message, Param, UsageError
 from replicate.outfile import Outputs
-from replicate.trials.costs_plots import NO_MATPLOTLIB, _save
+from replicate.trials.plotfiles import NO_MATPLOTLIB, figure_maker, save_figure
 from replicate.trials.results import CellResult, ItemsResult
 
 STEM = "items-shares"
@@ -73,15 +72,10 @@ def draw_items_plots(result: ItemsResult, out: str | Path, *, force: bool = Fals
     outputs.check_folder(out, [f"{STEM}.png", f"{STEM}.svg"])
     if not result.cells:
         return [], "no edge: nothing to plot (give --edge)"
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
+    Figure = figure_maker(out)
+    if Figure is None:
         return [], NO_MATPLOTLIB
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(Message(Param("plots"), f": cannot make the folder {out}: {exc.strerror or exc}")) from None
     fig = Figure(figsize=(max(6.0, 1.2 * len(result.cells) + 2), 4.5))
     reading = "" if result.reading == "strict" else f", {result.reading} reading"
     draw_shares(fig, result.cells, f"Items reliably improved and regressed beside the mean change (eps {result.eps}{reading})")
-    return _save(fig, out, STEM, outputs), None
+    return save_figure(fig, out, STEM, outputs), None
