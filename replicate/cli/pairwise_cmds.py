@@ -79,6 +79,37 @@ def mtbench_cmd(
     emit_runs(loaded, result, format, text=lambda: mtbench_text(result, format))
 
 
+#: Why the length-controlled win rate is not printed when no df_gamed file is given.
+LC_NOT_GIVEN = ("not computed: AlpacaEval fits it with its df_gamed.csv (its gamed baselines' annotations and each "
+                "instruction's difficulty, in its Hugging Face dataset tatsu-lab/alpaca_eval), which no annotations "
+                "file holds; give that file with --length-controlled FILE")
+
+
+def _length_control(files: list[Path], gamed_path: Path | None):
+    """AlpacaEval's length-controlled win rate of each annotations file, or why it is not computed."""
+    from replicate.pairwise.lc import LengthControl, LengthControlError, length_controlled
+
+    if gamed_path is None:
+        return LengthControl(reason=LC_NOT_GIVEN)
+    from replicate.inputfile import is_stdio
+    from replicate_parsers.alpacaeval_lc import read_gamed, read_lengths
+
+    if any(is_stdio(f) for f in files):
+        raise UsageError("--length-controlled reads each annotations FILE again for its outputs' lengths: give files, "
+                         "not standard input")
+    gamed = read_gamed(gamed_path)
+    out = []
+    for f in files:
+        lengths = read_lengths(f)
+        try:
+            out.append(length_controlled(lengths.preference, lengths.len_1, lengths.len_2, gamed,
+                                         model=lengths.model, baseline=lengths.baseline))
+        except LengthControlError as exc:
+            raise UsageError(f"{f}: AlpacaEval's length-controlled win rate cannot be computed with {gamed_path}: "
+                             f"{exc}") from None
+    return LengthControl(tuple(out), None, str(gamed_path))
+
+
 def _pair_parser(parser: str | None, loaded) -> str:
     """The harness's own reading when none is named: decided labels as read; FastChat's [[A]] reading; Arena-Hard's
     reading of the files' layout (v0.1's arena-hard@1, v2.0's arena-hard-last@1)."""
@@ -155,6 +186,7 @@ def pairwise_cmd(
     parser: ParserOpt = None,
     reader: ReaderOpt = None,
     baseline: Annotated[Optional[str], typer.Option("--baseline", metavar="MODEL", help="FastChat pairs: count only the records with MODEL and leave its own row out (show_result.py --mode pairwise-baseline). Default: every record (pairwise-all). With --human and Arena-Hard files: the baseline's name in the battles.")] = None,
+    length_control: Annotated[Optional[Path], typer.Option("--length-controlled", metavar="DF_GAMED", help="AlpacaEval annotations: fit AlpacaEval 2.0's length-controlled win rate of each FILE (its GLM length_controlled_v1) with this copy of AlpacaEval's df_gamed.csv (from its Hugging Face dataset tatsu-lab/alpaca_eval). Without it the figure is not computed, and the output says so.")] = None,
     human: Annotated[Optional[list[Path]], typer.Option("--human", metavar="BATTLES", help="Human battle logs (Chatbot Arena's clean_battle layout, MT-Bench's human judgments; JSON, JSONL, Parquet): print the judge's agreement with them on the same question and model pair instead of the tally. Repeatable.")] = None,
     strict: StrictOpt = False,
     replicates: ReplicatesOpt = 1000,
@@ -190,6 +222,8 @@ def pairwise_cmd(
 
     Example: replicate pairwise model_judgment/gpt-4_pair.jsonl --human human_judgments.json
     """
+    from dataclasses import replace
+
     from replicate.judge.model import KEY_SEP
     from replicate.judge.uncertainty import MIN_ITEMS
     from replicate.pairwise.alpacaeval import alpacaeval_tally
@@ -202,6 +236,8 @@ def pairwise_cmd(
     loaded = _loaded(files, reader, strict, parser, replicates)
     readers = " + ".join(dict.fromkeys(f.reader for r in loaded.runs for f in r.files))
     settings = uncertainty_of(replicates, seed, cluster, MIN_ITEMS, loaded)
+    if length_control is not None and (human or tuple(loaded.key_names) != ALPACAEVAL_KEY):
+        raise UsageError("--length-controlled is for AlpacaEval annotations (their win rate), not with --human")
     if human:
         try:
             agreement = _against_humans(loaded, human, parser, baseline, strict, readers, settings)
@@ -225,6 +261,7 @@ def pairwise_cmd(
             outputs = [t for r in loaded.runs for t in r.outputs]
             result = alpacaeval_tally(keys, outputs, PARSERS.get(name), key_names=loaded.key_names, sep=KEY_SEP,
                                       reader=readers, uncertainty=settings)
+            result = replace(result, length_controlled=_length_control(files, length_control))
         else:
             name = _pair_parser(parser, loaded)
             labelled = loaded.labelled(name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from replicate.judge.render.errors import how_resampled, interval_cell, with_interval
 from replicate.output import Format, FormatArg, md_text, num, pct, table
 from replicate.pairwise.human import Agreement, HumanAgreement
+from replicate.pairwise.lc import GLM, LengthControl
 from replicate.pairwise.mtbench import FIGURES, Mean, MTBenchScores
 from replicate.pairwise.tally import PairwiseTally, Share
 from replicate.stats.bootstrap import Interval
@@ -123,12 +124,37 @@ def pairwise_text(result: PairwiseTally, fmt: FormatArg) -> str:
     else:
         out.append("AlpacaEval's annotator judges each instruction once (it may randomise the order shown; the file "
                    "records the preference by model): no position figure.")
+        if result.length_controlled is not None:
+            out.append(_lc_text(result.length_controlled, fmt))
     if result.unpaired:
         out.append(f"{result.unpaired} game(s) without their other game were left out.")
     iv = _first_interval([t.win_rate.interval for t in result.models])
     if iv is not None:
         out.append(f"Intervals: {how_resampled(iv)}.")
     return "\n".join(out) + "\n"
+
+
+def _lc_text(lc: LengthControl, fmt: FormatArg) -> str:
+    """AlpacaEval's length-controlled win rates (or why there are none), with how they were fitted."""
+    if lc.reason is not None:
+        return f"Length-controlled win rate: {lc.reason}."
+    rows = []
+    for r in lc.results:
+        w = r.fit.weights if r.fit is not None else None
+        rows.append([_name(r.model, fmt), _name(r.baseline, fmt), f"{r.fitted} of {r.annotations}",
+                     f"{100 * r.win_rate:.2f}%", "-" if r.standard_error is None else f"{100 * r.standard_error:.2f}",
+                     "-" if r.fit is None else f"{r.fit.c:.4g}",
+                     "-" if w is None else ", ".join(num(v, 4) for v in w)])
+    headers = ["model", "baseline", "fitted", "LC win rate", "SE", "C", "weights (length, difficulty, model)"]
+    gamed = lc.results[0].gamed_rows if lc.results else 0
+    return "\n".join([
+        "", f"Length-controlled win rate, AlpacaEval 2.0's GLM {GLM} fitted with {lc.gamed} ({gamed} gamed-baseline "
+        "rows, weight 0.1 each): logistic in tanh(standardised length difference), instruction difficulty and the "
+        "model, L1 penalty C chosen by 5-fold cross-validation; each annotation's preference predicted at equal "
+        "lengths, averaged over every annotation (SE: their standard error).", "",
+        table(rows, headers, fmt).rstrip("\n"), "",
+        "Solved to the optimum: AlpacaEval's liblinear solver stops at a tolerance of 1e-4, so its own figure may "
+        "differ in the second decimal (about 0.01 points)."])
 
 
 def _arena_text(result: PairwiseTally, fmt: FormatArg) -> str:

@@ -22,7 +22,7 @@ independent); shares are never narrower than their Wilson interval
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from replicate.pairwise.rules import ARENA_HARD_VERDICTS, STRONG_WEIGHT, Record,
 from replicate.stats.bootstrap import Clusters, Interval
 from replicate.stats.means import bootstrap_means
 from replicate.stats.shares import bootstrap_shares
+
+if TYPE_CHECKING:
+    from replicate.pairwise.lc import LengthControl
 
 #: The name of Arena-Hard's opponent when the files do not name it.
 BASELINE = "baseline"
@@ -193,6 +196,8 @@ class PairwiseTally:
     unpaired: int
     weight: int
     uncertainty: Uncertainty | None
+    #: AlpacaEval: its length-controlled win rates, or why they are not computed (None for other rules).
+    length_controlled: "LengthControl | None" = None
 
     @property
     def departure(self) -> str | None:
@@ -209,6 +214,7 @@ class PairwiseTally:
             "baseline": self.baseline, "strong_weight": self.weight if self.rule != "fastchat" else None,
             "unpaired_games": self.unpaired, "models": [m.to_json() for m in self.models],
             "uncertainty": None if self.uncertainty is None else self.uncertainty.to_json(),
+            **({} if self.length_controlled is None else {"length_controlled": self.length_controlled.to_json()}),
         }
 
 
