@@ -167,17 +167,34 @@ def _judge_verdicts(loaded, parser: str | None, baseline: str | None, readers: s
 def _against_humans(loaded, human: list[Path], parser: str | None, baseline: str | None, strict: bool, readers: str,
                     settings):
     from replicate.cli.judge_options import show_warnings
+    from replicate.judge.model import KEY_SEP
+    from replicate.pairwise.alpacaeval import alpacaeval_records
     from replicate.pairwise.arena import ARENA_KEY, battles_of
-    from replicate.pairwise.human import human_agreement
+    from replicate.pairwise.human import annotation_battles, human_agreement
+    from replicate.pairwise.layout import ALPACAEVAL_KEY
+    from replicate.parsing import PARSERS
 
     battles_loaded = _loaded(human, None, strict, None, 0)
-    if tuple(battles_loaded.key_names) != ARENA_KEY:
-        raise UsageError("--human takes battle logs (model_a, model_b, winner: read with arena-battles@1)")
+    names = tuple(battles_loaded.key_names)
     show_warnings(battles_loaded.diagnostics)
-    battles = battles_of(battles_loaded.labelled(_pair_parser(None, battles_loaded)))
-    verdicts, judge = _judge_verdicts(loaded, parser, baseline, readers)
     human_readers = " + ".join(dict.fromkeys(f.reader for r in battles_loaded.runs for f in r.files))
-    return human_agreement(verdicts, battles, judge=judge, human=human_readers, uncertainty=settings)
+    unread, unit = 0, "question_id"
+    if names == ARENA_KEY:
+        battles = battles_of(battles_loaded.labelled(_pair_parser(None, battles_loaded)))
+    elif names == ALPACAEVAL_KEY and tuple(loaded.key_names) == ALPACAEVAL_KEY:
+        name = "alpacaeval-preference@1"
+        records = alpacaeval_records([k for r in battles_loaded.runs for k in r.keys.tolist()],
+                                     [t for r in battles_loaded.runs for t in r.outputs], PARSERS.get(name),
+                                     key_names=names, sep=KEY_SEP)
+        battles, unread = annotation_battles(records)
+        human_readers = f"{name} ({human_readers}): preference above 1.5 generator_2 wins, 1.5 a tie"
+        unit = "instruction"
+    else:
+        raise UsageError("--human takes battle logs (model_a, model_b, winner: read with arena-battles@1), or, "
+                         "against AlpacaEval annotations, another annotator's AlpacaEval annotations")
+    verdicts, judge = _judge_verdicts(loaded, parser, baseline, readers)
+    return human_agreement(verdicts, battles, judge=judge, human=human_readers, uncertainty=settings,
+                           human_without_verdict=unread, unit=unit)
 
 
 @app.command("pairwise")
@@ -187,7 +204,7 @@ def pairwise_cmd(
     reader: ReaderOpt = None,
     baseline: Annotated[Optional[str], typer.Option("--baseline", metavar="MODEL", help="FastChat pairs: count only the records with MODEL and leave its own row out (show_result.py --mode pairwise-baseline). Default: every record (pairwise-all). With --human and Arena-Hard files: the baseline's name in the battles.")] = None,
     length_control: Annotated[Optional[Path], typer.Option("--length-controlled", metavar="DF_GAMED", help="AlpacaEval annotations: fit AlpacaEval 2.0's length-controlled win rate of each FILE (its GLM length_controlled_v1) with this copy of AlpacaEval's df_gamed.csv (from its Hugging Face dataset tatsu-lab/alpaca_eval). Without it the figure is not computed, and the output says so.")] = None,
-    human: Annotated[Optional[list[Path]], typer.Option("--human", metavar="BATTLES", help="Human battle logs (Chatbot Arena's clean_battle layout, MT-Bench's human judgments; JSON, JSONL, Parquet): print the judge's agreement with them on the same question and model pair instead of the tally. Repeatable.")] = None,
+    human: Annotated[Optional[list[Path]], typer.Option("--human", metavar="BATTLES", help="Human battle logs (Chatbot Arena's clean_battle layout, MT-Bench's human judgments; JSON, JSONL, Parquet), or for AlpacaEval annotations another annotator's annotations of the same outputs: print the judge's agreement with them on the same question (instruction) and model pair instead of the tally. Repeatable.")] = None,
     strict: StrictOpt = False,
     replicates: ReplicatesOpt = 1000,
     seed: SeedOpt = 0,
@@ -218,7 +235,13 @@ def pairwise_cmd(
     the same question and pair (and turn, for MT-Bench pairs), a pair named
     the other way round flipped: agreement with and without ties and Cohen's
     kappa, as MT-Bench's paper reports them (intervals: bootstrap over
-    questions), with the battles and verdicts left unpaired counted.
+    questions), with the battles and verdicts left unpaired counted. On
+    AlpacaEval annotations, --human also takes a second annotator's
+    annotations of the same outputs (another judge, or human annotations in
+    AlpacaEval's layout): each instruction's preferences are paired on the
+    instruction and generator pair, bootstrapped over instructions.
+    --length-controlled DF_GAMED adds AlpacaEval 2.0's length-controlled
+    win rate (its GLM, fitted with its df_gamed.csv).
 
     Example: replicate pairwise model_judgment/gpt-4_pair.jsonl --human human_judgments.json
     """

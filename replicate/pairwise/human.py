@@ -69,6 +69,18 @@ def verdicts_of(records: Sequence[Record], turns: Sequence[str | None] | None = 
     return out
 
 
+def annotation_battles(records: Sequence[Record]) -> tuple[list[Battle], int]:
+    """A second annotator's AlpacaEval annotations (keyed by instruction, generator_2 against generator_1) as
+    battles on the instruction: generator_2 is model_a, winning above 1.5, losing below, a tie at 1.5; and how
+    many annotations give no preference (no battle; counted)."""
+    battles = []
+    for v in verdicts_of(records):
+        if v.value is not None:
+            winner = "model_a" if v.value == 1.0 else "model_b" if v.value == 0.0 else "tie"
+            battles.append(Battle(v.question, v.models[0], v.models[1], "", winner))
+    return battles, len(records) - len(battles)
+
+
 def battle_verdicts(battles: Sequence[Battle]) -> list[Verdict]:
     """Another judge's battles (a file in the battle layout, e.g. MT-Bench's ``gpt4_pair`` votes) as verdicts."""
     return [Verdict(b.question, (b.model_a, b.model_b), b.turn or None, b.value) for b in battles]
@@ -112,6 +124,8 @@ class HumanAgreement:
     by_turns: bool  # whether turns were matched
     judge: str  # how the judge's verdicts were read
     human: str  # the battles' reader
+    human_without_verdict: int = 0  # a second annotator's annotations without a preference (no battle)
+    unit: str = "question_id"  # what a battle's question names (an AlpacaEval instruction: "instruction")
 
     def to_json(self) -> dict:
         return {
@@ -121,7 +135,7 @@ class HumanAgreement:
             "turns_matched": self.by_turns, "battles": self.battles, "paired_battles": self.paired_battles,
             "judged_pairs_paired": self.judged_pairs, "judge_verdicts_without_battle": self.no_battle,
             "battles_without_judgment": self.no_judgment, "battles_judge_dropped": self.judge_dropped,
-            "flipped": self.flipped,
+            "flipped": self.flipped, "human_without_verdict": self.human_without_verdict, "question": self.unit,
         }
 
 
@@ -131,21 +145,22 @@ def _oriented(models: tuple[str, str], value: float) -> tuple[tuple[str, str], f
     return ((a, b), value) if a < b else ((b, a), 1.0 - value)
 
 
-def _clusters(questions: np.ndarray, uncertainty: Uncertainty) -> Clusters:
+def _clusters(questions: np.ndarray, uncertainty: Uncertainty, unit: str) -> Clusters:
     if uncertainty.cluster == ITEM or not all(questions.tolist()):
         return Clusters.items(len(questions))
-    if uncertainty.cluster not in (None, "question_id"):
-        raise PairwiseError(f"agreement is clustered by question_id or not at all (item); got {uncertainty.cluster!r}")
-    return Clusters.from_values(questions, "question_id")
+    if uncertainty.cluster not in (None, unit):
+        raise PairwiseError(f"agreement is clustered by {unit} or not at all (item); got {uncertainty.cluster!r}")
+    return Clusters.from_values(questions, unit)
 
 
-def _agreement(judge: np.ndarray, human: np.ndarray, questions: np.ndarray, uncertainty: Uncertainty | None) -> Agreement:
+def _agreement(judge: np.ndarray, human: np.ndarray, questions: np.ndarray, uncertainty: Uncertainty | None,
+               unit: str) -> Agreement:
     n = len(judge)
     agree = judge == human
     kappa = agreement(judge, human, figure="cohen_kappa") if n else None
     if not n or uncertainty is None or not uncertainty.resampled:
         return Agreement(n, int(np.count_nonzero(agree)), kappa)
-    clusters = _clusters(questions, uncertainty)
+    clusters = _clusters(questions, uncertainty, unit)
     kw: dict[str, Any] = dict(
         n_resamples=uncertainty.replicates, confidence_level=uncertainty.confidence_level, seed=uncertainty.seed)
     (rate_iv,) = bootstrap_shares(agree[None, :], np.ones((1, n), dtype=bool), clusters=clusters, **kw)
@@ -159,20 +174,22 @@ def _agreement(judge: np.ndarray, human: np.ndarray, questions: np.ndarray, unce
 
 
 def _both(judge: np.ndarray, human: np.ndarray, questions: np.ndarray,
-          uncertainty: Uncertainty | None) -> tuple[Agreement, Agreement]:
+          uncertainty: Uncertainty | None, unit: str) -> tuple[Agreement, Agreement]:
     keep = (judge != TIE) & (human != TIE)
-    return (_agreement(judge, human, questions, uncertainty),
-            _agreement(judge[keep], human[keep], questions[keep], uncertainty))
+    return (_agreement(judge, human, questions, uncertainty, unit),
+            _agreement(judge[keep], human[keep], questions[keep], uncertainty, unit))
 
 
 def human_agreement(
     verdicts: Sequence[Verdict], battles: Sequence[Battle], *, judge: str = "-", human: str = "-",
-    uncertainty: Uncertainty | None = None,
+    uncertainty: Uncertainty | None = None, human_without_verdict: int = 0, unit: str = "question_id",
 ) -> HumanAgreement:
     """The judge's ``verdicts`` against the human ``battles`` on the same question and pair (and turn, when the
     verdicts carry one); a PairwiseError when the judge gives one pair two verdicts. ``uncertainty``: bootstrap
     intervals of the agreement rates and kappas, whole questions resampled (a question's every pair together;
-    pairs one by one when a battle names no question or ``cluster`` is ``item``)."""
+    pairs one by one when a battle names no question or ``cluster`` is ``item``). ``human_without_verdict``: the
+    reference's judgments that gave no battle (a second annotator's null preferences), reported; ``unit``: what
+    a question is (``instruction`` for AlpacaEval annotations), the clusters' name."""
     by_turns = any(v.turn is not None for v in verdicts)
     table: dict[tuple[str, tuple[str, str], str | None], tuple[float | None, bool]] = {}
     for v in verdicts:
@@ -201,14 +218,15 @@ def human_agreement(
     j = np.array([p[1] for p in pairs], dtype=np.float64)
     h = np.array([p[2] for p in pairs], dtype=np.float64)
     q = np.array([p[3] for p in pairs], dtype=object)
-    with_ties, without_ties = _both(j, h, q, uncertainty)
+    with_ties, without_ties = _both(j, h, q, uncertainty, unit)
     by_turn = []
     if by_turns:
         turns = np.array([p[0] for p in pairs], dtype=object)
         for t in sorted({p[0] for p in pairs}, key=lambda s: (len(s), s)):
-            by_turn.append((t, *_both(j[turns == t], h[turns == t], q[turns == t], uncertainty)))
+            by_turn.append((t, *_both(j[turns == t], h[turns == t], q[turns == t], uncertainty, unit)))
     return HumanAgreement(
         with_ties, without_ties, tuple(by_turn), len(battles), len(pairs),
         sum(1 for k in seen if table[k][0] is not None),
         sum(1 for k in table if k not in seen), no_judgment, dropped, flipped, by_turns, judge, human,
+        human_without_verdict, unit,
     )

@@ -192,17 +192,24 @@ def human_text(result: HumanAgreement, fmt: FormatArg) -> str:
     if len(result.by_turn) > 1:
         rows += [[f"turn {t}", *_agreement_cells(w), *_agreement_cells(wo)] for t, w, wo in result.by_turn]
     headers = ["", "pairs", "agree", "kappa", "pairs w/o ties", "agree w/o ties", "kappa w/o ties"]
+    annotator = result.unit == "instruction"
+    against = ("a second annotator on the same instruction and model pair" if annotator else
+               f"human votes on the same question and model pair{' and turn' if result.by_turns else ''}")
     out = [
-        f"Judge against human votes on the same question and model pair{' and turn' if result.by_turns else ''}: "
-        f"judge {result.judge}; humans {result.human}. Each (judge verdict, human vote) pair counts once, both "
+        f"Judge against {against}: judge {result.judge}; "
+        f"{'second annotator' if annotator else 'humans'} {result.human}. Each (judge verdict, "
+        f"{'annotation' if annotator else 'human vote'}) pair counts once, both "
         "oriented with the two models in sorted order (a pair named the other way round flipped; 'tie (bothbad)' "
         "is a tie); 'w/o ties': the pairs where neither says tie (MT-Bench's setups S1 and S2). Cohen's kappa over "
         "the same pairs (first model wins, tie, second wins).",
         "", table(rows, headers, fmt).rstrip("\n"), "",
-        f"{result.paired_battles} of {result.battles} battles paired with {result.judged_pairs} judge verdicts "
-        f"({result.flipped} of them with the models in the other order); not paired: {result.no_judgment} battles "
-        f"with no judge verdict on their pair, {result.judge_dropped} battles whose judge verdict the harness "
-        f"dropped (no verdict in a game), {result.no_battle} judge verdicts with no battle.",
+        f"{result.paired_battles} of {result.battles} {'annotations' if annotator else 'battles'} paired with "
+        f"{result.judged_pairs} judge verdicts ({result.flipped} of them with the models in the other order); not "
+        f"paired: {result.no_judgment} {'annotations' if annotator else 'battles'} with no judge verdict on their "
+        f"pair, {result.judge_dropped} whose judge verdict the harness dropped (no verdict), {result.no_battle} judge "
+        f"verdicts with no {'annotation' if annotator else 'battle'}"
+        + (f", {result.human_without_verdict} annotations of the second annotator without a preference."
+           if annotator else "."),
     ]
     iv = result.with_ties.rate_interval
     if iv is not None:

@@ -94,3 +94,47 @@ def test_another_parser_is_a_departure_or_refused(tmp_path):
     zero = annotations(tmp_path / "zero.json", [2, 0])  # number@1 reads 0 as 0, no preference at all
     r = _run("pairwise", zero, "-p", "number@1")
     assert r.exit_code == 2 and "read AlpacaEval's preferences with alpacaeval-preference@1" in r.output
+
+
+# a second annotator's annotations of the same outputs (replicate pairwise A --human B) -----------------------
+#   instruction  judge A  judge B  (m against b; 1 b's output preferred, 2 m's)
+#   0            2        2        agree (m wins)
+#   1            1        2        disagree
+#   2            1.5      1.5      agree (tie)
+#   3            1.8      1        disagree (A's fraction above 1.5: m wins)
+#   4            null     2        A gave no verdict: counted, not paired
+#   5            1.2      1.3      agree (b wins)
+#   6            2        null     B gave no preference: counted; A's verdict has no annotation
+#   7            -        1        B only: no judge verdict
+def test_agreement_with_a_second_annotator_hand_counted(tmp_path):
+    from sklearn.metrics import cohen_kappa_score
+
+    a = annotations(tmp_path / "a.json", [2, 1, 1.5, 1.8, None, 1.2, 2])
+    b = annotations(tmp_path / "b.json", [2, 2, 1.5, 1, 2, 1.3, None, 1])
+    r = _run("pairwise", a, "--human", b, "-f", "json", "--replicates", "200")
+    assert r.exit_code == 0, r.output
+    body = json.loads(r.stdout)
+    assert (body["with_ties"]["pairs"], body["with_ties"]["agree"]) == (5, 3)
+    assert (body["without_ties"]["pairs"], body["without_ties"]["agree"]) == (4, 2)
+    judge, other = ["m", "b", "tie", "m", "b"], ["m", "m", "tie", "b", "b"]
+    assert body["with_ties"]["cohen_kappa"] == pytest.approx(cohen_kappa_score(judge, other))
+    keep = [i for i in range(5) if "tie" not in (judge[i], other[i])]
+    assert body["without_ties"]["cohen_kappa"] == pytest.approx(
+        cohen_kappa_score([judge[i] for i in keep], [other[i] for i in keep]))
+    assert (body["battles"], body["battles_without_judgment"], body["battles_judge_dropped"],
+            body["judge_verdicts_without_battle"], body["human_without_verdict"], body["flipped"]) == (7, 1, 1, 1, 1, 0)
+    assert body["question"] == "instruction" and body["with_ties"]["rate_interval"]["cluster"] == "instruction"
+    text = _run("pairwise", a, "--human", b, "--replicates", "0").stdout
+    assert "Judge against a second annotator on the same instruction and model pair" in text
+    assert "5 of 7 annotations paired with 5 judge verdicts" in text
+    assert "1 annotations of the second annotator without a preference" in text
+
+
+def test_second_annotator_refused_against_other_layouts(tmp_path):
+    a = annotations(tmp_path / "a.json", [2, 1])
+    battles = tmp_path / "battles.json"
+    battles.write_text(json.dumps([{"question_id": "q", "model_a": "m", "model_b": "b", "winner": "model_a"}]))
+    r = _run("pairwise", battles, "--human", a)
+    assert r.exit_code == 2 and "another annotator's AlpacaEval annotations" in r.output
+    r = _run("pairwise", a, "--human", a, "--length-controlled", a)
+    assert r.exit_code == 2 and "--length-controlled is for AlpacaEval annotations" in r.output
