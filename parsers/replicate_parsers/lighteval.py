@@ -26,7 +26,7 @@ import inspect
 import re
 from typing import Any, Iterator
 
-from replicate.reading import Match, Reader, ReadOptions, Record, Source
+from replicate.reading import Match, Reader, ReadOptions, Record, Source, SourceRule
 from replicate.readkit import describe
 from replicate.readkit_parquet import parquet_columns, parquet_file, parquet_rows
 from replicate_parsers.lm_eval import chosen_metric, metric_verdict
@@ -78,8 +78,12 @@ def _records(src: Source) -> Iterator[Record]:
     ``acc``, ``em``, ``quasi_exact_match``; needed when the rows carry several):
     1 (or true) right, 0 (or false) wrong, null unscored (warned); anything else
     (0.5, an f1 or BLEU score) is refused, as for lm-eval. The mean of these
-    verdicts is lighteval's own aggregate of a 0/1 metric (its mean over
-    documents). The records carry no gold and need none; the parser is shown as
+    verdicts is lighteval's own aggregate of a 0/1 metric: ``MetricsLogger.aggregate``
+    applies the metric's corpus function, ``np.mean`` for these, to the values of
+    every logged document, and a metric that cannot match an answer scores it 0
+    itself (the details hold the 0). lighteval has no rule for a null metric (its
+    mean fails on one); the declared source rule counts it wrong (``--unparsed
+    wrong``), so the denominator stays every document as in lighteval's mean. The records carry no gold and need none; the parser is shown as
     ``lighteval-metric`` and each file's provenance keeps the metric used
     (``reader_options``) and the task from the file name (``about``).
 
@@ -117,6 +121,12 @@ def _records(src: Source) -> Iterator[Record]:
         yield Record((key,), row, correct=metric_verdict(metrics[metric], metric, src, row))
 
 
+#: lighteval's aggregate: the mean of a per-document metric over every document it logged.
+LIGHTEVAL_RULE = SourceRule("wrong", "lighteval averages a metric over every document it logged (np.mean); its "
+                                     "metrics score an answer they cannot match 0, and a null metric has no "
+                                     "lighteval aggregate (its mean fails on it): counted wrong, every document "
+                                     "in the denominator")
+
 LIGHTEVAL_DETAILS = Reader(
     "lighteval-details@1",
     "lighteval --save-details Parquet files (flat v1 leaderboard layout or nested 0.11+): correctness from a 0/1 metric (--correct-field).",
@@ -130,4 +140,5 @@ LIGHTEVAL_DETAILS = Reader(
     details=inspect.cleandoc(_records.__doc__ or ""),
     options=("correct_field",),
     streams=True,
+    source_rule=LIGHTEVAL_RULE,
 )

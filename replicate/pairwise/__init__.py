@@ -9,7 +9,10 @@
   MT-Bench pairs; Arena-Hard-Auto's battles against a baseline), then win,
   loss, tie, win rate with ties as half, and position bias (``replicate
   pairwise``); :mod:`~replicate.pairwise.alpacaeval`: AlpacaEval's win rate
-  from its annotations, counted the same way;
+  from its annotations, counted the same way, and :mod:`~replicate.pairwise.lc`
+  its length-controlled win rate (AlpacaEval's GLM);
+- :mod:`~replicate.pairwise.human`: a judge's agreement with human votes or a
+  second annotator on the same pairs;
 - :mod:`~replicate.pairwise.render`: their tables.
 
 Everything here takes labelled runs already read (``replicate.judge.api``

@@ -8,7 +8,7 @@ preference (null, outside 1-2) and prints ``win_rate``, the mean of
 preference - 1 times 100 (ties as half; a weighted annotator's fractions as
 they are), and ``discrete_win_rate``, the same over the preferences rounded
 to 1, 1.5 or 2. The length-controlled win rate (a fitted GLM over output
-lengths) is not computed here.
+lengths) is :mod:`replicate.pairwise.lc`'s.
 """
 
 from __future__ import annotations

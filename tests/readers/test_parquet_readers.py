@@ -150,3 +150,21 @@ def test_not_parquet_enough(tmp_path):
         load_run("r", p, diagnostics=Diagnostics())
     with pytest.raises(BadInput, match="not a readable Parquet file"):
         load_run("r", p, diagnostics=Diagnostics(), reader="lighteval-details@1")
+
+
+def test_lighteval_declares_its_rule_every_document_in_the_mean(tmp_path):
+    # lighteval averages a metric over every document (np.mean over the logged values); a null metric (which its
+    # own mean cannot take) is counted wrong by default, so the denominator stays every document
+    old = [nested_detail(i, {"acc": float(b)}) for i, b in enumerate(OLD)]
+    old[0] = nested_detail(0, {"acc": None})  # doc 0: right in OLD, now unscored
+    a = write_details(tmp_path / "old" / NAME, old)
+    b = _nested(tmp_path / "new" / NAME, NEW)
+    res = _run("compare", a, b, "-f", "json", "--replicates", "0")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["unparsed_rule"]["policy"] == "wrong" and out["unparsed_rule"]["departs_from_source"] is False and out["unparsed_rule"]["source_rule"] == "wrong"
+    assert "every document" in " ".join(out["unparsed_rule"]["source_rule_says"].values())
+    # doc 0 now wrong in old, right in new: only_new; docs 1-4 as the hand table: 2 only old, 1 only new, 3 both, 4 neither
+    assert out["cells"] == {"both": 1, "only_old": 1, "only_new": 2, "neither": 1}
+    given = json.loads(_run("compare", a, b, "-f", "json", "--replicates", "0", "--unparsed", "intersect").stdout)
+    assert given["unparsed_rule"]["departs_from_source"] is True and sum(given["cells"].values()) == 4

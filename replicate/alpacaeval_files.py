@@ -1,5 +1,6 @@
 """What AlpacaEval's length-controlled win rate reads (``replicate.pairwise.lc``): its ``df_gamed.csv`` and the
-outputs' lengths in an annotations file.
+outputs' lengths in an annotations file (input/output; the annotations' preferences themselves are read by the
+``alpacaeval-annotations@1`` reader).
 
 ``df_gamed.csv`` is in AlpacaEval's Hugging Face dataset ``tatsu-lab/alpaca_eval``
 (not in its GitHub repository, nor in any annotations file): a CSV with a header,
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +24,6 @@ import numpy as np
 from replicate.errors import BadInput
 from replicate.inputfile import read_input
 from replicate.pairwise.lc import Gamed
-from replicate.reading import ReadOptions, Source
 
 GAMED_COLUMNS = ("index", "preference", "std_delta_len", "instruction_difficulty", "not_gamed_baseline")
 _BOOLS = {"true": True, "false": False}  # pandas reads True/TRUE/true (and False's) as booleans
@@ -102,37 +103,57 @@ class Lengths:
     len_2: np.ndarray  # characters of output_2 (the model's)
 
 
+def _array(text: str, path: Path) -> list[tuple[int, dict]]:
+    """(line where it starts, object) for each element of the one JSON array ``text`` holds."""
+    dec = json.JSONDecoder()
+    i = len(text) - len(text.lstrip())
+    if text[i : i + 1] != "[":
+        raise BadInput("not an AlpacaEval annotations file (one JSON array of annotations)", path=path, line=1)
+    out: list[tuple[int, dict]] = []
+    i += 1
+    line, at = 1, 0
+    while True:
+        while i < len(text) and text[i] in " \t\r\n,":
+            i += 1
+        if i >= len(text) or text[i] == "]":
+            return out
+        try:
+            obj, end = dec.raw_decode(text, i)
+        except json.JSONDecodeError as exc:
+            raise BadInput(f"not JSON ({exc.msg})", path=path, line=exc.lineno) from None
+        line, at = line + text.count("\n", at, i), i
+        if not isinstance(obj, dict):
+            raise BadInput("expected a JSON object (one annotation) in the array", path=path, line=line)
+        out.append((line, obj))
+        i = end
+
+
 def read_lengths(path: Path) -> Lengths:
     """An AlpacaEval annotations file's preferences and output lengths (characters, as pandas' ``str.len``);
     refused naming file and line: an annotation without a string output_1, output_2, generator_1 or
     generator_2, a preference neither a number nor null, and a file with more than one generator_1 or
     generator_2 (AlpacaEval fits one model against one baseline)."""
-    from replicate.diagnostics import Diagnostics
-    from replicate_parsers.lm_eval_layout import array_objects
-
-    data = read_input(path, what="annotations file")
-    src = Source(path, data[3:] if data.startswith(b"\xef\xbb\xbf") else data, ReadOptions(), Diagnostics())
-    if not src.data.lstrip().startswith(b"["):
-        raise src.bad("not an AlpacaEval annotations file (one JSON array of annotations)", 1)
+    text = _text(path, "annotations file")
     prefs: list[float] = []
     lens: list[tuple[int, int]] = []
     names: dict[str, tuple[str, int]] = {}
-    for line, obj in array_objects(src, "annotation"):
+    for line, obj in _array(text, path):
         for name in ("generator_1", "generator_2", "output_1", "output_2"):
             if type(obj.get(name)) is not str:
-                raise src.bad(f"the length-controlled win rate needs {name!r} as a string", line)
+                raise BadInput(f"the length-controlled win rate needs {name!r} as a string", path=path, line=line)
         for name in ("generator_1", "generator_2"):
             first = names.setdefault(name, (obj[name], line))
             if obj[name] != first[0]:
-                raise src.bad(f"{name} {obj[name]!r}, but line {first[1]} has {first[0]!r}: AlpacaEval's "
-                              "length-controlled fit takes one model's annotations against one baseline", line)
+                raise BadInput(f"{name} {obj[name]!r}, but line {first[1]} has {first[0]!r}: AlpacaEval's "
+                               "length-controlled fit takes one model's annotations against one baseline",
+                               path=path, line=line)
         value = obj.get("preference")
         if value is not None and type(value) not in (int, float):
-            raise src.bad("'preference' must be a number or null", line)
+            raise BadInput("'preference' must be a number or null", path=path, line=line)
         prefs.append(math.nan if value is None else float(value))
         lens.append((len(obj["output_1"]), len(obj["output_2"])))
     if not prefs:
-        raise src.bad("no annotations", 1)
+        raise BadInput("no annotations", path=path, line=1)
     arr = np.array(lens, dtype=np.int64).reshape(-1, 2)
     return Lengths(path, names["generator_2"][0], names["generator_1"][0], np.array(prefs, dtype=np.float64),
                    arr[:, 0], arr[:, 1])
