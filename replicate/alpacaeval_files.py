@@ -13,6 +13,7 @@ none), ``std_delta_len``, ``instruction_difficulty`` and ``not_gamed_baseline``
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
@@ -30,7 +31,10 @@ _BOOLS = {"true": True, "false": False}  # pandas reads True/TRUE/true (and Fals
 
 
 def _text(path: Path, what: str) -> str:
-    data = read_input(path, what=what)
+    return _decoded(read_input(path, what=what), path)
+
+
+def _decoded(data: bytes, path: Path) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -49,10 +53,11 @@ def _float(value: str, column: str, path: Path, line: int, *, empty_ok: bool = F
     return x
 
 
-def read_gamed(path: Path) -> Gamed:
-    """AlpacaEval's ``df_gamed.csv``; a file that is not one (a column missing, a value unreadable, a preference
-    outside 0-1) is refused naming the file and line."""
-    reader = csv.reader(io.StringIO(_text(path, "df_gamed file"), newline=""))
+def read_gamed(path: Path) -> tuple[Gamed, str]:
+    """AlpacaEval's ``df_gamed.csv`` and the file's sha256; a file that is not one (a column missing, a value
+    unreadable, a preference outside 0-1) is refused naming the file and line."""
+    data = read_input(path, what="df_gamed file")
+    reader = csv.reader(io.StringIO(_decoded(data, path), newline=""))
     header = next(reader, None)
     if header is None:
         raise BadInput("empty: expected AlpacaEval's df_gamed.csv (a header, then a row per gamed annotation)", path=path)
@@ -85,10 +90,11 @@ def read_gamed(path: Path) -> Gamed:
         cols["std_delta_len"].append(_float(raw["std_delta_len"], "std_delta_len", path, line))
         cols["instruction_difficulty"].append(_float(raw["instruction_difficulty"], "instruction_difficulty", path, line))
         cols["not_gamed_baseline"].append(flag)
-    return Gamed(np.array(cols["index"], dtype=np.int64), np.array(cols["preference"], dtype=np.float64),
-                 np.array(cols["std_delta_len"], dtype=np.float64),
-                 np.array(cols["instruction_difficulty"], dtype=np.float64),
-                 np.array(cols["not_gamed_baseline"], dtype=bool))
+    gamed = Gamed(np.array(cols["index"], dtype=np.int64), np.array(cols["preference"], dtype=np.float64),
+                  np.array(cols["std_delta_len"], dtype=np.float64),
+                  np.array(cols["instruction_difficulty"], dtype=np.float64),
+                  np.array(cols["not_gamed_baseline"], dtype=bool))
+    return gamed, hashlib.sha256(data).hexdigest()
 
 
 @dataclass(frozen=True)

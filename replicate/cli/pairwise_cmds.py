@@ -97,7 +97,7 @@ def _length_control(files: list[Path], gamed_path: Path | None):
     if any(is_stdio(f) for f in files):
         raise UsageError("--length-controlled reads each annotations FILE again for its outputs' lengths: give files, "
                          "not standard input")
-    gamed = read_gamed(gamed_path)
+    gamed, sha256 = read_gamed(gamed_path)
     out = []
     for f in files:
         lengths = read_lengths(f)
@@ -107,7 +107,7 @@ def _length_control(files: list[Path], gamed_path: Path | None):
         except LengthControlError as exc:
             raise UsageError(f"{f}: AlpacaEval's length-controlled win rate cannot be computed with {gamed_path}: "
                              f"{exc}") from None
-    return LengthControl(tuple(out), None, str(gamed_path))
+    return LengthControl(tuple(out), None, str(gamed_path), sha256)
 
 
 def _pair_parser(parser: str | None, loaded) -> str:

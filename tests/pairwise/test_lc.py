@@ -9,6 +9,7 @@ tolerance of 1e-4, so the two agree to about 0.01 points, not to the last digit)
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -84,6 +85,13 @@ def test_folds_are_group_kfolds_of_single_rows():
         folds(4)
 
 
+def test_annotations_from_standard_input_are_refused(tmp_path):
+    annotations, df_gamed = write(tmp_path, n=20, seed=2, weighted=True)
+    r = CliRunner().invoke(app, ["pairwise", "-", "--length-controlled", str(df_gamed), "--replicates", "0"],
+                           input=annotations.read_text())
+    assert r.exit_code == 2 and "give files, not standard input" in r.output
+
+
 def test_cross_validation_keeps_the_first_best_c_by_an_independent_count():
     x, p, s = _data(seed=3, n=40)
     fit = fit_cv(x, p, s)
@@ -108,7 +116,9 @@ def test_cli_matches_alpacaevals_own_figure(tmp_path, case):
     annotations, df_gamed = write(tmp_path, **spec)
     r = _run("pairwise", annotations, "--length-controlled", df_gamed, "-f", "json", "--replicates", "0")
     assert r.exit_code == 0, r.output
-    (m,) = json.loads(r.stdout)["length_controlled"]["models"]
+    body = json.loads(r.stdout)["length_controlled"]
+    assert body["df_gamed_sha256"] == hashlib.sha256(df_gamed.read_bytes()).hexdigest()
+    (m,) = body["models"]
     assert (m["model"], m["baseline"], m["annotations"], m["fitted"]) == ("m", "gpt4_1106_preview", spec["n"], spec["n"] - 3)
     assert 100 * m["length_controlled_win_rate"] == pytest.approx(lc, abs=0.01)
     assert 100 * m["lc_standard_error"] == pytest.approx(se, abs=0.001)
