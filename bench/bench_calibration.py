@@ -48,7 +48,9 @@ from replicate.judge.align import align  # noqa: E402
 from replicate.judge.compare import edges  # noqa: E402
 from replicate.judge.floor import floor  # noqa: E402
 from replicate.judge.uncertainty import Uncertainty  # noqa: E402
-from replicate.stats.bootstrap import FIGURES, figures_from_counts  # noqa: E402
+from replicate.stats.bootstrap import figures_from_counts, interval_figures  # noqa: E402
+
+FIGURES = interval_figures()  # every edge figure of the one table (replicate.stats.fourcell)
 
 SEED = 20261204
 COVERAGE_TARGET = 0.93

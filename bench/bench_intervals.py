@@ -65,9 +65,11 @@ from replicate.judge.uncertainty import (  # noqa: E402
     difficulty_replicates,  # noqa: E402
     edge_uncertainty,
 )
-from replicate.stats.bootstrap import FIGURES, Clusters, cluster_weights  # noqa: E402
+from replicate.stats.bootstrap import Clusters, cluster_weights, interval_figures  # noqa: E402
 from replicate.stats.independence import DifficultyCounts, difficulty_counts, fit_difficulty  # noqa: E402
 from replicate.stats.independence_boot import cluster_difficulty_replicates  # noqa: E402
+
+FIGURES = interval_figures()  # every edge figure of the one table (replicate.stats.fourcell)
 
 REPLICATES = 1000
 

@@ -40,13 +40,15 @@ from scipy import stats
 
 from replicate.judge.align import align
 from replicate.judge.uncertainty import Uncertainty
-from replicate.stats.bootstrap import FIGURES, bootstrap_pairs, figures_from_counts, percentile_bounds
+from replicate.stats.bootstrap import bootstrap_pairs, figures_from_counts, interval_figures, percentile_bounds
+from replicate.stats.fourcell import FIGURES as DECLARED
+
+FIGURES = interval_figures()  # every edge figure of the one table (replicate.stats.fourcell)
 
 METHODS = ("percentile", "t-percentile", "bca", "t-bca", "t-logit", "t-basic", "t-log", "log-t", "jack-log-t",
            "t-shifted")
-#: Figures that are proportions (``t-logit`` transforms them).
-PROPORTIONS = ("em_old", "em_new", "regression_rate", "regression_share_of_old_correct", "backward_rate",
-               "change_rate", "independent_regression_rate")
+#: Figures that lie in [0, 1], the rates of the one table (``t-logit`` transforms them).
+PROPORTIONS = tuple(f for f in FIGURES if DECLARED[f].kind == "rate")
 SEED = 777
 
 

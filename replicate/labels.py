@@ -177,9 +177,15 @@ def gold_problem(value: Any, label_set: "LabelSet | None") -> str:
     return f"gold {shown} is not a whole-number grade of the set {label_set} (at most {GOLD_MAX})"
 
 
-#: Figures that need labels (not only correctness), and those that need ordinal grades.
-NEEDS_LABELS: tuple[str, ...] = ("change_rate", "label_agreement", "mae", "pearson_r")
+#: Figures that need ordinal grades (and so labels, not only correctness).
 NEEDS_ORDINAL: tuple[str, ...] = ("mae", "pearson_r")
+
+
+def needs_labels() -> tuple[str, ...]:
+    """Figures that need labels, not only correctness: the four-cell figures declared so, and the ordinal ones."""
+    from replicate.stats.fourcell import FIGURES  # numpy: loaded only where runs are compared
+
+    return (*(n for n, f in FIGURES.items() if f.needs_labels), *NEEDS_ORDINAL)
 
 
 def absent_figures(runs: Iterable[Any]) -> dict[str, str]:
@@ -194,7 +200,7 @@ def absent_figures(runs: Iterable[Any]) -> dict[str, str]:
     verdicts = [r.name for r in runs if getattr(r, "yields", "outputs") == "verdicts"]
     if verdicts:
         why = f"run(s) {', '.join(verdicts)} carry correctness verdicts only, no labels"
-        return {f: f"{f} needs labels; {why}" for f in NEEDS_LABELS}
+        return {f: f"{f} needs labels; {why}" for f in needs_labels()}
     cats = [r for r in runs if getattr(r, "label_set", None) is not None and not r.label_set.is_ordinal]
     if cats:
         why = f"the labels of {cats[0].name} are {cats[0].label_set}, without distances"

@@ -43,15 +43,15 @@ from replicate.labels import LabelSet, label_name
 from replicate.parsing import UNPARSED, Parser
 from replicate.stats.bootstrap import Clusters, Interval
 from replicate.stats.differences import edge_differences, share_differences
-from replicate.stats.fourcell import as_float, float_ratio
+from replicate.stats.fourcell import as_float, figure_names, float_ratio
 from replicate.stats.gold import accuracy
 from replicate.stats.policy import check_policy
 
-#: Edge figures whose movement between parsers an audit reports.
-EDGE_FIGURES = (
-    "n", "em_old", "em_new", "accuracy_difference", "regression_rate", "regression_share_of_old_correct", "backward_rate",
-    "change_rate", "independent_regression_rate", "independence_ratio",
-)
+
+def edge_figures() -> tuple[str, ...]:
+    """What an audit reports the movement of between parsers: ``n`` and every edge figure of the one table."""
+    return ("n", *figure_names("edge"))
+
 
 _WS = re.compile(r"\s+")
 
@@ -235,7 +235,7 @@ class EdgeAudit:
         first = self.comparisons[0].parser
         out: dict[str, dict] = {}
         for k, c in enumerate(self.comparisons[1:]):
-            row: dict[str, Any] = {"reference": first, **{fig: moves[fig]["delta"][c.parser] for fig in EDGE_FIGURES}}
+            row: dict[str, Any] = {"reference": first, **{fig: moves[fig]["delta"][c.parser] for fig in edge_figures()}}
             if self.delta_intervals is not None:
                 row["interval"] = {fig: iv.to_json() for fig, iv in self.delta_intervals[k].items()}
             out[c.parser] = row
@@ -245,7 +245,7 @@ class EdgeAudit:
         """figure -> {parser: value, ..., "delta": {parser: value - first parser's value}}."""
         out: dict[str, dict] = {}
         base_parser = self.comparisons[0].parser
-        for fig in EDGE_FIGURES:
+        for fig in edge_figures():
             values = {c.parser: _figure(c, fig) for c in self.comparisons}
             first = values[base_parser]
             delta = {
@@ -265,9 +265,7 @@ class EdgeAudit:
 
 
 def _figure(c: Comparison, fig: str) -> float | int | None:
-    if fig == "change_rate":
-        return c.change_rate
-    return getattr(c.cells, fig)
+    return c.cells.n if fig == "n" else c.cells.value(fig)
 
 
 @dataclass(frozen=True)

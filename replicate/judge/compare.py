@@ -12,7 +12,7 @@ from replicate.judge.pairs import PairCounts, Policy, pair_counts
 from replicate.judge.uncertainty import EXACT_MCNEMAR_ASSUMES, EdgeUncertainty, Uncertainty, edge_uncertainty
 from replicate.labels import absent_figures
 from replicate.stats.cimap import edge_ci
-from replicate.stats.fourcell import FourCell
+from replicate.stats.fourcell import FIGURES, FourCell
 
 if TYPE_CHECKING:
     from replicate.judge.agreement import AgreementRow
@@ -104,7 +104,6 @@ class Comparison:
         absent = self.absent
         out.update(self.cells.figures())
         out.update(
-            change_rate=self.change_rate,
             changed=self.changed if self.cells.changed is not None else None,
             unparsed={"old": self.old.unparsed, "new": self.new.unparsed},
             shared_items=self.shared_items,
@@ -166,7 +165,7 @@ def comparison_of(
 def _absent_pair(aligned: Aligned, i: int, j: int) -> dict[str, str]:
     """The label figures an edge cannot give (MAE and Pearson r are not edge figures)."""
     absent = absent_figures([aligned.runs[i], aligned.runs[j]])
-    return {k: v for k, v in absent.items() if k in ("change_rate", "label_agreement")}
+    return {k: v for k, v in absent.items() if k in FIGURES and FIGURES[k].needs_labels}
 
 
 def pair_reader(aligned: Aligned, i: int, j: int) -> str:

@@ -30,29 +30,23 @@ from replicate.labels import absent_figures
 from replicate.output import pct
 from replicate.parsing import UNPARSED
 from replicate.stats.bootstrap import Interval
-from replicate.stats.fourcell import as_float, figure_arrays
+from replicate.stats.fourcell import FIGURES, as_float, figure_arrays, figure_names
 from replicate.stats.gold import accuracy, mean_absolute_error, pearson_r
 from replicate.stats.policy import check_policy
 
-#: The figures shown as matrices, in order (all fractions; ratio for independence).
-FIGURES: tuple[str, ...] = (
-    "regression_rate",
-    "regression_share_of_old_correct",
-    "independence_ratio",
-    "label_agreement",
-)
 DEFAULT_SCALE = (0, 3)
 #: A run's n may lie this share below the largest n before ``n_differs`` is flagged.
 N_TOLERANCE = 0.01
 
 
 def figure_matrices(counts: PairCounts) -> dict[str, np.ndarray]:
-    """Each figure of :data:`FIGURES` for every ordered pair (read-only arrays, NaN = undefined).
+    """Each figure shown as a matrix (the view ``matrix`` of :data:`replicate.stats.fourcell.FIGURES`) for every
+    ordered pair (read-only arrays, NaN = undefined).
 
-    The definitions are :data:`replicate.stats.fourcell.RATIOS`, evaluated over
-    the count arrays, so each entry equals the figure of ``counts.cells(i, j)``.
+    The definitions are the table's, evaluated over the count arrays, so each
+    entry equals the figure of ``counts.cells(i, j)``.
     """
-    return {k: readonly(v) for k, v in figure_arrays(counts, FIGURES).items()}
+    return {k: readonly(v) for k, v in figure_arrays(counts, figure_names("matrix")).items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,11 +360,12 @@ def matrix(
                     "(read the intervals)" if uncertainty.resampled else "(no intervals computed: --replicates 0)"),
             ))
     figures = dict(figure_matrices(counts))
-    if any(counts.unlabelled):  # label agreement needs labels on both sides
-        agreement = figures["label_agreement"].copy()
-        for i in range(len(runs)):
-            for j in range(len(runs)):
-                if not counts.has_labels(i, j):
-                    agreement[i, j] = np.nan
-        figures["label_agreement"] = readonly(agreement)
+    if any(counts.unlabelled):  # a figure needing labels needs them on both sides
+        for name in [f for f in figures if FIGURES[f].needs_labels]:
+            values = figures[name].copy()
+            for i in range(len(runs)):
+                for j in range(len(runs)):
+                    if not counts.has_labels(i, j):
+                        values[i, j] = np.nan
+            figures[name] = readonly(values)
     return Matrix(aligned, counts, base, flags, scale, figures, errors, uncertainty)

@@ -8,8 +8,9 @@ cluster; with no cluster key it falls back to the **item bootstrap** (each
 item its own cluster).
 
 For one edge, each item falls in one of :data:`CATEGORIES` (or is left out
-under the unparsed policy); every figure of :data:`FIGURES` is a function of
-the five category counts. So a replicate needs only the counts:
+under the unparsed policy); every edge figure of the one table,
+:data:`replicate.stats.fourcell.FIGURES`, is a function of the five category
+counts (:class:`CategoryCells`). So a replicate needs only the counts:
 
 - cluster bootstrap: per cluster and edge, the category counts ``T`` (shape
   ``(G, P, 5)``); cluster ``c`` drawn ``W[b, c]`` times in replicate ``b``
@@ -34,25 +35,24 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from replicate.stats.fourcell import RATIOS, ratio_arrays
+from replicate.stats.fourcell import FIGURES, figure_names, ratio_arrays
 from replicate.stats.policy import Policy, check_policy
 from replicate.stats.smallsample import T_METHOD, WILSON, at_least, clip, stretch, too_few_clusters
 
 #: Per edge, the item categories every figure is computed from (over items valid under the policy).
 CATEGORIES: tuple[str, ...] = ("both", "only_old", "only_new", "neither_same", "neither_changed")
 
-#: The figures given an interval, each a function of the category counts.
-FIGURES: tuple[str, ...] = (
-    "em_old",
-    "em_new",
-    "accuracy_difference",
-    "regression_rate",
-    "regression_share_of_old_correct",
-    "backward_rate",
-    "change_rate",
-    "independent_regression_rate",
-    "independence_ratio",
-)
+
+def interval_figures() -> tuple[str, ...]:
+    """The figures given an interval: every edge figure of :data:`replicate.stats.fourcell.FIGURES`, in its order."""
+    return figure_names("edge")
+
+
+def mirrored() -> dict[str, str]:
+    """The figures of an edge (b, a) that are another figure of (a, b) when its counts mirror (a regression one
+    way is a backward change the other): each figure's declared ``mirror``; the rest are computed."""
+    names = interval_figures()
+    return {f: m for f in names if (m := FIGURES[f].mirror) is not None and m in names}
 
 CLUSTER_METHOD = "cluster-bootstrap-percentile"
 ITEM_METHOD = "item-bootstrap-percentile"
@@ -64,16 +64,6 @@ UNPARSED = -1  # replicate.parsing.UNPARSED (stats/ does not import the judge si
 _BLOCK = 64
 #: Edges whose replicate values :meth:`PairBootstrap.intervals` computes together (1,000 replicates: 0.5 MB a figure).
 EDGE_BLOCK = 64
-#: The figures of an edge (b, a) that are another figure of (a, b) when its counts mirror (a regression
-#: one way is a backward change the other); the rest are computed (``accuracy_difference`` too: the
-#: percentiles' interpolation is not exactly antisymmetric).
-MIRRORED: dict[str, str] = {
-    "em_old": "em_new",
-    "em_new": "em_old",
-    "regression_rate": "backward_rate",
-    "backward_rate": "regression_rate",
-    "change_rate": "change_rate",
-}
 _SWAP = [0, 2, 1, 3, 4]  # CATEGORIES with only_old and only_new swapped
 _GRAM_CLUSTERS = 5000  # up to this many clusters, per-cluster Gram products (see _counts_by_gram)
 _DRAWS = 1 << 21  # cluster indices drawn at once by cluster_weights (16 MB)
@@ -366,7 +356,10 @@ def _counts_by_gram(
 
 class CategoryCells:
     """The four cells and the label changes of category counts ``(..., 5)`` (:data:`CATEGORIES`), as arrays:
-    a :class:`replicate.stats.fourcell.Cells`, so that every figure is its one definition there."""
+    a :class:`replicate.stats.fourcell.Cells`, so that every figure is its one definition there.
+
+    Over one edge's totals ``(P, 5)`` a proportion's ratio gives its count and denominator per edge (the
+    Wilson floor of :func:`finish_bounds`)."""
 
     def __init__(self, counts: np.ndarray) -> None:
         c = np.asarray(counts)
@@ -375,15 +368,16 @@ class CategoryCells:
         self.changed = c[..., 1] + c[..., 2] + c[..., 4]
 
 
-def figures_from_counts(counts: np.ndarray, figures: Sequence[str] = FIGURES) -> dict[str, np.ndarray]:
-    """Each of ``figures`` (by default every figure of :data:`FIGURES`) from category counts ``(..., 5)``; NaN where
-    undefined. The definitions are :data:`replicate.stats.fourcell.RATIOS`, over the counts as float64 (exact
-    integers: the same quotients as over ints)."""
+def figures_from_counts(counts: np.ndarray, figures: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+    """Each of ``figures`` (by default every figure given an interval, :func:`interval_figures`) from category
+    counts ``(..., 5)``; NaN where undefined. The definitions are :data:`replicate.stats.fourcell.FIGURES`, over
+    the counts as float64 (exact integers: the same quotients as over ints)."""
+    figures = interval_figures() if figures is None else figures
     unknown = [f for f in figures if f not in FIGURES]
     if unknown:
         raise ValueError(f"figures must be among {', '.join(FIGURES)}; got {', '.join(map(repr, unknown))}")
     cells = CategoryCells(np.asarray(counts, dtype=np.float64))
-    return {f: ratio_arrays(*RATIOS[f](cells)) for f in figures}
+    return {f: ratio_arrays(*FIGURES[f].ratio(cells)) for f in figures}
 
 
 def cluster_weights(
@@ -454,8 +448,9 @@ class PairBootstrap:
 
     def values(self, figure: str) -> np.ndarray:
         """The figure in every replicate and edge: float ``(n_resamples, n_pairs)``, NaN = undefined."""
-        if figure not in FIGURES:
-            raise ValueError(f"figure must be one of {', '.join(FIGURES)}; got {figure!r}")
+        names = interval_figures()
+        if figure not in names:
+            raise ValueError(f"figure must be one of {', '.join(names)}; got {figure!r}")
         if not self._figures:
             self._figures.update(figures_from_counts(self.replicates))
         return self._figures[figure]
@@ -500,7 +495,7 @@ class PairBootstrap:
         return out
 
     def intervals(self) -> list[dict[str, Interval]]:
-        """Per edge (in ``pairs`` order), an :class:`Interval` for each figure of :data:`FIGURES`.
+        """Per edge (in ``pairs`` order), an :class:`Interval` for each figure of :func:`interval_figures`.
 
         The percentile bounds (:meth:`percentiles`) made the printed interval by
         :func:`finish_bounds`: stretched for few clusters, never narrower than a
@@ -514,7 +509,7 @@ class PairBootstrap:
         totals = self.totals if self.totals is not None or self.per_cluster is None else self.per_cluster.sum(axis=0)
         points = None if totals is None else figures_from_counts(totals)
         method = self.method if self.cluster is None else T_METHOD
-        for figure in FIGURES:
+        for figure in interval_figures():
             low, high, undefined = bounds[figure]
             floor = None
             if totals is not None and points is not None:
@@ -533,41 +528,26 @@ class PairBootstrap:
         Computed by blocks of :data:`EDGE_BLOCK` edges, whose replicate values
         stay in the processor's cache from the figure to its percentiles. An
         edge whose counts mirror an earlier edge's (:meth:`mirrors`) takes the
-        figures of :data:`MIRRORED` from it: the same replicate values, so the
+        figures of :func:`mirrored` from it: the same replicate values, so the
         same bounds, bit for bit.
         """
         P = len(self.pairs)
         partner = self.mirrors()
-        own, mirrored = np.flatnonzero(partner < 0), np.flatnonzero(partner >= 0)
-        computed = tuple(f for f in FIGURES if f not in MIRRORED)
-        tasks = [(own[i : i + EDGE_BLOCK], FIGURES) for i in range(0, len(own), EDGE_BLOCK)]
-        tasks += [(mirrored[i : i + EDGE_BLOCK], computed) for i in range(0, len(mirrored), EDGE_BLOCK)]
+        own, later = np.flatnonzero(partner < 0), np.flatnonzero(partner >= 0)
+        figures, copied = interval_figures(), mirrored()
+        computed = tuple(f for f in figures if f not in copied)
+        tasks = [(own[i : i + EDGE_BLOCK], figures) for i in range(0, len(own), EDGE_BLOCK)]
+        tasks += [(later[i : i + EDGE_BLOCK], computed) for i in range(0, len(later), EDGE_BLOCK)]
         blocks = self._bounds_of(tasks)
-        bounds = {f: (np.empty(P), np.empty(P), np.empty(P, dtype=np.int64)) for f in FIGURES}
-        for (edges, figures), block in zip(tasks, blocks):
-            for f in figures:
+        bounds = {f: (np.empty(P), np.empty(P), np.empty(P, dtype=np.int64)) for f in figures}
+        for (edges, names), block in zip(tasks, blocks):
+            for f in names:
                 for whole, part in zip(bounds[f], block[f]):
                     whole[edges] = part
-        for f, source in MIRRORED.items():
+        for f, source in copied.items():
             for whole, of in zip(bounds[f], bounds[source]):
-                whole[mirrored] = of[partner[mirrored]]
+                whole[later] = of[partner[later]]
         return bounds
-
-
-#: The figures that are one count over another: the categories (indices of :data:`CATEGORIES`) summed
-#: in the numerator and in the denominator (None: every item counted).
-PROPORTION_COUNTS: dict[str, tuple[tuple[int, ...], tuple[int, ...] | None]] = {
-    "em_old": ((0, 1), None),
-    "em_new": ((0, 2), None),
-    "regression_rate": ((1,), None),
-    "regression_share_of_old_correct": ((1,), (0, 1)),
-    "backward_rate": ((2,), None),
-    "change_rate": ((1, 2, 4), None),
-}
-#: The range of each figure of :data:`FIGURES` (a stretched interval is kept within it).
-FIGURE_RANGE: dict[str, tuple[float, float]] = {
-    **{f: (0.0, 1.0) for f in FIGURES}, "accuracy_difference": (-1.0, 1.0), "independence_ratio": (0.0, math.inf),
-}
 
 
 def finish_bounds(
@@ -584,13 +564,12 @@ def finish_bounds(
     undefined = np.isnan(point)
     low, high = np.where(undefined, np.nan, low), np.where(undefined, np.nan, high)
     floor = None
-    if figure in PROPORTION_COUNTS:
-        num, den = PROPORTION_COUNTS[figure]
-        hits = totals[:, list(num)].sum(axis=1)
-        n = totals.sum(axis=1) if den is None else totals[:, list(den)].sum(axis=1)
+    declared = FIGURES[figure]
+    if declared.proportion:
+        hits, n = declared.ratio(CategoryCells(totals))
         low, high = at_least(low, high, hits, n, boot.confidence_level)
         floor = WILSON
-    return (*clip(low, high, *FIGURE_RANGE[figure]), floor)
+    return (*clip(low, high, *declared.range), floor)
 
 
 def bootstrap_pairs(

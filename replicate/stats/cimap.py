@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from replicate.stats.bootstrap import INDEPENDENT_ITEMS, Interval
-from replicate.stats.fourcell import PROPORTIONS, FourCell
+from replicate.stats.fourcell import FourCell
 from replicate.stats.smallsample import WILSON
 
 #: The key of the default method in each figure's entry.
@@ -43,7 +43,7 @@ DEFAULT_KEY = "default"
 def wilson_intervals(cells: FourCell, confidence_level: float = 0.95) -> dict[str, Interval]:
     """The Wilson score interval of each proportion of the four cells (null bounds when its denominator is 0)."""
     out: dict[str, Interval] = {}
-    for fig, ci in cells.confidence_intervals(PROPORTIONS, confidence_level=confidence_level).items():
+    for fig, ci in cells.confidence_intervals(confidence_level=confidence_level).items():
         low, high = (None, None) if ci is None else ci
         out[fig] = Interval(low, high, WILSON, None, None, cells.n, confidence_level, None, 0, INDEPENDENT_ITEMS)
     return out

@@ -6,16 +6,16 @@ assumes independent items (``assumes`` says so). Where items are clustered
 from files gets the cluster bootstrap instead
 (:mod:`replicate.stats.bootstrap`).
 
-- The proportions (:data:`~replicate.stats.fourcell.PROPORTIONS`: EM old and
+- The proportions (:func:`~replicate.stats.fourcell.proportions`: EM old and
   new, regression rate, share of old-correct, backward rate): the Wilson score
   interval of their count (:meth:`FourCell.confidence_intervals`).
-- The paired EM difference, the independent regression rate
-  ``EM_old x (1 - EM_new)`` and the independence ratio, which are not one
-  proportion: the item bootstrap, which needs only the counts (each replicate
-  one multinomial draw of n items over the four cells,
-  :func:`~replicate.stats.bootstrap.item_replicates`), percentile method.
+- The other edge figures (:func:`resampled`: the paired EM difference, the
+  independent regression rate ``EM_old x (1 - EM_new)``, the independence
+  ratio), which are not one proportion: the item bootstrap, which needs only
+  the counts (each replicate one multinomial draw of n items over the four
+  cells, :func:`~replicate.stats.bootstrap.item_replicates`), percentile method.
 
-The change rate needs the labels, so a table of counts has none.
+A figure needing the labels (the change rate) has none: a table of counts has no labels.
 """
 
 from __future__ import annotations
@@ -37,11 +37,16 @@ from replicate.stats.bootstrap import (
     percentile_bounds,
 )
 from replicate.stats.cimap import ci_map, wilson_intervals
-from replicate.stats.fourcell import FourCell
+from replicate.stats.fourcell import FIGURES, FourCell, figure_names, proportions
 
 WILSON_METHOD = "wilson-score"
-#: The figures of a four-cell table that are not one proportion, bootstrapped from the counts.
-RESAMPLED: tuple[str, ...] = ("accuracy_difference", "independent_regression_rate", "independence_ratio")
+
+
+def resampled() -> tuple[str, ...]:
+    """The edge figures of a four-cell table that are not one proportion (and need no labels): bootstrapped
+    from the counts."""
+    wilson = proportions()
+    return tuple(f for f in figure_names("edge") if f not in wilson and not FIGURES[f].needs_labels)
 
 
 @dataclass(frozen=True)
@@ -82,12 +87,13 @@ def cell_figures(
     out: dict[str, Interval] = wilson_intervals(cells, confidence_level)
     totals = np.array([[cells.both, cells.only_old, cells.only_new, cells.neither, 0]], dtype=np.int64)
     reps = item_replicates(np.random.default_rng(seed), totals, n, n_resamples)
-    values = figures_from_counts(reps)
-    stacked = np.stack([values[f][:, 0] for f in RESAMPLED], axis=1)
+    figures = resampled()
+    values = figures_from_counts(reps, figures)
+    stacked = np.stack([values[f][:, 0] for f in figures], axis=1)
     lo, hi, undefined = percentile_bounds(stacked, confidence_level)
-    resampled = interval_list(
+    intervals = interval_list(
         lo, hi, undefined, method=ITEM_METHOD, replicates=n_resamples, cluster=None, clusters=n,
         confidence_level=confidence_level, seed=seed,
     )
-    out.update(zip(RESAMPLED, resampled))
+    out.update(zip(figures, intervals))
     return CellFigures(cells, out, n_resamples, seed, confidence_level)

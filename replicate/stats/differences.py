@@ -43,11 +43,11 @@ from replicate.stats.bootstrap import (
     CATEGORIES,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
-    FIGURES,
     Clusters,
     Interval,
     check_resampling,
     figures_from_counts,
+    interval_figures,
     interval_list,
     item_categories,
     percentile_bounds,
@@ -165,7 +165,8 @@ def edge_differences(
     confidence_level: float = 0.95,
     seed: int = DEFAULT_SEED,
 ) -> list[dict[str, Interval]]:
-    """For each edge of ``pairs`` after the first, an interval per figure of :data:`FIGURES` of (edge - first edge).
+    """For each edge of ``pairs`` after the first, an interval per figure of :func:`~replicate.stats.bootstrap.interval_figures` of
+    (edge - first edge).
 
     ``labels`` (runs x items, -1 unparsed) holds each edge's two runs as read
     under one reading (e.g. old and new under parser k at rows ``2k``,
@@ -180,7 +181,8 @@ def edge_differences(
         categories, len(CATEGORIES) + 1, clusters=clusters, n_resamples=n_resamples,
         confidence_level=confidence_level, seed=seed,
     )
-    figures = figures_from_counts(boot.replicates[..., : len(CATEGORIES)])
-    per_figure = {f: boot.differences(figures[f]) for f in FIGURES}
-    return [{f: per_figure[f][r] for f in FIGURES} for r in range(len(pairs) - 1)]
+    names = interval_figures()
+    figures = figures_from_counts(boot.replicates[..., : len(CATEGORIES)], names)
+    per_figure = {f: boot.differences(figures[f]) for f in names}
+    return [{f: per_figure[f][r] for f in names} for r in range(len(pairs) - 1)]
 

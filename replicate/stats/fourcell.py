@@ -5,17 +5,22 @@ new right), ``only_old`` (old right, new wrong: a regression), ``only_new``
 (old wrong, new right) and ``neither``; ``changed`` counts the items whose two
 labels differ (known when the table comes from labels, not from a paper).
 
-Each figure is a ratio of whole numbers made from the cells. :data:`RATIOS`
-holds, per figure, the one function that gives its ``(numerator,
-denominator)``. Those functions use only ``+``, ``-`` and ``*``, so the same
-definition is evaluated three ways:
+Each figure is one declaration, a :class:`Figure` in the one table
+:data:`FIGURES`: its ratio of whole numbers made from the cells, its names,
+its range, what it mirrors on the reverse edge and where it is shown. The
+bootstrap (:mod:`replicate.stats.bootstrap`), the JSON of an edge, the
+renderers, ``verify``'s metric names and the docs' table of figures are all
+read from it, so a figure is added in one place: :func:`register_figure`
+(see "Adding a four-cell figure" in docs/concepts.md). The ratio uses only
+``+``, ``-`` and ``*``, so the same definition is evaluated three ways:
 
 - exactly, as a :class:`~fractions.Fraction` of one table's ints
   (:meth:`FourCell.exact`; what ``verify`` matches and floors place);
-- as a float view of the same ratio (the :class:`FourCell` properties;
-  ``int / int`` is correctly rounded, so it equals ``float`` of the fraction);
+- as a float view of the same ratio (:meth:`FourCell.value`, or the figure's
+  name as an attribute; ``int / int`` is correctly rounded, so it equals
+  ``float`` of the fraction);
 - elementwise on integer numpy arrays, for every ordered pair of runs at once
-  (:func:`ratio_arrays`; what ``matrix`` draws).
+  (:func:`ratio_arrays`; what ``matrix`` draws and the bootstrap resamples).
 
 A figure whose denominator is 0 is undefined: ``None`` (NaN in arrays), never 0.
 :class:`FourCell` reads like a scipy result object: it keeps the counts it was
@@ -25,9 +30,14 @@ computed from, and offers :meth:`FourCell.confidence_interval` and
 
 from __future__ import annotations
 
+import itertools
+import math
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, Protocol, Sequence
+from types import SimpleNamespace
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -63,37 +73,193 @@ def _new_wrong(c: Cells) -> Any:
     return c.only_old + c.neither
 
 
-#: figure -> (numerator, denominator) over the cells: the one definition of each figure.
-RATIOS: dict[str, Callable[[Cells], tuple[Any, Any]]] = {
-    # (both + only_old) / N
-    "em_old": lambda c: (c.both + c.only_old, _n(c)),
-    # (both + only_new) / N
-    "em_new": lambda c: (c.both + c.only_new, _n(c)),
-    # only_old / N: what most papers print (negative flip rate)
-    "regression_rate": lambda c: (c.only_old, _n(c)),
-    # only_old / (both + only_old): the share of old-correct items the new version loses
-    "regression_share_of_old_correct": lambda c: (c.only_old, _old_correct(c)),
-    # only_new / N: the regression rate of the reverse edge
-    "backward_rate": lambda c: (c.only_new, _n(c)),
-    # EM_old - EM_new = (only_old - only_new) / N, exactly
-    "accuracy_difference": lambda c: (c.only_old - c.only_new, _n(c)),
-    # EM_old * (1 - EM_new): the regression rate expected if errors were unrelated
-    "independent_regression_rate": lambda c: (_old_correct(c) * _new_wrong(c), _n(c) * _n(c)),
-    # regression_rate / independent_regression_rate (relative negative flip rate)
-    "independence_ratio": lambda c: (c.only_old * _n(c), _old_correct(c) * _new_wrong(c)),
-    # share of items whose two labels differ (needs labels: ``changed``)
-    "change_rate": lambda c: (c.changed, _n(c)),
-    # 1 - change_rate
-    "label_agreement": lambda c: (_n(c) - c.changed, _n(c)),
-}
+Ratio = Callable[[Cells], tuple[Any, Any]]
+Kind = Literal["rate", "difference", "ratio"]
 
-#: Figures needing the label changes, which a table typed in from a paper does not have.
-NEEDS_LABELS = frozenset({"change_rate", "label_agreement"})
+#: What each kind of figure can be: its range (a stretched interval is kept within it).
+RANGES: dict[str, tuple[float, float]] = {"rate": (0.0, 1.0), "difference": (-1.0, 1.0), "ratio": (0.0, math.inf)}
+#: Where a figure is shown besides every edge (``edge``: the JSON of an edge, its bootstrap interval, the
+#: figures and interval tables, an audit's moves): ``chain``'s one-row-per-edge table, ``matrix``'s squares.
+VIEWS: tuple[str, ...] = ("edge", "chain", "matrix")
 
-#: Figures that are a proportion (some of a number of items), and so have a Wilson interval.
-PROPORTIONS: tuple[str, ...] = (
-    "em_old", "em_new", "regression_rate", "regression_share_of_old_correct", "backward_rate",
-)
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """One four-cell figure: its definition over the cells and everything the tool shows of it.
+
+    ``ratio`` gives the figure's ``(numerator, denominator)`` from anything with
+    the cells (:class:`Cells`) using only ``+``, ``-`` and ``*``, so it is
+    evaluated exactly, as a float and over arrays alike. ``definition`` is that
+    ratio in words (``only_old / n``), ``label`` and ``short`` the figure's names
+    in a table row and a column header, ``meaning`` what it says (the docs'
+    table). ``kind`` fixes its range and how it is printed (a rate or a
+    difference as a percent, a ratio as a number). ``proportion``: a count of
+    items over a count of items, so it has a Wilson interval (and a bootstrap
+    interval never narrower). ``mirror``: the figure of the reverse edge new ->
+    old that equals this one (the bootstrap copies it from an edge's reverse).
+    ``needs_labels``: it needs the label changes (``changed``), which a table
+    typed in from a paper does not have. ``views``: where it is shown
+    (:data:`VIEWS`; every figure can be named in a claim).
+    """
+
+    name: str
+    ratio: Ratio
+    definition: str
+    label: str
+    short: str
+    meaning: str
+    kind: Kind = "rate"
+    proportion: bool = False
+    mirror: str | None = None
+    needs_labels: bool = False
+    views: frozenset[str] = frozenset({"edge"})
+
+    @property
+    def range(self) -> tuple[float, float]:
+        return RANGES[self.kind]
+
+
+#: Every four-cell figure by name, in the order tables and JSON show them: the one table.
+FIGURES: dict[str, Figure] = {}
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _sample_tables() -> list[SimpleNamespace]:
+    """Small tables every cell count 0-2, with a number of changed labels between the least and the most."""
+    out = []
+    for both, only_old, only_new, neither in itertools.product(range(3), repeat=4):
+        least = only_old + only_new
+        for changed in sorted({least, least + neither}):
+            out.append(SimpleNamespace(both=both, only_old=only_old, only_new=only_new, neither=neither, changed=changed))
+    return out
+
+
+_SAMPLES = _sample_tables()
+
+
+def _swapped(c: SimpleNamespace) -> SimpleNamespace:
+    return SimpleNamespace(both=c.both, only_old=c.only_new, only_new=c.only_old, neither=c.neither, changed=c.changed)
+
+
+def _check_figure(f: Figure) -> None:
+    """A figure's declaration against its own claims, on small tables: ints, its kind's range, a proportion's
+    count within its denominator, its mirror on the reverse edge."""
+    def bad(why: str) -> ValueError:
+        return ValueError(f"four-cell figure {f.name!r}: {why}")
+
+    if not _NAME.match(f.name):
+        raise bad("a name is lower-case letters, digits and underscores, starting with a letter")
+    if f.name in FIGURES:
+        raise bad("is registered twice")
+    if f.kind not in RANGES:
+        raise bad(f"kind must be one of {', '.join(RANGES)}; got {f.kind!r}")
+    if not f.views or not f.views <= set(VIEWS):
+        raise bad(f"views must be some of {', '.join(VIEWS)}; got {sorted(f.views)}")
+    mirror = None if f.mirror is None else (f if f.mirror == f.name else FIGURES.get(f.mirror))
+    if mirror is not None and mirror.mirror != f.name:
+        raise bad(f"mirrors {f.mirror!r}, which mirrors {mirror.mirror!r}")
+    low, high = f.range
+    for c in _SAMPLES:
+        num, den = f.ratio(c)
+        if type(num) is not int or type(den) is not int or den < 0:
+            raise bad(f"ratio must give whole numbers (a denominator >= 0) from whole cells; got ({num!r}, {den!r})")
+        if den == 0:
+            continue
+        if num < low * den or num > high * den:  # integer comparisons: exact, and cheap at import
+            raise bad(f"{num}/{den} on the cells {vars(c)} lies outside its kind {f.kind!r} ({low}, {high})")
+        if f.proportion and not 0 <= num <= den:
+            raise bad(f"a proportion's count must lie within its denominator; got {num}/{den} on {vars(c)}")
+        if mirror is not None:
+            back_num, back_den = mirror.ratio(_swapped(c))
+            if back_num * den != num * back_den or back_den == 0:
+                raise bad(f"is not {mirror.name!r} of the reverse edge on the cells {vars(c)}")
+
+
+def register_figure(figure: Figure) -> Figure:
+    """Add a four-cell figure to :data:`FIGURES`: from then on the bootstrap gives it an interval, an edge's
+    JSON and tables show it and a claim can name it. Its declaration is checked first (see
+    :func:`_check_figure`); a figure whose ``mirror`` is registered later is checked then."""
+    _check_figure(figure)
+    FIGURES[figure.name] = figure
+    return figure
+
+
+def declared(name: str) -> Figure:
+    """The figure called ``name``; ValueError naming every figure when there is none."""
+    f = FIGURES.get(name)
+    if f is None:
+        raise _unknown(name)
+    return f
+
+
+def figure_names(view: str | None = None) -> tuple[str, ...]:
+    """The figures' names in table order (shown in ``view``, when given)."""
+    return tuple(n for n, f in FIGURES.items() if view is None or view in f.views)
+
+
+def proportions() -> tuple[str, ...]:
+    """The edge figures that are a count over a count of items on any table (labels not needed): each has a
+    Wilson interval from the cells alone."""
+    return tuple(n for n, f in FIGURES.items() if f.proportion and not f.needs_labels and "edge" in f.views)
+
+
+class _Ratios(Mapping[str, Ratio]):
+    """Each figure's ratio by name, read from :data:`FIGURES` (so a figure registered later is in it)."""
+
+    def __getitem__(self, name: str) -> Ratio:
+        return FIGURES[name].ratio
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(FIGURES)
+
+    def __len__(self) -> int:
+        return len(FIGURES)
+
+
+#: figure -> its ``(numerator, denominator)`` function (a view of :data:`FIGURES`).
+RATIOS: Mapping[str, Ratio] = _Ratios()
+
+_EDGE_CHAIN = frozenset({"edge", "chain"})
+for _f in (
+    Figure("em_old", lambda c: (c.both + c.only_old, _n(c)), "(both + only_old) / n", "EM old", "EM old",
+           "the old version's exact-match accuracy on the shared items", proportion=True, mirror="em_new",
+           views=_EDGE_CHAIN),
+    Figure("em_new", lambda c: (c.both + c.only_new, _n(c)), "(both + only_new) / n", "EM new", "EM new",
+           "the new version's exact-match accuracy on the shared items", proportion=True, mirror="em_old",
+           views=_EDGE_CHAIN),
+    # EM_old - EM_new = (only_old - only_new) / N, exactly; not mirrored: the percentiles' interpolation is not
+    # exactly antisymmetric
+    Figure("accuracy_difference", lambda c: (c.only_old - c.only_new, _n(c)), "EM old - EM new (paired)",
+           "EM difference", "EM diff.",
+           "the accuracy lost, paired by item; equals regression_rate - backward_rate exactly, so an asymmetry "
+           "between the two says nothing beyond it", kind="difference"),
+    Figure("regression_rate", lambda c: (c.only_old, _n(c)), "only_old / n", "regression rate", "regr.",
+           "the share of **all** items the upgrade breaks; what most papers print (\"negative flip rate\")",
+           proportion=True, mirror="backward_rate", views=frozenset(VIEWS)),
+    Figure("regression_share_of_old_correct", lambda c: (c.only_old, _old_correct(c)), "only_old / (both + only_old)",
+           "regression share of old-correct", "regr./old-correct",
+           "the share of **what the old version got right** that the upgrade loses", proportion=True,
+           views=frozenset(VIEWS)),
+    Figure("backward_rate", lambda c: (c.only_new, _n(c)), "only_new / n", "backward rate", "backward",
+           "the share of all items the upgrade fixes; the regression rate of the reverse edge", proportion=True,
+           mirror="regression_rate", views=_EDGE_CHAIN),
+    Figure("change_rate", lambda c: (c.changed, _n(c)), "labels differ / n", "change rate", "change",
+           "churn regardless of gold (2 -> 1 on a gold-3 item is a change but not a regression); needs the labels",
+           proportion=True, mirror="change_rate", needs_labels=True, views=_EDGE_CHAIN),
+    Figure("independent_regression_rate", lambda c: (_old_correct(c) * _new_wrong(c), _n(c) * _n(c)),
+           "EM old x (1 - EM new)", "independent regression rate", "indep. regr.",
+           "the regression rate expected if the two versions' errors were unrelated"),
+    Figure("independence_ratio", lambda c: (c.only_old * _n(c), _old_correct(c) * _new_wrong(c)),
+           "regression / independent", "independence ratio", "indep. ratio",
+           "below 1: fewer regressions than unrelated errors on equally hard items would give (item difficulty "
+           "alone does this); above 1: more; known in the model-update literature as relative negative flip rate",
+           kind="ratio", views=frozenset(VIEWS)),
+    Figure("label_agreement", lambda c: (_n(c) - c.changed, _n(c)), "labels equal / n", "label agreement",
+           "label agr.", "1 - change_rate: the share of items given the same label by both versions",
+           proportion=True, mirror="label_agreement", needs_labels=True, views=frozenset({"matrix"})),
+):
+    register_figure(_f)
 
 
 def exact_ratio(num: int, den: int) -> Fraction | None:
@@ -183,18 +349,16 @@ class FourCell:
     def new_correct(self) -> int:
         return self.both + self.only_new
 
-    # -- figures: the one definition in RATIOS, exact or as a float ---------------
+    # -- figures: the one definition in FIGURES, exact or as a float -------------
     def parts(self, figure: str) -> tuple[int, int] | None:
         """(numerator, denominator) of ``figure``; None for a figure needing labels on a typed-in table."""
-        ratio = RATIOS.get(figure)
-        if ratio is None:
-            raise _unknown(figure)
-        if self.changed is None and figure in NEEDS_LABELS:
+        f = declared(figure)
+        if self.changed is None and f.needs_labels:
             return None
-        return ratio(self)
+        return f.ratio(self)
 
     def exact(self, figure: str) -> Fraction | None:
-        """``figure`` (a key of :data:`RATIOS`) as an exact fraction; None where undefined."""
+        """``figure`` (a key of :data:`FIGURES`) as an exact fraction; None where undefined."""
         parts = self.parts(figure)
         return None if parts is None else exact_ratio(*parts)
 
@@ -203,48 +367,11 @@ class FourCell:
         parts = self.parts(figure)
         return None if parts is None else float_ratio(*parts)
 
-    @property
-    def em_old(self) -> float | None:
-        return self.value("em_old")
-
-    @property
-    def em_new(self) -> float | None:
-        return self.value("em_new")
-
-    @property
-    def regression_rate(self) -> float | None:
-        """only_old / N: what most papers print (negative flip rate)."""
-        return self.value("regression_rate")
-
-    @property
-    def regression_share_of_old_correct(self) -> float | None:
-        """only_old / (both + only_old): the share of old-correct items the new version loses."""
-        return self.value("regression_share_of_old_correct")
-
-    @property
-    def backward_rate(self) -> float | None:
-        """only_new / N: the regression rate of the reverse edge."""
-        return self.value("backward_rate")
-
-    @property
-    def independent_regression_rate(self) -> float | None:
-        """EM_old * (1 - EM_new): the regression rate expected if errors were unrelated."""
-        return self.value("independent_regression_rate")
-
-    @property
-    def independence_ratio(self) -> float | None:
-        """regression_rate / independent_regression_rate; None when the denominator is 0."""
-        return self.value("independence_ratio")
-
-    @property
-    def accuracy_difference(self) -> float | None:
-        """EM_old - EM_new, which equals (only_old - only_new) / N exactly."""
-        return self.value("accuracy_difference")
-
-    @property
-    def change_rate(self) -> float | None:
-        """Share of items whose two labels differ; None when unknown (no labels) or N = 0."""
-        return self.value("change_rate")
+    def __getattr__(self, name: str) -> float | None:
+        """Each figure of :data:`FIGURES` as a float attribute (``cells.regression_rate``), as :meth:`value`."""
+        if name in FIGURES:
+            return self.value(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # -- tests and intervals -------------------------------------------------------
     def mcnemar_p(self) -> float | None:
@@ -254,24 +381,28 @@ class FourCell:
     def confidence_interval(
         self, figure: str = "regression_rate", *, confidence_level: float = 0.95
     ) -> tuple[float, float] | None:
-        """Wilson score interval of one proportion (see :data:`PROPORTIONS`); None when its denominator is 0."""
+        """Wilson score interval of one proportion (see :func:`proportions`); None when its denominator is 0."""
         return self.confidence_intervals([figure], confidence_level=confidence_level)[figure]
 
     def confidence_intervals(
-        self, figures: Sequence[str] = PROPORTIONS, *, confidence_level: float = 0.95
+        self, figures: Sequence[str] | None = None, *, confidence_level: float = 0.95
     ) -> dict[str, tuple[float, float] | None]:
-        """Wilson score intervals of several proportions at once (one vectorised call)."""
+        """Wilson score intervals of several proportions at once (one vectorised call); every one by default."""
+        allowed = proportions()
+        figures = allowed if figures is None else figures
         for f in figures:
-            if f not in PROPORTIONS:
-                raise ValueError(f"figure must be one of {', '.join(PROPORTIONS)}; got {f!r}")
-        k, n = (np.array(v) for v in zip(*(RATIOS[f](self) for f in figures)))
+            if f not in allowed:
+                raise ValueError(f"figure must be one of {', '.join(allowed)}; got {f!r}")
+        if not figures:
+            return {}
+        k, n = (np.array(v) for v in zip(*(FIGURES[f].ratio(self) for f in figures)))
         defined = n > 0
         lo, hi = wilson(k[defined], n[defined], z_value(confidence_level))
         bounds = iter(zip(lo.tolist(), hi.tolist()))
         return {f: (next(bounds) if ok else None) for f, ok in zip(figures, defined.tolist())}
 
     def figures(self) -> dict:
-        """Every figure as a JSON-ready dict (rates as fractions; None = undefined)."""
+        """Every edge figure as a JSON-ready dict (rates as fractions; None = undefined or needing labels)."""
         return {
             "n": self.n,
             "cells": {
@@ -280,17 +411,9 @@ class FourCell:
                 "only_new": self.only_new,
                 "neither": self.neither,
             },
-            "em_old": self.em_old,
-            "em_new": self.em_new,
-            "regression_rate": self.regression_rate,
-            "regression_share_of_old_correct": self.regression_share_of_old_correct,
-            "backward_rate": self.backward_rate,
-            "accuracy_difference": self.accuracy_difference,
-            "independent_regression_rate": self.independent_regression_rate,
-            "independence_ratio": self.independence_ratio,
+            **{name: self.value(name) for name in figure_names("edge")},
             "mcnemar_p": self.mcnemar_p(),
             "mcnemar_log10_p": None if self.n == 0 else mcnemar_exact_log10_p(self.only_old, self.only_new),
-            "intervals": self.confidence_intervals(),
         }
 
     def to_json(self) -> dict:

@@ -6,6 +6,11 @@ which **scopes** it takes, the **kind** of its value (which fixes the units it
 may be printed in), and, for trial figures, the **family** that decides how a
 fresh collection is compared with it (:mod:`replicate.verify.replication`).
 
+Every four-cell figure of the one table
+(:data:`replicate.stats.fourcell.FIGURES`) is an ``edge`` metric of the same
+name (:func:`figure_metric`), made when asked for: a figure registered there
+can be claimed with no change here.
+
 Scopes over runs: ``run`` (``run = "NAME"``), ``edge`` (``old`` and ``new``),
 ``floor`` (``runs = [...]``, repeats of one model). Scopes over trials:
 ``cell`` (``edge = "A:B"`` and ``benchmark``, or the pooled cell), ``model``
@@ -48,6 +53,7 @@ from typing import Any
 import replicate.verify.ranking_claims as ranking_claims
 import replicate.verify.sources.agreement as agreement
 import replicate.verify.sources.costs as costs
+from replicate.stats.fourcell import FIGURES
 from replicate.verify.metric_row import (
     TRIAL_UNITS,
     UNITS,
@@ -63,8 +69,8 @@ from replicate.verify.metric_row import (
 )
 
 __all__ = ["METRICS", "NULL_PREFIX", "PATTERNS", "TRIAL_UNITS", "UNITS", "UNITS_OF_KIND", "UNITS_OF_SOURCE",
-           "Family", "Field", "Kind", "Metric", "Pattern", "Source", "claim_unit", "metric", "metric_names",
-           "register"]
+           "Family", "Field", "Kind", "Metric", "Pattern", "Source", "claim_unit", "figure_metric", "metric",
+           "metric_names", "register"]
 
 #: Every metric by name, both sources (names never collide: trial names carry their command's prefix).
 METRICS: dict[str, Metric] = {}
@@ -84,7 +90,7 @@ def register(*metrics: Metric | Pattern) -> None:
 
 def metric(name: str, source: Source | None = None) -> Metric | None:
     """The metric called ``name`` (of ``source``, when given), or None when there is none."""
-    m = METRICS.get(name)
+    m = METRICS.get(name) or figure_metric(name)
     if m is None:
         m = next((x for p in PATTERNS if (x := p(name)) is not None), None)
     return m if m is not None and (source is None or m.source == source) else None
@@ -93,7 +99,19 @@ def metric(name: str, source: Source | None = None) -> Metric | None:
 def metric_names(source: Source) -> list[str]:
     """Every name a claim over ``source`` may use (patterns shown with their usual keys)."""
     names = [n for n, m in METRICS.items() if m.source == source]
+    if source == "runs":  # the four-cell figures after the cells they are made of
+        at = max(i for i, n in enumerate(names) if n.startswith("cells.")) + 1
+        names[at:at] = [f for f in FIGURES if f not in METRICS]
     return names + [p.prefix + k for p in PATTERNS if p.source == source for k in p.examples]
+
+
+def figure_metric(name: str) -> Metric | None:
+    """The edge metric of the four-cell figure ``name`` (:data:`replicate.stats.fourcell.FIGURES`), else None:
+    a ratio printed as a number, a rate or a difference as a percent or a fraction."""
+    f = FIGURES.get(name)
+    if f is None:
+        return None
+    return Metric(name, "runs", ("edge",), "number" if f.kind == "ratio" else "rate", f.definition)
 
 
 # -- over judge runs ---------------------------------------------------------------------------
@@ -111,12 +129,6 @@ RUN_METRICS = (
     _r("cells.only_old", ("edge",), "count", "items only the old version got right (regressions)"),
     _r("cells.only_new", ("edge",), "count", "items only the new version got right"),
     _r("cells.neither", ("edge",), "count", "items both versions got wrong"),
-    _r("regression_rate", ("edge",), "rate", "only_old / N"),
-    _r("regression_share_of_old_correct", ("edge",), "rate", "only_old / (both + only_old)"),
-    _r("backward_rate", ("edge",), "rate", "only_new / N"),
-    _r("change_rate", ("edge",), "rate", "share of shared items whose two labels differ"),
-    _r("independent_regression_rate", ("edge",), "rate", "EM_old * (1 - EM_new)"),
-    _r("independence_ratio", ("edge",), "number", "regression_rate / independent_regression_rate"),
     _r("floor.regression_min", ("floor",), "rate", "smallest regression rate between two repeats"),
     _r("floor.regression_max", ("floor",), "rate", "largest regression rate between two repeats"),
     _r("floor.change_min", ("floor",), "rate", "smallest change rate between two repeats"),

@@ -56,7 +56,7 @@ def _check_wilson(doc: dict) -> None:
         got = doc["ci"][fig]["wilson-score"]
         assert got["low"] == pytest.approx(want.low, abs=1e-12) and got["high"] == pytest.approx(want.high, abs=1e-12)
         assert got["assumes"] == "independent items" and got["method"] == "wilson-score"
-        assert doc["intervals"][fig] == [got["low"], got["high"]]  # the deprecated key holds the same bounds
+    assert "intervals" not in doc  # the deprecated key is gone
 
 
 def _readings(cluster: str | None) -> dict:

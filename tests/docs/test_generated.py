@@ -20,6 +20,16 @@ def test_generated_pages_are_up_to_date():
         assert page == make() + "\n", f"docs/{name} is stale: run `python tools/docgen.py`"
 
 
+def test_generated_blocks_are_up_to_date():
+    """The blocks generated inside hand-written pages (the four-cell figures of concepts.md and verify.md, read
+    from replicate.stats.fourcell.FIGURES; the calibration table) match what the code gives now."""
+    pages = docgen.fresh_pages(ROOT / "docs")
+    assert {"concepts.md", "verify.md"} <= set(pages)
+    for name, (page, fresh) in pages.items():
+        assert page == fresh, f"docs/{name} is stale: run `python tools/docgen.py`"
+    assert "| `independence_ratio` | regression / independent |" in pages["concepts.md"][0]
+
+
 def test_command_reference_covers_every_command():
     from typer.main import get_command
 

@@ -16,9 +16,11 @@ from replicate.judge.floor import floor
 from replicate.judge.matrix import matrix
 from replicate.judge.model import KEY_SEP, LabelledRun
 from replicate.judge.uncertainty import Uncertainty
-from replicate.stats.bootstrap import FIGURES, Clusters, bootstrap_pairs
+from replicate.stats.bootstrap import Clusters, bootstrap_pairs, interval_figures
 from support.ci import used
 from support.clustered import runs_over, write_judge_files
+
+FIGURES = interval_figures()  # every edge figure of the one table
 
 P = "umbrela-fallback@1"
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from replicate.stats.bootstrap import CLUSTER_METHOD, FIGURES, ITEM_METHOD, Clusters, bootstrap_pairs, item_categories
+from replicate.stats.bootstrap import (
+    CLUSTER_METHOD,
+    ITEM_METHOD,
+    Clusters,
+    bootstrap_pairs,
+    interval_figures,
+    item_categories,
+)
 from replicate.stats.differences import (
     category_counts,
     edge_differences,
@@ -15,6 +22,8 @@ from replicate.stats.differences import (
 )
 from replicate.stats.shares import bootstrap_shares
 from support.plainfigures import plain_figures
+
+FIGURES = interval_figures()  # every edge figure of the one table
 
 
 def plain_share(hits, counted, items) -> float | None:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from replicate.stats.bootstrap import FIGURES, PROPORTION_COUNTS, Clusters, bootstrap_pairs
+from replicate.stats.bootstrap import Clusters, bootstrap_pairs, interval_figures
 from replicate.stats.smallsample import MIN_CLUSTERS, T_METHOD, WILSON, stretch_factor
 
 CATEGORY_LABELS = np.array([(0, 0), (0, 1), (1, 0), (1, 1), (1, 2)], dtype=np.int8)
@@ -37,6 +37,14 @@ def test_stretch_factor_is_sqrt_g_over_g_minus_1_times_t_over_z():
     assert stretch_factor(1, 0.95) == 1.0
 
 
+#: The proportions written out by hand as categories (both, only_old, only_new, neither_same, neither_changed)
+#: summed in the count and in the denominator (None: every item).
+HAND_PROPORTIONS = {
+    "em_old": ((0, 1), None), "em_new": ((0, 2), None), "regression_rate": ((1,), None),
+    "regression_share_of_old_correct": ((1,), (0, 1)), "backward_rate": ((2,), None), "change_rate": ((1, 2, 4), None),
+}
+
+
 def test_cluster_intervals_are_stretched_percentiles_never_narrower_than_wilson():
     rng = np.random.default_rng(3)
     cats = [rng.choice(5, size=rng.integers(5, 15), p=rng.dirichlet(np.ones(5))).tolist() for _ in range(8)]
@@ -56,8 +64,8 @@ def test_cluster_intervals_are_stretched_percentiles_never_narrower_than_wilson(
         for f, v in point.items():
             lo, hi = raw[f][0][p], raw[f][1][p]
             want_lo, want_hi = min(lo, v - c * (v - lo)), max(hi, v + c * (hi - v))
-            if f in PROPORTION_COUNTS:
-                num, den = PROPORTION_COUNTS[f]
+            if f in HAND_PROPORTIONS:
+                num, den = HAND_PROPORTIONS[f]
                 wl, wh = wilson(int(sum(counts[k] for k in num)), int(n if den is None else sum(counts[k] for k in den)))
                 want_lo, want_hi = min(want_lo, wl), max(want_hi, wh)
                 assert ivs[p][f].at_least == WILSON
@@ -71,7 +79,7 @@ def test_cluster_intervals_are_stretched_percentiles_never_narrower_than_wilson(
 def test_fewer_clusters_than_the_minimum_give_no_interval_and_say_why(G):
     labels, gold, codes = release([[0, 1, 1, 2, 3, 4, 0, 0]] * G)
     ivs = bootstrap_pairs(labels, gold, [(0, 1)], clusters=Clusters(codes, G, "query_id"), n_resamples=50).intervals()[0]
-    for f in FIGURES:
+    for f in interval_figures():
         assert ivs[f].low is None and ivs[f].high is None
         assert f"too few query_id clusters for an interval: {G}, fewer than {MIN_CLUSTERS}" in ivs[f].reason
         js = ivs[f].to_json()

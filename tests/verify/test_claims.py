@@ -100,7 +100,7 @@ claims.toml: 18 problems in the claims file:
 [study]: unknown field 'year'; allowed: title, reference, release, commit, parser, eps, alpha, ci, null, seed, by, low, high, threshold, tolerance
 [runs] run 'c': expected a path or a non-empty list of paths, got []
 [runs] 'd': paths must be relative to --root without '..': ../escape.jsonl
-claim 'c1': unknown metric 'regresion_rate' (did you mean 'regression_rate'?); metrics: n, em, mae, pearson, unparsed, cells.both, cells.only_old, cells.only_new, cells.neither, regression_rate, regression_share_of_old_correct, backward_rate, change_rate, independent_regression_rate, independence_ratio, floor.regression_min, floor.regression_max, floor.change_min, floor.change_max, agreement.cohen_kappa, agreement.scott_pi, agreement.krippendorff_alpha, agreement.kendall_tau, agreement.spearman
+claim 'c1': unknown metric 'regresion_rate' (did you mean 'regression_rate'?); metrics: n, em, mae, pearson, unparsed, cells.both, cells.only_old, cells.only_new, cells.neither, em_old, em_new, accuracy_difference, regression_rate, regression_share_of_old_correct, backward_rate, change_rate, independent_regression_rate, independence_ratio, label_agreement, floor.regression_min, floor.regression_max, floor.change_min, floor.change_max, agreement.cohen_kappa, agreement.scott_pi, agreement.krippendorff_alpha, agreement.kendall_tau, agreement.spearman
 claim 'c2': value must be a string as printed (write value = "28.0"), got float 28.0
 claim 'c2': unknown run 'zz' in run; runs: a, b, c, d
 claims[3]: missing field 'id'

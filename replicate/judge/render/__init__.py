@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any, Sequence
 from replicate.diagnostics import summary_text
 from replicate.judge.compare import Comparison
 from replicate.judge.model import extraction_failures, failures_unrecorded
+from replicate.judge.render.figures import figure_text, two_lines
 from replicate.judge.uncertainty import EdgeUncertainty
-from replicate.output import Format, FormatArg, num, pct, prose_width, table
-from replicate.stats.countintervals import CellFigures
-from replicate.stats.fourcell import PROPORTIONS, FourCell
+from replicate.output import Format, FormatArg, pct, prose_width, table
+from replicate.stats.countintervals import CellFigures, resampled
+from replicate.stats.fourcell import FIGURES, FourCell, figure_names, proportions
 from replicate.stats.paired import p_display
 
 if TYPE_CHECKING:
@@ -23,6 +24,11 @@ if TYPE_CHECKING:
     from replicate.judge.render.errors import Intervals
     from replicate.judge.sourcerule import UnparsedChoice
     from replicate.provenance import FileProvenance
+
+
+def _and(words: Sequence[str]) -> str:
+    """``a, b and c``."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def _ci(cells: FourCell, figure: str, confidence_level: float = 0.95) -> str:
@@ -54,50 +60,27 @@ def figures_table(
     cells: FourCell,
     fmt: FormatArg,
     *,
-    change_rate: float | None = None,
     from_labels: bool = False,
     error: EdgeUncertainty | None = None,
     confidence_level: float = 0.95,
     counted: CellFigures | None = None,
 ) -> str:
-    """Every figure of one edge with its definition and its default interval (one column, the method in its header).
+    """Every edge figure (:data:`~replicate.stats.fourcell.FIGURES`) with its definition and its default interval
+    (one column, the method in its header), then McNemar's test.
 
-    ``from_labels`` (the figures of a comparison of labelled runs) adds the change rate, which the four
-    cells alone cannot give; it shows ``-`` when undefined (n = 0). Without ``error`` (or with
+    ``from_labels`` (the figures of a comparison of labelled runs) adds the figures needing labels (the change
+    rate), which the four cells alone cannot give; each shows ``-`` when undefined. Without ``error`` (or with
     ``--replicates 0``) the interval is the Wilson one of each proportion; with ``error`` resampled it is the
-    bootstrap interval of every figure (a proportion's never narrower than its Wilson interval), and rows
-    for the paired EM difference and the clustered McNemar test follow.
+    bootstrap interval of every figure (a proportion's never narrower than its Wilson interval), and a row
+    for the clustered McNemar test follows.
     With ``counted`` (a table of counts: every interval assumes independent items) one interval column
-    holds the Wilson intervals of the proportions and the item-bootstrap ones of the EM difference and the ratio.
+    holds the Wilson intervals of the proportions and the item-bootstrap ones of the other figures.
     """
     from replicate.judge.render.errors import interval_cell, method_header
 
-    rows = [
-        ["EM old", "(both + only_old) / n", pct(cells.em_old), "em_old"],
-        ["EM new", "(both + only_new) / n", pct(cells.em_new), "em_new"],
-    ]
-    if error is not None or counted is not None:
-        rows.append(["EM difference", "EM old - EM new (paired)", pct(cells.accuracy_difference), "accuracy_difference"])
-    rows += [
-        ["regression rate", "only_old / n", pct(cells.regression_rate), "regression_rate"],
-        [
-            "regression share of old-correct",
-            "only_old / (both + only_old)",
-            pct(cells.regression_share_of_old_correct),
-            "regression_share_of_old_correct",
-        ],
-        ["backward rate", "only_new / n", pct(cells.backward_rate), "backward_rate"],
-    ]
-    if from_labels:
-        rows.append(["change rate", "labels differ / n", pct(change_rate), "change_rate"])
-    rows += [
-        [
-            "independent regression rate", "EM old x (1 - EM new)", pct(cells.independent_regression_rate),
-            "independent_regression_rate",
-        ],
-        ["independence ratio", "regression / independent", num(cells.independence_ratio, 2), "independence_ratio"],
-        ["McNemar p (indep. items)", "only_old vs only_new, exact", _p(cells.mcnemar_p()), ""],
-    ]
+    shown = [FIGURES[f] for f in figure_names("edge") if from_labels or not FIGURES[f].needs_labels]
+    rows = [[f.label, f.definition, figure_text(f.name, cells.value(f.name), pct_digits=2), f.name] for f in shown]
+    rows.append(["McNemar p (indep. items)", "only_old vs only_new, exact", _p(cells.mcnemar_p()), ""])
     if counted is not None:
         level = f"{100 * counted.confidence_level:g}%"
         out = [r[:3] + [interval_cell(counted.interval.get(r[3]), r[3]) if r[3] else ""] for r in rows]
@@ -106,7 +89,8 @@ def figures_table(
         out = [r[:3] + [interval_cell(error.interval.get(r[3]), r[3]) if r[3] else ""] for r in rows]
         headers = ["figure", "definition", "value", method_header(error, confidence_level)]
     else:  # no bootstrap (none asked, or --replicates 0): the Wilson intervals of the proportions
-        out = [r[:3] + [_ci(cells, r[3], confidence_level) if r[3] in PROPORTIONS else ""] for r in rows]
+        wilson = proportions()
+        out = [r[:3] + [_ci(cells, r[3], confidence_level) if r[3] in wilson else ""] for r in rows]
         headers = ["figure", "definition", "value", f"{100 * confidence_level:g}% CI (Wilson)"]
     if error is not None:  # the clustered test needs no resampling
         out.append(["McNemar clustered p", f"by {error.cluster or 'item'} (Durkalski)", _p(error.mcnemar_p), ""])
@@ -258,7 +242,7 @@ def comparison_text(cmp: Comparison, fmt: FormatArg) -> str:
         body += _prose([legend], fmt)
     level = cmp.settings.confidence_level if cmp.settings is not None else 0.95
     body.append(
-        figures_table(c, fmt, change_rate=cmp.change_rate, from_labels=True, error=cmp.uncertainty, confidence_level=level)
+        figures_table(c, fmt, from_labels=True, error=cmp.uncertainty, confidence_level=level)
     )
     body += _prose([identity_line(c), reading(c, cmp.uncertainty, _small(cmp)), *error_lines(cmp)], fmt)
     if cmp.harness:
@@ -311,34 +295,43 @@ def _prose(lines: list[str], fmt: Format) -> list[str]:
     return [textwrap.fill(line, width, subsequent_indent="  ", break_on_hyphens=False) for line in lines]
 
 
-def _col(attr: str, fmt=lambda v: v):
-    """A chain column's value: an attribute of the edge's four cells, formatted."""
-    return lambda e: fmt(getattr(e.cells, attr))
+def _col(attr: str):
+    """A chain column's value: an attribute of the edge's four cells."""
+    return lambda e: getattr(e.cells, attr)
+
+
+def _figure_col(name: str):
+    """A chain column's value: the edge's figure ``name``, as tables print it."""
+    return lambda e: figure_text(name, e.cells.value(name))
 
 
 _OLD, _NEW, _N = (lambda e: e.old.name), (lambda e: e.new.name), _col("n")
-_EM_OLD, _EM_NEW = _col("em_old", lambda v: pct(v, 1)), _col("em_new", lambda v: pct(v, 1))
-_REGR, _SHARE = _col("regression_rate", lambda v: pct(v, 1)), _col("regression_share_of_old_correct", lambda v: pct(v, 1))
-_BACKWARD, _RATIO = _col("backward_rate", lambda v: pct(v, 1)), _col("independence_ratio", lambda v: num(v, 2))
-_CHANGE, _MCNEMAR = (lambda e: pct(e.change_rate, 1)), (lambda e: _p(e.cells.mcnemar_p()))
+_MCNEMAR = lambda e: _p(e.cells.mcnemar_p())  # noqa: E731
 _UNPARSED = lambda e: f"{e.old.unparsed}/{e.new.unparsed}"  # noqa: E731
 
-#: Markdown (and JSON-minded readers): one wide table, a row per edge.
-_CHAIN_MARKDOWN = [
-    ("old", _OLD), ("new", _NEW), ("n", _N),
-    ("both/only_old/only_new/neither", lambda e: f"{e.cells.both}/{e.cells.only_old}/{e.cells.only_new}/{e.cells.neither}"),
-    ("EM old", _EM_OLD), ("EM new", _EM_NEW), ("regr.", _REGR), ("regr./old-correct", _SHARE),
-    ("backward", _BACKWARD), ("change", _CHANGE), ("indep. ratio", _RATIO), ("McNemar exact p (independent items)", _MCNEMAR),
-    ("unparsed", _UNPARSED),
-]
-#: Plain text: the same figures in two blocks that each fit a 100-column terminal
-#: (who and the counts, then the rates; rows matched by the edge number).
-_CHAIN_TEXT_BLOCKS = [
-    [("old", _OLD), ("new", _NEW), ("n", _N), ("both", _col("both")), ("only_old", _col("only_old")),
-     ("only_new", _col("only_new")), ("neither", _col("neither")), ("unparsed\nold/new", _UNPARSED)],
-    [("EM\nold", _EM_OLD), ("EM\nnew", _EM_NEW), ("regr.", _REGR), ("regr./\nold-correct", _SHARE),
-     ("backward", _BACKWARD), ("change", _CHANGE), ("indep.\nratio", _RATIO), ("McNemar exact\np (indep.)", _MCNEMAR)],
-]
+
+def _chain_figures(header=lambda h: h) -> list:
+    """The columns of the figures chain shows (the view ``chain`` of the one table), headed by their short names."""
+    return [(header(FIGURES[f].short), _figure_col(f)) for f in figure_names("chain")]
+
+
+def _chain_markdown() -> list:
+    """Markdown (and JSON-minded readers): one wide table, a row per edge."""
+    return [
+        ("old", _OLD), ("new", _NEW), ("n", _N),
+        ("both/only_old/only_new/neither", lambda e: f"{e.cells.both}/{e.cells.only_old}/{e.cells.only_new}/{e.cells.neither}"),
+        *_chain_figures(), ("McNemar exact p (independent items)", _MCNEMAR), ("unparsed", _UNPARSED),
+    ]
+
+
+def _chain_text_blocks() -> list:
+    """Plain text: the same figures in two blocks that each fit a 100-column terminal (who and the counts, then
+    the rates; rows matched by the edge number)."""
+    return [
+        [("old", _OLD), ("new", _NEW), ("n", _N), ("both", _col("both")), ("only_old", _col("only_old")),
+         ("only_new", _col("only_new")), ("neither", _col("neither")), ("unparsed\nold/new", _UNPARSED)],
+        [*_chain_figures(two_lines), ("McNemar exact\np (indep.)", _MCNEMAR)],
+    ]
 
 
 def _failures_line(edges: Sequence[Comparison]) -> str | None:
@@ -363,12 +356,12 @@ def chain_text(edges: Sequence[Comparison], fmt: FormatArg, *, flags: Sequence[A
         return [(h, named.get(h, value)) for h, value in cols]
 
     if fmt is Format.markdown:
-        cols = shown(_CHAIN_MARKDOWN)
+        cols = shown(_chain_markdown())
         out = table([[value(e) for _, value in cols] for e in edges], [h for h, _ in cols], fmt)
     else:
         blocks = [
             table([[k, *(value(e) for _, value in cols)] for k, e in enumerate(edges, 1)], ["#", *(h for h, _ in cols)], fmt)
-            for cols in map(shown, _CHAIN_TEXT_BLOCKS)
+            for cols in map(shown, _chain_text_blocks())
         ]
         out = "\n".join(blocks)
     legend = names_legend(short)
@@ -407,7 +400,7 @@ def cells_text(figs: CellFigures, fmt: FormatArg, *, flag: Any = None) -> str:
         f"Intervals assume independent items: a table of counts has no cluster key, so where items are "
         f"clustered (passages judged for one query) they are too narrow. Wilson score intervals for the "
         f"proportions; item bootstrap from the counts ({figs.replicates} replicates, seed {figs.seed}, "
-        "percentile method) for the EM difference, the independent regression rate and the ratio."
+        f"percentile method) for the {_and([FIGURES[f].label for f in resampled()])}."
     )
     parts = [
         cells_table(cells, fmt),

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from replicate.judge.audit import EDGE_FIGURES, Audit, FileAudit
+from replicate.judge.audit import Audit, FileAudit, edge_figures
 from replicate.judge.render import heading
 from replicate.judge.render.errors import how_resampled, with_interval
-from replicate.output import Format, FormatArg, num, pct, table
+from replicate.judge.render.figures import figure_text
+from replicate.output import Format, FormatArg, pct, table
 from replicate.stats.bootstrap import Interval
+from replicate.stats.fourcell import FIGURES
 from replicate.stats.policy import Policy
 
 #: How many label patterns a text report lists per file (JSON lists all).
@@ -66,11 +68,7 @@ def file_text(fa: FileAudit, fmt: FormatArg, *, policy: Policy) -> str:
 def _fig(fig: str, v: float | int | None) -> str:
     if v is None:
         return "-"
-    if fig == "n":
-        return str(v)
-    if fig == "independence_ratio":
-        return num(v, 3)
-    return pct(v, 2)
+    return str(v) if fig == "n" else figure_text(fig, v, pct_digits=2, num_digits=3)
 
 
 def _delta(fig: str, v: float | int | None, iv: Interval | None = None) -> str:
@@ -79,7 +77,7 @@ def _delta(fig: str, v: float | int | None, iv: Interval | None = None) -> str:
         return "-"
     if fig == "n":
         return f"{v:+d}"
-    if fig == "independence_ratio":
+    if fig in FIGURES and FIGURES[fig].kind == "ratio":
         return with_interval(f"{v:+.3f}", iv, fig)
     if iv is None or iv.low is None or iv.high is None:
         return f"{100 * v:+.2f} pp"
@@ -106,7 +104,7 @@ def audit_text(a: Audit, fmt: FormatArg) -> str:
         rows = [
             [fig, *(value(fig, p) for p in a.parsers),
              *(_delta(fig, moves[fig]["delta"][p], e.delta_interval(p, fig)) for p in others)]
-            for fig in EDGE_FIGURES
+            for fig in edge_figures()
         ]
         out.append(table(rows, ["figure", *a.parsers, *(f"{p} - {first}" for p in others)], fmt))
         err = errors[first]

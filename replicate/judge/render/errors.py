@@ -13,17 +13,25 @@ import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from replicate.judge.render.figures import two_lines
 from replicate.judge.uncertainty import EXACT_MCNEMAR_ASSUMES, EdgeUncertainty
 from replicate.output import Format, num, pct, prose_width, table
 from replicate.stats.bootstrap import Interval
-from replicate.stats.fourcell import FourCell
+from replicate.stats.fourcell import FIGURES, FourCell, figure_names
 from replicate.stats.paired import p_display
 from replicate.stats.smallsample import too_few_clusters
 
 if TYPE_CHECKING:
     from replicate.judge.compare import Comparison
 
-RATIO_FIGURES = frozenset({"independence_ratio", "ratio"})
+#: Interval keys printed as numbers that are not four-cell figures: the regression rate over the difficulty-aware
+#: baseline (a four-cell figure is printed as its ``kind`` says).
+NUMBER_KEYS = frozenset({"ratio"})
+
+
+def _is_number(figure: str) -> bool:
+    f = FIGURES.get(figure)
+    return figure in NUMBER_KEYS if f is None else f.kind == "ratio"
 
 
 class Intervals(Protocol):
@@ -48,7 +56,7 @@ def interval_cell(iv: Interval | None, figure: str) -> str:
         return f"no interval ({iv.clusters} cluster{'s' if iv.clusters != 1 else ''})"
     if iv is None or iv.low is None or iv.high is None:
         return "-"
-    if figure in RATIO_FIGURES:
+    if _is_number(figure):
         return f"[{num(iv.low, 2)}, {num(iv.high, 2)}]"
     return f"[{pct(iv.low, 1)}, {pct(iv.high, 1)}]"
 
@@ -217,15 +225,12 @@ def mcnemar_table(
     return title + table([row(k, e) for k, e in enumerate(edges, 1)], headers, fmt)
 
 
-#: Interval columns of an edge table, (header, figure), in two blocks that each fit a 100-column terminal.
-EDGE_INTERVAL_BLOCKS: tuple[tuple[tuple[str, str], ...], ...] = (
-    (("EM old", "em_old"), ("EM new", "em_new"), ("EM diff.", "accuracy_difference"), ("backward", "backward_rate")),
-    (
-        ("regr.", "regression_rate"), ("regr./\nold-correct", "regression_share_of_old_correct"),
-        ("change", "change_rate"), ("indep.\nregr.", "independent_regression_rate"),
-        ("indep.\nratio", "independence_ratio"),
-    ),
-)
+def interval_blocks() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The figures of an edge's interval table, every edge figure in table order, in two blocks that each fit a
+    100-column terminal in plain text (the first half, the second half)."""
+    figures = figure_names("edge")
+    half = len(figures) // 2
+    return figures[:half], figures[half:]
 
 
 def edge_interval_table(
@@ -238,8 +243,7 @@ def edge_interval_table(
     """Per edge, the bootstrap interval of every figure and the clustered McNemar p.
 
     Markdown: one table, the edge's runs named (``who``, by default their names). Plain text: two
-    blocks (the EMs and the backward rate, then the regression figures, change and ratio), rows
-    matched by ``#``; ``who`` names the runs in the first block (none when None: the rows follow
+    blocks (:func:`interval_blocks`), rows matched by ``#``; ``who`` names the runs in the first block (none when None: the rows follow
     a table that names them).
     """
     first = edges[0].uncertainty
@@ -249,28 +253,28 @@ def edge_interval_table(
     def cells(e: Comparison, block) -> list[str]:
         err = e.uncertainty
         assert err is not None
-        return [interval_cell(err.interval.get(f), f) for _, f in block]
+        return [interval_cell(err.interval.get(f), f) for f in block]
 
     def p(e: Comparison) -> str:
         assert e.uncertainty is not None
         return p_display(e.uncertainty.mcnemar_p)
 
-    a, b = EDGE_INTERVAL_BLOCKS
+    a, b = interval_blocks()
     mcnemar = "McNemar p\n(clustered)"
     title = f"{method_header(first, level)} intervals:\n"
     if fmt is Format.markdown:
         names = who or (lambda e: [e.old.name, e.new.name])
         rows = [[k, *names(e), e.cells.n, *cells(e, a), *cells(e, b), p(e)] for k, e in enumerate(edges, 1)]
-        headers = ["#", *who_headers, "n", *(h for h, _ in a + b), mcnemar]
+        headers = ["#", *who_headers, "n", *(FIGURES[f].short for f in a + b), mcnemar]
         return title + table(rows, [h.replace("\n", " ") for h in headers], fmt)
     named = list(who_headers) if who is not None else []
     first_block = table(
         [[k, *(who(e) if who is not None else []), e.cells.n, *cells(e, a)] for k, e in enumerate(edges, 1)],
-        ["#", *named, "n", *(h for h, _ in a)],
+        ["#", *named, "n", *(two_lines(FIGURES[f].short) for f in a)],
         fmt,
     )
     second_block = table(
-        [[k, *cells(e, b), p(e)] for k, e in enumerate(edges, 1)], ["#", *(h for h, _ in b), mcnemar], fmt
+        [[k, *cells(e, b), p(e)] for k, e in enumerate(edges, 1)], ["#", *(two_lines(FIGURES[f].short) for f in b), mcnemar], fmt
     )
     return title + first_block + "\n" + second_block
 

@@ -202,7 +202,7 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
         if c.uncertainty is not None:
             level = c.settings.confidence_level if c.settings is not None else 0.95
             out.append(figures_table(
-                c.cells, fmt, change_rate=c.change_rate, from_labels=True, error=c.uncertainty, confidence_level=level
+                c.cells, fmt, from_labels=True, error=c.uncertainty, confidence_level=level
             ))
     if fl.main is not None:
         m = fl.main

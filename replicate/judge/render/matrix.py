@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from replicate.judge.matrix import FIGURES, Matrix
+from replicate.judge.matrix import Matrix
 from replicate.judge.render import heading, names_legend, short_names
 from replicate.judge.render.errors import (
     difficulty_table,
@@ -16,20 +16,19 @@ from replicate.judge.render.errors import (
     mcnemar_table,
     with_interval,
 )
+from replicate.judge.render.figures import figure_text
 from replicate.output import Format, FormatArg, num, pct, table
+from replicate.stats.fourcell import FIGURES, figure_names
 
-TITLES = {
-    "regression_rate": "regression rate (only_old / n)",
-    "regression_share_of_old_correct": "regression share of old-correct (only_old / (both + only_old))",
-    "independence_ratio": "independence ratio (regression / EM_old x (1 - EM_new))",
-    "label_agreement": "label agreement (labels equal / n)",
-}
+
+def title(figure: str) -> str:
+    """A matrix's heading: the figure's label and its definition."""
+    f = FIGURES[figure]
+    return f"{f.label} ({f.definition})"
 
 
 def _cell(figure: str, value: float) -> str:
-    if math.isnan(value):
-        return "-"
-    return num(value, 2) if figure == "independence_ratio" else pct(value, 1)
+    return "-" if math.isnan(value) else figure_text(figure, value)
 
 
 def _square(m: Matrix, cell: Callable[[int, int], str], fmt: Format) -> str:
@@ -43,7 +42,7 @@ def _square(m: Matrix, cell: Callable[[int, int], str], fmt: Format) -> str:
 def figure_table(m: Matrix, figure: str, fmt: FormatArg) -> str:
     """One figure as a matrix: rows = old, columns = new (by run number); the diagonal is left blank."""
     if figure not in m.figures:
-        raise ValueError(f"figure must be one of {', '.join(FIGURES)}; got {figure!r}")
+        raise ValueError(f"figure must be one of {', '.join(m.figures)}; got {figure!r}")
     values = m.figures[figure]
     return _square(m, lambda i, j: _cell(figure, float(values[i, j])), Format(fmt))
 
@@ -80,8 +79,8 @@ def matrix_text(m: Matrix, fmt: FormatArg) -> str:
     legend = names_legend(short_names(m.names))
     if legend:
         out.append(legend + "\n")
-    for fig in FIGURES:
-        out.append(heading(TITLES[fig] + "; rows = old, columns = new", fmt, 3))
+    for fig in figure_names("matrix"):
+        out.append(heading(title(fig) + "; rows = old, columns = new", fmt, 3))
         out.append(figure_table(m, fig, fmt))
     if m.errors is not None and m.settings is not None:
         out.extend(interval_sections(m, fmt))
@@ -108,7 +107,7 @@ def interval_sections(m: Matrix, fmt: Format) -> list[str]:
     if np.isnan(ratio).all():
         out.append("not available: it needs at least two runs besides each pair's own (4+ runs)\n")
     else:
-        out.append(_square(m, lambda i, j: _cell("independence_ratio", float(ratio[i, j])), fmt))
+        out.append(_square(m, lambda i, j: "-" if math.isnan(ratio[i, j]) else num(float(ratio[i, j]), 2), fmt))
         out.append(
             f"The baseline fits a Rasch model given each item's total right over the pair and the other "
             f"{err.difficulty_other_runs} runs (no item's difficulty is estimated). "
