@@ -32,8 +32,8 @@ from replicate.parsing import UNPARSED
 from replicate.stats.agreement import Figure, all_figures, figure_values
 from replicate.stats.agreement_boot import agreement_intervals, cluster_tables
 from replicate.stats.bootstrap import Clusters, Interval
+from replicate.stats.min_items import too_few_items
 from replicate.stats.policy import Policy, check_policy
-from replicate.stats.samples import too_few_items
 
 #: The index that stands for gold in a pair of sides.
 GOLD = -1

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from replicate.judge.compare import Comparison
 from replicate.judge.uncertainty import MIN_ITEMS
 from replicate.stats.countintervals import CellFigures
-from replicate.stats.samples import too_few_items
+from replicate.stats.min_items import too_few_items
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,9 +51,9 @@ from replicate.stats.independence_boot import (
     item_difficulty_replicates,
     log_t_bounds,
 )
+from replicate.stats.min_items import MIN_ITEMS as MIN_ITEMS  # the one threshold (stats/min_items.py)
 from replicate.stats.paired import CLUSTERED_MCNEMAR, chi2_sf_1, chi2_sf_1_log10, mcnemar_clustered
 from replicate.stats.policy import Policy
-from replicate.stats.samples import MIN_ITEMS as MIN_ITEMS  # the one threshold (stats/samples.py)
 
 #: ``cluster`` value asking for the item bootstrap (no cluster key).
 ITEM = "item"

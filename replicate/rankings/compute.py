@@ -28,8 +28,8 @@ from replicate.stats.bootstrap import (
     interval_list,
     percentile_bounds,
 )
+from replicate.stats.few_clusters import clip, stretch
 from replicate.stats.ranking import STATISTICS, bootstrap_rankings, correlations, swapped_pairs
-from replicate.stats.smallsample import clip, stretch
 
 METHOD = "topic-bootstrap-t-percentile"
 
@@ -120,7 +120,7 @@ def compare_rankings(
                                   n_resamples=n_resamples, rng=np.random.default_rng(seed))
         values = np.column_stack([boot.values[s] for s in STATISTICS])
         low, high, undefined = percentile_bounds(values, confidence_level)
-        # each arm stretched for the number of topics, as every cluster-bootstrap interval (stats.smallsample)
+        # each arm stretched for the number of topics, as every cluster-bootstrap interval (stats.few_clusters)
         point = np.array([stats[s] for s in STATISTICS], dtype=np.float64)
         low, high = clip(*stretch(point, low, high, len(topics), confidence_level), -1.0, 1.0)
         made = interval_list(low, high, undefined, method=METHOD, replicates=n_resamples, cluster="topic",

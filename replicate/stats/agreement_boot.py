@@ -31,8 +31,8 @@ from replicate.stats.bootstrap import (
     item_replicates,
     percentile_bounds,
 )
+from replicate.stats.few_clusters import T_METHOD, clip, stretch
 from replicate.stats.policy import Policy, check_policy
-from replicate.stats.smallsample import T_METHOD, clip, stretch
 
 
 def cluster_tables(codes_a: np.ndarray, codes_b: np.ndarray, size: int, clusters: Clusters) -> np.ndarray:

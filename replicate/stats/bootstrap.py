@@ -35,9 +35,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from replicate.stats.few_clusters import T_METHOD, WILSON, at_least, clip, stretch, too_few_clusters
 from replicate.stats.fourcell import FIGURES, figure_names, ratio_arrays
 from replicate.stats.policy import Policy, check_policy
-from replicate.stats.smallsample import T_METHOD, WILSON, at_least, clip, stretch, too_few_clusters
 
 #: Per edge, the item categories every figure is computed from (over items valid under the policy).
 CATEGORIES: tuple[str, ...] = ("both", "only_old", "only_new", "neither_same", "neither_changed")
@@ -136,7 +136,7 @@ class Interval:
     assumes: str | None = None
     #: Why there is no interval although the figure is defined (too few clusters), else None.
     reason: str | None = None
-    #: The item-level interval this one is never narrower than (:func:`replicate.stats.smallsample.at_least`).
+    #: The item-level interval this one is never narrower than (:func:`replicate.stats.few_clusters.at_least`).
     at_least: str | None = None
 
     def contains(self, value: float) -> bool:
@@ -219,7 +219,7 @@ def interval_list(
 ) -> list[Interval]:
     """One :class:`Interval` per column of bounds (NaN bounds become None); items as clusters assume them independent.
 
-    Over fewer than :data:`~replicate.stats.smallsample.MIN_CLUSTERS` clusters every interval is None, with the reason.
+    Over fewer than :data:`~replicate.stats.few_clusters.MIN_CLUSTERS` clusters every interval is None, with the reason.
     """
     assumes = INDEPENDENT_ITEMS if cluster is None else None
     reason = too_few_clusters(cluster, clusters)
@@ -500,7 +500,7 @@ class PairBootstrap:
         The percentile bounds (:meth:`percentiles`) made the printed interval by
         :func:`finish_bounds`: stretched for few clusters, never narrower than a
         proportion's Wilson interval, none where the figure is undefined, none
-        over fewer than :data:`~replicate.stats.smallsample.MIN_CLUSTERS` clusters.
+        over fewer than :data:`~replicate.stats.few_clusters.MIN_CLUSTERS` clusters.
         """
         if not self.pairs:
             return []
@@ -553,7 +553,7 @@ class PairBootstrap:
 def finish_bounds(
     figure: str, point: np.ndarray, low: np.ndarray, high: np.ndarray, totals: np.ndarray, boot: PairBootstrap
 ) -> tuple[np.ndarray, np.ndarray, str | None]:
-    """Percentile bounds made the printed interval (:mod:`replicate.stats.smallsample`), and the floor's name.
+    """Percentile bounds made the printed interval (:mod:`replicate.stats.few_clusters`), and the floor's name.
 
     A cluster bootstrap's arms are stretched for its number of clusters; a
     proportion's interval is never narrower than its Wilson interval; no

@@ -15,10 +15,10 @@ the interval every reading and verdict of the tool uses, and the one text and
 markdown show:
 
 - with bootstrap intervals (the default settings), the bootstrap's: the
-  cluster bootstrap with stretched arms (:data:`~replicate.stats.smallsample.T_METHOD`)
+  cluster bootstrap with stretched arms (:data:`~replicate.stats.few_clusters.T_METHOD`)
   when items are clustered, the item bootstrap without a cluster key; a
   proportion's bootstrap interval is never narrower than its Wilson interval
-  (:func:`~replicate.stats.smallsample.at_least`), so the default is the wider;
+  (:func:`~replicate.stats.few_clusters.at_least`), so the default is the wider;
 - without (``--replicates 0``, ``uncertainty=None``), the Wilson score
   interval of each proportion, which assumes independent items; the other
   figures then have no interval and no entry.
@@ -33,8 +33,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from replicate.stats.bootstrap import INDEPENDENT_ITEMS, Interval
+from replicate.stats.few_clusters import WILSON
 from replicate.stats.fourcell import FourCell
-from replicate.stats.smallsample import WILSON
 
 #: The key of the default method in each figure's entry.
 DEFAULT_KEY = "default"

@@ -33,7 +33,7 @@ from replicate.stats import rasch
 from replicate.stats.bootstrap import reverse_partners
 from replicate.stats.independence import DifficultyBaseline, DifficultyCounts, fit_totals
 from replicate.stats.rasch_steps import Work
-from replicate.stats.smallsample import t_quantile
+from replicate.stats.student_t import t_quantile
 
 _ROWS = 4096  # (replicate, edge) rows refit at once
 

@@ -29,7 +29,7 @@ from replicate.stats.bootstrap import (
     interval_list,
     percentile_bounds,
 )
-from replicate.stats.smallsample import T_METHOD, stretch
+from replicate.stats.few_clusters import T_METHOD, stretch
 
 
 def cluster_sums(values: np.ndarray, counted: np.ndarray, codes: np.ndarray, n_clusters: int) -> tuple[np.ndarray, np.ndarray]:

@@ -27,7 +27,7 @@ lambda_0..lambda_m)`` (``beta`` is 0: only ``a_a - a_b`` is identified; one
 lambda, of the fullest bin, is pinned at 0; an empty bin has ``g = 0``).
 Newton's method on all rows at once (:mod:`replicate.stats.rasch_steps`):
 the information matrix is an arrow (alpha) on a five-band matrix (lambda),
-solved by a Cholesky factor (:mod:`replicate.stats.arrow`) whose loop runs
+solved by a Cholesky factor (:mod:`replicate.stats.band_cholesky`) whose loop runs
 over the K bins, every line vectorised over rows. Steps that lower the
 likelihood (it is concave) are halved; a step that repeats the previous one
 (a walk towards a maximum at infinity) is doubled while the likelihood rises.
@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from replicate.stats import rasch_steps as steps
-from replicate.stats.arrow import Factor, factor_rows
+from replicate.stats.band_cholesky import Factor, factor_rows
 from replicate.stats.rasch_steps import Strata
 
 TOLERANCE = 1e-12  # every score within TOLERANCE * max(items, 1)

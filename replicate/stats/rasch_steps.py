@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from replicate.stats.arrow import Factor, factor, solve
+from replicate.stats.band_cholesky import Factor, factor, solve
 
 RIDGE = 1e-13
 

@@ -3,7 +3,7 @@
 A human grades a sample of the pool's pairs; the new judge's EM against those
 grades, the swap's regression rate (old right, new wrong) and Cohen's kappa are
 estimated from it. The sample is stratified by the new judge's grade
-(proportional allocation, :mod:`replicate.stats.sampling`), each pair weighted by
+(proportional allocation, :mod:`replicate.stats.stratified`), each pair weighted by
 its stratum's pool size over its sample size. Pairs of one query are alike, and
 the queries are themselves a sample, so the precision depends on the clustering:
 
@@ -32,7 +32,7 @@ import numpy as np
 
 from replicate.stats.agreement import kappa_of_tables
 from replicate.stats.intervals import z_value
-from replicate.stats.sampling import proportional_allocation
+from replicate.stats.stratified import proportional_allocation
 
 METRICS = ("em", "regression", "kappa")
 

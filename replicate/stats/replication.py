@@ -170,7 +170,7 @@ def paired_mean_difference(fresh: float, released: float, var_fresh: float, var_
     if df > 1e6:
         c = z_test(fresh, released, var_fresh, var_released, confidence_level=confidence_level)
         return Comparison(c.difference, c.low, c.high, PAIRED_T_TEST, c.p_value, c.statistic)
-    from replicate.stats.smallsample import t_quantile, t_sf
+    from replicate.stats.student_t import t_quantile, t_sf
 
     k = max(int(math.floor(df)), 1)
     d = fresh - released

@@ -13,7 +13,7 @@ same draws for every row), or, with no cluster key, one multinomial draw of
 N items per row (:func:`~replicate.stats.bootstrap.item_replicates`, exact in
 distribution). Percentile intervals, made the printed ones as an edge's
 proportions are (stretched for few clusters, never narrower than the Wilson
-interval, none over too few clusters: :mod:`replicate.stats.smallsample`); a
+interval, none over too few clusters: :mod:`replicate.stats.few_clusters`); a
 replicate with nothing counted is left out of that row's percentiles and
 counted as undefined.
 """
@@ -34,7 +34,7 @@ from replicate.stats.bootstrap import (
     item_replicates,
     percentile_bounds,
 )
-from replicate.stats.smallsample import T_METHOD, WILSON, at_least, clip, stretch
+from replicate.stats.few_clusters import T_METHOD, WILSON, at_least, clip, stretch
 
 
 def share_counts(hits: np.ndarray, counted: np.ndarray, codes: np.ndarray, n_clusters: int) -> np.ndarray:

@@ -26,7 +26,7 @@ import orjson
 from replicate.errors import BadInput, Message, Param, UsageError
 from replicate.inputfile import read_input
 from replicate.provenance import FileProvenance, file_provenance
-from replicate.stats.sampling import proportional_allocation, stratified_draw
+from replicate.stats.stratified import proportional_allocation, stratified_draw
 
 MISSING = "(missing)"
 ALL = "(all)"  # the one stratum of an unstratified draw

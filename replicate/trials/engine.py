@@ -25,10 +25,10 @@ from replicate.stats.classify import CLASSES, IMPROVED, REGRESSED, classify, par
 from replicate.stats.fisher import PValueTables
 from replicate.stats.intervals import DIFF_METHODS, DiffMethod, diff_interval
 from replicate.stats.itemtests import Rule, cell_tests, min_attainable_p
+from replicate.stats.min_items import MIN_ITEMS
 from replicate.stats.null import permutation_null
 from replicate.stats.power import FlagPower, flag_power
 from replicate.stats.rational import mean_of_ratios
-from replicate.stats.samples import MIN_ITEMS
 from replicate.trials.accuracy import accuracy_table, looseness
 from replicate.trials.counts import Counts, aggregate, unit_metadata
 from replicate.trials.intervals import cell_intervals, mean_rate_interval

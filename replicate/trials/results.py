@@ -15,9 +15,9 @@ import numpy as np
 from replicate.provenance import FileProvenance
 from replicate.stats.bootstrap import Interval
 from replicate.stats.classify import CLASSES
+from replicate.stats.min_items import MIN_ITEMS, too_few_items
 from replicate.stats.power import FlagPower
 from replicate.stats.rational import as_float
-from replicate.stats.samples import MIN_ITEMS, too_few_items
 from replicate.trials.intervals import computed, share_intervals, single_draw_intervals
 
 

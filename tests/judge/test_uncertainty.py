@@ -237,7 +237,7 @@ def test_a_cluster_bootstrap_over_one_cluster_gives_no_interval_and_says_why(tmp
     assert "insufficient data for a verdict" in text  # the reading shows the ratio but does not read it
     # two clusters and more than the minimum: no reason
     from replicate.stats.bootstrap import Interval
-    from replicate.stats.smallsample import MIN_CLUSTERS, too_few_clusters
+    from replicate.stats.few_clusters import MIN_CLUSTERS, too_few_clusters
     assert too_few_clusters("query_id", MIN_CLUSTERS) is None and too_few_clusters(None, 1) is None
     iv = Interval(0.1, 0.2, "cluster-bootstrap-t-percentile", 10, "query_id", 6, 0.95, 0)
     assert iv.to_json()["assumes"] is None

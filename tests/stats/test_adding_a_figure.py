@@ -26,8 +26,8 @@ from replicate.judge.uncertainty import Uncertainty
 from replicate.parsing import PARSERS
 from replicate.stats.bootstrap import Clusters, bootstrap_pairs
 from replicate.stats.countintervals import cell_figures
+from replicate.stats.few_clusters import WILSON
 from replicate.stats.fourcell import FIGURES, Figure, FourCell, register_figure
-from replicate.stats.smallsample import WILSON
 from replicate.verify.api import verify
 from replicate.verify.metrics import metric, metric_names
 from support.tools import load_tool

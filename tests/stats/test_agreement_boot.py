@@ -117,8 +117,8 @@ def test_too_few_clusters_give_no_interval_and_say_why():
 
 
 def test_cluster_intervals_are_stretched_like_every_other_figure():
-    # the small-cluster stretch of stats.smallsample, applied around the sample's own kappa
-    from replicate.stats.smallsample import T_METHOD, stretch_factor
+    # the small-cluster stretch of stats.few_clusters, applied around the sample's own kappa
+    from replicate.stats.few_clusters import T_METHOD, stretch_factor
 
     qids, run, gold = _data(3, n_clusters=8)
     clusters = Clusters.from_values(qids, "query_id")

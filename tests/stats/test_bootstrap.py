@@ -21,7 +21,7 @@ from replicate.stats.bootstrap import (
     mirrored,
     percentile_bounds,
 )
-from replicate.stats.smallsample import T_METHOD
+from replicate.stats.few_clusters import T_METHOD
 from support.plainfigures import plain_figures
 
 FIGURES = interval_figures()  # every edge figure of the one table

@@ -7,8 +7,8 @@ import pytest
 from scipy import stats
 
 from replicate.stats.bootstrap import ITEM_METHOD, Clusters
+from replicate.stats.few_clusters import T_METHOD
 from replicate.stats.means import bootstrap_means, cluster_sums
-from replicate.stats.smallsample import T_METHOD
 
 
 def _data(seed: int, n: int = 90, rows: int = 3):

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from replicate.stats import arrow, rasch
+from replicate.stats import band_cholesky, rasch
 from replicate.stats.independence_boot import full_sample, refit
 from support.rasch_plain import esf, plain_fit
 
@@ -118,7 +118,7 @@ def test_the_arrow_solver_matches_a_dense_solve(K):
         m += np.eye(K + 1) * (K + 2) * 4  # positive definite
         dense[j] = m
     i = np.arange(K)
-    f = arrow.factor(
+    f = band_cholesky.factor(
         dense[:, 1 + i, 1 + i].T.copy(),
         dense[:, 1 + i[:-1], 2 + i[:-1]].T.copy(),
         dense[:, 1 + i[:-2], 3 + i[:-2]].T.copy(),
@@ -127,7 +127,7 @@ def test_the_arrow_solver_matches_a_dense_solve(K):
         np.zeros(r),
     )
     rhs = rng.normal(size=(r, K + 1))
-    got = arrow.solve(f, rhs[:, 1:].T.copy(), rhs[:, 0].copy()).T
+    got = band_cholesky.solve(f, rhs[:, 1:].T.copy(), rhs[:, 0].copy()).T
     want = np.linalg.solve(dense, rhs[..., None])[..., 0]
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
 

@@ -8,9 +8,9 @@ from scipy import stats
 
 from replicate.stats.bootstrap import ITEM_METHOD, Clusters
 from replicate.stats.countintervals import cell_figures
+from replicate.stats.few_clusters import T_METHOD
 from replicate.stats.fourcell import FourCell
 from replicate.stats.shares import bootstrap_shares, share_counts
-from replicate.stats.smallsample import T_METHOD
 
 
 def _data(seed: int, n: int = 120, rows: int = 3):

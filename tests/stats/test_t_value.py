@@ -1,4 +1,4 @@
-"""Student's t (replicate.stats.smallsample.t_quantile, t_sf, through scipy.special's stdtrit and stdtr) against
+"""Student's t (replicate.stats.student_t.t_quantile, t_sf, through scipy.special's stdtrit and stdtr) against
 scipy.stats.t: at the levels the intervals use, at degrees of freedom up to 10^6 (which the replication test
 reaches), and far in the tail, where a p-value must stay a probability."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from scipy.stats import t
 
-from replicate.stats.smallsample import t_quantile, t_sf
+from replicate.stats.student_t import t_quantile, t_sf
 
 DFS = [*range(1, 40), 99, 200, 399, 400, 401, 999, 1000, 1001, 5000, 10**5, 10**6]
 

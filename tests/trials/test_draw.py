@@ -13,7 +13,7 @@ from scipy import stats
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
-from replicate.stats.sampling import proportional_allocation, stratified_draw
+from replicate.stats.stratified import proportional_allocation, stratified_draw
 
 runner = CliRunner()
 

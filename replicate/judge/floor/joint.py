@@ -36,8 +36,8 @@ from replicate.stats.bootstrap import (
     interval_list,
     percentile_bounds,
 )
+from replicate.stats.few_clusters import T_METHOD, stretch
 from replicate.stats.joint import shared_replicates
-from replicate.stats.smallsample import T_METHOD, stretch
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class Resampled:
     """Figures over several aligned sets from one set of draws: per side, each figure ``(n_resamples + 1, P_s)``.
 
     The last row is the observed sample (every cluster once): a figure combined from the parts row by row
-    has its point value there, which the interval's arms are stretched from (:mod:`replicate.stats.smallsample`).
+    has its point value there, which the interval's arms are stretched from (:mod:`replicate.stats.few_clusters`).
     """
 
     figures: list[dict[str, np.ndarray]]

@@ -19,8 +19,8 @@ pairs k = 1..K::
 
 ``se`` is never below the same formula with every item its own cluster (the
 item-level paired error), so clusters of equal composition cannot give zero
-width (as :func:`replicate.stats.smallsample.at_least` does for a proportion).
-Fewer than :data:`~replicate.stats.smallsample.MIN_CLUSTERS` clusters give
+width (as :func:`replicate.stats.few_clusters.at_least` does for a proportion).
+Fewer than :data:`~replicate.stats.few_clusters.MIN_CLUSTERS` clusters give
 no test. The verdict (:data:`PAIRED_RULE`): ``above`` when the interval lies
 above 0, ``below`` when under it, else ``inside`` (the rate lies in the
 floor's range) or ``indistinguishable``.
@@ -39,7 +39,8 @@ from replicate.judge.model import KEY_SEP
 from replicate.judge.pairs import Policy
 from replicate.judge.uncertainty import Uncertainty
 from replicate.stats.bootstrap import Clusters, cluster_category_counts
-from replicate.stats.smallsample import MIN_CLUSTERS, t_quantile, t_sf
+from replicate.stats.few_clusters import MIN_CLUSTERS
+from replicate.stats.student_t import t_quantile, t_sf
 
 #: The ``method`` of :class:`PairedTest` in outputs.
 PAIRED_METHOD = "cluster-paired-t"

@@ -17,9 +17,9 @@ from replicate.judge.render.figures import two_lines
 from replicate.judge.uncertainty import EXACT_MCNEMAR_ASSUMES, EdgeUncertainty
 from replicate.output import Format, num, pct, prose_width, table
 from replicate.stats.bootstrap import Interval
+from replicate.stats.few_clusters import too_few_clusters
 from replicate.stats.fourcell import FIGURES, FourCell, figure_names
 from replicate.stats.paired import p_display
-from replicate.stats.smallsample import too_few_clusters
 
 if TYPE_CHECKING:
     from replicate.judge.compare import Comparison

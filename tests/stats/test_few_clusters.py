@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from replicate.stats.bootstrap import Clusters, bootstrap_pairs, interval_figures
-from replicate.stats.smallsample import MIN_CLUSTERS, T_METHOD, WILSON, stretch_factor
+from replicate.stats.few_clusters import MIN_CLUSTERS, T_METHOD, WILSON, stretch_factor
 
 CATEGORY_LABELS = np.array([(0, 0), (0, 1), (1, 0), (1, 1), (1, 2)], dtype=np.int8)
 
