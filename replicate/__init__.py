@@ -37,6 +37,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "audit": ("replicate.judge.audit", "audit"),
     # figures
     "FourCell": ("replicate.stats.fourcell", "FourCell"),
+    "FIGURES": ("replicate.stats.fourcell", "FIGURES"),
+    "Figure": ("replicate.stats.fourcell", "Figure"),
+    "register_figure": ("replicate.stats.fourcell", "register_figure"),
     "Policy": ("replicate.stats.policy", "Policy"),
     # K-trial studies: read, the item engine, screen, plan, costs
     "read_trials": ("replicate.trials.load", "read_trials"),
@@ -126,7 +129,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from replicate.rankings.result import RankingAgreement
     from replicate.reading import READERS, Reader, reader
     from replicate.scoring.base import SCORERS, Scorer, scorer
-    from replicate.stats.fourcell import FourCell
+    from replicate.stats.fourcell import FIGURES, Figure, FourCell, register_figure
     from replicate.stats.policy import Policy
     from replicate.trials.engine import analyse_items
     from replicate.trials.load import TrialsTable, read_trials
