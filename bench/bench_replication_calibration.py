@@ -48,7 +48,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # support.synth: the synthetic data
 from replicate.trials.fresh import restrict
 from replicate.trials.load import TrialsTable, read_trials
-from replicate.verify.claims import parse_claims
+from replicate.verify.claims_file import parse_claims
 from replicate.verify.trials_check import check_trials
 from replicate.verify.trials_recompute import TrialsRecomputer
 from support.synth.trials import synthetic_rows, write_jsonl  # noqa: E402

@@ -101,7 +101,7 @@ def straightforward(claims_path: Path, root: Path) -> dict[tuple[str, str], floa
     from replicate.judge.floor import floor
     from replicate.judge.select import RunSpec
     from replicate.parsing import PARSERS, UNPARSED
-    from replicate.verify.claims import load_claims
+    from replicate.verify.claims_file import load_claims
 
     cf = load_claims(claims_path)
     out: dict[tuple[str, str], float | int | None] = {}

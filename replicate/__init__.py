@@ -64,7 +64,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     # verification and fetching
     "verify_claims": ("replicate.verify.api", "verify"),
     "verify_runs": ("replicate.verify.api", "verify_runs"),
-    "Verification": ("replicate.verify.result", "Verification"),
+    "Verification": ("replicate.verify.verification", "Verification"),
     "fetch_release": ("replicate.fetch.api", "fetch"),
     "FetchResult": ("replicate.fetch.api", "FetchResult"),
     # plugin registries and their decorators
@@ -137,4 +137,4 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from replicate.trials.results import ItemsResult
     from replicate.trials.screen import screen
     from replicate.verify.api import verify as verify_claims, verify_runs
-    from replicate.verify.result import Verification
+    from replicate.verify.verification import Verification

@@ -1,19 +1,18 @@
 """Verify a paper's printed claims against its released data and write a verification note.
 
-- :mod:`replicate.verify.claim`     — one claim model and the claim sources (``SOURCES``, ``register_source``)
-- :mod:`replicate.verify.claims`    — the TOML claims file: its tables, loading and validation (every problem at once)
-- :mod:`replicate.verify.metrics`   — the one metric table (every family imported by name); :mod:`~replicate.verify.metric_row` what a row is
-- :mod:`replicate.verify.matching`  — printed-precision matching in exact decimal arithmetic
-- :mod:`replicate.verify.outcome`   — one verdict record: a figure computed in one column, judged against the printed value
-- :mod:`replicate.verify.part`      — what a claim source gives a verification (:class:`~replicate.verify.part.Part`)
-- :mod:`replicate.verify.result`    — the built-in parts' results and the whole :class:`Verification` (a tuple of parts)
-- :mod:`replicate.verify.sources`   — each built-in source's part as the note draws it, and the families of metrics
-- :mod:`replicate.verify.recompute` — core over runs: metric values from loaded runs, per parser column (exact)
-- :mod:`replicate.verify.flags`     — what the note's "Flags" section reports
-- :mod:`replicate.verify.note`      — the one renderer: the markdown note and the terminal table (pure, no source named)
-- :mod:`replicate.verify.cells`     — how a claim shows in a table cell (printed, computed, verdict)
-- :mod:`replicate.verify.plots`     — optional matplotlib figures beside the note
-- :mod:`replicate.verify.api`       — :func:`verify` (reads files) and :func:`verify_runs` (pure)
+- :mod:`replicate.verify.claim`        — one claim model and the claim sources (``SOURCES``, ``register_source``)
+- :mod:`replicate.verify.claims_file`  — the TOML claims file: its tables, loading and validation (every problem at once)
+- :mod:`replicate.verify.metrics`      — the one metric table (every family imported by name); :mod:`~replicate.verify.metric_row` what a row is
+- :mod:`replicate.verify.matching`     — a computed figure judged against the printed value at its precision (exact)
+- :mod:`replicate.verify.part`         — what a claim source gives a verification (:class:`~replicate.verify.part.Part`)
+- :mod:`replicate.verify.verification` — the built-in parts' results and the whole :class:`Verification` (a tuple of parts)
+- :mod:`replicate.verify.sources`      — each built-in source's part as the note draws it, and the families of metrics
+- :mod:`replicate.verify.recompute`    — core over runs: metric values from loaded runs, per parser column (exact)
+- :mod:`replicate.verify.flags`        — what the note's "Flags" section reports
+- :mod:`replicate.verify.note`         — the one renderer: the markdown note and the terminal table (pure, no source named)
+- :mod:`replicate.verify.table_cells`  — how a claim shows in a table cell (printed, computed, verdict)
+- :mod:`replicate.verify.plots`        — optional matplotlib figures beside the note
+- :mod:`replicate.verify.api`          — :func:`verify` (reads files) and :func:`verify_runs` (pure)
 
 Claims over K-trial studies (``[trials]``, ``--replication``; settings in :mod:`replicate.trials.settings`):
 
@@ -26,9 +25,9 @@ Claims over system rankings: :mod:`replicate.verify.ranking_claims`.
 """
 
 from replicate.verify.api import verify, verify_runs
-from replicate.verify.claims import Claim, ClaimsFile, load_claims, parse_claims
+from replicate.verify.claims_file import Claim, ClaimsFile, load_claims, parse_claims
 from replicate.verify.matching import Printed, Verdict, match
-from replicate.verify.result import ClaimResult, Verification
+from replicate.verify.verification import ClaimResult, Verification
 
 __all__ = [
     "Claim", "ClaimResult", "ClaimsFile", "Printed", "Verdict", "Verification",

@@ -27,10 +27,9 @@ from replicate.parsing import PARSERS, Parser
 from replicate.registry import VersionedName
 from replicate.verify.alternatives import alternatives
 from replicate.verify.claim import SOURCES
-from replicate.verify.claims import ClaimsFile, load_claims
+from replicate.verify.claims_file import ClaimsFile, load_claims
 from replicate.verify.flags import collect_flags
-from replicate.verify.matching import Verdict
-from replicate.verify.outcome import Outcome
+from replicate.verify.matching import Outcome, Verdict
 from replicate.verify.part import Part
 from replicate.verify.recompute import (
     Computed,
@@ -41,8 +40,8 @@ from replicate.verify.recompute import (
     edge_key,
     floor_of,
 )
-from replicate.verify.result import ClaimResult, Flag, Verification
 from replicate.verify.sources.runs import Runs
+from replicate.verify.verification import ClaimResult, Flag, Verification
 from replicate.version import tool_version
 
 if TYPE_CHECKING:

@@ -23,9 +23,9 @@ from replicate.judge.floor.checks import far_beyond
 from replicate.judge.model import RunFile, extraction_failures
 from replicate.labels import label_name
 from replicate.output import pct
-from replicate.verify.claims import ClaimsFile
+from replicate.verify.claims_file import ClaimsFile
 from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
-from replicate.verify.result import ClaimResult, Flag
+from replicate.verify.verification import ClaimResult, Flag
 
 
 def _scale(top: int, run_figures: Sequence[RunFigures]) -> str:

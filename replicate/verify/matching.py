@@ -18,6 +18,15 @@ Arithmetic is exact: printed text is read as :class:`decimal.Decimal`,
 recomputed values arrive as :class:`fractions.Fraction` (figures that are
 ratios of counts) or ``float`` (converted to the exact binary value), and
 percent scaling multiplies by exactly 100. Counts must be equal.
+
+A claim's figure in one column (a parser, the released trials table, a fresh
+collection) is a :class:`Computed` (a value, or why there is none); its
+:class:`Outcome` decides its verdict, once: recomputed, ``match`` /
+``mismatch`` at printed precision (a pass/fail by equality) or
+``not_computable``; replicated, the verdict of
+:mod:`replicate.verify.replication` (``replicates``, ``does not replicate``,
+``underpowered``) or ``not_computable``. A claim fails its check when its
+gating outcome is ``mismatch`` or ``does not replicate``.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from typing import Protocol
 
 _NUMBER = re.compile(r"^[+-]?(?:\d+|\d{1,3}(?:,\d{3})+)?(?:\.\d+)?$")
 
@@ -160,3 +170,92 @@ def rounded(printed: Printed, computed: Fraction | int | float) -> str:
     steps = magnitude if x >= 0 else -magnitude
     value = Decimal(steps) / Decimal(10**printed.places)
     return f"{value:.{printed.places}f}"
+
+
+Value = Fraction | int | float | bool
+
+#: Verdicts that fail the check (exit 1).
+FAILING = ("mismatch", "does not replicate")
+
+
+class Judged(Protocol):
+    """A replication's judgement of a figure (:class:`replicate.verify.replication.Replicated`): its verdict, or
+    None when not computable, and why, where there is no verdict or it was withheld."""
+
+    @property
+    def verdict(self) -> str | None: ...
+
+    @property
+    def why(self) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Computed:
+    """A computed figure (``n``: the items it is over, where known), or why it could not be computed."""
+
+    value: Value | None
+    why: str | None = None
+    n: int | None = None
+
+    def to_json(self) -> float | int | bool | None:
+        v = self.value
+        if v is None or isinstance(v, (bool, int)):
+            return v
+        return float(v)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A claim's figure in one column and its verdict (see the module docstring)."""
+
+    printed: Printed | PrintedFlag
+    computed: Computed
+    match: Match | None = None  # at printed precision (None: not computable, a pass/fail, or replicated)
+    replicated: Judged | None = None
+
+    @classmethod
+    def recomputed(cls, printed: Printed | PrintedFlag, computed: Computed) -> Outcome:
+        """Judge ``computed`` against ``printed``: a number at printed precision, a pass/fail by equality."""
+        v = computed.value
+        m = None
+        if v is not None and isinstance(printed, Printed) and not isinstance(v, bool):
+            m = match(printed, v)
+        return cls(printed, computed, m)
+
+    @property
+    def verdict(self) -> Verdict | str:
+        """A :class:`Verdict` when recomputed; a replication verdict (text) when replicated."""
+        if self.replicated is not None:
+            return self.replicated.verdict or "not_computable"
+        v = self.computed.value
+        if v is None:
+            return Verdict.not_computable
+        if isinstance(self.printed, PrintedFlag):
+            return Verdict.match if bool(v) == self.printed.value else Verdict.mismatch
+        assert self.match is not None
+        return self.match.verdict
+
+    @property
+    def failed(self) -> bool:
+        return str(self.verdict) in FAILING
+
+    @property
+    def tie(self) -> bool:
+        """The value lies exactly on a rounding boundary of the printed one (matches either neighbour)."""
+        return self.match is not None and self.match.tie
+
+    @property
+    def why(self) -> str | None:
+        if self.replicated is not None and self.replicated.why:
+            return self.replicated.why
+        return self.computed.why
+
+    def rounded(self) -> str | None:
+        """The value as it would be printed (at the printed precision; pass/fail for a flag)."""
+        v = self.computed.value
+        p = self.printed
+        if v is None:
+            return None
+        if isinstance(p, PrintedFlag) or isinstance(v, bool):
+            return "pass" if v else "fail"
+        return rounded(p, v)

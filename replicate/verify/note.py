@@ -1,12 +1,12 @@
 """The verification note: markdown that reads well on GitHub and as plain text (pure).
 
-:func:`render_note` turns a :class:`~replicate.verify.result.Verification`
+:func:`render_note` turns a :class:`~replicate.verify.verification.Verification`
 into the note; :func:`render_table` gives the short terminal view (summary and
 claims tables). This module draws what is common (header, summary, flags, the
 Reproduce block) and asks each part (:class:`~replicate.verify.part.Part`) for
 its own: header rows, summary lines, sections at each stage, terminal table,
 released files and verify options. It names no claim source; every cell is
-drawn by :mod:`~replicate.verify.cells`. Nothing here reads files or the clock:
+drawn by :mod:`~replicate.verify.table_cells`. Nothing here reads files or the clock:
 the date, paths and figure links come in as values, so the same inputs always
 give the same bytes.
 """
@@ -21,7 +21,7 @@ from pathlib import Path, PurePath, PurePosixPath
 from replicate.output import Format, md_code, md_text, table
 from replicate.provenance import FileProvenance
 from replicate.verify.part import STAGES
-from replicate.verify.result import Verification
+from replicate.verify.verification import Verification
 
 PLOTS_HINT = "pip install 'replicate-audit[plots]'"
 

@@ -1,6 +1,6 @@
 """What every claim source gives a verification: the :class:`Part` protocol (pure).
 
-A verification (:class:`~replicate.verify.result.Verification`) is a tuple of
+A verification (:class:`~replicate.verify.verification.Verification`) is a tuple of
 parts, one per claim source that has claims: runs
 (:mod:`replicate.verify.sources.runs`), trials tables
 (:mod:`replicate.verify.sources.trials`), system rankings
@@ -12,7 +12,7 @@ says, so neither knows any source by name.
 
 :class:`PartBase` gives the defaults a small source keeps; :class:`Checked`
 is the one base of a claim's result in one column (its verdict, failure,
-rounding and common JSON come from the :class:`~replicate.verify.outcome.Outcome`).
+rounding and common JSON come from the :class:`~replicate.verify.matching.Outcome`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ from pathlib import PurePath
 from typing import Any, Protocol
 
 from replicate.provenance import FileProvenance
-from replicate.verify.matching import Match
-from replicate.verify.outcome import Computed, Judged, Outcome
+from replicate.verify.matching import Computed, Judged, Match, Outcome
 
 #: Where in the note a part's sections go: after the summary (its claims), after every part's claims (its
 #: details), after the flags (its closing sections).
@@ -65,7 +64,7 @@ class Part(Protocol):
         """The released files it read (the note's header names their fetched releases; Reproduce fetches them)."""
 
     def note_flags(self) -> Sequence[Any]:
-        """What the note's Flags section reports for it (:class:`~replicate.verify.result.Flag`)."""
+        """What the note's Flags section reports for it (:class:`~replicate.verify.verification.Flag`)."""
 
     def reproduce_args(self) -> str:
         """Options of the verify command that repeats the check (e.g. `` --replication NAME=TRIALS``)."""

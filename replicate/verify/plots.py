@@ -19,7 +19,7 @@ from typing import Any, Callable
 from replicate.outfile import Outputs
 from replicate.verify.note import PLOTS_HINT, Figures
 from replicate.verify.recompute import EdgeFigures
-from replicate.verify.result import Verification
+from replicate.verify.verification import Verification
 
 NO_MATPLOTLIB = (
     f"Figures were not drawn: matplotlib is not installed. Install the plots extra (`{PLOTS_HINT}`) "

@@ -29,8 +29,8 @@ from typing import Any
 
 from replicate.errors import BadInput, UsageError
 from replicate.provenance import FileProvenance
+from replicate.verify.matching import Computed, Outcome
 from replicate.verify.metric_row import Field, Metric
-from replicate.verify.outcome import Computed, Outcome
 from replicate.verify.part import Checked, PartBase, counts, under_root
 
 DEFAULT_MEASURE = "nDCG@10"

@@ -39,8 +39,8 @@ from replicate.stats.bootstrap import Interval
 from replicate.stats.fourcell import RATIOS, FourCell, exact_ratio
 from replicate.stats.gold import accuracy, mean_absolute_error, pearson_r
 from replicate.stats.policy import Policy
-from replicate.verify.claims import Claim
-from replicate.verify.outcome import Computed, Value
+from replicate.verify.claims_file import Claim
+from replicate.verify.matching import Computed, Value
 
 
 @dataclass(frozen=True)

@@ -65,8 +65,7 @@ from replicate.stats.swapnull import Side, swap_null_p
 from replicate.trials.counts import Counts, aggregate
 from replicate.trials.results import ItemRows
 from replicate.verify.claim import Claim
-from replicate.verify.matching import Printed, PrintedFlag, Verdict, match
-from replicate.verify.outcome import Computed
+from replicate.verify.matching import Computed, Printed, PrintedFlag, Verdict, match
 from replicate.verify.trials_recompute import TrialsRecomputer
 
 DESIGN_TEST = "exact: an item count is fixed by the design, not sampled"

@@ -19,18 +19,18 @@ from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, UsageError
 from replicate.trials.fresh import Agreement, agreement, collection_provenance, released_on_shared, shared_items
 from replicate.trials.load import TrialsTable
-from replicate.verify.claims import TrialsPart
-from replicate.verify.outcome import Outcome
+from replicate.verify.claims_file import TrialsPart
+from replicate.verify.matching import Outcome
 from replicate.verify.part import relative
 from replicate.verify.replication import SHARED, ReplicationChecker, family_corrected
-from replicate.verify.result import (
+from replicate.verify.sources.trials import Trials
+from replicate.verify.trials_recompute import TrialsRecomputer, problems_with_names
+from replicate.verify.verification import (
     REPLICATED,
     ReplicationReport,
     TableInfo,
     TrialClaimResult,
 )
-from replicate.verify.sources.trials import Trials
-from replicate.verify.trials_recompute import TrialsRecomputer, problems_with_names
 
 FRESH = " (fresh)"
 

@@ -14,7 +14,7 @@ from replicate.errors import BadInput, Message, Param, UsageError
 from replicate.provenance import file_provenance
 from replicate.trials.fresh import archive_summary
 from replicate.trials.load import TrialsTable, read_trials
-from replicate.verify.claims import ClaimsFile, ReplicationSpec
+from replicate.verify.claims_file import ClaimsFile, ReplicationSpec
 from replicate.verify.sources.trials import Trials
 from replicate.verify.trials_check import check_trials
 

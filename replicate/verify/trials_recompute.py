@@ -27,8 +27,8 @@ from replicate.trials.load import TrialsTable
 from replicate.trials.results import CellResult, ItemsResult, ModelAccuracy
 from replicate.trials.screen import ScreenResult, ScreenRow, screen
 from replicate.verify.claim import Claim
+from replicate.verify.matching import Computed
 from replicate.verify.metrics import NULL_PREFIX
-from replicate.verify.outcome import Computed
 
 
 def _items_key(name: str, c: Claim) -> tuple:

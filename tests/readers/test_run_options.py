@@ -20,7 +20,7 @@ from replicate.errors import BadInput
 from replicate.judge.api import load_runs
 from replicate.judge.labelcache import LabelCache
 from replicate.judge.select import RunSpec, run_entry, runs_from_toml
-from replicate.verify.claims import parse_claims
+from replicate.verify.claims_file import parse_claims
 from support.paths import ROOT
 
 DATA = ROOT / "tests" / "readers" / "data"

@@ -11,7 +11,7 @@ import pytest
 
 from replicate.errors import BadInput
 from replicate.verify.api import verify, verify_runs
-from replicate.verify.claims import parse_claims
+from replicate.verify.claims_file import parse_claims
 from replicate.verify.matching import Verdict
 from support.paths import LLMJUDGE, text_of
 

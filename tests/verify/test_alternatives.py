@@ -9,7 +9,7 @@ import pytest
 
 from replicate.verify.alternatives import FAMILIES, MAX_RECOMPUTATIONS
 from replicate.verify.api import verify_runs
-from replicate.verify.claims import parse_claims
+from replicate.verify.claims_file import parse_claims
 from replicate.verify.matching import Verdict
 
 from .test_agreement_claims import _claim, _vectors, _verify

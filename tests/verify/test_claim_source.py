@@ -22,8 +22,8 @@ from replicate.errors import BadInput
 from replicate.output import md_code
 from replicate.verify import metrics
 from replicate.verify.claim import SOURCES, ClaimSource, register_source
-from replicate.verify.claims import parse_claims
-from replicate.verify.outcome import Computed, Outcome
+from replicate.verify.claims_file import parse_claims
+from replicate.verify.matching import Computed, Outcome
 from replicate.verify.part import Checked, PartBase
 
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 from replicate.errors import BadInput
-from replicate.verify.claims import load_claims, parse_claims
+from replicate.verify.claims_file import load_claims, parse_claims
 
 PARSERS = ["umbrela-fallback@1", "umbrela-strict@1"]
 

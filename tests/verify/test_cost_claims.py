@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from replicate.cli.app import app
 from replicate.errors import BadInput
-from replicate.verify.claims import parse_claims
+from replicate.verify.claims_file import parse_claims
 from support.synth.trials import add_usage, synthetic_rows, write_jsonl
 
 runner = CliRunner()

@@ -12,7 +12,7 @@ from replicate.stats import power
 from replicate.trials.settings import DEFAULT_SEED
 from replicate.verify import metrics as M
 from replicate.verify.api import verify_runs
-from replicate.verify.claims import parse_claims
+from replicate.verify.claims_file import parse_claims
 from replicate.verify.matching import Verdict
 from replicate.verify.recompute import Computed
 

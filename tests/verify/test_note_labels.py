@@ -5,7 +5,7 @@ from __future__ import annotations
 from replicate.labels import LabelSet
 from replicate.parsing import PARSERS, Parser
 from replicate.verify.api import verify_runs
-from replicate.verify.claims import parse_claims
+from replicate.verify.claims_file import parse_claims
 from replicate.verify.note import render_note
 
 from .test_recompute import make_run

@@ -12,7 +12,7 @@ from replicate.cli.app import app
 from replicate.errors import BadInput
 from replicate.parsing import PARSERS, Parser
 from replicate.verify.api import default_parsers, parser_columns
-from replicate.verify.claims import parse_claims
+from replicate.verify.claims_file import parse_claims
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "fixtures" / "example"

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from replicate.cli.app import app
 from replicate.errors import BadInput
-from replicate.verify.claims import parse_claims
+from replicate.verify.claims_file import parse_claims
 
 from ..support.rankings import scenario, tau_ap_paper
 

@@ -12,7 +12,7 @@ from replicate.judge.floor import floor as judge_floor
 from replicate.judge.model import Run
 from replicate.parsing import Parser
 from replicate.verify.api import verify_runs
-from replicate.verify.claims import parse_claims
+from replicate.verify.claims_file import parse_claims
 from replicate.verify.matching import Verdict
 from replicate.verify.recompute import Recomputer
 

@@ -14,7 +14,7 @@ from replicate.stats.replication import (
     Comparison,
     holm,
 )
-from replicate.verify.outcome import Computed
+from replicate.verify.matching import Computed
 from replicate.verify.replication import NOT_AFTER_HOLM, Replicated, family_corrected
 
 

@@ -16,7 +16,7 @@ import pytest
 from replicate.stats.replication import PAIRED_SHARE_INTERVAL, PAIRED_T_TEST, share_difference
 from replicate.trials.fresh import restrict
 from replicate.trials.load import CATEGORIES, read_trials
-from replicate.verify.claims import parse_claims
+from replicate.verify.claims_file import parse_claims
 from replicate.verify.sources.trials_note import trial_sections
 from replicate.verify.trials_check import check_trials
 from replicate.verify.trials_recompute import TrialsRecomputer

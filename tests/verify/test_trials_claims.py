@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from replicate.errors import BadInput
-from replicate.verify.claims import parse_claims
+from replicate.verify.claims_file import parse_claims
 from replicate.verify.matching import Printed, PrintedFlag
 
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from replicate.cli.app import app
 from replicate.trials.fresh import collection_provenance, shared_items
 from replicate.trials.load import read_trials
-from replicate.verify.claims import parse_claims
+from replicate.verify.claims_file import parse_claims
 from replicate.verify.trials_check import check_trials
 from support.synth.trials import write_jsonl
 

@@ -28,8 +28,8 @@ from replicate.judge.agreement import GOLD, AgreementRow, agreement_rows
 from replicate.judge.align import align
 from replicate.judge.model import NO_GOLD
 from replicate.stats.agreement import LEVELS, WEIGHTS, Figure
+from replicate.verify.matching import Computed
 from replicate.verify.metric_row import Field, Metric
-from replicate.verify.outcome import Computed
 
 PREFIX = "agreement."
 

@@ -34,8 +34,8 @@ from __future__ import annotations
 from typing import Any
 
 from replicate.trials.usage import KINDS
+from replicate.verify.matching import Computed
 from replicate.verify.metric_row import Field, Metric
-from replicate.verify.outcome import Computed
 
 PER = ("trial", "item")
 

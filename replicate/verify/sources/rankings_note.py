@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from replicate.output import Format, md_code, md_text, one_line, table
-from replicate.verify.cells import figure_cell, fitted, printed_text, show, verdict_cell
 from replicate.verify.part import relative
 from replicate.verify.ranking_claims import RankingsVerification
+from replicate.verify.table_cells import figure_cell, fitted, printed_text, show, verdict_cell
 
 
 def ranking_table(part: RankingsVerification, fmt: Format, notes: dict[str, int]) -> str:

@@ -6,7 +6,6 @@ from typing import Any
 
 from replicate.judge.outofscale import departure_lines
 from replicate.output import Format, md_code, md_text
-from replicate.verify.result import RunsVerification
 from replicate.verify.sources.runs_note import (
     claim_texts,
     claims_table,
@@ -16,6 +15,7 @@ from replicate.verify.sources.runs_note import (
     runs,
     sources_section,
 )
+from replicate.verify.verification import RunsVerification
 
 CLAIMS_INTRO = (
     "Each recomputed value is shown in the printed unit with three more decimals than printed, then its verdict: "
@@ -24,7 +24,7 @@ CLAIMS_INTRO = (
 
 
 class Runs(RunsVerification):
-    """:class:`~replicate.verify.result.RunsVerification` as the note draws it."""
+    """:class:`~replicate.verify.verification.RunsVerification` as the note draws it."""
 
     def header_rows(self) -> list[list[str]]:
         rows = [["Parsers", ", ".join(f"`{p}`" for p in self.parsers)]]

@@ -11,11 +11,11 @@ from replicate.judge.render.errors import interval_cell, with_interval
 from replicate.output import Format, md_code, md_text, one_line, pct, table, table_blocks
 from replicate.stats.paired import p_display
 from replicate.verify.alternatives import note_line
-from replicate.verify.cells import figure_cell, not_computable, printed_text, show
 from replicate.verify.matching import Verdict
 from replicate.verify.part import relative
 from replicate.verify.recompute import EdgeFigures, FloorFigures, edge_key, floor_of
-from replicate.verify.result import ClaimResult, RunsVerification
+from replicate.verify.table_cells import figure_cell, not_computable, printed_text, show
+from replicate.verify.verification import ClaimResult, RunsVerification
 
 
 def _result_cell(r: ClaimResult, parser: str, notes: dict[str, int]) -> str:

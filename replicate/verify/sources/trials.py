@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from replicate.output import md_text
-from replicate.verify.result import TrialsVerification
 from replicate.verify.sources.runs_note import figures_section
 from replicate.verify.sources.trials_note import trial_sections, trial_table
+from replicate.verify.verification import TrialsVerification
 
 
 class Trials(TrialsVerification):
-    """:class:`~replicate.verify.result.TrialsVerification` as the note draws it."""
+    """:class:`~replicate.verify.verification.TrialsVerification` as the note draws it."""
 
     def summary_note(self) -> list[str]:
         if not self.failed:

@@ -9,10 +9,10 @@ from replicate.stats.classify import CLASSES
 from replicate.stats.replication import PAIRED_SHARE_INTERVAL, PAIRED_T_TEST, SHARE_INTERVAL
 from replicate.trials.fresh import Agreement, CollectionProvenance
 from replicate.trials.settings import TrialSettings
-from replicate.verify.cells import figure_cell, fitted, printed_text, show, verdict_cell
 from replicate.verify.matching import PrintedFlag
 from replicate.verify.replication import DESIGN_TEST, FLAG_TEST
-from replicate.verify.result import (
+from replicate.verify.table_cells import figure_cell, fitted, printed_text, show, verdict_cell
+from replicate.verify.verification import (
     RECOMPUTED,
     REPLICATED,
     TrialClaimResult,

@@ -1,6 +1,6 @@
 """What a verification produces: the parts of the built-in sources and the whole verification (pure data).
 
-Every claim's verdict is an :class:`~replicate.verify.outcome.Outcome` (one
+Every claim's verdict is an :class:`~replicate.verify.matching.Outcome` (one
 verdict record); what differs by source is only which columns a claim has: a
 claim over runs one per parser asked (:class:`ClaimResult`), a trial claim one,
 recomputed from the release or replicated against a fresh collection
@@ -24,9 +24,8 @@ from replicate.provenance import FileProvenance
 from replicate.stats.cimap import edge_ci
 from replicate.trials.fresh import Agreement, CollectionProvenance
 from replicate.verify.alternatives import Alternatives
-from replicate.verify.claims import Claim, ClaimsFile
-from replicate.verify.matching import Match, Verdict
-from replicate.verify.outcome import Computed, Outcome
+from replicate.verify.claims_file import Claim, ClaimsFile
+from replicate.verify.matching import Computed, Match, Outcome, Verdict
 from replicate.verify.part import Checked, Part, PartBase, Result, counts
 from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
 from replicate.verify.replication import Replicated, summarise

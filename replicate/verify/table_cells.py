@@ -11,8 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 from replicate.output import Format, table, table_blocks
-from replicate.verify.matching import Printed, PrintedFlag
-from replicate.verify.outcome import Outcome
+from replicate.verify.matching import Outcome, Printed, PrintedFlag
 
 
 def printed_text(p: Printed | PrintedFlag) -> str:
