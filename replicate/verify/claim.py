@@ -29,6 +29,7 @@ from replicate.trials.settings import SETTING_FIELDS, TrialSettings, parse_setti
 from replicate.verify.matching import FLAG_WORDS, Printed, PrintedFlag
 from replicate.verify.metrics import TRIAL_UNITS, UNITS, Metric, claim_unit, metric as find_metric, metric_names
 from replicate.verify.ranking_claims import check_runs
+from replicate.verify.sources import rankings
 
 #: Fields every claim may give, then those of each built-in source.
 COMMON_FIELDS = ("id", "where", "text", "metric", "value", "unit")
@@ -440,12 +441,6 @@ def _check_trial_scope(c: Mapping[str, Any], metric: Metric, say: Callable[[str]
 
 
 
-def _check_rankings(claims: tuple[Claim, ...], root: Any, claims_file: Any) -> Any:
-    from replicate.verify.sources.rankings import check  # the part as the note draws it (not needed to parse)
-
-    return check(claims, root, claims_file)
-
-
 def _trials_table(c: Mapping[str, Any], ctx: Context, say: Say) -> None:
     if not isinstance(c["trials"], str) or c["trials"] not in ctx.tables:
         say(f"unknown trials table {c['trials']!r}{close(str(c['trials']), ctx.tables)}; [trials] tables: "
@@ -458,7 +453,7 @@ SOURCES: dict[str, ClaimSource] = {s.name: s for s in (
     ClaimSource("trials", "trials", TRIAL_FIELDS, TRIAL_UNITS, _trials_part, "trial", id_first=True,
                 early=_trials_table),
     ClaimSource("rankings", "trec_runs", ("trec_runs",), ("ratio",), _rankings_part, "ranking",
-                check=_check_rankings),
+                check=rankings.check),
 )}
 
 

@@ -39,7 +39,7 @@ def _summary(v: Verification) -> list[str]:
     the exit code) last."""
     head = f"**{v.summary_line()}.**" if any(not p.empty for p in v.shown) else "**No claims.**"
     lines = [head, ""]
-    blocks = [p.summary_note() for p in sorted(v.shown, key=lambda p: getattr(p, "top_level", False))]
+    blocks = [p.summary_note() for p in sorted(v.shown, key=lambda p: p.top_level)]
     for k, block in enumerate(blocks):
         lines += ([""] if k else []) + block
     return lines

@@ -10,13 +10,14 @@ parts, one per claim source that has claims: runs
 the note (:mod:`replicate.verify.note`) draws each part where the protocol
 says, so neither knows any source by name.
 
-:class:`PartBase` gives the defaults a small source keeps; :class:`Checked`
+A source's part subclasses :class:`Part`, which gives the defaults a small source keeps; :class:`Checked`
 is the one base of a claim's result in one column (its verdict, failure,
 rounding and common JSON come from the :class:`~replicate.verify.matching.Outcome`).
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -40,55 +41,14 @@ class Result(Protocol):
     def failed(self) -> bool: ...
 
 
-class Part(Protocol):
-    """What a claim source gives a verification (see the module docstring)."""
+class Part(ABC):
+    """What a claim source gives a verification (see the module docstring). A source's part subclasses it; the
+    defaults are those of a source that reads no released file, flags nothing and adds no option."""
 
-    #: the source's name; the JSON's key for the part (the runs part's keys sit at the top level)
-    name: str
-
-    @property
-    def results(self) -> Sequence[Result]: ...
-
-    @property
-    def failed(self) -> Sequence[Result]: ...
-
-    @property
-    def empty(self) -> bool:
-        """Nothing to show: the part stays out of the note and the summary line unless it is the only one."""
-
-    def summary_line(self) -> str: ...
-
-    def to_json(self) -> dict: ...
-
-    def released_files(self) -> Sequence[FileProvenance]:
-        """The released files it read (the note's header names their fetched releases; Reproduce fetches them)."""
-
-    def note_flags(self) -> Sequence[Any]:
-        """What the note's Flags section reports for it (:class:`~replicate.verify.verification.Flag`)."""
-
-    def reproduce_args(self) -> str:
-        """Options of the verify command that repeats the check (e.g. `` --replication NAME=TRIALS``)."""
-
-    def header_rows(self) -> list[list[str]]:
-        """Rows of the note's header table (after the data's, before the tool's)."""
-
-    def summary_note(self) -> list[str]:
-        """Its lines of the note's Summary, after the summary line."""
-
-    def note_sections(self, stage: str, root: str, figures: Any) -> list[str]:
-        """Its sections of the note at ``stage`` (one of :data:`STAGES`)."""
-
-    def table(self, fmt: Any) -> list[str]:
-        """Its lines of the terminal view."""
-
-    def table_head(self) -> list[str]:
-        """Lines the terminal view opens with, whatever is shown (e.g. a departure from the source's reading)."""
-
-
-class PartBase:
-    """Defaults of :class:`Part` for a source that reads no released file, flags nothing and adds no option."""
-
+    #: the source's name; the JSON's key for the part
     name = "part"
+    #: its JSON's keys sit at the top of the verification's (the runs part's), not under ``name``
+    top_level = False
     results: Sequence[Result]
 
     @property
@@ -97,24 +57,45 @@ class PartBase:
 
     @property
     def empty(self) -> bool:
+        """Nothing to show: the part stays out of the note and the summary line unless it is the only one."""
         return not self.results
 
+    @abstractmethod
+    def summary_line(self) -> str: ...
+
+    @abstractmethod
+    def to_json(self) -> dict: ...
+
+    @abstractmethod
+    def summary_note(self) -> list[str]:
+        """Its lines of the note's Summary, after the summary line."""
+
+    @abstractmethod
+    def table(self, fmt: Any) -> list[str]:
+        """Its lines of the terminal view."""
+
     def released_files(self) -> Sequence[FileProvenance]:
+        """The released files it read (the note's header names their fetched releases; Reproduce fetches them)."""
         return ()
 
     def note_flags(self) -> Sequence[Any]:
+        """What the note's Flags section reports for it (:class:`~replicate.verify.verification.Flag`)."""
         return ()
 
     def reproduce_args(self) -> str:
+        """Options of the verify command that repeats the check (e.g. `` --replication NAME=TRIALS``)."""
         return ""
 
     def header_rows(self) -> list[list[str]]:
+        """Rows of the note's header table (after the data's, before the tool's)."""
         return []
 
     def table_head(self) -> list[str]:
+        """Lines the terminal view opens with, whatever is shown (e.g. a departure from the source's reading)."""
         return []
 
     def note_sections(self, stage: str, root: str, figures: Any) -> list[str]:
+        """Its sections of the note at ``stage`` (one of :data:`STAGES`)."""
         return []
 
 

@@ -22,16 +22,14 @@ interval). Every file read is listed with its sha256.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from replicate.errors import BadInput, UsageError
-from replicate.provenance import FileProvenance
-from replicate.verify.matching import Computed, Outcome
+from replicate.errors import UsageError
+from replicate.verify.matching import Computed
 from replicate.verify.metric_row import Field, Metric
-from replicate.verify.part import Checked, PartBase, counts, under_root
+from replicate.verify.part import under_root
 
 DEFAULT_MEASURE = "nDCG@10"
 
@@ -146,68 +144,3 @@ FIELDS = (Field("qrels", check_qrels, doc="[reference, estimate] qrels files rel
 #: The family's rows (the table, :mod:`replicate.verify.metrics`, imports them).
 METRICS = tuple(Metric(f"rankings.{s}", "rankings", ("systems",), "number", meaning, fields=FIELDS,
                        compute=_statistic(s)) for s, meaning in _MEANINGS.items())
-
-
-@dataclass(frozen=True)
-class RankingClaimResult(Checked):
-    """One ranking claim recomputed: its figure, verdict and the agreement it was read from."""
-
-    files: tuple[FileProvenance, ...] = ()  # run files then the two qrels
-    topics: dict[str, Any] | None = None  # how the two qrels' topics meet (the rankings JSON's ``topics``)
-
-    def to_json(self) -> dict:
-        out = super().to_json()
-        out.update(systems=self.computed.n, matches=self.claim.printed.show_interval(), tie=self.outcome.tie,
-                   topics=self.topics)
-        return out
-
-    def topic_note(self) -> str | None:
-        """Topics judged by one qrels only, in words (None when both judge the same topics)."""
-        t = self.topics or {}
-        ref, est = t.get("only_reference") or [], t.get("only_estimate") or []
-        if not ref and not est:
-            return None
-        return (f"{len(ref)} topic(s) judged by the reference qrels only, {len(est)} by the estimate only "
-                f"({t.get('both')} by both): each ordering is over its own qrels' topics, as ir-measures scores them")
-
-
-@dataclass(frozen=True)
-class RankingsVerification(PartBase):
-    """Every ranking claim recomputed, with the files read, each once (the rankings part; its note:
-    :mod:`replicate.verify.sources.rankings`)."""
-
-    results: tuple[RankingClaimResult, ...]
-    files: tuple[tuple[FileProvenance, str], ...]  # (file, role: run or qrels), first-seen order
-    name = "rankings"
-
-    def summary(self) -> dict[str, int]:
-        return counts(self.results, ("match", "mismatch", "not_computable"))
-
-    def summary_line(self) -> str:
-        s = self.summary()
-        text = f"{s['match']} of {len(self.results)} ranking claims match"
-        return text + (f" ({s['not_computable']} not computable)" if s["not_computable"] else "")
-
-    def to_json(self) -> dict:
-        return {"summary": self.summary(), "summary_line": self.summary_line(), "ok": not self.failed,
-                "claims": [r.to_json() for r in self.results],
-                "sources": [{**f.to_json(), "role": role} for f, role in self.files]}
-
-
-def check_rankings(claims: Sequence[Any], tables: Mapping[str, tuple[str, ...]], root: Path) -> RankingsVerification:
-    """Recompute every ranking claim from the files under ``root`` (missing files: one BadInput naming all)."""
-    rc = RankingsRecomputer(root, tables)
-    missing = sorted({p for c in claims for p in (*rc.paths(c), *c.options["qrels"]) if not (root / p).exists()})
-    if missing:
-        raise BadInput(f"{len(missing)} file(s) named by ranking claims not found under {root}:\n" + "\n".join(missing))
-    results = []
-    seen: dict[str, tuple[FileProvenance, str]] = {}
-    for c in claims:
-        computed = rc.compute(c)
-        a = rc.agreement(c)
-        files = tuple(s.file for s in a.systems) + tuple(q.file for q in a.qrels)
-        for f in files:
-            seen.setdefault(f.path, (f, "qrels" if f in (q.file for q in a.qrels) else "run"))
-        results.append(RankingClaimResult(c, computed, Outcome.recomputed(c.printed, computed).match, files,
-                                          a.to_json()["topics"]))
-    return RankingsVerification(tuple(results), tuple(seen.values()))

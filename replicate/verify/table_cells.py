@@ -39,6 +39,11 @@ def not_computable(why: str | None, notes: dict[str, int]) -> str:
     return f"not computable [{ref}]"
 
 
+def reasons(notes: dict[str, int]) -> list[str]:
+    """The numbered reasons a table's cells refer to (``[1] why``), one a line."""
+    return [f"[{i}] {why}" for why, i in notes.items()]
+
+
 def verdict_cell(o: Outcome, notes: dict[str, int], withheld: str | None = None) -> str:
     """A verdict (``match (tie)``); ``not computable [n]`` or a verdict withheld for a reason with its number."""
     if str(o.verdict) == "not_computable":

@@ -26,7 +26,7 @@ from replicate.trials.fresh import Agreement, CollectionProvenance
 from replicate.verify.alternatives import Alternatives
 from replicate.verify.claims_file import Claim, ClaimsFile
 from replicate.verify.matching import Computed, Match, Outcome, Verdict
-from replicate.verify.part import Checked, Part, PartBase, Result, counts
+from replicate.verify.part import Checked, Part, Result, counts
 from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
 from replicate.verify.replication import Replicated, summarise
 
@@ -145,7 +145,7 @@ class ReplicationReport:
 
 
 @dataclass(frozen=True)
-class TrialsVerification(PartBase):
+class TrialsVerification(Part):
     """Everything checking the trial claims found (the trials part; its note: :mod:`replicate.verify.sources.trials`)."""
 
     results: tuple[TrialClaimResult, ...]
@@ -216,7 +216,7 @@ class Flag:
 
 
 @dataclass(frozen=True)
-class RunsVerification(PartBase):
+class RunsVerification(Part):
     """The claims over judge runs recomputed, with the edges, floors and runs they touch (the runs part; its
     note: :mod:`replicate.verify.sources.runs`)."""
 
@@ -375,7 +375,7 @@ class Verification:
             "flags": [f.to_json() for f in self.flags],
         }
         for p in self.parts:
-            if getattr(p, "top_level", False):
+            if p.top_level:
                 out.update(p.to_json())
             else:
                 out[p.name] = p.to_json()

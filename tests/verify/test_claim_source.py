@@ -24,7 +24,7 @@ from replicate.verify import metrics
 from replicate.verify.claim import SOURCES, ClaimSource, register_source
 from replicate.verify.claims_file import parse_claims
 from replicate.verify.matching import Computed, Outcome
-from replicate.verify.part import Checked, PartBase
+from replicate.verify.part import Checked, Part
 
 
 def _parse(c: Mapping[str, Any], spec: Any, ctx: Any, say: Any) -> dict:
@@ -35,7 +35,7 @@ def _parse(c: Mapping[str, Any], spec: Any, ctx: Any, say: Any) -> dict:
 
 
 @dataclass(frozen=True)
-class Tallies(PartBase):
+class Tallies(Part):
     results: tuple[Checked, ...]
     name = "tallies"
 

@@ -1,13 +1,14 @@
 """Claim sources: what a claim is computed from, and the part of the verification it gives.
 
-Each source's part implements :class:`replicate.verify.part.Part`:
+Each source's part subclasses :class:`replicate.verify.part.Part`:
 
 - :mod:`~replicate.verify.sources.runs`     — claims over judge runs (per parser column; edges, floors, runs)
 - :mod:`~replicate.verify.sources.trials`   — claims over K-trial tables, recomputed or replicated
 - :mod:`~replicate.verify.sources.rankings` — claims over system rankings (TREC runs under two qrels)
 
-Their note sections are ``*_note`` modules beside them; metric families of a
-source (``agreement.*`` over runs, ``costs.*`` over trials tables) are rows of
+The runs' and trials' note sections are ``*_note`` modules beside them; metric
+families of a source (``agreement.*`` over runs, ``costs.*`` over trials
+tables, ``rankings.*``: :mod:`replicate.verify.ranking_claims`) are rows of
 the one metric table (:mod:`replicate.verify.metrics`). Adding a source:
 ``docs/verify.md``, "Adding a claim source".
 """

@@ -15,6 +15,7 @@ from replicate.verify.sources.runs_note import (
     runs,
     sources_section,
 )
+from replicate.verify.table_cells import reasons
 from replicate.verify.verification import RunsVerification
 
 CLAIMS_INTRO = (
@@ -75,4 +76,4 @@ class Runs(RunsVerification):
 
     def table(self, fmt: Any) -> list[str]:
         claims, notes = claims_table(self, fmt)
-        return [claims.rstrip("\n"), *([""] + [f"[{i}] {why}" for why, i in notes.items()] if notes else [])]
+        return [claims.rstrip("\n"), *([""] + reasons(notes) if notes else [])]

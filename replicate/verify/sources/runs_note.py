@@ -14,7 +14,7 @@ from replicate.verify.alternatives import note_line
 from replicate.verify.matching import Verdict
 from replicate.verify.part import relative
 from replicate.verify.recompute import EdgeFigures, FloorFigures, edge_key, floor_of
-from replicate.verify.table_cells import figure_cell, not_computable, printed_text, show
+from replicate.verify.table_cells import figure_cell, not_computable, printed_text, reasons, show
 from replicate.verify.verification import ClaimResult, RunsVerification
 
 
@@ -78,7 +78,7 @@ def claim_texts(v: RunsVerification, notes: dict[str, int]) -> list[str]:
             out.append(f"  - {note_line(c, r.alternatives.found)} (the verdict stays mismatch)")
     if notes:
         out += ["", "Not computable:", ""]
-        out += [f"[{i}] {why}" for why, i in notes.items()]
+        out += reasons(notes)
     return out
 
 

@@ -11,7 +11,7 @@ from replicate.trials.fresh import Agreement, CollectionProvenance
 from replicate.trials.settings import TrialSettings
 from replicate.verify.matching import PrintedFlag
 from replicate.verify.replication import DESIGN_TEST, FLAG_TEST
-from replicate.verify.table_cells import figure_cell, fitted, printed_text, show, verdict_cell
+from replicate.verify.table_cells import figure_cell, fitted, printed_text, reasons, show, verdict_cell
 from replicate.verify.verification import (
     RECOMPUTED,
     REPLICATED,
@@ -270,7 +270,7 @@ def trial_sections(t: TrialsVerification) -> list[str]:
                 replicated_table(rep, Format.markdown, notes).rstrip("\n"), "", *_tests_used(rep), ""]
     out += _claim_lines(results)
     if notes:
-        out += ["", "Reasons:", ""] + [f"[{i}] {why}" for why, i in notes.items()]
+        out += ["", "Reasons:", ""] + reasons(notes)
     out += ["", "### Settings", "",
             "Settings that change a figure, from each claim or the `[study]` table (\"default\": neither gives "
             "it; the engine's default is used).", "", *_settings_table(results), ""]
@@ -316,5 +316,5 @@ def trial_table(t: TrialsVerification, fmt: Format) -> str:
         parts.append(replicated_table(rep, fmt, notes).rstrip("\n"))
     lines = ["\n\n".join(parts)]
     if notes:
-        lines += [""] + [f"[{i}] {why}" for why, i in notes.items()]
+        lines += [""] + reasons(notes)
     return "\n".join(lines) + "\n"
