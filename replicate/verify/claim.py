@@ -28,7 +28,7 @@ from replicate.stats.policy import POLICIES, Policy
 from replicate.trials.settings import SETTING_FIELDS, TrialSettings, parse_settings
 from replicate.verify.matching import FLAG_WORDS, Printed, PrintedFlag
 from replicate.verify.metrics import TRIAL_UNITS, UNITS, Metric, claim_unit, metric as find_metric, metric_names
-from replicate.verify.ranking_claims import check_runs
+from replicate.verify.part import under_root
 from replicate.verify.sources import rankings
 
 #: Fields every claim may give, then those of each built-in source.
@@ -271,12 +271,18 @@ def _rankings_part(c: Mapping[str, Any], spec: Metric | None, ctx: Context, say:
     for key in ("where", "text"):
         if key in c and not isinstance(c[key], str):
             say(f"{key} must be a string")
-    problem = check_runs(c["trec_runs"], ctx.trec_tables)
-    if problem is not None:
-        say(problem)
+    runs, tables = c["trec_runs"], ctx.trec_tables
+    if isinstance(runs, str):
+        if runs not in tables:
+            say(f"trec_runs {runs!r} is no [trec_runs] name{close(runs, tables)}; [trec_runs]: {', '.join(tables) or 'none'}")
+    elif isinstance(runs, list) and runs and all(isinstance(v, str) and v for v in runs):
+        bad = [v for v in runs if not under_root(v)]
+        if bad:
+            say(f"trec_runs paths must be relative to --root without '..': {', '.join(bad)}")
+    else:
+        say(f"trec_runs must be a [trec_runs] name or a list of run files, got {runs!r}")
     if spec is not None and "qrels" not in c:
         say(f"missing field 'qrels' (metric {spec.name!r} names [reference, estimate] qrels files)")
-    runs = c["trec_runs"]
     return dict(trec_runs=runs if isinstance(runs, str) else tuple(runs) if isinstance(runs, list) else None)
 
 

@@ -1,36 +1,8 @@
 """Claims files: a paper's printed figures in TOML, read and validated (every problem at once).
 
-```toml
-[study]
-title = "..."
-reference = "arXiv:..."
-release = "owner/repo"          # optional: where the data was fetched from
-commit = "d72d25d..."           # optional
-parser = "umbrela-fallback@1"   # optional: the reading the paper used (first column, gates the exit code)
-
-[runs]                          # a run = one or more files, paths relative to --root
-"gpt-4o-mini" = ["results/gpt-4o-mini_annotations.jsonl"]
-"llm-judge" = { files = ["qrels/judge.txt"], reader = "trec-qrels@1" }   # a run's own reader
-
-[gold]                          # optional: gold kept apart from the runs, joined by item key
-file = "qrels/human.txt"
-reader = "trec-qrels@1"         # optional: else chosen by content
-
-[trials]                        # optional: K-trial tables, one per name (claims over one name `trials`)
-study = ["trials.jsonl"]
-
-[replication]                   # optional: a fresh collection stands in for a [trials] table
-study = "fresh/trials.jsonl"    # or {trials = "fresh/trials.jsonl", archive = "fresh/archive.jsonl"}
-
-[[claims]]
-id = "s4.2-regression"
-where = "Section 4.2"
-metric = "regression_rate"
-old = "gpt-4o-mini"
-new = "gpt-5-mini"
-value = "28.0"                  # as printed: a string, so its precision is known
-unit = "percent"                # percent | fraction | count | ratio
-```
+The format is docs/verify.md, "The claims file" (``[trials]``, ``[replication]``
+and trial claims: docs/verify-trials.md; ``[trec_runs]``: docs/verify.md,
+"Claims over system rankings").
 
 Each ``[[claims]]`` entry is one :class:`~replicate.verify.claim.Claim` over
 its source (runs, or the trials table it names), validated by
@@ -63,7 +35,6 @@ from replicate.verify.claim import (
     parse_claim,
 )
 from replicate.verify.part import under_root
-from replicate.verify.ranking_claims import parse_trec_tables
 
 __all__ = ["CLAIM_FIELDS", "TRIAL_CLAIM_FIELDS", "Claim", "ClaimsFile", "ReplicationSpec", "Study",
            "TrialsPart", "load_claims", "parse_claims"]
@@ -148,6 +119,32 @@ def _string_list(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, str) and v for v in value)
 
 
+def _table(table: Any, key: str, shape: str, problems: list[str]) -> dict | None:
+    """``table`` when it is a table; None when it is absent, or when it is something else (the problem said)."""
+    if table is not None and not isinstance(table, dict):
+        problems.append(f"[{key}]: must be {shape}")
+        return None
+    return table
+
+
+def _paths(table: Any, key: str, shape: str, each: str, problems: list[str]) -> dict[str, tuple[str, ...]]:
+    """A table of name = [path, ...] (a path alone is a list of one), paths relative to --root without '..';
+    ``shape`` and ``each`` say in words what the table and each name must be."""
+    out: dict[str, tuple[str, ...]] = {}
+    for name, files in (_table(table, key, shape, problems) or {}).items():
+        if isinstance(files, str) and files:
+            files = [files]
+        if not (isinstance(files, list) and files and all(isinstance(f, str) and f for f in files)):
+            problems.append(f"[{key}] {name!r}: must be {each}")
+            continue
+        bad = [f for f in files if not under_root(f)]
+        if bad:
+            problems.append(f"[{key}] {name!r}: paths must be relative to --root without '..': {', '.join(bad)}")
+            continue
+        out[name] = tuple(files)
+    return out
+
+
 def _parse_runs(
     table: Any, problems: list[str], entries: dict[str, RunEntry] | None = None
 ) -> dict[str, tuple[str, ...]]:
@@ -155,8 +152,7 @@ def _parse_runs(
     if table is None:
         problems.append("[runs]: missing table naming each run and its files")
         return {}
-    if not isinstance(table, dict):
-        problems.append("[runs]: must be a table of run name = [file, ...]")
+    if _table(table, "runs", "a table of run name = [file, ...]", problems) is None:
         return {}
     runs: dict[str, tuple[str, ...]] = {}
     for name, value in table.items():
@@ -176,10 +172,7 @@ def _parse_runs(
 
 
 def _parse_study(table: Any, problems: list[str], parsers: Collection[str] | None) -> Study:
-    if table is None:
-        return Study()
-    if not isinstance(table, dict):
-        problems.append("[study]: must be a table")
+    if (table := _table(table, "study", "a table", problems)) is None:
         return Study()
     problems.extend(f"[study]: {p}" for p in _unknown_keys(table, STUDY_FIELDS + SETTING_FIELDS))
     values = {}
@@ -198,10 +191,8 @@ def _parse_study(table: Any, problems: list[str], parsers: Collection[str] | Non
 
 def _parse_gold(table: Any, problems: list[str]) -> dict[str, str]:
     """``[gold]``: a file of reference labels (relative to --root) and, optionally, its reader."""
-    if table is None:
-        return {}
-    if not isinstance(table, dict):
-        problems.append("[gold]: must be a table: file = \"qrels.txt\", reader = \"trec-qrels@1\" (optional)")
+    if (table := _table(table, "gold", 'a table: file = "qrels.txt", reader = "trec-qrels@1" (optional)',
+                        problems)) is None:
         return {}
     problems.extend(f"[gold]: {p}" for p in _unknown_keys(table, GOLD_FIELDS))
     file, reader = table.get("file"), table.get("reader")
@@ -215,10 +206,7 @@ def _parse_gold(table: Any, problems: list[str]) -> dict[str, str]:
 
 
 def _parse_fields(table: Any, problems: list[str]) -> dict[str, Any]:
-    if table is None:
-        return {}
-    if not isinstance(table, dict):
-        problems.append("[fields]: must be a table")
+    if (table := _table(table, "fields", "a table", problems)) is None:
         return {}
     problems.extend(f"[fields]: {p}" for p in _unknown_keys(table, FIELDS_FIELDS))
     out: dict[str, Any] = {}
@@ -260,7 +248,8 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
     else:
         runs = _parse_runs(data.get("runs"), problems, entries)
     tables = parse_tables(data.get("trials"), problems)
-    trec_tables = parse_trec_tables(data.get("trec_runs"), problems)
+    trec_tables = _paths(data.get("trec_runs"), "trec_runs", "a table of name = [run file or directory, ...]",
+                         "a list of run files or directories", problems)
     if trial_claims_raw and data.get("trials") is None:
         problems.append("[trials]: missing table naming each trials table (claims name 'trials')")
     study_raw = data.get("study")
@@ -294,24 +283,12 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
 
 def parse_tables(table: Any, problems: list[str]) -> dict[str, str]:
     """``[trials]``: name = ["file"] (one trials table per name), paths relative to --root."""
-    if table is None:
-        return {}
-    if not isinstance(table, dict):
-        problems.append("[trials]: must be a table of name = [trials table]")
-        return {}
     out: dict[str, str] = {}
-    for name, files in table.items():
-        if isinstance(files, str) and files:
-            files = [files]
-        if not (isinstance(files, list) and files and all(isinstance(f, str) and f for f in files)):
-            problems.append(f"[trials] {name!r}: must be a list naming one trials table (a path)")
-            continue
+    for name, files in _paths(table, "trials", "a table of name = [trials table]",
+                              "a list naming one trials table (a path)", problems).items():
         if len(files) != 1:
             problems.append(f"[trials] {name!r}: names {len(files)} files; give one trials table per name "
                             "(a study in several tables is several names)")
-            continue
-        if not under_root(files[0]):
-            problems.append(f"[trials] {name!r}: paths must be relative to --root without '..': {files[0]}")
             continue
         out[name] = files[0]
     return out
@@ -319,13 +296,8 @@ def parse_tables(table: Any, problems: list[str]) -> dict[str, str]:
 
 def parse_replication(table: Any, tables: Mapping[str, str], problems: list[str]) -> dict[str, ReplicationSpec]:
     """``[replication]``: name = "fresh.jsonl" or {trials = "...", archive = "..."}; the name is a [trials] table."""
-    if table is None:
-        return {}
-    if not isinstance(table, dict):
-        problems.append("[replication]: must be a table of name = fresh trials table")
-        return {}
     out: dict[str, ReplicationSpec] = {}
-    for name, v in table.items():
+    for name, v in (_table(table, "replication", "a table of name = fresh trials table", problems) or {}).items():
         where = f"[replication] {name!r}"
         if name not in tables:
             problems.append(f"{where}: no [trials] table of that name{_close(name, tables)}; "

@@ -1,18 +1,7 @@
-"""Claims over system rankings: the same TREC runs scored under two qrels, and a printed agreement figure.
+"""The ``rankings.*`` verify metrics: the same TREC runs scored under two qrels, and their orderings compared.
 
-```toml
-[trec_runs]                     # run files, or directories standing for their files, relative to --root
-track = ["runs/"]
-
-[[claims]]
-id = "t2-tau"
-metric = "rankings.kendall_tau" # or rankings.tau_ap, rankings.spearman
-trec_runs = "track"             # a [trec_runs] name, or a list of run files / directories
-qrels = ["qrels/human.txt", "qrels/llm.txt"]   # reference, then estimate
-measure = "nDCG@10"             # any ir-measures mean over topics (default nDCG@10)
-value = "0.89"
-unit = "ratio"
-```
+The claim fields (``trec_runs``, ``qrels``, ``measure``) and an example: docs/verify.md, "Claims over
+system rankings"; the rankings part: :mod:`replicate.verify.sources.rankings`.
 
 The figures are those of ``replicate rankings`` (:func:`replicate.ranking_agreement`), computed once
 per (runs, qrels, measure) without bootstrap replicates (a printed point value is checked, not an
@@ -21,7 +10,6 @@ interval). Every file read is listed with its sha256.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -57,43 +45,6 @@ def check_measure(value: Any) -> str | None:
     except UsageError:
         return f"{value!r} is not an ir-measures mean over topics (e.g. nDCG@10, AP, P@10, RR)"
     return None
-
-
-def check_runs(value: Any, tables: Mapping[str, Any]) -> str | None:
-    """``trec_runs``: a [trec_runs] name or a non-empty list of paths relative to --root."""
-    if isinstance(value, str):
-        if value in tables:
-            return None
-        found = difflib.get_close_matches(value, list(tables), n=1)
-        close = f" (did you mean {found[0]!r}?)" if found else ""
-        return (f"trec_runs {value!r} is no [trec_runs] name{close}; "
-                f"[trec_runs]: {', '.join(tables) or 'none'}")
-    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
-        bad = [v for v in value if not under_root(v)]
-        return None if not bad else f"trec_runs paths must be relative to --root without '..': {', '.join(bad)}"
-    return f"trec_runs must be a [trec_runs] name or a list of run files, got {value!r}"
-
-
-def parse_trec_tables(table: Any, problems: list[str]) -> dict[str, tuple[str, ...]]:
-    """``[trec_runs]``: name = [run file or directory, ...], paths relative to --root."""
-    if table is None:
-        return {}
-    if not isinstance(table, dict):
-        problems.append("[trec_runs]: must be a table of name = [run file or directory, ...]")
-        return {}
-    out: dict[str, tuple[str, ...]] = {}
-    for name, files in table.items():
-        if isinstance(files, str) and files:
-            files = [files]
-        if not (isinstance(files, list) and files and all(isinstance(f, str) and f for f in files)):
-            problems.append(f"[trec_runs] {name!r}: must be a list of run files or directories")
-            continue
-        bad = [f for f in files if not under_root(f)]
-        if bad:
-            problems.append(f"[trec_runs] {name!r}: paths must be relative to --root without '..': {', '.join(bad)}")
-            continue
-        out[name] = tuple(files)
-    return out
 
 
 class RankingsRecomputer:

@@ -1,27 +1,6 @@
 """Claims over token costs in a trials table: ``costs.median_tokens`` and ``costs.edge_median_ratio``.
 
-```toml
-[[claims]]
-id = "t5-median-completion"
-metric = "costs.median_tokens"
-trials = "study"
-model = "gpt-5-mini"
-benchmark = "gsm8k"
-kind = "completion"             # prompt | completion | reasoning | total
-per = "trial"                   # optional: trial (default, as `replicate costs` prints first) | item
-value = "412"
-unit = "ratio"
-
-[[claims]]
-id = "t5-ratio"
-metric = "costs.edge_median_ratio"
-trials = "study"
-edge = "gpt-4o-mini:gpt-5-mini"
-benchmark = "gsm8k"             # omit for the cell pooled over benchmarks
-kind = "total"
-value = "1.8"
-unit = "ratio"
-```
+The claim fields (``kind``, ``per``) and an example: docs/verify-trials.md, "Metrics".
 
 The figures are those of ``replicate costs`` (:func:`replicate.trials.costs.analyse_costs`, without
 bootstrap replicates), read with :meth:`~replicate.trials.costs_result.CostsResult.median_tokens` and
@@ -31,6 +10,7 @@ usage gives no cost figure: the claim is not computable, with the reason.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from replicate.trials.usage import KINDS
@@ -59,43 +39,35 @@ def _costs(core: Any, c: Any, name: str, edge: tuple[str, str] | None) -> Any:
         classification={"eps": s.eps, "alpha": s.alpha, "ci": s.ci}))
 
 
-def _no_usage(result: Any) -> Computed | None:
-    if result.usage_reported:
-        return None
-    from replicate.trials.costs_result import NO_USAGE
+def _figure(core: Any, c: Any, name: str, edge: tuple[str, str] | None, read: Callable[[Any], Any], missing: str,
+            absent: str) -> Computed:
+    """A cost figure ``read`` from the table's costs; not computable without usage, when ``read`` finds no such
+    model, benchmark or cell (``missing``) or no tokens to take a median of (``absent``)."""
+    result = _costs(core, c, name, edge)
+    if not result.usage_reported:
+        from replicate.trials.costs_result import NO_USAGE
 
-    return Computed(None, NO_USAGE)
+        return Computed(None, NO_USAGE)
+    try:
+        value = read(result)
+    except KeyError:
+        return Computed(None, missing)
+    return Computed(value) if value is not None else Computed(None, absent)
 
 
 def _median_tokens(core: Any, c: Any, name: str) -> Computed:
-    result = _costs(core, c, name, None)
-    kind, per = c.options["kind"], c.options["per"]
-    none = _no_usage(result)
-    if none is not None:
-        return none
-    try:
-        value = result.median_tokens(c.model, c.benchmark, kind, per=per)
-    except KeyError:
-        return Computed(None, f"{c.model} has no trials on {c.benchmark}")
-    if value is None:
-        return Computed(None, f"no trial of {c.model} on {c.benchmark} reports {kind} tokens")
-    return Computed(value)
+    kind = c.options["kind"]
+    return _figure(core, c, name, None, lambda r: r.median_tokens(c.model, c.benchmark, kind, per=c.options["per"]),
+                   f"{c.model} has no trials on {c.benchmark}",
+                   f"no trial of {c.model} on {c.benchmark} reports {kind} tokens")
 
 
 def _edge_median_ratio(core: Any, c: Any, name: str) -> Computed:
     src, tgt = core.edge_of(c, name)
-    result = _costs(core, c, name, (src, tgt))
     kind = c.options["kind"]
-    none = _no_usage(result)
-    if none is not None:
-        return none
-    try:
-        value = result.edge_median_ratio(f"{src}:{tgt}", c.benchmark, kind)
-    except KeyError:
-        return Computed(None, f"{src} -> {tgt} has no cell for {c.benchmark or 'all benchmarks pooled'}")
-    if value is None:
-        return Computed(None, f"no item of {src} -> {tgt} has {kind} tokens on both sides (and a source above 0)")
-    return Computed(value)
+    return _figure(core, c, name, (src, tgt), lambda r: r.edge_median_ratio(f"{src}:{tgt}", c.benchmark, kind),
+                   f"{src} -> {tgt} has no cell for {c.benchmark or 'all benchmarks pooled'}",
+                   f"no item of {src} -> {tgt} has {kind} tokens on both sides (and a source above 0)")
 
 
 KIND = Field("kind", check_kind, required=True, doc="prompt, completion, reasoning or total")
