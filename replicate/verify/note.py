@@ -18,7 +18,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath
 
-from replicate.output import Format, md_code, md_text, table
+from replicate.output import Format, md_code, md_text, table, wrap_markdown
 from replicate.provenance import FileProvenance
 from replicate.verify.part import STAGES
 from replicate.verify.verification import Verification
@@ -159,50 +159,11 @@ def render_note(v: Verification, *, out: str | None = None, figures: Figures | N
     # a fence longer than any run of backticks in a path: no line of a command can close the block
     fence = "`" * max(3, 1 + max((len(r) for c in commands for r in re.findall("`+", c)), default=0))
     parts += ["## Reproduce", "", f"{fence}sh", *commands, fence, ""]
-    return wrap_prose("\n".join(parts)).rstrip("\n") + "\n"
+    return wrap_markdown("\n".join(parts), WIDTH).rstrip("\n") + "\n"
 
 
 #: Prose lines of the note are wrapped at this width so the note reads as plain text too.
 WIDTH = 100
-
-
-#: A word that would open a new markdown block (list item, heading, quote, rule, table) at a line's start.
-_BLOCK_START = re.compile(r"[-+*>]|#{1,6}|\d{1,9}[.)]|=+|-+|\|.*|```.*")
-
-
-def _wrap_line(line: str, width: int) -> list[str]:
-    """Greedy wrap at spaces; never starts a continuation line with a word markdown would read as a block."""
-    indent = "  " if line.startswith("- ") else ""
-    lines: list[list[str]] = [[]]
-    used = 0
-    for word in line.rstrip().split(" "):
-        if lines[-1] and used + 1 + len(word) > width:
-            lines.append([])
-            used = len(indent)
-        lines[-1].append(word)
-        used += len(word) + (1 if len(lines[-1]) > 1 else 0)
-    for k in range(1, len(lines)):  # pull a word down so that no line opens a block
-        while _BLOCK_START.fullmatch(lines[k][0]) and len(lines[k - 1]) > 1:
-            lines[k].insert(0, lines[k - 1].pop())
-    return [(indent if k else "") + " ".join(words) for k, words in enumerate(lines)]
-
-
-def wrap_prose(text: str, width: int = WIDTH) -> str:
-    """Wrap paragraphs and list items longer than ``width``; tables, headings and code blocks stay as they are.
-
-    Lines break only at spaces (file names, parser names and inline code stay
-    whole) and never so that a continuation line would start a markdown block,
-    so the rendered note is unchanged: markdown joins the lines again.
-    """
-    out, fenced = [], False
-    for line in text.split("\n"):
-        if line.startswith("```"):
-            fenced = not fenced
-        if fenced or len(line) <= width or line.startswith(("|", "#", "    ")) or "](" in line:
-            out.append(line)
-        else:
-            out.extend(_wrap_line(line, width))
-    return "\n".join(out)
 
 
 def render_table(v: Verification, fmt: Format = Format.table) -> str:

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from replicate.verify.note import WIDTH, wrap_prose
+from replicate.output import wrap_markdown
+from replicate.verify.note import WIDTH
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "note_example.md"
 
@@ -25,7 +26,7 @@ def _paragraphs(text: str) -> list[str]:
 def test_wrapped_prose_renders_the_same():
     long = ("word " * 25).strip()
     text = f"# Title\n\n{long} - 12. # ok\n\n- {long} {long}\n\n| a | b |\n|---|---|\n| {long} | x |\n\n```sh\n{long}\n```\n"
-    wrapped = wrap_prose(text, 40)
+    wrapped = wrap_markdown(text, 40)
     assert _paragraphs(wrapped) == _paragraphs(text)
     for line in wrapped.splitlines():
         if not line.startswith(("|", "word word word word word word word word word word word word")):
@@ -35,14 +36,14 @@ def test_wrapped_prose_renders_the_same():
 @pytest.mark.parametrize("word", ["-", "+", "*", ">", "#", "##", "12.", "3)", "=", "---", "|x", "```"])
 def test_no_continuation_line_opens_a_markdown_block(word):
     text = "aaaa bbbb cccc " + word + " dddd eeee ffff gggg"
-    wrapped = wrap_prose(text, 14)
+    wrapped = wrap_markdown(text, 14)
     lines = wrapped.splitlines()
     assert len(lines) > 1 and " ".join(wrapped.split()) == text
     assert all(not line.startswith(word + " ") and line != word for line in lines[1:]), wrapped
 
 
 def test_list_items_continue_indented():
-    assert wrap_prose("- aaaa bbbb cccc dddd", 11) == "- aaaa bbbb\n  cccc dddd"
+    assert wrap_markdown("- aaaa bbbb cccc dddd", 11) == "- aaaa bbbb\n  cccc dddd"
 
 
 def test_golden_note_prose_fits_the_width():
