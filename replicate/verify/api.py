@@ -32,7 +32,6 @@ from replicate.verify.flags import collect_flags
 from replicate.verify.matching import Outcome, Verdict
 from replicate.verify.part import Part
 from replicate.verify.recompute import (
-    Computed,
     EdgeFigures,
     FloorFigures,
     Recomputer,
@@ -169,16 +168,11 @@ def verify_runs(
         else:
             raise UsageError(Message(f"claim {c.id!r} names no parser and no {DEFAULT_FAMILY} parser is registered; "
                                      "pass ", Param("parsers")))
-        computed: dict[str, Computed] = {}
-        matches = {}
-        for p in ps:
-            value = rc.compute(c, p)
-            computed[p] = value
-            matches[p] = Outcome.recomputed(c.printed, value).match
+        computed = {p: rc.compute(c, p) for p in ps}
         found = None
-        if Outcome.recomputed(c.printed, computed[ps[0]]).verdict is Verdict.mismatch:
+        if Outcome(c.printed, computed[ps[0]]).verdict is Verdict.mismatch:
             found = alternatives(plain, c, ps[0], PARSERS.names())
-        results.append(ClaimResult(c, ps, computed, matches, found))
+        results.append(ClaimResult(c, ps, computed, found))
     edges, floors, run_figs = _touched(claims, results, rc, columns)
     run_files = {name: runs[name].files for name in _used_runs(claims)}
     diag = diagnostics if diagnostics is not None else Diagnostics()

@@ -148,8 +148,8 @@ def collect_flags(
             flags.append(Flag("small_sample", f"floor of {', '.join(fl.runs)} under {fl.parser}: {sf.message}"))
     flags = list(dict.fromkeys(flags))  # an edge under several parsers is reported once
     for r in results:
-        for p, m in r.matches.items():
-            if m is not None and m.tie:
+        for p in r.computed:
+            if r.outcome(p).tie:
                 flags.append(Flag("tie", f"claim {r.claim.id!r} under {p}: the recomputed value lies exactly on a "
                                   f"rounding boundary of {r.claim.printed.show_interval()}; round-half-even "
                                   "could print the neighbouring value"))

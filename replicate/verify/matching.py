@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from functools import cached_property
 from typing import Protocol
 
 _NUMBER = re.compile(r"^[+-]?(?:\d+|\d{1,3}(?:,\d{3})+)?(?:\.\d+)?$")
@@ -210,17 +211,15 @@ class Outcome:
 
     printed: Printed | PrintedFlag
     computed: Computed
-    match: Match | None = None  # at printed precision (None: not computable, a pass/fail, or replicated)
     replicated: Judged | None = None
 
-    @classmethod
-    def recomputed(cls, printed: Printed | PrintedFlag, computed: Computed) -> Outcome:
-        """Judge ``computed`` against ``printed``: a number at printed precision, a pass/fail by equality."""
-        v = computed.value
-        m = None
-        if v is not None and isinstance(printed, Printed) and not isinstance(v, bool):
-            m = match(printed, v)
-        return cls(printed, computed, m)
+    @cached_property
+    def match(self) -> Match | None:
+        """The value at printed precision (None: not computable, a pass/fail, or replicated)."""
+        v = self.computed.value
+        if self.replicated is not None or v is None or not isinstance(self.printed, Printed) or isinstance(v, bool):
+            return None
+        return match(self.printed, v)
 
     @property
     def verdict(self) -> Verdict | str:

@@ -24,7 +24,7 @@ from pathlib import PurePath
 from typing import Any, Protocol
 
 from replicate.provenance import FileProvenance
-from replicate.verify.matching import Computed, Judged, Match, Outcome
+from replicate.verify.matching import Computed, Judged, Outcome
 
 #: Where in the note a part's sections go: after the summary (its claims), after every part's claims (its
 #: details), after the flags (its closing sections).
@@ -105,7 +105,6 @@ class Checked:
 
     claim: Any
     computed: Computed
-    match: Match | None = None  # at printed precision (None: not computable, a flag, or replicated)
 
     @property
     def judged(self) -> Judged | None:
@@ -114,7 +113,7 @@ class Checked:
 
     @property
     def outcome(self) -> Outcome:
-        return Outcome(self.claim.printed, self.computed, self.match, self.judged)
+        return Outcome(self.claim.printed, self.computed, self.judged)
 
     @property
     def verdict(self) -> str:

@@ -20,7 +20,6 @@ from replicate.errors import BadInput, UsageError
 from replicate.trials.fresh import Agreement, agreement, collection_provenance, released_on_shared, shared_items
 from replicate.trials.load import TrialsTable
 from replicate.verify.claims_file import TrialsPart
-from replicate.verify.matching import Outcome
 from replicate.verify.part import relative
 from replicate.verify.replication import SHARED, ReplicationChecker, family_corrected
 from replicate.verify.sources.trials import Trials
@@ -95,7 +94,7 @@ def check_trials(
             rep = checkers[c.trials].check(c)
             results.append(TrialClaimResult(c, rep.computed, mode=REPLICATED, replicated=rep, released=released))
             continue
-        results.append(TrialClaimResult(c, released, Outcome.recomputed(c.printed, released).match))
+        results.append(TrialClaimResult(c, released))
     for name in fresh:  # Holm over each collection's tested claims
         at = [k for k, r in enumerate(results) if r.replicated is not None and r.claim.trials == name]
         fixed = family_corrected([results[k].replicated for k in at])  # type: ignore[misc]

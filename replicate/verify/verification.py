@@ -25,7 +25,7 @@ from replicate.stats.cimap import edge_ci
 from replicate.trials.fresh import Agreement, CollectionProvenance
 from replicate.verify.alternatives import Alternatives
 from replicate.verify.claims_file import Claim, ClaimsFile
-from replicate.verify.matching import Computed, Match, Outcome, Verdict
+from replicate.verify.matching import Computed, Outcome, Verdict
 from replicate.verify.part import Checked, Part, Result, counts
 from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
 from replicate.verify.replication import Replicated, summarise
@@ -41,7 +41,6 @@ class ClaimResult:
     claim: Claim
     parsers: tuple[str, ...]  # the parsers it was recomputed under, primary first
     computed: dict[str, Computed]
-    matches: dict[str, Match | None]  # None where not computable
     alternatives: Alternatives | None = None  # tried when it mismatches under its primary parser
 
     @property
@@ -49,7 +48,7 @@ class ClaimResult:
         return self.parsers[0]
 
     def outcome(self, parser: str) -> Outcome:
-        return Outcome(self.claim.printed, self.computed[parser], self.matches[parser])
+        return Outcome(self.claim.printed, self.computed[parser])
 
     def verdict(self, parser: str) -> Verdict | None:
         """The verdict under ``parser``; None when the claim was not recomputed under it."""
@@ -76,7 +75,7 @@ class ClaimResult:
         out["rounded"] = {p: self.rounded(p) for p in self.parsers}
         out["verdict"] = {p: str(self.verdict(p)) for p in self.parsers}
         out["why"] = {p: c.why for p, c in self.computed.items() if c.why is not None}
-        out["tie"] = [p for p, m in self.matches.items() if m is not None and m.tie]
+        out["tie"] = [p for p in self.computed if self.outcome(p).tie]
         out["alternatives"] = [] if self.alternatives is None else [a.to_json() for a in self.alternatives.found]
         return out
 
@@ -98,7 +97,7 @@ class TrialClaimResult(Checked):
         out.update(mode=self.mode, n_items=self.computed.n, settings={**self.claim.settings.to_json(), "by": self.claim.by})
         if self.mode == RECOMPUTED:
             out["matches"] = self.claim.printed.show_interval()
-            out["tie"] = bool(self.match is not None and self.match.tie)
+            out["tie"] = self.outcome.tie
         else:
             assert self.replicated is not None
             out.update(self.replicated.to_json())

@@ -23,7 +23,7 @@ from replicate.output import md_code
 from replicate.verify import metrics
 from replicate.verify.claim import SOURCES, ClaimSource, register_source
 from replicate.verify.claims_file import parse_claims
-from replicate.verify.matching import Computed, Outcome
+from replicate.verify.matching import Computed
 from replicate.verify.part import Checked, Part
 
 
@@ -61,8 +61,7 @@ def _check(claims: tuple, root: Any, claims_file: Any) -> Tallies:
     numbers = claims_file.tables["tallies"]
     out = []
     for c in claims:
-        computed = Computed(sum(numbers[c.about["tally"]]))
-        out.append(Checked(c, computed, Outcome.recomputed(c.printed, computed).match))
+        out.append(Checked(c, Computed(sum(numbers[c.about["tally"]]))))
     return Tallies(tuple(out))
 
 

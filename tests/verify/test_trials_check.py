@@ -246,5 +246,5 @@ def test_a_mean_of_rates_exactly_on_a_rounding_boundary_is_a_tie_with_either_nei
     by = {r.claim.id: r for r in check_trials(cf.trials, {"s": table}).results}
     assert by["acc-lo"].computed.value == Fraction(177, 400) and by["delta-lo"].computed.value == Fraction(23, 400)
     for cid in ("acc-lo", "acc-hi", "delta-lo", "delta-hi"):
-        assert by[cid].verdict == "match" and by[cid].match.tie, cid
-    assert by["acc-off"].verdict == "mismatch" and not by["acc-off"].match.tie
+        assert by[cid].verdict == "match" and by[cid].outcome.tie, cid
+    assert by["acc-off"].verdict == "mismatch" and not by["acc-off"].outcome.tie

@@ -11,7 +11,6 @@ from typing import Any
 from replicate.errors import BadInput
 from replicate.output import Format, md_code, md_text, one_line, table
 from replicate.provenance import FileProvenance
-from replicate.verify.matching import Outcome
 from replicate.verify.part import Checked, Part, counts, relative
 from replicate.verify.ranking_claims import RankingsRecomputer
 from replicate.verify.table_cells import figure_cell, fitted, printed_text, reasons, show, verdict_cell
@@ -113,6 +112,5 @@ def check(claims: Sequence[Any], root: Path, claims_file: Any) -> Rankings:
         files = tuple(s.file for s in a.systems) + tuple(q.file for q in a.qrels)
         for f in files:
             seen.setdefault(f.path, (f, "qrels" if f in (q.file for q in a.qrels) else "run"))
-        results.append(RankingClaimResult(c, computed, Outcome.recomputed(c.printed, computed).match, files,
-                                          a.to_json()["topics"]))
+        results.append(RankingClaimResult(c, computed, files, a.to_json()["topics"]))
     return Rankings(tuple(results), tuple(seen.values()))
