@@ -17,7 +17,7 @@ from replicate.stats.replication import PAIRED_SHARE_INTERVAL, PAIRED_T_TEST, sh
 from replicate.trials.fresh import restrict
 from replicate.trials.load import CATEGORIES, read_trials
 from replicate.verify.claims_file import parse_claims
-from replicate.verify.sources.trials_note import trial_sections
+from replicate.verify.sources.trials import trial_sections
 from replicate.verify.trials_check import check_trials
 from replicate.verify.trials_recompute import TrialsRecomputer
 from support.synth.trials import synthetic_rows, write_jsonl

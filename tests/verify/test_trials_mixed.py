@@ -93,7 +93,7 @@ def test_reported_snapshots_are_listed_per_model(tmp_path):
          "unit": "percent"}]}, path="c.toml")
     tv = check_trials(cf.trials, {"s": table}, {"s": table})
     assert tv.results[0].verdict == "replicates"
-    from replicate.verify.sources.trials_note import trial_sections
+    from replicate.verify.sources.trials import trial_sections
 
     assert "| Reported `system_fingerprint` | a: fp-a-0, fp-a-1; b: fp-b-0, fp-b-1" in "\n".join(trial_sections(tv))
 
@@ -136,7 +136,7 @@ def test_engine_warnings_reach_the_note(tmp_path):
          "unit": "count"}]}, path="c.toml")
     tv = check_trials(cf.trials, {"s": read_trials(tmp_path / "t.jsonl")})
     assert tv.results[0].verdict == "match"
-    from replicate.verify.sources.trials_note import trial_sections
+    from replicate.verify.sources.trials import trial_sections
 
     text = "\n".join(trial_sections(tv))
     assert "Warnings while reading and computing the trials tables: 1 (items-excluded: 1)." in text

@@ -6,7 +6,7 @@ Each source's part subclasses :class:`replicate.verify.part.Part`:
 - :mod:`~replicate.verify.sources.trials`   — claims over K-trial tables, recomputed or replicated
 - :mod:`~replicate.verify.sources.rankings` — claims over system rankings (TREC runs under two qrels)
 
-The runs' and trials' note sections are ``*_note`` modules beside them; metric
+Each module holds its part as the note draws it (its sections and tables); metric
 families of a source (``agreement.*`` over runs, ``costs.*`` over trials
 tables, ``rankings.*``: :mod:`replicate.verify.ranking_claims`) are rows of
 the one metric table (:mod:`replicate.verify.metrics`). Adding a source:

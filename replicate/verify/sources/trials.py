@@ -1,17 +1,329 @@
-"""The trials part: claims over K-trial tables, with its note sections (:mod:`replicate.verify.sources.trials_note`)."""
+"""The trials part: claims over K-trial tables as the note draws them: recomputed and replicated tables,
+settings, replications (pure rendering)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from replicate.output import md_text
-from replicate.verify.sources.runs_note import figures_section
-from replicate.verify.sources.trials_note import trial_sections, trial_table
-from replicate.verify.verification import TrialsVerification
+from replicate.output import Format, md_code, md_text, one_line, pct, table
+from replicate.stats.classify import CLASSES
+from replicate.stats.replication import PAIRED_SHARE_INTERVAL, PAIRED_T_TEST, SHARE_INTERVAL
+from replicate.trials.fresh import Agreement, CollectionProvenance
+from replicate.trials.settings import TrialSettings
+from replicate.verify.matching import PrintedFlag
+from replicate.verify.replication import DESIGN_TEST, FLAG_TEST
+from replicate.verify.sources.runs import figures_section
+from replicate.verify.table_cells import figure_cell, fitted, printed_text, reasons, show, verdict_cell
+from replicate.verify.verification import (
+    RECOMPUTED,
+    REPLICATED,
+    TrialClaimResult,
+    TrialsVerification,
+)
+
+
+def _points(r: TrialClaimResult, x: float) -> str:
+    """A difference of fractions in the printed scale (percentage points for percent)."""
+    p = r.claim.printed
+    places = (p.places if not isinstance(p, PrintedFlag) else 1) + 1
+    if p.unit in ("percent", "count") or isinstance(p, PrintedFlag):  # a count is compared as a share
+        return f"{100 * x:+.{max(places, 1) if p.unit == 'count' else places}f}"
+    return f"{x:+.{max(places, 3)}f}"
+
+
+def _verdict(r: TrialClaimResult, notes: dict[str, int]) -> str:
+    # a verdict may be withheld for a reason (a subset's item count)
+    return verdict_cell(r.outcome, notes, r.replicated.why if r.replicated is not None else None)
+
+
+def _interval(r: TrialClaimResult) -> str:
+    rep = r.replicated
+    if rep is None or rep.comparison is None:
+        return "-"
+    c = rep.comparison
+    unit = " pts" if r.claim.printed.unit in ("percent", "flag", "count") else ""
+    return f"[{_points(r, c.low)}, {_points(r, c.high)}]{unit}"
+
+
+def _p(r: TrialClaimResult) -> str:
+    rep = r.replicated
+    if rep is None or rep.comparison is None or rep.comparison.p_value is None:
+        return "-"
+    return f"{rep.comparison.p_value if rep.p_adjusted is None else rep.p_adjusted:.3g}"  # the p the verdict read
+
+
+def recomputed_table(results: list[TrialClaimResult], fmt: Format, notes: dict[str, int]) -> str:
+    plain = fmt is Format.table
+    esc = one_line if plain else md_text  # user text: kept on its line, and inert in markdown
+    rows = [[esc(r.claim.id), esc(r.claim.where or "-"), figure_cell(r.claim.metric, r.claim.described(esc), plain),
+             printed_text(r.claim.printed),
+             show(r.claim.printed, r.computed.value), _verdict(r, notes)] for r in results]
+    return fitted(rows, ["id", "where", "figure", "printed", "recomputed", "verdict"], fmt)
+
+
+def replicated_table(results: list[TrialClaimResult], fmt: Format, notes: dict[str, int]) -> str:
+    plain = fmt is Format.table
+    esc = one_line if plain else md_text
+    rows = []
+    for r in results:
+        rows.append([esc(r.claim.id), figure_cell(r.claim.metric, r.claim.described(esc), plain), printed_text(r.claim.printed),
+                     show(r.claim.printed, _release_there(r)), show(r.claim.printed, r.computed.value),
+                     "-" if r.computed.n is None else r.computed.n, _interval(r), _p(r), _verdict(r, notes)])
+    # no verdict without its n: the fresh figure's items (an underpowered verdict is about them)
+    headers = ["id", "figure", "printed", "release", "fresh", "n", "95% interval, fresh - release", "Holm p", "verdict"]
+    return fitted(rows, headers, fmt)
+
+
+def _release_there(r: TrialClaimResult) -> Any:
+    """The release's figure on the items compared (the shared ones), else over all its items."""
+    on = r.replicated.compared_on if r.replicated is not None else None
+    if on is not None:
+        return on.released_on_shared.value
+    return r.released.value if r.released else None
+
+
+def _compared_on(r: TrialClaimResult) -> str:
+    """What a replicated claim's comparison stands on: the shared items of the release's, and any misprint."""
+    on = r.replicated.compared_on if r.replicated is not None else None
+    if on is None:
+        return ""
+    p = r.claim.printed
+    out = ""
+    if on.subset:
+        out += (f" on the {on.items} shared items of {on.of} (the release's figure there: "
+                f"{show(p, on.released_on_shared.value)}; over all {on.of}: "
+                f"{show(p, r.released.value if r.released else None)})")
+    if on.misprint:
+        of = f" of its {r.released.n} items" if p.unit == "count" and r.released else ""
+        out += (f"; the printed figure differs from the release's ({show(p, r.released.value if r.released else None)}"
+                f") by {_points(r, on.misprint)}{' pts' if p.unit in ('percent', 'count') else ''}{of}, and the "
+                "comparison carries that difference")
+    return out
+
+
+def _tests_used(results: list[TrialClaimResult]) -> list[str]:
+    used = {r.replicated.test for r in results if r.replicated is not None}
+    text = {
+        PAIRED_T_TEST: ("**Means over items** (accuracy, Δ, ΔR): " + PAIRED_T_TEST + ". Both figures stand on "
+                        "the same items, so the sampling error is the trials': each item's rate varies as a "
+                        "binomial share of its K trials, estimated as p(1 - p) / (K - 1), on each side; the two "
+                        "sides' variances add. ΔR adds the variances of its loose and strict means (conservative). "
+                        "The interval is the difference ± t standard errors, t with Welch-Satterthwaite degrees "
+                        "of freedom (each item's variance estimate counting K - 1); p is two-sided."),
+        PAIRED_SHARE_INTERVAL: ("**Shares of a cell's items** (P+, P-, Pchg, improved, regressed, changed, "
+                                "equivalent, inconclusive; a count as a share of the shared items): "
+                                + PAIRED_SHARE_INTERVAL + ", 95%: each shared item's class on the two sides "
+                                "crossed (in the class on both, on one only, on neither), so only the items "
+                                "whose class moves separate the two figures. **does not replicate** also needs "
+                                "the swap test to reject (p): each shared item's release and fresh readings "
+                                "exchanged at random, both sides' classes redone, 2,000 seeded draws."),
+        SHARE_INTERVAL: ("**Shares without a per-item reading** (the null's 95th percentiles, a screening share): "
+                         + SHARE_INTERVAL + ", 95%, from the two Wilson intervals, both over the shared items. "
+                         "Conservative (it ignores that the items are the same). No p-value."),
+        DESIGN_TEST: ("**Item counts** (items.n, screen.n_items): " + DESIGN_TEST + "; equal or not, and only "
+                      "when the fresh collection holds all the claim's items (on a subset: underpowered, with "
+                      "the reason)."),
+        FLAG_TEST: ("**Pass/fail** (screen.passes): " + FLAG_TEST + ". The fresh benchmark passes (fails) when "
+                    "the whole 95% interval lies at or above (below) the threshold; otherwise undecided, i.e. "
+                    "underpowered. The interval shown is the fresh share's, minus the threshold."),
+    }
+    order = (PAIRED_T_TEST, PAIRED_SHARE_INTERVAL, SHARE_INTERVAL, DESIGN_TEST, FLAG_TEST)
+    return [f"- {text[t]}" for t in order if t in used]
+
+
+def _settings_table(results: list[TrialClaimResult]) -> list[str]:
+    groups: dict[tuple, list[str]] = {}
+    shown: dict[tuple, TrialSettings] = {}
+    for r in results:
+        s = r.claim.settings
+        key = (s.eps, s.alpha, s.ci, s.null, s.seed, s.low, s.high, s.threshold, s.tolerance, r.claim.by)
+        groups.setdefault(key, []).append(md_text(r.claim.id))
+        shown[key] = s
+    rows = []
+    for key, ids in groups.items():
+        s = shown[key]
+        if len(groups) > 1 and len(ids) > 8 and key == max(groups, key=lambda k: len(groups[k])):
+            ids = ["every other claim"]
+        elif len(groups) == 1:
+            ids = ["every claim"]
+
+        def mark(name: str, value: Any, s: TrialSettings = s) -> str:
+            return f"{value}" if name in s.given else f"{value} (default)"
+
+        by = key[-1]
+        rows.append([", ".join(ids), mark("eps", s.eps), mark("alpha", s.alpha), mark("ci", s.ci),
+                     mark("null", s.null), mark("seed", s.seed), "per benchmark" if by == "benchmark" else "pooled",
+                     f"[{s.low}, {s.high}] >= {s.threshold}", mark("tolerance", s.tolerance)])
+    rows.sort(key=lambda row: row[0] == "every other claim")  # the catch-all row last
+    headers = ["claims", "eps", "alpha", "ci", "null", "seed", "cells", "screen band", "tolerance"]
+    return [table(rows, headers, Format.markdown).rstrip("\n")]
+
+
+def _claim_lines(results: list[TrialClaimResult]) -> list[str]:
+    out = []
+    for r in results:
+        c = r.claim
+        where = f" ({md_text(c.where)})" if c.where else ""
+        text = f"; as printed: \"{md_text(c.text)}\"" if c.text else ""
+        if r.mode == RECOMPUTED:
+            tail = f"matches {c.printed.show_interval()}"
+        else:
+            test = {PAIRED_T_TEST: "paired t test", PAIRED_SHARE_INTERVAL: "paired Newcombe interval",
+                    SHARE_INTERVAL: "Newcombe interval", DESIGN_TEST: "exact",
+                    FLAG_TEST: "Wilson interval vs threshold"}.get(r.replicated.test if r.replicated else "", "-")
+            tail = f"replicated against the fresh collection for {md_code(c.trials)} ({test}){_compared_on(r)}"
+        out.append(f"- {md_code(c.id)}{where}: `{c.metric}` of {c.described(md_text)} in {md_code(c.trials)}, printed {printed_text(r.claim.printed)}, "
+                   f"{tail}{text}")
+    return out
+
+
+def _provenance(p: CollectionProvenance) -> list[str]:
+    f = p.trials
+    rows = [["Trials table", f"{md_code(f.get('path'))} ({f.get('size', '-')} bytes, sha256 `{f.get('sha256', '-')}`)"],
+            ["Rows", str(p.rows)], ["Models", ", ".join(map(md_text, p.models))],
+            ["Benchmarks", ", ".join(map(md_text, p.benchmarks))],
+            ["Scorers", ", ".join(f"`{s}`" for s in p.scorers) or "-"]]
+    for col, per in p.snapshots.items():
+        rows.append([f"Reported `{col}`",
+                     "; ".join(f"{m}: {', '.join(v)}" for m, v in per.items()) or "none (empty in every row)"])
+    a = p.archive
+    if a is None:
+        rows.append(["Archive", "not given (pass --replication-archive NAME=ARCHIVE for the collection's config "
+                     "and dates)"])
+    else:
+        cfg = a.get("config") or {}
+        coll = cfg.get("collection", {})
+        rows += [
+            ["Archive", f"`{a['path']}` (sha256 `{a['sha256']}`), {a['trials']} trial records, "
+                        f"{a['resumes']} resume(s)"],
+            ["Endpoint", f"{cfg.get('endpoint', {}).get('base_url', '-')} (key from "
+                         f"${cfg.get('endpoint', {}).get('api_key_env', '-')}; the key itself is never stored)"],
+            ["Collection", f"models {', '.join(coll.get('models', []))}; k = {coll.get('k', '-')}; "
+                           f"seed {coll.get('seed', '-')}; params {_params(cfg.get('params', {}))}"],
+            ["Trials dated", f"{a.get('first_trial') or '-'} to {a.get('last_trial') or '-'}"],
+        ]
+    out = [table(rows, ["", ""], Format.markdown).rstrip("\n"), ""]
+    cat_rows = [[m, *[p.categories[m][c] for c in p.categories[m]]] for m in p.categories]
+    if cat_rows:
+        cats = list(next(iter(p.categories.values())))
+        out += ["Trials by category:", "", table(cat_rows, ["model", *cats], Format.markdown).rstrip("\n"), ""]
+    d = p.items
+    if d is not None:
+        if d.same:
+            out += [f"The fresh collection has exactly the release's items ({d.shared}).", ""]
+        else:
+            def by(x: dict[str, int]) -> str:
+                return ", ".join(f"{b}: {n}" for b, n in x.items()) or "none"
+
+            out += [f"**The item sets differ.** Compared on the {d.shared} items both have. Only in the release: "
+                    f"{by(d.only_released)}. Only in the fresh collection (left out): {by(d.only_fresh)}.", ""]
+    return out
+
+
+def _params(params: dict) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in params.items()) or "none"
+
+
+def _agreement(a: Agreement) -> list[str]:
+    where = f"{md_text(a.source)} -> {md_text(a.target)}, " + (
+        md_text(a.benchmark) if a.benchmark is not None else "all benchmarks pooled")
+    rows = [[f"release: {CLASSES[i]}", *row, sum(row)] for i, row in enumerate(a.table)]
+    totals = [sum(a.table[i][j] for i in range(len(CLASSES))) for j in range(len(CLASSES))]
+    rows.append(["total", *totals, a.items_compared])
+    share = "-" if not a.items_compared else pct(a.same_class / a.items_compared, 1)
+    return [
+        f"**{where}** ({a.items_compared} items in both): of the {a.significant_released} items the release "
+        f"finds reliably changed, {a.again} change the same way again in the fresh data and {a.reversed} the "
+        f"other way; {a.new} items are reliably changed in the fresh data only. Same class: {share}.", "",
+        table(rows, ["", *[f"fresh: {c}" for c in CLASSES], "total"], Format.markdown).rstrip("\n"), "",
+    ]
+
+
+def trial_sections(t: TrialsVerification) -> list[str]:
+    """The note's trial sections: claims, settings, replications, the tables read."""
+    results = list(t.results)
+    notes: dict[str, int] = {}
+    rec = [r for r in results if r.mode == RECOMPUTED]
+    rep = [r for r in results if r.mode == REPLICATED]
+    out = ["## Trial claims", "",
+           "Figures of the K-trial study, computed by the engine of `replicate items` and `replicate screen` "
+           "with the settings below.", ""]
+    if rec:
+        out += ["Recomputed from the released tables, shown in the printed unit with three more decimals than "
+                "printed; a value matches when it rounds to the printed one (a value exactly halfway between two "
+                "printable values matches either and is flagged a tie), counts and pass/fail when equal.", "", recomputed_table(rec, Format.markdown, notes).rstrip("\n"), ""]
+    if rep:
+        tol = sorted({r.claim.settings.tolerance for r in rep})
+        out += ["Replicated: the figure from a fresh collection, judged against the release's figure on the items "
+                "both hold (the released table recomputed on them), within the trials' sampling error; the "
+                "verdict stands on those items (the printed figure against the whole release is what "
+                "recomputing checks; where they differ, the difference carries into the comparison). "
+                "**does not replicate**: the 95% interval for fresh - release excludes "
+                "0 and, for a claim with a test (p), the test rejects after Holm's correction over the claims "
+                "with a test replicated against the same collection (\"Holm p\": the adjusted p; the test's own "
+                "is in the JSON), so that a correct paper's claims read \"does not replicate\" by chance at most "
+                "5% of the time together, not each. "
+                "**replicates**: it lies inside [-tolerance, +tolerance] (tolerance "
+                f"{', '.join(tol)} as a fraction, i.e. {', '.join(pct(float(x), 1) for x in tol)} points for "
+                "shares and rates), so the fresh data show the two agree to within it. **underpowered**: "
+                "neither; the fresh data could not tell a difference of the tolerance from none. \"release\" is "
+                "the same figure recomputed from the released table on the shared items, \"n\" the items the "
+                "fresh figure is over.", "",
+                replicated_table(rep, Format.markdown, notes).rstrip("\n"), "", *_tests_used(rep), ""]
+    out += _claim_lines(results)
+    if notes:
+        out += ["", "Reasons:", ""] + reasons(notes)
+    out += ["", "### Settings", "",
+            "Settings that change a figure, from each claim or the `[study]` table (\"default\": neither gives "
+            "it; the engine's default is used).", "", *_settings_table(results), ""]
+    for report in t.replications:
+        out += [f"## Replication: {md_code(report.name)}", "", *_provenance(report.provenance)]
+        if report.agreements:
+            out += ["### Item-level agreement", "",
+                    "Each cell a claim names, classified in the release (rows) and in the fresh collection "
+                    "(columns), over the items both hold.", ""]
+            for a in report.agreements:
+                out += _agreement(a)
+    rows = []
+    for tb in t.tables:
+        rel = tb.file.release if tb.file is not None else None
+        check = "-" if tb.file is None or rel is None else (
+            "matches manifest" if tb.file.matches_manifest else "DIFFERS from manifest")
+        rows.append([md_text(tb.name), tb.role, md_code(rel.repo_path if rel is not None else tb.path), tb.rows,
+                     ", ".join(map(md_text, tb.models)), ", ".join(map(md_text, tb.benchmarks)), f"`{tb.provenance.get('sha256', '-')}`", check])
+    out += ["## Trials tables", "",
+            table(rows, ["name", "role", "file", "rows", "models", "benchmarks", "sha256", "manifest"],
+                  Format.markdown).rstrip("\n"), ""]
+    w = t.warnings or {}
+    if w.get("count"):
+        codes = ", ".join(f"{c}: {n}" for c, n in w["by_code"].items())
+        shown = w["first"][:20]
+        out += [f"Warnings while reading and computing the trials tables: {w['count']} ({codes}).", ""]
+        out += [f"- `{x['code']}` {md_text(x['message'])}" for x in shown]
+        if w["count"] > len(shown):
+            out.append(f"- and {w['count'] - len(shown)} more (all counted in the JSON output)")
+        out.append("")
+    return out
+
+
+def trial_table(t: TrialsVerification, fmt: Format) -> str:
+    """The terminal view of the trial claims (recomputed, then replicated) with reasons for anything not computable."""
+    notes: dict[str, int] = {}
+    rec = [r for r in t.results if r.mode == RECOMPUTED]
+    rep = [r for r in t.results if r.mode == REPLICATED]
+    parts = []
+    if rec:
+        parts.append(recomputed_table(rec, fmt, notes).rstrip("\n"))
+    if rep:
+        parts.append(replicated_table(rep, fmt, notes).rstrip("\n"))
+    lines = ["\n\n".join(parts)]
+    if notes:
+        lines += [""] + reasons(notes)
+    return "\n".join(lines) + "\n"
 
 
 class Trials(TrialsVerification):
-    """:class:`~replicate.verify.verification.TrialsVerification` as the note draws it."""
+    """The trials part: :class:`~replicate.verify.verification.TrialsVerification` as the note draws it."""
 
     def summary_note(self) -> list[str]:
         if not self.failed:
