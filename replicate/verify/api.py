@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence, cast
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, UsageError
-from replicate.judge.model import LabelledRun, Run, decided_column as decided_runs_column
+from replicate.judge.model import LabelledRun, Run, decided_column
 from replicate.judge.select import RunEntry, RunSpec
 from replicate.judge.uncertainty import Uncertainty
 from replicate.parsing import PARSERS, Parser
@@ -142,8 +142,10 @@ def verify_runs(
     if missing:
         raise UsageError(f"runs named by claims were not loaded: {', '.join(missing)}")
     claims, departures = _source_rules(claims, runs)
-    decided = decided_column(claims, runs)
-    if decided is not None:  # no parser reads these runs: one column, named as compare names it
+    # runs read by a reader of labels (qrels, EXAM) or verdicts (benchmark logs) need no parser: one column, named
+    # by the readers' pseudo-parser as compare names it (lm-eval-metric, qrels-grades; several joined with ' + ')
+    decided = decided_column([runs[n] for n in _used_runs(claims)])
+    if decided is not None:
         columns = defaults = (decided,)
     if uncertainty is not None:
         from replicate.judge.load import FieldSpec
@@ -156,7 +158,7 @@ def verify_runs(
         rc = Recomputer(runs, PARSERS.get, uncertainty=uncertainty, label=label, out_of_scale=out_of_scale)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    plain = rc.plain()  # the alternatives of a mismatching claim (replicate.verify.alternatives) need no intervals
+    plain = rc.under()  # the alternatives of a mismatching claim (replicate.verify.alternatives) need no intervals
     results = []
     for c in claims.claims:
         if explicit or decided is not None:
@@ -215,18 +217,6 @@ def _against_floor(edges: Sequence[EdgeFigures], floors: Sequence[FloorFigures],
             if check is not None:
                 out[edge_key(e)] = check
     return out
-
-
-def decided_column(claims: ClaimsFile, runs: Mapping[str, Run]) -> str | None:
-    """The one column of a verification whose runs all carry decided labels or verdicts, else None.
-
-    Runs read by a reader of labels (qrels, EXAM) or of verdicts (benchmark
-    logs) need no parser: recomputing their claims "under" each parser would
-    print the same figures once per parser. Their column is named by the
-    readers' pseudo-parser (``lm-eval-metric``, ``qrels-grades``; several
-    joined with `` + ``), as ``compare`` names it.
-    """
-    return decided_runs_column([runs[n] for n in _used_runs(claims) if n in runs])
 
 
 def _used_runs(claims: ClaimsFile) -> list[str]:

@@ -145,6 +145,13 @@ def counts(results: Sequence[Any], verdicts: Sequence[str]) -> dict[str, int]:
     return out
 
 
+def matched(s: dict[str, int], text: str) -> str:
+    """``"K of N <text>"``, K the matches of the verdict counts ``s`` and N all of them, with how many are not
+    computable where any is (``5 of 6 ranking claims match (1 not computable)``)."""
+    extra = f" ({s['not_computable']} not computable)" if s["not_computable"] else ""
+    return f"{s['match']} of {sum(s.values())} {text}{extra}"
+
+
 def under_root(path: str) -> bool:
     """Whether a path a claims file gives stays under --root: relative, without '..'."""
     return not (PurePath(path).is_absolute() or ".." in PurePath(path).parts)

@@ -206,31 +206,30 @@ class Recomputer:
         self._labelled: dict[tuple[str, str], LabelledRun] = {}
         self._scales: dict[tuple[str, str], ScaleOutcome] = {}
         self._under: dict[str, Recomputer] = {}
+        self._derived = False  # made by under(): no intervals, labels of its own by Run.label_with
         self._run: dict[tuple[str, str, str], RunFigures] = {}
         self._edge: dict[tuple[str, str, str, str], EdgeFigures | str] = {}
         self._floor: dict[tuple[tuple[str, ...], str, str], FloorFigures | str] = {}
         self._against: dict[tuple, EdgeCheck | None] = {}
 
-    def plain(self) -> Recomputer:
-        """A recomputer over the same runs, without intervals, for figures the note shows no interval of
-        (the alternatives of a mismatching claim): it reads this one's labellings and labels other
-        parsers itself (``Run.label_with``: neither the label cache nor the note's list of labels read)."""
-        out = Recomputer(self.runs, self._get_parser, out_of_scale=self.out_of_scale)
-        out._raw = ChainMap({}, self._raw)  # type: ignore[assignment]  # writes stay its own
-        out._labelled = ChainMap({}, self._labelled)  # type: ignore[assignment]
-        out._scales = ChainMap({}, self._scales)  # type: ignore[assignment]
-        return out
-
-    def under(self, out_of_scale: str) -> Recomputer:
-        """The same runs, without intervals, their labels outside the scale read under ``out_of_scale`` (this
-        one when it is its own policy); made once per policy, reading this one's labellings."""
-        if out_of_scale == self.out_of_scale:
+    def under(self, out_of_scale: str | None = None) -> Recomputer:
+        """The same runs without intervals, for figures the note shows no interval of (the alternatives of a
+        mismatching claim), their labels outside the scale read under ``out_of_scale`` (default: this one's
+        policy; this one itself when it is such a recomputer already). Made once per policy, it reads this
+        one's labellings and labels other parsers itself (``Run.label_with``: neither the label cache nor the
+        note's list of labels read)."""
+        policy = out_of_scale or self.out_of_scale
+        if policy == self.out_of_scale and self._derived:
             return self
-        if out_of_scale not in self._under:
-            out = Recomputer(self.runs, self._get_parser, out_of_scale=out_of_scale)
-            out._raw = ChainMap({}, self._raw)  # type: ignore[assignment]
-            self._under[out_of_scale] = out
-        return self._under[out_of_scale]
+        if policy not in self._under:
+            out = Recomputer(self.runs, self._get_parser, out_of_scale=policy)
+            out._derived = True
+            out._raw = ChainMap({}, self._raw)  # type: ignore[assignment]  # writes stay its own
+            if policy == self.out_of_scale:
+                out._labelled = ChainMap({}, self._labelled)  # type: ignore[assignment]
+                out._scales = ChainMap({}, self._scales)  # type: ignore[assignment]
+            self._under[policy] = out
+        return self._under[policy]
 
     # -- labelling -------------------------------------------------------------------
     def labelled(self, name: str, parser: str) -> LabelledRun:

@@ -26,7 +26,7 @@ from replicate.trials.fresh import Agreement, CollectionProvenance
 from replicate.verify.alternatives import Alternatives
 from replicate.verify.claims_file import Claim, ClaimsFile
 from replicate.verify.matching import Computed, Outcome, Verdict
-from replicate.verify.part import Checked, Part, Result, counts
+from replicate.verify.part import Checked, Part, Result, counts, matched
 from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
 from replicate.verify.replication import Replicated, summarise
 
@@ -182,10 +182,7 @@ class TrialsVerification(Part):
         rec, rep = s[RECOMPUTED], s[REPLICATED]
         n_rec, n_rep = sum(rec.values()), sum(rep.values())
         if n_rec:
-            text = f"{rec['match']} of {n_rec} recomputed trial claims match"
-            if rec["not_computable"]:
-                text += f" ({rec['not_computable']} not computable)"
-            parts.append(text)
+            parts.append(matched(rec, "recomputed trial claims match"))
         if n_rep:
             text = (f"{rep['replicates']} of {n_rep} replicated trial claims replicate, "
                     f"{rep['does not replicate']} do not, {rep['underpowered']} underpowered")
@@ -248,13 +245,8 @@ class RunsVerification(Part):
         """E.g. "62 of 70 claims match under umbrela-strict@1; 70 of 70 under umbrela-fallback@1"."""
         parts: list[str] = []
         for p, s in self.summary().items():
-            total = sum(s.values())
-            if total == 0:
-                continue
-            text = f"{s['match']} of {total} {'claims match under ' if not parts else 'under '}{p}"
-            if s["not_computable"]:
-                text += f" ({s['not_computable']} not computable)"
-            parts.append(text)
+            if sum(s.values()):
+                parts.append(matched(s, f"{'claims match under ' if not parts else 'under '}{p}"))
         return "; ".join(parts) if parts else "no claims"
 
     @property

@@ -11,7 +11,7 @@ from typing import Any
 from replicate.errors import BadInput
 from replicate.output import Format, md_code, md_text, one_line, table
 from replicate.provenance import FileProvenance
-from replicate.verify.part import Checked, Part, counts, relative
+from replicate.verify.part import Checked, Part, counts, matched, relative
 from replicate.verify.ranking_claims import RankingsRecomputer
 from replicate.verify.table_cells import figure_cell, fitted, printed_text, reasons, show, verdict_cell
 
@@ -51,9 +51,7 @@ class Rankings(Part):
         return counts(self.results, ("match", "mismatch", "not_computable"))
 
     def summary_line(self) -> str:
-        s = self.summary()
-        text = f"{s['match']} of {len(self.results)} ranking claims match"
-        return text + (f" ({s['not_computable']} not computable)" if s["not_computable"] else "")
+        return matched(self.summary(), "ranking claims match")
 
     def to_json(self) -> dict:
         return {"summary": self.summary(), "summary_line": self.summary_line(), "ok": not self.failed,
