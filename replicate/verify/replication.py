@@ -63,6 +63,7 @@ from replicate.stats.replication import (
 )
 from replicate.stats.swapnull import Side, swap_null_p
 from replicate.trials.counts import Counts, aggregate
+from replicate.trials.fresh import agreement
 from replicate.trials.results import ItemRows
 from replicate.verify.claim import Claim
 from replicate.verify.matching import Computed, Printed, PrintedFlag, Verdict, match
@@ -263,20 +264,19 @@ class ReplicationChecker:
         return c.spec.scope == "cell" and c.metric[len("items."):] in SHARE_CLASSES
 
     def _paired_share(self, c: Claim) -> Comparison | None:
-        """Newcombe's paired interval from each shared item's class indicator on the two sides."""
+        """Newcombe's paired interval from each shared item's class on the two sides (the release's classes
+        crossed with the fresh ones: :func:`~replicate.trials.fresh.agreement`), in the claim's classes or not."""
         classes = SHARE_CLASSES[c.metric[len("items."):]]
-        rel, fr = self.rc.cell(c, self.shared).rows, self.rc.cell(c, self.fresh).rows
-        assert rel is not None and fr is not None
-        fresh_in = {(b, it): int(k) in classes for b, it, k in zip(fr.benchmarks, fr.items, fr.cls.tolist())}
+        rel, fr = self.rc.cell(c, self.shared), self.rc.cell(c, self.fresh)
+        table = agreement(rel, fr).table
         cross = [0, 0, 0, 0]  # both, only released, only fresh, neither
-        for b, it, k in zip(rel.benchmarks, rel.items, rel.cls.tolist()):
-            f = fresh_in.get((b, it))
-            if f is not None:
-                r = int(k) in classes
-                cross[0 if r and f else 1 if r else 2 if f else 3] += 1
+        for r, row in enumerate(table):
+            for f, n in enumerate(row):
+                cross[0 if r in classes and f in classes else 1 if r in classes else 2 if f in classes else 3] += n
         if not sum(cross):
             return None
-        return replace(paired_share_difference(*cross), p_value=self._swap_p(c, rel, fr, classes))
+        assert rel.rows is not None and fr.rows is not None
+        return replace(paired_share_difference(*cross), p_value=self._swap_p(c, rel.rows, fr.rows, classes))
 
     @staticmethod
     def _swap_p(c: Claim, rel: ItemRows, fr: ItemRows, classes: frozenset[int]) -> float:

@@ -25,7 +25,6 @@ from replicate.verify.replication import SHARED, ReplicationChecker, family_corr
 from replicate.verify.sources.trials import Trials
 from replicate.verify.trials_recompute import TrialsRecomputer, problems_with_names
 from replicate.verify.verification import (
-    REPLICATED,
     ReplicationReport,
     TableInfo,
     TrialClaimResult,
@@ -92,7 +91,7 @@ def check_trials(
         released = rc.compute(c)
         if c.trials in fresh:
             rep = checkers[c.trials].check(c)
-            results.append(TrialClaimResult(c, rep.computed, mode=REPLICATED, replicated=rep, released=released))
+            results.append(TrialClaimResult(c, rep.computed, replicated=rep, released=released))
             continue
         results.append(TrialClaimResult(c, released))
     for name in fresh:  # Holm over each collection's tested claims

@@ -84,9 +84,13 @@ class ClaimResult:
 class TrialClaimResult(Checked):
     """One trial claim: recomputed from the release, or replicated against a fresh collection."""
 
-    mode: str = RECOMPUTED  # recomputed | replicated
     replicated: Replicated | None = None
     released: Computed | None = None  # replicated: the same figure recomputed from the release
+
+    @property
+    def mode(self) -> str:
+        """recomputed (from the release) or replicated (against a fresh collection)."""
+        return RECOMPUTED if self.replicated is None else REPLICATED
 
     @property
     def judged(self) -> Replicated | None:
