@@ -86,11 +86,7 @@ class Claim:
         """The runs a claim over runs reads (none for a trial claim)."""
         if self.source != "runs":
             return ()
-        if self.scope == "floor":
-            return self.runs
-        if self.scope == "edge":
-            return (self.old, self.new)  # type: ignore[return-value]
-        return (self.run,)  # type: ignore[return-value]
+        return self.runs or ((self.old, self.new) if self.old is not None else (self.run,))  # type: ignore[return-value]
 
     @property
     def policy(self) -> Policy:

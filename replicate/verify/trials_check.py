@@ -121,6 +121,6 @@ def check_trials(
 def _cell_or_none(rc: TrialsRecomputer, c: Any) -> Any:
     """The released cell a claim names, or None where it cannot be computed (the claim says why)."""
     try:
-        return rc.cell(c)
+        return rc.cell(c, c.table)
     except (KeyError, UsageError):
         return None

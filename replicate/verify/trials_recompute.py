@@ -112,8 +112,7 @@ class TrialsRecomputer:
             self.prepare([c], {c.table: name})
         return self._items[key]
 
-    def cell(self, c: Claim, name: str | None = None) -> CellResult:
-        name = name or c.table
+    def cell(self, c: Claim, name: str) -> CellResult:
         res = self.items_result(c, name)
         src, tgt = self.edge_of(c, name)
         for cell in res.cells:
@@ -121,21 +120,19 @@ class TrialsRecomputer:
                 return cell
         raise KeyError((src, tgt, c.benchmark))  # pragma: no cover - prepare() asked for it
 
-    def accuracy_row(self, c: Claim, name: str | None = None) -> ModelAccuracy | None:
-        name = name or c.table
+    def accuracy_row(self, c: Claim, name: str) -> ModelAccuracy | None:
         if name not in self._accuracy:
             self._accuracy[name] = accuracy_table(aggregate(self.tables[name])[0])
         return next((a for a in self._accuracy[name] if a.model == c.model and a.benchmark == c.benchmark), None)
 
-    def screen_result(self, c: Claim, name: str | None = None) -> ScreenResult:
-        name = name or c.table
+    def screen_result(self, c: Claim, name: str) -> ScreenResult:
         s = c.settings
         key = (name, s.low, s.high, s.threshold)
         if key not in self._screen:
             self._screen[key] = screen(self.tables[name], low=s.low, high=s.high, threshold=s.threshold)
         return self._screen[key]
 
-    def screen_row(self, c: Claim, name: str | None = None) -> ScreenRow | None:
+    def screen_row(self, c: Claim, name: str) -> ScreenRow | None:
         return next((r for r in self.screen_result(c, name).rows if r.benchmark == c.benchmark), None)
 
     def compute(self, c: Claim, name: str | None = None) -> Computed:

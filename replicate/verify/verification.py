@@ -253,11 +253,6 @@ class RunsVerification(Part):
                 parts.append(matched(s, f"{'claims match under ' if not parts else 'under '}{p}"))
         return "; ".join(parts) if parts else "no claims"
 
-    @property
-    def failed(self) -> tuple[ClaimResult, ...]:
-        """Claims over runs that mismatch under their primary (gating) parser."""
-        return tuple(r for r in self.results if r.failed)
-
     def released_files(self) -> list[FileProvenance]:
         return [f.provenance for fs in self.run_files.values() for f in fs]
 

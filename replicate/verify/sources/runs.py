@@ -7,7 +7,6 @@ from fractions import Fraction
 from typing import Any
 from urllib.parse import quote
 
-from replicate.judge.model import extraction_failures
 from replicate.judge.outofscale import departure_lines
 from replicate.judge.render.errors import interval_cell, with_interval
 from replicate.output import Format, md_code, md_text, one_line, pct, table, table_blocks
@@ -243,8 +242,7 @@ def runs(v: RunsVerification) -> list[str]:
     parsers = list(dict.fromkeys(f.parser for f in v.run_figures))  # the claims table's order
     by = {(f.name, f.parser): f for f in v.run_figures}
     rows = []
-    failures = {name: extraction_failures(files) for name, files in v.run_files.items()}
-    told = any(n is not None for n in failures.values())  # the column only where a reader tells them apart
+    failures = v.extraction_failures()  # the column only where a reader tells them apart
     for name, files in v.run_files.items():
         items = next((f.items for f in v.run_figures if f.name == name), sum(x.records for x in files))
         cells = []
@@ -253,10 +251,10 @@ def runs(v: RunsVerification) -> list[str]:
             cells.append("-" if f is None else f"{f.unparsed} ({pct(_f(f.unparsed_rate))})")
         rewritten = sum(x.rewritten for x in files)
         reader = " + ".join(dict.fromkeys(f"`{x.reader}`" for x in files))
-        failed = [] if not told else ["-" if failures[name] is None else failures[name]]
+        failed = [] if not failures else ["-" if failures[name] is None else failures[name]]
         rows.append([md_text(name), len(files), reader, items, *cells, *failed, rewritten])
     headers = ["run", "files", "reader", "items", *[f"unparsed: {p}" for p in parsers],
-               *(["extraction failures"] if told else []), "rewritten"]
+               *(["extraction failures"] if failures else []), "rewritten"]
     out = ["## Runs", "", table(rows, headers, Format.markdown).rstrip("\n"), ""]
     if any(f.interval is not None for f in v.run_figures):
         em_rows = []
