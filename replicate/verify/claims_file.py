@@ -238,19 +238,16 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
     study = _parse_study(data.get("study"), problems, parsers)
     entries: dict[str, RunEntry] = {}
     claims_raw = data.get("claims")
-    trial_claims_raw = isinstance(claims_raw, list) and any(isinstance(c, dict) and "trials" in c for c in claims_raw)
-    judge_claims_raw = not isinstance(claims_raw, list) or any(
-        not (isinstance(c, dict) and claim_source(c).name != "runs") for c in claims_raw)
-    other_source = data.get("trials") is not None or (isinstance(claims_raw, list) and any(
-        isinstance(c, dict) and claim_source(c).name not in ("runs", "trials") for c in claims_raw))
-    if data.get("runs") is None and other_source and not judge_claims_raw:
-        runs: dict[str, tuple[str, ...]] = {}  # a K-trial study alone needs no [runs]
+    sources = {claim_source(c).name if isinstance(c, dict) else "runs" for c in claims_raw} \
+        if isinstance(claims_raw, list) else {"runs"}
+    if data.get("runs") is None and "runs" not in sources and (data.get("trials") is not None or sources - {"trials"}):
+        runs: dict[str, tuple[str, ...]] = {}  # a K-trial study (or rankings, or a source of one's own) needs no [runs]
     else:
         runs = _parse_runs(data.get("runs"), problems, entries)
     tables = parse_tables(data.get("trials"), problems)
     trec_tables = _paths(data.get("trec_runs"), "trec_runs", "a table of name = [run file or directory, ...]",
                          "a list of run files or directories", problems)
-    if trial_claims_raw and data.get("trials") is None:
+    if "trials" in sources and data.get("trials") is None:
         problems.append("[trials]: missing table naming each trials table (claims name 'trials')")
     study_raw = data.get("study")
     study_table: Mapping[str, Any] = study_raw if isinstance(study_raw, dict) else {}

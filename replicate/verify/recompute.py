@@ -21,7 +21,7 @@ together, every ordered pair), the same computation as ``replicate floor``.
 from __future__ import annotations
 
 from collections import ChainMap
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Mapping, Sequence
 
@@ -110,10 +110,6 @@ class EdgeFigures:
     @property
     def small(self) -> bool:
         return self.settings is not None and self.cells.n < self.settings.min_items
-
-    def __post_init__(self) -> None:
-        if self.cells.changed != self.changed:  # the table's figures need the label changes too
-            object.__setattr__(self, "cells", replace(self.cells, changed=self.changed))
 
     def value(self, metric: str) -> Fraction | int | None:
         """A count (``n``, ``cells.*``) or the exact figure of :data:`~replicate.stats.fourcell.RATIOS`."""
