@@ -66,12 +66,20 @@ class Study:
 
 @dataclass(frozen=True, slots=True)
 class ReplicationSpec:
-    """A fresh collection standing in for a [trials] table: its trials table and, optionally, its archive."""
+    """A fresh collection standing in for a [trials] table: its trials table and, optionally, its archive, each
+    as written: under --root when the claims file names it, as given when an option does."""
 
     name: str
     trials: str
     archive: str | None = None
-    origin: str = "claims file"  # "claims file" or "--replication"
+    origin: str = "[replication]"  # [replication] (the claims file's) or --replication
+    archive_given: bool = False  # the archive comes from --replication-archive
+
+    def paths(self, root: Path) -> tuple[Path, Path | None]:
+        """The trials table and the archive (if any) as files."""
+        trials = root / self.trials if self.origin == "[replication]" else Path(self.trials)
+        archive = None if self.archive is None else Path(self.archive) if self.archive_given else root / self.archive
+        return trials, archive
 
 
 @dataclass(frozen=True)

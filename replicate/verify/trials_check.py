@@ -19,7 +19,7 @@ from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, UsageError
 from replicate.trials.fresh import Agreement, agreement, collection_provenance, released_on_shared, shared_items
 from replicate.trials.load import TrialsTable
-from replicate.verify.claims_file import TrialsPart
+from replicate.verify.claims_file import ReplicationSpec, TrialsPart
 from replicate.verify.part import relative
 from replicate.verify.replication import SHARED, ReplicationChecker, family_corrected
 from replicate.verify.sources.trials import Trials
@@ -33,12 +33,13 @@ from replicate.verify.verification import (
 FRESH = " (fresh)"
 
 
-def _info(name: str, role: str, t: TrialsTable, root: str,
-          given: tuple[str, str, str | None] | None = None) -> TableInfo:
+def _info(name: str, role: str, t: TrialsTable, root: str, spec: ReplicationSpec | None = None) -> TableInfo:
     prov = t.provenance.to_json() if t.provenance else {"path": t.path}
-    origin, path, archive = given or ("[trials]" if role == "released" else "[replication]", relative(t.path, root), None)
-    return TableInfo(name, role, relative(t.path, root), prov, t.n_rows, t.models, t.benchmarks, t.scorers,
-                     origin, path, archive, t.provenance)
+    path = relative(t.path, root)
+    origin, given, archive = ("[trials]" if role == "released" else "[replication]", path, None) if spec is None \
+        else (spec.origin, spec.trials, spec.archive if spec.archive_given else None)
+    return TableInfo(name, role, path, prov, t.n_rows, t.models, t.benchmarks, t.scorers, origin, given, archive,
+                     t.provenance)
 
 
 def check_trials(
@@ -50,11 +51,11 @@ def check_trials(
     root: str = ".",
     claims_path: str = "claims file",
     diagnostics: Diagnostics | None = None,
-    given: Mapping[str, tuple[str, str, str | None]] | None = None,
+    specs: Mapping[str, ReplicationSpec] | None = None,
 ) -> Trials:
     """Recompute (or, for tables in ``fresh``, replicate) every trial claim of ``part``.
 
-    ``given`` says, per fresh table, where it was named (origin, path as written,
+    ``specs`` says, per fresh table, where it was named (its origin, path and
     archive as written), for the note's Reproduce block.
     """
     fresh = dict(fresh or {})
@@ -112,7 +113,7 @@ def check_trials(
         prov = collection_provenance(name, table, diffs[name], (archives or {}).get(name))
         reports.append(ReplicationReport(name, prov, tuple(seen.values())))
     infos = [_info(n, "released", t, root) for n, t in tables.items()]
-    infos += [_info(n, "fresh", t, root, (given or {}).get(n)) for n, t in fresh.items()]
+    infos += [_info(n, "fresh", t, root, (specs or {}).get(n)) for n, t in fresh.items()]
     named = [c for c in part.claims if c.spec.scope == "cell" and c.edge and c.trials not in fresh]
     cells = tuple(dict.fromkeys(x for x in (_cell_or_none(rc, c) for c in named) if x is not None))
     return Trials(tuple(results), tuple(infos), tuple(reports), diag.to_json(), cells)

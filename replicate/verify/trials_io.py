@@ -6,6 +6,7 @@ Then :func:`replicate.verify.trials_check.check_trials` does the pure part.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,24 +21,22 @@ from replicate.verify.trials_check import check_trials
 
 
 def replication_specs(
-    claims: ClaimsFile, root: Path, given: Mapping[str, str | Path], archives: Mapping[str, str | Path],
-) -> dict[str, tuple[Path, Path | None, str]]:
-    """name -> (fresh trials path, archive path or None, origin): the claims file's, then ``given`` over them."""
+    claims: ClaimsFile, given: Mapping[str, str | Path], archives: Mapping[str, str | Path],
+) -> dict[str, ReplicationSpec]:
+    """The fresh collections: the claims file's [replication], then ``given`` (--replication) over them, with the
+    archives of --replication-archive."""
     tables = claims.trials.tables
     unknown = [n for n in list(given) + list(archives) if n not in tables]
     if unknown:
         raise UsageError(Message(Param("replication"), f" names no [trials] table: {', '.join(sorted(set(unknown)))}; "
                                  f"tables: {', '.join(tables) or 'none'}"))
-    out: dict[str, tuple[Path, Path | None, str]] = {}
-    spec: ReplicationSpec
-    for name, spec in claims.trials.replication.items():
-        out[name] = (root / spec.trials, None if spec.archive is None else root / spec.archive, "[replication]")
+    out = dict(claims.trials.replication)
     for name, path in given.items():
-        out[name] = (Path(path), None, "--replication")
+        out[name] = ReplicationSpec(name, str(path), origin="--replication")
     for name, path in archives.items():
         if name not in out:
             raise UsageError(Message(Param("replication_archive"), f" {name}: give ", Param("replication"), f" {name}=TRIALS too"))
-        out[name] = (out[name][0], Path(path), out[name][2])
+        out[name] = replace(out[name], archive=str(path), archive_given=True)
     return out
 
 
@@ -47,24 +46,20 @@ def load_trials_part(
 ) -> Trials:
     """Read every trials table the trial claims use (and the fresh ones), then check the claims."""
     part = claims.trials
-    specs = replication_specs(claims, root, replications, archives)
+    specs = replication_specs(claims, replications, archives)
+    paths = {n: spec.paths(root) for n, spec in specs.items()}
     used = [n for n in part.tables if any(c.trials == n for c in part.claims) or n in specs]
     missing = [f"{n}: {part.tables[n]}" for n in used if not (root / part.tables[n]).is_file()]
-    missing += [f"{n} ({origin}): {p}" for n, (p, _, origin) in specs.items() if not p.is_file()]
-    missing += [f"{n} (archive): {a}" for n, (_, a, _) in specs.items() if a is not None and not a.is_file()]
+    missing += [f"{n} ({specs[n].origin}): {p}" for n, (p, _) in paths.items() if not p.is_file()]
+    missing += [f"{n} (archive): {a}" for n, (_, a) in paths.items() if a is not None and not a.is_file()]
     if missing:
         raise BadInput(f"{len(missing)} trials file(s) not found:\n" + "\n".join(missing), path=claims.path)
     diag = Diagnostics(strict=strict)
     tables: dict[str, TrialsTable] = {n: read_trials(root / part.tables[n], diagnostics=diag) for n in used}
-    fresh = {n: read_trials(p, diagnostics=diag) for n, (p, _, _) in specs.items()}
-    summaries: dict[str, dict[str, Any] | None] = {}
-    for n, (_, a, _) in specs.items():
-        summaries[n] = None if a is None else _archive(a)
-    given = {n: (origin, str(replications[n]) if origin == "--replication" else part.replication[n].trials,
-                 None if n not in archives else str(archives[n]))
-             for n, (_, _, origin) in specs.items()}
+    fresh = {n: read_trials(p, diagnostics=diag) for n, (p, _) in paths.items()}
+    summaries = {n: None if a is None else _archive(a) for n, (_, a) in paths.items()}
     return check_trials(part, tables, fresh, archives=summaries, root=str(root), claims_path=claims.path,
-                        diagnostics=diag, given=given)
+                        diagnostics=diag, specs=specs)
 
 
 def _archive(path: Path) -> dict[str, Any]:
