@@ -129,9 +129,7 @@ class PrintedFlag:
 
 def _exact_decimal(x: Fraction) -> str:
     """A fraction whose denominator is 2^a 5^b, written out exactly."""
-    d = Decimal(x.numerator) / Decimal(x.denominator)
-    text = format(d.normalize(), "f")
-    return text
+    return format((Decimal(x.numerator) / Decimal(x.denominator)).normalize(), "f")
 
 
 @dataclass(frozen=True, slots=True)

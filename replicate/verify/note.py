@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath
 
 from replicate.output import Format, md_code, md_text, table, wrap_markdown
-from replicate.provenance import FileProvenance
+from replicate.provenance import ReleaseRef
 from replicate.verify.part import STAGES
 from replicate.verify.verification import Verification
 
@@ -45,18 +45,17 @@ def _summary(v: Verification) -> list[str]:
     return lines
 
 
-def _released_files(v: Verification) -> list[FileProvenance]:
-    """Every released file read, part by part (fresh collections are not released files)."""
-    return [f for p in v.parts for f in p.released_files()]
+def _fetched(v: Verification) -> list[ReleaseRef]:
+    """The fetched release of every released file read that has one, part by part (fresh collections are not
+    released files)."""
+    return [f.release for p in v.parts for f in p.released_files() if f.release is not None]
 
 
 def _releases(v: Verification) -> list[tuple[str, str, str]]:
     """(source, commit, licence status in words) of each fetched release the files come from."""
     seen: dict[tuple[str, str], str] = {}
-    for f in _released_files(v):
-        rel = f.release
-        if rel is not None:
-            seen.setdefault((rel.source, rel.commit), rel.licence_words)
+    for rel in _fetched(v):
+        seen.setdefault((rel.source, rel.commit), rel.licence_words)
     return [(s, c, words) for (s, c), words in seen.items()]
 
 
@@ -117,11 +116,9 @@ def _dest(manifest: str, root: str) -> str:
 def _fetch_plan(v: Verification) -> list[tuple[str, str, str, list[str]]]:
     """(source, commit, destination, include globs) for each fetched release the files come from."""
     plan: dict[tuple[str, str, str], dict[str, None]] = {}
-    for f in _released_files(v):
-        rel = f.release
-        if rel is not None:
-            key = (rel.source, rel.commit, _dest(rel.manifest, v.root))
-            plan.setdefault(key, {}).setdefault(_glob(PurePosixPath(rel.repo_path)), None)
+    for rel in _fetched(v):
+        key = (rel.source, rel.commit, _dest(rel.manifest, v.root))
+        plan.setdefault(key, {}).setdefault(_glob(PurePosixPath(rel.repo_path)), None)
     return [(s, c, d, minimal_globs(list(g))) for (s, c, d), g in plan.items()]
 
 

@@ -127,8 +127,7 @@ def _tests_used(results: list[TrialClaimResult]) -> list[str]:
                     "the whole 95% interval lies at or above (below) the threshold; otherwise undecided, i.e. "
                     "underpowered. The interval shown is the fresh share's, minus the threshold."),
     }
-    order = (PAIRED_T_TEST, PAIRED_SHARE_INTERVAL, SHARE_INTERVAL, DESIGN_TEST, FLAG_TEST)
-    return [f"- {text[t]}" for t in order if t in used]
+    return [f"- {words}" for t, words in text.items() if t in used]
 
 
 def _settings_table(results: list[TrialClaimResult]) -> list[str]:
