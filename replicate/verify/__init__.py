@@ -5,8 +5,8 @@
 - :mod:`replicate.verify.metrics`      — the one metric table (every family imported by name); :mod:`~replicate.verify.metric_row` what a row is
 - :mod:`replicate.verify.matching`     — a computed figure judged against the printed value at its precision (exact)
 - :mod:`replicate.verify.part`         — what a claim source gives a verification (:class:`~replicate.verify.part.Part`)
-- :mod:`replicate.verify.verification` — the built-in parts' results and the whole :class:`Verification` (a tuple of parts)
-- :mod:`replicate.verify.sources`      — each built-in source's part as the note draws it, and the families of metrics
+- :mod:`replicate.verify.verification` — the whole :class:`Verification`: a tuple of parts, one per claim source
+- :mod:`replicate.verify.sources`      — each built-in source's part (its results, JSON and note), and the families of metrics
 - :mod:`replicate.verify.recompute`    — core over runs: metric values from loaded runs, per parser column (exact)
 - :mod:`replicate.verify.flags`        — what the note's "Flags" section reports
 - :mod:`replicate.verify.note`         — the one renderer: the markdown note and the terminal table (pure, no source named)
@@ -27,7 +27,8 @@ Claims over system rankings: :mod:`replicate.verify.ranking_claims`.
 from replicate.verify.api import verify, verify_runs
 from replicate.verify.claims_file import Claim, ClaimsFile, load_claims, parse_claims
 from replicate.verify.matching import Printed, Verdict, match
-from replicate.verify.verification import ClaimResult, Verification
+from replicate.verify.sources.runs import ClaimResult
+from replicate.verify.verification import Verification
 
 __all__ = [
     "Claim", "ClaimResult", "ClaimsFile", "Printed", "Verdict", "Verification",

@@ -16,7 +16,7 @@ import datetime as _dt
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence, cast
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, UsageError
@@ -30,7 +30,7 @@ from replicate.verify.claim import SOURCES
 from replicate.verify.claims_file import ClaimsFile, load_claims
 from replicate.verify.flags import collect_flags
 from replicate.verify.matching import Outcome, Verdict
-from replicate.verify.part import Part
+from replicate.verify.part import Flag, Part
 from replicate.verify.recompute import (
     EdgeFigures,
     FloorFigures,
@@ -39,8 +39,8 @@ from replicate.verify.recompute import (
     edge_key,
     floor_of,
 )
-from replicate.verify.sources.runs import Runs
-from replicate.verify.verification import ClaimResult, Flag, Verification
+from replicate.verify.sources.runs import ClaimResult, Runs
+from replicate.verify.verification import Verification
 from replicate.version import tool_version
 
 if TYPE_CHECKING:
@@ -378,7 +378,7 @@ def verify(
         root=str(root), date=date, diagnostics=loaded.diagnostics, uncertainty=uncertainty, label=label,
         out_of_scale=out_of_scale,
     )
-    parts: list[Part] = [replace(cast(Runs, v.runs), label_keys=tuple(keys))]
+    parts: list[Part] = [replace(v.runs, label_keys=tuple(keys))]
     if trials is not None:
         parts.append(trials)
     for name, of_source in claims.other_claims.items():  # rankings, and sources of register_source

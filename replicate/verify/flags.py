@@ -24,8 +24,9 @@ from replicate.judge.model import RunFile, extraction_failures
 from replicate.labels import label_name
 from replicate.output import pct
 from replicate.verify.claims_file import ClaimsFile
+from replicate.verify.part import Flag
 from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
-from replicate.verify.verification import ClaimResult, Flag
+from replicate.verify.sources.runs import ClaimResult
 
 
 def _scale(top: int, run_figures: Sequence[RunFigures]) -> str:

@@ -31,6 +31,17 @@ from replicate.verify.matching import Computed, Judged, Outcome
 STAGES = ("claims", "details", "closing")
 
 
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """Something a reader of the note should know: a short kind code and one sentence."""
+
+    kind: str  # unparsed | extraction | rewritten | skipped | impossible | produced_differently | hash | items | tie | warning | source | departure
+    message: str
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "message": self.message}
+
+
 class Result(Protocol):
     """One claim's result: the claim and whether it fails the check."""
 
@@ -78,8 +89,8 @@ class Part(ABC):
         """The released files it read (the note's header names their fetched releases; Reproduce fetches them)."""
         return ()
 
-    def note_flags(self) -> Sequence[Any]:
-        """What the note's Flags section reports for it (:class:`~replicate.verify.verification.Flag`)."""
+    def note_flags(self) -> Sequence[Flag]:
+        """What the note's Flags section reports for it."""
         return ()
 
     def reproduce_args(self) -> str:

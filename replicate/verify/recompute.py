@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import ChainMap
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from replicate.judge.uncertainty import EdgeUncertainty, Uncertainty
 from replicate.labels import LabelSet, absent_figures
 from replicate.parsing import UNPARSED, Parser
 from replicate.stats.bootstrap import Interval
+from replicate.stats.cimap import edge_ci
 from replicate.stats.fourcell import RATIOS, FourCell, exact_ratio
 from replicate.stats.gold import accuracy, mean_absolute_error, pearson_r
 from replicate.stats.policy import Policy
@@ -85,6 +86,14 @@ class RunFigures:
     def unparsed_rate(self) -> Fraction | None:
         return exact_ratio(self.unparsed, self.items)
 
+    def to_json(self) -> dict:
+        out = {"name": self.name, "parser": self.parser, "unparsed_policy": self.policy, "items": self.items,
+               "unparsed": self.unparsed, "n": self.n, "em": _number(self.em), "mae": _number(self.mae),
+               "pearson": self.pearson}
+        if self.interval is not None:
+            out["interval"] = {k: v.to_json() for k, v in self.interval.items()}
+        return out
+
 
 @dataclass(frozen=True)
 class EdgeFigures:
@@ -121,6 +130,22 @@ class EdgeFigures:
         if metric not in RATIOS:
             raise KeyError(metric)
         return c.exact(metric)
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {"old": self.old, "new": self.new, "parser": self.parser, "unparsed_policy": self.policy}
+        out.update(self.cells.figures())
+        out.update(change_rate=_number(self.value("change_rate")), changed=self.changed, shared_items=self.shared_items,
+                   unparsed={"old": self.unparsed_old, "new": self.unparsed_new})
+        err, settings = self.error, self.settings
+        resampled = err if err is not None and settings is not None and err.resampled else None
+        out["ci"] = edge_ci(self.cells, None if resampled is None else resampled.interval,
+                            settings.confidence_level if settings is not None else 0.95)
+        if err is not None and settings is not None:
+            out["mcnemar_clustered"] = err.mcnemar_json()
+            out["independence_baselines"] = err.baselines_json(self.cells)
+            out["uncertainty"] = settings.to_json()
+            out["small_sample"] = self.small
+        return out
 
 
 @dataclass(frozen=True)
@@ -159,6 +184,15 @@ class FloorFigures:
     def change_against_others(self, run: str) -> list[Fraction]:
         """Change rates of ``run`` against each other repeat (both directions are equal)."""
         return [p.change for p in self.pairs if p.old == run and p.change is not None]
+
+    def to_json(self) -> dict:
+        """The ``replicate floor`` JSON of the repeats, with the run names the claims used."""
+        return {"runs": list(self.runs), **self.floor.to_json()}
+
+
+def _number(x: Any) -> Any:
+    """An exact figure as JSON has it: a count as it is, a fraction as a float (None stays None)."""
+    return None if x is None else (x if isinstance(x, int) else float(x))
 
 
 _UNDEFINED = {

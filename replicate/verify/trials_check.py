@@ -22,13 +22,8 @@ from replicate.trials.load import TrialsTable
 from replicate.verify.claims_file import ReplicationSpec, TrialsPart
 from replicate.verify.part import relative
 from replicate.verify.replication import SHARED, ReplicationChecker, family_corrected
-from replicate.verify.sources.trials import Trials
+from replicate.verify.sources.trials import ReplicationReport, TableInfo, TrialClaimResult, Trials
 from replicate.verify.trials_recompute import TrialsRecomputer, problems_with_names
-from replicate.verify.verification import (
-    ReplicationReport,
-    TableInfo,
-    TrialClaimResult,
-)
 
 FRESH = " (fresh)"
 

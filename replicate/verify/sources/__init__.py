@@ -2,11 +2,12 @@
 
 Each source's part subclasses :class:`replicate.verify.part.Part`:
 
-- :mod:`~replicate.verify.sources.runs`     — claims over judge runs (per parser column; edges, floors, runs)
+- :mod:`~replicate.verify.sources.runs`     — claims over judge runs (per parser column); the sections of the
+  edges, floors and runs they touch: :mod:`~replicate.verify.sources.runs_sections`
 - :mod:`~replicate.verify.sources.trials`   — claims over K-trial tables, recomputed or replicated
 - :mod:`~replicate.verify.sources.rankings` — claims over system rankings (TREC runs under two qrels)
 
-Each module holds its part as the note draws it (its sections and tables); metric
+Each module holds its part: its results, its JSON and its note sections; metric
 families of a source (``agreement.*`` over runs, ``costs.*`` over trials
 tables, ``rankings.*``: :mod:`replicate.verify.ranking_claims`) are rows of
 the one metric table (:mod:`replicate.verify.metrics`). Adding a source:

@@ -3,20 +3,68 @@ runs (pure rendering)."""
 
 from __future__ import annotations
 
-from fractions import Fraction
+import shlex
+from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
 
-from replicate.judge.outofscale import departure_lines
-from replicate.judge.render.errors import interval_cell, with_interval
-from replicate.output import Format, md_code, md_text, one_line, pct, table, table_blocks
-from replicate.stats.paired import p_display
-from replicate.verify.alternatives import note_line
-from replicate.verify.matching import Verdict
-from replicate.verify.part import relative
-from replicate.verify.recompute import EdgeFigures, FloorFigures, edge_key, floor_of
+from replicate.judge.floor import EdgeCheck
+from replicate.judge.model import RunFile
+from replicate.judge.outofscale import ScaleOutcome, departure_lines, outcomes_json
+from replicate.output import Format, md_code, md_text, one_line, table, table_blocks
+from replicate.provenance import FileProvenance
+from replicate.verify.alternatives import Alternatives, note_line
+from replicate.verify.claims_file import Claim
+from replicate.verify.matching import Computed, Outcome, Verdict
+from replicate.verify.part import Flag, Part, matched
+from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
+from replicate.verify.sources.runs_sections import edges, figures_section, floors, runs, sources_section
 from replicate.verify.table_cells import figure_cell, not_computable, printed_text, reasons, show
-from replicate.verify.verification import ClaimResult, RunsVerification
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """One claim recomputed under one or more parsers."""
+
+    claim: Claim
+    parsers: tuple[str, ...]  # the parsers it was recomputed under, primary first
+    computed: dict[str, Computed]
+    alternatives: Alternatives | None = None  # tried when it mismatches under its primary parser
+
+    @property
+    def primary(self) -> str:
+        return self.parsers[0]
+
+    def outcome(self, parser: str) -> Outcome:
+        return Outcome(self.claim.printed, self.computed[parser])
+
+    def verdict(self, parser: str) -> Verdict | None:
+        """The verdict under ``parser``; None when the claim was not recomputed under it."""
+        if parser not in self.computed:
+            return None
+        v = self.outcome(parser).verdict
+        assert isinstance(v, Verdict)
+        return v
+
+    @property
+    def failed(self) -> bool:
+        """Mismatches under its primary (gating) parser."""
+        return self.verdict(self.primary) is Verdict.mismatch
+
+    def rounded(self, parser: str) -> str | None:
+        return self.outcome(parser).rounded() if parser in self.computed else None
+
+    def to_json(self) -> dict:
+        out = self.claim.to_json()
+        out["mode"] = "recomputed"
+        out["interval"] = self.claim.printed.show_interval()
+        out["parsers"] = list(self.parsers)
+        out["computed"] = {p: c.to_json() for p, c in self.computed.items()}
+        out["rounded"] = {p: self.rounded(p) for p in self.parsers}
+        out["verdict"] = {p: str(self.verdict(p)) for p in self.parsers}
+        out["why"] = {p: c.why for p, c in self.computed.items() if c.why is not None}
+        out["tie"] = [p for p in self.computed if self.outcome(p).tie]
+        out["alternatives"] = [] if self.alternatives is None else [a.to_json() for a in self.alternatives.found]
+        return out
 
 
 def _result_cell(r: ClaimResult, parser: str, notes: dict[str, int]) -> str:
@@ -29,7 +77,7 @@ def _result_cell(r: ClaimResult, parser: str, notes: dict[str, int]) -> str:
     return f"{show(o.printed, o.computed.value)} {o.verdict}{' (tie)' if o.tie else ''}"
 
 
-def claims_table(v: RunsVerification, fmt: Format, *, figure: bool = True) -> tuple[str, dict[str, int]]:
+def claims_table(v: Runs, fmt: Format, *, figure: bool = True) -> tuple[str, dict[str, int]]:
     """The claims table and the numbered reasons it refers to.
 
     ``figure=False`` leaves out the metric-and-runs column (the note lists each
@@ -59,7 +107,7 @@ def claims_table(v: RunsVerification, fmt: Format, *, figure: bool = True) -> tu
     return table_blocks(headers[0], [row[0] for row in rows], columns), notes
 
 
-def claim_texts(v: RunsVerification, notes: dict[str, int]) -> list[str]:
+def claim_texts(v: Runs, notes: dict[str, int]) -> list[str]:
     """Each claim in words, then the reasons the table refers to."""
     out = []
     for r in v.results:
@@ -83,237 +131,100 @@ def claim_texts(v: RunsVerification, notes: dict[str, int]) -> list[str]:
     return out
 
 
-def _position(v: RunsVerification, e: EdgeFigures, fl: FloorFigures | None) -> str:
-    """Below / inside / above the floor: what ``floor --edge`` says of the edge (its paired test with
-    intervals), with the n of the edge and of the floor's smallest repeat pair."""
-    check = v.against_floor.get(edge_key(e))
-    if fl is None or check is None or check.verdict is None:
-        return "-"
-    if not fl.floor.pairs:
-        return check.verdict
-    # no verdict without its n: the edge's compared items, and the smallest repeat pair's
-    return f"{check.verdict} (n = {check.comparison.cells.n}; floor n = {min(p.cells.n for p in fl.floor.pairs)})"
-
-
-def _f(x: Fraction | float | None) -> float | None:
-    return None if x is None else float(x)
-
-
-def edges(v: RunsVerification) -> list[str]:
-    """Two tables per edge and parser: the four cells, then the rates (one wide table reads badly as text)."""
-    if not v.edges:
-        return []
-    cells_rows, rate_rows, error_rows, mcnemar_rows = [], [], [], []
-    for e in v.edges:
-        fl = floor_of(v.floors, e)
-        lo, hi = (fl.value("floor.regression_min"), fl.value("floor.regression_max")) if fl else (None, None)
-        ratio = e.value("independence_ratio")
-        edge, parser = f"{md_text(e.old)} -> {md_text(e.new)}", f"`{e.parser}`"
-        cells_rows.append([edge, parser, e.cells.n, e.cells.both, e.cells.only_old, e.cells.only_new, e.cells.neither])
-        rate_rows.append([
-            edge, parser, pct(_f(e.value("regression_rate"))),
-            pct(_f(e.value("regression_share_of_old_correct"))), pct(_f(e.value("independent_regression_rate"))),
-            "-" if ratio is None else f"{float(ratio):.3f}", pct(_f(e.value("backward_rate"))),
-            pct(_f(e.value("change_rate"))),
-            f"{pct(_f(lo))}-{pct(_f(hi))}" if fl else "-", _position(v, e, fl),
-        ])
-        if e.error is not None and not e.error.resampled:  # --replicates 0: the test that needs no replicates
-            mcnemar_rows.append([edge, parser, e.cells.n, p_display(e.error.mcnemar_p), e.error.cluster or "item"])
-        elif e.error is not None:
-            iv = e.error.interval
-            error_rows.append([
-                edge, parser, e.cells.n, *(interval_cell(iv[f], f) for block in _ERROR_BLOCKS for _, f in block),
-                p_display(e.error.mcnemar_p), e.error.cluster or "item",
-            ])
-    policies = sorted({e.policy for e in v.edges})
-    cell_headers = ["edge", "parser", "N", "both", "only_old", "only_new", "neither"]
-    rate_headers = ["edge", "parser", "regressed", "of old-correct", "independent", "ratio", "backward", "change",
-                    "floor of new", "vs floor"]
-    return [
-        "## Edges", "",
-        "Every edge a claim names, under each parser it was recomputed with "
-        f"(unparsed policy: {', '.join(policies)}). N is the pairs compared: shared by both versions and, "
-        "under intersect, parsed on both sides (so it can be fewer than the shared pairs); \"both\" were right "
-        "under both, \"only_old\" only under the old version (a regression), \"only_new\" only under the new "
-        "one, \"neither\" under none.",
-        "", table(cells_rows, cell_headers, Format.markdown).rstrip("\n"), "",
-        "\"regressed\" is only_old as a share of all N pairs, \"of old-correct\" as a share of the old "
-        "version's correct labels (both + only_old). \"independent\" is the regression rate expected if the "
-        "two versions' errors were unrelated and every item equally hard, and \"ratio\" is regressed / "
-        "independent (items differ in difficulty, so unrelated judges already score below 1; a ratio below 1 "
-        "alone does not show shared mistakes). \"floor of new\" is the "
-        "regression range between repeats of the new version, where a claim names its repeats, and \"vs "
-        "floor\" says where the edge lies against it, as `replicate floor --edge` does, with the n of the edge and of "
-        "the floor's smallest repeat pair (bounds count as inside; with intervals, a paired test by query cluster "
-        "of the edge's regression rate minus the repeat pairs' mean: \"above\" when its t interval lies above "
-        "0, \"below\" under 0, else inside or \"indistinguishable\"; \"insufficient_data\" on too few items "
-        "or clusters).",
-        "", table(rate_rows, rate_headers, Format.markdown).rstrip("\n"), "",
-    ] + _error_part(v, error_rows) + _mcnemar_part(mcnemar_rows)
-
-
-def _mcnemar_part(rows: list[list[object]]) -> list[str]:
-    """Without intervals (``--replicates 0``), each edge's clustered McNemar test and what it assumes."""
-    if not rows:
-        return []
-    return [
-        "No bootstrap intervals were computed (--replicates 0). McNemar's exact p treats every item as "
-        "independent; the clustered test (Durkalski) does not. A large p is absence of evidence, not equal accuracy.",
-        "", table(rows, ["edge", "parser", "N", "McNemar p (clustered)", "cluster"], Format.markdown).rstrip("\n"), "",
-    ]
-
-
-#: The note's interval tables, (header, figure): the accuracies first, then the regression figures.
-_ERROR_BLOCKS = (
-    (("EM old 95%", "em_old"), ("EM new 95%", "em_new"), ("EM old - new 95%", "accuracy_difference"),
-     ("backward 95%", "backward_rate")),
-    (("regressed 95%", "regression_rate"), ("of old-correct 95%", "regression_share_of_old_correct"),
-     ("change 95%", "change_rate"), ("independent 95%", "independent_regression_rate"),
-     ("ratio 95%", "independence_ratio")),
-)
-
-
-def _error_part(v: RunsVerification, rows: list[list[object]]) -> list[str]:
-    """The bootstrap intervals of each edge (when computed) and what they assume: two tables, like the edges'."""
-    if not rows:
-        return []
-    err = next(e for e in v.edges if e.error is not None and e.error.resampled)
-    assert err.error is not None and err.settings is not None
-    iv = err.error.interval["regression_rate"]
-    first, second = _ERROR_BLOCKS
-    k = 3 + len(first)
-    accuracy = [r[:k] for r in rows]
-    regression = [r[:3] + r[k:] for r in rows]
-    return [
-        f"Sampling error: {iv.method} intervals ({iv.replicates} replicates, seed {iv.seed}); items of one "
-        "cluster are resampled together, since judged passages of one query are alike. McNemar's exact p "
-        "treats every item as independent; the clustered test (Durkalski) does not. A large p is absence of "
-        "evidence, not equal accuracy: read the interval of the EM difference.",
-        "", table(accuracy, ["edge", "parser", "N", *(h for h, _ in first)], Format.markdown).rstrip("\n"), "",
-        table(
-            regression, ["edge", "parser", "N", *(h for h, _ in second), "McNemar p (clustered)", "cluster"],
-            Format.markdown,
-        ).rstrip("\n"), "",
-    ]
-
-
-def _ends(fl) -> str:
-    """The intervals of the floor's range ends, which the widened range is read from."""
-    ends = fl.range_interval
-    return "" if ends is None else f" (min {interval_cell(ends['min'], 'min')}, max {interval_cell(ends['max'], 'max')})"
-
-
-def floors(v: RunsVerification) -> list[str]:
-    if not v.floors:
-        return []
-    rows = []
-    with_error = any(f.floor.regression_span_with_error is not None for f in v.floors)
-    for f in v.floors:
-        bounds = f.floor.regression_span_with_error
-        rows.append([
-            ", ".join(map(md_text, f.runs)), f"`{f.parser}`", f.shared_items, len(f.pairs),
-            f"{pct(_f(f.value('floor.regression_min')))}-{pct(_f(f.value('floor.regression_max')))}",
-            *([] if not with_error else ["-" if bounds is None else f"{pct(bounds.low)}-{pct(bounds.high)}" + _ends(f.floor)]),
-            f"{pct(_f(f.value('floor.change_min')))}-{pct(_f(f.value('floor.change_max')))}",
-        ])
-    headers = ["repeats", "parser", "shared items", "ordered pairs", "regression min-max",
-               *(["regression 95% (with sampling error)"] if with_error else []), "change min-max"]
-    explain = [] if not with_error else [
-        "\"regression 95% (with sampling error)\" widens the floor's range by its own sampling error: from the "
-        "interval low of the smallest repeat-pair regression rate to the interval high of the largest, each taken "
-        "again in every bootstrap replicate (the floor command's older rule set an edge's interval against it; the "
-        "verdict now comes from the paired test, which is calibrated: docs/concepts.md).", "",
-    ]
-    pair_rows = [
-        [", ".join(map(md_text, f.runs)), f"`{f.parser}`", md_text(p.old), md_text(p.new),
-         *(with_interval(pct(getattr(p, k)), p.interval[k], k) for k in ("regression_rate", "change_rate"))]
-        for f in v.floors for p in f.floor.pairs if p.interval is not None
-    ]
-    pairs = [] if not pair_rows else [
-        "Each ordered pair of repeats, with its 95% bootstrap intervals:", "",
-        table(pair_rows, ["repeats", "parser", "old", "new", "regression", "change"], Format.markdown).rstrip("\n"), "",
-    ]
-    return ["## Rerun floors", "", "Churn between repeats of one model: what an upgrade must exceed "
-            "before it says anything about the new version.", "",
-            table(rows, headers, Format.markdown).rstrip("\n"), "", *explain, *pairs]
-
-
-def runs(v: RunsVerification) -> list[str]:
-    parsers = list(dict.fromkeys(f.parser for f in v.run_figures))  # the claims table's order
-    by = {(f.name, f.parser): f for f in v.run_figures}
-    rows = []
-    failures = v.extraction_failures()  # the column only where a reader tells them apart
-    for name, files in v.run_files.items():
-        items = next((f.items for f in v.run_figures if f.name == name), sum(x.records for x in files))
-        cells = []
-        for p in parsers:
-            f = by.get((name, p))
-            cells.append("-" if f is None else f"{f.unparsed} ({pct(_f(f.unparsed_rate))})")
-        rewritten = sum(x.rewritten for x in files)
-        reader = " + ".join(dict.fromkeys(f"`{x.reader}`" for x in files))
-        failed = [] if not failures else ["-" if failures[name] is None else failures[name]]
-        rows.append([md_text(name), len(files), reader, items, *cells, *failed, rewritten])
-    headers = ["run", "files", "reader", "items", *[f"unparsed: {p}" for p in parsers],
-               *(["extraction failures"] if failures else []), "rewritten"]
-    out = ["## Runs", "", table(rows, headers, Format.markdown).rstrip("\n"), ""]
-    if any(f.interval is not None for f in v.run_figures):
-        em_rows = []
-        for name in v.run_files:
-            cells = []
-            for p in parsers:
-                f = by.get((name, p))
-                iv = None if f is None or f.interval is None else f.interval["em"]
-                cells.append("-" if f is None else with_interval(pct(_f(f.em)), iv, "em"))
-            em_rows.append([md_text(name), *cells])
-        out += [
-            "EM of each run under each parser, with its 95% bootstrap interval (the edges' clusters and seed).", "",
-            table(em_rows, ["run", *[f"EM: {p}" for p in parsers]], Format.markdown).rstrip("\n"), "",
-        ]
-    return out
-
-
-#: The file suffix of the K-trial figure (shown by the trials part; every other figure is the runs part's).
-TRIAL_FIGURE = "-items-shares.png"
-
-
-def figures_section(fig: Any, *, part: str = "runs") -> list[str]:
-    """``## Figures``: the figures drawn beside the note (:class:`replicate.verify.note.Figures`) that are the
-    ``part``'s (``runs`` or ``trials``), or why not."""
-    out = ["## Figures", ""]
-    if fig is None or (not fig.files and fig.reason is None):
-        return out + ["Figures are drawn beside the note when it is written with `--out`.", ""]
-    if fig.reason is not None:
-        return out + [fig.reason, ""]
-    files = [f for f in fig.files if f[1].endswith(TRIAL_FIGURE) == (part == "trials")]
-    if not files:
-        return out + ["No claim names an edge, so there is nothing to plot.", ""]
-    for title, png_name, svg_name in files:
-        png, svg = quote(png_name), quote(svg_name)  # file names from --out: a link destination, percent-encoded
-        out += [f"![{md_text(title)}]({png})", "", f"{md_text(title)} ([PNG]({png}), [SVG]({svg}))", ""]
-    return out
-
-
-def sources_section(v: RunsVerification, root: str) -> list[str]:
-    """``## Sources``: every run file read, with its sha256 and how it stands against its fetch manifest."""
-    rows = []
-    for s in v.sources():
-        rel = s.get("release")
-        where = md_code(rel['repo_path'] if rel else relative(s['path'], root))
-        check = "-" if rel is None else ("matches manifest" if s.get("matches_manifest") else "DIFFERS from manifest")
-        rows.append([where, ", ".join(map(md_text, s["runs"])), s["size"], f"`{s['sha256']}`", check])
-    headers = ["file", "runs", "bytes", "sha256", "manifest"]
-    return ["## Sources", "", f"Paths are relative to {md_code(root)}.", "",
-            table(rows, headers, Format.markdown).rstrip("\n"), ""]
-
-
 CLAIMS_INTRO = (
     "Each recomputed value is shown in the printed unit with three more decimals than printed, then its verdict: "
     "a printed value matches when the recomputed one rounds to it (\"28.0\" covers 27.95 <= x <= 28.05; a value "
     "exactly on a boundary matches either neighbour and is flagged as a tie); counts must be equal.")
 
 
-class Runs(RunsVerification):
-    """The runs part: :class:`~replicate.verify.verification.RunsVerification` as the note draws it."""
+@dataclass(frozen=True)
+class Runs(Part):
+    """The runs part: the claims over judge runs recomputed, with the edges, floors and runs they touch, as the
+    JSON and the note show them."""
+
+    parsers: tuple[str, ...]  # columns, in order; the first is the gating parser
+    explicit_parsers: bool  # True when --parser was given (it overrides claims' own)
+    results: tuple[ClaimResult, ...]
+    edges: tuple[EdgeFigures, ...]
+    floors: tuple[FloorFigures, ...]
+    run_figures: tuple[RunFigures, ...]
+    run_files: dict[str, tuple[RunFile, ...]]
+    flags: tuple[Flag, ...]
+    decided: bool = False  # every run carries labels or verdicts its reader decided: one column, no parser
+    label_keys: tuple[tuple[str, str, str], ...] = ()  # (run, parser, label-cache key) of every labelling, in order
+    #: Per edge (:func:`edge_key`) with a floor of its new version's repeats: ``floor --edge``'s check.
+    against_floor: dict[tuple[str, str, str, str], EdgeCheck] = field(default_factory=dict)
+    out_of_scale: str = "keep"  # what labels outside a run's scale were read as (--out-of-scale)
+    scale_outcomes: tuple[ScaleOutcome, ...] = ()  # per run labelled, what that policy did to it
+    name = "runs"
+    top_level = True  # its JSON keys sit at the top of the verification's
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        """Per parser column: how many claims match, mismatch or are not computable."""
+        out = {p: {str(v): 0 for v in Verdict} for p in self.parsers}
+        for r in self.results:
+            for p in r.parsers:
+                out[p][str(r.verdict(p))] += 1
+        return out
+
+    def summary_line(self) -> str:
+        """E.g. "62 of 70 claims match under umbrela-strict@1; 70 of 70 under umbrela-fallback@1"."""
+        parts: list[str] = []
+        for p, s in self.summary().items():
+            if sum(s.values()):
+                parts.append(matched(s, f"{'claims match under ' if not parts else 'under '}{p}"))
+        return "; ".join(parts) if parts else "no claims"
+
+    def released_files(self) -> list[FileProvenance]:
+        return [f.provenance for fs in self.run_files.values() for f in fs]
+
+    def note_flags(self) -> tuple[Flag, ...]:
+        return self.flags
+
+    def reproduce_args(self) -> str:
+        out = "".join(f" --parser {shlex.quote(p)}" for p in self.parsers) if self.explicit_parsers and not self.decided else ""
+        return out + (f" --out-of-scale {self.out_of_scale}" if self.out_of_scale != "keep" else "")
+
+    def extraction_failures(self) -> dict[str, int | None]:
+        """Per run, the records whose answer the file's own extraction did not find ([invalid]); empty when
+        no run's reader tells them apart."""
+        from replicate.judge.model import extraction_failures
+
+        out = {name: extraction_failures(files) for name, files in self.run_files.items()}
+        return out if any(n is not None for n in out.values()) else {}
+
+    def sources(self) -> list[dict[str, Any]]:
+        """Every file read, once, with the runs that use it."""
+        seen: dict[str, dict[str, Any]] = {}
+        for run, files in self.run_files.items():
+            for f in files:
+                entry = seen.get(f.provenance.path)
+                if entry is None:
+                    entry = seen[f.provenance.path] = {**f.to_json(), "runs": []}
+                entry["runs"].append(run)
+        return list(seen.values())
+
+    def to_json(self) -> dict:
+        from replicate.judge.labelcache import label_provenance
+        from replicate.parsing import PARSERS
+
+        return {
+            "parsers": [
+                {"name": p, "origin": PARSERS.origin(p) if p in PARSERS else None} for p in self.parsers
+            ],
+            "gating_parser": None if not self.parsers else (
+                self.parsers[0] if self.explicit_parsers or self.decided else "per claim"),
+            "decided_labels": self.decided,
+            "summary": self.summary(),
+            "claims": [r.to_json() for r in self.results],
+            "edges": [e.to_json() for e in self.edges],
+            "floors": [f.to_json() for f in self.floors],
+            "runs": [f.to_json() for f in self.run_figures],
+            **({"extraction_failures": failures} if (failures := self.extraction_failures()) else {}),
+            "out_of_scale": outcomes_json(self.out_of_scale, self.scale_outcomes),
+            "sources": self.sources(),
+            **({"label_cache": label_provenance({(r, p): k for r, p, k in self.label_keys})} if self.label_keys else {}),
+        }
 
     def header_rows(self) -> list[list[str]]:
         rows = [["Parsers", ", ".join(f"`{p}`" for p in self.parsers)]]
@@ -359,8 +270,9 @@ class Runs(RunsVerification):
             claims, notes = claims_table(self, Format.markdown, figure=False)
             return ["## Claims", "", CLAIMS_INTRO, "", claims.rstrip("\n"), "", *claim_texts(self, notes), ""]
         if stage == "details":
-            return edges(self) + floors(self) + runs(self)
-        return figures_section(figures) + sources_section(self, root)
+            return (edges(self.edges, self.floors, self.against_floor) + floors(self.floors)
+                    + runs(self.run_figures, self.run_files, self.extraction_failures()))
+        return figures_section(figures) + sources_section(self.sources(), root)
 
     def table(self, fmt: Any) -> list[str]:
         claims, notes = claims_table(self, fmt)

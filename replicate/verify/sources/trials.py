@@ -3,23 +3,91 @@ settings, replications (pure rendering)."""
 
 from __future__ import annotations
 
+import shlex
+from dataclasses import dataclass, field
 from typing import Any
 
 from replicate.output import Format, md_code, md_text, one_line, pct, table
+from replicate.provenance import FileProvenance
 from replicate.stats.classify import CLASSES
 from replicate.stats.replication import PAIRED_SHARE_INTERVAL, PAIRED_T_TEST, SHARE_INTERVAL
 from replicate.trials.fresh import Agreement, CollectionProvenance
 from replicate.trials.settings import TrialSettings
-from replicate.verify.matching import PrintedFlag
-from replicate.verify.replication import DESIGN_TEST, FLAG_TEST
-from replicate.verify.sources.runs import figures_section
+from replicate.verify.matching import Computed, PrintedFlag, Verdict
+from replicate.verify.part import Checked, Part, counts, matched
+from replicate.verify.replication import DESIGN_TEST, FLAG_TEST, Replicated, summarise
+from replicate.verify.sources.runs_sections import figures_section
 from replicate.verify.table_cells import figure_cell, fitted, printed_text, reasons, show, verdict_cell
-from replicate.verify.verification import (
-    RECOMPUTED,
-    REPLICATED,
-    TrialClaimResult,
-    TrialsVerification,
-)
+
+RECOMPUTED = "recomputed"
+REPLICATED = "replicated"
+
+
+@dataclass(frozen=True)
+class TrialClaimResult(Checked):
+    """One trial claim: recomputed from the release, or replicated against a fresh collection."""
+
+    replicated: Replicated | None = None
+    released: Computed | None = None  # replicated: the same figure recomputed from the release
+
+    @property
+    def mode(self) -> str:
+        """recomputed (from the release) or replicated (against a fresh collection)."""
+        return RECOMPUTED if self.replicated is None else REPLICATED
+
+    @property
+    def judged(self) -> Replicated | None:
+        return self.replicated
+
+    def to_json(self) -> dict:
+        out = super().to_json()
+        out.update(mode=self.mode, n_items=self.computed.n, settings={**self.claim.settings.to_json(), "by": self.claim.by})
+        if self.mode == RECOMPUTED:
+            out["matches"] = self.claim.printed.show_interval()
+            out["tie"] = self.outcome.tie
+        else:
+            assert self.replicated is not None
+            out.update(self.replicated.to_json())
+            out["released"] = None if self.released is None else self.released.to_json()
+            if self.replicated.fresh_outcome is not None:
+                out["fresh_outcome"] = self.replicated.fresh_outcome
+        return out
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """A trials table read for the check (the release's, or a fresh collection's)."""
+
+    name: str
+    role: str  # released | fresh
+    path: str  # relative to --root where it is under it
+    provenance: dict[str, Any]
+    rows: int
+    models: tuple[str, ...]
+    benchmarks: tuple[str, ...]
+    scorers: tuple[str, ...]
+    origin: str = "[trials]"  # [trials], [replication] or --replication
+    given: str = ""  # the path as written where it was given (for the note's Reproduce block)
+    archive: str | None = None  # the archive as given (--replication-archive), if any
+    file: FileProvenance | None = None  # the file's provenance (its fetched release, if any)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "role": self.role, "path": self.path, "origin": self.origin,
+                "file": self.provenance, "rows": self.rows, "models": list(self.models),
+                "benchmarks": list(self.benchmarks), "scorers": list(self.scorers)}
+
+
+@dataclass(frozen=True)
+class ReplicationReport:
+    """One fresh collection: its provenance and the item-level agreement of each cell a claim names."""
+
+    name: str
+    provenance: CollectionProvenance
+    agreements: tuple[Agreement, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "provenance": self.provenance.to_json(),
+                "agreement": [a.to_json() for a in self.agreements]}
 
 
 def _points(r: TrialClaimResult, x: float) -> str:
@@ -238,7 +306,7 @@ def _agreement(a: Agreement) -> list[str]:
     ]
 
 
-def trial_sections(t: TrialsVerification) -> list[str]:
+def trial_sections(t: Trials) -> list[str]:
     """The note's trial sections: claims, settings, replications, the tables read."""
     results = list(t.results)
     notes: dict[str, int] = {}
@@ -305,7 +373,7 @@ def trial_sections(t: TrialsVerification) -> list[str]:
     return out
 
 
-def trial_table(t: TrialsVerification, fmt: Format) -> str:
+def trial_table(t: Trials, fmt: Format) -> str:
     """The terminal view of the trial claims (recomputed, then replicated) with reasons for anything not computable."""
     notes: dict[str, int] = {}
     rec = [r for r in t.results if r.mode == RECOMPUTED]
@@ -321,8 +389,61 @@ def trial_table(t: TrialsVerification, fmt: Format) -> str:
     return "\n".join(lines) + "\n"
 
 
-class Trials(TrialsVerification):
-    """The trials part: :class:`~replicate.verify.verification.TrialsVerification` as the note draws it."""
+@dataclass(frozen=True)
+class Trials(Part):
+    """The trials part: everything checking the trial claims found, as the JSON and the note show it."""
+
+    results: tuple[TrialClaimResult, ...]
+    tables: tuple[TableInfo, ...]
+    replications: tuple[ReplicationReport, ...] = ()
+    warnings: dict[str, Any] = field(default_factory=dict)
+    cells: tuple[Any, ...] = ()  # the released cells (trials.results.CellResult) the claims name, for the figure
+    name = "trials"
+
+    @property
+    def empty(self) -> bool:
+        return False  # asked for (claims, or a replication): shown even without claims
+
+    def released_files(self) -> list[FileProvenance]:
+        return [t.file for t in self.tables if t.role == "released" and t.file is not None]
+
+    def reproduce_args(self) -> str:
+        """The --replication options of the verify command that repeats this check."""
+        out = ""
+        for tb in self.tables:
+            if tb.role == "fresh" and tb.origin == "--replication":
+                out += f" --replication {shlex.quote(tb.name + '=' + tb.given)}"
+            if tb.role == "fresh" and tb.archive is not None:
+                out += f" --replication-archive {shlex.quote(tb.name + '=' + tb.archive)}"
+        return out
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        rec = counts([r for r in self.results if r.mode == RECOMPUTED], [str(v) for v in Verdict])
+        rep = summarise([r.replicated.verdict for r in self.results if r.replicated is not None])
+        return {RECOMPUTED: rec, REPLICATED: rep}
+
+    def summary_line(self) -> str:
+        s = self.summary()
+        parts = []
+        rec, rep = s[RECOMPUTED], s[REPLICATED]
+        n_rec, n_rep = sum(rec.values()), sum(rep.values())
+        if n_rec:
+            parts.append(matched(rec, "recomputed trial claims match"))
+        if n_rep:
+            text = (f"{rep['replicates']} of {n_rep} replicated trial claims replicate, "
+                    f"{rep['does not replicate']} do not, {rep['underpowered']} underpowered")
+            if rep["not_computable"]:
+                text += f", {rep['not_computable']} not computable"
+            parts.append(text)
+        return "; ".join(parts) if parts else "no trial claims"
+
+    def to_json(self) -> dict:
+        return {"summary": self.summary(), "summary_line": self.summary_line(),
+                "ok": not self.failed,
+                "claims": [r.to_json() for r in self.results],
+                "tables": [t.to_json() for t in self.tables],
+                "replications": [r.to_json() for r in self.replications],
+                "warnings": self.warnings}
 
     def summary_note(self) -> list[str]:
         if not self.failed:
