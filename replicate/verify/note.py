@@ -23,8 +23,6 @@ from replicate.provenance import ReleaseRef
 from replicate.verify.part import STAGES
 from replicate.verify.verification import Verification
 
-PLOTS_HINT = "pip install 'replicate-audit[plots]'"
-
 
 @dataclass(frozen=True)
 class Figures:

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from replicate.outfile import Outputs
-from replicate.verify.note import PLOTS_HINT, Figures
+from replicate.trials.plotfiles import PLOTS_HINT
+from replicate.verify.note import Figures
 from replicate.verify.recompute import EdgeFigures
 from replicate.verify.verification import Verification
 

@@ -363,9 +363,3 @@ def _added(*errors: tuple[float, float]) -> tuple[float, float]:
     """The ``(variance, spread)`` of a sum of independent means: both add."""
     return sum(v for v, _ in errors), sum(s for _, s in errors)
 
-
-def summarise(verdicts: Sequence[str | None]) -> dict[str, int]:
-    out = {REPLICATES: 0, DOES_NOT_REPLICATE: 0, UNDERPOWERED: 0, "not_computable": 0}
-    for v in verdicts:
-        out[v if v is not None else "not_computable"] += 1
-    return out

@@ -10,12 +10,19 @@ from typing import Any
 from replicate.output import Format, md_code, md_text, one_line, pct, table
 from replicate.provenance import FileProvenance
 from replicate.stats.classify import CLASSES
-from replicate.stats.replication import PAIRED_SHARE_INTERVAL, PAIRED_T_TEST, SHARE_INTERVAL
+from replicate.stats.replication import (
+    DOES_NOT_REPLICATE,
+    PAIRED_SHARE_INTERVAL,
+    PAIRED_T_TEST,
+    REPLICATES,
+    SHARE_INTERVAL,
+    UNDERPOWERED,
+)
 from replicate.trials.fresh import Agreement, CollectionProvenance
 from replicate.trials.settings import TrialSettings
 from replicate.verify.matching import Computed, PrintedFlag, Verdict
 from replicate.verify.part import Checked, Part, counts, matched
-from replicate.verify.replication import DESIGN_TEST, FLAG_TEST, Replicated, summarise
+from replicate.verify.replication import DESIGN_TEST, FLAG_TEST, Replicated
 from replicate.verify.sources.runs_sections import figures_section
 from replicate.verify.table_cells import figure_cell, fitted, printed_text, reasons, show, verdict_cell
 
@@ -419,7 +426,8 @@ class Trials(Part):
 
     def summary(self) -> dict[str, dict[str, int]]:
         rec = counts([r for r in self.results if r.mode == RECOMPUTED], [str(v) for v in Verdict])
-        rep = summarise([r.replicated.verdict for r in self.results if r.replicated is not None])
+        rep = counts([r for r in self.results if r.mode == REPLICATED],
+                     (REPLICATES, DOES_NOT_REPLICATE, UNDERPOWERED, "not_computable"))
         return {RECOMPUTED: rec, REPLICATED: rep}
 
     def summary_line(self) -> str:
