@@ -10,7 +10,7 @@ from typing import Any
 from replicate.judge.floor import EdgeCheck
 from replicate.judge.model import RunFile
 from replicate.judge.outofscale import ScaleOutcome, departure_lines, outcomes_json
-from replicate.output import Format, md_code, md_text, one_line, table, table_blocks
+from replicate.output import Format, md_code, md_text, one_line
 from replicate.provenance import FileProvenance
 from replicate.verify.alternatives import Alternatives, note_line
 from replicate.verify.claims_file import Claim
@@ -18,7 +18,7 @@ from replicate.verify.matching import Computed, Outcome, Verdict
 from replicate.verify.part import Flag, Part, matched
 from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
 from replicate.verify.sources.runs_sections import edges, figures_section, floors, runs, sources_section
-from replicate.verify.table_cells import figure_cell, not_computable, printed_text, reasons, show
+from replicate.verify.table_cells import figure_cell, fitted, not_computable, printed_text, reasons, show
 
 
 @dataclass(frozen=True)
@@ -96,15 +96,11 @@ def claims_table(v: Runs, fmt: Format, *, figure: bool = True) -> tuple[str, dic
             str(printed_text(c.printed)), *[str(_result_cell(r, p, notes)) for p in v.parsers],
             f"{r.verdict(r.primary).value} ({r.primary})",  # type: ignore[union-attr]
         ])
-    if not plain:
-        return table(rows, headers, fmt), notes
-    # Plain text: blocks that each fit a 100-column terminal, like `replicate chain`:
-    # what is claimed, then the verdict and the recomputed value under each parser.
-    columns = [(h, [row[i] for row in rows]) for i, h in enumerate(headers)][1:]
-    verdict = columns.pop()
-    at = len(headers) - 2 - len(v.parsers)  # the verdict goes right after "printed"
-    columns.insert(at, verdict)
-    return table_blocks(headers[0], [row[0] for row in rows], columns), notes
+    if plain:  # blocks that each fit a terminal (like `replicate chain`): what is claimed, then the verdict
+        at = len(headers) - 1 - len(v.parsers)  # right after "printed", then the value under each parser
+        headers = headers[:at] + headers[-1:] + headers[at:-1]
+        rows = [row[:at] + row[-1:] + row[at:-1] for row in rows]
+    return fitted(rows, headers, Format(fmt)), notes
 
 
 def claim_texts(v: Runs, notes: dict[str, int]) -> list[str]:
