@@ -163,14 +163,14 @@ def _compared_on(r: TrialClaimResult) -> str:
     if on is None:
         return ""
     p = r.claim.printed
+    whole = show(p, r.released.value if r.released else None)  # the release's figure over all its items
     out = ""
     if on.subset:
         out += (f" on the {on.items} shared items of {on.of} (the release's figure there: "
-                f"{show(p, on.released_on_shared.value)}; over all {on.of}: "
-                f"{show(p, r.released.value if r.released else None)})")
+                f"{show(p, on.released_on_shared.value)}; over all {on.of}: {whole})")
     if on.misprint:
         of = f" of its {r.released.n} items" if p.unit == "count" and r.released else ""
-        out += (f"; the printed figure differs from the release's ({show(p, r.released.value if r.released else None)}"
+        out += (f"; the printed figure differs from the release's ({whole}"
                 f") by {_points(r, on.misprint)}{' pts' if p.unit in ('percent', 'count') else ''}{of}, and the "
                 "comparison carries that difference")
     return out
