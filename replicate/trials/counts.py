@@ -51,23 +51,45 @@ class Counts:
 
 
 def aggregate(table: TrialsTable) -> tuple[Counts, np.ndarray]:
-    """Counts per (model, unit), and each row's unit index (for metadata look-ups)."""
+    """Counts per (model, unit), and each row's unit index (for metadata look-ups).
+
+    Every count is one ``np.bincount`` over the rows' codes; no array of more than one small integer
+    per row is made. The units are the (benchmark, item) pairs that occur, found by marking them in a
+    table of every pair when that table is not much larger than the rows (else by a sort).
+    """
     n_items = len(table.items)
-    key = table.benchmark.astype(np.int64) * n_items + table.item
-    uniq, row_unit = np.unique(key, return_inverse=True)
-    row_unit = row_unit.astype(np.int64)
+    n_pairs = len(table.benchmarks) * n_items
+    wide = np.int64 if n_pairs >= 2**31 else np.int32  # n_items and every key fit in it
+    key = table.benchmark.astype(wide) * n_items + table.item
+    if n_pairs <= max(4 * table.n_rows, 1 << 20):
+        seen = np.zeros(n_pairs, dtype=bool)
+        seen[key] = True
+        uniq = np.flatnonzero(seen)
+        number = np.cumsum(seen, dtype=np.int64) - 1
+        del seen
+        row_unit = number[key]
+        del number
+    else:
+        uniq, row_unit = np.unique(key, return_inverse=True)
+        row_unit = row_unit.ravel()
+    del key
     n_units = int(uniq.shape[0])
     n_models = len(table.models)
-    mu = table.model.astype(np.int64) * n_units + row_unit
     size = n_models * n_units
     ncat = len(CATEGORIES)
-    cats = np.bincount(mu * ncat + table.category, minlength=size * ncat).reshape(
-        n_models, n_units, ncat
-    )
+    idx = np.int64 if size * ncat >= 2**31 else np.int32  # every code below fits in it
+    row_unit = row_unit.astype(idx)
+    mu = table.model.astype(idx) * n_units + row_unit
+    cats = np.bincount(mu * ncat + table.category, minlength=size * ncat).reshape(n_models, n_units, ncat)
     has_loose = (table.loose >= 0) & (table.category != API_ERROR)
-    loose_n = np.bincount(mu[has_loose], minlength=size).reshape(n_models, n_units)
-    loose_ok = np.bincount(mu[has_loose & (table.loose == 1)], minlength=size).reshape(n_models, n_units)
-    strict_ok = np.bincount(mu[has_loose & (table.category == CORRECT)], minlength=size).reshape(n_models, n_units)
+    if has_loose.any():
+        loose_n = np.bincount(mu[has_loose], minlength=size).reshape(n_models, n_units)
+        loose_ok = np.bincount(mu[has_loose & (table.loose == 1)], minlength=size).reshape(n_models, n_units)
+        strict_ok = np.bincount(mu[has_loose & (table.category == CORRECT)], minlength=size).reshape(n_models, n_units)
+    else:
+        loose_n = np.zeros((n_models, n_units), dtype=np.int64)
+        loose_ok, strict_ok = loose_n.copy(), loose_n.copy()
+    del mu
     counts = Counts(
         models=table.models,
         benchmarks=table.benchmarks,
@@ -81,7 +103,7 @@ def aggregate(table: TrialsTable) -> tuple[Counts, np.ndarray]:
         loose_correct=readonly(loose_ok),
         loose_strict_correct=readonly(strict_ok),
     )
-    return counts, row_unit
+    return counts, readonly(row_unit)
 
 
 _SCALARS = frozenset({str, int, float, bool})
@@ -98,29 +120,38 @@ def unit_metadata(
     Units without a value get ``None``. A value that changes within one item is
     bad input naming both lines.
     """
-    values = table.column(column)
-    out: list[Any] = [None] * n_units
-    first_line: list[int] = [0] * n_units
-    for r, v in enumerate(values):
-        if v is None:
-            continue
-        if type(v) not in _SCALARS:
-            kind = _KINDS.get(type(v), type(v).__name__)
-            raise BadInput(
-                Message(f"metadata column {column!r} holds {kind} ({short_repr(v)}); ", Param(param),
-                        " needs one value per item: a string, a number or true/false"),
-                path=table.path,
-                line=int(table.line[r]),
-            )
-        u = int(row_unit[r])
-        if out[u] is None:
-            out[u] = v
-            first_line[u] = int(table.line[r])
-        elif out[u] != v or (type(out[u]) is bool) != (type(v) is bool):
-            raise BadInput(
-                f"metadata column {column!r} is not constant for item "
-                f"{table.items[int(table.item[r])]!r}: {v!r} here, {out[u]!r} at line {first_line[u]}",
-                path=table.path,
-                line=int(table.line[r]),
-            )
-    return out
+    meta = table.column_codes(column)
+    codes = meta.codes
+    # Non-scalar values (a list, an object) are refused at their first row.
+    bad = [c for c, v in enumerate(meta.values) if type(v) not in _SCALARS]
+    first_bad = int(np.flatnonzero(np.isin(codes, bad))[0]) if bad else None
+    # Values compare as Python compares them (1 == 1.0), but true/false never equal a number.
+    kind_of: dict[tuple[bool, Any], int] = {}
+    kind = np.array([kind_of.setdefault((type(v) is bool, v), len(kind_of)) if type(v) in _SCALARS else -1
+                     for v in meta.values] + [-1], dtype=np.int64)[codes]  # code -1 -> -1
+    rows = np.flatnonzero(kind >= 0)
+    units, first = np.unique(row_unit[rows], return_index=True)  # each unit's first row holding a value
+    first_row = np.full(n_units, -1, dtype=np.int64)
+    first_row[units] = rows[first]
+    conflict = rows[kind[rows] != kind[first_row[row_unit[rows]]]]
+    first_conflict = int(conflict[0]) if conflict.size else None
+    if first_bad is not None and (first_conflict is None or first_bad < first_conflict):
+        v = meta.values[codes[first_bad]]
+        what = _KINDS.get(type(v), type(v).__name__)
+        raise BadInput(
+            Message(f"metadata column {column!r} holds {what} ({short_repr(v)}); ", Param(param),
+                    " needs one value per item: a string, a number or true/false"),
+            path=table.path,
+            line=int(table.line[first_bad]),
+        )
+    if first_conflict is not None:
+        r = first_conflict
+        r0 = int(first_row[row_unit[r]])
+        raise BadInput(
+            f"metadata column {column!r} is not constant for item "
+            f"{table.items[int(table.item[r])]!r}: {meta.values[codes[r]]!r} here, {meta.values[codes[r0]]!r} "
+            f"at line {int(table.line[r0])}",
+            path=table.path,
+            line=int(table.line[r]),
+        )
+    return [None if r < 0 else meta.values[codes[r]] for r in first_row.tolist()]

@@ -79,6 +79,16 @@ ZERO_WIDTH_MEAN = ("the normal interval over items has zero width (every item at
                    "point and says nothing about uncertainty")
 
 
+#: Values per array of one block of null replications (2 MiB of float64): the block's memory stays
+#: bounded by this, not by replications x items. The draws do not depend on the block size.
+NULL_BLOCK_VALUES = 1 << 18
+
+
+def null_chunk(n_items: int) -> int:
+    """Replications per block of the permutation null for a cell of ``n_items`` items (1 to 256)."""
+    return max(1, min(256, NULL_BLOCK_VALUES // max(n_items, 1)))
+
+
 def _cell_rng(seed: int, *names: Any) -> np.random.Generator:
     digest = hashlib.sha256("\x00".join(str(n) for n in names).encode()).digest()
     words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
@@ -336,7 +346,7 @@ def _cell(
 
     rng = _cell_rng(seed, "null", src, tgt, "" if bench is None else bench)
     null = permutation_null(
-        a, n1, b, n2, rule, n_resamples=n_null, rng=rng, groups=g, n_groups=len(labels),
+        a, n1, b, n2, rule, n_resamples=n_null, rng=rng, groups=g, n_groups=len(labels), chunk=null_chunk(a.size),
     )
     off = n_null == 0
 

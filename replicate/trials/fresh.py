@@ -7,7 +7,7 @@ agreement of their classifications, and what the fresh collection says about its
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -54,17 +54,7 @@ def restrict(table: TrialsTable, units: set[tuple[str, str]]) -> TrialsTable:
     """The rows of ``table`` whose (benchmark, item) is in ``units`` (codes and name tuples unchanged)."""
     names = np.array([(table.benchmarks[b], table.items[i]) in units
                       for b, i in zip(table.benchmark.tolist(), table.item.tolist())], dtype=bool)
-    keep = np.flatnonzero(names)
-
-    def sub(a: np.ndarray) -> np.ndarray:
-        out = a[keep]
-        out.flags.writeable = False
-        return out
-
-    rows = [table._rows[int(r)] for r in keep] if table._rows else ()
-    return replace(table, model=sub(table.model), benchmark=sub(table.benchmark), item=sub(table.item),
-                   trial=sub(table.trial), category=sub(table.category), loose=sub(table.loose),
-                   line=sub(table.line), _rows=rows)
+    return table.take(np.flatnonzero(names))
 
 
 def shared_items(released: TrialsTable, fresh: TrialsTable) -> tuple[TrialsTable, ItemDifference]:
@@ -173,10 +163,12 @@ def collection_provenance(name: str, table: TrialsTable, diff: ItemDifference,
     snapshots: dict[str, dict[str, list[str]]] = {}
     for col in SNAPSHOT_COLUMNS:
         if col in table.metadata_columns:
+            meta = table.column_codes(col)
+            has = meta.codes >= 0  # rows without a value are left out
+            pairs = np.unique(table.model[has].astype(np.int64) * max(len(meta.values), 1) + meta.codes[has])
             per: dict[str, set[str]] = {}
-            for m, v in zip(table.model.tolist(), table.column(col)):
-                if v is not None:
-                    per.setdefault(table.models[m], set()).add(str(v))
+            for m, c in zip(*np.divmod(pairs, max(len(meta.values), 1))):  # one (model, value) pair each
+                per.setdefault(table.models[int(m)], set()).add(str(meta.values[int(c)]))
             snapshots[col] = {m: sorted(v) for m, v in sorted(per.items())}
     prov = table.provenance.to_json() if table.provenance else {"path": table.path}
     return CollectionProvenance(name, prov, table.n_rows, table.models, table.benchmarks, table.scorers,

@@ -21,7 +21,7 @@ import numpy as np
 from replicate.diagnostics import Diagnostics
 from replicate.errors import Message, Param, UsageError
 from replicate.stats.classify import CLASSES
-from replicate.trials.load import API_ERROR, CATEGORIES, CORRECT, TrialsTable
+from replicate.trials.load import API_ERROR, CATEGORIES, CORRECT, TrialsTable, readonly
 from replicate.trials.results import CellResult, ItemsResult
 
 Reading = Literal["strict", "loose", "both"]
@@ -40,19 +40,9 @@ def loose_reading(table: TrialsTable) -> tuple[TrialsTable, int]:
     category = table.category.copy()
     category[(table.loose == 1) & ~api] = CORRECT
     category[(table.loose == 0) & (table.category == CORRECT)] = WRONG
-
-    def take(a: np.ndarray) -> np.ndarray:
-        out = a[keep]
-        out.flags.writeable = False
-        return out
-
-    rows = [table._rows[int(r)] for r in keep] if table._rows else ()
     no_loose = np.full(keep.size, -1, dtype=table.loose.dtype)  # one reading now: no strict-vs-loose R
     no_loose.flags.writeable = False
-    loose = dataclasses.replace(
-        table, path=f"{table.path} (loose reading)", model=take(table.model), benchmark=take(table.benchmark), item=take(table.item),
-        trial=take(table.trial), category=take(category), loose=no_loose, line=take(table.line), _rows=rows,
-    )
+    loose = table.take(keep, path=f"{table.path} (loose reading)", category=readonly(category[keep]), loose=no_loose)
     return loose, int(table.n_rows - keep.size)
 
 

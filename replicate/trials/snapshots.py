@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
@@ -54,13 +54,32 @@ def describe_change(model: str, change: Mapping[str, Mapping[str, int]]) -> str:
 
 
 def table_snapshot_changes(table: Any) -> dict[str, dict[str, dict[str, int]]]:
-    """:func:`snapshot_changes` of a :class:`~replicate.trials.load.TrialsTable` (empty without the columns)."""
+    """:func:`snapshot_changes` of a :class:`~replicate.trials.load.TrialsTable` (empty without the columns),
+    counted from the columns' codes: trials per (model, value) in one ``bincount`` per column."""
     cols = [c for c in PROVENANCE_COLUMNS if c in table.metadata_columns]
     if not cols:
         return {}
-    values = {c: table.column(c) if c in cols else [None] * table.n_rows for c in PROVENANCE_COLUMNS}
-    models = [table.models[i] for i in table.model]
-    return snapshot_changes(zip(models, values["snapshot"], values["system_fingerprint"]))
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    per = {c: _per_model(table, c) if c in cols else {} for c in PROVENANCE_COLUMNS}
+    for m, model in enumerate(table.models):
+        d = {c: per[c].get(m, {}) for c in PROVENANCE_COLUMNS}
+        if any(len(v) > 1 for v in d.values()):
+            out[model] = {c: dict(sorted(v.items())) for c, v in d.items()}
+    return dict(sorted(out.items()))
+
+
+def _per_model(table: Any, column: str) -> dict[int, dict[str, int]]:
+    """Trials per model code and value of ``column`` (non-empty strings only, as :func:`snapshot_changes`)."""
+    meta = table.column_codes(column)
+    n = len(meta.values)
+    counts = np.bincount(table.model.astype(np.int64) * (n + 1) + meta.codes + 1,
+                         minlength=len(table.models) * (n + 1)).reshape(len(table.models), n + 1)
+    out: dict[int, dict[str, int]] = {}
+    for m, c in zip(*np.nonzero(counts[:, 1:])):
+        v = meta.values[int(c)]
+        if isinstance(v, str) and v:
+            out.setdefault(int(m), {})[v] = int(counts[m, c + 1])
+    return out
 
 
 def split_by_snapshot(table: Any) -> Any:
@@ -72,20 +91,24 @@ def split_by_snapshot(table: Any) -> Any:
     if "snapshot" not in table.metadata_columns:
         raise UsageError(Message(Param("by_snapshot"), ": the trials table has no 'snapshot' column (score the "
                                  "archive with this version of 'replicate score', which writes it)"))
-    snaps: Sequence[Any] = table.column("snapshot")
-    per_model: dict[int, set[str]] = {}
-    for m, s in zip(table.model.tolist(), snaps):
-        if isinstance(s, str) and s:
-            per_model.setdefault(m, set()).add(s)
+    meta = table.column_codes("snapshot")
+    per_model = _per_model(table, "snapshot")
     split = {m for m, ss in per_model.items() if len(ss) > 1}
     if not split:
         return table
-    names = [
-        f"{table.models[m]}@{s if isinstance(s, str) and s else 'unknown'}" if m in split else table.models[m]
-        for m, s in zip(table.model.tolist(), snaps)
-    ]
+    # One name per (model, snapshot code) pair that occurs; code -1 (no snapshot) is the last column.
+    n = len(meta.values)
+    pair = table.model.astype(np.int64) * (n + 1) + np.where(meta.codes < 0, n, meta.codes)
+    pairs, inverse = np.unique(pair, return_inverse=True)
+
+    def name(p: int) -> str:
+        m, c = divmod(p, n + 1)
+        s = meta.values[c] if c < n else None
+        return f"{table.models[m]}@{s if isinstance(s, str) and s else 'unknown'}" if m in split else table.models[m]
+
+    names = [name(p) for p in pairs.tolist()]
     models = tuple(sorted(set(names)))
-    index = {n: i for i, n in enumerate(models)}
-    code = np.fromiter((index[n] for n in names), dtype=np.int32, count=len(names))
+    index = {nm: i for i, nm in enumerate(models)}
+    code = np.array([index[nm] for nm in names], dtype=np.int32)[inverse.ravel()]
     code.flags.writeable = False
     return dataclasses.replace(table, models=models, model=code)

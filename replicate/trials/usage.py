@@ -22,7 +22,6 @@ text, true/false, a list or an object.
 
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass
 
@@ -93,26 +92,24 @@ def _value(v: object) -> float | None | str:
 
 
 def _column(table: TrialsTable, name: str, error: np.ndarray) -> np.ndarray:
-    raw = table.column(name)
-    if set(map(type, raw)) <= {int, type(None)}:  # the common case, in one numpy call (None -> NaN)
-        with contextlib.suppress(OverflowError):
-            out = np.array(raw, dtype=np.float64)
-            if not ((out < 0) | (out > MAX_TOKENS) | (error & ~np.isnan(out))).any():
-                return out
-    out = np.full(len(raw), np.nan)  # row by row: reads text and floats, and names the first bad line
-    for r, v in enumerate(raw):
-        x = _value(v)
-        if isinstance(x, str):
-            raise BadInput(f"column {name!r} {x}", path=table.path, line=int(table.line[r]))
-        if x is None:
-            continue
-        if error[r]:
-            raise BadInput(
-                f"an api_error trial reports usage ({name} = {short_repr(v)}): an API error has no response "
-                "to count tokens of; make the usage null or the category what the response was",
-                path=table.path, line=int(table.line[r]),
-            )
-        out[r] = x
+    """The counts of one usage column (NaN where null), each distinct value read once; the first bad row named."""
+    meta = table.column_codes(name)
+    read = [_value(v) for v in meta.values]
+    why = {c: x for c, x in enumerate(read) if isinstance(x, str)}
+    count = np.array([np.nan if x is None or isinstance(x, str) else x for x in read] + [np.nan])  # code -1: NaN
+    out = count[meta.codes]
+    bad = np.flatnonzero(np.isin(meta.codes, list(why))) if why else np.zeros(0, dtype=np.int64)
+    reported = np.flatnonzero(error & ~np.isnan(out))
+    if bad.size and (not reported.size or bad[0] <= reported[0]):
+        r = int(bad[0])
+        raise BadInput(f"column {name!r} {why[int(meta.codes[r])]}", path=table.path, line=int(table.line[r]))
+    if reported.size:
+        r = int(reported[0])
+        raise BadInput(
+            f"an api_error trial reports usage ({name} = {short_repr(meta.values[meta.codes[r]])}): an API error "
+            "has no response to count tokens of; make the usage null or the category what the response was",
+            path=table.path, line=int(table.line[r]),
+        )
     return out
 
 
