@@ -143,9 +143,18 @@ class _Interner:
         self.ok_types = {str, int} if allow_int else {str}
         self.code: dict[Any, int] = {}  # value as written -> provisional code
         self.text: dict[str, int] = {}  # value's text -> provisional code
+        self.only_text = True  # every key of self.code is a str
         self.chunks = _Chunks(np.int32)
 
     def add(self, col: list[Any], lines: np.ndarray, path: Path) -> None:
+        if self.only_text:
+            # Every value seen so far is text, and no JSON value but text equals a text key: a chunk
+            # of known values needs one look-up per row (a new or bad value fails it: checked below).
+            try:
+                self.chunks.append(np.fromiter(map(self.code.__getitem__, col), dtype=np.int32, count=len(col)))
+                return
+            except (KeyError, TypeError):
+                pass
         name, ok_types = self.name, self.ok_types
         if set(map(type, col)) - ok_types:
             r = _first_row(col, lambda v: type(v) not in self.ok_types)
@@ -164,6 +173,7 @@ class _Interner:
             if type(v) is str and not v.strip():
                 raise BadInput(f"column {name!r} is empty", path=path, line=int(lines[col.index(v)]))
             code[v] = self.text.setdefault(str(v), len(self.text))
+            self.only_text &= type(v) is str
         self.chunks.append(np.fromiter(map(code.__getitem__, col), dtype=np.int32, count=len(col)))
 
     def finish(self) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -256,12 +266,14 @@ class ColumnBuilder:
         self.scorers: set[str] = set()
         self.meta: dict[str, _MetaBuilder] = {}
 
-    def add(self, rows: list[dict], lines: np.ndarray) -> None:
-        """Validate one chunk of rows (``lines[j]``: the 1-based line of ``rows[j]``) and append its columns."""
+    def add(self, rows: list[dict], lines: np.ndarray, present: set[str] | None = None) -> None:
+        """Validate one chunk of rows (``lines[j]``: the 1-based line of ``rows[j]``) and append its columns;
+        ``present``: the columns any of the rows has, when the caller knows them."""
         if not rows:
             return
         path = self.path
-        present: set[str] = set().union(*rows)
+        if present is None:
+            present = set().union(*rows)
         if self.first_line is None:
             # A required column in no row of the first chunk: the file (or its start) lacks it.
             self.first_line = int(lines[0])
@@ -273,14 +285,22 @@ class ColumnBuilder:
                     path=path,
                     line=self.first_line,
                 )
-        cols = {c: _column(rows, c) if c in present else [MISSING] * len(rows) for c in KNOWN}
-        self.model.add(cols["model"], lines, path)
-        self.benchmark.add(cols["benchmark"], lines, path)
-        self.item.add(cols["item"], lines, path)
-        self.category.append(_categories(cols["category"], path, lines))
-        self.trial.append(compact(_trials(cols["trial"], path, lines)))
-        self.loose.append(_loose(cols["correct_loose"], path, lines))
-        self.scorers.update(v for v in dict.fromkeys(cols["scorer"]) if type(v) is str)
+        n = len(rows)
+
+        def col(c: str) -> list[Any]:
+            return _column(rows, c) if c in present else [MISSING] * n
+
+        self.model.add(col("model"), lines, path)
+        self.benchmark.add(col("benchmark"), lines, path)
+        self.item.add(col("item"), lines, path)
+        self.category.append(_categories(col("category"), path, lines))
+        self.trial.append(compact(_trials(col("trial"), path, lines)))
+        if "correct_loose" in present:
+            self.loose.append(_loose(_column(rows, "correct_loose"), path, lines))
+        else:
+            self.loose.append(np.full(n, -1, dtype=np.int8))
+        if "scorer" in present:
+            self.scorers.update(v for v in dict.fromkeys(_column(rows, "scorer")) if type(v) is str)
         for name in present - KNOWN - self.meta.keys():
             self.meta[name] = _MetaBuilder(self.n_rows)
         for name, b in self.meta.items():
@@ -311,7 +331,9 @@ class ColumnBuilder:
 
 
 def _categories(col: list[Any], path: Path, lines: np.ndarray) -> np.ndarray:
-    if set(map(type, col)) - {str} or not _CATEGORY_CODE.keys() >= dict.fromkeys(col).keys():
+    try:  # no JSON value but text equals a text key: the look-up alone checks every row
+        return np.fromiter(map(_CATEGORY_CODE.__getitem__, col), dtype=np.int8, count=len(col))
+    except (KeyError, TypeError):
         r = _first_row(col, lambda v: type(v) is not str or v not in _CATEGORY_CODE)
         v = col[r]
         shown = "missing" if v is MISSING else short_repr(v)
@@ -319,8 +341,7 @@ def _categories(col: list[Any], path: Path, lines: np.ndarray) -> np.ndarray:
             f"unknown category {shown}; allowed: {', '.join(CATEGORIES)}",
             path=path,
             line=int(lines[r]),
-        )
-    return np.fromiter(map(_CATEGORY_CODE.__getitem__, col), dtype=np.int8, count=len(col))
+        ) from None
 
 
 def _trials(col: list[Any], path: Path, lines: np.ndarray) -> np.ndarray:

@@ -147,8 +147,8 @@ def read_trials(
         stream = InputStream(p)
     builder = ColumnBuilder(p)
     chunks = _chunks_csv(stream, p, diag) if csv_like else _chunks_jsonl(stream, p, diag)
-    for rows, lines in chunks:
-        builder.add(rows, lines)
+    for rows, lines, present in chunks:
+        builder.add(rows, lines, present)
     cols = builder.finish()
     check_duplicates(cols.model, cols.benchmark, cols.item, cols.trial, cols.line,
                      (cols.models, cols.benchmarks, cols.items), p)
@@ -197,7 +197,11 @@ def _starts_like_csv(stream: InputStream) -> bool:
 # Row sources: chunks of (rows, their lines)
 
 
-def _chunks_jsonl(stream: InputStream, path: Path, diag: Diagnostics) -> Iterator[tuple[list[dict], np.ndarray]]:
+#: A chunk of rows, their lines, and the columns some row of it has (None: not known yet).
+Chunk = tuple[list[dict], np.ndarray, "set[str] | None"]
+
+
+def _chunks_jsonl(stream: InputStream, path: Path, diag: Diagnostics) -> Iterator[Chunk]:
     before = 0  # lines in earlier chunks
     for chunk in line_chunks(stream.blocks(), path=path, size=CHUNK_BYTES):
         ends_with_newline = chunk.endswith(b"\n")
@@ -218,8 +222,9 @@ def _chunks_jsonl(stream: InputStream, path: Path, diag: Diagnostics) -> Iterato
                         path=path,
                         line=int(lines[j]),
                     )
-        _check_repeated_keys(body, rows, lines, before - n_lines, path, diag)
-        yield rows, lines
+        present: set[str] = set().union(*rows)
+        _check_repeated_keys(body, rows, lines, before - n_lines, present, path, diag)
+        yield rows, lines, present
 
 
 def _rows_one_by_one(
@@ -250,17 +255,18 @@ def _rows_one_by_one(
 
 
 def _check_repeated_keys(
-    body: bytes, rows: list[dict], lines: np.ndarray, before: int, path: Path, diag: Diagnostics
+    body: bytes, rows: list[dict], lines: np.ndarray, before: int, present: set[str], path: Path, diag: Diagnostics
 ) -> None:
     """A column the reader takes (:data:`KNOWN`) written twice in one row: the judge readers' check
     (:func:`~replicate.readkit_records.check_repeated_fields`), an error when the values differ, else a
     ``repeated-key`` warning. Only a column whose key text occurs in the chunk more often than rows hold
-    it can be written twice in a row; only those are looked for line by line. A required column's text
-    occurring at most once per row needs no count of the rows holding it: a row without it is refused
-    by the column builder anyway."""
+    it can be written twice in a row; only those are looked for line by line. A column no row has
+    (``present``: the columns some row has) is written in no row. A required column's text occurring
+    at most once per row needs no count of the rows holding it: a row without it is refused by the
+    column builder anyway."""
     n_rows = len(rows)
     wanted = []
-    for name in KNOWN:
+    for name in KNOWN & present:
         total = body.count(field_pattern(name))
         if total <= 1 or (name in REQUIRED and total <= n_rows):
             continue
@@ -273,7 +279,7 @@ def _check_repeated_keys(
         check_repeated_fields(parts[line - before - 1], wanted, path, line, diag)
 
 
-def _chunks_csv(stream: InputStream, path: Path, diag: Diagnostics) -> Iterator[tuple[list[dict], np.ndarray]]:
+def _chunks_csv(stream: InputStream, path: Path, diag: Diagnostics) -> Iterator[Chunk]:
     reader = csv.reader(_csv_lines(stream, path), strict=True)
     try:
         header = next(reader)
@@ -309,10 +315,10 @@ def _chunks_csv(stream: InputStream, path: Path, diag: Diagnostics) -> Iterator[
         )
         lines.append(reader.line_num)
         if len(rows) >= CSV_CHUNK_ROWS:
-            yield rows, np.asarray(lines, dtype=np.int64)
+            yield rows, np.asarray(lines, dtype=np.int64), None
             rows, lines = [], []
     if rows:
-        yield rows, np.asarray(lines, dtype=np.int64)
+        yield rows, np.asarray(lines, dtype=np.int64), None
 
 
 def _csv_lines(stream: InputStream, path: Path) -> Iterator[str]:
