@@ -151,7 +151,7 @@ class _Interner:
             # Every value seen so far is text, and no JSON value but text equals a text key: a chunk
             # of known values needs one look-up per row (a new or bad value fails it: checked below).
             try:
-                self.chunks.append(np.fromiter(map(self.code.__getitem__, col), dtype=np.int32, count=len(col)))
+                self.chunks.append(np.fromiter(map(self.code.__getitem__, col), dtype=self.dtype(), count=len(col)))
                 return
             except (KeyError, TypeError):
                 pass
@@ -174,7 +174,11 @@ class _Interner:
                 raise BadInput(f"column {name!r} is empty", path=path, line=int(lines[col.index(v)]))
             code[v] = self.text.setdefault(str(v), len(self.text))
             self.only_text &= type(v) is str
-        self.chunks.append(np.fromiter(map(code.__getitem__, col), dtype=np.int32, count=len(col)))
+        self.chunks.append(np.fromiter(map(code.__getitem__, col), dtype=self.dtype(), count=len(col)))
+
+    def dtype(self) -> type[np.signedinteger]:
+        """The narrowest type of every provisional code so far (a chunk's codes are kept in it)."""
+        return code_dtype(max(len(self.text) - 1, 0))
 
     def finish(self) -> tuple[np.ndarray, tuple[str, ...]]:
         names = sorted(self.text)
@@ -387,15 +391,17 @@ def check_duplicates(
     line first). One sort of one int64 key when the four fit in it; otherwise a sort of (unit, trial)."""
     models, benchmarks, items = (tuple(n) for n in names)
     n_units = len(models) * len(benchmarks) * len(items)
-    unit = (model.astype(np.int64) * len(benchmarks) + bench) * len(items) + item
     top = int(trial.max()) + 1 if trial.size else 1
     if n_units * top < 2**62:
-        key = unit * top + trial
-        del unit
+        key = model.astype(np.int64)  # built in place: one array of 8 bytes a row
+        for factor, column in ((len(benchmarks), bench), (len(items), item), (top, trial)):
+            key *= factor
+            key += column
         key.sort()
         if not (key[1:] == key[:-1]).any():
             return
-        unit = (model.astype(np.int64) * len(benchmarks) + bench) * len(items) + item
+        del key
+    unit = (model.astype(np.int64) * len(benchmarks) + bench) * len(items) + item
     order = np.lexsort((lines, trial, unit))
     su, st = unit[order], trial[order]
     same = np.flatnonzero((su[1:] == su[:-1]) & (st[1:] == st[:-1]))
