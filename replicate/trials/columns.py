@@ -1,4 +1,5 @@
-"""The column store of a trials table: rows become small integers as they are read, chunk by chunk.
+"""The column store of a trials table (:class:`TrialsTable`): rows become small integers as they are read,
+chunk by chunk. :mod:`replicate.trials.load` reads files into it (and re-exports the table).
 
 A reader hands :class:`ColumnBuilder` one chunk of parsed rows at a time (a list
 of dicts and their lines); the builder validates the chunk, turns each string
@@ -15,14 +16,15 @@ every row; a bad value is then located to its first row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
 from replicate.errors import BadInput
+from replicate.provenance import FileProvenance
 
 CATEGORIES: tuple[str, ...] = (
     "correct",
@@ -235,10 +237,20 @@ _LOOSE_CODE = {True: 1, False: 0, None: -1, MISSING: -1}
 _LOOSE_TYPES = {bool, type(None), _Missing}
 
 
-@dataclass(frozen=True)
-class Columns:
-    """What :meth:`ColumnBuilder.finish` hands back: every column whole, codes in sorted order."""
+@dataclass(frozen=True, eq=False)
+class TrialsTable:
+    """A validated trials table held as columns of integer codes (arrays read-only).
 
+    ``model[r]``, ``benchmark[r]`` and ``item[r]`` index into :attr:`models`,
+    :attr:`benchmarks` and :attr:`items`; ``category[r]`` into :data:`CATEGORIES`;
+    ``loose[r]`` is 1/0 for a loose reading true/false and -1 where there is none;
+    ``line[r]`` is the row's line in the file (1-based). The metadata columns are
+    held as codes into their distinct values (:meth:`column_codes`). Each integer column
+    is held in the narrowest signed type its values need (codes, trial indices and lines
+    of a table of a few hundred models, benchmarks or trials take one or two bytes).
+    """
+
+    path: str
     models: tuple[str, ...]
     benchmarks: tuple[str, ...]
     items: tuple[str, ...]
@@ -249,8 +261,44 @@ class Columns:
     category: np.ndarray
     loose: np.ndarray
     line: np.ndarray
-    scorers: tuple[str, ...]
-    meta: dict[str, MetaColumn]
+    scorers: tuple[str, ...] = ()
+    metadata_columns: tuple[str, ...] = ()
+    provenance: FileProvenance | None = None
+    _meta: Mapping[str, MetaColumn] = field(default_factory=dict, repr=False)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.model.shape[0])
+
+    @property
+    def has_loose(self) -> bool:
+        return bool((self.loose >= 0).any())
+
+    def column_codes(self, name: str) -> MetaColumn:
+        """A pass-through column as one code per row into its distinct values (-1: none in that row)."""
+        if name not in self.metadata_columns:
+            allowed = ", ".join(self.metadata_columns) or "(none)"
+            raise BadInput(
+                f"no column {name!r} in the trials table; metadata columns: {allowed}",
+                path=self.path,
+            )
+        return self._meta[name]
+
+    def column(self, name: str) -> list[Any]:
+        """The raw values of a pass-through column, one per row (None where absent)."""
+        return self.column_codes(name).to_list()
+
+    def take(self, keep: np.ndarray, **columns: Any) -> TrialsTable:
+        """The rows ``keep`` (indices, in order) of the table; ``columns`` replace fields of the result
+        (``category=...``, ``path=...``) as :func:`dataclasses.replace` would."""
+
+        def sub(a: np.ndarray) -> np.ndarray:
+            return readonly(a[keep])
+
+        fields = {c: sub(getattr(self, c)) for c in ("model", "benchmark", "item", "trial", "category", "loose", "line")}
+        meta = {name: m.take(keep) for name, m in self._meta.items()}
+        return replace(self, **{**fields, "_meta": meta, **columns})
+
 
 
 class ColumnBuilder:
@@ -315,17 +363,21 @@ class ColumnBuilder:
         self.line.append(compact(np.asarray(lines, dtype=np.int64)))
         self.n_rows += len(rows)
 
-    def finish(self) -> Columns:
+    def finish(self, provenance: FileProvenance) -> TrialsTable:
+        """The table: codes renumbered in sorted order, every column whole; a duplicate trial refused."""
         if not self.n_rows:
             raise BadInput("the trials table has no rows", path=self.path)
         model, models = self.model.finish()
         bench, benchmarks = self.benchmark.finish()
         item, items = self.item.finish()
-        return Columns(
-            models=models, benchmarks=benchmarks, items=items, model=model, benchmark=bench, item=item,
-            trial=self.trial.take(), category=self.category.take(), loose=self.loose.take(),
-            line=self.line.take(), scorers=tuple(sorted(self.scorers)),
-            meta={name: self.meta[name].finish() for name in sorted(self.meta)},
+        trial, line = self.trial.take(), self.line.take()
+        check_duplicates(model, bench, item, trial, line, (models, benchmarks, items), self.path)
+        meta = {name: self.meta[name].finish() for name in sorted(self.meta)}
+        return TrialsTable(
+            path=str(self.path), models=models, benchmarks=benchmarks, items=items, model=readonly(model),
+            benchmark=readonly(bench), item=readonly(item), trial=readonly(trial),
+            category=readonly(self.category.take()), loose=readonly(self.loose.take()), line=readonly(line),
+            scorers=tuple(sorted(self.scorers)), metadata_columns=tuple(meta), provenance=provenance, _meta=meta,
         )
 
 

@@ -25,9 +25,8 @@ import io
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import orjson
@@ -38,16 +37,7 @@ from replicate.inputfile import is_stdio, read_input
 from replicate.provenance import FileProvenance, find_release
 from replicate.readkit import InputStream, count_newlines, json_chunk, line_chunks
 from replicate.readkit_records import check_repeated_fields, field_pattern
-from replicate.trials.columns import (
-    CATEGORIES,
-    KNOWN,
-    REQUIRED,
-    ColumnBuilder,
-    MetaColumn,
-    check_duplicates,
-    readonly,
-    short_repr,
-)
+from replicate.trials.columns import CATEGORIES, KNOWN, REQUIRED, ColumnBuilder, TrialsTable, readonly, short_repr
 
 __all__ = ["CATEGORIES", "CORRECT", "API_ERROR", "REQUIRED", "KNOWN", "TrialsTable", "read_trials", "readonly",
            "short_repr"]
@@ -60,69 +50,6 @@ API_ERROR = CATEGORIES.index("api_error")
 CHUNK_BYTES = 1 << 16
 #: CSV records validated per chunk.
 CSV_CHUNK_ROWS = 8192
-
-
-@dataclass(frozen=True, eq=False)
-class TrialsTable:
-    """A validated trials table held as columns of integer codes (arrays read-only).
-
-    ``model[r]``, ``benchmark[r]`` and ``item[r]`` index into :attr:`models`,
-    :attr:`benchmarks` and :attr:`items`; ``category[r]`` into :data:`CATEGORIES`;
-    ``loose[r]`` is 1/0 for a loose reading true/false and -1 where there is none;
-    ``line[r]`` is the row's line in the file (1-based). The metadata columns are
-    held as codes into their distinct values (:meth:`column_codes`). Each integer column
-    is held in the narrowest signed type its values need (codes, trial indices and lines
-    of a table of a few hundred models, benchmarks or trials take one or two bytes).
-    """
-
-    path: str
-    models: tuple[str, ...]
-    benchmarks: tuple[str, ...]
-    items: tuple[str, ...]
-    model: np.ndarray
-    benchmark: np.ndarray
-    item: np.ndarray
-    trial: np.ndarray
-    category: np.ndarray
-    loose: np.ndarray
-    line: np.ndarray
-    scorers: tuple[str, ...] = ()
-    metadata_columns: tuple[str, ...] = ()
-    provenance: FileProvenance | None = None
-    _meta: Mapping[str, MetaColumn] = field(default_factory=dict, repr=False)
-
-    @property
-    def n_rows(self) -> int:
-        return int(self.model.shape[0])
-
-    @property
-    def has_loose(self) -> bool:
-        return bool((self.loose >= 0).any())
-
-    def column_codes(self, name: str) -> MetaColumn:
-        """A pass-through column as one code per row into its distinct values (-1: none in that row)."""
-        if name not in self.metadata_columns:
-            allowed = ", ".join(self.metadata_columns) or "(none)"
-            raise BadInput(
-                f"no column {name!r} in the trials table; metadata columns: {allowed}",
-                path=self.path,
-            )
-        return self._meta[name]
-
-    def column(self, name: str) -> list[Any]:
-        """The raw values of a pass-through column, one per row (None where absent)."""
-        return self.column_codes(name).to_list()
-
-    def take(self, keep: np.ndarray, **columns: Any) -> TrialsTable:
-        """The rows ``keep`` (indices, in order) of the table; ``columns`` replace fields of the result
-        (``category=...``, ``path=...``) as :func:`dataclasses.replace` would."""
-
-        def sub(a: np.ndarray) -> np.ndarray:
-            return readonly(a[keep])
-
-        fields = {c: sub(getattr(self, c)) for c in ("model", "benchmark", "item", "trial", "category", "loose", "line")}
-        meta = {name: m.take(keep) for name, m in self._meta.items()}
-        return replace(self, **{**fields, "_meta": meta, **columns})
 
 
 # --------------------------------------------------------------------------------------
@@ -150,28 +77,8 @@ def read_trials(
     chunks = _chunks_csv(stream, p, diag) if csv_like else _chunks_jsonl(stream, p, diag)
     for rows, lines, present in chunks:
         builder.add(rows, lines, present)
-    cols = builder.finish()
-    check_duplicates(cols.model, cols.benchmark, cols.item, cols.trial, cols.line,
-                     (cols.models, cols.benchmarks, cols.items), p)
     assert stream.size is not None and stream.sha256 is not None  # read to its end
-    prov = FileProvenance(str(p), stream.size, stream.sha256, find_release(p))
-    return TrialsTable(
-        path=str(p),
-        models=cols.models,
-        benchmarks=cols.benchmarks,
-        items=cols.items,
-        model=readonly(cols.model),
-        benchmark=readonly(cols.benchmark),
-        item=readonly(cols.item),
-        trial=readonly(cols.trial),
-        category=readonly(cols.category),
-        loose=readonly(cols.loose),
-        line=readonly(cols.line),
-        scorers=cols.scorers,
-        metadata_columns=tuple(cols.meta),
-        provenance=prov,
-        _meta=cols.meta,
-    )
+    return builder.finish(FileProvenance(str(p), stream.size, stream.sha256, find_release(p)))
 
 
 def _regular(p: Path) -> bool:
