@@ -267,7 +267,8 @@ def write_archive(path: Path, n_items: int, k: int, seed: int = 0) -> int:
 
 def child(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, str]:
     """Run the Python command ``cmd`` in a fresh interpreter: CPU seconds (user + sys), its peak resident MB
-    (its own VmHWM, through bench/peak_rss.py) and its stdout."""
+    (its own VmHWM, through bench/peak_rss.py) and its stdout. Unlike bench_growth's ``child``, ``ru_maxrss``
+    is not looked at: it starts from this process's own peak, which the engine part has raised."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
             tempfile.NamedTemporaryFile(suffix=".kib") as peak:
         p = subprocess.Popen([sys.executable, str(PEAK), *cmd], stdout=out, stderr=err, cwd=cwd,
