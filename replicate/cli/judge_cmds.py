@@ -101,7 +101,7 @@ def parse_cmd(
         raise UsageError(f"--labels writes one file's labels; got {len(files)} files")
     if labels is not None and not is_stdio(labels):
         labels_output(force).check(labels)
-    loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=False, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch, cluster), parser=parser, out_of_scale=out_of_scale)
+    loaded = load(runs_from_files(files), key_field, gold_field, output_field, strict, reader, gold, gold_reader, need_gold=False, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch, cluster), parser=parser, parsers=[parser] if parser else [], out_of_scale=out_of_scale)
     labelled = loaded.labelled(need_parser(parser, loaded))
     settings = uncertainty_of(replicates, seed, cluster, MIN_ITEMS, loaded)
     shares = functools.partial(parse_intervals, settings=settings) if settings.resampled else None

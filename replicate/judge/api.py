@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -16,7 +16,7 @@ from replicate.judge.gold import GoldJoin, join_gold, require_gold
 from replicate.judge.labelcache import LabelCache
 from replicate.judge.load import FieldSpec, load_run
 from replicate.judge.load.runcache import RunCache
-from replicate.judge.model import LabelledRun, Run
+from replicate.judge.model import LabelledRun, Run, evolve
 from replicate.judge.outofscale import (
     KEEP,
     OutOfScale,
@@ -50,7 +50,8 @@ class Loaded:
     run_cache: RunCache | None = None  # read runs kept across processes (with the label cache)
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
     _label_keys: dict = field(default_factory=dict, repr=False, compare=False)
-    #: (run, parser) -> (labels, label-cache key, label-cache events) given by a worker, used once
+    #: (run, parser) -> (labels, label-cache key, label-cache events) given by a worker, used once; (labels,
+    #: None, None): the parser read them while the run's files were read (not yet through the label cache)
     _prelabelled: dict = field(default_factory=dict, repr=False, compare=False)
     #: a run's name as given (its file's) -> the model name it was given after reading (see :func:`load_runs`)
     renamed: dict[str, str] = field(default_factory=dict)
@@ -85,7 +86,7 @@ class Loaded:
             needs_parser = any(r.labels is None for r in self.runs)
             parser = PARSERS.get(parser_name) if needs_parser else None
             names = self.key_names
-            read = [apply_out_of_scale(replace(self._label(r, parser), key_names=names, diagnostics=self.diagnostics), self.out_of_scale)
+            read = [apply_out_of_scale(evolve(self._label(r, parser), key_names=names, diagnostics=self.diagnostics), self.out_of_scale)
                     for r in self.runs]
             self._cache[parser_name] = [lr for lr, _ in read]
             self._scales[parser_name] = tuple(o for _, o in read)
@@ -108,13 +109,16 @@ class Loaded:
         if parser is None or run.labels is not None or self.gold is not None:
             return run.label_with(parser)
         pre = self._prelabelled.pop((run.name, parser.name), None)
-        if pre is not None:  # labelled by a worker process while reading (see replicate.judge.workers)
+        parsed = None
+        if pre is not None and pre[1] is None:  # read by the parser while the files were read
+            parsed = pre[0]
+        elif pre is not None:  # labelled by a worker process while reading (see replicate.judge.workers)
             labels, key, events = pre
             self._label_keys.setdefault((run.name, parser.name), key)
             if cache is not None:
                 cache.events.extend(events)
             return run.label_with(parser, cached=labels)
-        out, key = label_through(run, parser, self.fields, self.run_options.get(run.name, self.options), cache)
+        out, key = label_through(run, parser, self.fields, self.run_options.get(run.name, self.options), cache, parsed)
         self._label_keys.setdefault((run.name, parser.name), key)
         return out
 
@@ -258,11 +262,15 @@ def load_runs(
             prefetch=tuple(prefetch),
         )
     else:
+        # the outputs read by the command's parsers as they are read (not with --gold: its join drops items)
+        read_with = tuple(PARSERS.get(p) for p in dict.fromkeys(parsers) if p in PARSERS) if gold is None else ()
+        parsed: dict[str, dict] = {s.name: {} for s in specs}
         runs = tuple(
             load_spec(s, fields=fields, diag=diag, reader=s.reader or reader, options=own.get(s.name, options),
-                       run_cache=run_cache)
+                       run_cache=run_cache, parsers=read_with, parsed=parsed[s.name])
             for s in specs
         )
+        prelabelled = {(name, p): (labels, None, None) for name, got in parsed.items() for p, labels in got.items()}
     _refuse_gold_only(runs)
     runs, own, prelabelled, renamed = _model_names(specs, runs, own, prelabelled)
     joined = None
@@ -294,7 +302,7 @@ def _model_names(
     names = [wanted.get(r.name, r.name) for r in runs]
     if not wanted or len(set(names)) != len(names):
         return tuple(runs), own, prelabelled, {}
-    renamed = tuple(replace(r, name=n) for r, n in zip(runs, names))
+    renamed = tuple(evolve(r, name=n) for r, n in zip(runs, names))
     own = {wanted.get(k, k): v for k, v in own.items()}
     prelabelled = {(wanted.get(k[0], k[0]), *k[1:]): v for k, v in prelabelled.items()}
     return renamed, own, prelabelled, wanted

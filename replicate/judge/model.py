@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from replicate.diagnostics import Diagnostics
+from replicate.judge.keytable import as_array, columns, raw_keys
 from replicate.labels import LabelSet
 from replicate.parsing import UNPARSED, Parser
 from replicate.provenance import FileProvenance
@@ -107,13 +108,14 @@ class Run:
     """One model version's outputs over a set of items (one file or several pooled).
 
     ``keys`` are item keys (key fields joined by :data:`KEY_SEP`, compared as
-    strings), ``gold`` integer reference labels, ``outputs`` the raw texts
+    strings; a run read from files holds them in a :class:`~replicate.judge.keytable.KeyTable`, made into
+    the object array on first use), ``gold`` integer reference labels, ``outputs`` the raw texts
     (``None`` where a record had no output), ``labels`` a pre-computed label
     array for formats whose labels are not parsed from text (EXAM), else None.
     """
 
     name: str
-    keys: np.ndarray  # object array of str, shape (n,)
+    keys: np.ndarray  # object array of str, shape (n,) (a KeyTable until first read: see columns() below)
     gold: np.ndarray  # int16, shape (n,)
     outputs: Sequence[str | None]  # a tuple, or read on first use (a run from the run cache)
     files: tuple[RunFile, ...]
@@ -135,16 +137,19 @@ class Run:
         return self.decided or "exam-grades"
 
     def __post_init__(self) -> None:
-        n = len(self.keys)
+        n = len(raw_keys(self))
         if len(self.gold) != n or len(self.outputs) != n:
             raise ValueError(f"run {self.name!r}: keys, gold and outputs differ in length")
         if self.labels is not None and len(self.labels) != n:
             raise ValueError(f"run {self.name!r}: labels and keys differ in length")
 
     def __len__(self) -> int:
-        return len(self.keys)
+        return len(raw_keys(self))
 
-    def label_with(self, parser: Parser | None, *, cached: np.ndarray | None = None) -> "LabelledRun":
+    def label_with(
+        self, parser: Parser | None, *, cached: np.ndarray | None = None, key_names: tuple[str, ...] | None = None,
+        diagnostics: Diagnostics | None = None,
+    ) -> "LabelledRun":
         """Apply a parser (or take the file's own labels) to get a :class:`LabelledRun`.
 
         ``cached`` are labels this parser gave these outputs before (the label
@@ -160,8 +165,8 @@ class Run:
         labels = readonly(np.asarray(labels, np.int8))
         label_set = self.label_set if self.labels is not None else getattr(parser, "label_set", None)
         return LabelledRun(
-            self.name, self.keys, self.gold, labels, parser_name, self.files, self.origins,
-            yields=self.yields, label_set=label_set,
+            self.name, as_array(raw_keys(self)), self.gold, labels, parser_name, self.files, self.origins,
+            yields=self.yields, label_set=label_set, key_names=key_names, diagnostics=diagnostics,
         )
 
     def to_json(self) -> dict:
@@ -173,7 +178,7 @@ class LabelledRun:
     """A run whose outputs have been read into labels by one parser version."""
 
     name: str
-    keys: np.ndarray
+    keys: np.ndarray  # object array of str (a KeyTable until first read)
     gold: np.ndarray
     labels: np.ndarray  # int8, UNPARSED where the parser found no label
     parser: str
@@ -200,7 +205,23 @@ class LabelledRun:
         return int(np.count_nonzero(self.labels == UNPARSED))
 
     def __len__(self) -> int:
-        return len(self.keys)
+        return len(raw_keys(self))
+
+
+# ``keys`` of both: what the constructor is given (an array, or a KeyTable made into one on first read)
+columns(Run, "keys", "splits")
+columns(LabelledRun, "keys")
+columns(Origins, "file_index", "line")
+
+_R = TypeVar("_R", "Run", "LabelledRun")
+
+
+def evolve(run: _R, **changes: object) -> _R:
+    """:func:`dataclasses.replace` for a :class:`Run` or :class:`LabelledRun` that keeps its keys as stored
+    (a :class:`~replicate.judge.keytable.KeyTable` is not made into strings)."""
+    values = {f.name: run.__dict__[f.name] for f in fields(run) if f.init}
+    values.update(changes)
+    return type(run)(**values)
 
 
 def decided_column(runs: Sequence[Run]) -> str | None:

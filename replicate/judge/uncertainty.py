@@ -122,12 +122,14 @@ class Uncertainty:
         return Clusters.from_keys(keys, field=field, name=self.key_fields[field], sep=KEY_SEP)
 
     def shares(
-        self, hits: np.ndarray, counted: np.ndarray, keys: np.ndarray, clusters: Clusters | None = None
+        self, hits: np.ndarray, counted: np.ndarray, keys: np.ndarray | None, clusters: Clusters | None = None
     ) -> list[Interval]:
         """Bootstrap intervals of each row's share of hits over counted items (rows x items keyed by ``keys``).
 
-        ``clusters`` are those of ``keys`` (:meth:`clusters`) when the caller has them already.
+        ``clusters`` are those of ``keys`` (:meth:`clusters`) when the caller has them already (``keys`` None).
         """
+        if clusters is None and keys is None:
+            raise ValueError("shares needs the items' keys or their clusters")
         from replicate.stats.shares import bootstrap_shares
 
         return bootstrap_shares(

@@ -66,7 +66,7 @@ _BLOCK = 64
 EDGE_BLOCK = 64
 _SWAP = [0, 2, 1, 3, 4]  # CATEGORIES with only_old and only_new swapped
 _GRAM_CLUSTERS = 5000  # up to this many clusters, per-cluster Gram products (see _counts_by_gram)
-_DRAWS = 1 << 21  # cluster indices drawn at once by cluster_weights (16 MB)
+_DRAWS = 1 << 18  # cluster indices drawn at once by cluster_weights (2 MB)
 
 
 @dataclass(frozen=True)
@@ -628,7 +628,8 @@ def cluster_replicates(rng: np.random.Generator, per_cluster: np.ndarray, n_resa
         return np.zeros((n_resamples, P, K), dtype=np.int64)
     T = per_cluster.reshape(G, P * K)
     carry = np.flatnonzero(T.any(axis=1))  # a cluster without counts adds nothing: its weights are not kept
-    T = T[carry]
+    if len(carry) < G:
+        T = T[carry]
     # Float products of integer counts are exact while every sum stays below the float's
     # integer range; a replicate count is at most G times the largest cluster count.
     dtype = np.float32 if G * int(T.max(initial=0)) < (1 << 24) else np.float64

@@ -41,11 +41,11 @@ def share_counts(hits: np.ndarray, counted: np.ndarray, codes: np.ndarray, n_clu
     """Per cluster and row, (counted hits, counted misses): int64 ``(n_clusters, rows, 2)``."""
     hits = np.asarray(hits, dtype=bool)
     counted = np.asarray(counted, dtype=bool)
-    R, N = counted.shape
-    flat = (np.asarray(codes, dtype=np.int64)[None, :] + n_clusters * np.arange(R)[:, None]).ravel()
-    out = np.empty((n_clusters, R, 2), dtype=np.int64)
-    for k, mask in enumerate((hits & counted, counted & ~hits)):
-        out[:, :, k] = np.bincount(flat, weights=mask.ravel(), minlength=R * n_clusters).reshape(R, n_clusters).T
+    codes = np.asarray(codes)
+    out = np.empty((n_clusters, counted.shape[0], 2), dtype=np.int64)
+    for r in range(counted.shape[0]):  # a row at a time: memory by items, not rows x items x 8 bytes
+        out[:, r, 0] = np.bincount(codes[hits[r] & counted[r]], minlength=n_clusters)
+        out[:, r, 1] = np.bincount(codes[counted[r] & ~hits[r]], minlength=n_clusters)
     return out
 
 

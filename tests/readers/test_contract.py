@@ -162,17 +162,17 @@ def test_readers_list_and_show():
 
 def test_records_path_equals_bulk_path():
     """judge-jsonl@1's records() gives the items its bulk path gives (the contract is one reading)."""
-    from replicate.judge.load.fields import FieldSpec
     from replicate.judge.load.readfile import Items, read_file
     from replicate.judge.load.records import load_records
     from replicate.reading import ReadOptions
+    from replicate.readkit_records import FieldSpec
 
     bulk = load_run("r", JSONL, diagnostics=Diagnostics())
     r = READERS.get("judge-jsonl@1")
     acc = Items.empty()
     f = read_file(Path(JSONL))
     load_records(r, f, 0, ReadOptions(fields=FieldSpec()), acc, [f], Diagnostics(), "results")
-    assert acc.keys == list(bulk.keys) and list(acc.outputs_from([f])) == list(bulk.outputs)
+    assert acc.keys.tolist() == list(bulk.keys) and list(acc.outputs_from([f])) == list(bulk.outputs)
     assert acc.gold_array().tolist() == bulk.gold.tolist()
 
 
@@ -188,19 +188,19 @@ def test_records_path_equals_bulk_path():
 )
 def test_bulk_paths_equal_the_records_path(reader_name, path):
     """A reader's bulk path gives exactly the items, labels, lines and warnings of its records()."""
-    from replicate.judge.load.fields import FieldSpec
     from replicate.judge.load.readfile import Items, read_file
     from replicate.judge.load.records import load_records
     from replicate.reading import ReadOptions
+    from replicate.readkit_records import FieldSpec
 
     bulk_diag = Diagnostics()
     bulk = load_run("r", path, diagnostics=bulk_diag, reader=reader_name)
     acc, diag = Items.empty(), Diagnostics()
     f = read_file(Path(path))
     rf = load_records(READERS.get(reader_name), f, 0, ReadOptions(fields=FieldSpec()), acc, [f], diag, "data")
-    assert acc.keys == list(bulk.keys) and list(acc.outputs_from([f])) == list(bulk.outputs)
-    assert acc.labels == ([] if bulk.labels is None else bulk.labels.tolist())
+    assert acc.keys.tolist() == list(bulk.keys) and list(acc.outputs_from([f])) == list(bulk.outputs)
+    assert acc.label_array().tolist() == ([] if bulk.labels is None else bulk.labels.tolist())
     assert acc.gold_array().tolist() == bulk.gold.tolist()
-    assert acc.origins()[1].tolist() == bulk.origins.line.tolist()
+    assert acc.origin_columns()[1].array().tolist() == bulk.origins.line.tolist()
     assert rf.lines == bulk.files[0].lines and rf.records == bulk.files[0].records
     assert [(w.code, w.line) for w in diag.warnings] == [(w.code, w.line) for w in bulk_diag.warnings]

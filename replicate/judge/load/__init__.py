@@ -48,13 +48,16 @@ import numpy as np
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, UsageError
+from replicate.judge.keytable import as_array
 from replicate.judge.load.detect import choose_reader, directory_file
 from replicate.judge.load.fast import FAST_PATHS
-from replicate.judge.load.fields import FieldSpec, gold_int, key_text
 from replicate.judge.load.readfile import BOM, Items, RawFile, read_file
 from replicate.judge.load.records import load_records
 from replicate.judge.model import Origins, Run, RunFile, readonly
+from replicate.parsing import Parser
 from replicate.reading import READERS, Reader, ReadOptions
+from replicate.readkit import key_text
+from replicate.readkit_records import FieldSpec, gold_int
 
 __all__ = ["FieldSpec", "load_run", "detect_format", "key_text", "gold_int", "FORMATS"]
 
@@ -81,10 +84,16 @@ def load_run(
     reader: str | None = None,
     options: ReadOptions | None = None,
     gold: bool = False,
+    parsers: Sequence[Parser] = (),
+    parsed: dict[str, np.ndarray] | None = None,
 ) -> Run:
     """Read one run (one file, or several pooled, e.g. DL 2019 + DL 2020).
 
     ``gold``: these are the files of ``--gold`` (readers of gold alone are then candidates by content).
+
+    ``parsers``: parsers to read the outputs with while they are read (the bulk paths do); when every item's
+    outputs were, ``parsed`` (given empty) gets parser name -> the int8 labels, as
+    :meth:`~replicate.judge.model.Run.label_with` would give them, and the outputs need not be read again.
 
     ``reader`` names the reader of every file (``--reader``); without it each
     file's reader is chosen by content (see :func:`~replicate.judge.load.detect.choose_reader`).
@@ -107,7 +116,7 @@ def load_run(
     if opts.fields is None:
         opts = replace(opts, fields=fields)
     given = READERS.get(reader) if reader is not None else None
-    acc = Items.empty()
+    acc = Items.empty(parsers)
     files: list[RawFile] = []
     run_files: list[RunFile] = []
     kinds: list[Reader] = []
@@ -120,6 +129,7 @@ def load_run(
             path = directory_file(given_path, given)
             f = read_file(path)
             files.append(f)
+            acc.last_file = i == len(file_paths) - 1
             r = given if given is not None else choose_reader(f, opts, previous=kinds[-1] if kinds else None, gold=gold)
             split = path.parent.name
             fast = FAST_PATHS.get(r.name)
@@ -132,7 +142,10 @@ def load_run(
     finally:
         if gc_was_enabled:
             gc.enable()
-    return _finish(name, file_paths, acc, run_files, kinds, files)
+    run = _finish(name, file_paths, acc, run_files, kinds, files)
+    if parsed is not None and run.labels is None:
+        parsed.update((k, readonly(v)) for k, v in acc.parsed_labels().items())
+    return run
 
 
 _FORMAT_READERS = {"jsonl": "judge-jsonl@1", "exam": "exam@1"}
@@ -149,27 +162,22 @@ def _finish(
             raise BadInput(f"run {name!r} mixes EXAM-graded and raw-output files: {listing}")
         listing = ", ".join(f"{rf.provenance.path} ({r.name}: {r.yields})" for rf, r in zip(run_files, readers))
         raise BadInput(f"run {name!r} mixes files whose records differ in kind (raw outputs, decided labels, verdicts): {listing}")
-    if not acc.keys:
+    if not len(acc):
         raise BadInput(f"run {name!r} has no records", path=", ".join(str(p) for p in paths))
     kind = used[0][1] if used else readers[0]
-    n = len(acc.keys)
-    keys = np.empty(n, dtype=object)
-    keys[:] = acc.keys
     labels = None
     if kind.yields != "outputs":
-        labels = readonly(np.asarray(acc.labels, dtype=np.int8))
-    splits = np.empty(n, dtype=object)
-    splits[:] = acc.splits
-    file_index, line = acc.origins()
+        labels = readonly(acc.label_array())
+    file_index, line = acc.origin_columns()
     return Run(
         name=name,
-        keys=readonly(keys),
+        keys=as_array(acc.keys.build()),
         gold=readonly(acc.gold_array()),
         outputs=acc.outputs_from(files),
         files=tuple(run_files),
         labels=labels,
-        splits=readonly(splits),
-        origins=Origins(readonly(file_index), readonly(line)),
+        splits=as_array(acc.split_column()),
+        origins=Origins(as_array(file_index), as_array(line)),
         yields=kind.yields,
         decided=kind.decided,
         label_set=kind.label_set,

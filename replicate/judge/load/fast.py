@@ -17,15 +17,16 @@ from operator import itemgetter
 import numpy as np
 
 from replicate.diagnostics import Diagnostics
-from replicate.judge.load.fields import FieldSpec
+from replicate.judge.keytable import KeysBuilder
 from replicate.judge.load.flat import load_flat_file
-from replicate.judge.load.outputs import KeptOutputs
-from replicate.judge.load.readfile import Items, RawFile, replay
+from replicate.judge.load.outputs import KeptOutputs, OutputLabels
+from replicate.judge.load.readfile import BulkKeys, Items, RawFile, distinct_hashes, replay
 from replicate.judge.load.records import load_records
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
 from replicate.labels import GOLD_MAX, outside_set
 from replicate.reading import Reader, ReadOptions
 from replicate.readkit import chunk_keys, json_chunk
+from replicate.readkit_records import FieldSpec
 
 #: The key fields of an UMBRELA record (else query and passage texts).
 UMBRELA_IDS = ("qid", "docid")
@@ -43,7 +44,7 @@ def load_jsonl(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions, 
     return load_flat_file(f, file_idx, _fields(options), acc, files, diag, split, options.gold_labels)
 
 
-def _bulk_qrels(chunks: Iterable[bytes]) -> tuple[list[str], set[str], list[int], int] | None:
+def _bulk_qrels(chunks: Iterable[bytes]) -> tuple[list[str], np.ndarray, list[int], int] | None:
     """(keys, key set, grades, lines) of a clean qrels file, a chunk of lines at a time; None when anything is
     unusual (not UTF-8, a blank line, a line without four columns, a grade that is not 0-127, a repeated key),
     so the line-by-line path names it."""
@@ -70,10 +71,10 @@ def _bulk_qrels(chunks: Iterable[bytes]) -> tuple[list[str], set[str], list[int]
             return None
         grades.extend(here)
         keys.extend(map(KEY_SEP.join, zip(qids, docids)))
-    keyset = set(keys)
-    if not keys or len(keyset) != len(keys):
+    key_hashes = distinct_hashes(keys) if keys else None
+    if key_hashes is None:
         return None
-    return keys, keyset, grades, len(keys)
+    return keys, key_hashes, grades, len(keys)
 
 
 def load_qrels(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions, acc: Items, files: list[RawFile],
@@ -83,25 +84,29 @@ def load_qrels(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions, 
     if fast is None or acc.seen_before(fast[1]):
         return load_records(reader, f, file_idx, options, acc, files, diag, split)
     replay(first, diag)  # its warnings (a BOM), once
-    keys, keyset, grades, n_lines = fast
+    keys, key_hashes, grades, n_lines = fast
     ls = reader.label_set
     assert ls is not None
     for i in np.flatnonzero(np.asarray(grades) > ls.high).tolist():
         diag.warn("label-outside-set", outside_set(grades[i], ls),
                   path=f.path, line=i + 1)
     gold = np.full(len(keys), NO_GOLD, dtype=np.int16)
-    acc.add_bulk(keys, keyset, gold, [None] * len(keys), split, file_idx, labels=grades)
+    acc.add_bulk(keys, key_hashes, gold, [None] * len(keys), split, file_idx, labels=grades)
     return RunFile(f.provenance(), reader.format, n_lines, len(keys), None, reader=reader.name,
                    source_rule=reader.source_rule)
 
 
-def _bulk_umbrela(chunks: Iterable[bytes]) -> tuple[list[str], set[str], list[int], int, list[str] | None] | None:
-    """(keys, key set, hashes of the predictions, lines, the predictions while within
+def _bulk_umbrela(
+    chunks: Iterable[bytes], labeller: OutputLabels,
+) -> tuple[KeysBuilder, np.ndarray, np.ndarray, int, list[str] | None, dict[str, np.ndarray]] | None:
+    """(keys, their hashes, hashes of the predictions, lines, the predictions while within
     :data:`~replicate.judge.load.outputs.KEEP_OUTPUTS_BELOW`) of a clean file, a chunk of lines per orjson call,
-    streaming; None when anything is unusual (a blank line, a null or non-text prediction, a missing field,
-    a repeated key), so the line-by-line path names it. Predictions not kept are read again when parsed."""
-    keys: list[str] = []
-    hashes: list[int] = []
+    streaming, and the labels ``labeller``'s parsers give the predictions; None when anything is unusual (a
+    blank line, a null or non-text prediction, a missing field, a repeated key), so the line-by-line path
+    names it. Predictions not kept are read again when used."""
+    keys = BulkKeys()
+    hashes: list[np.ndarray] = []
+    parsed: dict[str, list[np.ndarray]] = {}
     kept = KeptOutputs()
     n_lines = 0
     names: tuple[str, ...] | None = None
@@ -120,33 +125,34 @@ def _bulk_umbrela(chunks: Iterable[bytes]) -> tuple[list[str], set[str], list[in
         if ck is None or set(map(type, outputs)) != {str}:
             return None
         keys.extend(ck)
-        hashes.extend(map(hash, outputs))
+        hashes.append(np.fromiter(map(hash, outputs), dtype=np.int64, count=len(outputs)))
         kept.add(len(piece), outputs)
+        for name, labels in labeller.of(outputs):
+            parsed.setdefault(name, []).append(labels)
         n_lines += len(objs)
-    if not keys:
+    key_hashes = keys.hashes()
+    if key_hashes is None:
         return None
-    keyset = set(keys)
-    if len(keyset) != len(keys):
-        return None
-    return keys, keyset, hashes, n_lines, kept.values
+    return (keys.keys, key_hashes, np.concatenate(hashes), n_lines, kept.values,
+            {name: np.concatenate(parts) for name, parts in parsed.items()})
 
 
 def load_umbrela(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions, acc: Items, files: list[RawFile],
                   diag: Diagnostics, split: str) -> RunFile:
     first = Diagnostics()
-    fast = _bulk_umbrela(f.chunks(first))
+    fast = _bulk_umbrela(f.chunks(first), acc.labeller)
     if fast is not None and not acc.seen_before(fast[1]):
         replay(first, diag)  # its warnings (a BOM), once
-        keys, keyset, hashes, n_lines, kept = fast
-        acc.add_bulk(keys, keyset, np.full(len(keys), NO_GOLD, dtype=np.int16), kept, split, file_idx,
-                     reread=("prediction", hashes))
-        return RunFile(f.provenance(), "umbrela", n_lines, len(keys), None, reader=reader.name,
+        keys, key_hashes, hashes, n_lines, kept, parsed = fast
+        acc.add_bulk(keys, key_hashes, np.full(len(keys), NO_GOLD, dtype=np.int16), kept, split, file_idx,
+                     reread=("prediction", hashes), parsed=parsed)
+        return RunFile(f.provenance(), "umbrela", n_lines, len(key_hashes), None, reader=reader.name,
                    source_rule=reader.source_rule)
     return load_records(reader, f, file_idx, options, acc, files, diag, split)
 
 
-def _bulk_gold(chunks: Iterable[bytes], fields: FieldSpec) -> tuple[list[str], set[str], np.ndarray, int] | None:
-    """(keys, key set, gold, lines) of the common case in bulk, a chunk of lines per orjson call, streaming.
+def _bulk_gold(chunks: Iterable[bytes], fields: FieldSpec) -> tuple[list[str], np.ndarray, np.ndarray, int] | None:
+    """(keys, their hashes, gold, lines) of the common case in bulk, a chunk of lines per orjson call, streaming.
 
     Works when every line is an object with str/int keys and a whole-number
     grade, no line is blank, the last line ends and no key repeats; otherwise
@@ -177,10 +183,10 @@ def _bulk_gold(chunks: Iterable[bytes], fields: FieldSpec) -> tuple[list[str], s
     gold = np.array(golds, dtype=np.float64)
     if not (np.all(gold == np.rint(gold)) and np.all((gold >= 0) & (gold <= GOLD_MAX))):
         return None
-    keyset = set(keys)
-    if len(keyset) != len(keys):
+    key_hashes = distinct_hashes(keys)
+    if key_hashes is None:
         return None
-    return keys, keyset, gold.astype(np.int16), n_lines
+    return keys, key_hashes, gold.astype(np.int16), n_lines
 
 
 def load_gold(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions, acc: Items, files: list[RawFile],
@@ -190,8 +196,8 @@ def load_gold(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions, a
     if fast is None or acc.seen_before(fast[1]):
         return load_records(reader, f, file_idx, options, acc, files, diag, split)
     replay(first, diag)  # its warnings (a BOM), once
-    keys, keyset, gold, n_lines = fast
-    acc.add_bulk(keys, keyset, gold, [None] * len(keys), split, file_idx)
+    keys, key_hashes, gold, n_lines = fast
+    acc.add_bulk(keys, key_hashes, gold, [None] * len(keys), split, file_idx)
     return RunFile(f.provenance(), reader.format, n_lines, len(keys), None, reader=reader.name,
                    source_rule=reader.source_rule)
 

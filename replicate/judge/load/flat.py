@@ -12,13 +12,13 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from replicate.diagnostics import Diagnostics
-from replicate.judge.load.fields import GOLD_MAX, FieldSpec
-from replicate.judge.load.outputs import KeptOutputs
-from replicate.judge.load.readfile import BLANK, Items, RawFile, parse_line, replay
+from replicate.judge.keytable import KeysBuilder
+from replicate.judge.load.outputs import KeptOutputs, OutputLabels
+from replicate.judge.load.readfile import BLANK, BulkKeys, Items, RawFile, parse_line, replay
 from replicate.judge.model import RunFile
-from replicate.labels import LabelSet
+from replicate.labels import GOLD_MAX, LabelSet
 from replicate.readkit import CHUNK, chunk_keys, json_chunk, line_chunks, lines_of
-from replicate.readkit_records import check_repeated_fields, checked_record, field_pattern, record_fields
+from replicate.readkit_records import FieldSpec, check_repeated_fields, checked_record, field_pattern, record_fields
 
 
 def _count_fields(objs: list[dict], names: Sequence[str]) -> int:
@@ -56,7 +56,8 @@ def _count_thoughts(objs: list[dict], names: Sequence[str]) -> int:
 
 
 def bulk_records(
-    data: bytes | Iterable[bytes], fields: FieldSpec, *, chunk: int = CHUNK, keep_below: int | None = 0
+    data: bytes | Iterable[bytes], fields: FieldSpec, *, chunk: int = CHUNK, keep_below: int | None = 0,
+    labeller: OutputLabels | None = None, hash_outputs: bool = True,
 ) -> Bulk | None:
     """The common case in bulk, a chunk of lines at a time, streaming.
 
@@ -66,7 +67,10 @@ def bulk_records(
     cache; the keys, gold grades and a hash of each output are kept, and the
     outputs themselves while the lines read stay within ``keep_below`` bytes
     (None: :data:`~replicate.judge.load.outputs.KEEP_OUTPUTS_BELOW`; beyond, they
-    are dropped: ``Bulk.outputs`` None, read again when a parser reads them). Works when every line is
+    are dropped: ``Bulk.outputs`` None, read again when they are used); with ``labeller``, the labels its
+    parsers give the outputs, chunk by chunk (so a parser need not read them again); ``hash_outputs`` False:
+    no hash of the outputs (``Bulk.hashes`` None: the run's last file, no later item to compare with). Works
+    when every line is
     an object with str/int keys, an integral gold grade >= 0 and a str output,
     no line is blank and no key repeats. Returns a :class:`Bulk`, or None when
     anything is unusual so the careful per-line path can name the problem.
@@ -74,12 +78,12 @@ def bulk_records(
     chunks = line_chunks([data], path=Path("-"), size=chunk) if isinstance(data, bytes) else data
     kf = fields.key_fields
     out_field: str | None = None
-    keys: list[str] = []
-    golds: list = []
-    hashes: list[int] = []
+    keys = BulkKeys()
+    golds: list[np.ndarray] = []
+    hashes: list[np.ndarray] = []
+    parsed: dict[str, list[np.ndarray]] = {}
     n_lines = thoughts = rewritten = 0
     thought_fields = fields.thought_fields
-    add_keys, add_golds, add_hashes = keys.extend, golds.extend, hashes.extend
     kept = KeptOutputs(keep_below)
     for piece in chunks:
         objs = json_chunk(piece)
@@ -95,7 +99,7 @@ def bulk_records(
             patterns = [field_pattern(n) for n in (*kf, fields.gold_field, out_field)]
         try:
             ck = chunk_keys(objs, kf)
-            add_golds(map(gold_of, objs))
+            gold_values = list(map(gold_of, objs))
             outputs = list(map(output_of, objs))
         except (KeyError, TypeError):  # a missing field, or a record that is not an object
             return None
@@ -103,37 +107,54 @@ def bulk_records(
             return None  # a key that is not str/int, outputs that are not text
         if any(piece.count(p) > len(objs) for p in patterns):
             return None  # a field written twice in some record (or inside a text): the careful path checks
-        add_keys(ck)
-        add_hashes(map(hash, outputs))
+        gold = _whole_grades(gold_values)
+        if gold is None:
+            return None
+        golds.append(gold)
+        keys.extend(ck)
+        if hash_outputs:
+            hashes.append(np.fromiter(map(hash, outputs), dtype=np.int64, count=len(outputs)))
         kept.add(len(piece), outputs)
+        if labeller:
+            for name, labels in labeller.of(outputs):
+                parsed.setdefault(name, []).append(labels)
         if thought_fields:
             thoughts += _count_thoughts(objs, thought_fields)
         rewritten += _count_fields(objs, (fields.rewritten_field,))
         n_lines += len(objs)
-    if not keys or not set(map(type, golds)) <= {int, float}:
-        return None  # nothing read, gold that is bool/str/None
-    gold = np.array(golds, dtype=np.float64)
+    key_hashes = keys.hashes()
+    if key_hashes is None:
+        return None  # nothing read, or a key repeats: the careful path names it
+    assert out_field is not None
+    return Bulk(keys.keys, key_hashes, np.concatenate(golds), np.concatenate(hashes) if hash_outputs else None,
+                out_field, n_lines, thoughts,
+                rewritten, kept.values, {name: np.concatenate(parts) for name, parts in parsed.items()})
+
+
+def _whole_grades(values: list) -> np.ndarray | None:
+    """Gold grades of a chunk as int16, or None unless every one is a whole number 0..GOLD_MAX (an int, or
+    an integral float; bool, str and None are not)."""
+    if not set(map(type, values)) <= {int, float}:
+        return None
+    gold = np.array(values, dtype=np.float64)
     if not (np.all(gold == np.rint(gold)) and np.all((gold >= 0) & (gold <= GOLD_MAX))):
         return None  # also catches NaN and inf
-    keyset = set(keys)
-    if len(keyset) != len(keys):
-        return None  # a key repeats: the careful path names it
-    assert out_field is not None
-    return Bulk(keys, keyset, gold.astype(np.int16), hashes, out_field, n_lines, thoughts, rewritten, kept.values)
+    return gold.astype(np.int16)
 
 
 class Bulk(NamedTuple):
     """What :func:`bulk_records` read from one file."""
 
-    keys: list[str]
-    keyset: set[str]
+    keys: KeysBuilder
+    key_hashes: np.ndarray  # hash() of each key, int64, sorted
     gold: np.ndarray
-    hashes: list[int]  # hash() of each output
+    hashes: np.ndarray | None  # hash() of each output, int64 (None: not asked for)
     out_field: str
     lines: int
     thoughts: int
     rewritten: int
     outputs: list[str] | None = None  # the outputs, when kept (within the budget)
+    parsed: dict[str, np.ndarray] | None = None  # parser name -> labels of the outputs (the labeller's)
 
 
 def _checked_record(
@@ -192,14 +213,15 @@ def load_flat_file(
     numeric = gold_labels is None or gold_labels.is_ordinal
     first = Diagnostics()  # the bulk pass's warnings (a BOM), replayed when it is kept
     out_field: str | None
-    fast = bulk_records(f.chunks(first), fields, keep_below=None) if numeric else None
-    if fast is not None and acc.seen_before(fast.keyset):
+    fast = bulk_records(f.chunks(first), fields, keep_below=None, labeller=acc.labeller,
+                        hash_outputs=not acc.last_file) if numeric else None
+    if fast is not None and acc.seen_before(fast.key_hashes):
         fast = None  # a key repeats across files: the careful path says which and where
     if fast is not None:
         replay(first, diag)
-        acc.add_bulk(fast.keys, fast.keyset, fast.gold, fast.outputs, split, file_idx,
-                     reread=(fast.out_field, fast.hashes))
-        n_lines, records, skipped = fast.lines, len(fast.keys), 0
+        acc.add_bulk(fast.keys, fast.key_hashes, fast.gold, fast.outputs, split, file_idx,
+                     reread=(fast.out_field, fast.hashes), parsed=fast.parsed)
+        n_lines, records, skipped = fast.lines, len(fast.key_hashes), 0
         thoughts, rewritten, out_field = fast.thoughts, fast.rewritten, fast.out_field
     else:
         n_lines, records, skipped, thoughts, rewritten, out_field = careful_records(

@@ -18,9 +18,11 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, overload
 
+import numpy as np
 import orjson
 
 from replicate.errors import BadInput
+from replicate.parsing import PARSE_CACHE_CHARS, UNPARSED, Parser
 from replicate.readkit import InputStream, json_chunk, line_chunks, lines_of, without_bom
 
 #: A file's outputs are kept from the first pass while its lines read stay within this many bytes (32 MiB);
@@ -48,6 +50,39 @@ class KeptOutputs:
             self.values = None  # over the budget: dropped, read again when parsed
         else:
             self.values.extend(outputs)
+
+
+class OutputLabels:
+    """The labels ``parsers`` give outputs as a bulk path reads them, a chunk at a time, so that a run's
+    outputs need not be read a second time to be parsed. Each distinct text is read once while the texts
+    remembered hold at most :data:`~replicate.parsing.PARSE_CACHE_CHARS` characters (per parser), as
+    :meth:`~replicate.parsing.Parser.parse_many` does: the labels are the parser's, text by text."""
+
+    def __init__(self, parsers: Sequence[Parser]) -> None:
+        self.parsers = tuple(parsers)
+        self._seen: list[dict[str, int]] = [{} for _ in self.parsers]
+        self._room = [PARSE_CACHE_CHARS for _ in self.parsers]
+
+    def __bool__(self) -> bool:
+        return bool(self.parsers)
+
+    def of(self, outputs: list[str]) -> list[tuple[str, np.ndarray]]:
+        """(parser name, int8 labels of ``outputs``) for each parser."""
+        out = []
+        for k, parser in enumerate(self.parsers):
+            seen = self._seen[k]
+            distinct: dict[str, int | None] = dict.fromkeys(outputs)
+            for text in distinct:
+                label = seen.get(text)
+                if label is None:
+                    value = parser(text)
+                    label = UNPARSED if value is None else value
+                    if self._room[k] > 0:
+                        seen[text] = label
+                        self._room[k] -= len(text) or 1
+                distinct[text] = label
+            out.append((parser.name, np.fromiter(map(distinct.__getitem__, outputs), dtype=np.int8, count=len(outputs))))
+        return out
 
 
 @dataclass

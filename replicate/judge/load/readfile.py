@@ -6,7 +6,7 @@ Also the accumulator that collects one run's items over its files.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from array import array
 from itertools import chain
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -15,8 +15,10 @@ import numpy as np
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
-from replicate.judge.load.outputs import OutputParts, StreamedOutputs
+from replicate.judge.keytable import Blocks, KeysBuilder, Runs
+from replicate.judge.load.outputs import OutputLabels, OutputParts, StreamedOutputs
 from replicate.judge.model import KEY_SEP
+from replicate.parsing import UNPARSED, Parser
 from replicate.provenance import FileProvenance, find_release
 from replicate.readkit import BOM, READ_BLOCK, InputStream, bad_json_line, line_chunks, refuse_utf16, without_bom
 from replicate.readkit_records import BLANK, json_line, json_objects
@@ -168,72 +170,125 @@ def parse_line(f: RawFile, lineno: int, line: bytes, n_lines: int, torn: bool, d
     return json_line(f.path, lineno, line, torn and lineno == n_lines, diag)
 
 
-@dataclass
 class Items:
-    """Items accumulated over the files of one run.
+    """Items accumulated over the files of one run, in columns (no Python object per item kept).
 
-    Where each item came from is kept cheaply: items read by the bulk path
-    form a block of one file with line = position in the block + 1; items
-    read line by line record their line in ``lines``. Gold grades are kept
-    in pieces (an int16 array per bulk block, a list for line-by-line items)
-    and joined once by :meth:`gold_array`.
+    Keys go into a :class:`~replicate.judge.keytable.KeysBuilder` (their bytes);
+    gold grades, the hash of each output and of each key into small-integer
+    arrays, one per block of items (a bulk-read file, or a run of line-by-line
+    items) joined once at the end. Where each item came from is kept cheaply:
+    items read by the bulk path form a block of one file with line = position
+    in the block + 1; items read line by line record their line in ``lines``.
+    ``parsers``: parsers whose labels the bulk paths read beside the items
+    (:meth:`add_parsed`), so the outputs need not be read again.
     """
 
-    keys: list[str]
-    out: OutputParts  # where each item's raw output is: kept, or on a line to read again
-    hashes: list[int]  # hash() of each item's output: duplicates are compared by it
-    labels: list[int]
-    splits: list[str]
-    lines: dict[int, tuple[int, int]]  # item -> (file index, line), line-by-line items
-    blocks: list[tuple[int, int, int]]  # (first item, end item, file index), bulk items
-    keyset: set[str]  # the keys of bulk-read files (built by the bulk path anyway)
-    gold_parts: list  # int16 arrays (bulk blocks) and lists of ints (line-by-line runs), in item order
-    _index: dict[str, int] | None = None
+    def __init__(self, parsers: Sequence[Parser] = ()) -> None:
+        self.keys = KeysBuilder()
+        self.out = OutputParts()  # where each item's raw output is: kept, or on a line to read again
+        self.label_parts: list = []  # decided labels: int8 arrays (blocks) and lists (one by one), in item order
+        self.lines: dict[int, tuple[int, int]] = {}  # item -> (file index, line), line-by-line items
+        #: (first item, end item, file index, lines or None for 1..n): items read a file at a time
+        self.blocks: list[tuple[int, int, int, np.ndarray | None]] = []
+        self.split_runs: list[tuple[int, str]] = []  # (first item, split) where the split changes
+        self.gold_parts: list = []  # int16 arrays (bulk blocks) and lists of ints (line-by-line runs), in item order
+        self.hash_parts: list = []  # hash() of each item's output (int64 arrays, lists), as gold_parts
+        self.key_hashes: list = []  # hash() of each item's key: int64 arrays and lists (a key seen again?)
+        self.labeller = OutputLabels(parsers)
+        self.parsed: dict[str, list[np.ndarray]] = {p.name: [] for p in parsers}
+        self.parsed_items = 0  # items whose labels are in ``parsed`` (all of them, or the labels are dropped)
+        #: the file being read is the run's last: no later item is compared with its items' outputs
+        self.last_file = False
+        self._index: dict[str, int] | None = None
 
     @classmethod
-    def empty(cls) -> "Items":
-        return cls([], OutputParts(), [], [], [], {}, [], set(), [])
+    def empty(cls, parsers: Sequence[Parser] = ()) -> "Items":
+        return cls(parsers)
+
+    def __len__(self) -> int:
+        return len(self.keys)
 
     @property
     def index(self) -> dict[str, int]:
         """Key -> item position, built on first use (only the line-by-line path needs it)."""
         if self._index is None:
-            self._index = {k: i for i, k in enumerate(self.keys)}
+            self._index = {k: i for i, k in enumerate(self.keys.tolist())}
         return self._index
+
+    def _split(self, start: int, split: str) -> None:
+        if not self.split_runs or self.split_runs[-1][1] != split:
+            self.split_runs.append((start, split))
+
+    def _part(self, parts: list, value: object) -> None:
+        if not parts or not isinstance(parts[-1], list):
+            parts.append([])
+        parts[-1].append(value)
+
+    def add_block(self, block: RecordBlock, split: str, file_idx: int) -> None:
+        """Add the items of one file read record by record (:class:`RecordBlock`), no key repeated."""
+        start, n = len(self.keys), len(block.keys)
+        if self._index is not None:
+            self._index.update(zip(block.keys.tolist(), range(start, start + n)))
+        self.keys.absorb(block.keys)
+        self.gold_parts.append(np.frombuffer(block.gold, dtype=np.int16))
+        if block.labels is not None:
+            self.label_parts.append(np.frombuffer(block.labels, dtype=np.int8))
+        self.out.extend(file_idx, block.outputs if block.outputs is not None else [None] * n)
+        self.hash_parts.append(np.frombuffer(block.hashes, dtype=np.int64) if block.hashes is not None
+                               else _Unhashed(n))
+        self.key_hashes.append(block.key_hashes)
+        self._split(start, split)
+        self.blocks.append((start, start + n, file_idx, np.frombuffer(block.lines, dtype=np.int32)))
 
     def add_bulk(
         self,
-        keys: list[str],
-        keyset: set[str],
+        keys: list[str] | KeysBuilder,
+        key_hashes: np.ndarray,
         gold: np.ndarray,
         outputs: Sequence[str | None] | None,
         split: str,
         file_idx: int,
         labels: Sequence[int] | None = None,
         *,
-        reread: tuple[str, list[int]] | None = None,
+        reread: tuple[str, np.ndarray | None] | None = None,
+        parsed: dict[str, np.ndarray] | None = None,
     ) -> None:
         """Add a block of items read in bulk from one file (lines 1..n); ``labels`` for decided labels.
 
-        ``reread``: (output field, hashes of the outputs): where ``outputs`` is None (not kept: over
-        :data:`~replicate.judge.load.outputs.KEEP_OUTPUTS_BELOW`), they are read again from the file when used."""
+        ``key_hashes``: hash() of each key (int64, in any order). ``parsed``: parser name -> the labels it gave these
+        items' outputs (:attr:`labeller`, every parser's or none). ``reread``: (output field, hashes of the outputs): where
+        ``outputs`` is None (not kept: over :data:`~replicate.judge.load.outputs.KEEP_OUTPUTS_BELOW`), they
+        are read again from the file when used."""
         start, n = len(self.keys), len(keys)
-        self.keys.extend(keys)
+        if self._index is not None:
+            self._index.update(zip(keys.tolist() if isinstance(keys, KeysBuilder) else keys, range(start, start + n)))
+        if isinstance(keys, KeysBuilder):
+            self.keys.absorb(keys)
+        else:
+            self.keys.extend(keys)
         if labels is not None:
-            self.labels.extend(labels)
+            self.label_parts.append(np.asarray(labels, dtype=np.int8))
         self.gold_parts.append(gold)
         if outputs is None:
             assert reread is not None
             self.out.reread_all(file_idx, n, reread[0])
-            self.hashes.extend(reread[1])
+            self.hash_parts.append(reread[1] if reread[1] is not None else _Unhashed(n))
         else:
             self.out.extend(file_idx, outputs)
-            self.hashes.extend(reread[1] if reread is not None else map(hash, outputs))
-        self.splits.extend([split] * n)
-        self.blocks.append((start, start + n, file_idx))
-        self.keyset |= keyset
-        if self._index is not None:
-            self._index.update(zip(keys, range(start, start + n)))
+            self.hash_parts.append(reread[1] if reread is not None and reread[1] is not None else _hashes(outputs))
+        self.key_hashes.append(key_hashes)
+        self._split(start, split)
+        self.blocks.append((start, start + n, file_idx, None))
+        if parsed is not None and set(parsed) == set(self.parsed):
+            for name, values in parsed.items():
+                self.parsed[name].append(values)
+            self.parsed_items += n
+
+    def parsed_labels(self) -> dict[str, np.ndarray]:
+        """Parser name -> the int8 labels of every item, when the bulk paths read all of them (else empty)."""
+        if not self.parsed or self.parsed_items != len(self.keys):
+            return {}
+        return {name: np.concatenate(parts) if parts else np.empty(0, np.int8) for name, parts in self.parsed.items()}
 
     def add(
         self,
@@ -261,9 +316,9 @@ class Items:
             pf, pl = self.where(prev)
             first = f"{files[pf].path}:{pl}"
             shown = key.replace(KEY_SEP, " / ")
-            same = self.gold_at(prev) == gold and self.hashes[prev] == hash(output)
+            same = self.gold_at(prev) == gold and self.hash_at(prev) == hash(output)
             if same and label is not None:
-                same = self.labels[prev] == label
+                same = self._at(self.label_parts, prev) == label
             if same:
                 diag.warn(
                     "duplicate-identical",
@@ -280,17 +335,16 @@ class Items:
         n = len(self.keys)
         self.index[key] = n
         self.keys.append(key)
-        if not self.gold_parts or not isinstance(self.gold_parts[-1], list):
-            self.gold_parts.append([])
-        self.gold_parts[-1].append(gold)
+        self._part(self.gold_parts, gold)
         if reread is not None:
             self.out.reread_line(file_idx, lineno, reread)
         else:
             self.out.append(file_idx, output)
-        self.hashes.append(hash(output))
+        self._part(self.hash_parts, hash(output))
+        self._part(self.key_hashes, hash(key))
         if label is not None:
-            self.labels.append(label)
-        self.splits.append(split)
+            self._part(self.label_parts, label)
+        self._split(n, split)
         self.lines[n] = (file_idx, lineno)
         return True
 
@@ -302,45 +356,142 @@ class Items:
             return tuple(chain.from_iterable(p.values or () for p in parts))
         return StreamedOutputs(self.out, [(f.path, f.provenance().sha256, f.kept) for f in files])
 
-    def gold_at(self, item: int) -> int:
+    @staticmethod
+    def _at(parts: list, item: int) -> int:
         start = 0
-        for part in self.gold_parts:
+        for part in parts:
             if item < start + len(part):
                 return int(part[item - start])
             start += len(part)
         raise IndexError(item)
+
+    def gold_at(self, item: int) -> int:
+        return self._at(self.gold_parts, item)
+
+    def hash_at(self, item: int) -> int:
+        return self._at(self.hash_parts, item)
+
+    def label_array(self) -> np.ndarray:
+        """All decided labels in item order, int8."""
+        parts = [p if isinstance(p, np.ndarray) else np.array(p, dtype=np.int8) for p in self.label_parts]
+        return np.concatenate(parts).astype(np.int8, copy=False) if parts else np.empty(0, np.int8)
 
     def gold_array(self) -> np.ndarray:
         """All gold grades in item order, int16."""
         parts = [p if isinstance(p, np.ndarray) else np.array(p, dtype=np.int16) for p in self.gold_parts]
         return np.concatenate(parts).astype(np.int16, copy=False) if parts else np.empty(0, np.int16)
 
-    def origins(self) -> tuple[np.ndarray, np.ndarray]:
-        """(file index int16, line int32) of every item, in item order."""
-        n = len(self.keys)
-        file_index = np.empty(n, dtype=np.int16)
-        line = np.empty(n, dtype=np.int32)
-        for start, end, idx in self.blocks:
-            file_index[start:end] = idx
-            line[start:end] = np.arange(1, end - start + 1, dtype=np.int32)
-        if self.lines:
-            items = np.fromiter(self.lines.keys(), dtype=np.int64, count=len(self.lines))
-            where = np.array(list(self.lines.values()), dtype=np.int64).reshape(-1, 2)
-            file_index[items] = where[:, 0]
-            line[items] = where[:, 1]
-        return file_index, line
+    def split_column(self) -> Runs:
+        """The split of every item, as runs (made into an object array when read)."""
+        return Runs(list(self.split_runs), len(self.keys))
 
-    def seen_before(self, keyset: set[str]) -> bool:
-        if not self.keys:
+    def origin_columns(self) -> tuple[Blocks, Blocks]:
+        """(file index, line) of every item, as blocks (made into int16 and int32 arrays when read)."""
+        n = len(self.keys)
+        return Blocks(self.blocks, self.lines, n, "file"), Blocks(self.blocks, self.lines, n, "line")
+
+    def seen_before(self, key_hashes: np.ndarray) -> bool:
+        """Whether a key of a new block may repeat one already read: a hash of one of ``key_hashes`` is among
+        theirs (a collision of unequal keys only sends the block to the careful path, which compares keys)."""
+        if not self.key_hashes:
             return False
-        if self._index is not None:
-            return not self._index.keys().isdisjoint(keyset)
-        return not self.keyset.isdisjoint(keyset)
+        seen = np.concatenate([np.asarray(p, dtype=np.int64) for p in self.key_hashes])
+        return bool(np.isin(key_hashes, seen).any())
 
     def where(self, item: int) -> tuple[int, int]:
         if item in self.lines:
             return self.lines[item]
-        for start, end, file_idx in self.blocks:
+        for start, end, file_idx, lines in self.blocks:
             if start <= item < end:
-                return file_idx, item - start + 1
+                return file_idx, item - start + 1 if lines is None else int(lines[item - start])
         raise KeyError(item)  # pragma: no cover - every item is in one of the two
+
+
+class RecordBlock:
+    """The items of one file as a reader's records give them, in columns (see
+    :func:`~replicate.judge.load.records.load_records`): kept when no key repeats."""
+
+    def __init__(self, *, labels: bool, outputs: bool, hashes: bool) -> None:
+        self.keys = KeysBuilder()
+        self._key_hashes = array("q")
+        self.gold = array("h")
+        self.labels = array("b") if labels else None
+        self.outputs: list[str | None] | None = [] if outputs else None
+        self.hashes = array("q") if hashes else None  # of the outputs (a later file's item compared)
+        self.lines = array("i")
+
+    def add(self, key: str, gold: int, output: str | None, label: int | None, line: int) -> None:
+        self.keys.append(key)
+        self._key_hashes.append(hash(key))
+        self.gold.append(gold)
+        if self.labels is not None:
+            self.labels.append(UNPARSED if label is None else label)
+        if self.outputs is not None:
+            self.outputs.append(output)
+        if self.hashes is not None:
+            self.hashes.append(hash(output))
+        self.lines.append(line)
+
+    @property
+    def key_hashes(self) -> np.ndarray:
+        return np.frombuffer(self._key_hashes, dtype=np.int64)
+
+    def distinct(self) -> bool:
+        """Whether no two keys are equal (no two hashes: a rare collision of unequal keys answers no)."""
+        return len(self._key_hashes) < 2 or _distinct(self.key_hashes) is not None
+
+
+class _Unhashed:
+    """The outputs' hashes of a block of the run's last file: never asked for (no later item to compare)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> int:
+        raise AssertionError("an output of the run's last file compared with a later item")
+
+
+def _hashes(values: Sequence[str | None]) -> np.ndarray:
+    """hash() of each value, int64."""
+    return np.fromiter(map(hash, values), dtype=np.int64, count=len(values))
+
+
+def distinct_hashes(values: list[str]) -> np.ndarray | None:
+    """hash() of each of ``values`` (int64, sorted), or None when two are equal (a key repeats: or, rarely, two keys'
+    hashes collide; either way the careful path, which compares the keys, reads the file)."""
+    return _distinct(_hashes(values))
+
+
+def _distinct(hashes: np.ndarray) -> np.ndarray | None:
+    """``hashes`` sorted (in place), or None when two are equal."""
+    hashes.sort()
+    if len(hashes) > 1 and bool((hashes[1:] == hashes[:-1]).any()):
+        return None
+    return hashes
+
+
+class BulkKeys:
+    """The keys of a file read in bulk, a chunk at a time: their bytes (:class:`KeysBuilder`) and hashes (grown
+    in place, not joined from pieces at the end)."""
+
+    def __init__(self) -> None:
+        self.keys = KeysBuilder()
+        self._hashes = array("q")
+
+    def extend(self, keys: list[str]) -> None:
+        self.keys.extend(keys)
+        self._hashes.frombytes(_hashes(keys).tobytes())
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def hashes(self) -> np.ndarray | None:
+        """hash() of each key (int64, sorted), or None when two are equal (see :func:`distinct_hashes`) or
+        there is none."""
+        if not self._hashes:
+            return None
+        held, self._hashes = self._hashes, array("q")
+        return _distinct(np.frombuffer(held, dtype=np.int64))

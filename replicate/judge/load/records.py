@@ -10,11 +10,13 @@ when everything agrees, else an error naming both places.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from replicate.diagnostics import Diagnostics
-from replicate.errors import BadInput, Message, Param
-from replicate.judge.load.readfile import Items, RawFile, strip_bom
+from replicate.errors import BadInput, Message, Param, ReplicateError
+from replicate.judge.load.readfile import Items, RawFile, RecordBlock, replay, strip_bom
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
 from replicate.labels import LabelSet, gold_code, gold_problem, grade_code, outside_set
 from replicate.parsing import UNPARSED
@@ -80,7 +82,37 @@ def load_records(
     diag: Diagnostics,
     split: str,
 ) -> RunFile:
-    """Add every record ``reader`` reads from ``f`` to ``acc``; what was read, as a :class:`RunFile`."""
+    """Add every record ``reader`` reads from ``f`` to ``acc``; what was read, as a :class:`RunFile`.
+
+    The records are first read into columns (:class:`~replicate.judge.load.readfile.RecordBlock`: no Python
+    object kept per item but its output), their warnings aside; when no key repeats (within the file or
+    with an earlier file's) and nothing is wrong, the block is kept and its warnings given. Otherwise the
+    file is read again item by item, which names the repeated item, or the error, exactly where and as it
+    always has.
+    """
+    first = Diagnostics()
+    block = RecordBlock(labels=reader.yields != "outputs", outputs=reader.yields == "outputs",
+                        hashes=not acc.last_file)
+    try:
+        rf = _read(reader, f, options, first, block, None)
+    except ReplicateError:
+        rf = None
+    if rf is None or not block.distinct() or acc.seen_before(block.key_hashes):
+        def add(key: str, gold: int, output: str | None, label: int | None, line: int) -> bool:
+            return acc.add(key, gold, output, label, split=split, files=files, file_idx=file_idx, lineno=line,
+                           diag=diag)  # a repeated key: a warning (same content) or an error, as it comes
+
+        return _read(reader, f, options, diag, None, add)
+    replay(first, diag)
+    acc.add_block(block, split, file_idx)
+    return rf
+
+
+def _read(
+    reader: Reader, f: RawFile, options: ReadOptions, diag: Diagnostics, block: RecordBlock | None,
+    add: Callable[[str, int, str | None, int | None, int], bool] | None,
+) -> RunFile:
+    """Read every record of ``f`` into ``block`` (every one kept) or through ``add`` (False: skipped)."""
     if reader.streams:  # read through Source.chunks: the file is never held whole
         data = b""
         src = Source(f.path, data, options, diag, stream=lambda: f.stream_text(diag))
@@ -111,7 +143,9 @@ def load_records(
             if rec.correct is not None and type(rec.correct) is not bool:
                 raise src.bad(f"reader gave a verdict that is not True/False/None: {rec.correct!r}", rec.line)
             gold, label = 1, (UNPARSED if rec.correct is None else int(rec.correct))
-        if not acc.add(key, gold, output, label, split=split, files=files, file_idx=file_idx, lineno=rec.line, diag=diag):
+        if block is not None:
+            block.add(key, gold, output, label, rec.line)
+        elif add is not None and not add(key, gold, output, label, rec.line):
             skipped += 1
             continue
         records += 1

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 
 from replicate.cachedir import BadEntry, keyed, read_entry
+from replicate.judge.keytable import KeyTable, Runs, as_array, raw, raw_keys
 from replicate.judge.labelcache import CacheEvent, reading_text
 from replicate.judge.model import Origins, Run, RunFile, readonly
 from replicate.outfile import write_cache_entry as write_atomic
@@ -95,18 +96,29 @@ _ARRAYS = (("gold", np.int16), ("split_index", np.int32), ("file_index", np.int1
 
 def encode(run: Run) -> bytes | None:
     """An entry's bytes for ``run``, or None when the run is not cacheable."""
-    if run.yields != "outputs" or run.labels is not None or run.origins is None or run.splits is None:
+    if run.yields != "outputs" or run.labels is not None or run.origins is None or raw(run, "splits") is None:
         return None
     if any(f.side_files for f in run.files):  # what it read beside its files (a run spec) is not in the key
         return None
-    keys = run.keys.tolist()
-    joined = _SEP.join(keys)
-    if joined.count(_SEP) != max(len(keys) - 1, 0):
-        return None
-    splits = [str(s) for s in run.splits.tolist()]
-    names = sorted(set(splits))  # code-point order, as np.unique (a tenth of its time: no array of str sorted)
-    code = {n: i for i, n in enumerate(names)}
-    split_index = np.fromiter(map(code.__getitem__, splits), dtype=np.int32, count=len(splits))
+    n = len(run)
+    table = raw_keys(run)
+    if isinstance(table, KeyTable):  # its bytes are the keys each ended by NUL (_SEP): no string made per key
+        key_bytes = bytes(memoryview(table.blob)[:-1]) if n else b""
+    else:
+        joined = _SEP.join(table.tolist())
+        if joined.count(_SEP) != max(n - 1, 0):
+            return None
+        key_bytes = joined.encode("utf-8")
+    stored = raw(run, "splits")
+    if isinstance(stored, Runs):  # a split per file: coded run by run
+        names = sorted({str(v) for _, v in stored.runs})
+        code = {n: i for i, n in enumerate(names)}
+        split_index = stored.fill(np.empty(n, dtype=np.int32), lambda v: code[str(v)])
+    else:
+        splits = [str(s) for s in stored.tolist()]
+        names = sorted(set(splits))  # code-point order, as np.unique (a tenth of its time: no array of str sorted)
+        code = {n: i for i, n in enumerate(names)}
+        split_index = np.fromiter(map(code.__getitem__, splits), dtype=np.int32, count=len(splits))
     arrays = {
         "gold": run.gold,
         "split_index": split_index,
@@ -124,8 +136,7 @@ def encode(run: Run) -> bytes | None:
         }
         for f in run.files
     ]
-    key_bytes = joined.encode("utf-8")
-    header = json.dumps({"n": len(keys), "splits": names, "files": files, "keys": len(key_bytes)}).encode()
+    header = json.dumps({"n": n, "splits": names, "files": files, "keys": len(key_bytes)}).encode()
     parts = [len(header).to_bytes(8, "little"), header, key_bytes]
     parts += [np.ascontiguousarray(arrays[name], dtype=dt).tobytes() for name, dt in _ARRAYS]
     body = b"".join(parts)
@@ -145,14 +156,15 @@ def decode(data: bytes, name: str, outputs: Callable[[], Sequence[str | None]]) 
         header = json.loads(bytes(body[8 : 8 + hlen]))
         pos = 8 + hlen
         n = header["n"]
-        key_list = bytes(body[pos : pos + header["keys"]]).decode("utf-8").split(_SEP) if n else []
+        key_bytes = bytes(body[pos : pos + header["keys"]])
+        key_bytes.decode("utf-8")  # damaged when not UTF-8
         pos += header["keys"]
         arrays = {}
         for aname, dt in _ARRAYS:
             width = np.dtype(dt).itemsize * n
             arrays[aname] = np.frombuffer(body[pos : pos + width], dtype=dt).copy()
             pos += width
-        if len(key_list) != n or pos != len(body):
+        if (key_bytes.count(0) + 1 if n else 0) != n or (not n and key_bytes) or pos != len(body):
             return None
         files = tuple(
             RunFile(
@@ -169,11 +181,9 @@ def decode(data: bytes, name: str, outputs: Callable[[], Sequence[str | None]]) 
         split_names[:] = header["splits"]
     except (ValueError, KeyError, TypeError, IndexError):
         return None
-    keys = np.empty(n, dtype=object)
-    keys[:] = key_list
     return Run(
         name=name,
-        keys=readonly(keys),
+        keys=as_array(KeyTable(key_bytes + b"\x00" if n else b"", n)),
         gold=readonly(arrays["gold"]),
         outputs=LazyOutputs(n, outputs),
         files=files,

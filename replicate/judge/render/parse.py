@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from replicate.judge.model import KEY_SEP, extraction_failures
 from replicate.judge.render import harness_table, policy_head, wilson_share
 from replicate.labels import LabelSet, label_name
@@ -153,8 +155,8 @@ def parse_summary(
     from replicate.judge.sourcerule import unparsed_choice
 
     choice = choice if choice is not None else unparsed_choice([run])
-    labels = Counter(int(x) for x in labelled.labels if x >= 0)
-    gold = Counter(int(x) for x in run.gold if x >= 0)  # NO_GOLD (-1): the file carries none
+    labels = _counts(labelled.labels)
+    gold = _counts(run.gold)  # NO_GOLD (-1): the file carries none
     ivs = None if intervals is None else intervals(labelled, sorted(set(labels) | set(gold)), policy=choice.policy)
     correct, counted = correct_counted(labelled, choice.policy) if gold else (None, None)
     positions, by_game = _positions(labelled)
@@ -184,6 +186,14 @@ def parse_summary(
         positions=positions,
         by_game=by_game,
     )
+
+
+def _counts(values: np.ndarray) -> dict[int, int]:
+    """How often each value >= 0 occurs, in order of first occurrence (as a ``Counter`` of them gives)."""
+    values = np.asarray(values)
+    values = values[values >= 0]
+    distinct, first, counts = np.unique(values, return_index=True, return_counts=True)
+    return {int(distinct[i]): int(counts[i]) for i in np.argsort(first)}
 
 
 def _positions(labelled) -> tuple[str | None, dict[str, dict[int, int]] | None]:

@@ -1,0 +1,300 @@
+"""Item keys held once per run, in one block of bytes, not as a Python string per item (pure).
+
+A run of 1.4 M items held its keys as 1.4 M Python strings (about 64 bytes
+each, and 8 more for the array's pointer): more than the rest of the run. A
+:class:`KeyTable` holds them as their UTF-8 bytes, each followed by a NUL
+(about 15 bytes an item): what a run read from files keeps. The object array
+of strings the commands align and show is made from it on first use
+(:class:`KeysField`, the ``keys`` of :class:`~replicate.judge.model.Run`):
+``parse`` never needs it, as the clusters of the bootstrap (the first key
+field: a query) are read from the bytes (:meth:`KeyTable.first_field_codes`).
+
+A key holding a NUL is not held this way (:class:`KeysBuilder` keeps the
+strings then), so splitting at NUL gives back exactly the keys.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast, overload
+
+import numpy as np
+
+#: Ends each key in a :class:`KeyTable`'s bytes.
+END = "\x00"
+#: First fields at most this many bytes long are grouped in numpy (longer ones: the keys as strings).
+FIELD_BYTES_MAX = 32
+#: Keys grouped a block at a time (bounds the scratch arrays).
+_BLOCK = 1 << 18
+
+
+class Column:
+    """A run's column held compactly, made into its numpy array when first read (:class:`ColumnField`)."""
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def array(self) -> np.ndarray:
+        raise NotImplementedError
+
+
+class KeyTable(Column):
+    """The keys of a run as one block of bytes: each key's UTF-8 text followed by NUL, in item order (a
+    ``bytearray`` as it was built, never changed once the table holds it)."""
+
+    __slots__ = ("blob", "_n")
+
+    def __init__(self, blob: bytes | bytearray, n: int) -> None:
+        self.blob = blob
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (KeyTable, (self.blob, self._n))
+
+    def strings(self) -> list[str]:
+        """The keys as a list of strings."""
+        if not self._n:
+            return []
+        keys = self.blob.decode("utf-8").split(END)
+        keys.pop()  # after the last key's NUL
+        return keys
+
+    def array(self) -> np.ndarray:
+        """The keys as a read-only object array of strings (what ``Run.keys`` holds)."""
+        out = np.empty(self._n, dtype=object)
+        out[:] = self.strings()
+        out.setflags(write=False)
+        return out
+
+    def first_field_codes(self, sep: str) -> tuple[np.ndarray, int] | None:
+        """(code of each item's first key field (int32), number of distinct ones), codes the ranks of the fields in
+        code-point order (as :meth:`~replicate.stats.bootstrap.Clusters.from_keys` gives them; UTF-8 bytes
+        sort in code-point order). The first field is the text before the first ``sep`` (the whole key
+        without one). None when a first field is longer than :data:`FIELD_BYTES_MAX` bytes."""
+        n = self._n
+        if not n:
+            return np.empty(0, np.int32), 0
+        data = np.frombuffer(self.blob, dtype=np.uint8)
+        ends = np.flatnonzero(data == 0)
+        width = max(int(_first_fields(data, ends, sep, b)[1].max()) for b in range(0, n, _BLOCK))
+        if width > FIELD_BYTES_MAX:
+            return None
+        width = max(width, 1)
+        table = np.zeros((n, width), dtype=np.uint8)
+        for b in range(0, n, _BLOCK):
+            starts, lengths = _first_fields(data, ends, sep, b)
+            rows = table[b : b + len(starts)]
+            for j in range(int(lengths.max())):
+                has = lengths > j
+                rows[has, j] = data[starts[has] + j]
+        del ends
+        fields = table.view(f"S{width}").ravel()
+        # items of one cluster mostly lie side by side (a query's passages): its runs are grouped, not every item
+        new_run = np.empty(n, dtype=bool)
+        new_run[0] = True
+        np.not_equal(fields[1:], fields[:-1], out=new_run[1:])
+        names, run_codes = np.unique(fields[new_run], return_inverse=True)
+        del table, fields
+        run_of = np.cumsum(new_run, dtype=np.int32)
+        run_of -= 1
+        return run_codes.ravel().astype(np.int32)[run_of], len(names)
+
+
+def _first_fields(data: np.ndarray, ends: np.ndarray, sep: str, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """(start, length of the first field) of keys ``b`` .. ``b + _BLOCK`` of a table's bytes (``ends``: each
+    key's NUL)."""
+    last = ends[b : b + _BLOCK]
+    starts = np.empty_like(last)
+    starts[0] = ends[b - 1] + 1 if b else 0
+    starts[1:] = last[:-1] + 1
+    lo = int(starts[0])
+    seg = data[lo : int(last[-1]) + 1]
+    marks = np.flatnonzero((seg == ord(sep)) | (seg == 0)) + lo  # each key ends in NUL: always found
+    return starts, marks[np.searchsorted(marks, starts)] - starts
+
+
+class KeysBuilder:
+    """A run's keys as they are read: chunks of strings in, a :class:`KeyTable` (or, when a key holds a NUL,
+    an object array) out."""
+
+    def __init__(self) -> None:
+        self._blob = bytearray()  # grown in place (no copy of every key's bytes when the table is made)
+        self._pending: list[str] = []
+        self._strings: list[str] | None = None  # every key as a string, once one held a NUL
+        self.n = 0
+
+    def extend(self, keys: list[str]) -> None:
+        self._flush()
+        self.n += len(keys)
+        if self._strings is not None:
+            self._strings.extend(keys)
+            return
+        if not keys:
+            return
+        joined = END.join(keys)
+        if joined.count(END) != len(keys) - 1:  # a key holds a NUL: keep strings from here on
+            self._strings = KeyTable(bytes(self._blob), self.n - len(keys)).strings() + list(keys)
+            self._blob = bytearray()
+            return
+        self._blob += joined.encode("utf-8")
+        self._blob += b"\x00"
+
+    def absorb(self, other: KeysBuilder) -> None:
+        """Append ``other``'s keys (``other`` is left empty)."""
+        self._flush()
+        other._flush()
+        if self._strings is None and other._strings is None:
+            if self.n:
+                self._blob += other._blob
+            else:
+                self._blob = other._blob  # the first file's keys: taken, not copied
+            self.n += other.n
+        else:
+            self.extend(other.tolist())
+        other._blob, other._strings, other.n = bytearray(), None, 0
+
+    def append(self, key: str) -> None:
+        self._pending.append(key)
+        if len(self._pending) >= 4096:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            pending, self._pending = self._pending, []
+            self.extend(pending)
+
+    def __len__(self) -> int:
+        return self.n + len(self._pending)
+
+    def tolist(self) -> list[str]:
+        """Every key so far, as strings."""
+        self._flush()
+        if self._strings is not None:
+            return list(self._strings)
+        return KeyTable(self._blob, self.n).strings()
+
+    def build(self) -> KeyTable | np.ndarray:
+        self._flush()
+        if self._strings is not None:
+            out = np.empty(len(self._strings), dtype=object)
+            out[:] = self._strings
+            out.setflags(write=False)
+            return out
+        blob, self._blob = self._blob, bytearray()
+        return KeyTable(blob, self.n)
+
+
+class Runs(Column):
+    """A column whose value changes only now and then (the split of each item: one per file), held as
+    (first item, value) where it changes; :meth:`array` gives the object array (one object per value)."""
+
+    __slots__ = ("runs", "_n")
+
+    def __init__(self, runs: list[tuple[int, object]], n: int) -> None:
+        self.runs = runs
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Runs, (self.runs, self._n))
+
+    def array(self) -> np.ndarray:
+        return self.fill(np.empty(self._n, dtype=object))
+
+    def fill(self, out: np.ndarray, value: Any = None) -> np.ndarray:
+        """``out`` with each run's value (``value(v)`` of it when given), read-only."""
+        for (start, v), (end, _) in zip(self.runs, [*self.runs[1:], (self._n, None)]):
+            out[start:end] = v if value is None else value(v)
+        out.setflags(write=False)
+        return out
+
+
+class Blocks(Column):
+    """Where each item was read, one of two columns (``file`` index or ``line``), held as blocks of one file
+    (first item, end item, file index, the items' lines: None for lines 1..n) and the lines of the items
+    read one by one (item -> (file index, line))."""
+
+    __slots__ = ("blocks", "lines", "_n", "which")
+
+    def __init__(self, blocks: list[tuple[int, int, int, np.ndarray | None]], lines: dict[int, tuple[int, int]], n: int,
+                 which: str) -> None:
+        self.blocks, self.lines, self._n, self.which = blocks, lines, n, which
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Blocks, (self.blocks, self.lines, self._n, self.which))
+
+    def array(self) -> np.ndarray:
+        file = self.which == "file"
+        out = np.empty(self._n, dtype=np.int16 if file else np.int32)
+        for start, end, idx, lines in self.blocks:
+            if file:
+                out[start:end] = idx
+            else:
+                out[start:end] = np.arange(1, end - start + 1, dtype=np.int32) if lines is None else lines
+        if self.lines:
+            items = np.fromiter(self.lines.keys(), dtype=np.int64, count=len(self.lines))
+            where = np.array(list(self.lines.values()), dtype=np.int64).reshape(-1, 2)
+            out[items] = where[:, 0 if file else 1]
+        out.setflags(write=False)
+        return out
+
+
+class ColumnField:
+    """A column of a frozen dataclass (a run's ``keys``, ``splits``, where each item was read) that may be
+    given as a :class:`Column` and is read as its numpy array, made once on first read.
+
+    A data descriptor: the constructor stores what it is given; reading the attribute gives the array.
+    :func:`raw` reads what is stored without making it. Declared on the class after the dataclass is made
+    (``setattr``), so the field keeps its declared type and stays required.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: Any = None) -> ColumnField: ...
+    @overload
+    def __get__(self, obj: object, owner: Any = None) -> Any: ...
+    def __get__(self, obj: object | None, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name]
+        if isinstance(value, Column):
+            value = value.array()
+            obj.__dict__[self.name] = value
+        return value
+
+    def __set__(self, obj: object, value: Any) -> None:
+        obj.__dict__[self.name] = value
+
+
+def columns(cls: type, *names: str) -> None:
+    """Make ``names`` of the dataclass ``cls`` :class:`ColumnField` s."""
+    for name in names:
+        setattr(cls, name, ColumnField(name))
+
+
+def raw(obj: object, name: str) -> Any:
+    """Field ``name`` of ``obj`` as stored: a :class:`Column` not yet made into its array, or the array."""
+    return obj.__dict__[name]
+
+
+def as_array(value: np.ndarray | Column) -> np.ndarray:
+    """``value`` as a :class:`ColumnField` is given it (typed as the array it reads as: a column is made into
+    one when read)."""
+    return cast(np.ndarray, value)
+
+
+def raw_keys(run: object) -> np.ndarray | KeyTable:
+    """A run's keys as stored: a :class:`KeyTable` not yet turned into strings, or the object array."""
+    value: np.ndarray | KeyTable = run.__dict__["keys"]
+    return value

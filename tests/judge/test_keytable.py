@@ -1,0 +1,128 @@
+"""Keys held as bytes (KeyTable), columns made on first read, labels read with the files: same values as before."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import random
+
+import numpy as np
+import pytest
+
+from replicate.diagnostics import Diagnostics
+from replicate.judge.api import load_runs
+from replicate.judge.keytable import Blocks, KeysBuilder, KeyTable, Runs, raw_keys
+from replicate.judge.load import load_run
+from replicate.judge.model import KEY_SEP, evolve
+from replicate.judge.parsed import clusters_of
+from replicate.judge.select import RunSpec
+from replicate.judge.uncertainty import Uncertainty
+from replicate.parsing import PARSERS
+from replicate.stats.bootstrap import Clusters
+
+P = "umbrela-fallback@1"
+
+
+def _table(keys: list[str], chunk: int = 3) -> KeyTable | np.ndarray:
+    b = KeysBuilder()
+    for i in range(0, len(keys), chunk):
+        if i % 2:
+            for k in keys[i : i + chunk]:
+                b.append(k)
+        else:
+            b.extend(keys[i : i + chunk])
+    return b.build()
+
+
+KEYS = ["q2\x1fd1", "q1\x1fd9", "é\x1fz", "q1\x1f", "q10", "q2\x1fd2\x1fx", "", "\u4e2d\x1f1", "Z\x1fa"]
+
+
+def test_keys_come_back_exactly_and_clusters_are_the_string_ranks():
+    table = _table(KEYS)
+    assert isinstance(table, KeyTable) and len(table) == len(KEYS)
+    assert table.strings() == KEYS and table.array().tolist() == KEYS
+    codes, count = table.first_field_codes(KEY_SEP)
+    ref = Clusters.from_keys(np.array(KEYS, dtype=object), field=0, name="q", sep=KEY_SEP)
+    assert codes.tolist() == ref.codes.tolist() and count == ref.count
+
+
+def test_clusters_of_many_keys_grouped_or_shuffled():
+    keys = [f"{1000 + i // 7}{KEY_SEP}{i}" for i in range(3000)]
+    for order in (keys, random.Random(0).sample(keys, len(keys))):
+        table = _table(order, chunk=250)
+        codes, count = table.first_field_codes(KEY_SEP)
+        ref = Clusters.from_keys(np.array(order, dtype=object), field=0, name="q", sep=KEY_SEP)
+        assert np.array_equal(codes, ref.codes) and count == ref.count
+
+
+def test_a_long_first_field_is_left_to_the_strings():
+    table = _table(["x" * 40 + KEY_SEP + "1", "a" + KEY_SEP + "2"])
+    assert table.first_field_codes(KEY_SEP) is None
+
+
+def test_a_key_holding_nul_keeps_strings():
+    keys = ["a", "b\x00c", "d"]
+    got = _table(keys, chunk=1)
+    assert isinstance(got, np.ndarray) and got.tolist() == keys
+
+
+def test_columns_pickle_and_make_their_arrays():
+    runs = Runs([(0, "dl19"), (3, "dl20")], 5)
+    assert runs.array().tolist() == ["dl19"] * 3 + ["dl20"] * 2
+    blocks = [(0, 2, 0, None), (2, 4, 1, np.array([7, 9], np.int32))]
+    assert Blocks(blocks, {4: (1, 12)}, 5, "line").array().tolist() == [1, 2, 7, 9, 12]
+    assert Blocks(blocks, {4: (1, 12)}, 5, "file").array().tolist() == [0, 0, 1, 1, 1]
+    table = _table(KEYS)
+    assert pickle.loads(pickle.dumps(table)).strings() == KEYS
+    assert pickle.loads(pickle.dumps(runs)).array().tolist() == runs.array().tolist()
+
+
+def _judge_file(path, n=60, per=4):
+    rng = random.Random(1)
+    with path.open("w") as f:
+        for i in range(n):
+            f.write(json.dumps({"query_id": str(500 - i // per), "corpus_id": str(i), "original_qrel_score": i % 4,
+                                "model_output": rng.choice(["Final score: 2", "##final score: 3", "no idea", "1"])}) + "\n")
+    return path
+
+
+def test_a_run_read_holds_a_table_and_reads_as_before(tmp_path):
+    path = _judge_file(tmp_path / "r.jsonl")
+    run = load_run("r", path, diagnostics=Diagnostics())
+    assert isinstance(raw_keys(run), KeyTable)
+    assert len(run) == 60 and isinstance(raw_keys(evolve(run, name="s")), KeyTable)  # no strings made
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert run.keys.tolist() == [r["query_id"] + KEY_SEP + r["corpus_id"] for r in rows]
+    assert run.splits.tolist() == [tmp_path.name] * 60 and run.origins.line.tolist() == list(range(1, 61))
+    labelled = run.label_with(PARSERS.get(P))
+    settings = Uncertainty(key_fields=("query_id", "corpus_id"))
+    ref = settings.clusters(np.array(run.keys.tolist(), dtype=object))
+    got = clusters_of(labelled, settings)
+    assert np.array_equal(got.codes, ref.codes) and (got.count, got.name) == (ref.count, ref.name)
+
+
+@pytest.mark.parametrize("reader", ["judge-jsonl@1", "umbrela-judge@1"])
+def test_labels_read_with_the_file_equal_the_parsers(tmp_path, reader):
+    if reader == "umbrela-judge@1":
+        path = tmp_path / "u.jsonl"
+        path.write_text("".join(json.dumps({"qid": str(i // 3), "docid": str(i), "prediction": f"##final score: {i % 5}"})
+                                + "\n" for i in range(30)))
+    else:
+        path = _judge_file(tmp_path / "r.jsonl")
+    parsed: dict = {}
+    run = load_run("r", path, diagnostics=Diagnostics(), reader=reader, parsers=[PARSERS.get(P)], parsed=parsed)
+    assert set(parsed) == {P}
+    assert parsed[P].tolist() == PARSERS.get(P).parse_many(list(run.outputs)).tolist()
+    loaded = load_runs([RunSpec("r", [path], reader=reader)], need_gold=False, parsers=[P])
+    plain = load_runs([RunSpec("r", [path], reader=reader)], need_gold=False)
+    assert loaded.labelled(P)[0].labels.tolist() == plain.labelled(P)[0].labels.tolist() == parsed[P].tolist()
+    assert loaded.label_keys() == plain.label_keys()
+
+
+def test_labels_are_not_read_with_a_file_read_line_by_line(tmp_path):
+    path = _judge_file(tmp_path / "r.jsonl")
+    path.write_text(path.read_text() + "\n")  # a blank line: the careful path reads this file
+    parsed: dict = {}
+    diag = Diagnostics()
+    run = load_run("r", path, diagnostics=diag, parsers=[PARSERS.get(P)], parsed=parsed)
+    assert parsed == {} and len(run) == 60 and diag.counts() == {"blank-line": 1}
