@@ -146,10 +146,7 @@ class Run:
     def __len__(self) -> int:
         return len(raw_keys(self))
 
-    def label_with(
-        self, parser: Parser | None, *, cached: np.ndarray | None = None, key_names: tuple[str, ...] | None = None,
-        diagnostics: Diagnostics | None = None,
-    ) -> "LabelledRun":
+    def label_with(self, parser: Parser | None, *, cached: np.ndarray | None = None) -> "LabelledRun":
         """Apply a parser (or take the file's own labels) to get a :class:`LabelledRun`.
 
         ``cached`` are labels this parser gave these outputs before (the label
@@ -166,7 +163,7 @@ class Run:
         label_set = self.label_set if self.labels is not None else getattr(parser, "label_set", None)
         return LabelledRun(
             self.name, as_array(raw_keys(self)), self.gold, labels, parser_name, self.files, self.origins,
-            yields=self.yields, label_set=label_set, key_names=key_names, diagnostics=diagnostics,
+            yields=self.yields, label_set=label_set,
         )
 
     def to_json(self) -> dict:
@@ -208,7 +205,8 @@ class LabelledRun:
         return len(raw_keys(self))
 
 
-# ``keys`` of both: what the constructor is given (an array, or a KeyTable made into one on first read)
+# columns given as an array or as a compact Column (keys: a KeyTable; splits: Runs; origins: Blocks), made into
+# the array on first read (replicate.judge.keytable.ColumnField): a run read from files keeps no object per item
 columns(Run, "keys", "splits")
 columns(LabelledRun, "keys")
 columns(Origins, "file_index", "line")
