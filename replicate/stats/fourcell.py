@@ -84,6 +84,18 @@ VIEWS: tuple[str, ...] = ("edge", "chain", "matrix")
 
 
 @dataclass(frozen=True, slots=True)
+class NoteColumn:
+    """How ``verify``'s note shows an edge figure in its tables of edges: ``heading`` heads its column (empty:
+    the figure's ``short``); ``point`` orders it among the edge's point figures (None: not among them); ``block``
+    is the interval table it is in, the accuracies' or the regression figures'. A figure without one is shown
+    last in the point figures and in the regression figures' intervals, headed by its ``short``."""
+
+    heading: str = ""
+    point: float | None = math.inf
+    block: Literal["accuracy", "regression"] = "regression"
+
+
+@dataclass(frozen=True, slots=True)
 class Figure:
     """One four-cell figure: its definition over the cells and everything the tool shows of it.
 
@@ -99,7 +111,8 @@ class Figure:
     old that equals this one (the bootstrap copies it from an edge's reverse).
     ``needs_labels``: it needs the label changes (``changed``), which a table
     typed in from a paper does not have. ``views``: where it is shown
-    (:data:`VIEWS`; every figure can be named in a claim).
+    (:data:`VIEWS`; every figure can be named in a claim). ``note``: how ``verify``'s note lays it out
+    (:class:`NoteColumn`). ``undefined``: why its denominator is 0, in words (a claim of it says so).
     """
 
     name: str
@@ -113,10 +126,17 @@ class Figure:
     mirror: str | None = None
     needs_labels: bool = False
     views: frozenset[str] = frozenset({"edge"})
+    note: NoteColumn = NoteColumn()
+    undefined: str = "its denominator is 0"
 
     @property
     def range(self) -> tuple[float, float]:
         return RANGES[self.kind]
+
+    @property
+    def heading(self) -> str:
+        """Its column heading in ``verify``'s note."""
+        return self.note.heading or self.short
 
 
 #: Every four-cell figure by name, in the order tables and JSON show them: the one table.
@@ -198,6 +218,16 @@ def figure_names(view: str | None = None) -> tuple[str, ...]:
     return tuple(n for n, f in FIGURES.items() if view is None or view in f.views)
 
 
+def same_count() -> tuple[tuple[str, ...], ...]:
+    """The proportions that count the same items over different denominators, in groups (table order): a
+    printed figure named for one may be another of its group (``verify`` tries them)."""
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for name, f in FIGURES.items():
+        if f.proportion:
+            groups.setdefault(tuple(f.ratio(c)[0] for c in _SAMPLES), []).append(name)
+    return tuple(tuple(g) for g in groups.values() if len(g) > 1)
+
+
 def proportions() -> tuple[str, ...]:
     """The edge figures that are a count over a count of items on any table (labels not needed): each has a
     Wilson interval from the cells alone."""
@@ -221,40 +251,45 @@ class _Ratios(Mapping[str, Ratio]):
 RATIOS: Mapping[str, Ratio] = _Ratios()
 
 _EDGE_CHAIN = frozenset({"edge", "chain"})
+_ACCURACY = NoteColumn(point=None, block="accuracy")
 for _f in (
     Figure("em_old", lambda c: (c.both + c.only_old, _n(c)), "(both + only_old) / n", "EM old", "EM old",
            "the old version's exact-match accuracy on the shared items", proportion=True, mirror="em_new",
-           views=_EDGE_CHAIN),
+           views=_EDGE_CHAIN, note=_ACCURACY),
     Figure("em_new", lambda c: (c.both + c.only_new, _n(c)), "(both + only_new) / n", "EM new", "EM new",
            "the new version's exact-match accuracy on the shared items", proportion=True, mirror="em_old",
-           views=_EDGE_CHAIN),
+           views=_EDGE_CHAIN, note=_ACCURACY),
     # EM_old - EM_new = (only_old - only_new) / N, exactly; not mirrored: the percentiles' interpolation is not
     # exactly antisymmetric
     Figure("accuracy_difference", lambda c: (c.only_old - c.only_new, _n(c)), "EM old - EM new (paired)",
            "EM difference", "EM diff.",
            "the accuracy lost, paired by item; equals regression_rate - backward_rate exactly, so an asymmetry "
-           "between the two says nothing beyond it", kind="difference"),
+           "between the two says nothing beyond it", kind="difference",
+           note=NoteColumn("EM old - new", point=None, block="accuracy")),
     Figure("regression_rate", lambda c: (c.only_old, _n(c)), "only_old / n", "regression rate", "regr.",
            "the share of **all** items the upgrade breaks; what most papers print (\"negative flip rate\")",
-           proportion=True, mirror="backward_rate", views=frozenset(VIEWS)),
+           proportion=True, mirror="backward_rate", views=frozenset(VIEWS), note=NoteColumn("regressed", point=1)),
     Figure("regression_share_of_old_correct", lambda c: (c.only_old, _old_correct(c)), "only_old / (both + only_old)",
            "regression share of old-correct", "regr./old-correct",
            "the share of **what the old version got right** that the upgrade loses", proportion=True,
-           views=frozenset(VIEWS)),
+           views=frozenset(VIEWS), note=NoteColumn("of old-correct", point=2),
+           undefined="the old run has no correct labels (both + only_old = 0)"),
     Figure("backward_rate", lambda c: (c.only_new, _n(c)), "only_new / n", "backward rate", "backward",
            "the share of all items the upgrade fixes; the regression rate of the reverse edge", proportion=True,
-           mirror="regression_rate", views=_EDGE_CHAIN),
+           mirror="regression_rate", views=_EDGE_CHAIN, note=NoteColumn(point=5, block="accuracy")),
     Figure("change_rate", lambda c: (c.changed, _n(c)), "labels differ / n", "change rate", "change",
            "churn regardless of gold (2 -> 1 on a gold-3 item is a change but not a regression); needs the labels",
-           proportion=True, mirror="change_rate", needs_labels=True, views=_EDGE_CHAIN),
+           proportion=True, mirror="change_rate", needs_labels=True, views=_EDGE_CHAIN, note=NoteColumn(point=6)),
     Figure("independent_regression_rate", lambda c: (_old_correct(c) * _new_wrong(c), _n(c) * _n(c)),
            "EM old x (1 - EM new)", "independent regression rate", "indep. regr.",
-           "the regression rate expected if the two versions' errors were unrelated"),
+           "the regression rate expected if the two versions' errors were unrelated",
+           note=NoteColumn("independent", point=3)),
     Figure("independence_ratio", lambda c: (c.only_old * _n(c), _old_correct(c) * _new_wrong(c)),
            "regression / independent", "independence ratio", "indep. ratio",
            "below 1: fewer regressions than unrelated errors on equally hard items would give (item difficulty "
            "alone does this); above 1: more; known in the model-update literature as relative negative flip rate",
-           kind="ratio", views=frozenset(VIEWS)),
+           kind="ratio", views=frozenset(VIEWS), note=NoteColumn("ratio", point=4),
+           undefined="the independent-errors rate is 0 (old never right or new always right)"),
     Figure("label_agreement", lambda c: (_n(c) - c.changed, _n(c)), "labels equal / n", "label agreement",
            "label agr.", "1 - change_rate: the share of items given the same label by both versions",
            proportion=True, mirror="label_agreement", needs_labels=True, views=frozenset({"matrix"})),

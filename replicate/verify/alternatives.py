@@ -27,6 +27,7 @@ from replicate.errors import ReplicateError
 from replicate.judge.agreement import value_domain
 from replicate.judge.align import align
 from replicate.judge.outofscale import OUT_OF_SCALE
+from replicate.stats.fourcell import same_count
 from replicate.verify.claim import Claim
 from replicate.verify.matching import Printed, Verdict, match
 from replicate.verify.metrics import metric as find_metric
@@ -37,12 +38,19 @@ MAX_RECOMPUTATIONS = 1024
 _KAPPA = [("agreement.cohen_kappa", {"weights": w}) for w in ("none", "linear", "quadratic")]
 _ALPHA = [("agreement.krippendorff_alpha", {"level": lv}) for lv in ("nominal", "ordinal", "interval", "ratio")]
 
-#: Metrics that are read for one another: each group's members (with their own settings).
-METRIC_GROUPS: tuple[tuple[tuple[str, Mapping[str, Any]], ...], ...] = (
+Group = tuple[tuple[str, Mapping[str, Any]], ...]
+
+#: Agreement metrics that are read for one another: each group's members (with their own settings).
+AGREEMENT_GROUPS: tuple[Group, ...] = (
     (*_KAPPA, ("agreement.scott_pi", {}), *_ALPHA),
     (("agreement.kendall_tau", {}), ("agreement.spearman", {})),
-    (("regression_rate", {}), ("regression_share_of_old_correct", {})),
 )
+
+
+def metric_groups() -> tuple[Group, ...]:
+    """Metrics that are read for one another: the agreement groups, then each group of four-cell proportions
+    counting the same items over different denominators (:func:`replicate.stats.fourcell.same_count`)."""
+    return AGREEMENT_GROUPS + tuple(tuple((name, {}) for name in group) for group in same_count())
 
 Setting = dict[str, Any]  # keys: metric, options (merged), unparsed, out_of_scale, parser, unit
 
@@ -66,7 +74,7 @@ class Ctx:
 def _metrics(c: Claim, ctx: Ctx) -> list[Setting]:
     mine = {k: c.options[k] for k in ("weights", "level") if k in c.options}
     own: Setting = {"metric": c.metric, "options": mine}
-    for group in METRIC_GROUPS:
+    for group in metric_groups():
         if any(name == c.metric and all(c.options.get(k) == v for k, v in opts.items()) for name, opts in group):
             others = [(n, dict(o)) for n, o in group if (n, dict(o)) != (c.metric, mine)]
             fits = [(n, o) for n, o in others if (m := find_metric(n)) is not None and c.scope in m.scopes]
@@ -116,8 +124,8 @@ def _units(c: Claim, ctx: Ctx) -> list[Setting]:
 #: The alternatives tried, in order (docs/verify.md, "Alternatives").
 FAMILIES: tuple[Family, ...] = (
     Family("metric", "kappa (weights none, linear, quadratic) <-> Scott's pi <-> Krippendorff's alpha (every level); "
-           "Kendall's tau-b <-> Spearman's rho; regression_rate (over all shared items) <-> "
-           "regression_share_of_old_correct (over the items old got right)", _metrics),
+           "Kendall's tau-b <-> Spearman's rho; four-cell proportions of the same count over another denominator "
+           "(a regression rate over all shared items <-> over the items old got right)", _metrics),
     Family("binarize", "agreement figures: labels as read, and binarized at every threshold of the value domain",
            _thresholds),
     Family("unparsed", "the unparsed policy: intersect (parsed items) <-> wrong (all items)", _policies),

@@ -2,8 +2,8 @@
 
 - unparsed outputs per run and parser;
 - rewritten outputs (records carrying ``original_output``) and skipped lines;
-- impossible printed figures (a rate above 100%, an MAE beyond the label scale,
-  a correlation outside [-1, 1]);
+- impossible printed figures (a rate above 100%, a four-cell figure outside
+  its kind's range, an MAE beyond the label scale, a correlation outside [-1, 1]);
 - runs produced differently: a repeat far beyond the other repeats (the rule of
   ``replicate floor --main``: :func:`replicate.judge.floor.checks.far_beyond`),
   a run pooling files whose outputs sit in different fields, files whose bytes
@@ -23,6 +23,7 @@ from replicate.judge.floor.checks import far_beyond
 from replicate.judge.model import RunFile, extraction_failures
 from replicate.labels import label_name
 from replicate.output import pct
+from replicate.stats.fourcell import FIGURES
 from replicate.verify.claims_file import ClaimsFile
 from replicate.verify.part import Flag
 from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
@@ -38,23 +39,32 @@ def _scale(top: int, run_figures: Sequence[RunFigures]) -> str:
     return f"{label_name(0, named)}..{label_name(top, named)} (0-{top})"
 
 
+#: A printed four-cell figure outside its kind's range (:data:`replicate.stats.fourcell.RANGES`), in words.
+_OUT_OF_RANGE = {"rate": "a share cannot be {}", "difference": "a difference of shares cannot be {}",
+                 "ratio": "a ratio of rates cannot be negative ({})"}
+
+
 def _impossible(claims: ClaimsFile, run_figures: Sequence[RunFigures]) -> Iterable[Flag]:
     scale_max = max((f.label_max for f in run_figures if f.label_max is not None), default=None)
     scale = None if scale_max is None else _scale(scale_max, run_figures)
     for c in claims.claims:
         v = Fraction(c.printed.value)
         kind, unit = c.spec.kind, c.printed.unit
+        shown = f"{c.printed.text}{'%' if unit == 'percent' else ''}"
+        figure = FIGURES.get(c.metric)
         problem = None
-        if kind == "rate" and unit != "count":
+        if figure is not None:
+            low, high = figure.range
+            if not low <= (v / 100 if unit == "percent" else v) <= high:
+                problem = _OUT_OF_RANGE[figure.kind].format(shown)
+        elif kind == "rate" and unit != "count":
             top = 100 if unit == "percent" else 1
             if not 0 <= v <= top:
-                problem = f"a share cannot be {c.printed.text}{'%' if unit == 'percent' else ''}"
+                problem = f"a share cannot be {shown}"
         elif c.metric == "pearson" and not -1 <= v <= 1:
             problem = f"a correlation cannot be {c.printed.text}"
         elif c.metric == "mae" and (v < 0 or (scale_max is not None and v > scale_max)):
             problem = f"an MAE of {c.printed.text} is impossible on a {scale} scale"
-        elif c.metric == "independence_ratio" and v < 0:
-            problem = f"a ratio of rates cannot be negative ({c.printed.text})"
         if problem:
             yield Flag("impossible", f"claim {c.id!r} ({c.where or c.metric}): {problem}")
 

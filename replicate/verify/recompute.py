@@ -37,7 +37,7 @@ from replicate.labels import LabelSet, absent_figures
 from replicate.parsing import UNPARSED, Parser
 from replicate.stats.bootstrap import Interval
 from replicate.stats.cimap import edge_ci
-from replicate.stats.fourcell import RATIOS, FourCell, exact_ratio
+from replicate.stats.fourcell import FIGURES, FourCell, exact_ratio
 from replicate.stats.gold import accuracy, mean_absolute_error, pearson_r
 from replicate.stats.policy import Policy
 from replicate.verify.claims_file import Claim
@@ -121,20 +121,20 @@ class EdgeFigures:
         return self.settings is not None and self.cells.n < self.settings.min_items
 
     def value(self, metric: str) -> Fraction | int | None:
-        """A count (``n``, ``cells.*``) or the exact figure of :data:`~replicate.stats.fourcell.RATIOS`."""
+        """A count (``n``, ``cells.*``) or the exact figure of :data:`~replicate.stats.fourcell.FIGURES`."""
         c = self.cells
         if metric == "n":
             return c.n
         if metric.startswith("cells."):
             return getattr(c, metric[len("cells."):])
-        if metric not in RATIOS:
+        if metric not in FIGURES:
             raise KeyError(metric)
         return c.exact(metric)
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"old": self.old, "new": self.new, "parser": self.parser, "unparsed_policy": self.policy}
         out.update(self.cells.figures())
-        out.update(change_rate=_number(self.value("change_rate")), changed=self.changed, shared_items=self.shared_items,
+        out.update(changed=self.changed, shared_items=self.shared_items,
                    unparsed={"old": self.unparsed_old, "new": self.unparsed_new})
         err, settings = self.error, self.settings
         resampled = err if err is not None and settings is not None and err.resampled else None
@@ -199,8 +199,6 @@ _UNDEFINED = {
     "em": "the run has no items to score under this policy",
     "mae": "the run has no parsed items",
     "pearson": "labels or gold are constant over the parsed items (or fewer than two)",
-    "regression_share_of_old_correct": "the old run has no correct labels (both + only_old = 0)",
-    "independence_ratio": "the independent-errors rate is 0 (old never right or new always right)",
 }
 
 
@@ -376,7 +374,7 @@ class Recomputer:
             if e.cells.n == 0 and metric != "n" and not metric.startswith("cells."):
                 return Computed(None, f"{claim.old} and {claim.new} share no scored items (policy '{policy}')")
             value = e.value(metric)
-            return Computed(value, None if value is not None else e.absent.get(metric) or _UNDEFINED.get(metric, "undefined"))
+            return Computed(value, None if value is not None else e.absent.get(metric) or FIGURES[metric].undefined)
         fl = self.floor(claim.runs, parser, policy)
         if isinstance(fl, str):
             return Computed(None, fl)

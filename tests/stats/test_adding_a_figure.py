@@ -30,6 +30,7 @@ from replicate.stats.few_clusters import WILSON
 from replicate.stats.fourcell import FIGURES, Figure, FourCell, register_figure
 from replicate.verify.api import verify
 from replicate.verify.metrics import metric, metric_names
+from replicate.verify.note import render_note
 from support.tools import load_tool
 
 pytestmark = pytest.mark.skipif("umbrela-fallback@1" not in PARSERS, reason="built-in parsers not installed")
@@ -133,6 +134,24 @@ def test_verify_can_name_it(fixed, study):
     v = verify(study / "claims.toml", root=str(study), date="2026-01-01")
     (result,) = v.runs.results
     assert result.computed[PARSER].value == FORWARD and v.ok
+
+
+def test_the_verify_note_shows_it_last_in_its_tables_of_edges(fixed, study):
+    v = verify(study / "claims.toml", root=str(study), date="2026-01-01", uncertainty=Uncertainty(replicates=100))
+    edges = render_note(v).split("## Edges")[1]
+    rates = next(line for line in edges.splitlines() if line.startswith("| edge ") and "floor of new" in line)
+    assert re.search(r"\| change +\| fixed/old-wrong +\| floor of new", rates)
+    assert re.search(r"\| A -> B +\|.* 20\.00% +\| - +\| - +\|", edges)  # its value, then no floor
+    intervals = next(line for line in edges.splitlines() if "McNemar p (clustered)" in line)
+    assert re.search(r"\| ratio 95% +\| fixed/old-wrong 95% +\| McNemar p", intervals)
+
+
+def test_verify_flags_a_printed_value_outside_its_range(fixed, study, tmp_path):
+    claims = (study / "claims.toml").read_text(encoding="utf-8")
+    bad = tmp_path / "claims.toml"
+    bad.write_text(claims.replace(f'value = "{100 * float(FORWARD):.1f}"', 'value = "120.0"'), encoding="utf-8")
+    v = verify(bad, root=str(study), date="2026-01-01")
+    assert any(f.kind == "impossible" and "a share cannot be 120.0%" in f.message for f in v.flags)
 
 
 def test_the_docs_tables_list_it(fixed):

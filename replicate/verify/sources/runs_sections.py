@@ -10,7 +10,8 @@ from urllib.parse import quote
 from replicate.judge.floor import EdgeCheck
 from replicate.judge.model import RunFile
 from replicate.judge.render.errors import interval_cell, with_interval
-from replicate.output import Format, md_code, md_text, pct, table
+from replicate.output import Format, md_code, md_text, num, pct, table
+from replicate.stats.fourcell import FIGURES, Figure, figure_names
 from replicate.stats.paired import p_display
 from replicate.verify.part import relative
 from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures, edge_key, floor_of
@@ -39,17 +40,14 @@ def edges(figures: Sequence[EdgeFigures], floor_figures: Sequence[FloorFigures],
     if not figures:
         return []
     cells_rows, rate_rows, error_rows, mcnemar_rows = [], [], [], []
+    points, blocks = _point_figures(), _interval_blocks()
     for e in figures:
         fl = floor_of(floor_figures, e)
         lo, hi = (fl.value("floor.regression_min"), fl.value("floor.regression_max")) if fl else (None, None)
-        ratio = e.value("independence_ratio")
         edge, parser = f"{md_text(e.old)} -> {md_text(e.new)}", f"`{e.parser}`"
         cells_rows.append([edge, parser, e.cells.n, e.cells.both, e.cells.only_old, e.cells.only_new, e.cells.neither])
         rate_rows.append([
-            edge, parser, pct(_f(e.value("regression_rate"))),
-            pct(_f(e.value("regression_share_of_old_correct"))), pct(_f(e.value("independent_regression_rate"))),
-            "-" if ratio is None else f"{float(ratio):.3f}", pct(_f(e.value("backward_rate"))),
-            pct(_f(e.value("change_rate"))),
+            edge, parser, *(_point(f, e.value(f.name)) for f in points),
             f"{pct(_f(lo))}-{pct(_f(hi))}" if fl else "-", _position(against, e, fl),
         ])
         if e.error is not None and not e.error.resampled:  # --replicates 0: the test that needs no replicates
@@ -57,13 +55,12 @@ def edges(figures: Sequence[EdgeFigures], floor_figures: Sequence[FloorFigures],
         elif e.error is not None:
             iv = e.error.interval
             error_rows.append([
-                edge, parser, e.cells.n, *(interval_cell(iv[f], f) for block in _ERROR_BLOCKS for _, f in block),
+                edge, parser, e.cells.n, *(interval_cell(iv[f.name], f.name) for block in blocks for f in block),
                 p_display(e.error.mcnemar_p), e.error.cluster or "item",
             ])
     policies = sorted({e.policy for e in figures})
     cell_headers = ["edge", "parser", "N", "both", "only_old", "only_new", "neither"]
-    rate_headers = ["edge", "parser", "regressed", "of old-correct", "independent", "ratio", "backward", "change",
-                    "floor of new", "vs floor"]
+    rate_headers = ["edge", "parser", *(f.heading for f in points), "floor of new", "vs floor"]
     return [
         "## Edges", "",
         "Every edge a claim names, under each parser it was recomputed with "
@@ -84,7 +81,7 @@ def edges(figures: Sequence[EdgeFigures], floor_figures: Sequence[FloorFigures],
         "0, \"below\" under 0, else inside or \"indistinguishable\"; \"insufficient_data\" on too few items "
         "or clusters).",
         "", table(rate_rows, rate_headers, Format.markdown).rstrip("\n"), "",
-    ] + _error_part(figures, error_rows) + _mcnemar_part(mcnemar_rows)
+    ] + _error_part(figures, error_rows, blocks) + _mcnemar_part(mcnemar_rows)
 
 
 def _mcnemar_part(rows: list[list[object]]) -> list[str]:
@@ -98,24 +95,36 @@ def _mcnemar_part(rows: list[list[object]]) -> list[str]:
     ]
 
 
-#: The note's interval tables, (header, figure): the accuracies first, then the regression figures.
-_ERROR_BLOCKS = (
-    (("EM old 95%", "em_old"), ("EM new 95%", "em_new"), ("EM old - new 95%", "accuracy_difference"),
-     ("backward 95%", "backward_rate")),
-    (("regressed 95%", "regression_rate"), ("of old-correct 95%", "regression_share_of_old_correct"),
-     ("change 95%", "change_rate"), ("independent 95%", "independent_regression_rate"),
-     ("ratio 95%", "independence_ratio")),
-)
+def _edge_figures() -> list[Figure]:
+    return [FIGURES[name] for name in figure_names("edge")]
 
 
-def _error_part(figures: Sequence[EdgeFigures], rows: list[list[object]]) -> list[str]:
+def _point_figures() -> list[Figure]:
+    """The edge figures of the note's table of rates, in their order (:class:`~replicate.stats.fourcell.NoteColumn`)."""
+    shown = [f for f in _edge_figures() if f.note.point is not None]
+    return sorted(shown, key=lambda f: f.note.point)  # type: ignore[arg-type, return-value]  # stable: table order
+
+
+def _interval_blocks() -> tuple[list[Figure], list[Figure]]:
+    """The note's two interval tables, in table order: the accuracies first, then the regression figures."""
+    edge = _edge_figures()
+    return [f for f in edge if f.note.block == "accuracy"], [f for f in edge if f.note.block == "regression"]
+
+
+def _point(f: Figure, value: Fraction | int | None) -> str:
+    """A figure's value as the table of rates prints it: a ratio as a number, a rate or a difference as a percent."""
+    return num(_f(value)) if f.kind == "ratio" else pct(_f(value))
+
+
+def _error_part(figures: Sequence[EdgeFigures], rows: list[list[object]],
+                blocks: tuple[list[Figure], list[Figure]]) -> list[str]:
     """The bootstrap intervals of each edge (when computed) and what they assume: two tables, like the edges'."""
     if not rows:
         return []
     err = next(e for e in figures if e.error is not None and e.error.resampled)
     assert err.error is not None and err.settings is not None
-    iv = err.error.interval["regression_rate"]
-    first, second = _ERROR_BLOCKS
+    first, second = blocks
+    iv = err.error.interval[second[0].name]
     k = 3 + len(first)
     accuracy = [r[:k] for r in rows]
     regression = [r[:3] + r[k:] for r in rows]
@@ -124,9 +133,9 @@ def _error_part(figures: Sequence[EdgeFigures], rows: list[list[object]]) -> lis
         "cluster are resampled together, since judged passages of one query are alike. McNemar's exact p "
         "treats every item as independent; the clustered test (Durkalski) does not. A large p is absence of "
         "evidence, not equal accuracy: read the interval of the EM difference.",
-        "", table(accuracy, ["edge", "parser", "N", *(h for h, _ in first)], Format.markdown).rstrip("\n"), "",
-        table(
-            regression, ["edge", "parser", "N", *(h for h, _ in second), "McNemar p (clustered)", "cluster"],
+        "", table(accuracy, ["edge", "parser", "N", *(f"{f.heading} 95%" for f in first)], Format.markdown).rstrip("\n"),
+        "", table(
+            regression, ["edge", "parser", "N", *(f"{f.heading} 95%" for f in second), "McNemar p (clustered)", "cluster"],
             Format.markdown,
         ).rstrip("\n"), "",
     ]
