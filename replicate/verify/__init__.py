@@ -21,7 +21,7 @@ Claims over K-trial studies (``[trials]``, ``--replication``; settings in :mod:`
 - :mod:`replicate.verify.trials_check`     — :func:`check_trials` (pure: tables in, results out)
 - :mod:`replicate.verify.trials_io`        — reading the tables, fresh collections and archives
 
-Claims over system rankings: the metric family :mod:`replicate.verify.ranking_claims`, the part :mod:`replicate.verify.sources.rankings`.
+Claims over system rankings: the metric family :mod:`replicate.verify.sources.rankings_metrics`, the part :mod:`replicate.verify.sources.rankings`.
 """
 
 from replicate.verify.api import verify, verify_runs

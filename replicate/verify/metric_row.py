@@ -90,6 +90,15 @@ class Pattern:
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
+def one_of(choices: Sequence[str]) -> Callable[[Any], str | None]:
+    """A :class:`Field` check: the value must be one of ``choices`` (``must be trial or item, got 'run'``)."""
+    allowed = " or ".join(choices) if len(choices) == 2 else "one of " + ", ".join(choices)
+
+    def check(value: Any) -> str | None:
+        return None if value in choices else f"must be {allowed}, got {value!r}"
+    return check
+
+
 def claim_unit(c: Mapping[str, Any], allowed: Sequence[str], metric: Any, say: Callable[[str], None],
                *, units_of: str = "units") -> str | None:
     """A claim's ``unit`` when it is one of ``allowed`` and fits its metric's units, else None (the problem said)."""

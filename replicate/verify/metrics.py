@@ -50,9 +50,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import replicate.verify.ranking_claims as ranking_claims
 import replicate.verify.sources.agreement as agreement
 import replicate.verify.sources.costs as costs
+import replicate.verify.sources.rankings_metrics as rankings_metrics
 from replicate.stats.fourcell import FIGURES
 from replicate.verify.metric_row import (
     TRIAL_UNITS,
@@ -177,6 +177,6 @@ NULL_P95 = Pattern(
 
 
 #: The families in modules of their own, each by name.
-FAMILIES = (agreement.METRICS, costs.METRICS, ranking_claims.METRICS)
+FAMILIES = (agreement.METRICS, costs.METRICS, rankings_metrics.METRICS)
 
 register(*RUN_METRICS, *TRIAL_METRICS, NULL_P95, *(m for family in FAMILIES for m in family))

@@ -9,7 +9,7 @@ Each source's part subclasses :class:`replicate.verify.part.Part`:
 
 Each module holds its part: its results, its JSON and its note sections; metric
 families of a source (``agreement.*`` over runs, ``costs.*`` over trials
-tables, ``rankings.*``: :mod:`replicate.verify.ranking_claims`) are rows of
+tables, ``rankings.*``: :mod:`replicate.verify.sources.rankings_metrics`) are rows of
 the one metric table (:mod:`replicate.verify.metrics`). Adding a source:
 ``docs/verify.md``, "Adding a claim source".
 """

@@ -29,15 +29,9 @@ from replicate.judge.align import align
 from replicate.judge.model import NO_GOLD
 from replicate.stats.agreement import LEVELS, WEIGHTS, Figure
 from replicate.verify.matching import Computed
-from replicate.verify.metric_row import Field, Metric
+from replicate.verify.metric_row import Field, Metric, one_of
 
 PREFIX = "agreement."
-
-
-def _one_of(choices: tuple[str, ...]):
-    def check(value: Any) -> str | None:
-        return None if value in choices else f"must be one of {', '.join(choices)}, got {value!r}"
-    return check
 
 
 def _threshold(value: Any) -> str | None:
@@ -47,8 +41,8 @@ def _threshold(value: Any) -> str | None:
 
 
 BINARIZE = Field("binarize", _threshold, None, "a label >= the threshold is 1, else 0 (default: labels as read)")
-WEIGHTS_FIELD = Field("weights", _one_of(WEIGHTS), "none", "disagreement weights: none, linear, quadratic")
-LEVEL_FIELD = Field("level", _one_of(LEVELS), "nominal", "level of measurement: nominal, ordinal, interval, ratio")
+WEIGHTS_FIELD = Field("weights", one_of(WEIGHTS), "none", "disagreement weights: none, linear, quadratic")
+LEVEL_FIELD = Field("level", one_of(LEVELS), "nominal", "level of measurement: nominal, ordinal, interval, ratio")
 
 #: figure -> (meaning, its own fields)
 FIGURE_ROWS: dict[str, tuple[str, tuple[Field, ...]]] = {

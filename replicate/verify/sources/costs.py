@@ -15,17 +15,9 @@ from typing import Any
 
 from replicate.trials.usage import KINDS
 from replicate.verify.matching import Computed
-from replicate.verify.metric_row import Field, Metric
+from replicate.verify.metric_row import Field, Metric, one_of
 
 PER = ("trial", "item")
-
-
-def check_kind(value: Any) -> str | None:
-    return None if value in KINDS else f"must be one of {', '.join(KINDS)}, got {value!r}"
-
-
-def check_per(value: Any) -> str | None:
-    return None if value in PER else f"must be trial or item, got {value!r}"
 
 
 def _costs(core: Any, c: Any, name: str, edge: tuple[str, str] | None) -> Any:
@@ -70,12 +62,12 @@ def _edge_median_ratio(core: Any, c: Any, name: str) -> Computed:
                    f"no item of {src} -> {tgt} has {kind} tokens on both sides (and a source above 0)")
 
 
-KIND = Field("kind", check_kind, required=True, doc="prompt, completion, reasoning or total")
+KIND = Field("kind", one_of(KINDS), required=True, doc="prompt, completion, reasoning or total")
 #: The family's rows (the table, :mod:`replicate.verify.metrics`, imports them).
 METRICS = (
     Metric("costs.median_tokens", "trials", ("model",), "number",
            "median tokens of `kind` per trial (or per item: the mean over its trials) of a model on a benchmark",
-           fields=(KIND, Field("per", check_per, "trial", doc="trial (default) or item")),
+           fields=(KIND, Field("per", one_of(PER), "trial", doc="trial (default) or item")),
            compute=_median_tokens),
     Metric("costs.edge_median_ratio", "trials", ("cell",), "number",
            "median over the edge's items of target / source tokens of `kind` (per item: mean over its trials)",

@@ -1,4 +1,4 @@
-"""The rankings part: claims over system rankings recomputed (:mod:`replicate.verify.ranking_claims`), the files
+"""The rankings part: claims over system rankings recomputed (:mod:`replicate.verify.sources.rankings_metrics`), the files
 read, and its note sections (pure rendering)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from replicate.errors import BadInput
 from replicate.output import Format, md_code, md_text, one_line, table
 from replicate.provenance import FileProvenance
 from replicate.verify.part import Checked, Part, counts, matched, relative
-from replicate.verify.ranking_claims import RankingsRecomputer
+from replicate.verify.sources.rankings_metrics import RankingsRecomputer
 from replicate.verify.table_cells import figure_cell, fitted, printed_text, reasons, show, verdict_cell
 
 
