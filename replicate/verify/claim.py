@@ -263,10 +263,15 @@ def claim_source(c: Mapping[str, Any]) -> ClaimSource:
     return next((s for s in SOURCES.values() if s.selector is not None and s.selector in c), SOURCES["runs"])
 
 
+def _strings(c: Mapping[str, Any], keys: tuple[str, ...], say: Say, *, non_empty: bool = False) -> None:
+    """Each of ``keys`` the claim gives must be a string (a non-empty one, with ``non_empty``)."""
+    for key in keys:
+        if key in c and (not isinstance(c[key], str) or (non_empty and not c[key])):
+            say(f"{key} must be a {'non-empty ' if non_empty else ''}string")
+
+
 def _rankings_part(c: Mapping[str, Any], spec: Metric | None, ctx: Context, say: Callable[[str], None]) -> dict:
-    for key in ("where", "text"):
-        if key in c and not isinstance(c[key], str):
-            say(f"{key} must be a string")
+    _strings(c, ("where", "text"), say)
     runs, tables = c["trec_runs"], ctx.trec_tables
     if isinstance(runs, str):
         if runs not in tables:
@@ -319,9 +324,7 @@ def _options(c: Mapping[str, Any], spec: Metric | None, say: Callable[[str], Non
 
 # -- over judge runs ---------------------------------------------------------------------------
 def _runs_part(c: Mapping[str, Any], spec: Metric | None, ctx: Context, say: Callable[[str], None]) -> dict:
-    for key in ("where", "text"):
-        if key in c and not isinstance(c[key], str):
-            say(f"{key} must be a string")
+    _strings(c, ("where", "text"), say)
     parser = c.get("parser")
     if "parser" in c:
         if not isinstance(parser, str):
@@ -404,9 +407,7 @@ _TRIAL_SCOPE_WORDS = {
 
 
 def _trials_part(c: Mapping[str, Any], spec: Metric | None, ctx: Context, say: Callable[[str], None]) -> dict:
-    for key in ("where", "text", "edge", "benchmark", "model"):
-        if key in c and (not isinstance(c[key], str) or not c[key]):
-            say(f"{key} must be a non-empty string")
+    _strings(c, ("where", "text", "edge", "benchmark", "model"), say, non_empty=True)
     if spec is not None:
         _check_trial_scope(c, spec, say)
     settings = parse_settings(c, ctx.settings, say)

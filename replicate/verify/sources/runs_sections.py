@@ -7,7 +7,7 @@ from fractions import Fraction
 from typing import Any
 from urllib.parse import quote
 
-from replicate.judge.floor import EdgeCheck
+from replicate.judge.floor import PAIR_FIGURES, EdgeCheck
 from replicate.judge.model import RunFile
 from replicate.judge.render.errors import interval_cell, with_interval
 from replicate.output import Format, md_code, md_text, num, pct, table
@@ -171,7 +171,7 @@ def floors(figures: Sequence[FloorFigures]) -> list[str]:
     ]
     pair_rows = [
         [", ".join(map(md_text, f.runs)), f"`{f.parser}`", md_text(p.old), md_text(p.new),
-         *(with_interval(pct(getattr(p, k)), p.interval[k], k) for k in ("regression_rate", "change_rate"))]
+         *(with_interval(pct(p.cells.value(k)), p.interval[k], k) for k in PAIR_FIGURES)]
         for f in figures for p in f.floor.pairs if p.interval is not None
     ]
     pairs = [] if not pair_rows else [
