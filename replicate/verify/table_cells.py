@@ -7,10 +7,11 @@ tables that fit a terminal in plain text.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
-from replicate.output import Format, table, table_blocks
+from replicate.output import Format, md_text, one_line, table, table_blocks
 from replicate.verify.matching import Outcome, Printed, PrintedFlag
 
 
@@ -57,6 +58,19 @@ def figure_cell(metric: str, target: str, plain: bool) -> str:
     """What a claim is about; in plain text a long one takes two lines (metric, then runs)."""
     one = f"{metric} ({target})"
     return f"{metric}\n({target})" if plain and len(one) > 55 else one
+
+
+def checked_table(results: Sequence[Any], fmt: Format, notes: dict[str, int], *, n: str | None = None,
+                  withheld: Callable[[Any], str | None] = lambda r: None) -> str:
+    """Claims recomputed in one column (:class:`~replicate.verify.part.Checked`): id, where, figure, the items it
+    stands on (a column headed ``n``, when given), printed, recomputed and verdict (``withheld``: a result's
+    reason to withhold its verdict)."""
+    plain = fmt is Format.table
+    esc = one_line if plain else md_text  # user text: kept on its line, and inert in markdown
+    rows = [[esc(r.claim.id), esc(r.claim.where or "-"), figure_cell(r.claim.metric, r.claim.described(esc), plain),
+             *([] if n is None else ["-" if r.computed.n is None else r.computed.n]), printed_text(r.claim.printed),
+             show(r.claim.printed, r.computed.value), verdict_cell(r.outcome, notes, withheld(r))] for r in results]
+    return fitted(rows, ["id", "where", "figure", *([] if n is None else [n]), "printed", "recomputed", "verdict"], fmt)
 
 
 def fitted(rows: list[list[Any]], headers: list[str], fmt: Format) -> str:

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from replicate.errors import BadInput
-from replicate.output import Format, md_code, md_text, one_line, table
+from replicate.output import Format, md_code, md_text, table
 from replicate.provenance import FileProvenance
 from replicate.verify.part import Checked, Part, counts, matched, relative
 from replicate.verify.sources.rankings_metrics import RankingsRecomputer
-from replicate.verify.table_cells import figure_cell, fitted, printed_text, reasons, show, verdict_cell
+from replicate.verify.table_cells import checked_table, reasons
 
 
 @dataclass(frozen=True)
@@ -65,12 +65,7 @@ class Rankings(Part):
                 f"{', '.join(md_text(r.claim.id) for r in self.failed)}."]
 
     def claims_table(self, fmt: Format, notes: dict[str, int]) -> str:
-        plain = fmt is Format.table
-        esc = one_line if plain else md_text
-        rows = [[esc(r.claim.id), esc(r.claim.where or "-"), figure_cell(r.claim.metric, r.claim.described(esc), plain),
-                 "-" if r.computed.n is None else r.computed.n, printed_text(r.claim.printed),
-                 show(r.claim.printed, r.computed.value), verdict_cell(r.outcome, notes)] for r in self.results]
-        return fitted(rows, ["id", "where", "figure", "systems", "printed", "recomputed", "verdict"], fmt)
+        return checked_table(self.results, fmt, notes, n="systems")
 
     def note_sections(self, stage: str, root: str, figures: Any) -> list[str]:
         """``## Ranking claims`` (each qrels pair scored with ir-measures) and ``## Ranking sources``."""

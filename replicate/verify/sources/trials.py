@@ -24,7 +24,7 @@ from replicate.verify.matching import Computed, PrintedFlag, Verdict
 from replicate.verify.part import Checked, Part, counts, matched
 from replicate.verify.replication import DESIGN_TEST, FLAG_TEST, Replicated
 from replicate.verify.sources.runs_sections import figures_section
-from replicate.verify.table_cells import figure_cell, fitted, printed_text, reasons, show, verdict_cell
+from replicate.verify.table_cells import checked_table, figure_cell, fitted, printed_text, reasons, show, verdict_cell
 
 RECOMPUTED = "recomputed"
 REPLICATED = "replicated"
@@ -106,9 +106,9 @@ def _points(r: TrialClaimResult, x: float) -> str:
     return f"{x:+.{max(places, 3)}f}"
 
 
-def _verdict(r: TrialClaimResult, notes: dict[str, int]) -> str:
-    # a verdict may be withheld for a reason (a subset's item count)
-    return verdict_cell(r.outcome, notes, r.replicated.why if r.replicated is not None else None)
+def _withheld(r: TrialClaimResult) -> str | None:
+    """Why a verdict is withheld (a subset's item count), if it is."""
+    return r.replicated.why if r.replicated is not None else None
 
 
 def _interval(r: TrialClaimResult) -> str:
@@ -128,12 +128,7 @@ def _p(r: TrialClaimResult) -> str:
 
 
 def recomputed_table(results: list[TrialClaimResult], fmt: Format, notes: dict[str, int]) -> str:
-    plain = fmt is Format.table
-    esc = one_line if plain else md_text  # user text: kept on its line, and inert in markdown
-    rows = [[esc(r.claim.id), esc(r.claim.where or "-"), figure_cell(r.claim.metric, r.claim.described(esc), plain),
-             printed_text(r.claim.printed),
-             show(r.claim.printed, r.computed.value), _verdict(r, notes)] for r in results]
-    return fitted(rows, ["id", "where", "figure", "printed", "recomputed", "verdict"], fmt)
+    return checked_table(results, fmt, notes, withheld=_withheld)
 
 
 def replicated_table(results: list[TrialClaimResult], fmt: Format, notes: dict[str, int]) -> str:
@@ -143,7 +138,7 @@ def replicated_table(results: list[TrialClaimResult], fmt: Format, notes: dict[s
     for r in results:
         rows.append([esc(r.claim.id), figure_cell(r.claim.metric, r.claim.described(esc), plain), printed_text(r.claim.printed),
                      show(r.claim.printed, _release_there(r)), show(r.claim.printed, r.computed.value),
-                     "-" if r.computed.n is None else r.computed.n, _interval(r), _p(r), _verdict(r, notes)])
+                     "-" if r.computed.n is None else r.computed.n, _interval(r), _p(r), verdict_cell(r.outcome, notes, _withheld(r))])
     # no verdict without its n: the fresh figure's items (an underpowered verdict is about them)
     headers = ["id", "figure", "printed", "release", "fresh", "n", "95% interval, fresh - release", "Holm p", "verdict"]
     return fitted(rows, headers, fmt)
