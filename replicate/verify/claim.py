@@ -28,7 +28,7 @@ from replicate.stats.policy import POLICIES, Policy
 from replicate.trials.settings import SETTING_FIELDS, TrialSettings, parse_settings
 from replicate.verify.matching import FLAG_WORDS, Printed, PrintedFlag
 from replicate.verify.metrics import TRIAL_UNITS, UNITS, Metric, claim_unit, metric as find_metric, metric_names
-from replicate.verify.part import under_root
+from replicate.verify.part import outside_root
 from replicate.verify.sources import rankings
 
 #: Fields every claim may give, then those of each built-in source.
@@ -277,9 +277,8 @@ def _rankings_part(c: Mapping[str, Any], spec: Metric | None, ctx: Context, say:
         if runs not in tables:
             say(f"trec_runs {runs!r} is no [trec_runs] name{close(runs, tables)}; [trec_runs]: {', '.join(tables) or 'none'}")
     elif isinstance(runs, list) and runs and all(isinstance(v, str) and v for v in runs):
-        bad = [v for v in runs if not under_root(v)]
-        if bad:
-            say(f"trec_runs paths must be relative to --root without '..': {', '.join(bad)}")
+        if (bad := outside_root(runs)) is not None:
+            say(f"trec_runs {bad}")
     else:
         say(f"trec_runs must be a [trec_runs] name or a list of run files, got {runs!r}")
     if spec is not None and "qrels" not in c:

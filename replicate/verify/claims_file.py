@@ -34,7 +34,7 @@ from replicate.verify.claim import (
     close as _close,
     parse_claim,
 )
-from replicate.verify.part import under_root
+from replicate.verify.part import outside_root, under_root
 
 __all__ = ["CLAIM_FIELDS", "TRIAL_CLAIM_FIELDS", "Claim", "ClaimsFile", "ReplicationSpec", "Study",
            "TrialsPart", "load_claims", "parse_claims"]
@@ -145,9 +145,8 @@ def _paths(table: Any, key: str, shape: str, each: str, problems: list[str]) -> 
         if not (isinstance(files, list) and files and all(isinstance(f, str) and f for f in files)):
             problems.append(f"[{key}] {name!r}: must be {each}")
             continue
-        bad = [f for f in files if not under_root(f)]
-        if bad:
-            problems.append(f"[{key}] {name!r}: paths must be relative to --root without '..': {', '.join(bad)}")
+        if (bad := outside_root(files)) is not None:
+            problems.append(f"[{key}] {name!r}: {bad}")
             continue
         out[name] = tuple(files)
     return out
@@ -169,9 +168,8 @@ def _parse_runs(
         except ValueError as exc:
             problems.append(f"[runs] {exc}")
             continue
-        bad = [f for f in entry.files if not under_root(f)]
-        if bad:
-            problems.append(f"[runs] {name!r}: paths must be relative to --root without '..': {', '.join(bad)}")
+        if (bad := outside_root(entry.files)) is not None:
+            problems.append(f"[runs] {name!r}: {bad}")
             continue
         runs[name] = entry.files
         if entries is not None:
@@ -320,12 +318,11 @@ def parse_replication(table: Any, tables: Mapping[str, str], problems: list[str]
         if not isinstance(paths["trials"], str) or not paths["trials"]:
             problems.append(f"{where}: trials must be the path of the fresh trials table")
             continue
-        bad = [p for p in paths.values() if isinstance(p, str) and not under_root(p)]
         if paths["archive"] is not None and not isinstance(paths["archive"], str):
             problems.append(f"{where}: archive must be a path")
             continue
-        if bad:
-            problems.append(f"{where}: paths must be relative to --root without '..': {', '.join(bad)}")
+        if (bad := outside_root([p for p in paths.values() if isinstance(p, str)])) is not None:
+            problems.append(f"{where}: {bad}")
             continue
         out[name] = ReplicationSpec(name, paths["trials"], paths["archive"])
     return out

@@ -168,6 +168,12 @@ def under_root(path: str) -> bool:
     return not (PurePath(path).is_absolute() or ".." in PurePath(path).parts)
 
 
+def outside_root(paths: Sequence[str]) -> str | None:
+    """What is wrong with the paths of ``paths`` that leave --root (see :func:`under_root`); None when none does."""
+    bad = [p for p in paths if not under_root(p)]
+    return f"paths must be relative to --root without '..': {', '.join(bad)}" if bad else None
+
+
 def relative(path: str, root: str) -> str:
     """``path`` relative to ``root`` where it lies under it, else as given (POSIX separators)."""
     try:

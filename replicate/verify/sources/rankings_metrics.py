@@ -17,7 +17,7 @@ from typing import Any
 from replicate.errors import UsageError
 from replicate.verify.matching import Computed
 from replicate.verify.metric_row import Field, Metric
-from replicate.verify.part import under_root
+from replicate.verify.part import outside_root
 
 DEFAULT_MEASURE = "nDCG@10"
 
@@ -26,9 +26,8 @@ def check_qrels(value: Any) -> str | None:
     """``qrels``: two paths relative to --root, the reference first."""
     if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) and v for v in value)):
         return f"must be two qrels files [reference, estimate], got {value!r}"
-    bad = [v for v in value if not under_root(v)]
-    if bad:
-        return f"paths must be relative to --root without '..': {', '.join(bad)}"
+    if (bad := outside_root(value)) is not None:
+        return bad
     if value[0] == value[1]:
         return f"names the same file twice: {value[0]!r}"
     return None
