@@ -146,6 +146,17 @@ def test_the_verify_note_shows_it_last_in_its_tables_of_edges(fixed, study):
     assert re.search(r"\| ratio 95% +\| fixed/old-wrong 95% +\| McNemar p", intervals)
 
 
+def test_verify_tries_it_for_a_figure_counting_the_same_items(fixed, study, tmp_path):
+    # only_new over all items is backward_rate (1/10); printed as this figure's 20.0%, it mismatches, and the
+    # alternatives find the same count over the old version's wrong items
+    claims = (study / "claims.toml").read_text(encoding="utf-8").replace(f'metric = "{NAME}"', 'metric = "backward_rate"')
+    (tmp_path / "claims.toml").write_text(claims, encoding="utf-8")
+    v = verify(tmp_path / "claims.toml", root=str(study), date="2026-01-01")
+    (result,) = v.runs.results
+    assert result.computed[PARSER].value == Fraction(ONLY_NEW, len(ITEMS)) and not v.ok
+    assert [(a.metric, a.value) for a in result.alternatives.found] == [(NAME, float(FORWARD))]
+
+
 def test_verify_flags_a_printed_value_outside_its_range(fixed, study, tmp_path):
     claims = (study / "claims.toml").read_text(encoding="utf-8")
     bad = tmp_path / "claims.toml"
