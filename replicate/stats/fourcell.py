@@ -9,8 +9,8 @@ Each figure is one declaration, a :class:`Figure` in the one table
 :data:`FIGURES`: its ratio of whole numbers made from the cells, its names,
 its range, what it mirrors on the reverse edge and where it is shown. The
 bootstrap (:mod:`replicate.stats.bootstrap`), the JSON of an edge, the
-renderers, ``verify``'s metric names and the docs' table of figures are all
-read from it, so a figure is added in one place: :func:`register_figure`
+renderers, ``verify``'s metric names, note tables, flags and alternatives, and
+the docs' table of figures are all read from it, so a figure is added in one place: :func:`register_figure`
 (see "Adding a four-cell figure" in docs/concepts.md). The ratio uses only
 ``+``, ``-`` and ``*``, so the same definition is evaluated three ways:
 
@@ -87,7 +87,7 @@ VIEWS: tuple[str, ...] = ("edge", "chain", "matrix")
 class NoteColumn:
     """How ``verify``'s note shows an edge figure in its tables of edges: ``heading`` heads its column (empty:
     the figure's ``short``); ``point`` orders it among the edge's point figures (None: not among them); ``block``
-    is the interval table it is in, the accuracies' or the regression figures'. A figure without one is shown
+    is the interval table it is in, the accuracies' or the regression figures'. By default a figure is shown
     last in the point figures and in the regression figures' intervals, headed by its ``short``."""
 
     heading: str = ""
