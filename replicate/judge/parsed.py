@@ -26,6 +26,7 @@ from replicate.judge.uncertainty import Uncertainty
 from replicate.parsing import UNPARSED
 from replicate.stats.bootstrap import Clusters, Interval
 from replicate.stats.policy import Policy
+from replicate.stats.shares import value_counts
 
 
 @dataclass(frozen=True)
@@ -54,25 +55,42 @@ def parse_intervals(
 ) -> ParseIntervals:
     """Bootstrap intervals of the shares of ``run`` (labels of one parser), ``labels`` giving which label shares;
     with ``policy`` and gold, of the accuracy against gold under that unparsed policy too (``accuracy``)."""
-    clusters = clusters_of(run, settings)  # first: its scratch arrays are gone before the rows are made
-    values = np.asarray(run.labels)
+    clusters = clusters_of(run, settings)
     label_list = [int(k) for k in labels]
     accuracy = policy is not None and bool((np.asarray(run.gold) >= 0).any())
-    # rows x items, each row written in place: no row held twice (a run of millions of items)
-    n_rows = 2 + len(label_list) + accuracy
-    hits = np.empty((n_rows, len(values)), dtype=bool)
-    over = np.empty_like(hits)
-    np.not_equal(values, UNPARSED, out=hits[1])  # parsed
-    np.logical_not(hits[1], out=hits[0])
-    over[0] = over[1] = True
-    for i, k in enumerate(label_list, start=2):
-        np.equal(values, k, out=hits[i])
-        over[i] = hits[1]
+    codes, n_clusters = (None, 1) if clusters.is_items else (clusters.codes, clusters.count)
+    counts = share_rows(np.asarray(run.labels), label_list, codes, n_clusters)
     if accuracy:
         assert policy is not None
-        hits[-1], over[-1] = accuracy_masks(run, policy)
-    ivs = settings.shares(hits, over, None, clusters)
+        right, counted = accuracy_masks(run, policy)
+        state = counted.view(np.int8) + right.view(np.int8)  # 0 not counted, 1 counted and wrong, 2 right
+        del right, counted
+        by_state = value_counts(state, codes, n_clusters, 3)
+        del state
+        counts = np.concatenate([counts, by_state[:, None, [2, 1]]], axis=1)
+    ivs = settings.shares_of_counts(counts, clusters)
     rates = {"unparsed_rate": ivs[0], "parsed_rate": ivs[1]}
     if accuracy:
         rates["accuracy"] = ivs[-1]
     return ParseIntervals(rates, dict(zip(label_list, ivs[2 : 2 + len(label_list)])), settings)
+
+
+def share_rows(values: np.ndarray, labels: Sequence[int], codes: np.ndarray | None, n_clusters: int) -> np.ndarray:
+    """Per cluster, the (counted hits, counted misses) of the unparsed share, the parsed share and each of
+    ``labels``' share of the parsed items: ``(n_clusters, 2 + len(labels), 2)``, as
+    :func:`~replicate.stats.shares.share_counts` gives them from rows of items, here from one count of each
+    cluster's labels (no row of the items' length made)."""
+    low = min(int(values.min(initial=0)), UNPARSED)
+    high = max(int(values.max(initial=0)), 0)
+    by_value = value_counts(values, codes, n_clusters, high - low + 1, low=low)  # value v in column v - low
+    total = by_value.sum(axis=1)
+    unparsed = by_value[:, UNPARSED - low]
+    parsed = total - unparsed
+    out = np.empty((n_clusters, 2 + len(labels), 2), dtype=np.int64)
+    out[:, 0, 0], out[:, 0, 1] = unparsed, parsed
+    out[:, 1, 0], out[:, 1, 1] = parsed, unparsed
+    for i, k in enumerate(labels, start=2):
+        hit = by_value[:, k - low] if low <= k <= high and k != UNPARSED else 0
+        out[:, i, 0] = hit
+        out[:, i, 1] = parsed - hit
+    return out

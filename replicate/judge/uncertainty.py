@@ -138,6 +138,15 @@ class Uncertainty:
             confidence_level=self.confidence_level, seed=self.seed,
         )
 
+    def shares_of_counts(self, counts: np.ndarray, clusters: Clusters) -> list[Interval]:
+        """:meth:`shares` from the shares' counts per cluster (:func:`~replicate.stats.shares.bootstrap_share_counts`):
+        ``(clusters, rows, 2)`` of (counted hits, counted misses), or their totals ``(1, rows, 2)`` for the item bootstrap."""
+        from replicate.stats.shares import bootstrap_share_counts
+
+        return bootstrap_share_counts(
+            counts, clusters=clusters, n_resamples=self.replicates, confidence_level=self.confidence_level, seed=self.seed,
+        )
+
     def to_json(self) -> dict:
         field = self.cluster_field
         return {

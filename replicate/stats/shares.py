@@ -49,6 +49,29 @@ def share_counts(hits: np.ndarray, counted: np.ndarray, codes: np.ndarray, n_clu
     return out
 
 
+#: Items counted a block at a time by :func:`value_counts` (bounds its scratch arrays: a few MB).
+_ITEM_BLOCK = 1 << 18
+
+
+def value_counts(
+    values: np.ndarray, codes: np.ndarray | None, n_clusters: int, n_values: int, *, low: int = 0
+) -> np.ndarray:
+    """Per cluster, how many items hold each value ``low..low+n_values-1`` (value v in column v - low): int64
+    ``(n_clusters, n_values)``.
+
+    ``codes`` None: every item in one cluster (``n_clusters`` 1). Counted a block of items at a time, so
+    nothing of the items' length is made (what a share's interval needs of a run of millions of items)."""
+    out = np.zeros(n_clusters * n_values, dtype=np.int64)
+    for lo in range(0, len(values), _ITEM_BLOCK):
+        index = values[lo : lo + _ITEM_BLOCK].astype(np.int64)  # a copy: the caller's values stay
+        if low:
+            index -= low
+        if codes is not None:
+            index += np.multiply(codes[lo : lo + _ITEM_BLOCK], n_values, dtype=np.int64)
+        out += np.bincount(index, minlength=n_clusters * n_values)
+    return out.reshape(n_clusters, n_values)
+
+
 def bootstrap_shares(
     hits: np.ndarray,
     counted: np.ndarray,
@@ -68,14 +91,34 @@ def bootstrap_shares(
     clusters = Clusters.items(n_items) if clusters is None else clusters
     if len(clusters.codes) != n_items:
         raise ValueError(f"clusters cover {len(clusters.codes)} items; the shares have {n_items}")
+    if clusters.is_items:
+        counts = share_counts(hits, counted, np.zeros(n_items, np.int64), 1)
+    else:
+        counts = share_counts(hits, counted, clusters.codes, clusters.count)
+    return bootstrap_share_counts(counts, clusters=clusters, n_resamples=n_resamples,
+                                  confidence_level=confidence_level, seed=seed)
+
+
+def bootstrap_share_counts(
+    counts: np.ndarray,
+    *,
+    clusters: Clusters,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    confidence_level: float = 0.95,
+    seed: int = DEFAULT_SEED,
+) -> list[Interval]:
+    """:func:`bootstrap_shares` from the shares' sufficient statistics: per cluster of ``clusters`` and row, (counted
+    hits, counted misses), ``(clusters.count, rows, 2)`` (:func:`share_counts`); for the item bootstrap, the
+    totals over every item ``(1, rows, 2)``. The same intervals, the same draws, without rows x items."""
+    check_resampling(n_resamples, confidence_level)
+    n_items = len(clusters.codes)
     rng = np.random.default_rng(seed)
     if clusters.is_items:
-        totals = share_counts(hits, counted, np.zeros(n_items, np.int64), 1)[0]
+        totals = counts[0]
         reps = item_replicates(rng, totals, n_items, n_resamples)
     else:
-        per_cluster = share_counts(hits, counted, clusters.codes, clusters.count)
-        totals = per_cluster.sum(axis=0)
-        reps = cluster_replicates(rng, per_cluster, n_resamples)
+        totals = counts.sum(axis=0)
+        reps = cluster_replicates(rng, counts, n_resamples)
     hit, den = reps[..., 0].astype(np.float64), reps.sum(axis=-1).astype(np.float64)
     values = np.full(hit.shape, np.nan)
     np.divide(hit, den, out=values, where=den > 0)

@@ -105,3 +105,29 @@ def test_cell_intervals_wilson_for_proportions_and_item_bootstrap_from_counts_fo
         "accuracy_difference", "independent_regression_rate", "independence_ratio",
     }
     assert js["uncertainty"]["assumes"] == "independent items" and js["regression_rate"] == 20 / 120
+
+
+def test_value_counts_by_cluster_in_blocks_against_a_plain_count(monkeypatch):
+    import replicate.stats.shares as shares
+
+    rng = np.random.default_rng(5)
+    values, codes = rng.integers(-1, 4, 1000).astype(np.int8), rng.integers(0, 9, 1000).astype(np.int32)
+    want = np.zeros((9, 5), np.int64)
+    for v, c in zip(values.tolist(), codes.tolist()):
+        want[c, v + 1] += 1
+    monkeypatch.setattr(shares, "_ITEM_BLOCK", 128)  # several blocks, the last one short
+    before = values.copy()
+    assert np.array_equal(shares.value_counts(values, codes, 9, 5, low=-1), want)
+    assert np.array_equal(shares.value_counts(values, None, 1, 5, low=-1), want.sum(axis=0, keepdims=True))
+    assert np.array_equal(values, before)  # the caller's values are not shifted in place
+
+
+def test_intervals_from_counts_are_those_from_rows():
+    hits, counted, codes = _data(4)
+    clusters = Clusters(codes, 15, "query_id")
+    from replicate.stats.shares import bootstrap_share_counts
+
+    for cl, counts in ((clusters, share_counts(hits, counted, codes, 15)),
+                       (Clusters.items(len(codes)), share_counts(hits, counted, np.zeros(len(codes), np.int64), 1))):
+        rows = bootstrap_shares(hits, counted, clusters=None if cl.is_items else cl, n_resamples=200, seed=2)
+        assert bootstrap_share_counts(counts, clusters=cl, n_resamples=200, seed=2) == rows
