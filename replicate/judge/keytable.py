@@ -23,8 +23,9 @@ import numpy as np
 END = "\x00"
 #: First fields at most this many bytes long are grouped in numpy (longer ones: the keys as strings).
 FIELD_BYTES_MAX = 32
-#: Keys grouped a block at a time (bounds the scratch arrays).
-_BLOCK = 1 << 18
+#: Bytes of keys grouped at a time (bounds the scratch arrays), and of a block's end searched for a key's NUL.
+_BLOCK_BYTES = 1 << 20
+_TAIL_BYTES = 1 << 12
 
 
 class Column:
@@ -74,47 +75,66 @@ class KeyTable(Column):
         """(code of each item's first key field (int32), number of distinct ones), codes the ranks of the fields in
         code-point order (as :meth:`~replicate.stats.bootstrap.Clusters.from_keys` gives them; UTF-8 bytes
         sort in code-point order). The first field is the text before the first ``sep`` (the whole key
-        without one). None when a first field is longer than :data:`FIELD_BYTES_MAX` bytes."""
+        without one). None when a first field is longer than :data:`FIELD_BYTES_MAX` bytes.
+
+        Read a block of the table's bytes at a time (:data:`_BLOCK_BYTES`, whole keys), keeping only the first
+        field of each run of equal ones (items of one cluster mostly lie side by side: a query's passages) and
+        where the runs start; the one array of the items' length made is the codes."""
         n = self._n
         if not n:
             return np.empty(0, np.int32), 0
         data = np.frombuffer(self.blob, dtype=np.uint8)
-        ends = np.flatnonzero(data == 0)
-        width = max(int(_first_fields(data, ends, sep, b)[1].max()) for b in range(0, n, _BLOCK))
-        if width > FIELD_BYTES_MAX:
-            return None
-        width = max(width, 1)
-        table = np.zeros((n, width), dtype=np.uint8)
-        for b in range(0, n, _BLOCK):
-            starts, lengths = _first_fields(data, ends, sep, b)
-            rows = table[b : b + len(starts)]
-            for j in range(int(lengths.max())):
-                has = lengths > j
-                rows[has, j] = data[starts[has] + j]
-        del ends
-        fields = table.view(f"S{width}").ravel()
-        # items of one cluster mostly lie side by side (a query's passages): its runs are grouped, not every item
-        new_run = np.empty(n, dtype=bool)
-        new_run[0] = True
-        np.not_equal(fields[1:], fields[:-1], out=new_run[1:])
-        names, run_codes = np.unique(fields[new_run], return_inverse=True)
-        del table, fields
-        run_of = np.cumsum(new_run, dtype=np.int32)
-        run_of -= 1
-        return run_codes.ravel().astype(np.int32)[run_of], len(names)
+        fields: list[np.ndarray] = []  # the first field of each run, per block
+        starts: list[np.ndarray] = []  # the item where each run starts, per block
+        item, lo, last = 0, 0, None
+        while lo < len(data):
+            block = _whole_keys(data, lo)
+            got = _block_fields(block, sep)
+            if got is None:
+                return None
+            new_run = np.empty(len(got), dtype=bool)
+            new_run[0] = last is None or got[0] != last
+            np.not_equal(got[1:], got[:-1], out=new_run[1:])
+            fields.append(got[new_run])
+            starts.append(np.flatnonzero(new_run) + item)
+            item, lo, last = item + len(got), lo + len(block), got[-1]
+        names, run_codes = np.unique(np.concatenate(fields), return_inverse=True)
+        run_starts = np.concatenate(starts)
+        lengths = np.diff(run_starts, append=n)
+        return np.repeat(run_codes.ravel().astype(np.int32), lengths), len(names)
 
 
-def _first_fields(data: np.ndarray, ends: np.ndarray, sep: str, b: int) -> tuple[np.ndarray, np.ndarray]:
-    """(start, length of the first field) of keys ``b`` .. ``b + _BLOCK`` of a table's bytes (``ends``: each
-    key's NUL)."""
-    last = ends[b : b + _BLOCK]
-    starts = np.empty_like(last)
-    starts[0] = ends[b - 1] + 1 if b else 0
-    starts[1:] = last[:-1] + 1
-    lo = int(starts[0])
-    seg = data[lo : int(last[-1]) + 1]
-    marks = np.flatnonzero((seg == ord(sep)) | (seg == 0)) + lo  # each key ends in NUL: always found
-    return starts, marks[np.searchsorted(marks, starts)] - starts
+def _whole_keys(data: np.ndarray, lo: int) -> np.ndarray:
+    """The bytes of the keys from ``data[lo]`` (a key's start) in about :data:`_BLOCK_BYTES`, ending at a key's NUL."""
+    size = _BLOCK_BYTES
+    while True:
+        seg = data[lo : lo + size]
+        if lo + size >= len(data):
+            return seg  # the table's last key ends in NUL
+        last = np.flatnonzero(seg[-_TAIL_BYTES:] == 0) if size > _TAIL_BYTES else np.flatnonzero(seg == 0)
+        if len(last):
+            return seg[: len(seg) - min(size, _TAIL_BYTES) + int(last[-1]) + 1]
+        size *= 2  # no key ends in the tail: a longer block
+
+
+def _block_fields(block: np.ndarray, sep: str) -> np.ndarray | None:
+    """The first field of each key of ``block`` (whole keys, each ending in NUL) as ``S{width}``, or None when
+    one is longer than :data:`FIELD_BYTES_MAX` bytes."""
+    ends = np.flatnonzero(block == 0)
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    marks = np.flatnonzero((block == ord(sep)) | (block == 0))  # each key ends in NUL: always found
+    lengths = marks[np.searchsorted(marks, starts)] - starts
+    width = int(lengths.max())
+    if width > FIELD_BYTES_MAX:
+        return None
+    width = max(width, 1)
+    table = np.zeros((len(starts), width), dtype=np.uint8)
+    for j in range(int(lengths.max())):
+        has = lengths > j
+        table[has, j] = block[starts[has] + j]
+    return table.view(f"S{width}").ravel()
 
 
 class KeysBuilder:

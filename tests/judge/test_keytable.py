@@ -46,8 +46,14 @@ def test_keys_come_back_exactly_and_clusters_are_the_string_ranks():
     assert codes.tolist() == ref.codes.tolist() and count == ref.count
 
 
-def test_clusters_of_many_keys_grouped_or_shuffled():
-    keys = [f"{1000 + i // 7}{KEY_SEP}{i}" for i in range(3000)]
+@pytest.mark.parametrize("block", [None, (64, 16), (4096, 8)])
+def test_clusters_of_many_keys_grouped_or_shuffled(block, monkeypatch):
+    import replicate.judge.keytable as keytable
+
+    if block is not None:  # many blocks of bytes: runs of one cluster cross them, a key longer than the searched tail
+        monkeypatch.setattr(keytable, "_BLOCK_BYTES", block[0])
+        monkeypatch.setattr(keytable, "_TAIL_BYTES", block[1])
+    keys = [f"{1000 + i // 7}{KEY_SEP}{i}" for i in range(3000)] + [f"999{KEY_SEP}{'x' * 100}", f"2{KEY_SEP}"]
     for order in (keys, random.Random(0).sample(keys, len(keys))):
         table = _table(order, chunk=250)
         codes, count = table.first_field_codes(KEY_SEP)
