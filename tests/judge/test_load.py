@@ -162,6 +162,10 @@ def test_bulk_path_in_small_chunks_gives_the_same_result():
     outputs = [f"final score: {i % 4}" for i in range(60)]
     assert bulk_records(data, FieldSpec(), chunk=100, keep_below=len(data)).outputs == outputs
     assert bulk_records(data, FieldSpec(), chunk=100, keep_below=len(data) - 1).outputs is None
+    # a file stored larger than the budget keeps none from the start (the same labels and keys either way)
+    stored_over = bulk_records(data, FieldSpec(), chunk=100, keep_below=len(data), size=len(data) + 1)
+    assert stored_over is not None and stored_over.outputs is None and stored_over[0].tolist() == big[0].tolist()
+    assert bulk_records(data, FieldSpec(), chunk=100, keep_below=len(data), size=len(data)).outputs == outputs
     # a key repeated in a later chunk sends the file to the careful path
     assert bulk_records(data + rows[5] + b"\n", FieldSpec(), chunk=100) is None
 

@@ -97,7 +97,7 @@ def load_qrels(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions, 
 
 
 def _bulk_umbrela(
-    chunks: Iterable[bytes], labeller: OutputLabels,
+    chunks: Iterable[bytes], labeller: OutputLabels, size: int | None = None,
 ) -> tuple[KeysBuilder, np.ndarray, np.ndarray, int, list[str] | None, dict[str, np.ndarray]] | None:
     """(keys, their hashes, hashes of the predictions, lines, the predictions while within
     :data:`~replicate.judge.load.outputs.KEEP_OUTPUTS_BELOW`) of a clean file, a chunk of lines per orjson call,
@@ -107,7 +107,7 @@ def _bulk_umbrela(
     keys = BulkKeys()
     hashes: list[np.ndarray] = []
     parsed: dict[str, list[np.ndarray]] = {}
-    kept = KeptOutputs()
+    kept = KeptOutputs(None, size)  # ``size``: the file's stored bytes (none kept when over the budget)
     n_lines = 0
     names: tuple[str, ...] | None = None
     prediction = itemgetter("prediction")
@@ -140,7 +140,7 @@ def _bulk_umbrela(
 def load_umbrela(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions, acc: Items, files: list[RawFile],
                   diag: Diagnostics, split: str) -> RunFile:
     first = Diagnostics()
-    fast = _bulk_umbrela(f.chunks(first), acc.labeller)
+    fast = _bulk_umbrela(f.chunks(first), acc.labeller, f.stored_size)
     if fast is not None and not acc.seen_before(fast[1]):
         replay(first, diag)  # its warnings (a BOM), once
         keys, key_hashes, hashes, n_lines, kept, parsed = fast

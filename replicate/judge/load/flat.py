@@ -57,7 +57,7 @@ def _count_thoughts(objs: list[dict], names: Sequence[str]) -> int:
 
 def bulk_records(
     data: bytes | Iterable[bytes], fields: FieldSpec, *, chunk: int = CHUNK, keep_below: int | None = 0,
-    labeller: OutputLabels | None = None, hash_outputs: bool = True,
+    labeller: OutputLabels | None = None, hash_outputs: bool = True, size: int | None = None,
 ) -> Bulk | None:
     """The common case in bulk, a chunk of lines at a time, streaming.
 
@@ -67,7 +67,8 @@ def bulk_records(
     cache; the keys, gold grades and a hash of each output are kept, and the
     outputs themselves while the lines read stay within ``keep_below`` bytes
     (None: :data:`~replicate.judge.load.outputs.KEEP_OUTPUTS_BELOW`; beyond, they
-    are dropped: ``Bulk.outputs`` None, read again when they are used); with ``labeller``, the labels its
+    are dropped: ``Bulk.outputs`` None, read again when they are used; none kept when ``size``, the file's
+    stored bytes, is over it); with ``labeller``, the labels its
     parsers give the outputs, chunk by chunk (so a parser need not read them again); ``hash_outputs`` False:
     no hash of the outputs (``Bulk.hashes`` None: the run's last file, no later item to compare with). Works
     when every line is
@@ -84,7 +85,7 @@ def bulk_records(
     parsed: dict[str, list[np.ndarray]] = {}
     n_lines = thoughts = rewritten = 0
     thought_fields = fields.thought_fields
-    kept = KeptOutputs(keep_below)
+    kept = KeptOutputs(keep_below, size)
     for piece in chunks:
         objs = json_chunk(piece)
         if objs is None:
@@ -214,7 +215,7 @@ def load_flat_file(
     first = Diagnostics()  # the bulk pass's warnings (a BOM), replayed when it is kept
     out_field: str | None
     fast = bulk_records(f.chunks(first), fields, keep_below=None, labeller=acc.labeller,
-                        hash_outputs=not acc.last_file) if numeric else None
+                        hash_outputs=not acc.last_file, size=f.stored_size) if numeric else None
     if fast is not None and acc.seen_before(fast.key_hashes):
         fast = None  # a key repeats across files: the careful path says which and where
     if fast is not None:

@@ -36,9 +36,11 @@ class KeptOutputs:
     """A file's outputs from its one pass while the lines read stay within ``budget`` bytes
     (:data:`KEEP_OUTPUTS_BELOW` when None); past it ``values`` is None and they are read again when used."""
 
-    def __init__(self, budget: int | None = None) -> None:
+    def __init__(self, budget: int | None = None, size: int | None = None) -> None:
         self.budget = KEEP_OUTPUTS_BELOW if budget is None else budget
-        self.values: list[str] | None = [] if self.budget > 0 else None
+        # a file stored larger than the budget (``size``, its bytes on disk; None: not known) keeps none from
+        # the start: outputs kept for a while and then dropped leave the memory they held in pieces
+        self.values: list[str] | None = [] if self.budget > 0 and (size is None or size <= self.budget) else None
         self._seen = 0
 
     def add(self, nbytes: int, outputs: list[str]) -> None:

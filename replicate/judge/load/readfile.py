@@ -6,6 +6,7 @@ Also the accumulator that collects one run's items over its files.
 from __future__ import annotations
 
 import hashlib
+import stat
 from array import array
 from itertools import chain
 from pathlib import Path
@@ -93,6 +94,19 @@ class RawFile:
             yield chunk
         if empty and diag is not None:
             diag.warn("empty-file", "file is empty: no records", path=self.path)
+
+    @property
+    def stored_size(self) -> int | None:
+        """The file's bytes as stored (compressed, for a gzip file): held ones, or a regular file's size on
+        disk; None when not known (standard input, a pipe)."""
+        held = self.kept
+        if held is not None:
+            return len(held)
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        return st.st_size if stat.S_ISREG(st.st_mode) else None
 
     @property
     def kept(self) -> bytes | None:
