@@ -71,8 +71,9 @@ def refit(
     A fixed number of Newton steps (a k-step bootstrap) is not enough: with 9 clusters, three steps
     left replicates 2% off their refit. ``work``: the step buffers, one for every block of a call (fresh
     memory per block costs page faults)."""
-    fitted, _ = rasch.fit(s, rasch.predicted(s, theta, inverse, full), work=work)
-    reg, prog = rasch.expected(fitted, s)
+    told = rasch.informative(s)  # what the start, the fit and the expected counts read
+    fitted, _ = rasch.fit(s, rasch.predicted(s, theta, inverse, full, told=told), work=work, told=told)
+    reg, prog = rasch.expected(fitted, s, told=told)
     progressed = s.new - (s.old - s.regressed)
     return tuple(x.reshape(B, -1) for x in (reg, prog, s.regressed, progressed, s.items))  # type: ignore[return-value]
 

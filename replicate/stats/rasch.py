@@ -39,6 +39,8 @@ tolerance, at the one maximum.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from replicate.stats import rasch_steps as steps
@@ -171,7 +173,7 @@ def loglik(th: np.ndarray, s: Strata, live: np.ndarray) -> np.ndarray:
 
 def fit(
     s: Strata, theta: np.ndarray | None = None, *, tolerance: float = TOLERANCE, max_steps: int = MAX_STEPS,
-    work: steps.Work | None = None,
+    work: steps.Work | None = None, told: Strata | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each row's maximum-likelihood ``(alpha, lambda)`` (r, K + 1) and whether it converged (r,).
 
@@ -189,9 +191,9 @@ def fit(
     to the bounds; their expected counts are set in :func:`expected` outright.
     ``max_steps`` bounds the steps (a row stopped by it is not done). ``work``
     holds the buffers of the steps (pass one to fits of the same size in turn:
-    fresh memory costs page faults).
+    fresh memory costs page faults). ``told``: :func:`informative` of ``s`` when the caller has it.
     """
-    told = informative(s)
+    told = informative(s) if told is None else told
     live = told.h > 0
     fixed = _pinned(told.h)
     r = s.h.shape[1]
@@ -208,6 +210,7 @@ def fit(
     ws = steps.Work() if work is None else work
     alive = np.ones(r, dtype=bool)  # rows of the subset still fitting (the others step 0 until dropped)
     last = np.zeros_like(th)  # each row's previous step (before any extension)
+    ll = np.full(r, np.nan)  # each row's log-likelihood at th where a step computed it (else NaN)
     for _ in range(max_steps):
         chord = (since <= _CHORD_STEP) | ~alive
         step, biggest, f = _step(th, sub, f, chord, ws)
@@ -216,14 +219,20 @@ def fit(
         met = biggest <= limit[todo]
         step[:, met | ~alive] = 0.0
         check = np.flatnonzero((moved > _CHECKED_STEP) & ~met & alive)
+        value = np.full(len(moved), np.nan)  # the log-likelihood after the step, where computed
         if len(check):
-            step[:, check] = _halved(th[:, check], step[:, check], sub.s.rows(check), sub.live[:, check])
+            step[:, check], value[check] = _halved(
+                th[:, check], step[:, check], sub.s.rows(check), sub.live[:, check], ll[check]
+            )
         walk = np.flatnonzero(_walking(step, last) & ~met & alive)
         last[...] = step
         if len(walk):
-            step[:, walk] = _extended(th[:, walk], step[:, walk], sub.s.rows(walk), sub.live[:, walk])
+            step[:, walk], value[walk] = _extended(
+                th[:, walk], step[:, walk], sub.s.rows(walk), sub.live[:, walk], value[walk]
+            )
         th += step
         np.clip(th, -_BOUND, _BOUND, out=th)
+        ll = np.where((step != 0).any(axis=0), value, ll)
         theta[:, todo] = th
         finished = alive & (met | np.where(chord, moved * since <= _SMALL_STEP**2, moved <= _SMALL_STEP))
         since = np.where(chord, since, moved)
@@ -234,7 +243,7 @@ def fit(
         if np.count_nonzero(alive) < 0.75 * len(todo):  # drop the finished rows (a copy of every array)
             keep = np.flatnonzero(alive)
             todo, th, sub, since, f = todo[keep], th[:, keep], sub.rows(keep), since[keep], factor_rows(f, keep)
-            alive, last = alive[keep], last[:, keep]
+            alive, last, ll = alive[keep], last[:, keep], ll[keep]
     return theta.T, done
 
 
@@ -305,7 +314,9 @@ def inverse_information(theta: np.ndarray, s: Strata) -> np.ndarray:
     return out
 
 
-def predicted(s: Strata, theta: np.ndarray, inverse: np.ndarray, h: np.ndarray) -> np.ndarray:
+def predicted(
+    s: Strata, theta: np.ndarray, inverse: np.ndarray, h: np.ndarray, *, told: Strata | None = None
+) -> np.ndarray:
     """Starts (r, K + 1) for rows that are B replicates of P edges (edge fastest): each edge's fit ``theta``
     (P, K + 1) moved by one chord step, the edge's inverse information ``inverse`` (P, K + 1, K + 1) applied
     to the row's scores. Both are from the full sample, whose items by bin outside its certain strata
@@ -318,7 +329,7 @@ def predicted(s: Strata, theta: np.ndarray, inverse: np.ndarray, h: np.ndarray) 
     r = s.h.shape[1]
     B = r // P
     th = np.tile(np.asarray(theta, dtype=np.float64).T, (1, B))
-    s = informative(s)
+    s = informative(s) if told is None else told
     live = s.h > 0
     sa, sl, _ = steps.scores(th, steps.rows_of(s, live, _pinned(s.h)), steps.Work())
     sl[np.tile(_pinned(h), (1, B))] = 0.0
@@ -338,7 +349,9 @@ def _walking(step: np.ndarray, last: np.ndarray) -> np.ndarray:
     return (np.abs(step).max(axis=0) >= _CHECKED_STEP) & (cos >= 0.9999) & (np.abs(size - before) <= 0.01 * before)
 
 
-def _extended(th: np.ndarray, step: np.ndarray, sub: Strata, live: np.ndarray) -> np.ndarray:
+def _extended(
+    th: np.ndarray, step: np.ndarray, sub: Strata, live: np.ndarray, at_step: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``step`` times the largest of 1, 2, 4, ... :data:`_MAX_WALK` up to which the likelihood keeps rising,
     column by column.
 
@@ -347,8 +360,10 @@ def _extended(th: np.ndarray, step: np.ndarray, sub: Strata, live: np.ndarray) -
     step: its scores shrink by a factor e a step, and meeting the tolerance took some 15 steps more than
     the rows around it. The likelihood is concave, so along a step that repeats itself it rises up to its
     maximum on that line; doubling the step while it rises reaches the tolerance in a few steps. Only the
-    path changes: the fit still ends at the tolerance."""
-    best = loglik(np.clip(th + step, -_BOUND, _BOUND), sub, live)
+    path changes: the fit still ends at the tolerance. ``at_step``: the log-likelihood at ``th + step`` where
+    known (else NaN); returned with the step, at the step returned."""
+    best = _known(at_step, lambda idx: loglik(np.clip(th[:, idx] + step[:, idx], -_BOUND, _BOUND), sub.rows(idx),
+                                              live[:, idx]))
     factor = np.ones(step.shape[1])
     going = np.arange(step.shape[1])
     m = 2.0
@@ -360,28 +375,46 @@ def _extended(th: np.ndarray, step: np.ndarray, sub: Strata, live: np.ndarray) -
         best[going[up]] = value[up]
         going = going[up]
         m *= 2.0
-    return step * factor
+    return step * factor, best
 
 
-def _halved(th: np.ndarray, step: np.ndarray, sub: Strata, live: np.ndarray) -> np.ndarray:
-    """``step`` halved, column by column, until it no longer lowers the likelihood (at most 40 times)."""
-    before = loglik(th, sub, live)
+def _halved(
+    th: np.ndarray, step: np.ndarray, sub: Strata, live: np.ndarray, at_start: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``step`` halved, column by column, until it no longer lowers the likelihood (at most 40 times), and
+    the log-likelihood after it (NaN where the 40th halving left it unknown). ``at_start``: the
+    log-likelihood at ``th`` where known (a row's previous step computed it; else NaN)."""
+    before = _known(at_start, lambda idx: loglik(th[:, idx], sub.rows(idx), live[:, idx]))
     for _ in range(40):
-        worse = loglik(np.clip(th + step, -_BOUND, _BOUND), sub, live) < before - 1e-12 * np.abs(before)
+        after = loglik(np.clip(th + step, -_BOUND, _BOUND), sub, live)
+        worse = after < before - 1e-12 * np.abs(before)
         if not worse.any():
-            break
+            return step, after
         step[:, worse] *= 0.5
-    return step
+    return step, np.where(worse, np.nan, after)
 
 
-def expected(theta: np.ndarray, s: Strata) -> tuple[np.ndarray, np.ndarray]:
+def _known(values: np.ndarray, compute: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``values`` with their NaNs replaced by ``compute`` of those columns."""
+    missing = np.flatnonzero(np.isnan(values))
+    if not len(missing):
+        return values.copy()
+    if len(missing) == len(values):
+        return compute(missing)
+    out = values.copy()
+    out[missing] = compute(missing)
+    return out
+
+
+def expected(theta: np.ndarray, s: Strata, *, told: Strata | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(expected regression count, expected progression count) per row given the items' totals.
 
     A side always or never right has its limit outright: old never right or
     new always right, no regression; old always right, every new wrong item;
     new never right, every old right item (and the same for progressions).
     """
-    told = informative(s)  # a certain stratum has no regression or progression, a bin only in them g = 0
+    # a certain stratum has no regression or progression, a bin only in them g = 0
+    told = informative(s) if told is None else told
     _, ten, one, _, G = _weights(np.asarray(theta).T, told.h > 0)
     G += told.n <= 0  # a stratum without items: q = 0 (no masked division: far slower)
     q = told.n / G
