@@ -203,7 +203,13 @@ def fit(
     theta[1:][~live & (s.h > 0)] = -_BOUND  # items only in certain strata: the maximum is at g = 0
     done = np.zeros(r, dtype=bool)
     todo = np.arange(r)
-    sub, th = steps.rows_of(told, live, fixed), theta
+    # the steps leave out the bins that are empty in every row at either end (their strata hold no
+    # items, nothing couples them to the others, their lambda stays 0): the same steps on fewer bins
+    used = np.flatnonzero(live.any(axis=1))
+    k0, k1 = (int(used[0]), int(used[-1]) + 1) if len(used) else (0, live.shape[0])
+    params = np.r_[0, 1 + k0 : 1 + k1]
+    trimmed = Strata(told.h[k0:k1], told.n[k0 : k1 + 2], told.old, told.new, told.regressed)
+    sub, th = steps.rows_of(trimmed, live[k0:k1], fixed[k0:k1]), theta[params]
     limit = tolerance * np.maximum(s.items, 1.0)
     since = np.full(r, np.inf)  # per row, its last Newton step's move (its factor is from that step's start)
     f: Factor | None = None
@@ -233,7 +239,7 @@ def fit(
         th += step
         np.clip(th, -_BOUND, _BOUND, out=th)
         ll = np.where((step != 0).any(axis=0), value, ll)
-        theta[:, todo] = th
+        theta[np.ix_(params, todo)] = th
         finished = alive & (met | np.where(chord, moved * since <= _SMALL_STEP**2, moved <= _SMALL_STEP))
         since = np.where(chord, since, moved)
         done[todo[finished]] = True
