@@ -103,18 +103,19 @@ print(orjson.dumps(out).decode())
 
 def child(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
     """Run the Python command ``cmd``: CPU seconds (user + sys, its workers included), the peak resident MB of
-    any process of it (its own VmHWM, bench/peak_rss.py, and ``ru_maxrss`` of what it forked and waited
-    for: the difficulty refits run in a forked child) and its stdout."""
+    any process of it (its own VmHWM and the peak of the children it waited for, both written by
+    bench/peak_rss.py: the difficulty refits run in a forked child) and its stdout. Not ``ru_maxrss`` of
+    the command itself: it starts from this benchmark's own peak, which grows over the rounds."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-            tempfile.NamedTemporaryFile(suffix=".kib") as peak:
+            tempfile.NamedTemporaryFile(suffix=".kib") as peak, tempfile.NamedTemporaryFile(suffix=".kib") as kids:
         p = subprocess.Popen([sys.executable, str(PEAK), *cmd[1:]], stdout=out, stderr=err,
-                             env={**env, "PEAK_RSS_FILE": peak.name})
+                             env={**env, "PEAK_RSS_FILE": peak.name, "PEAK_RSS_CHILDREN_FILE": kids.name})
         _, status, usage = os.wait4(p.pid, 0)
         out.seek(0)
         err.seek(0)
         if os.waitstatus_to_exitcode(status) != 0:
             raise SystemExit(f"{' '.join(cmd[:6])} ... failed:\n{err.read().decode()[-2000:]}")
-        kib = max(int(Path(peak.name).read_text(encoding="ascii")), usage.ru_maxrss)
+        kib = max(int(Path(f.name).read_text(encoding="ascii") or 0) for f in (peak, kids))
         return usage.ru_utime + usage.ru_stime, kib / 1024, out.read().decode()
 
 

@@ -7,6 +7,10 @@ Why not ``ru_maxrss``: a child's ``ru_maxrss`` starts from its parent's figure
 (the forked copy's peak is kept across ``exec``), so a benchmark whose own
 process has grown cannot measure a smaller child with it. ``VmHWM`` is the
 high-water mark of the process's address space since ``exec``. Linux only.
+
+With ``$PEAK_RSS_CHILDREN_FILE`` set, the largest peak of the children it waited for (``ru_maxrss`` of
+``RUSAGE_CHILDREN``, KiB: a child it forked starts from this process's own figure, which is right here)
+is written there too: the command's forked workers and difficulty refits.
 """
 
 from __future__ import annotations
@@ -25,6 +29,12 @@ def _write() -> None:
         kib = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
     with open(path, "w", encoding="ascii") as out:
         out.write(str(kib))
+    children = os.environ.get("PEAK_RSS_CHILDREN_FILE")
+    if children:
+        import resource
+
+        with open(children, "w", encoding="ascii") as out:
+            out.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
 
 
 atexit.register(_write)
