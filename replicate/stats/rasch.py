@@ -238,8 +238,7 @@ def fit(
             )
         th += step
         np.clip(th, -_BOUND, _BOUND, out=th)
-        ll = np.where((step != 0).any(axis=0), value, ll)
-        theta[np.ix_(params, todo)] = th
+        ll = np.where(met | ~alive, ll, value)  # the rows that moved: the value after their step, or unknown
         finished = alive & (met | np.where(chord, moved * since <= _SMALL_STEP**2, moved <= _SMALL_STEP))
         since = np.where(chord, since, moved)
         done[todo[finished]] = True
@@ -247,9 +246,11 @@ def fit(
         if not alive.any():
             break
         if np.count_nonzero(alive) < 0.75 * len(todo):  # drop the finished rows (a copy of every array)
+            theta[np.ix_(params, todo)] = th
             keep = np.flatnonzero(alive)
             todo, th, sub, since, f = todo[keep], th[:, keep], sub.rows(keep), since[keep], factor_rows(f, keep)
             alive, last, ll = alive[keep], last[:, keep], ll[keep]
+    theta[np.ix_(params, todo)] = th
     return theta.T, done
 
 
