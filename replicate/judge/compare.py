@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Final, Iterable, Literal, Mapping, Sequence
 
 from replicate.diagnostics import Diagnostics
@@ -11,6 +12,7 @@ from replicate.judge.model import LabelledRun, RunFile, extraction_failures
 from replicate.judge.pairs import PairCounts, Policy, pair_counts
 from replicate.judge.uncertainty import EXACT_MCNEMAR_ASSUMES, EdgeUncertainty, Uncertainty, edge_uncertainty
 from replicate.labels import absent_figures
+from replicate.stats.bootstrap import Interval
 from replicate.stats.cimap import edge_ci
 from replicate.stats.fourcell import FIGURES, FourCell
 
@@ -93,16 +95,20 @@ class Comparison:
     def change_rate(self) -> float | None:
         return self.cells.change_rate
 
-    def ci(self) -> dict[str, dict]:
-        """Every interval of every figure by method, with the default named (:mod:`replicate.stats.cimap`)."""
+    def ci(self, wilson: Mapping[str, Interval] | None = None) -> dict[str, dict]:
+        """Every interval of every figure by method, with the default named (:mod:`replicate.stats.cimap`);
+        ``wilson``: the edge's Wilson intervals when already computed."""
         u, st = self.uncertainty, self.settings
         bootstrap = u.interval if u is not None and st is not None and u.resampled else None
-        return edge_ci(self.cells, bootstrap, st.confidence_level if st is not None else 0.95)
+        return edge_ci(self.cells, bootstrap, st.confidence_level if st is not None else 0.95, wilson)
 
-    def to_json(self) -> dict:
-        out: dict[str, Any] = {"old": self.old.to_json(), "new": self.new.to_json()}
+    def to_json(self, known: PairJson | None = None) -> dict:
+        """The edge as JSON; ``known``: parts already computed for many edges at once (``matrix``'s pairs)."""
+        sides = (self.old.to_json(), self.new.to_json()) if known is None else known.sides
+        figures = self.cells.figures() if known is None else known.figures
+        out: dict[str, Any] = {"old": sides[0], "new": sides[1]}
         absent = self.absent
-        out.update(self.cells.figures())
+        out.update(figures)
         out.update(
             changed=self.changed if self.cells.changed is not None else None,
             unparsed={"old": self.old.unparsed, "new": self.new.unparsed},
@@ -116,11 +122,11 @@ class Comparison:
         if self.harness:
             out["harness"] = [h.to_json() for h in self.harness]
         out["mcnemar_assumes"] = EXACT_MCNEMAR_ASSUMES
-        out["ci"] = self.ci()
+        out["ci"] = self.ci(None if known is None else known.wilson)
         if self.uncertainty is not None and self.settings is not None:
             u = self.uncertainty
             out["mcnemar_clustered"] = u.mcnemar_json()
-            out["independence_baselines"] = u.baselines_json(self.cells)
+            out["independence_baselines"] = u.baselines_json(self.cells if known is None else SimpleNamespace(**figures))
             out["uncertainty"] = self.settings.to_json()
             out["small_sample"] = self.small
         if absent:
@@ -130,6 +136,17 @@ class Comparison:
         if self.diagnostics is not None:
             out["warnings"] = self.diagnostics.to_json()
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class PairJson:
+    """Parts of an edge's JSON computed beforehand, for many edges at once: both sides' JSON,
+    :meth:`FourCell.figures` (:func:`~replicate.stats.fourcell.edge_figures_json`) and the Wilson intervals
+    (:func:`~replicate.stats.cimap.wilson_interval_maps`)."""
+
+    sides: tuple[dict, dict]
+    figures: dict
+    wilson: Mapping[str, Interval]
 
 
 def _side(aligned: Aligned, i: int) -> RunSide:
@@ -170,8 +187,12 @@ def _absent_pair(aligned: Aligned, i: int, j: int) -> dict[str, str]:
 
 def pair_reader(aligned: Aligned, i: int, j: int) -> str:
     """The readers of runs i and j, each once (``a + b`` when they differ)."""
-    names = [n for k in (i, j) for n in aligned.runs[k].reader.split(" + ")]
-    return " + ".join(dict.fromkeys(names))
+    return joined(aligned.runs[i].reader, aligned.runs[j].reader)
+
+
+def joined(*names: str) -> str:
+    """Names joined by `` + ``, each once in order of appearance (a name may itself be ``a + b``)."""
+    return " + ".join(dict.fromkeys(n for name in names for n in name.split(" + ")))
 
 
 def edges(

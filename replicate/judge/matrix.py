@@ -17,12 +17,13 @@ and Pearson r need a label, so they are always over the run's parsed items
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 from typing import Sequence
 
 import numpy as np
 
 from replicate.judge.align import Aligned, align
-from replicate.judge.compare import Comparison, RunSide, pair_reader
+from replicate.judge.compare import Comparison, PairJson, RunSide, joined
 from replicate.judge.model import LabelledRun, readonly
 from replicate.judge.pairs import PairCounts, Policy, outcomes, pair_counts
 from replicate.judge.uncertainty import EdgeUncertainty, Uncertainty, em_intervals, start_edge_uncertainty
@@ -30,7 +31,8 @@ from replicate.labels import absent_figures
 from replicate.output import pct
 from replicate.parsing import UNPARSED
 from replicate.stats.bootstrap import Interval
-from replicate.stats.fourcell import FIGURES, as_float, figure_arrays, figure_names
+from replicate.stats.cimap import wilson_interval_maps
+from replicate.stats.fourcell import FIGURES, as_float, edge_figures_json, figure_arrays, figure_names
 from replicate.stats.gold import accuracy, mean_absolute_error, pearson_r
 from replicate.stats.policy import check_policy
 
@@ -255,8 +257,9 @@ class Matrix:
         run's side built once instead of once per pair.
         """
         al, counts = self.aligned, self.counts
-        unparsed = al.unparsed_aligned
-        sides = [RunSide(r.name, len(r), r.unparsed, int(unparsed[k]), r.files) for k, r in enumerate(al.runs)]
+        sides = self._sides()
+        readers = [r.reader for r in al.runs]  # each run's once, not once per pair
+        parsers = [r.parser for r in al.runs]
         pairs = self.ordered_pairs()
         errors = self.errors if self.errors is not None else [None] * len(pairs)
         return [
@@ -265,13 +268,38 @@ class Matrix:
                 new=sides[j],
                 cells=counts.cells(i, j),
                 shared_items=al.n_items,
-                parser=" + ".join(dict.fromkeys((al.runs[i].parser, al.runs[j].parser))),
+                parser=" + ".join(dict.fromkeys((parsers[i], parsers[j]))),
                 unparsed_policy=counts.policy,
-                reader=pair_reader(al, i, j),
+                reader=joined(readers[i], readers[j]),
                 uncertainty=err,
                 settings=self.settings,
             )
             for (i, j), err in zip(pairs, errors)
+        ]
+
+    def _sides(self) -> list[RunSide]:
+        al = self.aligned
+        unparsed = al.unparsed_aligned
+        return [RunSide(r.name, len(r), r.unparsed, int(unparsed[k]), r.files) for k, r in enumerate(al.runs)]
+
+    def pairs_json(self) -> list[dict]:
+        """The JSON of every ordered pair (:meth:`comparisons`, each :meth:`Comparison.to_json`), with what is the
+        same computation for every pair done once over all of them: each figure and each Wilson interval over
+        the pairs' cell arrays, each run's side once."""
+        pairs = self.ordered_pairs()
+        if not pairs:
+            return []
+        c = self.counts
+        old, new = (np.array(k) for k in zip(*pairs))
+        cells = SimpleNamespace(**{k: getattr(c, k)[old, new] for k in ("both", "only_old", "only_new", "neither", "changed")})
+        labelled = np.array([c.has_labels(i, j) for i, j in pairs], dtype=bool)
+        figures = edge_figures_json(cells, labelled)
+        level = self.settings.confidence_level if self.settings is not None else 0.95
+        wilson = wilson_interval_maps(cells, level)
+        sides = [s.to_json() for s in self._sides()]
+        return [
+            e.to_json(PairJson((sides[i], sides[j]), f, w))
+            for e, (i, j), f, w in zip(self.comparisons(), pairs, figures, wilson)
         ]
 
     def difficulty_matrix(self) -> np.ndarray:
@@ -289,7 +317,7 @@ class Matrix:
     def to_json(self) -> dict:
         return {
             "runs": [b.to_json() for b in self.baselines],
-            "pairs": [c.to_json() for c in self.comparisons()],
+            "pairs": self.pairs_json(),
             "flags": [f.to_json() for f in self.flags],
             "shared_items": self.aligned.n_items,
             "parser": self.parser,

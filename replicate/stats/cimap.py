@@ -32,9 +32,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
 from replicate.stats.bootstrap import INDEPENDENT_ITEMS, Interval
 from replicate.stats.few_clusters import WILSON
-from replicate.stats.fourcell import FourCell
+from replicate.stats.fourcell import FIGURES, Cells, FourCell, proportions
+from replicate.stats.intervals import wilson, z_value
 
 #: The key of the default method in each figure's entry.
 DEFAULT_KEY = "default"
@@ -42,11 +45,26 @@ DEFAULT_KEY = "default"
 
 def wilson_intervals(cells: FourCell, confidence_level: float = 0.95) -> dict[str, Interval]:
     """The Wilson score interval of each proportion of the four cells (null bounds when its denominator is 0)."""
-    out: dict[str, Interval] = {}
-    for fig, ci in cells.confidence_intervals(confidence_level=confidence_level).items():
-        low, high = (None, None) if ci is None else ci
-        out[fig] = Interval(low, high, WILSON, None, None, cells.n, confidence_level, None, 0, INDEPENDENT_ITEMS)
-    return out
+    return wilson_interval_maps(cells.arrays(), confidence_level)[0]
+
+
+def wilson_interval_maps(cells: Cells, confidence_level: float = 0.95) -> list[dict[str, Interval]]:
+    """:func:`wilson_intervals` of many tables at once (``cells`` holds 1-D integer arrays, one entry a table):
+    one Wilson computation per proportion over every table, the same bounds as table by table."""
+    n_all = (np.asarray(cells.both) + cells.only_old + cells.only_new + cells.neither).tolist()
+    z = z_value(confidence_level)
+    columns: dict[str, list[tuple[float | None, float | None]]] = {}
+    for fig in proportions():
+        k, n = (np.asarray(a, dtype=np.int64) for a in FIGURES[fig].ratio(cells))
+        defined = n > 0
+        lo, hi = wilson(k[defined], n[defined], z)
+        bounds = iter(zip(lo.tolist(), hi.tolist()))
+        columns[fig] = [next(bounds) if ok else (None, None) for ok in defined.tolist()]
+    return [
+        {fig: Interval(*col[t], WILSON, None, None, n, confidence_level, None, 0, INDEPENDENT_ITEMS)
+         for fig, col in columns.items()}
+        for t, n in enumerate(n_all)
+    ]
 
 
 def ci_map(default: Mapping[str, Interval], *others: Mapping[str, Interval]) -> dict[str, dict]:
@@ -61,10 +79,13 @@ def ci_map(default: Mapping[str, Interval], *others: Mapping[str, Interval]) -> 
 
 
 def edge_ci(
-    cells: FourCell, bootstrap: Mapping[str, Interval] | None, confidence_level: float = 0.95
+    cells: FourCell, bootstrap: Mapping[str, Interval] | None, confidence_level: float = 0.95,
+    wilson: Mapping[str, Interval] | None = None,
 ) -> dict[str, dict]:
-    """The ``ci`` map of an edge: its bootstrap intervals as the default when it has them, else Wilson's."""
-    wilson = wilson_intervals(cells, confidence_level)
+    """The ``ci`` map of an edge: its bootstrap intervals as the default when it has them, else Wilson's
+    (``wilson``: the edge's Wilson intervals when already computed, :func:`wilson_interval_maps`)."""
+    if wilson is None:
+        wilson = wilson_intervals(cells, confidence_level)
     return ci_map(wilson) if bootstrap is None else ci_map(bootstrap, wilson)
 
 

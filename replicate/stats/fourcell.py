@@ -438,21 +438,51 @@ class FourCell:
 
     def figures(self) -> dict:
         """Every edge figure as a JSON-ready dict (rates as fractions; None = undefined or needing labels)."""
-        return {
-            "n": self.n,
-            "cells": {
-                "both": self.both,
-                "only_old": self.only_old,
-                "only_new": self.only_new,
-                "neither": self.neither,
-            },
-            **{name: self.value(name) for name in figure_names("edge")},
-            "mcnemar_p": self.mcnemar_p(),
-            "mcnemar_log10_p": None if self.n == 0 else mcnemar_exact_log10_p(self.only_old, self.only_new),
-        }
+        return edge_figures_json(self.arrays(), np.array([self.changed is not None]))[0]
+
+    def arrays(self) -> SimpleNamespace:
+        """This table as one-entry integer arrays (``changed`` 0 when not known), for the functions over many tables."""
+        return SimpleNamespace(**{k: np.array([getattr(self, k)]) for k in ("both", "only_old", "only_new", "neither")},
+                               changed=np.array([self.changed or 0]))
 
     def to_json(self) -> dict:
         return self.figures()
+
+
+def edge_figures_json(cells: Cells, labelled: np.ndarray) -> list[dict]:
+    """:meth:`FourCell.figures` of many tables at once: ``cells`` holds 1-D integer arrays, one entry a table;
+    ``labelled``: whether each table has its label changes (a figure needing labels is None where not).
+
+    Each figure is evaluated once over the arrays (:func:`figure_arrays`; the same floats as
+    :meth:`FourCell.value`), so ``matrix`` writes the JSON of all its pairs without a per-pair lookup.
+    """
+    names = figure_names("edge")
+    values = figure_arrays(cells, names)
+    no_labels = ~np.asarray(labelled, dtype=bool)
+    columns = []
+    for name in names:
+        v = values[name]
+        if FIGURES[name].needs_labels and no_labels.any():
+            v = np.where(no_labels, np.nan, v)
+        columns.append([None if x != x else x for x in v.tolist()])  # NaN (undefined) -> None
+    counts = [np.asarray(getattr(cells, k)).tolist() for k in ("both", "only_old", "only_new", "neither")]
+    tests: dict[tuple[int, int], tuple[float | None, float | None]] = {(0, 0): (None, None)}  # no items: no test
+    out = []
+    for k, (both, only_old, only_new, neither) in enumerate(zip(*counts)):
+        n = both + only_old + only_new + neither
+        # the exact test depends on the discordant counts' minimum and sum only: an edge and its reverse share it
+        key = (min(only_old, only_new), only_old + only_new) if n else (0, 0)
+        test = tests.get(key)
+        if test is None:
+            test = tests[key] = (mcnemar_exact_p(only_old, only_new), mcnemar_exact_log10_p(only_old, only_new))
+        out.append({
+            "n": n,
+            "cells": {"both": both, "only_old": only_old, "only_new": only_new, "neither": neither},
+            **{name: col[k] for name, col in zip(names, columns)},
+            "mcnemar_p": test[0],
+            "mcnemar_log10_p": test[1],
+        })
+    return out
 
 
 def as_float(x: Fraction | None) -> float | None:

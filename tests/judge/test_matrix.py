@@ -201,3 +201,21 @@ def test_comparisons_equal_the_compare_module():
     m = matrix(runs, policy="wrong")
     expected = [comparison_of(m.aligned, m.counts, i, j) for i, j in m.ordered_pairs()]
     assert m.comparisons() == expected
+
+
+def test_pairs_json_computed_over_all_pairs_equals_each_edges_own():
+    """matrix's pairs are written from arrays over all pairs; each must equal the edge's own JSON, with a run of
+    verdicts among them (its pairs have no label changes) and with and without intervals."""
+    from dataclasses import replace as with_
+
+    from replicate.judge.uncertainty import Uncertainty
+
+    runs, _ = _random_runs(n=120, r=4)
+    runs[2] = with_(runs[2], yields="verdicts")
+    for settings in (None, Uncertainty(replicates=30, confidence_level=0.9)):
+        m = matrix(runs, uncertainty=settings)
+        pairs = m.to_json()["pairs"]
+        assert pairs == [c.to_json() for c in m.comparisons()]
+        verdict_pairs = [p for p in pairs if "m2" in (p["old"]["name"], p["new"]["name"])]
+        assert len(verdict_pairs) == 6 and all(p["change_rate"] is None for p in verdict_pairs)
+        assert all(p["change_rate"] is not None for p in pairs if p not in verdict_pairs)

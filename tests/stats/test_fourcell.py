@@ -104,3 +104,46 @@ def test_arrays_evaluate_the_same_definitions_elementwise():
                 want = fc.value(name)
                 assert (math.isnan(arr[i, j]) if want is None else arr[i, j] == want), (name, i, j)
     assert math.isnan(arrays["regression_rate"][0, 0])  # undefined, never 0
+
+
+def test_figures_of_many_tables_are_each_tables_exact_figures():
+    from replicate.stats.fourcell import edge_figures_json, figure_names
+    from replicate.stats.paired import mcnemar_exact_p
+
+    rng = np.random.default_rng(8)
+    rows = rng.integers(0, 30, (300, 4))
+    rows[:3] = [[0, 0, 0, 0], [5, 0, 0, 0], [0, 0, 4, 2]]  # no items; old always right; old never right
+    n = rows.sum(axis=1)
+    changed = np.array([int(rng.integers(0, k + 1)) for k in n])
+    labelled = rng.random(len(rows)) < 0.7
+    cells = SimpleNamespace(**dict(zip(("both", "only_old", "only_new", "neither"), rows.T)), changed=changed)
+    got = edge_figures_json(cells, labelled)
+    for t, row in enumerate(rows.tolist()):
+        fc = FourCell(*row, changed=int(changed[t]) if labelled[t] else None)
+        js = got[t]
+        assert js["n"] == sum(row) and js["cells"] == dict(zip(("both", "only_old", "only_new", "neither"), row))
+        for name in figure_names("edge"):
+            exact = fc.exact(name)  # exact fraction, None where undefined or needing labels it lacks
+            assert js[name] == (None if exact is None else float(exact)), (name, row, labelled[t])
+        assert js["mcnemar_p"] == (None if sum(row) == 0 else mcnemar_exact_p(row[1], row[2]))
+    assert got[0]["regression_rate"] is None and got[2]["regression_share_of_old_correct"] is None
+    assert any(g["change_rate"] is None for g in got) and any(g["change_rate"] is not None for g in got)
+
+
+def test_wilson_intervals_of_many_tables_are_each_tables_own():
+    from replicate.stats.cimap import wilson_interval_maps
+    from replicate.stats.fourcell import FIGURES, proportions
+
+    rng = np.random.default_rng(9)
+    rows = rng.integers(0, 50, (200, 4))
+    rows[0] = 0
+    cells = SimpleNamespace(**dict(zip(("both", "only_old", "only_new", "neither"), rows.T)), changed=rows[:, 1])
+    got = wilson_interval_maps(cells, 0.9)
+    for t, row in enumerate(rows.tolist()):
+        fc = FourCell(*row)
+        assert list(got[t]) == list(proportions())
+        for name, iv in got[t].items():
+            k, n = FIGURES[name].ratio(fc)
+            want = wilson_interval(k, n, confidence_level=0.9)  # one count at a time (checked against scipy above)
+            assert (iv.low, iv.high) == ((None, None) if want is None else want), (name, row)
+            assert iv.clusters == fc.n and iv.confidence_level == 0.9
