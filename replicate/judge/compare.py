@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Final, Iterable, Literal, Mapping, Sequence
@@ -190,6 +191,7 @@ def pair_reader(aligned: Aligned, i: int, j: int) -> str:
     return joined(aligned.runs[i].reader, aligned.runs[j].reader)
 
 
+@functools.lru_cache(maxsize=256)
 def joined(*names: str) -> str:
     """Names joined by `` + ``, each once in order of appearance (a name may itself be ``a + b``)."""
     return " + ".join(dict.fromkeys(n for name in names for n in name.split(" + ")))

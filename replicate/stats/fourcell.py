@@ -466,12 +466,12 @@ def edge_figures_json(cells: Cells, labelled: np.ndarray) -> list[dict]:
             v = np.where(no_labels, np.nan, v)
         columns.append([None if x != x else x for x in v.tolist()])  # NaN (undefined) -> None
     counts = [np.asarray(getattr(cells, k)).tolist() for k in ("both", "only_old", "only_new", "neither")]
-    tests: dict[tuple[int, int], tuple[float | None, float | None]] = {(0, 0): (None, None)}  # no items: no test
+    tests: dict[tuple[int, int], tuple[float | None, float | None]] = {(-1, -1): (None, None)}  # no items: no test
     out = []
     for k, (both, only_old, only_new, neither) in enumerate(zip(*counts)):
         n = both + only_old + only_new + neither
         # the exact test depends on the discordant counts' minimum and sum only: an edge and its reverse share it
-        key = (min(only_old, only_new), only_old + only_new) if n else (0, 0)
+        key = (min(only_old, only_new), only_old + only_new) if n else (-1, -1)
         test = tests.get(key)
         if test is None:
             test = tests[key] = (mcnemar_exact_p(only_old, only_new), mcnemar_exact_log10_p(only_old, only_new))
