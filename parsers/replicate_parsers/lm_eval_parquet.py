@@ -12,11 +12,12 @@ reads the lines of the JSONL file.
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 from typing import Iterator
 
-from replicate.reading import Match, Reader, ReadOptions, Record, Source
+from replicate.reading import Match, ReadOptions, Record, Source
 from replicate.readkit_parquet import parquet_columns, parquet_file, parquet_rows
-from replicate_parsers.lm_eval import LM_EVAL_RULE, verdict_records
+from replicate_parsers.lm_eval import LM_EVAL_SAMPLES, verdict_records
 
 #: Columns never looked at (the document and the request arguments: the bulk of a row).
 _UNREAD = ("doc", "arguments")
@@ -49,19 +50,13 @@ def _records(src: Source) -> Iterator[Record]:
     yield from verdict_records(rows, src, None)
 
 
-LM_EVAL_SAMPLES_PARQUET = Reader(
-    "lm-eval-samples-parquet@1",
-    "lm-evaluation-harness samples stored as Parquet (one row per logged sample): as lm-eval-samples@1 reads its lines.",
-    _sniff,
-    _records,
-    yields="verdicts",
-    key_names=("doc_id",),
-    has_gold=False,
-    decided="lm-eval-metric",
+LM_EVAL_SAMPLES_PARQUET = replace(
+    LM_EVAL_SAMPLES,
+    name="lm-eval-samples-parquet@1",
+    description="lm-evaluation-harness samples stored as Parquet (one row per logged sample): as lm-eval-samples@1 reads its lines.",
+    sniff=_sniff,
+    records=_records,
     format="lm-eval-samples-parquet",
     details=inspect.cleandoc(_records.__doc__ or ""),
-    options=("filter", "correct_field"),
-    cluster_prefix="doc.",
-    source_rule=LM_EVAL_RULE,
     streams=True,
 )
