@@ -208,6 +208,7 @@ class Items:
         self.gold_parts: list = []  # int16 arrays (bulk blocks) and lists of ints (line-by-line runs), in item order
         self.hash_parts: list = []  # hash() of each item's output (int64 arrays, lists), as gold_parts
         self.key_hashes: list = []  # hash() of each item's key: int64 arrays and lists (a key seen again?)
+        self._seen: list[np.ndarray] = []  # the key hashes of earlier calls of seen_before: sorted levels
         self.labeller = OutputLabels(parsers)
         self.parsed: dict[str, list[np.ndarray]] = {p.name: [] for p in parsers}
         self.parsed_items = 0  # items whose labels are in ``parsed`` (all of them, or the labels are dropped)
@@ -407,10 +408,17 @@ class Items:
     def seen_before(self, key_hashes: np.ndarray) -> bool:
         """Whether a key of a new block may repeat one already read: a hash of one of ``key_hashes`` is among
         theirs (a collision of unequal keys only sends the block to the careful path, which compares keys)."""
-        if not self.key_hashes:
-            return False
-        seen = np.concatenate([np.asarray(p, dtype=np.int64) for p in self.key_hashes])
-        return bool(np.isin(key_hashes, seen).any())
+        if self.key_hashes:  # the hashes added since the last call become one more sorted level
+            level = np.sort(np.concatenate([np.asarray(p, dtype=np.int64) for p in self.key_hashes]))
+            self.key_hashes = []
+            while self._seen and self._seen[-1].size <= level.size:  # levels halve in size: n log n in all
+                level = np.sort(np.concatenate([self._seen.pop(), level]), kind="stable")
+            self._seen.append(level)
+        for level in self._seen:
+            at = np.minimum(np.searchsorted(level, key_hashes), level.size - 1)
+            if level.size and bool((level[at] == key_hashes).any()):
+                return True
+        return False
 
     def where(self, item: int) -> tuple[int, int]:
         if item in self.lines:
