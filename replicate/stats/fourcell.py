@@ -37,12 +37,19 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import SimpleNamespace
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
 from replicate.stats.intervals import wilson, z_value
 from replicate.stats.paired import mcnemar_exact_log10_p, mcnemar_exact_p
+
+if TYPE_CHECKING:
+    # a typed attribute per built-in figure, generated from BUILT_IN below: what a type checker sees of FourCell's
+    # figures (a misspelt one is an error); at run time FourCell reads them from FIGURES (its __getattr__)
+    from replicate.stats.figure_attributes import FigureAttributes
+else:
+    FigureAttributes = object
 
 
 class Cells(Protocol):
@@ -252,49 +259,59 @@ RATIOS: Mapping[str, Ratio] = _Ratios()
 
 _EDGE_CHAIN = frozenset({"edge", "chain"})
 _ACCURACY = NoteColumn(point=None, block="accuracy")
-for _f in (
-    Figure("em_old", lambda c: (c.both + c.only_old, _n(c)), "(both + only_old) / n", "EM old", "EM old",
-           "the old version's exact-match accuracy on the shared items", proportion=True, mirror="em_new",
-           views=_EDGE_CHAIN, note=_ACCURACY),
-    Figure("em_new", lambda c: (c.both + c.only_new, _n(c)), "(both + only_new) / n", "EM new", "EM new",
-           "the new version's exact-match accuracy on the shared items", proportion=True, mirror="em_old",
-           views=_EDGE_CHAIN, note=_ACCURACY),
-    # EM_old - EM_new = (only_old - only_new) / N, exactly; not mirrored: the percentiles' interpolation is not
-    # exactly antisymmetric
-    Figure("accuracy_difference", lambda c: (c.only_old - c.only_new, _n(c)), "EM old - EM new (paired)",
-           "EM difference", "EM diff.",
-           "the accuracy lost, paired by item; equals regression_rate - backward_rate exactly, so an asymmetry "
-           "between the two says nothing beyond it", kind="difference",
-           note=NoteColumn("EM old - new", point=None, block="accuracy")),
-    Figure("regression_rate", lambda c: (c.only_old, _n(c)), "only_old / n", "regression rate", "regr.",
-           "the share of **all** items the upgrade breaks; what most papers print (\"negative flip rate\")",
-           proportion=True, mirror="backward_rate", views=frozenset(VIEWS), note=NoteColumn("regressed", point=1)),
-    Figure("regression_share_of_old_correct", lambda c: (c.only_old, _old_correct(c)), "only_old / (both + only_old)",
-           "regression share of old-correct", "regr./old-correct",
-           "the share of **what the old version got right** that the upgrade loses", proportion=True,
-           views=frozenset(VIEWS), note=NoteColumn("of old-correct", point=2),
-           undefined="the old run has no correct labels (both + only_old = 0)"),
-    Figure("backward_rate", lambda c: (c.only_new, _n(c)), "only_new / n", "backward rate", "backward",
-           "the share of all items the upgrade fixes; the regression rate of the reverse edge", proportion=True,
-           mirror="regression_rate", views=_EDGE_CHAIN, note=NoteColumn(point=5, block="accuracy")),
-    Figure("change_rate", lambda c: (c.changed, _n(c)), "labels differ / n", "change rate", "change",
-           "churn regardless of gold (2 -> 1 on a gold-3 item is a change but not a regression); needs the labels",
-           proportion=True, mirror="change_rate", needs_labels=True, views=_EDGE_CHAIN, note=NoteColumn(point=6)),
-    Figure("independent_regression_rate", lambda c: (_old_correct(c) * _new_wrong(c), _n(c) * _n(c)),
-           "EM old x (1 - EM new)", "independent regression rate", "indep. regr.",
-           "the regression rate expected if the two versions' errors were unrelated",
-           note=NoteColumn("independent", point=3)),
-    Figure("independence_ratio", lambda c: (c.only_old * _n(c), _old_correct(c) * _new_wrong(c)),
-           "regression / independent", "independence ratio", "indep. ratio",
-           "below 1: fewer regressions than unrelated errors on equally hard items would give (item difficulty "
-           "alone does this); above 1: more; known in the model-update literature as relative negative flip rate",
-           kind="ratio", views=frozenset(VIEWS), note=NoteColumn("ratio", point=4),
-           undefined="the independent-errors rate is 0 (old never right or new always right)"),
-    Figure("label_agreement", lambda c: (_n(c) - c.changed, _n(c)), "labels equal / n", "label agreement",
-           "label agr.", "1 - change_rate: the share of items given the same label by both versions",
-           proportion=True, mirror="label_agreement", needs_labels=True, views=frozenset({"matrix"})),
-):
-    register_figure(_f)
+#: The built-in figures, each one declaration. Code elsewhere names a figure by its object (``REGRESSION_RATE.name``
+#: as a key, ``cells.regression_rate`` as a value), never by a string of its own (tests/stats/test_figure_names.py).
+EM_OLD = register_figure(Figure(
+    "em_old", lambda c: (c.both + c.only_old, _n(c)), "(both + only_old) / n", "EM old", "EM old",
+    "the old version's exact-match accuracy on the shared items", proportion=True, mirror="em_new",
+    views=_EDGE_CHAIN, note=_ACCURACY))
+EM_NEW = register_figure(Figure(
+    "em_new", lambda c: (c.both + c.only_new, _n(c)), "(both + only_new) / n", "EM new", "EM new",
+    "the new version's exact-match accuracy on the shared items", proportion=True, mirror="em_old",
+    views=_EDGE_CHAIN, note=_ACCURACY))
+# EM_old - EM_new = (only_old - only_new) / N, exactly; not mirrored: the percentiles' interpolation is not exactly
+# antisymmetric
+ACCURACY_DIFFERENCE = register_figure(Figure(
+    "accuracy_difference", lambda c: (c.only_old - c.only_new, _n(c)), "EM old - EM new (paired)", "EM difference",
+    "EM diff.",
+    "the accuracy lost, paired by item; equals regression_rate - backward_rate exactly, so an asymmetry between the "
+    "two says nothing beyond it", kind="difference", note=NoteColumn("EM old - new", point=None, block="accuracy")))
+REGRESSION_RATE = register_figure(Figure(
+    "regression_rate", lambda c: (c.only_old, _n(c)), "only_old / n", "regression rate", "regr.",
+    "the share of **all** items the upgrade breaks; what most papers print (\"negative flip rate\")",
+    proportion=True, mirror="backward_rate", views=frozenset(VIEWS), note=NoteColumn("regressed", point=1)))
+REGRESSION_SHARE_OF_OLD_CORRECT = register_figure(Figure(
+    "regression_share_of_old_correct", lambda c: (c.only_old, _old_correct(c)), "only_old / (both + only_old)",
+    "regression share of old-correct", "regr./old-correct",
+    "the share of **what the old version got right** that the upgrade loses", proportion=True,
+    views=frozenset(VIEWS), note=NoteColumn("of old-correct", point=2),
+    undefined="the old run has no correct labels (both + only_old = 0)"))
+BACKWARD_RATE = register_figure(Figure(
+    "backward_rate", lambda c: (c.only_new, _n(c)), "only_new / n", "backward rate", "backward",
+    "the share of all items the upgrade fixes; the regression rate of the reverse edge", proportion=True,
+    mirror="regression_rate", views=_EDGE_CHAIN, note=NoteColumn(point=5, block="accuracy")))
+CHANGE_RATE = register_figure(Figure(
+    "change_rate", lambda c: (c.changed, _n(c)), "labels differ / n", "change rate", "change",
+    "churn regardless of gold (2 -> 1 on a gold-3 item is a change but not a regression); needs the labels",
+    proportion=True, mirror="change_rate", needs_labels=True, views=_EDGE_CHAIN, note=NoteColumn(point=6)))
+INDEPENDENT_REGRESSION_RATE = register_figure(Figure(
+    "independent_regression_rate", lambda c: (_old_correct(c) * _new_wrong(c), _n(c) * _n(c)),
+    "EM old x (1 - EM new)", "independent regression rate", "indep. regr.",
+    "the regression rate expected if the two versions' errors were unrelated", note=NoteColumn("independent", point=3)))
+INDEPENDENCE_RATIO = register_figure(Figure(
+    "independence_ratio", lambda c: (c.only_old * _n(c), _old_correct(c) * _new_wrong(c)),
+    "regression / independent", "independence ratio", "indep. ratio",
+    "below 1: fewer regressions than unrelated errors on equally hard items would give (item difficulty "
+    "alone does this); above 1: more; known in the model-update literature as relative negative flip rate",
+    kind="ratio", views=frozenset(VIEWS), note=NoteColumn("ratio", point=4),
+    undefined="the independent-errors rate is 0 (old never right or new always right)"))
+LABEL_AGREEMENT = register_figure(Figure(
+    "label_agreement", lambda c: (_n(c) - c.changed, _n(c)), "labels equal / n", "label agreement", "label agr.",
+    "1 - change_rate: the share of items given the same label by both versions", proportion=True,
+    mirror="label_agreement", needs_labels=True, views=frozenset({"matrix"})))
+#: The figures this module declares (a figure registered from outside is in :data:`FIGURES` only): each is a typed
+#: attribute of :class:`FourCell` (replicate/stats/figure_attributes.py, generated from them by tools/docgen.py).
+BUILT_IN: tuple[Figure, ...] = tuple(FIGURES.values())
 
 
 def exact_ratio(num: int, den: int) -> Fraction | None:
@@ -343,7 +360,7 @@ def _count(name: str, value: Any) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class FourCell:
+class FourCell(FigureAttributes):
     """The four cells of an edge old -> new over N shared items, and every figure of them.
 
     ``both``: old right, new right; ``only_old``: old right, new wrong (a
@@ -402,11 +419,14 @@ class FourCell:
         parts = self.parts(figure)
         return None if parts is None else float_ratio(*parts)
 
-    def __getattr__(self, name: str) -> float | None:
-        """Each figure of :data:`FIGURES` as a float attribute (``cells.regression_rate``), as :meth:`value`."""
-        if name in FIGURES:
-            return self.value(name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    if not TYPE_CHECKING:  # hidden from type checkers, which then see only the built-in figures' typed attributes
+        def __getattr__(self, name: str) -> float | None:
+            """Each figure of :data:`FIGURES` as a float attribute (``cells.regression_rate``), as :meth:`value`;
+            one registered from outside the package too, though only the built-in ones are typed
+            (:class:`~replicate.stats.figure_attributes.FigureAttributes`)."""
+            if name in FIGURES:
+                return self.value(name)
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # -- tests and intervals -------------------------------------------------------
     def mcnemar_p(self) -> float | None:

@@ -30,6 +30,19 @@ def test_generated_blocks_are_up_to_date():
     assert "| `independence_ratio` | regression / independent |" in pages["concepts.md"][0]
 
 
+def test_generated_sources_are_up_to_date():
+    """replicate/stats/figure_attributes.py (a typed attribute per built-in four-cell figure) is what docgen writes
+    from the table now, one property per figure in the table's order."""
+    from replicate.stats.fourcell import BUILT_IN
+
+    sources = docgen.fresh_sources(ROOT)
+    assert set(sources) == {"replicate/stats/figure_attributes.py"}
+    for name, (text, fresh) in sources.items():
+        assert text == fresh, f"{name} is stale: run `python tools/docgen.py`"
+    text = sources["replicate/stats/figure_attributes.py"][0] or ""
+    assert re.findall(r"    def (\w+)\(self\) -> float \| None:", text) == [f.name for f in BUILT_IN]
+
+
 def test_command_reference_covers_every_command():
     from typer.main import get_command
 
