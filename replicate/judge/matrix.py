@@ -32,7 +32,7 @@ from replicate.output import pct
 from replicate.parsing import UNPARSED
 from replicate.stats.bootstrap import Interval
 from replicate.stats.cimap import wilson_interval_maps
-from replicate.stats.fourcell import FIGURES, as_float, edge_figures_json, figure_arrays, figure_names
+from replicate.stats.fourcell import FIGURES, REGRESSION_RATE, as_float, edge_figures_json, figure_arrays, figure_names
 from replicate.stats.gold import accuracy, mean_absolute_error, pearson_r
 from replicate.stats.policy import check_policy
 
@@ -306,7 +306,7 @@ class Matrix:
         """Regression rate over the rate expected from errors independent given item difficulty (NaN where unavailable)."""
         r = len(self.names)
         out = np.full((r, r), np.nan)
-        reg = self.figures["regression_rate"]
+        reg = self.figures[REGRESSION_RATE.name]
         if self.errors is not None:
             for (i, j), err in zip(self.ordered_pairs(), self.errors):
                 exp = err.difficulty_expected

@@ -36,6 +36,7 @@ from replicate.stats.bootstrap import (
     interval_list,
     percentile_bounds,
 )
+from replicate.stats.fourcell import INDEPENDENCE_RATIO, INDEPENDENT_REGRESSION_RATE
 from replicate.stats.independence import (
     DIFFICULTY_METHOD,
     DifficultyBaseline,
@@ -200,8 +201,8 @@ class EdgeUncertainty:
                 "ratio": cells.independence_ratio,
                 "method": "EM_old x (1 - EM_new): errors independent and every item equally hard",
                 **({} if not self.resampled else {"interval": {
-                    "expected_regression_rate": self.interval["independent_regression_rate"].to_json(),
-                    "ratio": self.interval["independence_ratio"].to_json(),
+                    "expected_regression_rate": self.interval[INDEPENDENT_REGRESSION_RATE.name].to_json(),
+                    "ratio": self.interval[INDEPENDENCE_RATIO.name].to_json(),
                 }}),
             },
             "given_item_difficulty": {

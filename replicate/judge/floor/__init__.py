@@ -47,7 +47,7 @@ from replicate.judge.samples import SampleFlag, small_sample_flag
 from replicate.judge.uncertainty import Uncertainty, edge_uncertainty, em_intervals
 from replicate.labels import absent_figures
 from replicate.stats.bootstrap import Interval
-from replicate.stats.fourcell import FourCell, as_float, float_ratio
+from replicate.stats.fourcell import CHANGE_RATE, REGRESSION_RATE, FourCell, as_float, float_ratio
 from replicate.stats.gold import accuracy
 from replicate.stats.ranges import Placement, Span, place  # noqa: F401
 
@@ -71,11 +71,11 @@ class FloorPair:
 
     @property
     def regression(self) -> Fraction | None:
-        return self.cells.exact("regression_rate")
+        return self.cells.exact(REGRESSION_RATE.name)
 
     @property
     def change(self) -> Fraction | None:
-        return self.cells.exact("change_rate")
+        return self.cells.exact(CHANGE_RATE.name)
 
     @property
     def regression_rate(self) -> float | None:
@@ -91,8 +91,8 @@ class FloorPair:
             "new": self.new,
             "n": self.n,
             "cells": self.cells.figures()["cells"],
-            "regression_rate": self.regression_rate,
-            "change_rate": self.change_rate,
+            REGRESSION_RATE.name: self.regression_rate,
+            CHANGE_RATE.name: self.change_rate,
             "changed": self.changed if self.cells.changed is not None else None,
             **({} if self.interval is None else {"interval": {k: v.to_json() for k, v in self.interval.items()}}),
         }
@@ -235,14 +235,14 @@ class Floor:
             **({"absent": dict(self.absent)} if self.absent else {}),
             "unparsed_policy": self.unparsed_policy,
             "pairs": [p.to_json() for p in self.pairs],
-            "regression_rate": {
+            REGRESSION_RATE.name: {
                 **span(self.regression_span),
                 **({} if self.range_interval is None else {
                     "interval": {k: v.to_json() for k, v in self.range_interval.items()},
                     "resampling": self.range_resampling,
                 }),
             },
-            "change_rate": span(self.change_span),
+            CHANGE_RATE.name: span(self.change_span),
             "em": {"mean": self.em_mean, "sd": self.em_sd, "sd_ddof": 1},
             "jaccard": {
                 "min": None if js is None else js[0],
@@ -372,7 +372,7 @@ def floor(
         unparsed_policy=policy,
         reader=" + ".join(aligned.readers),
         settings=uncertainty,
-        absent={k: v for k, v in absent_figures(aligned.runs).items() if k == "change_rate"},
+        absent={k: v for k, v in absent_figures(aligned.runs).items() if k == CHANGE_RATE.name},
         range_interval=range_iv,
         range_resampling=range_how,
     )
@@ -422,14 +422,14 @@ def _joint_intervals(
         edge_check = replace(edge_check, baseline_interval=ivs, baseline_resampling=how, paired=paired)
     if main is not None and main_check is not None and main_check.closest is not None:
         defined = [o for o, p in zip(ordered, pairs) if p.change is not None]
-        against = [align([main, aligned.runs[k]]) for k, c in enumerate(main_check.against) if c.cells.exact("change_rate") is not None]
+        against = [align([main, aligned.runs[k]]) for k, c in enumerate(main_check.against) if c.cells.exact(CHANGE_RATE.name) is not None]
         ivs, how = far_beyond_intervals(aligned, defined, against, uncertainty, policy=policy)
         main_check = replace(main_check, intervals=ivs, resampling=how)
     return edge_check, main_check
 
 
 #: The figures a floor reports per repeat pair, each with its interval.
-PAIR_FIGURES = ("regression_rate", "change_rate")
+PAIR_FIGURES = (REGRESSION_RATE.name, CHANGE_RATE.name)
 
 
 def _pair_figures(interval: dict[str, Interval] | None) -> dict[str, Interval] | None:

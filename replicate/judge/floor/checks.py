@@ -22,6 +22,7 @@ from replicate.judge.pairs import Policy
 from replicate.judge.samples import SampleFlag
 from replicate.judge.uncertainty import Uncertainty
 from replicate.stats.bootstrap import Interval
+from replicate.stats.fourcell import CHANGE_RATE, REGRESSION_RATE
 from replicate.stats.ranges import Placement, Span, Verdict, place
 
 #: Where a main run falls against the repeats: a placement, far beyond them, or no verdict on too little data.
@@ -153,8 +154,8 @@ class EdgeCheck:
             return js
 
         out["placement"] = {
-            "regression_rate": placed(self.regression, "regression_rate"),
-            "change_rate": placed(self.change, "change_rate"),
+            REGRESSION_RATE.name: placed(self.regression, REGRESSION_RATE.name),
+            CHANGE_RATE.name: placed(self.change, CHANGE_RATE.name),
         }
         out["floor_baseline"] = {
             "expected_regression_rate": None if self.floor_mean is None else float(self.floor_mean),
@@ -307,15 +308,15 @@ class MainCheck:
                     "repeat": c.new.name,
                     "n": c.cells.n,
                     "changed": c.changed,
-                    "change_rate": c.change_rate,
-                    "regression_rate": c.cells.regression_rate,
+                    CHANGE_RATE.name: c.change_rate,
+                    REGRESSION_RATE.name: c.cells.regression_rate,
                     **({} if c.uncertainty is None or not c.uncertainty.resampled else {"interval": {
-                        k: c.uncertainty.interval[k].to_json() for k in ("change_rate", "regression_rate")
+                        k: c.uncertainty.interval[k].to_json() for k in (CHANGE_RATE.name, REGRESSION_RATE.name)
                     }}),
                 }
                 for c in self.against
             ],
-            "change_rate": {
+            CHANGE_RATE.name: {
                 "min": min((c.change_rate for c in self.against if c.change_rate is not None), default=None),
                 "max": max((c.change_rate for c in self.against if c.change_rate is not None), default=None),
             },
@@ -342,9 +343,9 @@ def check_edge(
 ) -> EdgeCheck:
     """Compare old -> new on their shared items and place its rates against the floor's ranges."""
     cmp = compare(old, new, policy=policy, uncertainty=uncertainty, agreement=False)
-    reg = cmp.cells.exact("regression_rate")
-    chg = cmp.cells.exact("change_rate")
-    interval = None if cmp.uncertainty is None else cmp.uncertainty.interval.get("regression_rate")
+    reg = cmp.cells.exact(REGRESSION_RATE.name)
+    chg = cmp.cells.exact(CHANGE_RATE.name)
+    interval = None if cmp.uncertainty is None else cmp.uncertainty.interval.get(REGRESSION_RATE.name)
     return EdgeCheck(
         cmp,
         None if reg is None or regression is None else place(reg, regression),
@@ -369,6 +370,6 @@ def check_main(
     if main.name in {r.name for r in repeats}:
         raise UsageError(Message(Param("main"), f" {main.name!r} is also one of the repeats; name a different run"))
     against = tuple(compare(main, rep, policy=policy, uncertainty=uncertainty, agreement=False) for rep in repeats)
-    defined = [x for x in (c.cells.exact("change_rate") for c in against) if x is not None]
+    defined = [x for x in (c.cells.exact(CHANGE_RATE.name) for c in against) if x is not None]
     closest = None if not defined or change is None else place(min(defined), change)
     return MainCheck(main.name, against, change or Span(Fraction(0), Fraction(0)), closest)

@@ -37,6 +37,7 @@ from replicate.stats.bootstrap import (
     percentile_bounds,
 )
 from replicate.stats.few_clusters import T_METHOD, stretch
+from replicate.stats.fourcell import CHANGE_RATE, REGRESSION_RATE
 from replicate.stats.joint import shared_replicates
 
 
@@ -128,7 +129,7 @@ def floor_baseline_intervals(
     defined on the data); the edge is run 0 -> run 1 of ``edge``.
     """
     res = resample_together([(floor, pairs), (edge, [(0, 1)])], settings, policy=policy)
-    rates = res.figures[0]["regression_rate"]
+    rates = res.figures[0][REGRESSION_RATE.name]
     mean = np.full(res.rows, np.nan)
     if rates.shape[1]:
         total = np.zeros(res.rows)
@@ -136,7 +137,7 @@ def floor_baseline_intervals(
             total += col
         mean = total / rates.shape[1]
         mean[_all_defined(rates)] = np.nan
-    edge_rate = res.figures[1]["regression_rate"][:, 0]
+    edge_rate = res.figures[1][REGRESSION_RATE.name][:, 0]
     ratio = np.full_like(mean, np.nan)
     np.divide(edge_rate, mean, out=ratio, where=(mean > 0) & ~np.isnan(edge_rate))
     ivs = res.intervals({"expected_regression_rate": mean, "ratio": ratio}, settings)
@@ -158,8 +159,8 @@ def far_beyond_intervals(
     (MAIN as run 0).
     """
     res = resample_together([(floor, pairs), *((al, [(0, 1)]) for al in against)], settings, policy=policy)
-    largest = _reduce(res.figures[0]["change_rate"], np.max, res.rows)
-    closest_parts = np.stack([f["change_rate"][:, 0] for f in res.figures[1:]], axis=1) if against else np.zeros((res.rows, 0))
+    largest = _reduce(res.figures[0][CHANGE_RATE.name], np.max, res.rows)
+    closest_parts = np.stack([f[CHANGE_RATE.name][:, 0] for f in res.figures[1:]], axis=1) if against else np.zeros((res.rows, 0))
     closest = _reduce(closest_parts, np.min, res.rows)
     ivs = res.intervals({"closest_change_rate": closest, "largest_repeat_change_rate": largest}, settings)
     return ivs, _how(res, "the repeats' pairs", "MAIN against each repeat")
@@ -176,7 +177,7 @@ def floor_range_intervals(
     does not.
     """
     res = resample_together([(floor, pairs)], settings, policy=policy)
-    rates = res.figures[0]["regression_rate"]
+    rates = res.figures[0][REGRESSION_RATE.name]
     n = res.rows
     ivs = res.intervals({"min": _reduce(rates, np.min, n), "max": _reduce(rates, np.max, n)}, settings)
     unit, whole = (f"{res.cluster} clusters", "whole clusters") if res.cluster else ("items", "one by one")

@@ -18,7 +18,7 @@ from replicate.judge.uncertainty import EXACT_MCNEMAR_ASSUMES, EdgeUncertainty
 from replicate.output import Format, num, pct, prose_width, table
 from replicate.stats.bootstrap import Interval
 from replicate.stats.few_clusters import too_few_clusters
-from replicate.stats.fourcell import FIGURES, FourCell, figure_names
+from replicate.stats.fourcell import FIGURES, INDEPENDENCE_RATIO, FourCell, figure_names
 from replicate.stats.paired import p_display
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ def ratio_reading(cells: FourCell, err: Intervals | None, no_verdict: str | None
     ratio = cells.independence_ratio
     if ratio is None:
         return "independence ratio undefined"
-    iv = None if err is None else err.interval.get("independence_ratio")
+    iv = None if err is None else err.interval.get(INDEPENDENCE_RATIO.name)
     if iv is not None and iv.reason is not None:
         no_verdict = iv.reason if no_verdict is None else f"{no_verdict}; {iv.reason}"
     if no_verdict is not None:

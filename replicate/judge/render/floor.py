@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from replicate.judge.floor import FAR_BEYOND_FACTOR, EdgeCheck, Floor, MainCheck, Placement, Span
+from replicate.judge.floor import FAR_BEYOND_FACTOR, PAIR_FIGURES, EdgeCheck, Floor, MainCheck, Placement, Span
 from replicate.judge.render import figures_table, heading, names_legend, short_names
 from replicate.judge.render.errors import interval_cell, with_interval
 from replicate.output import Format, FormatArg, fit_width, num, pct, table
+from replicate.stats.fourcell import CHANGE_RATE, REGRESSION_RATE
 
 READINGS = {
     "inside": "Reading: this edge's regressions cannot be told apart from rerun noise.",
@@ -143,7 +144,7 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
     rows = [
         [name(p.old), name(p.new), p.n, p.cells.both, p.cells.only_old, p.cells.only_new, p.cells.neither,
          pct(p.regression_rate), pct(p.change_rate)]
-        + ([] if p.interval is None else [interval_cell(p.interval[k], k) for k in ("regression_rate", "change_rate")])
+        + ([] if p.interval is None else [interval_cell(p.interval[k], k) for k in PAIR_FIGURES])
         for p in fl.pairs
     ]
     headers = ["old", "new", "n", "both", "only_old", "only_new", "neither", "regression", "change"]
@@ -211,8 +212,8 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
             return None if c.uncertainty is None else c.uncertainty.interval.get(figure)
 
         rows = [
-            [short.get(c.new.name, c.new.name), c.cells.n, c.changed, with_interval(pct(c.change_rate), iv(c, "change_rate"), "change_rate"),
-             with_interval(pct(c.cells.regression_rate), iv(c, "regression_rate"), "regression_rate")]
+            [short.get(c.new.name, c.new.name), c.cells.n, c.changed, with_interval(pct(c.change_rate), iv(c, CHANGE_RATE.name), CHANGE_RATE.name),
+             with_interval(pct(c.cells.regression_rate), iv(c, REGRESSION_RATE.name), REGRESSION_RATE.name)]
             for c in m.against
         ]
         out.append(table(rows, ["repeat", "n", "labels differ", "change rate", "regression rate"], fmt))
