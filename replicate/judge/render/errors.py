@@ -18,7 +18,7 @@ from replicate.judge.uncertainty import EXACT_MCNEMAR_ASSUMES, EdgeUncertainty
 from replicate.output import Format, num, pct, prose_width, table
 from replicate.stats.bootstrap import Interval
 from replicate.stats.few_clusters import too_few_clusters
-from replicate.stats.fourcell import FIGURES, INDEPENDENCE_RATIO, FourCell, figure_names
+from replicate.stats.fourcell import FIGURES, INDEPENDENCE_RATIO, REGRESSION_RATE, FourCell, figure_names
 from replicate.stats.paired import p_display
 
 if TYPE_CHECKING:
@@ -306,7 +306,7 @@ def difficulty_table(
         ])
     if first is None:
         return ""
-    headers = ["#", *(who_headers if who is not None else []), "regr.", "expected\ngiven difficulty", "95% CI",
+    headers = ["#", *(who_headers if who is not None else []), REGRESSION_RATE.short, "expected\ngiven difficulty", "95% CI",
                "regr./\nexpected", "95% CI"]
     if not first.resampled:  # --replicates 0: the point values (no refits)
         headers, rows = headers[:-3] + headers[-2:-1], [r[:-3] + r[-2:-1] for r in rows]

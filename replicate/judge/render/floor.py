@@ -153,8 +153,8 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
     out.append(table(rows, headers, fmt, keep=2))
     js = fl.jaccard_span
     summary = [
-        ["regression rate", _span(fl.regression_span)],
-        ["change rate", _span(fl.change_span)],
+        [REGRESSION_RATE.label, _span(fl.regression_span)],
+        [CHANGE_RATE.label, _span(fl.change_span)],
         ["EM mean (sd, ddof=1)", f"{pct(fl.em_mean)} ({pp(fl.em_sd)})"],
         [
             "Jaccard of regression sets",
@@ -191,10 +191,10 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
             f"n = {c.cells.n}; cells both {c.cells.both}, only_old {c.cells.only_old}, "
             f"only_new {c.cells.only_new}, neither {c.cells.neither}",
             _verdict_line(e),
-            _placement(e.regression, "regression rate") + f" [{_span(fl.regression_span)}]",
+            _placement(e.regression, REGRESSION_RATE.label) + f" [{_span(fl.regression_span)}]",
             _interval_line(e),
             _paired_line(e),
-            _placement(e.change, "change rate") + f" [{_span(fl.change_span)}]",
+            _placement(e.change, CHANGE_RATE.label) + f" [{_span(fl.change_span)}]",
             _floor_ratio_line(e),
             *(f"Warning: {f}" for f in e.sample_flags),
         ]
@@ -216,7 +216,7 @@ def floor_text(fl: Floor, fmt: FormatArg) -> str:
              with_interval(pct(c.cells.regression_rate), iv(c, REGRESSION_RATE.name), REGRESSION_RATE.name)]
             for c in m.against
         ]
-        out.append(table(rows, ["repeat", "n", "labels differ", "change rate", "regression rate"], fmt))
+        out.append(table(rows, ["repeat", "n", "labels differ", CHANGE_RATE.label, REGRESSION_RATE.label], fmt))
         lines = [
             f"verdict: {m.verdict}" + ("" if m.insufficient is None else f": {m.insufficient}"),
             _placement(m.closest, "closest change rate") + f" [{_span(m.floor)}]",
