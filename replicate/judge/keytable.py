@@ -15,6 +15,7 @@ strings then), so splitting at NUL gives back exactly the keys.
 
 from __future__ import annotations
 
+import mmap
 from typing import Any, cast, overload
 
 import numpy as np
@@ -26,6 +27,95 @@ FIELD_BYTES_MAX = 32
 #: Bytes of keys grouped at a time (bounds the scratch arrays), and of a block's end searched for a key's NUL.
 _BLOCK_BYTES = 1 << 20
 _TAIL_BYTES = 1 << 12
+#: A :class:`GrowingBytes` moves from a ``bytearray`` to a memory map of its own once it holds this many bytes.
+MAP_FROM = 1 << 20
+
+
+class GrowingBytes:
+    """Bytes appended at the end, as a run's keys and their hashes are read: small, a ``bytearray``; from
+    :data:`MAP_FROM` bytes on, an anonymous memory map of its own, doubled in place (``mremap``) as it fills.
+
+    Why not a ``bytearray`` throughout: one grown by ``realloc`` beside another growing buffer (the keys'
+    bytes and their hashes) is copied to a new place at most growths, and glibc's malloc keeps the old
+    copies' memory for later use (its mmap threshold rises as large blocks are freed, so large blocks come
+    from the heap): 15-20 MB at the end of reading a 1.4 M-item file, about the size of the buffers
+    themselves (bench/README.md). A map of its own grows without a copy where the system can move pages
+    (Linux), is copied once otherwise, and gives its memory back to the system when freed; pages never
+    written cost nothing.
+    """
+
+    __slots__ = ("_buf", "_map", "n")
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._map: mmap.mmap | None = None
+        self.n = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def extend(self, data: bytes | bytearray | memoryview | mmap.mmap) -> None:
+        view = memoryview(data).cast("B")
+        end = self.n + view.nbytes
+        if self._map is None:
+            if end < MAP_FROM:
+                self._buf += view
+                self.n = end
+                return
+            self._to_map(end)
+        assert self._map is not None
+        if end > len(self._map):
+            self._grow(end)
+        self._map[self.n : end] = view
+        self.n = end
+
+    def _to_map(self, need: int) -> None:
+        self._map = mmap.mmap(-1, _capacity(need), flags=mmap.MAP_PRIVATE)
+        self._map[: self.n] = self._buf
+        self._buf = bytearray()
+
+    def _grow(self, need: int) -> None:
+        assert self._map is not None
+        size = _capacity(max(need, 2 * len(self._map)))
+        try:
+            self._map.resize(size)
+        except (OSError, SystemError):  # no mremap (not Linux): a new map, copied once, the old one given back
+            new = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
+            new[: self.n] = self._map[: self.n]
+            self._map.close()
+            self._map = new
+
+    def view(self) -> memoryview:
+        """The bytes held, to be read (and released) before more are appended."""
+        return memoryview(self._buf if self._map is None else self._map)[: self.n]
+
+    def take(self) -> bytearray | mmap.mmap:
+        """The bytes held (exactly :attr:`n` of them: a map is cut to its length), leaving this empty."""
+        out: bytearray | mmap.mmap
+        if self._map is None:
+            out = self._buf
+        else:
+            out = self._map
+            try:
+                out.resize(self.n)
+            except (OSError, SystemError):
+                out = mmap.mmap(-1, self.n, flags=mmap.MAP_PRIVATE)
+                out[:] = self._map[: self.n]
+                self._map.close()
+        self._buf, self._map, self.n = bytearray(), None, 0
+        return out
+
+
+def _split_keys(blob: bytes | bytearray | mmap.mmap | memoryview) -> list[str]:
+    """The keys of a table's bytes (at least one key)."""
+    keys = str(blob, "utf-8").split(END)
+    keys.pop()  # after the last key's NUL
+    return keys
+
+
+def _capacity(n: int) -> int:
+    """``n`` rounded up to whole pages."""
+    return -(-n // mmap.PAGESIZE) * mmap.PAGESIZE
 
 
 class Column:
@@ -42,11 +132,11 @@ class Column:
 
 class KeyTable(Column):
     """The keys of a run as one block of bytes: each key's UTF-8 text followed by NUL, in item order (a
-    ``bytearray`` as it was built, never changed once the table holds it)."""
+    ``bytearray`` or memory map as it was built (:class:`GrowingBytes`), never changed once the table holds it)."""
 
     __slots__ = ("blob", "_n")
 
-    def __init__(self, blob: bytes | bytearray, n: int) -> None:
+    def __init__(self, blob: bytes | bytearray | mmap.mmap, n: int) -> None:
         self.blob = blob
         self._n = n
 
@@ -54,15 +144,14 @@ class KeyTable(Column):
         return self._n
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (KeyTable, (self.blob, self._n))
+        blob = bytes(self.blob) if isinstance(self.blob, mmap.mmap) else self.blob  # a map is not pickled
+        return (KeyTable, (blob, self._n))
 
     def strings(self) -> list[str]:
         """The keys as a list of strings."""
         if not self._n:
             return []
-        keys = self.blob.decode("utf-8").split(END)
-        keys.pop()  # after the last key's NUL
-        return keys
+        return _split_keys(self.blob)
 
     def array(self) -> np.ndarray:
         """The keys as a read-only object array of strings (what ``Run.keys`` holds)."""
@@ -142,7 +231,7 @@ class KeysBuilder:
     an object array) out."""
 
     def __init__(self) -> None:
-        self._blob = bytearray()  # grown in place (no copy of every key's bytes when the table is made)
+        self._blob = GrowingBytes()  # grown in place (no copy of every key's bytes when the table is made)
         self._pending: list[str] = []
         self._strings: list[str] | None = None  # every key as a string, once one held a NUL
         self.n = 0
@@ -157,11 +246,9 @@ class KeysBuilder:
             return
         joined = END.join(keys)
         if joined.count(END) != len(keys) - 1:  # a key holds a NUL: keep strings from here on
-            self._strings = KeyTable(bytes(self._blob), self.n - len(keys)).strings() + list(keys)
-            self._blob = bytearray()
+            self._strings = KeyTable(self._blob.take(), self.n - len(keys)).strings() + list(keys)
             return
-        self._blob += joined.encode("utf-8")
-        self._blob += b"\x00"
+        self._blob.extend((joined + END).encode("utf-8"))
 
     def absorb(self, other: KeysBuilder) -> None:
         """Append ``other``'s keys (``other`` is left empty)."""
@@ -169,13 +256,13 @@ class KeysBuilder:
         other._flush()
         if self._strings is None and other._strings is None:
             if self.n:
-                self._blob += other._blob
+                self._blob.extend(other._blob.take())
             else:
-                self._blob = other._blob  # the first file's keys: taken, not copied
+                self._blob, other._blob = other._blob, self._blob  # the first file's keys: taken, not copied
             self.n += other.n
         else:
             self.extend(other.tolist())
-        other._blob, other._strings, other.n = bytearray(), None, 0
+        other._blob, other._strings, other.n = GrowingBytes(), None, 0
 
     def append(self, key: str) -> None:
         self._pending.append(key)
@@ -195,7 +282,10 @@ class KeysBuilder:
         self._flush()
         if self._strings is not None:
             return list(self._strings)
-        return KeyTable(self._blob, self.n).strings()
+        if not self.n:
+            return []
+        with self._blob.view() as held:
+            return _split_keys(held)
 
     def build(self) -> KeyTable | np.ndarray:
         self._flush()
@@ -204,8 +294,7 @@ class KeysBuilder:
             out[:] = self._strings
             out.setflags(write=False)
             return out
-        blob, self._blob = self._blob, bytearray()
-        return KeyTable(blob, self.n)
+        return KeyTable(self._blob.take(), self.n)
 
 
 class Runs(Column):

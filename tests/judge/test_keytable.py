@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import mmap
 import pickle
 import random
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from replicate.diagnostics import Diagnostics
 from replicate.judge.api import load_runs
-from replicate.judge.keytable import Blocks, KeysBuilder, KeyTable, Runs, raw_keys
+from replicate.judge.keytable import Blocks, GrowingBytes, KeysBuilder, KeyTable, Runs, raw_keys
 from replicate.judge.load import load_run
 from replicate.judge.model import KEY_SEP, evolve
 from replicate.judge.parsed import clusters_of
@@ -81,6 +83,61 @@ def test_columns_pickle_and_make_their_arrays():
     table = _table(KEYS)
     assert pickle.loads(pickle.dumps(table)).strings() == KEYS
     assert pickle.loads(pickle.dumps(runs)).array().tolist() == runs.array().tolist()
+
+
+class _NoRemap(mmap.mmap):
+    """A memory map that cannot grow in place (as where the system has no mremap)."""
+
+    def resize(self, newsize):
+        raise SystemError("mmap: resizing not available--no mremap()")
+
+
+@pytest.mark.parametrize("remap", [True, False])
+def test_growing_bytes_hold_what_was_appended_across_the_map(monkeypatch, remap):
+    import replicate.judge.keytable as keytable
+
+    monkeypatch.setattr(keytable, "MAP_FROM", 5000)
+    if not remap:
+        monkeypatch.setattr(keytable, "mmap", SimpleNamespace(mmap=_NoRemap, PAGESIZE=mmap.PAGESIZE,
+                                                              MAP_PRIVATE=mmap.MAP_PRIVATE))
+    rng = random.Random(3)
+    buf, ref = GrowingBytes(), bytearray()
+    for i in range(300):  # bytes, arrays, views; from under the map's threshold to several doublings
+        piece = rng.randbytes(rng.randrange(0, 900))
+        part = piece if i % 3 else np.frombuffer(piece[: len(piece) // 8 * 8], dtype=np.int64)
+        buf.extend(part)
+        ref += memoryview(part).cast("B")
+        assert len(buf) == len(ref)
+        if i in (3, 150):
+            with buf.view() as seen:
+                assert bytes(seen) == bytes(ref)
+    held = buf.take()
+    assert isinstance(held, mmap.mmap) and bytes(held) == bytes(ref) and len(buf) == 0
+    assert bytes(buf.take()) == b""
+
+
+def test_a_table_in_a_map_reads_pickles_and_clusters_as_one_in_bytes(monkeypatch):
+    import replicate.judge.keytable as keytable
+
+    monkeypatch.setattr(keytable, "MAP_FROM", 64)
+    keys = [f"{1000 + i // 7}{KEY_SEP}{i}" for i in range(3000)]
+    table = _table(keys, chunk=250)
+    assert isinstance(table, KeyTable) and isinstance(table.blob, mmap.mmap)
+    plain = KeyTable(bytes(table.blob), len(keys))
+    assert table.strings() == plain.strings() == keys
+    assert pickle.loads(pickle.dumps(table)).strings() == keys
+    got, ref = table.first_field_codes(KEY_SEP), plain.first_field_codes(KEY_SEP)
+    assert got is not None and ref is not None and np.array_equal(got[0], ref[0]) and got[1] == ref[1]
+    b = KeysBuilder()  # a file's keys taken whole, then another's appended; a NUL key after a map
+    first, second = KeysBuilder(), KeysBuilder()
+    first.extend(keys[:2000])
+    second.extend(keys[2000:])
+    b.absorb(first)
+    b.absorb(second)
+    assert b.tolist() == keys and len(first) == len(second) == 0
+    b.extend(["a\x00b"])
+    got_keys = b.build()
+    assert isinstance(got_keys, np.ndarray) and got_keys.tolist() == [*keys, "a\x00b"]
 
 
 def _judge_file(path, n=60, per=4):

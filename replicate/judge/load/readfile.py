@@ -16,7 +16,7 @@ import numpy as np
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
-from replicate.judge.keytable import Blocks, KeysBuilder, Runs
+from replicate.judge.keytable import Blocks, GrowingBytes, KeysBuilder, Runs
 from replicate.judge.load.outputs import OutputLabels, OutputParts, StreamedOutputs
 from replicate.judge.model import KEY_SEP
 from replicate.parsing import UNPARSED, Parser
@@ -497,15 +497,15 @@ def _distinct(hashes: np.ndarray) -> np.ndarray | None:
 
 class BulkKeys:
     """The keys of a file read in bulk, a chunk at a time: their bytes (:class:`KeysBuilder`) and hashes (grown
-    in place, not joined from pieces at the end)."""
+    in place, not joined from pieces at the end: :class:`~replicate.judge.keytable.GrowingBytes`)."""
 
     def __init__(self) -> None:
         self.keys = KeysBuilder()
-        self._hashes = array("q")
+        self._hashes = GrowingBytes()
 
     def extend(self, keys: list[str]) -> None:
         self.keys.extend(keys)
-        self._hashes.frombytes(_hashes(keys).tobytes())
+        self._hashes.extend(_hashes(keys).data)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -515,5 +515,4 @@ class BulkKeys:
         there is none."""
         if not self._hashes:
             return None
-        held, self._hashes = self._hashes, array("q")
-        return _distinct(np.frombuffer(held, dtype=np.int64))
+        return _distinct(np.frombuffer(self._hashes.take(), dtype=np.int64))
