@@ -65,6 +65,12 @@ class ReplicateGroup(TyperGroup):
         super().__init__(*args, **kwargs)
         tidy_params(self.params)
 
+    def get_params(self, ctx: Any) -> list[Any]:
+        """Also the options Typer adds after ``__init__`` (completion, help), as ours."""
+        params = super().get_params(ctx)
+        tidy_params(params)
+        return params
+
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """The root's commands in the panels of :mod:`replicate.cli.panels`; a sub-group lists its own plainly."""
         if ctx.parent is not None:

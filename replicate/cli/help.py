@@ -66,9 +66,23 @@ def _option_metavar(option: TyperOption) -> str | None:
     return long_name(option).lstrip("-").replace("-", "_").upper()
 
 
+def plain_runtime_param(param: Any) -> Any:
+    """:meth:`get_runtime_param` of our parameters: a plain value converted without pydantic
+    (:mod:`replicate.cli.coerce`), else Typer's own converter."""
+    if param._runtime_param is None:
+        from replicate.cli.coerce import plain_param
+
+        param._runtime_param = plain_param(param.type_descriptor)
+    if param._runtime_param is None:
+        return super(type(param), param).get_runtime_param()
+    return param._runtime_param
+
+
 class ReplicateArgument(TyperArgument):
     """An argument shown by its name alone: ``FILE...``, never ``FILE <list[Path]>``; its numbers checked by
-    :func:`check_number`."""
+    :func:`check_number`; a plain value converted without pydantic (:func:`plain_runtime_param`)."""
+
+    get_runtime_param = plain_runtime_param
 
     def process_value(self, ctx: Any, value: Any) -> Any:
         value = super().process_value(ctx, value)
@@ -109,7 +123,10 @@ def check_number(param: Any, ctx: Any, value: Any) -> None:
 
 
 class ReplicateOption(TyperOption):
-    """An option whose numbers are checked by :func:`check_number`."""
+    """An option whose numbers are checked by :func:`check_number`; a plain value converted without pydantic
+    (:func:`plain_runtime_param`)."""
+
+    get_runtime_param = plain_runtime_param
 
     def process_value(self, ctx: Any, value: Any) -> Any:
         value = super().process_value(ctx, value)
@@ -135,6 +152,12 @@ class ReplicateCommand(TyperCommand):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         tidy_params(self.params)
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        """Also the help option Typer adds after ``__init__``, as ours."""
+        params = super().get_params(ctx)
+        tidy_params(params)
+        return params
 
     def format_options(self, ctx: Any, formatter: Any) -> None:
         """Arguments, then the options in the panels of :data:`replicate.cli.panels.OPTION_PANELS`."""

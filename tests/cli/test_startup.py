@@ -35,18 +35,19 @@ def test_matrix_over_the_example_computes_its_figures_without_importing_scipy_st
 
 # What each command family imports, computing its result (--no-cache), as the console script runs it.
 # scipy.special is needed only where an exact McNemar p-value is shown (chain's table, every JSON edge);
-# scipy.stats only by the K-trial tests (Fisher, BH) and power plans; numpy by anything that reads runs.
+# scipy.stats only by the K-trial tests (Fisher, BH) and power plans; numpy by anything that reads runs;
+# pydantic (Typer's converter of option values) by none of them (replicate.cli.coerce).
 RUNS = ["--runs", "runs.toml", "-p", "umbrela-fallback@1"]
 FAMILIES = [
-    (["--help"], {"numpy", "scipy", "tabulate"}, set()),
-    (["parsers", "list"], {"numpy", "scipy"}, {"tabulate"}),
-    (["scorers", "list"], {"numpy", "scipy"}, {"tabulate"}),
-    (["readers", "list"], {"scipy"}, {"tabulate"}),
-    (["parse", "results/alpha-2024-05_annotations.jsonl", "-p", "umbrela-fallback@1"], {"scipy"}, {"numpy"}),
-    (["floor", *RUNS], {"scipy"}, {"numpy"}),
-    (["matrix", *RUNS], {"scipy"}, {"numpy"}),  # bootstrap intervals are numpy alone
-    (["matrix", *RUNS, "-f", "json"], {"scipy.stats"}, {"scipy.special", "numpy"}),
-    (["chain", *RUNS], {"scipy.stats"}, {"scipy.special", "numpy", "tabulate"}),
+    (["--help"], {"numpy", "scipy", "tabulate", "pydantic"}, set()),
+    (["parsers", "list"], {"numpy", "scipy", "pydantic"}, {"tabulate"}),
+    (["scorers", "list"], {"numpy", "scipy", "pydantic"}, {"tabulate"}),
+    (["readers", "list"], {"scipy", "pydantic"}, {"tabulate"}),
+    (["parse", "results/alpha-2024-05_annotations.jsonl", "-p", "umbrela-fallback@1"], {"scipy", "pydantic"}, {"numpy"}),
+    (["floor", *RUNS], {"scipy", "pydantic"}, {"numpy"}),
+    (["matrix", *RUNS], {"scipy", "pydantic"}, {"numpy"}),  # bootstrap intervals are numpy alone
+    (["matrix", *RUNS, "-f", "json"], {"scipy.stats", "pydantic"}, {"scipy.special", "numpy"}),
+    (["chain", *RUNS], {"scipy.stats", "pydantic"}, {"scipy.special", "numpy", "tabulate"}),
 ]
 
 

@@ -64,7 +64,7 @@ def at_once(cwd: Path, cache: Path, *args: str, n: int = 2) -> list[tuple[int, s
 
 
 #: Modules whose import costs start-up time, watched by the start-up tests.
-HEAVY = ("scipy", "scipy.special", "scipy.stats", "numpy", "typer", "tabulate", "requests", "git", "matplotlib")
+HEAVY = ("scipy", "scipy.special", "scipy.stats", "numpy", "typer", "tabulate", "requests", "git", "matplotlib", "pydantic")
 
 _WATCH = """
 import atexit, os, runpy, sys
