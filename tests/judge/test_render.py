@@ -103,3 +103,25 @@ def test_warnings_text_groups_by_code_and_limits():
         "    g.jsonl:1: file starts with a UTF-8 byte-order mark (ignored) [bom]\n"
     )
     assert warnings_text(Diagnostics()) == ""
+
+
+def test_parse_counts_are_a_counter_of_the_values_at_least_zero_in_order_of_first_occurrence():
+    from collections import Counter
+
+    from replicate.judge.render.parse import FEW_VALUES, _counts
+
+    rng = np.random.default_rng(5)
+    cases = [
+        np.array([3, -1, 0, 3, 2, -1, 0], np.int8),
+        rng.integers(-1, 5, 10_000).astype(np.int8),
+        rng.integers(-1, 4, 5_000).astype(np.int16),
+        np.array([FEW_VALUES - 1, 0, FEW_VALUES - 1], np.int16),  # the largest value counted one at a time
+        np.array([FEW_VALUES, 2, -1, FEW_VALUES, 300], np.int16),  # larger: sorted (np.unique)
+        np.array([-1, -1], np.int8),
+        np.empty(0, np.int8),
+        [2, 0, 2],
+    ]
+    for values in cases:
+        want = dict(Counter(int(v) for v in values if v >= 0))
+        got = _counts(values)
+        assert got == want and list(got) == list(want), values
