@@ -29,6 +29,8 @@ _BLOCK_BYTES = 1 << 20
 _TAIL_BYTES = 1 << 12
 #: A :class:`GrowingBytes` moves from a ``bytearray`` to a memory map of its own once it holds this many bytes.
 MAP_FROM = 1 << 20
+#: Private anonymous maps (POSIX); elsewhere a :class:`GrowingBytes` stays a ``bytearray``.
+_MAPS = hasattr(mmap, "MAP_PRIVATE")
 
 
 class GrowingBytes:
@@ -38,10 +40,10 @@ class GrowingBytes:
     Why not a ``bytearray`` throughout: one grown by ``realloc`` beside another growing buffer (the keys'
     bytes and their hashes) is copied to a new place at most growths, and glibc's malloc keeps the old
     copies' memory for later use (its mmap threshold rises as large blocks are freed, so large blocks come
-    from the heap): 15-20 MB at the end of reading a 1.4 M-item file, about the size of the buffers
-    themselves (bench/README.md). A map of its own grows without a copy where the system can move pages
-    (Linux), is copied once otherwise, and gives its memory back to the system when freed; pages never
-    written cost nothing.
+    from the heap): 21-28 MB free in the heap at the end of reading a 1.4 M-item file, about the size of the
+    buffers themselves (bench/README.md). A map of its own grows without a copy where the system can move
+    pages (Linux; elsewhere each doubling copies it into a new map and unmaps the old one), and gives its
+    memory back to the system when freed; pages never written cost nothing.
     """
 
     __slots__ = ("_buf", "_map", "n")
@@ -58,7 +60,7 @@ class GrowingBytes:
         view = memoryview(data).cast("B")
         end = self.n + view.nbytes
         if self._map is None:
-            if end < MAP_FROM:
+            if end < MAP_FROM or not _MAPS:
                 self._buf += view
                 self.n = end
                 return
