@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import typer
-from typer.core import TyperArgument, TyperCommand, TyperOption
+from typer.core import TyperArgument, TyperCommand, TyperOption, _TyperParameter
 
 #: Stands in for "-" while help text is wrapped, so that no line breaks inside a
 #: name (``umbrela-fallback@1``, ``--per-item``); same width, put back afterwards.
@@ -74,7 +74,7 @@ def plain_runtime_param(param: Any) -> Any:
 
         param._runtime_param = plain_param(param.type_descriptor)
     if param._runtime_param is None:
-        return super(type(param), param).get_runtime_param()
+        return _TyperParameter.get_runtime_param(param)
     return param._runtime_param
 
 

@@ -6,11 +6,13 @@ same error (type and message). Typer's adapter (pydantic) is the reference.
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
 import pytest
+import typer
 from typer._click import Context
 from typer._coercion import build_runtime_param
 from typer.main import get_command
@@ -92,3 +94,20 @@ def test_a_plain_value_converts_without_the_adapter_and_an_unusual_one_goes_to_i
     seed._runtime_param = None
     assert seed.get_runtime_param().coerce("12", param=seed, ctx=ctx) == 12 and built == []
     assert seed.get_runtime_param().coerce("1_2", param=seed, ctx=ctx) == 12 and len(built) == 1
+
+
+def test_an_option_of_another_kind_is_converted_by_typer():
+    from replicate.cli.help import ReplicateOption, ReplicateTyper
+
+    tiny = ReplicateTyper()
+
+    @tiny.command()
+    def when(at: datetime = typer.Option(...), n: int = 1) -> None:  # noqa: B008 - typer's idiom
+        """A command with a date."""
+
+    cmd = get_command(tiny)
+    ctx = Context(cmd, info_name="when")
+    at = next(p for p in cmd.get_params(ctx) if p.name == "at")
+    assert isinstance(at, ReplicateOption) and plain_param(at.type_descriptor) is None
+    assert not isinstance(at.get_runtime_param(), PlainParam)
+    assert at.get_runtime_param().coerce("2024-05-01", param=at, ctx=ctx) == datetime(2024, 5, 1)
