@@ -44,8 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_judge import PARSER, compiled, release_spec  # noqa: E402
 
 from replicate.examples.judge_release import Release, make_release, runs_toml  # noqa: E402
+from replicate.judge.load.workers import cpus, jobs_for  # noqa: E402
 from replicate.judge.select import runs_from_toml  # noqa: E402
-from replicate.judge.workers import cpus, jobs_for  # noqa: E402
 
 #: The straightforward whole-process script: json per line, the parser per reply, a loop per pair.
 STRAIGHTFORWARD = r'''

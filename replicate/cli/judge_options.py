@@ -282,7 +282,7 @@ JobsOpt = Annotated[
 def jobs_value(text: str) -> int | str:
     """``--jobs`` as the library takes it: a number, else the text as given.
 
-    The library checks it (:func:`replicate.judge.workers.jobs_for`: a positive number or ``"auto"``).
+    The library checks it (:func:`replicate.judge.load.workers.jobs_for`: a positive number or ``"auto"``).
     """
     try:
         return int(text)

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from replicate.diagnostics import Diagnostics
-from replicate.errors import Message, Param, UsageError
+from replicate.errors import UsageError
 from replicate.judge.gold import GoldJoin, join_gold, require_gold
-from replicate.judge.labelcache import LabelCache
-from replicate.judge.load import FieldSpec, load_run
+from replicate.judge.labelcache import LabelCache, label_through
+from replicate.judge.load.plan import plan_load
 from replicate.judge.load.runcache import RunCache
+from replicate.judge.load.workers import read_plans
 from replicate.judge.model import LabelledRun, Run, evolve
 from replicate.judge.outofscale import (
     KEEP,
@@ -25,11 +26,10 @@ from replicate.judge.outofscale import (
     check_out_of_scale,
     outcomes_json,
 )
-from replicate.judge.runload import label_through, load_spec
-from replicate.judge.select import RunSpec, model_run_name
-from replicate.judge.workers import jobs_for
+from replicate.judge.select import RunSpec, named_by_model
 from replicate.parsing import PARSERS, Parser
 from replicate.reading import READERS, ReadOptions
+from replicate.readkit_records import FieldSpec
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class Loaded:
         parsed = None
         if pre is not None and pre[1] is None:  # read by the parser while the files were read
             parsed = pre[0]
-        elif pre is not None:  # labelled by a worker process while reading (see replicate.judge.workers)
+        elif pre is not None:  # labelled by a worker process while reading (see replicate.judge.load.workers)
             labels, key, events = pre
             self._label_keys.setdefault((run.name, parser.name), key)
             if cache is not None:
@@ -208,6 +208,12 @@ def load_runs(
 ) -> Loaded:
     """Read every run of ``specs`` (each file once) into a :class:`Loaded`.
 
+    One pass downward: each spec, and the ``gold`` file, resolved once into a load plan
+    (:func:`~replicate.judge.load.plan.plan_load`: files, readers, options, parsers, run cache key), the
+    plans read (:func:`~replicate.judge.load.workers.read_plans`), runs named by their file renamed after
+    their model (:func:`~replicate.judge.select.named_by_model`), then the gold joined
+    (:func:`~replicate.judge.gold.join_gold`).
+
     ``reader`` names the reader of runs whose spec names none (``--reader``);
     without either, each file's reader is chosen by content. A spec's own
     reader options win over ``options`` for that run. ``gold`` is a
@@ -220,7 +226,7 @@ def load_runs(
 
     ``jobs``: worker processes reading the runs (``"auto"``: as many as CPUs
     and runs when the files are large enough to pay for starting them; see
-    :func:`~replicate.judge.workers.jobs_for`). Workers also label each run
+    :func:`~replicate.judge.load.workers.jobs_for`). Workers also label each run
     with the parsers named in ``parsers`` (the ones the caller will ask
     :meth:`Loaded.labelled` for). The result, the warnings and the errors are
     the same for every number of workers. ``texts``: the caller reads every
@@ -240,80 +246,22 @@ def load_runs(
         policy = check_out_of_scale(out_of_scale)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    names = [s.name for s in specs]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise UsageError(f"run names must be unique; repeated: {', '.join(dupes)}")
-    diag = Diagnostics(strict=strict)
-    if reader is not None:
-        READERS.get(reader)  # an unknown name is a usage error before any file is read
-    base = options or ReadOptions(fields=fields)
-    own = {s.name: base.overridden(dict(s.options)) for s in specs if s.options}
     if run_cache is None and label_cache is not None:
         run_cache = RunCache(label_cache.root)
-    workers = jobs_for(specs, jobs)
-    prelabelled: dict = {}
-    if workers > 1:
-        from replicate.judge.workers import load_parallel
-
-        runs, prelabelled = load_parallel(
-            specs, workers, fields=fields, diag=diag, reader=reader, options={s.name: own.get(s.name, options) for s in specs},
-            run_cache=run_cache, label_cache=label_cache, parsers=tuple(parsers) if gold is None else (), texts=texts,
-            prefetch=tuple(prefetch),
-        )
-    else:
-        # the outputs read by the command's parsers as they are read (not with --gold: its join drops items)
-        read_with = tuple(PARSERS.get(p) for p in dict.fromkeys(parsers) if p in PARSERS) if gold is None else ()
-        parsed: dict[str, dict] = {s.name: {} for s in specs}
-        runs = tuple(
-            load_spec(s, fields=fields, diag=diag, reader=s.reader or reader, options=own.get(s.name, options),
-                       run_cache=run_cache, parsers=read_with, parsed=parsed[s.name])
-            for s in specs
-        )
-        prelabelled = {(name, p): (labels, None, None) for name, got in parsed.items() for p, labels in got.items()}
-    _refuse_gold_only(runs)
-    runs, own, prelabelled, renamed = _model_names(specs, runs, own, prelabelled)
+    plans = plan_load(specs, fields=fields, reader=reader, options=options, gold=gold, gold_reader=gold_reader,
+                      parsers=parsers, cache=run_cache is not None)
+    diag = Diagnostics(strict=strict)
+    read, prelabelled = read_plans(plans.all(), jobs=jobs, diag=diag, run_cache=run_cache, label_cache=label_cache,
+                                   texts=texts, prefetch=tuple(prefetch))
+    runs, renamed = named_by_model(read[: len(plans.runs)], [p.from_file for p in plans.runs])
     joined = None
-    if gold is not None:
-        if gold_reader is not None:
-            READERS.get(gold_reader)
-        gold_run = load_run("gold", gold, fields=fields, diagnostics=diag, reader=gold_reader, options=options, gold=True)
-        runs, joined = join_gold(runs, gold_run, diag)
+    if plans.gold is not None:
+        runs, joined = join_gold(runs, read[-1], diag)
     elif need_gold:
         require_gold(runs)
+    own = {renamed.get(p.name, p.name): p.options for p in plans.runs if p.own_options and p.options is not None}
+    prelabelled = {(renamed.get(k[0], k[0]), *k[1:]): v for k, v in prelabelled.items()}
     loaded = Loaded(runs, diag, fields, joined, options, label_cache, own, run_cache, renamed=renamed,
                     out_of_scale=policy)
     loaded._prelabelled.update(prelabelled)
     return loaded
-
-
-def _model_names(
-    specs: Sequence[RunSpec], runs: Sequence[Run], own: dict, prelabelled: dict,
-) -> tuple[tuple[Run, ...], dict, dict, dict[str, str]]:
-    """Runs named by their file, renamed after the model their files name (``about.model``, e.g. from an
-    lm-eval results file; a path by its last meaningful component, :func:`~replicate.judge.select.model_run_name`), when every file of the run names the same one and the names stay unique; the
-    maps keyed by run name follow (and the renaming is returned). A runs file's names, and runs whose files
-    name no model, are kept."""
-    wanted: dict[str, str] = {}
-    for spec, run in zip(specs, runs):
-        models = {dict(f.about).get("model") for f in run.files}
-        if spec.from_file and len(models) == 1 and None not in models:
-            wanted[run.name] = model_run_name(str(next(iter(models))))
-    names = [wanted.get(r.name, r.name) for r in runs]
-    if not wanted or len(set(names)) != len(names):
-        return tuple(runs), own, prelabelled, {}
-    renamed = tuple(evolve(r, name=n) for r, n in zip(runs, names))
-    own = {wanted.get(k, k): v for k, v in own.items()}
-    prelabelled = {(wanted.get(k[0], k[0]), *k[1:]): v for k, v in prelabelled.items()}
-    return renamed, own, prelabelled, wanted
-
-
-def _refuse_gold_only(runs: Sequence[Run]) -> None:
-    """A file of gold only (its reader's ``gold_only``) is not a run: it goes with ``--gold``."""
-    for run in runs:
-        for f in run.files:
-            if READERS.get(f.reader).gold_only:
-                raise UsageError(Message(
-                    f"run {run.name!r}: {f.provenance.path} holds gold labels only ({f.reader}), "
-                    "not a judge's reading; give it with ", Param("gold"), " FILE",
-                ))

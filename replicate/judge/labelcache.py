@@ -41,9 +41,12 @@ from replicate.cachedir import BadEntry, default_root, keyed, read_entry
 from replicate.outfile import write_cache_entry as write_atomic
 
 if TYPE_CHECKING:
+    from replicate.judge.model import LabelledRun, Run
+    from replicate.parsing import Parser
     from replicate.reading import ReadOptions
 
-__all__ = ["CacheEvent", "LabelCache", "default_root", "label_key", "label_provenance", "reading_text", "write_atomic"]
+__all__ = ["CacheEvent", "LabelCache", "default_root", "label_key", "label_provenance", "label_through", "reading_text",
+           "write_atomic"]
 
 MAGIC = b"RPLLBL1\n"
 _HEADER = len(MAGIC) + 8 + 32
@@ -153,3 +156,21 @@ def label_provenance(keys: dict[tuple[str, str], str]) -> dict | None:
     if not keys:
         return None
     return {"format": 1, "entries": [{"run": run, "parser": parser, "key": key} for (run, parser), key in keys.items()]}
+
+
+def label_through(
+    run: Run, parser: Parser, fields: Any, options: ReadOptions | None, cache: LabelCache | None,
+    parsed: np.ndarray | None = None,
+) -> tuple[LabelledRun, str]:
+    """``run`` labelled by ``parser`` through the label cache ``cache`` (None: parsed), and the labels' key.
+
+    ``parsed``: the labels ``parser`` gave the outputs while they were read (not read again)."""
+    key = label_key([(f.provenance.sha256, f.reader) for f in run.files], parser.name, fields, options)
+    if cache is None:
+        return run.label_with(parser, cached=parsed), key
+    labels = cache.get(run.name, key, len(run), parser.name)
+    if labels is not None:
+        return run.label_with(parser, cached=labels), key
+    out = run.label_with(parser, cached=parsed)
+    cache.put(key, out.labels)
+    return out, key

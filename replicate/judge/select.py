@@ -24,11 +24,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from replicate.errors import BadInput, Message, Param, UsageError
 from replicate.reading import READER_OPTIONS
 from replicate.tomlfile import read_toml
+
+if TYPE_CHECKING:
+    from replicate.judge.model import Run
 
 _SUFFIXES = (".jsonl.gz", ".json.gz", ".jsonl", ".json", ".gz")
 _ANNOTATIONS = "_annotations"
@@ -43,7 +46,7 @@ class RunSpec:
     reader: str | None = None  # the run's own reader (a runs file's inline table), else None
     options: tuple[tuple[str, str | int], ...] = ()  # the run's own reader options (name, value), else ()
     #: The name is its file's (one file a run on the command line): a model its files name replaces it
-    #: (:func:`replicate.judge.api.load_runs`); a runs file's names are kept as written.
+    #: (:func:`named_by_model`); a runs file's names are kept as written.
     from_file: bool = False
 
     def __post_init__(self) -> None:
@@ -103,6 +106,24 @@ def model_run_name(model: str) -> str:
     if _CHECKPOINT.match(last) and len(parts) > 1:
         return f"{parts[-2]}/{last}"
     return last
+
+
+def named_by_model(runs: Sequence[Run], from_file: Sequence[bool]) -> tuple[tuple[Run, ...], dict[str, str]]:
+    """Runs named by their file (``from_file``), renamed after the model their files name (``about.model``,
+    e.g. from an lm-eval results file; a path by its last meaningful component, :func:`model_run_name`), when
+    every file of the run names the same one and the names stay unique; and the renaming (old -> new name).
+    A runs file's names, and runs whose files name no model, are kept."""
+    from replicate.judge.model import evolve
+
+    wanted: dict[str, str] = {}
+    for named_by_file, run in zip(from_file, runs):
+        models = {dict(f.about).get("model") for f in run.files}
+        if named_by_file and len(models) == 1 and None not in models:
+            wanted[run.name] = model_run_name(str(next(iter(models))))
+    names = [wanted.get(r.name, r.name) for r in runs]
+    if not wanted or len(set(names)) != len(names):
+        return tuple(runs), {}
+    return tuple(evolve(r, name=n) for r, n in zip(runs, names)), wanted
 
 
 def runs_from_files(paths: Iterable[str | Path]) -> list[RunSpec]:

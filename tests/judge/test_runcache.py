@@ -19,11 +19,11 @@ import pytest
 from replicate.cachedir import keyed, unkeyed
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
-from replicate.judge import runload
 from replicate.judge.api import load_runs
 from replicate.judge.labelcache import LabelCache, decode as label_decode
-from replicate.judge.load import load_run
-from replicate.judge.load.runcache import LazyOutputs, RunCache, decode, encode, run_key
+from replicate.judge.load import load_run, plan
+from replicate.judge.load.plan import run_key
+from replicate.judge.load.runcache import LazyOutputs, RunCache, decode, encode
 from replicate.judge.select import runs_from_toml
 from replicate.reading import ReadOptions
 from support.cachecli import MATRIX, at_once, invoke, replicate
@@ -181,7 +181,7 @@ def test_outputs_read_later_from_a_changed_file_are_refused(example_copy, tmp_pa
     def stat_blind(paths, reader, fields, options):
         return keys.setdefault(str(paths), run_key(paths, reader, fields, options))
 
-    monkeypatch.setattr(runload, "run_key", stat_blind)
+    monkeypatch.setattr(plan, "run_key", stat_blind)
     shutil.rmtree(cache / "runs")
     _load(example_copy, cache)  # entries under the stat-blind keys
     f = example_copy / FILE

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from replicate.cli.app import app
 from replicate.errors import BadInput, UsageError
-from replicate.judge import workers
 from replicate.judge.api import load_runs
 from replicate.judge.labelcache import LabelCache
+from replicate.judge.load import workers
 from replicate.judge.select import runs_from_toml
 
 PARSER = "umbrela-fallback@1"

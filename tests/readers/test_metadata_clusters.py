@@ -123,7 +123,7 @@ def test_the_wrong_prefix_is_refused(tmp_path, spec):
 
 
 def test_the_run_cache_keys_on_the_field(tmp_path):
-    from replicate.judge.load.runcache import run_key
+    from replicate.judge.load.plan import run_key
 
     old, _ = _inspect_pair(tmp_path)
     keys = {run_key([old], "inspect-log@1", None, ReadOptions(extra=extra))

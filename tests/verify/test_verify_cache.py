@@ -151,7 +151,7 @@ def test_what_changes_the_labels_changes_the_key():
 def test_the_run_cache_key_counts_how_gold_is_read():
     # the run cache keeps gold: a label set with names reads "tie" otherwise; an unnamed ordinal set reads as none
     from replicate.judge.load import FieldSpec
-    from replicate.judge.load.runcache import run_key
+    from replicate.judge.load.plan import run_key
     from replicate.labels import LabelSet
     from replicate.reading import ReadOptions
 

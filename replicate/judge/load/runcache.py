@@ -3,10 +3,10 @@
 An entry holds what reading one run produced except the raw outputs: item
 keys, gold grades, splits, where each item was read (file, line), and what
 was read from each file (size, sha256, reader, line and record counts). Its
-key is a *stat pre-key*: the sha256 of (entry format, replicate version,
-reader, field and reader options, and for every file of the run in order its
-path as given, absolute path, size, ``mtime_ns``, ``ctime_ns``, inode and
-device). A warm run stats the files, loads one entry per run, and takes the
+key is a *stat pre-key* (:func:`~replicate.judge.load.plan.run_key`, part of a run's
+load plan): the sha256 of (entry format, replicate version, reader, field and
+reader options, and for every file of the run in order its path as given,
+absolute path, size, ``mtime_ns``, ``ctime_ns``, inode and device). A warm run stats the files, loads one entry per run, and takes the
 labels from the label cache (:mod:`replicate.judge.labelcache`, keyed by the
 file sha256 recorded here).
 
@@ -36,25 +36,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, overload
 
 import numpy as np
 
 from replicate.cachedir import BadEntry, keyed, read_entry
+from replicate.diagnostics import Diagnostics
+from replicate.errors import BadInput
 from replicate.judge.keytable import KeyTable, Runs, as_array, raw, raw_keys
-from replicate.judge.labelcache import CacheEvent, reading_text
+from replicate.judge.labelcache import CacheEvent
 from replicate.judge.model import Origins, Run, RunFile, readonly
 from replicate.outfile import write_cache_entry as write_atomic
 from replicate.provenance import FileProvenance, find_release
 from replicate.reading import SourceRule
-
-if TYPE_CHECKING:
-    from replicate.reading import ReadOptions
 
 MAGIC = b"RPLRUN1\n"
 #: The largest run entry read; a larger file is not an entry (counted as damaged, rewritten).
@@ -63,32 +60,6 @@ _HEAD = len(MAGIC) + 8 + 32
 #: Joins the item keys in an entry (a run with a key holding it is not cached).
 _SEP = "\x00"
 
-
-
-def _version() -> str:
-    from replicate.version import tool_version
-
-    return tool_version()
-
-
-def run_key(paths: Sequence[Path], reader: str | None, fields: Any, options: ReadOptions | None) -> str | None:
-    """The stat pre-key of a run, or None when a file cannot be stat'ed (then the run is read normally).
-
-    A directory given as a run file (a HELM run) is not cached: its stat does
-    not change when a file in it is rewritten in place.
-    """
-    h = hashlib.sha256()
-    h.update(MAGIC)
-    h.update(f"version={_version()}\nreader={reader}\n{reading_text(fields, options, gold=True)}".encode())
-    for p in paths:
-        try:
-            st = os.stat(p)
-        except OSError:
-            return None
-        if stat.S_ISDIR(st.st_mode):
-            return None
-        h.update(f"file={p}\0{os.path.abspath(p)}\0{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}\n".encode())
-    return h.hexdigest()
 
 
 _ARRAYS = (("gold", np.int16), ("split_index", np.int32), ("file_index", np.int16), ("line", np.int32))
@@ -192,6 +163,33 @@ def decode(data: bytes, name: str, outputs: Callable[[], Sequence[str | None]]) 
     )
 
 
+#: Reads a run from its files, its warnings into the diagnostics given.
+Read = Callable[[Diagnostics], Run]
+
+
+def from_entry(data: bytes, name: str, again: Read) -> Run | None:
+    """The run of an entry's bytes (a worker's result), or None when damaged; its outputs are read again
+    through ``again`` on first use (:func:`outputs_again`)."""
+    holder: list[Run] = []
+    run = decode(data, name, lambda: outputs_again(holder[0], again))
+    if run is not None:
+        holder.append(run)
+    return run
+
+
+def outputs_again(cached: Run, again: Read) -> Sequence[str | None]:
+    """The raw outputs of a run not read here (from the cache, or a worker's), read again from its files,
+    which must still hold the same items."""
+    fresh = again(Diagnostics())
+    same = [f.provenance.sha256 for f in fresh.files] == [f.provenance.sha256 for f in cached.files]
+    if not same or len(fresh) != len(cached) or not (fresh.keys == cached.keys).all():
+        paths = ", ".join(f.provenance.path for f in cached.files)
+        raise BadInput(
+            f"run {cached.name!r}: its files changed while it was being read (rerun the command)", path=paths
+        )
+    return fresh.outputs  # streamed from the files when their reader's bulk path read them
+
+
 class LazyOutputs(Sequence):
     """The raw outputs of a run from the cache: read from its files on first use."""
 
@@ -257,6 +255,21 @@ class RunCache:
             return None
         run = decode(data, name, outputs)
         self.events.append(CacheEvent(name, key, "hit" if run is not None else "corrupt"))
+        return run
+
+    def through(self, name: str, key: str, diag: Diagnostics, read: Read, again: Read) -> Run:
+        """The run of ``key`` from the cache (its outputs read again through ``again`` on first use), else
+        ``read(diag)``, kept when it read with no warning (so warnings and ``--strict`` are the same with and
+        without the cache)."""
+        holder: list[Run] = []
+        cached = self.get(name, key, lambda: outputs_again(holder[0], again))
+        if cached is not None:
+            holder.append(cached)
+            return cached
+        before = len(diag)
+        run = read(diag)
+        if len(diag) == before:
+            self.put(key, run)
         return run
 
     def put(self, key: str, run: Run) -> None:

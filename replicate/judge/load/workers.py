@@ -1,8 +1,10 @@
-"""Reading (and labelling) a command's runs in worker processes (I/O).
+"""Reading a command's load plans: in this process, or (and labelling them) in worker processes (I/O).
 
-``load_runs(..., jobs=N)`` hands each run to one of N worker processes. A
-worker is given the run's file paths and options, reads the run as the
-serial loader does (through the run cache when there is one), labels it with
+:func:`read_plans` reads the plans one after another here, or with ``jobs=N``
+hands each to one of N worker processes. A worker is given the run's plan
+(:class:`~replicate.judge.load.plan.LoadPlan`: its files, readers and options),
+reads the run as the serial loader does (through the run cache when there is
+one: :func:`~replicate.judge.load.execute.execute`), labels it with
 the parsers the command will ask for (through the label cache), and sends
 back compact values: the run as a run-cache entry (keys joined into one
 string, gold, splits and origins as arrays; see
@@ -11,7 +13,8 @@ its warnings and the cache events. The raw outputs are not sent: a command
 that needs the texts reads them again from the files on first use (checked
 to hold the same items, as for a run from the run cache).
 
-The parent takes the results in the runs' order, so the runs, the warnings,
+The gold file's plan, when there is one, is read last, as one more task.
+The parent takes the results in the plans' order, so the runs, the warnings,
 the cache events and the first error are those of the serial loader whatever
 the number of workers: an error a worker meets (a torn line, a bad file) is
 raised with its own message, naming file and line, and an error in an
@@ -27,10 +30,16 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from replicate.diagnostics import Diagnostics
 from replicate.errors import Message, Param, ReplicateError, UsageError
+from replicate.judge.labelcache import LabelCache, label_through
+from replicate.judge.load.execute import execute, read_run
+from replicate.judge.load.runcache import RunCache, encode, from_entry
+from replicate.parsing import PARSERS
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -38,13 +47,10 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-    from replicate.diagnostics import Diagnostics, Warning_
-    from replicate.judge.labelcache import LabelCache
-    from replicate.judge.load import FieldSpec
-    from replicate.judge.load.runcache import RunCache
+    from replicate.diagnostics import Warning_
+    from replicate.judge.load.plan import LoadPlan
     from replicate.judge.model import Run
     from replicate.judge.select import RunSpec
-    from replicate.reading import ReadOptions
 
 #: ``jobs="auto"`` starts workers only when the run files hold at least this many bytes in all:
 #: below it, starting processes costs about what they save (bench/bench_process.py).
@@ -66,7 +72,7 @@ def _size(path: Path) -> int:
         return 0  # the loader names a missing file
 
 
-def jobs_for(specs: Sequence[RunSpec], jobs: int | str) -> int:
+def jobs_for(specs: Sequence[RunSpec] | Sequence[LoadPlan], jobs: int | str) -> int:
     """How many worker processes read ``specs`` (1: read in this process).
 
     ``jobs`` is a positive number or ``"auto"``: one worker per CPU (at most
@@ -88,13 +94,9 @@ def jobs_for(specs: Sequence[RunSpec], jobs: int | str) -> int:
 class Task:
     """One run to read in a worker: everything the worker needs, nothing it would take from the parent."""
 
-    spec: RunSpec
-    fields: FieldSpec
-    reader: str | None
-    options: ReadOptions | None
+    plan: LoadPlan
     strict: bool
     cache_root: str | None  # the run and label caches' root (None: no cache)
-    parsers: tuple[str, ...]  # label the run with these (none: read only)
     texts: bool = False  # send the raw outputs back too
 
 
@@ -110,25 +112,50 @@ class Done:
     outputs: tuple[str | None, ...] | None = None  # the raw outputs, when the task asks for them
 
 
+def read_plans(
+    plans: Sequence[LoadPlan],
+    *,
+    jobs: int | str,
+    diag: Diagnostics,
+    run_cache: RunCache | None,
+    label_cache: LabelCache | None,
+    texts: bool = False,
+    prefetch: tuple[str, ...] = (),
+) -> tuple[tuple[Run, ...], dict[tuple[str, str], Any]]:
+    """The run of each plan, in order, and the labels given while reading ((run, parser) -> labels, key, events).
+
+    ``jobs``: worker processes (:func:`jobs_for`, counted over the plans of runs, not the gold file's).
+    Serially the plans' parsers label the outputs while they are read (labels, None, None: not yet through
+    the label cache); a worker labels its run through the label cache. ``texts`` and ``prefetch``: see
+    :func:`load_parallel`.
+    """
+    workers = jobs_for([p for p in plans if not p.gold], jobs)
+    if workers > 1:
+        return load_parallel(plans, workers, diag=diag, run_cache=run_cache, label_cache=label_cache, texts=texts,
+                             prefetch=prefetch)
+    runs = []
+    labelled: dict[tuple[str, str], Any] = {}
+    for plan in plans:
+        parsed: dict[str, np.ndarray] = {}
+        read_with = tuple(PARSERS.get(p) for p in dict.fromkeys(plan.parsers) if p in PARSERS)
+        runs.append(execute(plan, diag, run_cache, read_with, parsed))
+        labelled.update(((plan.name, p), (labels, None, None)) for p, labels in parsed.items())
+    return tuple(runs), labelled
+
+
 def work(task: Task) -> Done | ReplicateError:
     """Read (and label) one run: the worker's whole job. A user's error is returned, to be raised in order."""
-    from replicate.diagnostics import Diagnostics
-    from replicate.judge.labelcache import LabelCache
-    from replicate.judge.load.runcache import RunCache, encode
-    from replicate.judge.runload import label_through, load_spec
-    from replicate.parsing import PARSERS
-
+    plan = task.plan
     root = Path(task.cache_root) if task.cache_root is not None else None
     diag = Diagnostics(strict=task.strict)
     run_cache = RunCache(root) if root is not None else None
     try:
-        run = load_spec(task.spec, fields=task.fields, diag=diag, reader=task.reader, options=task.options,
-                         run_cache=run_cache)
+        run = execute(plan, diag, run_cache)
         labels = {}
         if run.labels is None:
-            for name in task.parsers:
+            for name in plan.parsers:
                 cache = LabelCache(root) if root is not None else None
-                out, key = label_through(run, PARSERS.get(name), task.fields, task.options, cache)
+                out, key = label_through(run, PARSERS.get(name), plan.fields, plan.options, cache)
                 labels[name] = (out.labels, key, list(cache.events) if cache is not None else [])
     except ReplicateError as exc:
         return exc
@@ -150,73 +177,52 @@ def _context() -> BaseContext:
 
 
 def load_parallel(
-    specs: Sequence[RunSpec],
+    plans: Sequence[LoadPlan],
     workers: int,
     *,
-    fields: FieldSpec,
     diag: Diagnostics,
-    reader: str | None,
-    options: dict[str, ReadOptions | None],
     run_cache: RunCache | None,
     label_cache: LabelCache | None,
-    parsers: tuple[str, ...],
     texts: bool = False,
     prefetch: tuple[str, ...] = (),
 ) -> tuple[tuple[Run, ...], dict[tuple[str, str], Any]]:
-    """The runs of ``specs`` read by ``workers`` processes, and the labels they gave ((run, parser) -> ...).
+    """The runs of ``plans`` read by ``workers`` processes, and the labels they gave ((run, parser) -> ...).
 
-    ``prefetch``: modules imported in a background thread once the workers
-    have started (:mod:`replicate.background`), while this process waits on them.
+    ``texts``: the caller reads every run's raw outputs (workers send them back instead of leaving them to
+    be read again from the files on first use). ``prefetch``: modules imported in a background thread once
+    the workers have started (:mod:`replicate.background`), while this process waits on them.
     """
     from concurrent.futures import ProcessPoolExecutor
 
     from replicate.background import prefetch as start_prefetch
-    from replicate.reading import READERS
 
-    READERS.names()  # the readers' plugins loaded once here, not again in every forked worker
     root = str(label_cache.root) if label_cache is not None else None
-    tasks = [Task(s, fields, s.reader or reader, options[s.name], diag.strict, root, parsers, texts) for s in specs]
+    tasks = [Task(p, diag.strict, root, texts and not p.gold) for p in plans]
     runs: list[Run] = []
     labelled: dict[tuple[str, str], Any] = {}
     with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
         futures: list[Future] = [pool.submit(work, t) for t in tasks]
         start_prefetch(*prefetch)  # the workers are forked by now (all at the first submit)
         try:
-            for task, fut in zip(tasks, futures):
+            for plan, fut in zip(plans, futures):
                 done = fut.result()
                 if isinstance(done, ReplicateError):
                     raise done
-                runs.append(_run_of(task, done, fields, run_cache))
+                if run_cache is not None:
+                    run_cache.events.extend(done.run_events)
+                run = done.run
+                if run is None:  # the run as an entry: its outputs read again from the files on first use
+                    assert done.entry is not None
+                    run = from_entry(done.entry, plan.name, partial(read_run, plan))
+                    if run is None:
+                        raise RuntimeError(f"run {plan.name!r}: a worker's result did not decode")
+                    if done.outputs is not None:
+                        run = replace(run, outputs=done.outputs)
+                runs.append(run)
                 diag.warnings.extend(done.warnings)
                 for name, value in done.labels.items():
-                    labelled[(task.spec.name, name)] = value
+                    labelled[(plan.name, name)] = value
         finally:
             for fut in futures:
                 fut.cancel()
     return tuple(runs), labelled
-
-
-def _run_of(task: Task, done: Done, fields: FieldSpec, run_cache: RunCache | None) -> Run:
-    from replicate.judge.load import load_run
-    from replicate.judge.load.runcache import decode
-    from replicate.judge.runload import outputs_again
-
-    if run_cache is not None:
-        run_cache.events.extend(done.run_events)
-    if done.run is not None:
-        return done.run
-    assert done.entry is not None
-    spec = task.spec
-
-    def read(into: Diagnostics) -> Run:
-        return load_run(spec.name, list(spec.paths), fields=fields, diagnostics=into, reader=task.reader,
-                        options=task.options)
-
-    holder: list[Run] = []
-    run = decode(done.entry, spec.name, lambda: outputs_again(holder[0], read))
-    if run is None:
-        raise RuntimeError(f"run {spec.name!r}: a worker's result did not decode")
-    if done.outputs is not None:
-        return replace(run, outputs=done.outputs)
-    holder.append(run)
-    return run
