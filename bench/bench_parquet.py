@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from replicate.diagnostics import Diagnostics
 from replicate.judge.load import load_run
-from replicate.reading import ReadOptions, Source
+from replicate.reading.contract import ReadOptions, Source
 from replicate_parsers.lighteval import LIGHTEVAL_DETAILS
 """
 

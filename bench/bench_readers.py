@@ -50,7 +50,7 @@ from replicate.diagnostics import Diagnostics
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # support.synth: the synthetic data
 from replicate.judge.load import load_run
 from replicate.judge.model import KEY_SEP
-from replicate.reading import ReadOptions
+from replicate.reading.contract import ReadOptions
 from support.synth import helm_runs as hr, inspect_logs as il  # noqa: E402
 
 PROMPT = ("Given a query and a passage, you must provide a score on an integer scale of 0 to 3 with the following "

@@ -33,7 +33,7 @@ from pathlib import Path
 import orjson
 
 from replicate.diagnostics import Diagnostics
-from replicate.reading import READERS, ReadOptions, Source
+from replicate.reading.contract import READERS, ReadOptions, Source
 from replicate.scoring.responses import FileJoin, PromptIndex, join_responses
 
 WORDS = ["include", "keyword", "paragraph", "respond", "answer", "exactly", "sentence", "words", "bullet", "title"]

@@ -74,9 +74,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "SCORERS": ("replicate.scoring.base", "SCORERS"),
     "Scorer": ("replicate.scoring.base", "Scorer"),
     "scorer": ("replicate.scoring.base", "scorer"),
-    "READERS": ("replicate.reading", "READERS"),
-    "Reader": ("replicate.reading", "Reader"),
-    "reader": ("replicate.reading", "reader"),
+    "READERS": ("replicate.reading.contract", "READERS"),
+    "Reader": ("replicate.reading.contract", "Reader"),
+    "reader": ("replicate.reading.contract", "reader"),
     # warnings, errors and output
     "Diagnostics": ("replicate.diagnostics", "Diagnostics"),
     "ReplicateError": ("replicate.errors", "ReplicateError"),
@@ -127,7 +127,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from replicate.parsing import PARSERS, Parser, parser
     from replicate.rankings import ranking_agreement
     from replicate.rankings.result import RankingAgreement
-    from replicate.reading import READERS, Reader, reader
+    from replicate.reading.contract import READERS, Reader, reader
     from replicate.scoring.base import SCORERS, Scorer, scorer
     from replicate.stats.fourcell import FIGURES, Figure, FourCell, register_figure
     from replicate.stats.policy import Policy

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from replicate.command_input import read_input
 from replicate.errors import BadInput
-from replicate.inputfile import read_input
 from replicate.pairwise.lc import Gamed
 
 GAMED_COLUMNS = ("index", "preference", "std_delta_len", "instruction_difficulty", "not_gamed_baseline")

@@ -6,8 +6,8 @@ import re
 import tomllib
 from pathlib import Path
 
+from replicate.command_input import read_input
 from replicate.errors import BadInput
-from replicate.inputfile import read_input
 
 _TOML_LINE = re.compile(r"\s*\(at line (\d+), column \d+\)")
 
@@ -16,7 +16,7 @@ def read_toml(path: str | Path, *, what: str = "file") -> dict:
     """The parsed TOML document at ``path``.
 
     Every failure is a :class:`BadInput` naming the file (and, for syntax errors,
-    the line): those of :func:`~replicate.inputfile.read_input` (``<what> not
+    the line): those of :func:`~replicate.command_input.read_input` (``<what> not
     found``, ...), ``not UTF-8 text (...)`` or ``not valid TOML: ...`` (also a document nested too deeply
     for the parser, which would otherwise end in a ``RecursionError``).
     """

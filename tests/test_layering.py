@@ -20,7 +20,7 @@ PACKAGE = ROOT / "replicate"
 #: Modules that read or write files, talk to the network or run programs.
 IO_MODULES = (
     "requests", "git", "subprocess", "socket", "http", "urllib", "shutil", "tempfile", "gzip",
-    "replicate.judge.load", "replicate.judge.api", "replicate.trials.load", "replicate.inputfile",
+    "replicate.judge.load", "replicate.judge.api", "replicate.trials.load", "replicate.command_input",
     "replicate.tomlfile", "replicate.collect", "replicate.fetch.api", "replicate.fetch.gitfetch",
     "replicate.fetch.httpfetch", "replicate.fetch.cache", "replicate.verify.api", "replicate.scoring.pipeline",
     "replicate.rankings.load", "replicate.outfile",
@@ -217,11 +217,11 @@ PLUGINS = ROOT / "parsers" / "replicate_parsers"
 #: The public modules of replicate a plugin imports: the contracts (readers, parsers, scorers), the reader
 #: toolkit beside them, and the shared vocabulary (labels, errors, input files). The built-in plugins
 #: use nothing else, as a third party's plugin could not either.
-PLUGIN_API = ("replicate.reading", "replicate.readkit", "replicate.readkit_records", "replicate.readkit_parquet",
+PLUGIN_API = ("replicate.reading.contract", "replicate.reading.stream", "replicate.reading.jsonl", "replicate.reading.parquet",
               "replicate.parsing",
-              "replicate.scoring.base", "replicate.labels", "replicate.errors", "replicate.inputfile")
+              "replicate.scoring.base", "replicate.labels", "replicate.errors", "replicate.command_input")
 #: The reader contract and its toolkit: the loader (replicate.judge) builds on them, never the reverse.
-READER_API = ("replicate.reading", "replicate.readkit", "replicate.readkit_records", "replicate.readkit_parquet")
+READER_API = ("replicate.reading.contract", "replicate.reading.stream", "replicate.reading.jsonl", "replicate.reading.parquet")
 
 
 def _plugin_imports() -> dict[str, list[tuple[str, str]]]:
@@ -270,6 +270,6 @@ def test_the_reader_contract_and_toolkit_reach_nothing_in_judge(module):
 
 def test_one_key_separator():
     from replicate.judge.model import KEY_SEP
-    from replicate.readkit import KEY_SEP as TOOLKIT_KEY_SEP
+    from replicate.reading.stream import KEY_SEP as TOOLKIT_KEY_SEP
 
     assert KEY_SEP == TOOLKIT_KEY_SEP == "\x1f"

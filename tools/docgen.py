@@ -137,7 +137,7 @@ def _reader_facts(r: Any) -> str:
 
 def plugin_catalogue() -> str:
     from replicate.parsing import PARSERS
-    from replicate.reading import READERS
+    from replicate.reading.contract import READERS
     from replicate.scoring import SCORERS
 
     parts = [

@@ -11,8 +11,8 @@ from typing import Iterator
 
 import orjson
 
-from replicate.reading import Match, Reader, ReadOptions, Record, Source
-from replicate.readkit import describe
+from replicate.reading.contract import Match, Reader, ReadOptions, Record, Source
+from replicate.reading.stream import describe
 
 _KEYS = ("instruction", "generator_1", "generator_2")
 

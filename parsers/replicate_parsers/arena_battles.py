@@ -18,10 +18,10 @@ from typing import Any, Iterator
 import orjson
 
 from replicate.labels import LabelSet
-from replicate.reading import Match, Reader, ReadOptions, Record, Source
-from replicate.readkit import describe, key_text
-from replicate.readkit_parquet import is_parquet, parquet_columns, parquet_file, parquet_rows
-from replicate.readkit_records import json_objects
+from replicate.reading.contract import Match, Reader, ReadOptions, Record, Source
+from replicate.reading.jsonl import json_objects
+from replicate.reading.parquet import is_parquet, parquet_columns, parquet_file, parquet_rows
+from replicate.reading.stream import describe, key_text
 
 #: The four outcomes Arena records, as its labels (``tie (bothbad)``: both answers bad).
 WINNERS = LabelSet.categorical("model_a", "model_b", "tie", "tie (bothbad)")

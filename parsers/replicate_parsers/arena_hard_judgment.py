@@ -24,9 +24,9 @@ import inspect
 import re
 from typing import Any, Iterator
 
-from replicate.reading import Match, Reader, ReadOptions, Record, Source, SourceRule, first_line
-from replicate.readkit import describe, first_json, key_text
-from replicate.readkit_records import json_objects
+from replicate.reading.contract import Match, Reader, ReadOptions, Record, Source, SourceRule, first_line
+from replicate.reading.jsonl import json_objects
+from replicate.reading.stream import describe, first_json, key_text
 from replicate_parsers.arena_hard import SPELLINGS, VERDICTS
 
 #: The question id field of each layout, in the order looked for.

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from replicate.reading import Source
-from replicate.readkit import describe, key_text
+from replicate.reading.contract import Source
+from replicate.reading.stream import describe, key_text
 
 
 def asked_field(src: Source, prefix: str) -> str | None:

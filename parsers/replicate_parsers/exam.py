@@ -7,9 +7,9 @@ from typing import Any, Iterator
 from replicate.errors import BadInput
 from replicate.labels import GOLD_MAX
 from replicate.parsing import UNPARSED
-from replicate.reading import Source
-from replicate.readkit import describe, key_text
-from replicate.readkit_records import gold_int, json_values
+from replicate.reading.contract import Source
+from replicate.reading.jsonl import gold_int, json_values
+from replicate.reading.stream import describe, key_text
 
 __all__ = ["exam_label", "exam_items"]
 

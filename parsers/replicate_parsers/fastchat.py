@@ -15,9 +15,9 @@ from __future__ import annotations
 import inspect
 from typing import Iterator
 
-from replicate.reading import Match, Reader, ReadOptions, Record, Source, SourceRule
-from replicate.readkit import describe, first_json, key_text
-from replicate.readkit_records import json_objects
+from replicate.reading.contract import Match, Reader, ReadOptions, Record, Source, SourceRule
+from replicate.reading.jsonl import json_objects
+from replicate.reading.stream import describe, first_json, key_text
 from replicate_parsers.mtbench import PAIR_VERDICTS
 
 _IDS = ("question_id", "model_1", "model_2", "turn")

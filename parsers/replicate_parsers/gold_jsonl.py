@@ -15,9 +15,9 @@ from typing import Iterator
 
 import orjson
 
-from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
-from replicate.readkit import describe, key_text
-from replicate.readkit_records import FieldSpec, json_objects
+from replicate.reading.contract import Match, Reader, ReadOptions, Record, Source, first_line
+from replicate.reading.jsonl import FieldSpec, json_objects
+from replicate.reading.stream import describe, key_text
 
 
 def _fields(options: ReadOptions) -> FieldSpec:

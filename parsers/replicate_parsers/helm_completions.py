@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from replicate.reading import Match, Reader, ReadOptions, Record, Source, SourceRule
-from replicate.readkit import describe
+from replicate.reading.contract import Match, Reader, ReadOptions, Record, Source, SourceRule
+from replicate.reading.stream import describe
 from replicate_parsers.helm_layout import kind_of_head, load_json, run_about, stats_figure
 from replicate_parsers.helm_run import chosen_trial
 

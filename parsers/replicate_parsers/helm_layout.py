@@ -17,8 +17,8 @@ from typing import Any
 
 import orjson
 
-from replicate.inputfile import is_stdio
-from replicate.reading import HarnessFigure, Match, Source
+from replicate.command_input import is_stdio
+from replicate.reading.contract import HarnessFigure, Match, Source
 
 #: The files a run directory is read through, the first present winning.
 RUN_FILES = ("per_instance_stats.json", "display_predictions.json")

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from replicate.errors import Message, Param, UsageError
-from replicate.reading import Reader, Record, Source, SourceRule
-from replicate.readkit import describe
+from replicate.reading.contract import Reader, Record, Source, SourceRule
+from replicate.reading.stream import describe
 from replicate_parsers.helm_layout import (
     DISPLAY_PREDICTIONS,
     PER_INSTANCE_STATS,

@@ -38,8 +38,8 @@ from typing import Any, Literal
 import orjson
 
 from replicate.errors import BadInput
-from replicate.reading import Source
-from replicate.readkit import MAX_MEMBER, MAX_RATIO, RATIO_FROM, describe
+from replicate.reading.contract import Source
+from replicate.reading.stream import MAX_MEMBER, MAX_RATIO, RATIO_FROM, describe
 
 #: Log format versions this reader knows: 1 (2024, before ``.eval``) and 2 (what inspect_ai writes today).
 KNOWN_VERSIONS = (1, 2)
@@ -53,7 +53,7 @@ SAMPLES_DIR = "samples/"
 BUILTIN = "builtin"
 #: A zip member is refused when it would inflate to more than MAX_MEMBER bytes (its declared size, and what
 #: is read: never more), or, once over RATIO_FROM bytes, to more than MAX_RATIO times its compressed size:
-#: the toolkit's bounds (:mod:`replicate.readkit`), the same as a ``.gz`` file's.
+#: the toolkit's bounds (:mod:`replicate.reading.stream`), the same as a ``.gz`` file's.
 
 
 @dataclass(frozen=True, slots=True)

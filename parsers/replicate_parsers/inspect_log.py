@@ -18,8 +18,8 @@ from typing import Any, Iterator
 import orjson
 
 from replicate.errors import Message, Param, UsageError
-from replicate.reading import HarnessFigure, Match, Reader, ReadOptions, Record, Source, SourceRule
-from replicate.readkit import describe
+from replicate.reading.contract import HarnessFigure, Match, Reader, ReadOptions, Record, Source, SourceRule
+from replicate.reading.stream import describe
 from replicate_parsers.cluster_field import asked_field, grouping
 from replicate_parsers.inspect_layout import (
     HEADER_JSON,

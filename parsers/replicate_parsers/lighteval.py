@@ -26,9 +26,9 @@ import inspect
 import re
 from typing import Any, Iterator
 
-from replicate.reading import Match, Reader, ReadOptions, Record, Source, SourceRule
-from replicate.readkit import describe
-from replicate.readkit_parquet import parquet_columns, parquet_file, parquet_rows
+from replicate.reading.contract import Match, Reader, ReadOptions, Record, Source, SourceRule
+from replicate.reading.parquet import parquet_columns, parquet_file, parquet_rows
+from replicate.reading.stream import describe
 from replicate_parsers.lm_eval import chosen_metric, metric_verdict
 
 _NAME = re.compile(r"^details_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.:\-]+)\.parquet$")

@@ -16,9 +16,9 @@ from typing import Any, Iterator
 
 import orjson
 
-from replicate.reading import Match, Reader, ReadOptions, Record, Source, SourceRule, first_line
-from replicate.readkit import describe
-from replicate.readkit_records import json_objects
+from replicate.reading.contract import Match, Reader, ReadOptions, Record, Source, SourceRule, first_line
+from replicate.reading.jsonl import json_objects
+from replicate.reading.stream import describe
 from replicate_parsers.cluster_field import asked_field, grouping
 from replicate_parsers.lm_eval_layout import INVALID, array_objects, metric_names, no_answer, positions
 from replicate_parsers.lm_eval_results import SAMPLES_NAME, Results, read_results

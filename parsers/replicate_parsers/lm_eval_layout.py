@@ -30,7 +30,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from replicate.reading import Source
+from replicate.reading.contract import Source
 
 #: The fields lm-eval writes in a sample line that are not per-sample metrics.
 NOT_METRICS = frozenset(

@@ -15,8 +15,8 @@ import inspect
 from dataclasses import replace
 from typing import Iterator
 
-from replicate.reading import Match, ReadOptions, Record, Source
-from replicate.readkit_parquet import parquet_columns, parquet_file, parquet_rows
+from replicate.reading.contract import Match, ReadOptions, Record, Source
+from replicate.reading.parquet import parquet_columns, parquet_file, parquet_rows
 from replicate_parsers.lm_eval import LM_EVAL_SAMPLES, verdict_records
 
 #: Columns never looked at (the document and the request arguments: the bulk of a row).

@@ -31,8 +31,8 @@ from typing import Any
 
 import orjson
 
-from replicate.inputfile import is_stdio
-from replicate.reading import HarnessFigure, Source
+from replicate.command_input import is_stdio
+from replicate.reading.contract import HarnessFigure, Source
 
 #: ``samples_<task>_<date>.jsonl``; the date as lm-eval writes it (``:`` replaced by ``-``).
 _DATE = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"

@@ -35,7 +35,7 @@
 For the judge files, qrels, UMBRELA and gold JSONL the loader has bulk paths
 (:mod:`replicate.judge.load.fast`) that give the same items as these ``records``
 functions, faster; the readers themselves use only the public toolkit
-(:mod:`replicate.readkit`, :mod:`replicate.readkit_records`), as a third party's would. docs/readers.md describes every format.
+(:mod:`replicate.reading.stream`, :mod:`replicate.reading.jsonl`), as a third party's would. docs/readers.md describes every format.
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ import inspect
 from typing import Iterator
 
 from replicate.labels import RELEVANCE_0_3
-from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
-from replicate.readkit import KEY_SEP, describe, first_json
-from replicate.readkit_records import FieldSpec, checked_record, json_objects, json_values, record_fields
+from replicate.reading.contract import Match, Reader, ReadOptions, Record, Source, first_line
+from replicate.reading.jsonl import FieldSpec, checked_record, json_objects, json_values, record_fields
+from replicate.reading.stream import KEY_SEP, describe, first_json
 from replicate_parsers.exam import exam_items
 from replicate_parsers.gold_jsonl import GOLD_JSONL
 from replicate_parsers.helm_completions import HELM_COMPLETIONS

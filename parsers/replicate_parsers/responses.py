@@ -14,9 +14,9 @@ from typing import Any, Iterator
 
 import orjson
 
-from replicate.reading import Match, Reader, ReadOptions, Record, Source, first_line
-from replicate.readkit import describe
-from replicate.readkit_records import json_values
+from replicate.reading.contract import Match, Reader, ReadOptions, Record, Source, first_line
+from replicate.reading.jsonl import json_values
+from replicate.reading.stream import describe
 
 #: The reader options this reader takes (ReadOptions.extra names; the CLI shows --id-field).
 OPTIONS = ("id_field",)

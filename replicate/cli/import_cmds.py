@@ -38,9 +38,9 @@ def import_cmd(
     (counted). Prints rows per model and benchmark, items, trials per item, and each file read with
     its reader and sha256.
     """
+    from replicate.command_input import is_stdio
     from replicate.diagnostics import Diagnostics, listing_text
-    from replicate.inputfile import is_stdio
-    from replicate.reading import ReadOptions
+    from replicate.reading.contract import ReadOptions
     from replicate.trials.import_rows import render_import
     from replicate.trials.importing import import_trials
 

@@ -89,7 +89,7 @@ def parse_cmd(
 
     Example: replicate parse results/model_annotations.jsonl --parser umbrela-fallback@1
     """
-    from replicate.inputfile import is_stdio
+    from replicate.command_input import is_stdio
     from replicate.judge.load.export import labels_output, write_labels
     from replicate.judge.parsed import parse_intervals
     from replicate.judge.render.parse import parse_summary, parse_text
@@ -138,10 +138,10 @@ def harness_claims_cmd(
     import os
 
     from replicate.cli.base import warn
-    from replicate.inputfile import write_stdout
+    from replicate.command_input import write_stdout
     from replicate.judge.harness import claims_toml
     from replicate.judge.select import runs_from_files
-    from replicate.reading import READER_OPTIONS
+    from replicate.reading.contract import READER_OPTIONS
 
     loaded = load(runs_from_files(files), None, None, None, strict, reader, need_gold=False,
                   extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch))

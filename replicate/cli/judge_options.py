@@ -362,7 +362,7 @@ def load(
     """
     from replicate.judge.api import load_runs
     from replicate.parsing import PARSERS
-    from replicate.reading import ReadOptions
+    from replicate.reading.contract import ReadOptions
 
     fields = field_spec(key_field, gold_field, output_field)
     gold_labels = PARSERS.get(parser).label_set if parser is not None else None
@@ -565,7 +565,7 @@ def suggested_parsers(runs) -> dict[str, tuple[str, ...]]:
     """Per reader of ``runs`` that names parsers for its outputs (:attr:`Reader.parsers`), the installed ones
     among them; empty unless every run's readers name some (a mix gives no one suggestion)."""
     from replicate.parsing import PARSERS
-    from replicate.reading import READERS
+    from replicate.reading.contract import READERS
 
     out: dict[str, tuple[str, ...]] = {}
     for run in runs:

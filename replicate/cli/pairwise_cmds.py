@@ -92,7 +92,7 @@ def _length_control(files: list[Path], gamed_path: Path | None):
     if gamed_path is None:
         return LengthControl(reason=LC_NOT_GIVEN)
     from replicate.alpacaeval_files import read_gamed, read_lengths
-    from replicate.inputfile import is_stdio
+    from replicate.command_input import is_stdio
 
     if any(is_stdio(f) for f in files):
         raise UsageError("--length-controlled reads each annotations FILE again for its outputs' lengths: give files, "

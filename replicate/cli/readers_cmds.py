@@ -37,7 +37,7 @@ def reader_entry(reader: Any, origin: str) -> dict[str, Any]:
 
 def catalogue() -> dict[str, Any]:
     """Every registered reader and every reader plugin that failed to load."""
-    from replicate.reading import READERS
+    from replicate.reading.contract import READERS
 
     return {"readers": [reader_entry(r, READERS.origin(r.name)) for r in READERS], "broken": broken_entries(READERS)}
 
@@ -98,7 +98,7 @@ def show_reader(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Show one reader: the format it reads, the fields it takes and what it refuses."""
-    from replicate.reading import READERS
+    from replicate.reading.contract import READERS
 
     reader = READERS.get(name)
     entry = reader_entry(reader, READERS.origin(name))

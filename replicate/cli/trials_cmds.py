@@ -53,8 +53,8 @@ def items(
     system_fingerprint of 'replicate score') is flagged with the trials per value. Without --edge:
     each model's accuracy per benchmark, its interval and its responses in the six categories.
     """
+    from replicate.command_input import is_stdio
     from replicate.diagnostics import Diagnostics, listing_text
-    from replicate.inputfile import is_stdio
     from replicate.outfile import Outputs
     from replicate.trials.engine import analyse_items, parse_edge, per_item_rows
     from replicate.trials.load import read_trials
@@ -122,8 +122,8 @@ def path_cmd(
     up then down, unflagged), with the counts, the step moves the direct edge hides and the share of the
     direct edge's flagged change the path does not show.
     """
+    from replicate.command_input import is_stdio
     from replicate.diagnostics import Diagnostics, listing_text
-    from replicate.inputfile import is_stdio
     from replicate.outfile import Outputs
     from replicate.trials.engine import analyse_items
     from replicate.trials.load import read_trials
@@ -225,7 +225,7 @@ def _snapshots(table, diag, *, split: bool):
 def _write_jsonl(path: Path, rows, outputs) -> None:
     import orjson
 
-    from replicate.inputfile import is_stdio, write_stdout
+    from replicate.command_input import is_stdio, write_stdout
 
     data = [orjson.dumps(r) + b"\n" for r in rows]
     if is_stdio(path):

@@ -79,8 +79,8 @@ def verify_cmd(
     comparison is 'above' only when the paired test by query cluster says so, and
     edges or floors on fewer than --min-items items are flagged.
     """
+    from replicate.command_input import write_stdout
     from replicate.errors import BadInput, CheckFailed
-    from replicate.inputfile import write_stdout
     from replicate.outfile import Outputs
     from replicate.verify.api import verify
     from replicate.verify.note import render_note, render_table

@@ -33,8 +33,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import orjson
 
 from replicate.collect.config import CollectConfig, Item
+from replicate.command_input import json_lines, read_input
 from replicate.errors import BadInput, UsageError
-from replicate.inputfile import json_lines, read_input
 from replicate.outfile import fsync_folder
 from replicate.secrets import MIN_SECRET, forms, scrub
 

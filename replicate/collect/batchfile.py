@@ -29,8 +29,8 @@ from replicate.collect.archive import ArchiveLock, open_for_collection
 from replicate.collect.config import CollectConfig, Item
 from replicate.collect.plan import pending
 from replicate.collect.response import Outcome, outcome_of
+from replicate.command_input import json_lines, read_input
 from replicate.errors import BadInput
-from replicate.inputfile import json_lines, read_input
 
 CHAT_URL = "/v1/chat/completions"
 

@@ -24,8 +24,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 
+from replicate.command_input import json_lines, read_input
 from replicate.errors import BadInput, UsageError
-from replicate.inputfile import json_lines, read_input
 from replicate.registry import VersionedName
 from replicate.retry import backoff
 from replicate.tomlfile import read_toml

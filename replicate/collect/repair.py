@@ -21,8 +21,8 @@ from pathlib import Path
 import orjson
 
 from replicate.collect.archive import ArchiveLock, read_archive
+from replicate.command_input import read_input
 from replicate.errors import BadInput
-from replicate.inputfile import read_input
 from replicate.outfile import write_file
 
 

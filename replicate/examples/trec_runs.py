@@ -53,7 +53,7 @@ def synthetic_runs(
 
 def read_judgments(path: str | Path) -> dict[str, dict[str, int]]:
     """A plain qrels file (``qid iter docid grade``; gzip undone) as ``{qid: {docid: grade}}``, for the generator only."""
-    from replicate.readkit import InputStream
+    from replicate.reading.stream import InputStream
 
     out: dict[str, dict[str, int]] = {}
     for line in InputStream(path).read().decode("utf-8").splitlines():

@@ -28,8 +28,8 @@ from replicate.judge.outofscale import (
 )
 from replicate.judge.select import RunSpec, named_by_model
 from replicate.parsing import PARSERS, Parser
-from replicate.reading import READERS, ReadOptions
-from replicate.readkit_records import FieldSpec
+from replicate.reading.contract import READERS, ReadOptions
+from replicate.reading.jsonl import FieldSpec
 
 
 @dataclass(frozen=True)

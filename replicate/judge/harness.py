@@ -2,7 +2,7 @@
 
 Where a harness wrote its aggregate beside the per-item file (lm-eval's
 ``results_<date>.json``, an inspect log's header, HELM's ``stats.json``), the
-reader keeps it (:class:`~replicate.reading.HarnessFigure`). Here it is set
+reader keeps it (:class:`~replicate.reading.contract.HarnessFigure`). Here it is set
 against the accuracy recomputed from the run's items under the unparsed policy
 in force (the source's rule by default, so they should agree), at the printed
 figure's precision: a value ``v`` written with ``d`` decimals matches every
@@ -26,7 +26,7 @@ from replicate.stats.policy import Policy
 
 if TYPE_CHECKING:
     from replicate.judge.model import LabelledRun
-    from replicate.reading import HarnessFigure
+    from replicate.reading.contract import HarnessFigure
 
 
 def accuracy_masks(run: LabelledRun, policy: Policy) -> tuple[np.ndarray, np.ndarray]:

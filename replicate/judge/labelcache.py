@@ -43,7 +43,7 @@ from replicate.outfile import write_cache_entry as write_atomic
 if TYPE_CHECKING:
     from replicate.judge.model import LabelledRun, Run
     from replicate.parsing import Parser
-    from replicate.reading import ReadOptions
+    from replicate.reading.contract import ReadOptions
 
 __all__ = ["CacheEvent", "LabelCache", "default_root", "label_key", "label_provenance", "label_through", "reading_text",
            "write_atomic"]

@@ -15,7 +15,7 @@ from replicate.parsing import UNPARSED, Parser
 from replicate.provenance import FileProvenance
 
 if TYPE_CHECKING:
-    from replicate.reading import HarnessFigure, SourceRule
+    from replicate.reading.contract import HarnessFigure, SourceRule
 
 #: Separator joining the key fields of an item into one string key.
 KEY_SEP = "\x1f"
@@ -181,7 +181,7 @@ class LabelledRun:
     parser: str
     files: tuple[RunFile, ...] = field(default=())
     origins: Origins | None = None  # file and line of each item, when read from files
-    yields: str = "outputs"  # outputs | labels | verdicts (see replicate.reading)
+    yields: str = "outputs"  # outputs | labels | verdicts (see replicate.reading.contract)
     label_set: LabelSet | None = None  # the parser's or reader's label set, when declared
     #: the names of the parts of an item key (``query_id``, ``corpus_id``), when the load told them
     key_names: tuple[str, ...] | None = None

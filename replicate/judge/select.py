@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from replicate.errors import BadInput, Message, Param, UsageError
-from replicate.reading import READER_OPTIONS
+from replicate.reading.contract import READER_OPTIONS
 from replicate.tomlfile import read_toml
 
 if TYPE_CHECKING:
@@ -226,7 +226,7 @@ def _option_value(name: object, key: str, value: Any) -> str | int:
 
 def _check_reader_takes(name: object, reader: str, options: Mapping[str, object]) -> None:
     """Refuse options the run's named reader does not read (when it declares its options)."""
-    from replicate.reading import READERS
+    from replicate.reading.contract import READERS
 
     try:
         declared = READERS.get(reader).options

@@ -1,7 +1,7 @@
 """The source's rule as the default: which unparsed policy a command uses, and whether it departs (pure).
 
 A reader of a harness's files declares how that harness counts an item it
-could not score (:class:`~replicate.reading.SourceRule`): lm-eval scores an
+could not score (:class:`~replicate.reading.contract.SourceRule`): lm-eval scores an
 answer its filter could not extract 0 (``wrong``), inspect_ai and HELM leave an
 unscored sample out of their means (``intersect``). That rule is the default of
 ``--unparsed``, so the figures equal the harness's own; a user who asks for the

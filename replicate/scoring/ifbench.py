@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from replicate.command_input import json_lines, read_input
 from replicate.errors import BadInput, Message, Param
-from replicate.inputfile import json_lines, read_input
-from replicate.readkit import GZIP_MAGIC, InputStream
+from replicate.reading.stream import GZIP_MAGIC, InputStream
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,9 +18,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import orjson
 
+from replicate.command_input import is_stdio, write_stdout
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, UsageError
-from replicate.inputfile import is_stdio, write_stdout
 from replicate.output import Format, table
 from replicate.scoring.base import CATEGORIES, SCORERS, NoResult, ScoreInput, Scorer, categorize
 from replicate.trials.snapshots import describe_change, snapshot_changes

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
-from replicate.reading import READERS, Reader, ReadOptions, Source
+from replicate.reading.contract import READERS, Reader, ReadOptions, Source
 
 if TYPE_CHECKING:  # pragma: no cover
     from replicate.scoring.pipeline import ScoreReport
@@ -196,7 +196,7 @@ def looks_like_responses(path: str | Path) -> bool:
     """True when a reader of responses recognises the file's content (an archive's header line does not)."""
     from replicate.judge.load.detect import file_head, sniff_all
     from replicate.judge.load.readfile import read_file
-    from replicate.reading import first_line
+    from replicate.reading.contract import first_line
 
     try:
         head = file_head(read_file(Path(path)))

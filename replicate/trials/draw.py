@@ -23,8 +23,8 @@ from typing import Any, Sequence
 import numpy as np
 import orjson
 
+from replicate.command_input import read_input
 from replicate.errors import BadInput, Message, Param, UsageError
-from replicate.inputfile import read_input
 from replicate.provenance import FileProvenance, file_provenance
 from replicate.stats.stratified import proportional_allocation, stratified_draw
 

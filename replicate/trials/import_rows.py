@@ -22,7 +22,7 @@ The reading and the writing are in :mod:`replicate.trials.importing`.
   verdict and becomes ``unscored_as`` (default ``api_error``, which leaves
   p̂'s denominator as an API error does); it is counted, never dropped. A
   verdict whose answer the log's own filter did not find (lm-eval's
-  ``[invalid]``: :attr:`~replicate.reading.Record.no_answer`) is a
+  ``[invalid]``: :attr:`~replicate.reading.contract.Record.no_answer`) is a
   ``format_failure``, counted as an extraction failure.
 """
 

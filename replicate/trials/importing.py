@@ -14,7 +14,7 @@ from typing import Sequence
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, UsageError
-from replicate.reading import READERS, Reader, ReadOptions, Source
+from replicate.reading.contract import READERS, Reader, ReadOptions, Source
 from replicate.trials.import_rows import (
     DEFAULT_UNSCORED,
     ImportReport,

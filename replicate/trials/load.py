@@ -31,12 +31,12 @@ from typing import Any
 import numpy as np
 import orjson
 
+from replicate.command_input import is_stdio, read_input
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
-from replicate.inputfile import is_stdio, read_input
 from replicate.provenance import FileProvenance, find_release
-from replicate.readkit import InputStream, count_newlines, json_chunk, line_chunks
-from replicate.readkit_records import check_repeated_fields, field_pattern
+from replicate.reading.jsonl import check_repeated_fields, field_pattern
+from replicate.reading.stream import InputStream, count_newlines, json_chunk, line_chunks
 from replicate.trials.columns import CATEGORIES, KNOWN, REQUIRED, ColumnBuilder, TrialsTable, readonly, short_repr
 
 __all__ = ["CATEGORIES", "CORRECT", "API_ERROR", "REQUIRED", "KNOWN", "TrialsTable", "read_trials", "readonly",
@@ -166,7 +166,7 @@ def _check_repeated_keys(
     body: bytes, rows: list[dict], lines: np.ndarray, before: int, present: set[str], path: Path, diag: Diagnostics
 ) -> None:
     """A column the reader takes (:data:`KNOWN`) written twice in one row: the judge readers' check
-    (:func:`~replicate.readkit_records.check_repeated_fields`), an error when the values differ, else a
+    (:func:`~replicate.reading.jsonl.check_repeated_fields`), an error when the values differ, else a
     ``repeated-key`` warning. Only a column whose key text occurs in the chunk more often than rows hold
     it can be written twice in a row; only those are looked for line by line. A column no row has
     (``present``: the columns some row has) is written in no row. A required column's text occurring

@@ -132,7 +132,7 @@ def parse_prices(doc: Mapping[str, Any], *, path: str, text: str = "") -> Prices
 
 def read_prices(path: str | Path) -> Prices:
     """Read and check a prices file (:class:`BadInput` naming the file, and the line where it can be found)."""
-    from replicate.inputfile import is_stdio, read_input
+    from replicate.command_input import is_stdio, read_input
     from replicate.tomlfile import read_toml
 
     doc = read_toml(path, what="prices file")

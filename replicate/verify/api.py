@@ -316,7 +316,7 @@ def verify(
     """
     from replicate.judge.api import load_runs
     from replicate.judge.load import FieldSpec
-    from replicate.reading import ReadOptions
+    from replicate.reading.contract import ReadOptions
 
     claims = load_claims(claims_path, parsers=PARSERS.names())
     columns, _ = parser_columns(claims, parsers)

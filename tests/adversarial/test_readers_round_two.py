@@ -14,7 +14,7 @@ from replicate.cli.app import app
 from replicate.collect.config import RetryPolicy
 from replicate.errors import BadInput
 from replicate.fetch.httpfetch import rate_limit_error
-from replicate.readkit import MAX_RATIO
+from replicate.reading.stream import MAX_RATIO
 from replicate.retry import backoff, parse_retry_after
 from replicate.trials.load import read_trials
 from support.paths import ROOT

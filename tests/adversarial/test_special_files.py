@@ -10,8 +10,8 @@ import threading
 
 import pytest
 
+from replicate.command_input import MAX_LINE_BYTES, read_input
 from replicate.errors import BadInput
-from replicate.inputfile import MAX_LINE_BYTES, read_input
 from support.paths import ROOT
 
 

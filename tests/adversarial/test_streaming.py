@@ -11,7 +11,7 @@ from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
 from replicate.judge.load import load_run
 from replicate.judge.load.outputs import StreamedOutputs
-from replicate.readkit import MAX_RATIO, InputStream, line_chunks
+from replicate.reading.stream import MAX_RATIO, InputStream, line_chunks
 
 
 @pytest.fixture

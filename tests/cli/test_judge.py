@@ -513,7 +513,7 @@ def test_without_a_parser_the_error_names_the_parsers_of_the_files_reader(tmp_pa
 def test_a_reader_names_only_parsers_of_its_outputs():
     import pytest
 
-    from replicate.reading import Reader
+    from replicate.reading.contract import Reader
 
     def none(*_a):
         return None

@@ -17,7 +17,7 @@ import pytest
 from replicate.cachedir import keyed, unkeyed
 from replicate.judge.labelcache import LabelCache, decode, encode, label_key
 from replicate.judge.load import FieldSpec
-from replicate.reading import ReadOptions
+from replicate.reading.contract import ReadOptions
 from support.cachecli import MATRIX, invoke, replicate
 
 

@@ -16,7 +16,7 @@ from replicate.judge.load import FieldSpec, load_run
 from replicate.judge.load.flat import bulk_records, careful_records
 from replicate.judge.load.readfile import Items, RawFile
 from replicate.parsing import PARSERS, Parser
-from replicate.readkit import lines_of
+from replicate.reading.stream import lines_of
 from replicate_parsers.exam import exam_label
 
 TOY = Parser("toy-digit@1", "the first digit 0-3 in the text", lambda t: next((int(c) for c in t if c in "0123"), None))

@@ -25,7 +25,7 @@ from replicate.judge.load import load_run, plan
 from replicate.judge.load.plan import run_key
 from replicate.judge.load.runcache import LazyOutputs, RunCache, decode, encode
 from replicate.judge.select import runs_from_toml
-from replicate.reading import ReadOptions
+from replicate.reading.contract import ReadOptions
 from support.cachecli import MATRIX, at_once, invoke, replicate
 
 RUN = "alpha-2024-05"

@@ -18,7 +18,7 @@ from replicate.cli.app import app
 from replicate.judge.harness import HarnessCheck, places
 from replicate.judge.select import model_run_name
 from replicate.judge.sourcerule import unparsed_choice
-from replicate.reading import HarnessFigure, SourceRule
+from replicate.reading.contract import HarnessFigure, SourceRule
 from support.paths import ROOT
 from support.synth.lm_eval_logs import GROUPS, verdicts, write_pair
 

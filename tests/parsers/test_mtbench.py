@@ -102,7 +102,7 @@ def test_single_at_1_is_stricter_than_fastchat_and_says_so():
     assert "as FastChat records it" in fastchat.description and fastchat.released
     # a parser without its own value scores its label
     assert strict.score("Rating: [[7]]") == 7.0 and strict.score("Rating: [[8.5]]") is None
-    from replicate.reading import READERS
+    from replicate.reading.contract import READERS
     assert READERS.get("fastchat-single@1").parsers[0] == "mtbench-single@2"
 
 

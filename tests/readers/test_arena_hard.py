@@ -29,7 +29,7 @@ from replicate.errors import BadInput
 from replicate.judge.load import load_run
 from replicate.judge.model import KEY_SEP
 from replicate.parsing import PARSERS
-from replicate.reading import READERS
+from replicate.reading.contract import READERS
 
 
 def _run(*args):

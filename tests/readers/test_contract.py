@@ -13,7 +13,7 @@ from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, UsageError
 from replicate.judge.load import load_run
 from replicate.labels import LabelSet
-from replicate.reading import READERS, Reader, Record, Source, reader
+from replicate.reading.contract import READERS, Reader, Record, Source, reader
 from support.paths import ROOT
 
 EXAMPLE = ROOT / "fixtures" / "example"
@@ -164,8 +164,8 @@ def test_records_path_equals_bulk_path():
     """judge-jsonl@1's records() gives the items its bulk path gives (the contract is one reading)."""
     from replicate.judge.load.readfile import Items, read_file
     from replicate.judge.load.records import load_records
-    from replicate.reading import ReadOptions
-    from replicate.readkit_records import FieldSpec
+    from replicate.reading.contract import ReadOptions
+    from replicate.reading.jsonl import FieldSpec
 
     bulk = load_run("r", JSONL, diagnostics=Diagnostics())
     r = READERS.get("judge-jsonl@1")
@@ -190,8 +190,8 @@ def test_bulk_paths_equal_the_records_path(reader_name, path):
     """A reader's bulk path gives exactly the items, labels, lines and warnings of its records()."""
     from replicate.judge.load.readfile import Items, read_file
     from replicate.judge.load.records import load_records
-    from replicate.reading import ReadOptions
-    from replicate.readkit_records import FieldSpec
+    from replicate.reading.contract import ReadOptions
+    from replicate.reading.jsonl import FieldSpec
 
     bulk_diag = Diagnostics()
     bulk = load_run("r", path, diagnostics=bulk_diag, reader=reader_name)

@@ -16,7 +16,7 @@ from replicate.cli.app import app
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
 from replicate.judge.load import load_run
-from replicate.reading import ReadOptions
+from replicate.reading.contract import ReadOptions
 from support.paths import ROOT
 
 DATA = ROOT / "tests" / "readers" / "data"
@@ -144,8 +144,8 @@ def test_the_common_case_is_read_in_bulk_and_text_gold_line_by_line(tmp_path):
     """The bulk path takes whole-number grades; text gold falls back to the careful path, same items."""
     from replicate.judge.load.fast import FAST_PATHS
     from replicate.judge.load.readfile import Items, read_file
-    from replicate.reading import READERS
-    from replicate.readkit_records import FieldSpec
+    from replicate.reading.contract import READERS
+    from replicate.reading.jsonl import FieldSpec
 
     reader = READERS.get(R)
     for path, bulk in ((_gold_file(tmp_path), True), (_gold_file(tmp_path, grade=str, name="text.jsonl"), False)):

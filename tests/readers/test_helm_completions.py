@@ -20,7 +20,7 @@ from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
 from replicate.judge.load import load_run
 from replicate.judge.model import KEY_SEP
-from replicate.reading import READERS, ReadOptions
+from replicate.reading.contract import READERS, ReadOptions
 from replicate_parsers.helm_choice import CHOICES
 from support.paths import ROOT
 from support.synth import helm_runs as hr

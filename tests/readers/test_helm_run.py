@@ -21,7 +21,7 @@ from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, UsageError
 from replicate.judge.load import load_run
 from replicate.judge.model import KEY_SEP
-from replicate.reading import READERS, ReadOptions
+from replicate.reading.contract import READERS, ReadOptions
 from support.ci import used
 from support.paths import ROOT
 from support.synth import helm_runs as hr
@@ -106,7 +106,7 @@ def test_the_directory_is_chosen_by_content_and_its_files_read_alike():
 
 
 def test_the_records_carry_the_train_trial_and_the_entry_line():
-    from replicate.reading import Source
+    from replicate.reading.contract import Source
 
     path = TRIALS / "per_instance_stats.json"
     src = Source(path, path.read_bytes(), ReadOptions(extra={"correct_field": "exact_match"}), Diagnostics())
@@ -322,7 +322,7 @@ def test_sniffing_tells_helm_files_from_others():
 
 # the run's model and task, and replicate import --------------------------------------------
 def test_the_run_spec_beside_the_file_names_the_model_and_task(tmp_path):
-    from replicate.reading import Source
+    from replicate.reading.contract import Source
     from replicate_parsers.helm_layout import task_of
 
     path = RUN_A / "per_instance_stats.json"

@@ -24,7 +24,7 @@ from replicate.cli.app import app
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, UsageError
 from replicate.judge.load import load_run
-from replicate.reading import READERS, ReadOptions
+from replicate.reading.contract import READERS, ReadOptions
 from support.paths import ROOT
 from support.synth import inspect_logs as il
 from support.synth.inspect_logs import Sample
@@ -166,7 +166,7 @@ def test_epochs_are_trials_refused_as_one_run_unless_one_is_picked():
 
 def test_the_records_carry_epoch_as_trial():
     reader = READERS.get(R)
-    from replicate.reading import Source
+    from replicate.reading.contract import Source
 
     src = Source(EPOCHS, EPOCHS.read_bytes(), ReadOptions(extra=BUILTIN), Diagnostics())
     recs = list(reader.records(src))

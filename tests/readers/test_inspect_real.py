@@ -16,7 +16,7 @@ from replicate.cli.app import app
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
 from replicate.judge.load import load_run
-from replicate.reading import ReadOptions
+from replicate.reading.contract import ReadOptions
 from support.paths import ROOT
 
 DATA = ROOT / "tests" / "readers" / "data" / "inspect" / "real"

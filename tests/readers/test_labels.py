@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from replicate.cli.app import app
 from replicate.labels import LabelSet, absent_figures, grade_code
 from replicate.parsing import PARSERS, Parser
-from replicate.reading import READERS, Record, Source, reader
+from replicate.reading.contract import READERS, Record, Source, reader
 
 
 def _run(*args):
@@ -120,7 +120,7 @@ def test_text_gold_of_a_flat_file_maps_through_the_parsers_set(tmp_path):
     from replicate.errors import BadInput
     from replicate.judge.load import load_run
     from replicate.labels import LabelSet
-    from replicate.reading import ReadOptions
+    from replicate.reading.contract import ReadOptions
 
     pair = LabelSet.categorical("A", "B", "tie")
     rows = [("1", "tie", "[[C]]"), ("2", "A", "[[A]]"), ("3", "B", "[[A]]")]

@@ -18,7 +18,7 @@ from replicate.cli.app import app
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput
 from replicate.judge.load import load_run
-from replicate.reading import READERS, ReadOptions
+from replicate.reading.contract import READERS, ReadOptions
 from support.paths import ROOT
 
 DATA = ROOT / "tests" / "readers" / "data" / "lm_eval" / "legacy"

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from replicate.cli.app import app
 from replicate.diagnostics import Diagnostics
 from replicate.judge.load import load_run
-from replicate.reading import ReadOptions
+from replicate.reading.contract import ReadOptions
 from replicate_parsers.lm_eval_results import model_of
 from support.paths import ROOT
 

@@ -23,7 +23,7 @@ from replicate.judge.compare import compare
 from replicate.judge.model import KEY_SEP
 from replicate.judge.select import RunSpec
 from replicate.judge.uncertainty import Uncertainty
-from replicate.reading import ReadOptions
+from replicate.reading.contract import ReadOptions
 from support.synth import lm_eval_logs
 from support.synth.inspect_logs import Sample, write_eval_log
 

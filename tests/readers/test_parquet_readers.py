@@ -23,7 +23,7 @@ from replicate.judge.load import load_run  # noqa: E402
 from replicate.judge.load.detect import choose_reader  # noqa: E402
 from replicate.judge.load.readfile import read_file  # noqa: E402
 from replicate.parsing import UNPARSED  # noqa: E402
-from replicate.reading import ReadOptions  # noqa: E402
+from replicate.reading.contract import ReadOptions  # noqa: E402
 from support.lighteval_details import flat_detail, nested_detail, write_details  # noqa: E402
 from support.paths import ROOT  # noqa: E402
 

@@ -120,7 +120,7 @@ def test_what_changes_the_labels_changes_the_key():
     from replicate.judge.labelcache import label_key
     from replicate.judge.load import FieldSpec
     from replicate.labels import LabelSet
-    from replicate.reading import ReadOptions
+    from replicate.reading.contract import ReadOptions
 
     files = [("aa", "judge-jsonl@1"), ("bb", "judge-jsonl@1")]
     fs = FieldSpec()
@@ -153,7 +153,7 @@ def test_the_run_cache_key_counts_how_gold_is_read():
     from replicate.judge.load import FieldSpec
     from replicate.judge.load.plan import run_key
     from replicate.labels import LabelSet
-    from replicate.reading import ReadOptions
+    from replicate.reading.contract import ReadOptions
 
     path = [Path(__file__)]
     fs = FieldSpec()

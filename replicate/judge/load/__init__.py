@@ -30,12 +30,12 @@ and output (``duplicate-identical``, first kept); a ``null`` output
 questions (``exam-no-questions``, unparsed) or whose judgment names another
 query than its line (``exam-query-mismatch``).
 
-Which reader reads a file is a :class:`~replicate.reading.Reader` named with
+Which reader reads a file is a :class:`~replicate.reading.contract.Reader` named with
 ``reader=`` (``--reader``) or chosen by content (:mod:`~replicate.judge.load.detect`), once, in the run's
 load plan (:mod:`~replicate.judge.load.plan`), which :mod:`~replicate.judge.load.execute` reads;
 the two formats above are the built-in readers ``judge-jsonl@1`` and
 ``exam@1``; others (``trec-qrels@1``, ``umbrela-judge@1``, plugins) hand the
-loader :class:`~replicate.reading.Record` values (:mod:`~replicate.judge.load.records`).
+loader :class:`~replicate.reading.contract.Record` values (:mod:`~replicate.judge.load.records`).
 """
 
 from __future__ import annotations
@@ -51,9 +51,9 @@ from replicate.judge.load.plan import FORMATS, plan_run
 from replicate.judge.load.readfile import BOM
 from replicate.judge.model import Run
 from replicate.parsing import Parser
-from replicate.reading import ReadOptions
-from replicate.readkit import key_text
-from replicate.readkit_records import FieldSpec, gold_int
+from replicate.reading.contract import ReadOptions
+from replicate.reading.jsonl import FieldSpec, gold_int
+from replicate.reading.stream import key_text
 
 __all__ = ["FieldSpec", "load_run", "detect_format", "key_text", "gold_int", "FORMATS"]
 

@@ -2,14 +2,14 @@
 
 Every installed reader's ``sniff`` looks at the head of the file (gzip undone,
 a UTF-8 BOM removed) and answers ``yes``, ``maybe`` or ``no`` (see
-:mod:`replicate.reading`). The one ``yes`` is chosen; with no ``yes``, the one
+:mod:`replicate.reading.contract`). The one ``yes`` is chosen; with no ``yes``, the one
 ``maybe``; otherwise the file's shape is ambiguous or unknown, and the error
 lists the readers that could apply. An empty (or blank) file holds no record
 whatever its reader: it keeps the reader of the run's previous file (the
 default ``judge-jsonl@1`` for the first) and is warned as empty.
 
 A directory given as a run file (a HELM run directory) is read through the
-file in it that a reader names in :attr:`~replicate.reading.Reader.run_files`
+file in it that a reader names in :attr:`~replicate.reading.contract.Reader.run_files`
 (:func:`directory_file`); that file's content then chooses its reader as usual.
 """
 
@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from replicate.command_input import is_stdio
 from replicate.errors import BadInput
-from replicate.inputfile import is_stdio
 from replicate.judge.load.readfile import BOM, RawFile
-from replicate.reading import HEAD_BYTES, MATCHES, READERS, Reader, ReadOptions, first_line
-from replicate.readkit import refuse_utf16
-from replicate.readkit_parquet import NEEDS_PYARROW, have_pyarrow, is_parquet, parquet_head
+from replicate.reading.contract import HEAD_BYTES, MATCHES, READERS, Reader, ReadOptions, first_line
+from replicate.reading.parquet import NEEDS_PYARROW, have_pyarrow, is_parquet, parquet_head
+from replicate.reading.stream import refuse_utf16
 
 #: The reader of an empty file that is the first of its run.
 DEFAULT_READER = "judge-jsonl@1"
@@ -30,7 +30,7 @@ DEFAULT_READER = "judge-jsonl@1"
 
 def file_head(f: RawFile) -> bytes:
     """What ``sniff`` sees: the first :data:`HEAD_BYTES` bytes, UTF-8 BOM removed; for a Parquet file
-    on disk its footer, where the schema is (:func:`~replicate.readkit_parquet.parquet_head`).
+    on disk its footer, where the schema is (:func:`~replicate.reading.parquet.parquet_head`).
 
     A UTF-16 file is refused here (every reader reads UTF-8).
     """
@@ -100,7 +100,7 @@ def directory_file(path: Path, given: Reader | None) -> Path:
     """``path``, or for a directory the file in it that ``given`` (else any installed reader) reads it through.
 
     A directory no reader names a file of (or, with ``given``, none of its
-    :attr:`~replicate.reading.Reader.run_files`) is :class:`BadInput` listing what was looked for.
+    :attr:`~replicate.reading.contract.Reader.run_files`) is :class:`BadInput` listing what was looked for.
     """
     if is_stdio(path) or not path.is_dir():
         return path

@@ -31,7 +31,7 @@ from replicate.judge.load.records import load_records
 from replicate.judge.load.runcache import RunCache
 from replicate.judge.model import Origins, Run, RunFile, readonly
 from replicate.parsing import Parser
-from replicate.reading import READERS, Reader
+from replicate.reading.contract import READERS, Reader
 
 
 def execute(

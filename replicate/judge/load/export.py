@@ -6,8 +6,8 @@ from pathlib import Path
 
 import orjson
 
+from replicate.command_input import is_stdio, write_stdout
 from replicate.errors import BadInput
-from replicate.inputfile import is_stdio, write_stdout
 from replicate.judge.load import FieldSpec
 from replicate.judge.model import KEY_SEP, NO_GOLD, LabelledRun
 from replicate.labels import label_name

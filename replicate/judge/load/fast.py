@@ -1,6 +1,6 @@
 """The loader's fast paths for built-in readers: the same items as their ``records()``, read in bulk.
 
-A reader gives records (:mod:`replicate.reading`); for the file shapes of the
+A reader gives records (:mod:`replicate.reading.contract`); for the file shapes of the
 built-in readers named in :data:`FAST_PATHS`, the loader reads a clean file in
 bulk instead, a chunk of whole lines per orjson call, streaming, and falls back
 to the reader's records (:func:`~replicate.judge.load.records.load_records`)
@@ -24,9 +24,9 @@ from replicate.judge.load.readfile import BulkKeys, Items, RawFile, distinct_has
 from replicate.judge.load.records import load_records
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
 from replicate.labels import GOLD_MAX, outside_set
-from replicate.reading import Reader, ReadOptions
-from replicate.readkit import chunk_keys, json_chunk
-from replicate.readkit_records import FieldSpec
+from replicate.reading.contract import Reader, ReadOptions
+from replicate.reading.jsonl import FieldSpec
+from replicate.reading.stream import chunk_keys, json_chunk
 
 #: The key fields of an UMBRELA record (else query and passage texts).
 UMBRELA_IDS = ("qid", "docid")

@@ -17,8 +17,8 @@ from replicate.judge.load.outputs import KeptOutputs, OutputLabels
 from replicate.judge.load.readfile import BLANK, BulkKeys, Items, RawFile, parse_line, replay
 from replicate.judge.model import RunFile
 from replicate.labels import GOLD_MAX, LabelSet
-from replicate.readkit import CHUNK, chunk_keys, json_chunk, line_chunks, lines_of
-from replicate.readkit_records import FieldSpec, check_repeated_fields, checked_record, field_pattern, record_fields
+from replicate.reading.jsonl import FieldSpec, check_repeated_fields, checked_record, field_pattern, record_fields
+from replicate.reading.stream import CHUNK, chunk_keys, json_chunk, line_chunks, lines_of
 
 
 def _count_fields(objs: list[dict], names: Sequence[str]) -> int:
@@ -162,7 +162,7 @@ def _checked_record(
     obj: object, fields: FieldSpec, out_field: str | None, f: RawFile, lineno: int,
     gold_labels: LabelSet | None = None,
 ) -> tuple[str, int, str | None, str]:
-    """:func:`~replicate.readkit_records.checked_record` of a line of ``f``."""
+    """:func:`~replicate.reading.jsonl.checked_record` of a line of ``f``."""
     return checked_record(obj, fields, out_field, f.path, lineno, gold_labels)
 
 
@@ -177,7 +177,7 @@ def careful_records(
     split: str,
     gold_labels: LabelSet | None = None,
 ) -> tuple[int, int, int, int, int, str | None]:
-    """Every check, line by line (``lines``: ``(line number, line, torn)``, :func:`~replicate.readkit.lines_of`).
+    """Every check, line by line (``lines``: ``(line number, line, torn)``, :func:`~replicate.reading.stream.lines_of`).
 
     Returns (lines, records, skipped, thoughts, rewritten, field)."""
     out_field: str | None = None

@@ -23,7 +23,7 @@ import orjson
 
 from replicate.errors import BadInput
 from replicate.parsing import PARSE_CACHE_CHARS, UNPARSED, Parser
-from replicate.readkit import InputStream, json_chunk, line_chunks, lines_of, without_bom
+from replicate.reading.stream import InputStream, json_chunk, line_chunks, lines_of, without_bom
 
 #: A file's outputs are kept from the first pass while its lines read stay within this many bytes (32 MiB);
 #: a larger file's are read again when a parser reads them. Reading a judge file's JSON twice costs about as

@@ -28,8 +28,8 @@ from replicate.errors import Message, Param, UsageError
 from replicate.judge.labelcache import reading_text
 from replicate.judge.load.detect import directory_file
 from replicate.judge.load.runcache import MAGIC as RUN_MAGIC
-from replicate.reading import READERS, ReadOptions
-from replicate.readkit_records import FieldSpec
+from replicate.reading.contract import READERS, ReadOptions
+from replicate.reading.jsonl import FieldSpec
 
 if TYPE_CHECKING:
     from replicate.judge.select import RunSpec

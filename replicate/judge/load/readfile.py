@@ -21,8 +21,8 @@ from replicate.judge.load.outputs import OutputLabels, OutputParts, StreamedOutp
 from replicate.judge.model import KEY_SEP
 from replicate.parsing import UNPARSED, Parser
 from replicate.provenance import FileProvenance, find_release
-from replicate.readkit import BOM, READ_BLOCK, InputStream, bad_json_line, line_chunks, refuse_utf16, without_bom
-from replicate.readkit_records import BLANK, json_line, json_objects
+from replicate.reading.jsonl import BLANK, json_line, json_objects
+from replicate.reading.stream import BOM, READ_BLOCK, InputStream, bad_json_line, line_chunks, refuse_utf16, without_bom
 
 __all__ = ["BLANK", "BOM", "RawFile", "read_file", "strip_bom", "split_lines", "parse_line", "json_objects", "Items"]
 
@@ -83,7 +83,7 @@ class RawFile:
             diag.warn("empty-file", "file is empty: no records", path=self.path)
 
     def chunks(self, diag: Diagnostics | None = None) -> Iterator[bytes]:
-        """Chunks of whole lines (:func:`~replicate.readkit.line_chunks`), a leading BOM removed (warned
+        """Chunks of whole lines (:func:`~replicate.reading.stream.line_chunks`), a leading BOM removed (warned
         when ``diag`` is given), UTF-16 refused, an empty file warned."""
         def bom() -> None:
             if diag is not None:

@@ -1,6 +1,6 @@
 """Records from a reader -> the items of a run (the generic path of every reader without a bulk one).
 
-Each :class:`~replicate.reading.Record` is checked and encoded here, so every
+Each :class:`~replicate.reading.contract.Record` is checked and encoded here, so every
 reader gets the same rules: a key is a non-empty tuple of strings; a decided
 label is a whole-number grade (or a category of the reader's label set); a
 verdict is True/False/None; gold is a whole-number grade or, for a
@@ -20,7 +20,7 @@ from replicate.judge.load.readfile import Items, RawFile, RecordBlock, replay, s
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
 from replicate.labels import LabelSet, gold_code, gold_problem, grade_code, outside_set
 from replicate.parsing import UNPARSED
-from replicate.reading import Reader, ReadOptions, Record, Source
+from replicate.reading.contract import Reader, ReadOptions, Record, Source
 
 
 def _gold(rec: Record, label_set: LabelSet | None, src: Source) -> int:

@@ -51,7 +51,7 @@ from replicate.judge.labelcache import CacheEvent
 from replicate.judge.model import Origins, Run, RunFile, readonly
 from replicate.outfile import write_cache_entry as write_atomic
 from replicate.provenance import FileProvenance, find_release
-from replicate.reading import SourceRule
+from replicate.reading.contract import SourceRule
 
 MAGIC = b"RPLRUN1\n"
 #: The largest run entry read; a larger file is not an entry (counted as damaged, rewritten).

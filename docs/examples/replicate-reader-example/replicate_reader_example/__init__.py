@@ -18,7 +18,7 @@ import io
 from typing import Iterator
 
 from replicate.labels import LabelSet
-from replicate.reading import Match, ReadOptions, Record, Source, first_line, reader
+from replicate.reading.contract import Match, ReadOptions, Record, Source, first_line, reader
 
 NEEDED = ("query_id", "doc_id", "grade")
 

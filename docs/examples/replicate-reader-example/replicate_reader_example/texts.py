@@ -2,7 +2,7 @@
 
 One object a line, ``{"qid": "q1", "docid": "p1", "text": "... Final grade: 2"}``;
 the texts are read into labels by ``--parser`` (e.g. ``umbrela-fallback@1``).
-The toolkit (:mod:`replicate.readkit`, :mod:`replicate.readkit_records`) does
+The toolkit (:mod:`replicate.reading.stream`, :mod:`replicate.reading.jsonl`) does
 what every JSONL reader needs: lines streamed, a BOM removed, a blank line
 skipped with a warning, a torn last line or a line that is not JSON refused
 naming file and line, key values compared as text.
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from replicate.reading import Match, ReadOptions, Record, Source, reader
-from replicate.readkit import describe, first_json, key_text
-from replicate.readkit_records import json_objects
+from replicate.reading.contract import Match, ReadOptions, Record, Source, reader
+from replicate.reading.jsonl import json_objects
+from replicate.reading.stream import describe, first_json, key_text
 
 KEY = ("qid", "docid")
 

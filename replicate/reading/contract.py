@@ -69,12 +69,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, Ma
 
 from replicate.errors import BadInput
 from replicate.labels import LabelSet
-from replicate.readkit import first_line, line_chunks, lines_of  # noqa: F401  (first_line: the sniffing helper, public here too)
+from replicate.reading.stream import first_line, line_chunks, lines_of  # noqa: F401  (first_line: the sniffing helper, public here too)
 from replicate.registry import Registry, VersionedName
 
 if TYPE_CHECKING:  # pragma: no cover
     from replicate.diagnostics import Diagnostics
-    from replicate.readkit_records import FieldSpec
+    from replicate.reading.jsonl import FieldSpec
 
 Match = Literal["yes", "maybe", "no"]
 Yields = Literal["outputs", "labels", "verdicts"]
@@ -229,13 +229,13 @@ class Source:
 
         A last line without a newline is yielded too; readers whose records
         must end with a newline check :attr:`torn`. A line longer than
-        :func:`~replicate.inputfile.max_line_bytes` is refused (:func:`~replicate.readkit.line_chunks`).
+        :func:`~replicate.command_input.max_line_bytes` is refused (:func:`~replicate.reading.stream.line_chunks`).
         """
         for i, line, _torn in lines_of(self.chunks()):
             yield i, line[:-1] if line.endswith(b"\r") else line
 
     def chunks(self) -> Iterator[bytes]:
-        """The file in chunks of whole lines (:func:`~replicate.readkit.line_chunks`: a line's length
+        """The file in chunks of whole lines (:func:`~replicate.reading.stream.line_chunks`: a line's length
         bounded), streamed when the loader gave :attr:`stream`; counts :attr:`lines_seen`."""
         blocks = self.stream() if self.stream is not None else [self.data]
         for chunk in line_chunks(blocks, path=self.path):

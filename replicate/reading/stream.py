@@ -1,6 +1,6 @@
 """The reader toolkit: what every reader (built-in or third party) uses to read a file's bytes.
 
-Beside the reader contract (:mod:`replicate.reading`), public and documented
+Beside the reader contract (:mod:`replicate.reading.contract`), public and documented
 in ``docs/writing-a-reader.md``; nothing here imports ``replicate.judge``.
 Memory grows with a file's items, never with its bytes: files are read as a
 stream of blocks, gzip is undone while streaming (bounded like a zip member),
@@ -22,7 +22,7 @@ JSON
     :func:`keys_of`, :func:`chunk_keys`.
 
 The record checks and field spec of flat JSONL records are in
-:mod:`replicate.readkit_records`.
+:mod:`replicate.reading.jsonl`.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from typing import Any, Callable
 import numpy as np
 import orjson
 
+from replicate.command_input import is_stdio, max_line_bytes, read_input
 from replicate.errors import BadInput
-from replicate.inputfile import is_stdio, max_line_bytes, read_input
 
 __all__ = [
     "BOM", "GZIP_MAGIC", "READ_BLOCK", "CHUNK", "KEY_SEP", "MAX_MEMBER", "MAX_RATIO", "RATIO_FROM",
@@ -81,7 +81,7 @@ class InputStream:
     are those of the file's raw bytes. A gzip stream that inflates more than
     :data:`MAX_RATIO` times is refused as a gzip bomb (a gzip file's total size is
     otherwise unbounded: it is never held whole). ``-`` (standard input) and pipes
-    are read whole by :func:`~replicate.inputfile.read_input` (a line's length bounded).
+    are read whole by :func:`~replicate.command_input.read_input` (a line's length bounded).
     A missing file, a directory or a device is a :class:`BadInput` naming the file.
     """
 
@@ -156,7 +156,7 @@ class InputStream:
 
 def _open_regular(path: Path) -> Any:
     """An open binary file when ``path`` is a regular file; None for anything else (a pipe, a device, a missing
-    file: :func:`~replicate.inputfile.read_input` reads a pipe once, bounded, and names what is wrong otherwise)."""
+    file: :func:`~replicate.command_input.read_input` reads a pipe once, bounded, and names what is wrong otherwise)."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None  # stat, not open: opening a FIFO to look at it would consume its writer
@@ -206,7 +206,7 @@ def _gunzip(path: Path, first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
 def line_chunks(blocks: Iterable[bytes], *, path: Path, size: int = CHUNK, limit: int | None = None) -> Iterator[bytes]:
     """Chunks of about ``size`` bytes of whole lines, each ending with its newline (only the file's last chunk
     may lack one: the file is torn). A line longer than ``limit`` (default
-    :func:`~replicate.inputfile.max_line_bytes`) is a :class:`BadInput` naming its line."""
+    :func:`~replicate.command_input.max_line_bytes`) is a :class:`BadInput` naming its line."""
     limit = max_line_bytes() if limit is None else limit
     carry = b""
     lines_before = 0

@@ -19,11 +19,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from replicate.command_input import is_stdio
 from replicate.errors import BadInput
-from replicate.inputfile import is_stdio
 
 if TYPE_CHECKING:  # pragma: no cover
-    from replicate.reading import Source
+    from replicate.reading.contract import Source
 
 PARQUET_MAGIC = b"PAR1"
 #: A footer larger than this is not read for sniffing (a file with many thousands of row groups).

@@ -1,5 +1,5 @@
-"""The reader toolkit, records half: JSON lines of a :class:`~replicate.reading.Source` and the checks of a
-flat JSONL record (public; see :mod:`replicate.readkit` and ``docs/writing-a-reader.md``).
+"""The reader toolkit, records half: JSON lines of a :class:`~replicate.reading.contract.Source` and the checks of a
+flat JSONL record (public; see :mod:`replicate.reading.stream` and ``docs/writing-a-reader.md``).
 
 :func:`json_values` and :func:`json_objects` (every line of a source as JSON, a
 blank line skipped with a warning, a torn last line or a line that is not JSON
@@ -20,7 +20,7 @@ import orjson
 
 from replicate.errors import BadInput, Message, Param
 from replicate.labels import GOLD_MAX, LabelSet, gold_code, gold_problem
-from replicate.readkit import KEY_SEP, bad_json_line, describe, key_text, line_chunks, lines_of
+from replicate.reading.stream import KEY_SEP, bad_json_line, describe, key_text, line_chunks, lines_of
 
 __all__ = ["BLANK", "FieldSpec", "gold_int", "json_line", "json_values", "json_objects", "checked_record",
            "check_repeated_fields", "repeated_fields", "record_fields"]
@@ -89,7 +89,7 @@ def gold_int(value: Any) -> int | None:
 
 def json_line(path: Path, lineno: int, line: bytes, torn: bool, diag: _Warns) -> Any:
     """One line as a JSON value, or :data:`BLANK` for a blank line (warned ``blank-line``); a line that is not
-    JSON is a :class:`BadInput` (:func:`~replicate.readkit.bad_json_line`; ``torn``: the file's unterminated last line)."""
+    JSON is a :class:`BadInput` (:func:`~replicate.reading.stream.bad_json_line`; ``torn``: the file's unterminated last line)."""
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError as exc:
@@ -149,7 +149,7 @@ def check_repeated_fields(line: bytes, names: Iterable[str], path: Path, lineno:
 
 
 def json_values(src: Any, fields: Iterable[str] = ()) -> Iterator[tuple[int, Any]]:
-    """(1-based line, JSON value) for every non-blank line of a :class:`~replicate.reading.Source`, streamed
+    """(1-based line, JSON value) for every non-blank line of a :class:`~replicate.reading.contract.Source`, streamed
     in chunks of whole lines; a blank line is skipped (warned, counted in ``src.skipped``). A key of
     ``fields`` (those the reader takes) written twice in one record is refused or warned
     (:func:`check_repeated_fields`)."""
@@ -166,7 +166,7 @@ def json_values(src: Any, fields: Iterable[str] = ()) -> Iterator[tuple[int, Any
 
 
 def json_objects(src: Any, what: str = "", fields: Iterable[str] = ()) -> Iterator[tuple[int, dict]]:
-    """(1-based line, object) for every line of a reader's :class:`~replicate.reading.Source`.
+    """(1-based line, object) for every line of a reader's :class:`~replicate.reading.contract.Source`.
 
     The loop every JSONL reader shares: :func:`json_values`, and a value that is
     not an object is an error (``what`` says what a line holds, e.g. " (one logged sample)").
@@ -201,7 +201,7 @@ def checked_record(
 ) -> tuple[str, int, str | None, str]:
     """(key, gold, output, output field) of one flat record, or a BadInput naming what is wrong.
 
-    The key's parts are joined by :data:`~replicate.readkit.KEY_SEP`. ``out_field`` None: this is the
+    The key's parts are joined by :data:`~replicate.reading.stream.KEY_SEP`. ``out_field`` None: this is the
     file's first record, which decides the output field. ``gold_labels``: the label set gold is read
     against (:func:`~replicate.labels.gold_code`).
     """

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from replicate.command_input import json_lines, read_input
 from replicate.errors import BadInput
-from replicate.inputfile import json_lines, read_input
 
 
 def test_reads_bytes(tmp_path):
