@@ -49,7 +49,7 @@ def collect_cmd(
     recorded stays, requests in flight are asked again on resume (exit 130).
     """
     from replicate.collect import load_config, load_items
-    from replicate.collect.archive import read_archive
+    from replicate.collect.archive import scan_archive
     from replicate.collect.plan import make_plan, render_plan
     from replicate.collect.runner import CollectionInterrupted, CollectionStopped, Progress, collect, render_summary
 
@@ -79,7 +79,7 @@ def collect_cmd(
                  f"{got.already_recorded} already in the archive, skipped)")
         return
     if dry_run:
-        done = read_archive(archive).done if archive.exists() and archive.stat().st_size else set()
+        done = scan_archive(archive).done if archive.exists() and archive.stat().st_size else set()
         plan = make_plan(cfg, its, done=done)
         emit(plan, fmt, text=lambda: render_plan(plan, fmt))
         return

@@ -18,6 +18,8 @@ when the run ends), and one on the archive file itself, so a second collector
 reaching the same file through a symlink or a hard link is refused too. The
 kernel drops both when their holder dies, even by ``kill -9``. An archive that
 holds duplicates all the same is mended by :mod:`replicate.collect.repair`.
+An archive is read as a stream of blocks by :mod:`replicate.collect.archive_read`,
+keeping the keys of its trials, not their records.
 """
 
 from __future__ import annotations
@@ -32,16 +34,24 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import orjson
 
+from replicate.collect.archive_read import (
+    ARCHIVE_SCHEMA,
+    BATCH_RECORDS,
+    ArchiveContents,
+    ArchiveScan,
+    ArchiveStream,
+    Key,
+    read_archive,
+    scan_archive,
+)
 from replicate.collect.config import CollectConfig, Item
-from replicate.command_input import json_lines, read_input
 from replicate.errors import BadInput, UsageError
 from replicate.outfile import fsync_folder
 from replicate.secrets import MIN_SECRET, forms, scrub
 
-ARCHIVE_SCHEMA = "replicate.archive/1"
-#: batch mode's bookkeeping: an uploaded input file, a created batch, a batch whose results were imported (or an
-#: upload dropped by --cancel-batches); see replicate.collect.batchbook
-BATCH_RECORDS = ("batch_upload", "batch", "batch_done")
+__all__ = ["ARCHIVE_SCHEMA", "BATCH_RECORDS", "ArchiveContents", "ArchiveLock", "ArchiveScan", "ArchiveStream",
+           "ArchiveWriter", "OpenedArchive", "header_changes", "lock_path", "make_header", "open_for_collection",
+           "read_archive", "scan_archive"]
 
 
 def lock_path(archive: Path) -> Path:
@@ -216,97 +226,6 @@ def header_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     return out
 
 
-# -- reading -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ArchiveContents:
-    """What an archive file holds: its header, its trial records (with line numbers)."""
-
-    path: Path
-    header: dict[str, Any] | None
-    records: tuple[tuple[int, dict[str, Any]], ...]
-    torn_bytes: int = 0  # size of a torn last line (0 if none)
-    valid_size: int = 0  # bytes up to and including the last complete line
-    resumes: tuple[dict[str, Any], ...] = ()  # one "resume" record per resumed run, in order
-    superseded: int = 0  # api_error records replaced by a later record of the same trial
-    #: batch mode: "batch_upload", "batch" and "batch_done" records, in order
-    batches: tuple[dict[str, Any], ...] = ()
-
-    @property
-    def done(self) -> set[tuple[str, str, int]]:
-        return {(r["model"], r["item"], r["trial"]) for _, r in self.records}
-
-    @property
-    def errors(self) -> set[tuple[str, str, int]]:
-        """The trials whose (latest) record is an API error."""
-        return {(r["model"], r["item"], r["trial"]) for _, r in self.records if r.get("error_kind")}
-
-
-def read_archive(path: str | Path) -> ArchiveContents:
-    """Read an archive. A torn last line is reported in ``torn_bytes``, not raised.
-
-    A malformed complete line, a trial before the header or a duplicate
-    (model, item, trial) is bad input naming the line.
-    """
-    path = Path(path)
-    data = read_input(path, what="archive")
-    end = data.rfind(b"\n") + 1
-    torn = len(data) - end
-    header: dict[str, Any] | None = None
-    records: dict[tuple[str, str, int], tuple[int, dict[str, Any]]] = {}
-    resumes: list[dict[str, Any]] = []
-    batches: list[dict[str, Any]] = []
-    superseded = 0
-    for lineno, obj in json_lines(data[:end], path=path, record="archive record"):
-        kind = obj.get("type") if isinstance(obj, dict) else None
-        if kind == "header":
-            if header is not None:
-                raise BadInput("a second header record", path=path, line=lineno)
-            if obj.get("schema") != ARCHIVE_SCHEMA:
-                raise BadInput(
-                    f"unknown archive schema {obj.get('schema')!r}; this version reads {ARCHIVE_SCHEMA}",
-                    path=path, line=lineno,
-                )
-            header = obj
-        elif kind == "trial":
-            if header is None:
-                raise BadInput("a trial record before the header", path=path, line=lineno)
-            trial = obj.get("trial")
-            if not all(k in obj for k in ("model", "item")) or isinstance(trial, bool) or not isinstance(
-                trial, int
-            ) or trial < 0:
-                raise BadInput("a trial record needs model, item and trial (an integer >= 0)", path=path,
-                               line=lineno)
-            key = (str(obj["model"]), str(obj["item"]), trial)
-            earlier = records.get(key)
-            if earlier is not None:
-                if not earlier[1].get("error_kind"):
-                    raise BadInput(
-                        f"duplicate trial {key} (also on line {earlier[0]})", path=path, line=lineno
-                    )
-                del records[key]  # a retried API error: the later record stands
-                superseded += 1
-            records[key] = (lineno, obj)
-        elif kind == "resume":
-            if header is None:
-                raise BadInput("a resume record before the header", path=path, line=lineno)
-            resumes.append(obj)
-        elif kind in BATCH_RECORDS:
-            if header is None:
-                raise BadInput(f"a {kind} record before the header", path=path, line=lineno)
-            batches.append(obj)
-        elif header is None:
-            raise BadInput("the first record is not an archive header: not an archive written by "
-                           "'replicate collect'", path=path, line=lineno)
-        else:
-            raise BadInput(f"unknown record type {kind!r}; expected 'header', 'trial', 'resume' or a batch record",
-                           path=path,
-                           line=lineno)
-    return ArchiveContents(path, header, tuple(records.values()), torn, end, tuple(resumes), superseded,
-                           tuple(batches))
-
-
 # -- writing -------------------------------------------------------------------------
 
 
@@ -394,23 +313,26 @@ def open_for_collection(path: str | Path, config: CollectConfig, items: Sequence
         writer.append(new_header)
         fsync_folder(path.parent)
         return OpenedArchive(writer, frozenset(), 0, False)
-    contents = read_archive(path)
-    if contents.torn_bytes:
+    stream = ArchiveStream(path)
+    asked = _AskedFor(config, items)
+    for lineno, record in stream.trials():
+        asked.check(lineno, record)
+    if stream.torn_bytes:
         with open(path, "r+b") as fh:
-            fh.truncate(contents.valid_size)
+            fh.truncate(stream.valid_size)
             os.fsync(fh.fileno())
-    if contents.header is None:  # only a torn header was written
+    if stream.header is None:  # only a torn header was written
         writer = ArchiveWriter(path, secret)
         writer.append(new_header)
-        return OpenedArchive(writer, frozenset(), contents.torn_bytes, False)
-    changes = header_changes(contents.header, new_header)
+        return OpenedArchive(writer, frozenset(), stream.torn_bytes, False)
+    changes = header_changes(stream.header, new_header)
     if changes:
         raise UsageError(
             f"{path} was collected with another configuration; refusing to resume.\n"
             + "\n".join(f"changed {c}" for c in changes)
             + "\nRestore the original settings, or collect into a new archive."
         )
-    _check_records_are_asked_for(contents, config, items)
+    asked.raise_first(path, stream.superseded_lines)
     writer = ArchiveWriter(path, secret)
     # the header holds the first run's settings; a resume may change the operational ones (endpoint,
     # concurrency, seed, timeouts, retries), so each resume records what it ran with
@@ -419,21 +341,35 @@ def open_for_collection(path: str | Path, config: CollectConfig, items: Sequence
         "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
         "config": config.public(),
         "seed": config.seed,
-        "already_done": len(contents.records),
-        "torn_bytes_discarded": contents.torn_bytes,
+        "already_done": len(stream.done),
+        "torn_bytes_discarded": stream.torn_bytes,
     })
-    return OpenedArchive(writer, frozenset(contents.done), contents.torn_bytes, True, {
-        (r["model"], r["item"], r["trial"]): str(r["error_kind"]) for _, r in contents.records if r.get("error_kind")}, contents.batches)
+    return OpenedArchive(writer, frozenset(stream.done), stream.torn_bytes, True, stream.errors,
+                         tuple(stream.batches))
 
 
-def _check_records_are_asked_for(contents: ArchiveContents, config: CollectConfig, items: Sequence[Item]) -> None:
-    ids = {it.id for it in items}
-    models = set(config.models)
-    for lineno, r in contents.records:
-        if r["model"] not in models or str(r["item"]) not in ids or r["trial"] >= config.k:
-            raise BadInput(
-                f"trial ({r['model']!r}, {str(r['item'])!r}, {r['trial']}) is not part of this collection "
-                f"(models {', '.join(config.models)}; k={config.k}; {len(ids)} items); "
-                "was the archive edited by hand?",
-                path=contents.path, line=lineno,
-            )
+class _AskedFor:
+    """Finds the first trial record (of those that stand) that the current config does not ask for."""
+
+    def __init__(self, config: CollectConfig, items: Sequence[Item]) -> None:
+        self.config = config
+        self.ids = {it.id for it in items}
+        self.models = set(config.models)
+        #: (line, message) of such records: API errors (a later record may supersede them), then the first other
+        self.found: list[tuple[int, str]] = []
+        self.settled = False  # a record that is not an API error was found: no later line matters
+
+    def check(self, lineno: int, r: Mapping[str, Any]) -> None:
+        if self.settled or (r["model"] in self.models and str(r["item"]) in self.ids and r["trial"] < self.config.k):
+            return
+        self.found.append((lineno, (
+            f"trial ({r['model']!r}, {str(r['item'])!r}, {r['trial']}) is not part of this collection "
+            f"(models {', '.join(self.config.models)}; k={self.config.k}; {len(self.ids)} items); "
+            "was the archive edited by hand?")))
+        self.settled = not r.get("error_kind")
+
+    def raise_first(self, path: Path, superseded: Sequence[int]) -> None:
+        gone = set(superseded)
+        for lineno, message in self.found:
+            if lineno not in gone:
+                raise BadInput(message, path=path, line=lineno)

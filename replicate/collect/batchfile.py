@@ -85,13 +85,13 @@ def export_batch(config: CollectConfig, items: Sequence[Item], archive: Path, ou
                  force: bool = False) -> BatchFileReport:
     """Write the request JSONL for every triple the archive (if any) is missing; an existing ``out`` only
     when it is an earlier export's or with ``force`` (:class:`replicate.outfile.Outputs`)."""
-    from replicate.collect.archive import read_archive
+    from replicate.collect.archive import scan_archive
     from replicate.outfile import Outputs
 
     outputs = Outputs("collect", "export_batch", force=force)
     outputs.check(out)
-    done = read_archive(archive).done if archive.exists() and archive.stat().st_size else set()
-    lines = list(request_lines(config, items, frozenset(done)))
+    done = scan_archive(archive).done if archive.exists() and archive.stat().st_size else frozenset()
+    lines = list(request_lines(config, items, done))
     outputs.write(out, lines)
     return BatchFileReport(str(out), len(lines))
 

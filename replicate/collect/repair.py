@@ -20,7 +20,7 @@ from pathlib import Path
 
 import orjson
 
-from replicate.collect.archive import ArchiveLock, read_archive
+from replicate.collect.archive import ArchiveLock, scan_archive
 from replicate.command_input import read_input
 from replicate.errors import BadInput
 from replicate.outfile import write_file
@@ -113,12 +113,12 @@ def repair_archive(archive: str | Path) -> RepairReport:
         kept, dropped, trials = dedupe_lines(data, archive)
         lines = data.count(b"\n")
         if not dropped:
-            read_archive(archive)  # other damage is reported as bad input, not "nothing to repair"
+            scan_archive(archive)  # other damage is reported as bad input, not "nothing to repair"
             return RepairReport(str(archive), None, lines, trials, ())
         backup = _backup_path(real)
         shutil.copy2(real, backup)
         write_file(real, kept)  # whole or not at all, with the archive's mode
-        read_archive(archive)  # what is left must read cleanly
+        scan_archive(archive)  # what is left must read cleanly
         return RepairReport(str(archive), str(backup), lines, trials, tuple(dropped))
 
 

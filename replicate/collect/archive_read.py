@@ -1,0 +1,268 @@
+"""Reading an archive (see :mod:`replicate.collect.archive`) as a stream of blocks.
+
+Memory grows with the archive's trials as keys, never with its bytes or its responses' text:
+:class:`ArchiveStream` reads the file in blocks, parses a chunk of lines by one orjson call
+(:mod:`replicate.reading.stream`) and hands every trial record to its caller one at a time, keeping only
+the set of (model, item, trial) keys (to find a duplicate), the API-error trials (which a later
+record may supersede) and the header, resume and batch records. :func:`scan_archive` keeps no record
+at all (what resuming a collection needs); :func:`read_archive` keeps every record (tests, small files).
+
+The checks, in the order of the lines: a line that is not JSON, a trial (or resume or batch) record
+before the header, a second header, an unknown schema or record type, a trial record without model,
+item and trial, and a second record of a (model, item, trial) whose earlier record is not an API error
+are :class:`~replicate.errors.BadInput` naming the file and the line. A last line the file does not end
+with a newline after (torn by a crash) is reported in ``torn_bytes``, not raised. A gzip-compressed
+archive is read by the commands that only read it (``gzip=True``); an archive that is appended to is
+refused when compressed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import chain
+from pathlib import Path
+from typing import Any, Mapping
+
+import orjson
+
+from replicate.command_input import is_stdio, read_input
+from replicate.errors import BadInput
+from replicate.reading.stream import GZIP_MAGIC, InputStream, _gunzip, json_chunk, line_chunks
+
+ARCHIVE_SCHEMA = "replicate.archive/1"
+#: batch mode's bookkeeping: an uploaded input file, a created batch, a batch whose results were imported (or an
+#: upload dropped by --cancel-batches); see replicate.collect.batchbook
+BATCH_RECORDS = ("batch_upload", "batch", "batch_done")
+
+#: (model, item, trial) of a trial record; model and item as strings (how duplicates are found)
+Key = tuple[str, str, int]
+
+
+class ArchiveStream:
+    """One pass over an archive: :meth:`trials` yields ``(line number, record)`` for every trial record in
+    the file's order, after checking it (see the module docstring).
+
+    Every record is yielded, including an API-error record that a later record of the same trial
+    supersedes (``collect --retry-errors``); once :meth:`trials` is exhausted, :attr:`superseded_lines`
+    lists the lines of those (a caller that keeps something per record drops them), and :attr:`header`,
+    :attr:`resumes`, :attr:`batches`, :attr:`torn_bytes`, :attr:`valid_size`, :attr:`done`,
+    :attr:`errors` and the first and last ``ts`` of the trials that stand are complete.
+    """
+
+    def __init__(self, path: str | Path, *, gzip: bool = False) -> None:
+        self.path = Path(path)
+        self.gzip = gzip
+        self.header: dict[str, Any] | None = None
+        self.resumes: list[dict[str, Any]] = []
+        self.batches: list[dict[str, Any]] = []
+        self.torn_bytes = 0  # size of a torn last line (0 if none)
+        self.valid_size = 0  # bytes up to and including the last complete line
+        self.superseded_lines: list[int] = []  # API-error records replaced by a later record of the same trial
+        self.done: set[Key] = set()  # every trial recorded (the strings shared between keys)
+        #: trials whose latest record is an API error -> (its line, its error_kind, its ts)
+        self.error_records: dict[Key, tuple[int, Any, Any]] = {}
+        self._first_ts: str | None = None  # of the non-error trial records (which are never superseded)
+        self._last_ts: str | None = None
+        self._names: dict[str, str] = {}
+
+    # -- after the pass ------------------------------------------------------------------------
+
+    @property
+    def errors(self) -> dict[Key, str]:
+        """The trials whose (latest) record is an API error -> their error kind."""
+        return {k: str(kind) for k, (_, kind, _) in self.error_records.items()}
+
+    def ts_range(self) -> tuple[str | None, str | None]:
+        """The first and the last ``ts`` (as strings) of the trial records that stand."""
+        stamps = [s for s in (self._first_ts, self._last_ts) if s is not None]
+        stamps += [str(ts) for _, _, ts in self.error_records.values() if ts]
+        return (min(stamps), max(stamps)) if stamps else (None, None)
+
+    # -- the pass --------------------------------------------------------------------------------
+
+    def trials(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        path = self.path
+        done, errs, names = self.done, self.error_records, self._names
+        for lineno, obj in self._values():
+            kind = obj.get("type") if isinstance(obj, dict) else None
+            if kind == "trial":
+                if self.header is None:
+                    raise BadInput("a trial record before the header", path=path, line=lineno)
+                trial = obj.get("trial")
+                if "model" not in obj or "item" not in obj or type(trial) is not int or trial < 0:
+                    raise BadInput("a trial record needs model, item and trial (an integer >= 0)", path=path,
+                                   line=lineno)
+                m, i = str(obj["model"]), str(obj["item"])
+                key = (names.setdefault(m, m), names.setdefault(i, i), trial)
+                if key in done:
+                    earlier = errs.pop(key, None)
+                    if earlier is None:
+                        raise BadInput(f"duplicate trial {key} (also on line {self._line_of(key, lineno)})",
+                                       path=path, line=lineno)
+                    self.superseded_lines.append(earlier[0])  # a retried API error: the later record stands
+                else:
+                    done.add(key)
+                kind_of_error = obj.get("error_kind")
+                ts = obj.get("ts")
+                if kind_of_error:
+                    errs[key] = (lineno, kind_of_error, ts)
+                elif ts:
+                    s = str(ts)
+                    if self._first_ts is None or s < self._first_ts:
+                        self._first_ts = s
+                    if self._last_ts is None or s > self._last_ts:
+                        self._last_ts = s
+                yield lineno, obj
+            elif kind == "header":
+                if self.header is not None:
+                    raise BadInput("a second header record", path=path, line=lineno)
+                if obj.get("schema") != ARCHIVE_SCHEMA:
+                    raise BadInput(
+                        f"unknown archive schema {obj.get('schema')!r}; this version reads {ARCHIVE_SCHEMA}",
+                        path=path, line=lineno,
+                    )
+                self.header = obj
+            elif kind == "resume":
+                if self.header is None:
+                    raise BadInput("a resume record before the header", path=path, line=lineno)
+                self.resumes.append(obj)
+            elif kind in BATCH_RECORDS:
+                if self.header is None:
+                    raise BadInput(f"a {kind} record before the header", path=path, line=lineno)
+                self.batches.append(obj)
+            elif self.header is None:
+                raise BadInput("the first record is not an archive header: not an archive written by "
+                               "'replicate collect'", path=path, line=lineno)
+            else:
+                raise BadInput(f"unknown record type {kind!r}; expected 'header', 'trial', 'resume' or a batch "
+                               "record", path=path, line=lineno)
+
+    def _blocks(self) -> Iterator[bytes]:
+        """The archive's bytes in blocks (gzip undone when allowed); what cannot be read is named as an archive."""
+        path = self.path
+        held = read_input(path, what="archive") if is_stdio(path) or not path.is_file() else None
+        raw = InputStream(path, data=held).raw_blocks()
+        first = next(raw, b"")
+        if first[:2] == GZIP_MAGIC:
+            if not self.gzip:
+                raise BadInput("the archive is gzip-compressed; 'replicate collect' and 'replicate repair' "
+                               "append to or rewrite an archive: decompress it first (gunzip)", path=path)
+            return _gunzip(path, first, raw)
+        return chain((first,), raw)
+
+    def _values(self) -> Iterator[tuple[int, Any]]:
+        """``(line number, parsed value)`` of every non-blank complete line; line numbers count every line
+        ending (``\\n``, ``\\r\\n`` or a lone ``\\r``), as ``bytes.splitlines`` does."""
+        lineno = 0
+        size = 0
+        for chunk in line_chunks(self._blocks(), path=self.path):
+            if not chunk.endswith(b"\n"):  # the file's last chunk, ending in a torn line
+                cut = chunk.rfind(b"\n") + 1
+                self.torn_bytes = len(chunk) - cut
+                chunk = chunk[:cut]
+            size += len(chunk)
+            values = json_chunk(chunk) if chunk.count(b"\r") == chunk.count(b"\r\n") else None
+            if values is not None:
+                for value in values:
+                    lineno += 1
+                    yield lineno, value
+                continue
+            for line in chunk.split(b"\n")[:-1]:  # line by line: blank lines, a lone \r, or a line not JSON
+                parts = line.splitlines() or [b""]
+                for part in parts:
+                    lineno += 1
+                    if not part.strip():
+                        continue
+                    try:
+                        value = orjson.loads(part)
+                    except orjson.JSONDecodeError as exc:
+                        raise BadInput(f"archive record is not valid JSON: {exc}", path=self.path,
+                                       line=lineno) from None
+                    yield lineno, value
+        self.valid_size = size
+
+    def _line_of(self, key: Key, before: int) -> int:
+        """The line of the last record of trial ``key`` before line ``before`` (read again: an error's cost)."""
+        found = 0
+        again = ArchiveStream(self.path, gzip=self.gzip)
+        for lineno, obj in again._values():
+            if lineno >= before:
+                break
+            if isinstance(obj, dict) and obj.get("type") == "trial" and (
+                    str(obj.get("model")), str(obj.get("item")), obj.get("trial")) == key:
+                found = lineno
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveScan:
+    """What an archive holds, without its trial records: what resuming a collection needs."""
+
+    path: Path
+    header: dict[str, Any] | None
+    done: frozenset[Key]  # every (model, item, trial) recorded
+    errors: Mapping[Key, str]  # trials whose latest record is an API error -> error kind
+    torn_bytes: int = 0
+    valid_size: int = 0
+    resumes: tuple[dict[str, Any], ...] = ()
+    superseded: int = 0
+    batches: tuple[dict[str, Any], ...] = ()
+    first_ts: str | None = None  # of the trials that stand
+    last_ts: str | None = None
+
+    @property
+    def trials(self) -> int:
+        return len(self.done)
+
+    @classmethod
+    def of(cls, stream: ArchiveStream) -> "ArchiveScan":
+        """The scan of a stream whose :meth:`ArchiveStream.trials` is exhausted."""
+        first, last = stream.ts_range()
+        return cls(stream.path, stream.header, frozenset(stream.done), stream.errors, stream.torn_bytes,
+                   stream.valid_size, tuple(stream.resumes), len(stream.superseded_lines), tuple(stream.batches),
+                   first, last)
+
+
+def scan_archive(path: str | Path, *, gzip: bool = False) -> ArchiveScan:
+    """Read an archive keeping no trial record (the keys of the trials recorded, the API errors)."""
+    stream = ArchiveStream(path, gzip=gzip)
+    for _ in stream.trials():
+        pass
+    return ArchiveScan.of(stream)
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveContents:
+    """What an archive file holds: its header, its trial records (with line numbers)."""
+
+    path: Path
+    header: dict[str, Any] | None
+    records: tuple[tuple[int, dict[str, Any]], ...]
+    torn_bytes: int = 0  # size of a torn last line (0 if none)
+    valid_size: int = 0  # bytes up to and including the last complete line
+    resumes: tuple[dict[str, Any], ...] = ()  # one "resume" record per resumed run, in order
+    superseded: int = 0  # api_error records replaced by a later record of the same trial
+    #: batch mode: "batch_upload", "batch" and "batch_done" records, in order
+    batches: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def done(self) -> set[tuple[str, str, int]]:
+        return {(r["model"], r["item"], r["trial"]) for _, r in self.records}
+
+    @property
+    def errors(self) -> set[tuple[str, str, int]]:
+        """The trials whose (latest) record is an API error."""
+        return {(r["model"], r["item"], r["trial"]) for _, r in self.records if r.get("error_kind")}
+
+
+def read_archive(path: str | Path, *, gzip: bool = False) -> ArchiveContents:
+    """Read an archive keeping every trial record that stands, in the order of their lines (for small
+    archives and tests: :class:`ArchiveStream` and :func:`scan_archive` keep none)."""
+    stream = ArchiveStream(path, gzip=gzip)
+    records = dict(stream.trials())
+    for lineno in stream.superseded_lines:
+        del records[lineno]
+    return ArchiveContents(stream.path, stream.header, tuple(records.items()), stream.torn_bytes,
+                           stream.valid_size, tuple(stream.resumes), len(stream.superseded_lines),
+                           tuple(stream.batches))
