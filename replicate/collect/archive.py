@@ -40,7 +40,6 @@ from replicate.collect.archive_read import (
     ArchiveContents,
     ArchiveScan,
     ArchiveStream,
-    Key,
     read_archive,
     scan_archive,
 )
