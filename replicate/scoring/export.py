@@ -61,27 +61,40 @@ def _folders(models: list[str]) -> dict[str, str]:
 def export_ifbench(archive: str | Path, items_path: str | Path, out: str | Path, *, force: bool = False) -> ExportReport:
     """Write the verifier's input files for every ifbench item of ``archive`` into ``out``; a file there is
     replaced only when it is an earlier 'replicate export ifbench' output or with ``force``."""
-    from replicate.collect.archive import read_archive
+    from replicate.collect.archive_read import ArchiveStream
     from replicate.collect.config import load_items
     from replicate.outfile import Outputs
 
     items = {it.id: it for it in load_items(items_path) if it.scorer.startswith("ifbench@")}
     if not items:
         raise BadInput("no item is scored with an ifbench@N scorer", path=items_path)
-    contents = read_archive(archive)
+    stream = ArchiveStream(archive, gzip=True)
     by_file: dict[tuple[str, int], list[bytes]] = defaultdict(list)
+    error_reasons: dict[int, str] = {}  # an API error's line -> why left out (a later record may supersede it)
     left: Counter[str] = Counter()
-    for _, r in contents.records:
+    first: dict[str, int] = {}  # the first line of each reason, which orders them as a whole read did
+    for lineno, r in stream.trials():
         item = items.get(str(r["item"]))
-        if item is None:
-            left["not an ifbench item"] += 1
-            continue
         text = r.get("text")
-        if r.get("error_kind") or not isinstance(text, str) or not text.strip():
-            left["no response (api_error or empty)"] += 1
+        if item is None:
+            reason = "not an ifbench item"
+        elif r.get("error_kind") or not isinstance(text, str) or not text.strip():
+            reason = "no response (api_error or empty)"
+        else:
+            by_file[(str(r["model"]), int(r["trial"]))].append(
+                orjson.dumps({"prompt": item.prompt_text, "response": text}) + b"\n")
             continue
-        by_file[(str(r["model"]), int(r["trial"]))].append(
-            orjson.dumps({"prompt": item.prompt_text, "response": text}) + b"\n")
+        if r.get("error_kind"):
+            error_reasons[lineno] = reason
+        else:
+            left[reason] += 1
+            first.setdefault(reason, lineno)
+    for lineno in stream.superseded_lines:
+        del error_reasons[lineno]
+    for lineno, reason in error_reasons.items():
+        left[reason] += 1
+        first[reason] = min(first.get(reason, lineno), lineno)
+    left = Counter({reason: left[reason] for reason in sorted(left, key=first.__getitem__)})
     models = sorted({m for m, _ in by_file})
     folders = _folders(models)
     out = Path(out)

@@ -8,7 +8,7 @@ agreement of their classifications, and what the fresh collection says about its
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,6 +16,9 @@ from replicate.stats.classify import CLASSES, EQUIVALENT, IMPROVED, INCONCLUSIVE
 from replicate.trials.counts import aggregate
 from replicate.trials.load import CATEGORIES, TrialsTable
 from replicate.trials.results import CellResult
+
+if TYPE_CHECKING:
+    from replicate.collect.archive_read import ArchiveScan
 
 #: Metadata columns of a trials table that name what the endpoint reported (shown in the note when present).
 SNAPSHOT_COLUMNS = ("snapshot", "model_snapshot", "response_model", "system_fingerprint", "fingerprint")
@@ -175,11 +178,10 @@ def collection_provenance(name: str, table: TrialsTable, diff: ItemDifference,
                                 categories, snapshots, archive, diff)
 
 
-def archive_summary(contents: Any, sha256: str, path: str) -> dict[str, Any]:
-    """The archive header's public config (it holds no secrets: only the key's variable name) and trial dates."""
-    stamps = sorted(str(r["ts"]) for _, r in contents.records if r.get("ts"))
-    header = contents.header or {}
+def archive_summary(scan: ArchiveScan, sha256: str, path: str) -> dict[str, Any]:
+    """The archive header's public config (it holds no secrets: only the key's variable name) and trial dates,
+    from a :class:`~replicate.collect.archive_read.ArchiveScan` (no trial record held)."""
+    header = scan.header or {}
     return {"path": path, "sha256": sha256, "config": header.get("config"), "seed": header.get("seed"),
-            "params_hash": header.get("params_hash"), "trials": len(contents.records),
-            "resumes": len(contents.resumes), "first_trial": stamps[0] if stamps else None,
-            "last_trial": stamps[-1] if stamps else None}
+            "params_hash": header.get("params_hash"), "trials": scan.trials,
+            "resumes": len(scan.resumes), "first_trial": scan.first_ts, "last_trial": scan.last_ts}

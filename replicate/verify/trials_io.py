@@ -63,9 +63,9 @@ def load_trials_part(
 
 
 def _archive(path: Path) -> dict[str, Any]:
-    from replicate.collect.archive import read_archive
+    from replicate.collect.archive import scan_archive
 
-    contents = read_archive(path)
+    contents = scan_archive(path, gzip=True)
     if contents.header is None:
         raise BadInput("no header record: not an archive written by 'replicate collect'", path=path)
     return archive_summary(contents, file_provenance(path).sha256, path.as_posix())
