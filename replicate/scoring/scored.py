@@ -1,10 +1,10 @@
 """The rows of a trials table as ``replicate score`` builds them, held as codes.
 
 A scored trial keeps one small integer per column (:class:`ScoredRows`): the item's index, the
-category's, and a code into the distinct values of every other column (model, trial, correct_loose,
-the three token counts, snapshot, system_fingerprint); what a row takes from its item (benchmark,
+category's, a code into the distinct combinations of model, trial, correct_loose, snapshot and
+system_fingerprint, and one into the distinct values of each token count; what a row takes from its item (benchmark,
 scorer, scorer_package, the metadata columns) is taken from the item when the row is written. So
-scoring an archive of 1.5 M trials holds about 50 bytes a trial, not a dict of 13 or more values.
+scoring an archive of 1.5 M trials holds about 20 bytes a trial, not a dict of 13 or more values.
 :meth:`ScoredRows.rows` gives the rows back as the dicts the table is written from, in the order
 they were added.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain, repeat
 from typing import Any, Callable
 
 import numpy as np
@@ -20,6 +21,9 @@ import numpy as np
 #: The columns every trials table has, in this order.
 CORE_COLUMNS = ("model", "item", "trial", "benchmark", "category", "correct_loose", "scorer",
                 "prompt_tokens", "completion_tokens", "reasoning_tokens", "snapshot", "system_fingerprint")
+
+
+_PLAIN = frozenset({str, int, bool, type(None)})
 
 
 class Codes:
@@ -37,7 +41,12 @@ class Codes:
 
     def add(self, value: Any) -> None:
         t = type(value)
-        key = value if t is str or t is int or value is None else (t, repr(value))
+        if t is str or t is int or value is None:
+            key = value
+        elif t is tuple and _PLAIN.issuperset(types := tuple(map(type, value))):
+            key = (value, types)  # with their types, true and 1 stay apart
+        else:
+            key = (t, repr(value))
         code = self.index.get(key)
         if code is None:
             code = self.index[key] = len(self.values)
@@ -70,9 +79,9 @@ class ScoredRows:
         self.tail_of = tail_of
         self.item = array("i")
         self.category = array("b")
-        self.model, self.trial, self.loose = Codes(), Codes(), Codes()
+        #: (model, trial, correct_loose, snapshot, system_fingerprint): few distinct combinations, one code a row
+        self.combo = Codes()
         self.prompt_tokens, self.completion_tokens, self.reasoning_tokens = Codes(), Codes(), Codes()
-        self.snapshot, self.fingerprint = Codes(), Codes()
         self.dropped: list[int] = []  # rows taken back (:meth:`drop`)
         self._tails: dict[int, Mapping[str, Any]] = {}
 
@@ -84,14 +93,10 @@ class ScoredRows:
         """Add a row; its index (for :meth:`drop`)."""
         self.item.append(self.item_index[item.id])
         self.category.append(self.category_index[category])
-        self.model.add(model)
-        self.trial.add(trial)
-        self.loose.add(loose)
+        self.combo.add((model, trial, loose, snapshot, fingerprint))
         self.prompt_tokens.add(usage.get("prompt_tokens"))
         self.completion_tokens.add(usage.get("completion_tokens"))
         self.reasoning_tokens.add(usage.get("reasoning_tokens"))
-        self.snapshot.add(snapshot)
-        self.fingerprint.add(fingerprint)
         return len(self.item) - 1
 
     def drop(self, rows: Sequence[int]) -> None:
@@ -121,13 +126,12 @@ class ScoredRows:
         keep = self._keep()
         item, category = self._column(self.item, keep), self._column(self.category, keep)
         coded = [(c.values, self._column(c.codes, keep)) for c in (
-            self.model, self.trial, self.loose, self.prompt_tokens, self.completion_tokens, self.reasoning_tokens,
-            self.snapshot, self.fingerprint)]
+            self.combo, self.prompt_tokens, self.completion_tokens, self.reasoning_tokens)]
         items, cats, scorer_of, tail = self.items, self.categories, self.scorer_of, self._tail
         for start in range(0, len(item), batch):
             part = slice(start, start + batch)
             cols = [[values[c] for c in codes[part].tolist()] for values, codes in coded]
-            for i, c, m, t, lo, pt, ct, rt, sn, fp in zip(item[part].tolist(), category[part].tolist(), *cols):
+            for i, c, (m, t, lo, sn, fp), pt, ct, rt in zip(item[part].tolist(), category[part].tolist(), *cols):
                 it = items[i]
                 row = {"model": m, "item": it.id, "trial": t, "benchmark": it.benchmark, "category": cats[c],
                        "correct_loose": lo, "scorer": scorer_of(it), "prompt_tokens": pt, "completion_tokens": ct,
@@ -146,19 +150,28 @@ class ScoredRows:
                 columns.extend(k for k in self._tail(n) if k not in columns)
         return columns
 
+    def _models(self) -> tuple[list[Any], np.ndarray]:
+        """The distinct models (as :class:`Codes` tells values apart) and each combination's model."""
+        models = Codes()
+        for combo in self.combo.values:
+            models.add(combo[0])
+        return models.values, np.frombuffer(models.codes, dtype=np.int32) if len(models.codes) else \
+            np.zeros(0, np.int32)
+
     def counts(self) -> tuple[dict[Any, dict[str, int]], dict[str, int]]:
         """Trials per model (in the order first seen) and category; trials per scorer name."""
         keep = self._keep()
-        model = self._column(self.model.codes, keep)
+        models, model_of = self._models()
+        model = model_of[self._column(self.combo.codes, keep)]
         category = self._column(self.category, keep)
         item = self._column(self.item, keep)
         counts: dict[Any, dict[str, int]] = {}
         if len(model):
             k = len(self.categories)
-            cells = np.bincount(model.astype(np.int64) * k + category, minlength=len(self.model.values) * k)
+            cells = np.bincount(model.astype(np.int64) * k + category, minlength=len(models) * k)
             firsts = np.unique(model, return_index=True)[1]
             for m in model[np.sort(firsts)].tolist():
-                counts[self.model.values[m]] = {c: int(cells[m * k + j]) for j, c in enumerate(self.categories)}
+                counts[models[m]] = {c: int(cells[m * k + j]) for j, c in enumerate(self.categories)}
         used: dict[str, int] = {}
         per_item = np.bincount(item, minlength=len(self.items)) if len(item) else np.zeros(0, np.int64)
         for n in np.flatnonzero(per_item).tolist():
@@ -167,6 +180,9 @@ class ScoredRows:
         return counts, used
 
     def provenance(self) -> Iterator[tuple[Any, Any, Any]]:
-        """(model, snapshot, system_fingerprint) of every row."""
-        keep = self._keep()
-        return zip(self.model.decoded(keep), self.snapshot.decoded(keep), self.fingerprint.decoded(keep))
+        """(model, snapshot, system_fingerprint) of every row (grouped: their order is not the rows')."""
+        combos = self._column(self.combo.codes, self._keep())
+        per = np.bincount(combos, minlength=len(self.combo.values)) if len(combos) else np.zeros(0, np.int64)
+        values = self.combo.values
+        return chain.from_iterable(repeat((values[c][0], values[c][3], values[c][4]), int(per[c]))
+                                   for c in np.flatnonzero(per).tolist())

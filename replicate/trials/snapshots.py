@@ -31,7 +31,9 @@ def snapshot_changes(rows: Iterable[tuple[str, Any, Any]]) -> dict[str, dict[str
     """
     seen: dict[str, dict[str, Counter[str]]] = {}
     for model, snap, fp in rows:
-        d = seen.setdefault(model, {c: Counter() for c in PROVENANCE_COLUMNS})
+        d = seen.get(model)
+        if d is None:
+            d = seen[model] = {c: Counter() for c in PROVENANCE_COLUMNS}
         if isinstance(snap, str) and snap:
             d["snapshot"][snap] += 1
         if isinstance(fp, str) and fp:
