@@ -30,9 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -41,11 +39,13 @@ import numpy as np
 import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
-PEAK = Path(__file__).resolve().parent / "peak_rss.py"
 sys.path.insert(0, str(ROOT))
 
 from replicate.collect.archive import make_header  # noqa: E402
 from replicate.collect.config import load_config, load_items  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_items import child  # noqa: E402  (a fresh interpreter's CPU, peak RSS and stdout)
 
 MODELS = ("m1", "m2", "m3")
 WORDS = [b"the", b"answer", b"follows", b"from", b"adding", b"both", b"numbers", b"carefully", b"so", b"we",
@@ -179,26 +179,6 @@ def write_inputs(top: Path, n_items: int, k: int, seed: int = 0) -> tuple[Path, 
                             b'"error_kind":null,"ts":"2026-12-06T02:00:00+00:00"}\n')
             n += 1
     return cfg_path, items_path, arch, n
-
-
-def child(cmd: list[str], env: dict[str, str], cwd: Path, limit_gb: float) -> tuple[float, float, str]:
-    """Run the Python command ``cmd`` in a fresh interpreter, its address space bounded: CPU seconds
-    (user + sys), its peak resident MB (its own VmHWM) and its stdout."""
-    def bound() -> None:
-        lim = int(limit_gb * 2**30)
-        resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
-
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-            tempfile.NamedTemporaryFile(suffix=".kib") as peak:
-        p = subprocess.Popen([sys.executable, str(PEAK), *cmd], stdout=out, stderr=err, cwd=cwd,
-                             env={**env, "PEAK_RSS_FILE": peak.name}, preexec_fn=bound)
-        _, status, usage = os.wait4(p.pid, 0)
-        out.seek(0)
-        err.seek(0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"{' '.join(cmd[:6])} ... failed:\n{err.read().decode()[-2000:]}")
-        kib = int(Path(peak.name).read_text(encoding="ascii"))
-        return usage.ru_utime + usage.ru_stime, kib / 1024, out.read().decode()
 
 
 def done_per_model(plan_json: str) -> dict[str, int]:

@@ -265,14 +265,22 @@ def write_archive(path: Path, n_items: int, k: int, seed: int = 0) -> int:
     return 3 * n_items * k
 
 
-def child(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, str]:
+def child(cmd: list[str], env: dict[str, str], cwd: Path, limit_gb: float | None = None) -> tuple[float, float, str]:
     """Run the Python command ``cmd`` in a fresh interpreter: CPU seconds (user + sys), its peak resident MB
     (its own VmHWM, through bench/peak_rss.py) and its stdout. Unlike bench_growth's ``child``, ``ru_maxrss``
-    is not looked at: it starts from this process's own peak, which the engine part has raised."""
+    is not looked at: it starts from this process's own peak, which the engine part has raised.
+    ``limit_gb``: the child's address space bounded (GiB)."""
+    def bound() -> None:
+        if limit_gb is not None:
+            import resource
+
+            lim = int(limit_gb * 2**30)
+            resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
             tempfile.NamedTemporaryFile(suffix=".kib") as peak:
         p = subprocess.Popen([sys.executable, str(PEAK), *cmd], stdout=out, stderr=err, cwd=cwd,
-                             env={**env, "PEAK_RSS_FILE": peak.name})
+                             env={**env, "PEAK_RSS_FILE": peak.name}, preexec_fn=bound)
         _, status, usage = os.wait4(p.pid, 0)
         out.seek(0)
         err.seek(0)
