@@ -22,7 +22,7 @@ import hashlib
 import os
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -203,8 +203,8 @@ class Outputs:
             raise UsageError(Message(Param(self.param), f" {folder} is not a folder: name a folder to write into"))
         self.check(*(folder / n for n in names))
 
-    def write(self, target: str | os.PathLike[str], data: bytes | Sequence[bytes], *, make_folder: bool = False) -> None:
-        """Check ``target``, write ``data`` through the one writer and record it as this command's output
+    def write(self, target: str | os.PathLike[str], data: bytes | Iterable[bytes], *, make_folder: bool = False) -> None:
+        """Check ``target``, write ``data`` (bytes, or chunks of them as they come) through the one writer and record it as this command's output
         (``make_folder``: making its folder when missing). A write that fails is :class:`BadInput` naming
         ``target`` and why, ``target`` left as it was."""
         target = Path(target)

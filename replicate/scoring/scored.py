@@ -12,7 +12,7 @@ they were added.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain, repeat
 from typing import Any, Callable
 
@@ -69,7 +69,7 @@ class ScoredRows:
     metadata columns), in order; ``scorer_of(item)`` its scorer's name.
     """
 
-    def __init__(self, items: Sequence[Any], *, categories: Sequence[str], scorer_of: Callable[[Any], str],
+    def __init__(self, items: Iterable[Any], *, categories: Sequence[str], scorer_of: Callable[[Any], str],
                  tail_of: Callable[[Any], Mapping[str, Any]]) -> None:
         self.items = list(items)
         self.item_index = {it.id: n for n, it in enumerate(self.items)}
