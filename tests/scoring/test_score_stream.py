@@ -109,3 +109,20 @@ def test_a_gzip_archive_scores_as_the_archive_does(tmp_path):
     score_archive_to_file(arch, _items(tmp_path), tmp_path / "t.jsonl")
     score_archive_to_file(gz, _items(tmp_path), tmp_path / "g.jsonl")
     assert (tmp_path / "t.jsonl").read_bytes() == (tmp_path / "g.jsonl").read_bytes()
+
+
+def test_export_ifbench_counts_what_it_left_out_of_the_records_that_stand_in_their_order(tmp_path):
+    from replicate.scoring.export import export_ifbench
+
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({"id": f"p{i}", "benchmark": "ifbench", "prompt": f"Write {i} words.",
+                                         "scorer": "ifbench@2"}) + "\n" for i in range(2)), encoding="utf-8")
+    # line 2: an API error of p0, superseded on line 5; line 3: an empty response; line 4: an item not ifbench's
+    # whose API error stands
+    arch = _archive(tmp_path, HEADER, _trial("p0", 0, None, "http_500"), _trial("p1", 0, " "),
+                    _trial("x9", 0, None, "http_500"), _trial("p0", 0, "four words"), _trial("p1", 1, "one"))
+    rep = export_ifbench(arch, items, tmp_path / "out")
+    assert rep.files == {"trial-0.jsonl": 1, "trial-1.jsonl": 1}
+    assert list(rep.left_out.items()) == [("no response (api_error or empty)", 1), ("not an ifbench item", 1)]
+    assert orjson.loads((tmp_path / "out" / "trial-0.jsonl").read_bytes()) == {"prompt": "Write 0 words.",
+                                                                                "response": "four words"}
