@@ -9,7 +9,8 @@ process's own VmHWM, bench/peak_rss.py):
 - resume: ``open_for_collection`` (what ``replicate collect`` does before it sends a request: the archive
   read and checked, its done set and API errors kept, a resume record appended) against the plain loop
   (open, for each line ``orjson.loads``, keep the (model, item, trial) keys in a set; print the trials
-  done per model); and ``replicate collect --dry-run -f json`` as a whole process (its plan too);
+  done per model); ``replicate collect --dry-run -f json`` as a whole process (its plan too); and
+  ``replicate collect`` itself resuming the archive, every trial already recorded, so nothing is sent;
 - score: ``replicate score --out trials.jsonl -f json`` against the plain loop (for each line
   ``orjson.loads``, score the trial with the same scorer, categorize it, keep the category in a dict keyed
   by (model, item, trial), a retried error's key replaced; then write a JSONL row per trial and print the
@@ -207,6 +208,8 @@ def run(n_items: int, k: int, rounds: int, top: Path, before: Path | None, befor
             f"resume: ours{tag}": [str(top / "resume.py"), str(c), str(items), str(a)],
             f"dry-run: ours{tag}": ["-m", "replicate", "collect", str(c), "--items", str(items), "--archive", str(a),
                                     "--dry-run", "-f", "json"],
+            f"collect: ours{tag}": ["-m", "replicate", "collect", str(c), "--items", str(items), "--archive", str(a),
+                                    "--no-progress", "-f", "json"],
             f"score: plain{tag}": [str(top / "plain_score.py"), str(a), str(items), str(top / f"plain{tag}.jsonl")],
             f"score: ours{tag}": ["-m", "replicate", "score", str(a), "--items", str(items), "--out",
                                   str(top / f"ours{tag}.jsonl"), "--force", "-f", "json"],
@@ -218,7 +221,7 @@ def run(n_items: int, k: int, rounds: int, top: Path, before: Path | None, befor
         print(f"  archive for 'before': {bn:,} trial records, {barch.stat().st_size / 1e6:.0f} MB", flush=True)
         small_plan = cmds(bcfg, barch, f" (K={before_k})")
         plan.update(small_plan)
-        for name in ("resume", "dry-run", "score"):
+        for name in ("resume", "dry-run", "collect", "score"):
             plan[f"{name}: before (K={before_k})"] = small_plan[f"{name}: ours (K={before_k})"]
     res: dict = {name: {"cpu": [], "rss": []} for name in plan}
     ok = True
@@ -236,7 +239,8 @@ def run(n_items: int, k: int, rounds: int, top: Path, before: Path | None, befor
         for tag in [""] + ([f" (K={before_k})"] if before is not None else []):
             plain_done = json.loads(outs[f"resume: plain{tag}"])
             if json.loads(outs[f"resume: ours{tag}"]) != plain_done or \
-                    done_per_model(outs[f"dry-run: ours{tag}"]) != plain_done:
+                    done_per_model(outs[f"dry-run: ours{tag}"]) != plain_done or \
+                    json.loads(outs[f"collect: ours{tag}"])["already_done"] != sum(plain_done.values()):
                 print(f"MISMATCH: the done set{tag} differs from the plain loop's", file=sys.stderr)
                 ok = False
             if json.loads(outs[f"score: ours{tag}"])["counts"] != json.loads(outs[f"score: plain{tag}"]):
@@ -262,7 +266,7 @@ def report(res: dict) -> None:
     for name, r in res.items():
         what, _, who = name.partition(": ")
         tag = who[who.find(" ("):] if " (" in who else ""
-        plain = res[f"{'resume' if what == 'dry-run' else what}: plain{tag}"]
+        plain = res[f"{'score' if what == 'score' else 'resume'}: plain{tag}"]
         pc, pr = statistics.median(plain["cpu"]), max(plain["rss"])
         cpu, rss = statistics.median(r["cpu"]), max(r["rss"])
         print(f"  {name:28} {cpu:7.2f} s {rss:7.0f} MB   CPU {cpu / pc:5.2f}x   memory {rss / pr:5.2f}x")

@@ -63,7 +63,9 @@ class ArchiveStream:
         self.torn_bytes = 0  # size of a torn last line (0 if none)
         self.valid_size = 0  # bytes up to and including the last complete line
         self.superseded_lines: list[int] = []  # API-error records replaced by a later record of the same trial
-        self.done: set[Key] = set()  # every trial recorded (the strings shared between keys)
+        #: every trial recorded, one string per model and per item shared between keys; model and item as
+        #: strings (a hand-edited record's item 5 is item "5", the same trial, as duplicates were always found)
+        self.done: set[Key] = set()
         #: trials whose latest record is an API error -> (its line, its error_kind, its ts)
         self.error_records: dict[Key, tuple[int, Any, Any]] = {}
         self._first_ts: str | None = None  # of the non-error trial records (which are never superseded)
