@@ -1,5 +1,6 @@
 """A fresh collection beside a release: the items both hold, either table restricted to them, the item-level
-agreement of their classifications, and what the fresh collection says about itself (pure: tables in).
+agreement of their classifications (with the 2 x 2 table of a class share and the swap null's two sides),
+and what the fresh collection says about itself (pure: tables in).
 
 ``replicate verify`` replicates trial claims against a fresh collection with these
 (:mod:`replicate.verify.replication`); nothing here knows of claims.
@@ -7,15 +8,27 @@ agreement of their classifications, and what the fresh collection says about its
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from replicate.stats.classify import CLASSES, EQUIVALENT, IMPROVED, INCONCLUSIVE, REGRESSED
+from replicate.stats.classify import (
+    CLASSES,
+    EQUIVALENT,
+    IMPROVED,
+    INCONCLUSIVE,
+    REGRESSED,
+    diff_at_least,
+    float_above,
+    float_below,
+)
+from replicate.stats.swapnull import Side
 from replicate.trials.counts import aggregate
 from replicate.trials.load import CATEGORIES, TrialsTable
-from replicate.trials.results import CellResult
+from replicate.trials.results import CellResult, ItemRows
 
 if TYPE_CHECKING:
     from replicate.collect.archive_read import ArchiveScan
@@ -108,6 +121,15 @@ class Agreement:
     def same_class(self) -> int:
         return sum(self._cell(k, k) for k in range(len(CLASSES)))
 
+    def crossed(self, classes: Collection[int]) -> tuple[int, int, int, int]:
+        """The items in ``classes`` on both sides, on the release's only, on the fresh one's only, on neither:
+        the 2 x 2 table of a paired class share (:func:`~replicate.stats.replication.paired_share_difference`)."""
+        out = [0, 0, 0, 0]
+        for r, row in enumerate(self.table):
+            for f, n in enumerate(row):
+                out[0 if r in classes and f in classes else 1 if r in classes else 2 if f in classes else 3] += n
+        return out[0], out[1], out[2], out[3]
+
     def to_json(self) -> dict:
         return {
             "source": self.source, "target": self.target, "benchmark": self.benchmark,
@@ -134,6 +156,24 @@ def agreement(released: CellResult, fresh: CellResult) -> Agreement:
             compared += 1
     return Agreement(released.source, released.target, released.benchmark,
                      tuple(tuple(r) for r in table), compared)
+
+
+def swap_sides(released: ItemRows, fresh: ItemRows, eps: Fraction) -> tuple[Side, Side]:
+    """Both cells' items as the swap null of a paired class share reads them (:class:`~replicate.stats.swapnull.Side`):
+    the items both hold first, in the release's order on both sides, then each side's own."""
+    keys = [list(zip(r.benchmarks, r.items)) for r in (released, fresh)]
+    theirs = set(keys[1])
+    shared = [k for k in keys[0] if k in theirs]
+    mine = set(shared)
+
+    def side(rows: ItemRows, own: list) -> Side:
+        at = {k: i for i, k in enumerate(own)}
+        order = np.array([at[k] for k in shared] + [i for i, k in enumerate(own) if k not in mine], dtype=np.int64)
+        up, down = diff_at_least(rows.a, rows.n1, rows.b, rows.n2, eps)
+        inside = float_above(rows.lo, -eps) & float_below(rows.hi, eps)
+        return Side(np.asarray(rows.p)[order], up[order], down[order], inside[order], len(shared))
+
+    return side(released, keys[0]), side(fresh, keys[1])
 
 
 @dataclass(frozen=True)

@@ -8,18 +8,19 @@ the whole release is what recomputing checks; the replicated verdict is about
 the shared items (:class:`ComparedOn` says how many of the release's); the
 tables restricted to them come from :mod:`replicate.trials.fresh`.
 
-The statistics (intervals, the z test, the verdict rule) are
-:mod:`replicate.stats.replication`; this module picks the right one for each
-metric family (see :mod:`replicate.verify.metrics`) and gathers the per-item
-counts and classes it needs from the engine's own tables:
+The statistics (intervals, the tests, the verdict rule) are
+:mod:`replicate.stats.replication`, applied per kind of figure by
+:mod:`replicate.stats.figure_comparison`; this module picks the right one for
+each metric family (see :mod:`replicate.verify.metrics`) and reads the counts
+and classes it needs from the engine's tables (their trial-level errors:
+:mod:`replicate.trials.trial_error`):
 
-- means (accuracy, Δ, ΔR): paired on the items, trial-level variances of both
-  sides summed, a t test with Welch-Satterthwaite degrees of freedom
-  (:func:`~replicate.stats.replication.paired_mean_difference`);
+- means (accuracy, Δ, ΔR): paired on the items, a t test with
+  Welch-Satterthwaite degrees of freedom;
 - the shares of a cell's classes (P+, P-, Pchg, class counts and shares):
-  each shared item's class indicator on the two sides crossed into a 2 x 2
-  table, Newcombe's paired interval
-  (:func:`~replicate.stats.replication.paired_share_difference`);
+  each shared item's class on the two sides crossed into a 2 x 2 table,
+  Newcombe's paired interval, and the swap null's p
+  (:mod:`replicate.stats.swapnull`);
 - shares with no per-item indicator (the null's percentiles, screening
   shares): Newcombe's interval for two independent shares, both over the
   shared items (conservative);
@@ -34,37 +35,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-import numpy as np
-
-from replicate.stats.classify import (
-    EQUIVALENT,
-    IMPROVED,
-    INCONCLUSIVE,
-    REGRESSED,
-    diff_at_least,
-    float_above,
-    float_below,
-)
+from replicate.stats.classify import EQUIVALENT, IMPROVED, INCONCLUSIVE, REGRESSED
+from replicate.stats.figure_comparison import THRESHOLD_TEST, Error, mean_comparison, shifted, threshold_comparison
 from replicate.stats.replication import (
     DOES_NOT_REPLICATE,
     REPLICATES,
     UNDERPOWERED,
     Comparison,
     holm,
-    mean_rate_error,
     not_rejected,
-    paired_mean_difference,
     paired_share_difference,
     paired_share_verdict,
-    satterthwaite_df,
     share_difference,
     verdict,
-    wilson_interval,
 )
-from replicate.stats.swapnull import Side, swap_null_p
-from replicate.trials.counts import Counts, aggregate
-from replicate.trials.fresh import agreement
-from replicate.trials.results import ItemRows
+from replicate.stats.swapnull import swap_null_p
+from replicate.trials.fresh import agreement, swap_sides
+from replicate.trials.trial_error import TrialErrors
 from replicate.verify.claim import Claim
 from replicate.verify.matching import Computed, Printed, PrintedFlag, Verdict, match
 from replicate.verify.trials_recompute import TrialsRecomputer
@@ -79,7 +66,6 @@ SHARE_CLASSES: dict[str, frozenset[int]] = {
     "changed": frozenset({IMPROVED, REGRESSED}), "p_chg": frozenset({IMPROVED, REGRESSED}),
     "equivalent": frozenset({EQUIVALENT}), "inconclusive": frozenset({INCONCLUSIVE}),
 }
-FLAG_TEST = "Wilson score interval of the fresh share against the threshold"
 #: Replicates of the swap null of a paired class share (seeded by the claim's seed).
 SWAP_RESAMPLES = 2000
 
@@ -126,7 +112,7 @@ class Replicated:
 
     def to_json(self) -> dict:
         c = self.comparison
-        of = "fresh share - threshold" if self.test == FLAG_TEST else "fresh - release, on the shared items"
+        of = "fresh share - threshold" if self.test == THRESHOLD_TEST else "fresh - release, on the shared items"
         return {
             "interval": None if c is None else {"low": c.low, "high": c.high, "level": 0.95, "of": of},
             "difference": None if c is None else c.difference,
@@ -186,14 +172,6 @@ def _misprint(c: Claim, full: Computed) -> float:
     return float(printed - release)
 
 
-def _shift(cmp: Comparison, by: float) -> Comparison:
-    """The comparison of fresh - (release + ``by``): the interval moved by -``by`` (a test of fresh = release dropped)."""
-    if by == 0:
-        return cmp
-    return replace(cmp, difference=cmp.difference - by, low=cmp.low - by, high=cmp.high - by, p_value=None,
-                   statistic=None)
-
-
 def _share_of(v: Computed, unit: str) -> float:
     """A share figure as a fraction 0-1 of its items (a count over its ``n``)."""
     assert v.value is not None and v.n
@@ -214,16 +192,7 @@ class ReplicationChecker:
         self.released = released
         self.shared = shared or released
         self.fresh = fresh
-        self._counts: dict[str, Counts] = {}
-        self._unit: dict[str, dict[tuple[str, str], int]] = {}
-
-    def counts(self, name: str) -> Counts:
-        if name not in self._counts:
-            c = aggregate(self.rc.tables[name])[0]
-            self._counts[name] = c
-            self._unit[name] = {(c.benchmarks[int(b)], it): u
-                                for u, (b, it) in enumerate(zip(c.unit_benchmark.tolist(), c.unit_item))}
-        return self._counts[name]
+        self._errors: dict[str, TrialErrors] = {}
 
     def check(self, c: Claim) -> Replicated:
         fresh = self.rc.compute(c, self.fresh)
@@ -250,13 +219,11 @@ class ReplicationChecker:
             share = self._paired_share(c) if self._paired(c) else self._unpaired_share(c, fresh, shared)
             if share is None:
                 return Replicated(fresh, None, "-", tol, why="no items on a side")
-            cmp = _shift(share, on.misprint)
+            cmp = shifted(share, on.misprint)
             v = paired_share_verdict(cmp, tol) if not on.misprint else verdict(cmp.low, cmp.high, tol)
             return Replicated(fresh, v, cmp.test, tol, cmp)
-        err_f = self._variance(c, self.fresh)
-        err_r = self._variance(c, self.shared)
         target = float(shared.value) + on.misprint
-        cmp = paired_mean_difference(float(fresh.value), target, err_f[0], err_r[0], df=satterthwaite_df(err_f, err_r))
+        cmp = mean_comparison(float(fresh.value), target, self._error(c, self.fresh), self._error(c, self.shared))
         return Replicated(fresh, verdict(cmp.low, cmp.high, tol), cmp.test, tol, cmp)
 
     @staticmethod
@@ -265,38 +232,18 @@ class ReplicationChecker:
 
     def _paired_share(self, c: Claim) -> Comparison | None:
         """Newcombe's paired interval from each shared item's class on the two sides (the release's classes
-        crossed with the fresh ones: :func:`~replicate.trials.fresh.agreement`), in the claim's classes or not."""
+        crossed with the fresh ones), in the claim's classes or not, with the swap null's p
+        (:mod:`replicate.stats.swapnull`): BH's coupling of the items kept, which the exact McNemar test on the
+        discordant items ignores."""
         classes = SHARE_CLASSES[c.metric[len("items."):]]
         rel, fr = self.rc.cell(c, self.shared), self.rc.cell(c, self.fresh)
-        table = agreement(rel, fr).table
-        cross = [0, 0, 0, 0]  # both, only released, only fresh, neither
-        for r, row in enumerate(table):
-            for f, n in enumerate(row):
-                cross[0 if r in classes and f in classes else 1 if r in classes else 2 if f in classes else 3] += n
+        cross = agreement(rel, fr).crossed(classes)
         if not sum(cross):
             return None
         assert rel.rows is not None and fr.rows is not None
-        return replace(paired_share_difference(*cross), p_value=self._swap_p(c, rel.rows, fr.rows, classes))
-
-    @staticmethod
-    def _swap_p(c: Claim, rel: ItemRows, fr: ItemRows, classes: frozenset[int]) -> float:
-        """The swap null's p for the paired share (:mod:`replicate.stats.swapnull`): BH's coupling of the items
-        kept, which the exact McNemar test on the discordant items ignores."""
-        eps = c.settings.fraction("eps")
-        keys = [list(zip(r.benchmarks, r.items)) for r in (rel, fr)]
-        shared = [k for k in keys[0] if k in set(keys[1])]
-
-        def side(rows: ItemRows, own: list) -> Side:
-            at = {k: i for i, k in enumerate(own)}
-            mine = set(shared)
-            order = np.array([at[k] for k in shared] + [i for i, k in enumerate(own) if k not in mine], dtype=np.int64)
-            up, down = diff_at_least(rows.a, rows.n1, rows.b, rows.n2, eps)
-            inside = float_above(rows.lo, -eps) & float_below(rows.hi, eps)
-            return Side(np.asarray(rows.p)[order], up[order], down[order], inside[order], len(shared))
-
-        _, p = swap_null_p(side(rel, keys[0]), side(fr, keys[1]), classes, alpha=float(c.settings.alpha),
-                           n_resamples=SWAP_RESAMPLES, seed=int(c.settings.seed))
-        return p
+        _, p = swap_null_p(*swap_sides(rel.rows, fr.rows, c.settings.fraction("eps")), classes,
+                           alpha=float(c.settings.alpha), n_resamples=SWAP_RESAMPLES, seed=int(c.settings.seed))
+        return replace(paired_share_difference(*cross), p_value=p)
 
     @staticmethod
     def _unpaired_share(c: Claim, fresh: Computed, shared: Computed) -> Comparison | None:
@@ -316,50 +263,19 @@ class ReplicationChecker:
     def _flag(self, c: Claim, fresh: Computed, tol: float) -> Replicated:
         row = self.rc.screen_row(c, self.fresh)
         assert row is not None and isinstance(c.printed, PrintedFlag)
-        lo, hi = wilson_interval(row.informative, row.n_items)
-        th = float(c.settings.fraction("threshold"))
-        outcome = "pass" if lo >= th else "fail" if hi < th else "undecided"
+        outcome, cmp = threshold_comparison(row.informative, row.n_items, float(c.settings.fraction("threshold")))
         if outcome == "undecided":
             v = UNDERPOWERED
         else:
             v = REPLICATES if (outcome == "pass") == c.printed.value else DOES_NOT_REPLICATE
-        share = row.informative / row.n_items
-        cmp = Comparison(share - th, lo - th, hi - th, FLAG_TEST)
-        return Replicated(fresh, v, FLAG_TEST, tol, cmp, fresh_outcome=outcome)
+        return Replicated(fresh, v, THRESHOLD_TEST, tol, cmp, fresh_outcome=outcome)
 
-    def _variance(self, c: Claim, name: str) -> tuple[float, float]:
-        """Trial-level ``(variance, spread)`` of the claim's mean figure on table ``name`` (see
-        :func:`~replicate.stats.replication.mean_rate_error`; the terms of a sum of means add)."""
-        counts = self.counts(name)
+    def _error(self, c: Claim, name: str) -> Error:
+        """The trial-level error of the claim's mean figure on table ``name`` (:mod:`replicate.trials.trial_error`)."""
+        if name not in self._errors:
+            self._errors[name] = TrialErrors(self.rc.tables[name])
+        errors = self._errors[name]
         if c.spec.scope == "model":
-            m, b = counts.models.index(str(c.model)), counts.benchmarks.index(str(c.benchmark))
-            units = np.flatnonzero(counts.unit_benchmark == b)
-            if c.metric == "accuracy.loose":
-                ln = counts.loose_n[m, units]
-                u = units[ln > 0]
-                return mean_rate_error(counts.loose_correct[m, u], counts.loose_n[m, u])
-            v = counts.valid[m, units]
-            u = units[v > 0]
-            return mean_rate_error(counts.correct[m, u], counts.valid[m, u])
+            return errors.accuracy(str(c.model), str(c.benchmark), loose=c.metric == "accuracy.loose")
         cell = self.rc.cell(c, name)
-        rows = cell.rows
-        assert rows is not None
-        if c.metric == "items.delta":
-            return _added(mean_rate_error(rows.a, rows.n1), mean_rate_error(rows.b, rows.n2))
-        # items.delta_r: R = mean loose - mean strict per side, over items with a loose reading on both sides;
-        # the variances of the four means add (loose and strict readings of one trial are positively
-        # correlated, so this over-states the variance: a conservative interval).
-        index = self._unit[name]
-        units = np.array([index[(b, it)] for b, it in zip(rows.benchmarks, rows.items)], dtype=np.int64)
-        s, t = counts.models.index(cell.source), counts.models.index(cell.target)
-        both = (counts.loose_n[s, units] > 0) & (counts.loose_n[t, units] > 0)
-        u = units[both]
-        parts = [mean_rate_error(counts.loose_correct[m, u], counts.loose_n[m, u]) for m in (s, t)]
-        parts += [mean_rate_error(counts.correct[m, u], counts.valid[m, u]) for m in (s, t)]
-        return _added(*parts)
-
-
-def _added(*errors: tuple[float, float]) -> tuple[float, float]:
-    """The ``(variance, spread)`` of a sum of independent means: both add."""
-    return sum(v for v, _ in errors), sum(s for _, s in errors)
-
+        return errors.delta(cell) if c.metric == "items.delta" else errors.delta_r(cell)

@@ -10,6 +10,7 @@ from typing import Any
 from replicate.output import Format, md_code, md_text, one_line, pct, table
 from replicate.provenance import FileProvenance
 from replicate.stats.classify import CLASSES
+from replicate.stats.figure_comparison import THRESHOLD_TEST
 from replicate.stats.replication import (
     DOES_NOT_REPLICATE,
     PAIRED_SHARE_INTERVAL,
@@ -22,7 +23,7 @@ from replicate.trials.fresh import Agreement, CollectionProvenance
 from replicate.trials.settings import TrialSettings
 from replicate.verify.matching import Computed, PrintedFlag, Verdict
 from replicate.verify.part import Checked, Part, counts, matched
-from replicate.verify.replication import DESIGN_TEST, FLAG_TEST, Replicated
+from replicate.verify.replication import DESIGN_TEST, Replicated
 from replicate.verify.sources.runs_sections import figures_section
 from replicate.verify.table_cells import checked_table, figure_cell, fitted, printed_text, reasons, show, verdict_cell
 
@@ -193,7 +194,7 @@ def _tests_used(results: list[TrialClaimResult]) -> list[str]:
         DESIGN_TEST: ("**Item counts** (items.n, screen.n_items): " + DESIGN_TEST + "; equal or not, and only "
                       "when the fresh collection holds all the claim's items (on a subset: underpowered, with "
                       "the reason)."),
-        FLAG_TEST: ("**Pass/fail** (screen.passes): " + FLAG_TEST + ". The fresh benchmark passes (fails) when "
+        THRESHOLD_TEST: ("**Pass/fail** (screen.passes): " + THRESHOLD_TEST + ". The fresh benchmark passes (fails) when "
                     "the whole 95% interval lies at or above (below) the threshold; otherwise undecided, i.e. "
                     "underpowered. The interval shown is the fresh share's, minus the threshold."),
     }
@@ -239,7 +240,7 @@ def _claim_lines(results: list[TrialClaimResult]) -> list[str]:
         else:
             test = {PAIRED_T_TEST: "paired t test", PAIRED_SHARE_INTERVAL: "paired Newcombe interval",
                     SHARE_INTERVAL: "Newcombe interval", DESIGN_TEST: "exact",
-                    FLAG_TEST: "Wilson interval vs threshold"}.get(r.replicated.test if r.replicated else "", "-")
+                    THRESHOLD_TEST: "Wilson interval vs threshold"}.get(r.replicated.test if r.replicated else "", "-")
             tail = f"replicated against the fresh collection for {md_code(c.trials)} ({test}){_compared_on(r)}"
         out.append(f"- {md_code(c.id)}{where}: `{c.metric}` of {c.described(md_text)} in {md_code(c.trials)}, printed {printed_text(r.claim.printed)}, "
                    f"{tail}{text}")
