@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, UsageError
+from replicate.judge.floor import Floor
 from replicate.judge.model import LabelledRun, Run, decided_column
+from replicate.judge.run_figures import RunFigures
 from replicate.judge.select import RunEntry, RunSpec
 from replicate.judge.uncertainty import Uncertainty
 from replicate.parsing import PARSERS, Parser
@@ -33,9 +35,7 @@ from replicate.verify.matching import Outcome, Verdict
 from replicate.verify.part import Flag, Part
 from replicate.verify.recompute import (
     EdgeFigures,
-    FloorFigures,
     Recomputer,
-    RunFigures,
     edge_key,
     floor_of,
 )
@@ -207,7 +207,7 @@ def _source_rules(claims: ClaimsFile, runs: Mapping[str, Run]) -> tuple[ClaimsFi
     return replace(claims, claims=tuple(out)), tuple(flags)
 
 
-def _against_floor(edges: Sequence[EdgeFigures], floors: Sequence[FloorFigures], rc: Recomputer) -> dict:
+def _against_floor(edges: Sequence[EdgeFigures], floors: Sequence[Floor], rc: Recomputer) -> dict:
     """Per edge with a floor of its new version's repeats (same parser and policy), what ``floor --edge`` says."""
     out = {}
     for e in edges:
@@ -226,13 +226,13 @@ def _used_runs(claims: ClaimsFile) -> list[str]:
 
 def _touched(
     claims: ClaimsFile, results: Sequence[ClaimResult], rc: Recomputer, columns: Sequence[str] = ()
-) -> tuple[tuple[EdgeFigures, ...], tuple[FloorFigures, ...], tuple[RunFigures, ...]]:
+) -> tuple[tuple[EdgeFigures, ...], tuple[Floor, ...], tuple[RunFigures, ...]]:
     """The edges, floors and runs the claims touch, under each parser they were computed with.
 
     Runs come in the claims file's order, each under its parsers in the order of the
     claims table's columns (``columns``), so that the note's tables agree."""
     edges: dict[tuple, EdgeFigures] = {}
-    floors: dict[tuple, FloorFigures] = {}
+    floors: dict[tuple, Floor] = {}
     run_keys: dict[tuple, None] = {}
     for r in results:
         c = r.claim

@@ -19,14 +19,16 @@ from fractions import Fraction
 from typing import Iterable, Mapping, Sequence
 
 from replicate.diagnostics import Diagnostics
+from replicate.judge.floor import Floor
 from replicate.judge.floor.checks import far_beyond
 from replicate.judge.model import RunFile, extraction_failures
+from replicate.judge.run_figures import RunFigures
 from replicate.labels import label_name
 from replicate.output import pct
 from replicate.stats.fourcell import FIGURES
 from replicate.verify.claims_file import ClaimsFile
 from replicate.verify.part import Flag
-from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
+from replicate.verify.recompute import EdgeFigures
 from replicate.verify.sources.runs import ClaimResult
 
 
@@ -69,13 +71,13 @@ def _impossible(claims: ClaimsFile, run_figures: Sequence[RunFigures]) -> Iterab
             yield Flag("impossible", f"claim {c.id!r} ({c.where or c.metric}): {problem}")
 
 
-def _different_repeats(floors: Sequence[FloorFigures]) -> Iterable[Flag]:
+def _different_repeats(floors: Sequence[Floor]) -> Iterable[Flag]:
     done = set()
     for f in floors:
-        if len(f.runs) < 3 or (f.runs, f.parser) in done:
+        if len(f.names) < 3 or (f.names, f.parser) in done:
             continue
-        done.add((f.runs, f.parser))
-        for run in f.runs:
+        done.add((f.names, f.parser))
+        for run in f.names:
             mine = f.change_against_others(run)
             others = [p.change for p in f.pairs if run not in (p.old, p.new) and p.change is not None]
             if mine and others and far_beyond(min(mine), max(others)):
@@ -123,7 +125,7 @@ def collect_flags(
     results: Sequence[ClaimResult],
     run_figures: Sequence[RunFigures],
     edges: Sequence[EdgeFigures],
-    floors: Sequence[FloorFigures],
+    floors: Sequence[Floor],
     run_files: Mapping[str, Sequence[RunFile]],
     diagnostics: Diagnostics,
 ) -> tuple[Flag, ...]:
@@ -155,8 +157,8 @@ def collect_flags(
             flags.append(Flag("small_sample", f"{e.old} -> {e.new} under {e.parser}: only n = {e.cells.n} items "
                               f"compared, fewer than --min-items {e.settings.min_items}: too few for a verdict"))
     for fl in floors:
-        for sf in fl.floor.sample_flags:
-            flags.append(Flag("small_sample", f"floor of {', '.join(fl.runs)} under {fl.parser}: {sf.message}"))
+        for sf in fl.sample_flags:
+            flags.append(Flag("small_sample", f"floor of {', '.join(fl.names)} under {fl.parser}: {sf.message}"))
     flags = list(dict.fromkeys(flags))  # an edge under several parsers is reported once
     for r in results:
         for p in r.computed:

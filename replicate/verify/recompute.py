@@ -5,17 +5,15 @@ so matching at the printed precision never suffers from binary rounding;
 Pearson's r is the one figure computed in floating point (exact integer sums,
 one square root).
 
-Per-run figures (``n``, ``em``, ``mae``, ``pearson``, ``unparsed``) are over
-the run's own items. Under the ``intersect`` policy ``n`` and ``em`` count
-parsed items only; under ``wrong`` every item counts and an unparsed output is
-wrong. ``mae`` and ``pearson`` always use parsed items only (an unparsed
-output has no grade to subtract). ``unparsed`` is a share of all the run's
-items (or a count with unit ``count``).
+Per-run figures (``n``, ``em``, ``mae``, ``pearson``, ``unparsed``) are
+:func:`replicate.judge.run_figures.run_figures` over the run's own items
+(``unparsed`` as a share of them, or a count with unit ``count``).
 
 Edge figures are :func:`replicate.judge.compare.compare` of the two runs (the
 items both have), the same computation as ``replicate compare``; floor
 figures are :func:`replicate.judge.floor.floor` over the named repeats (aligned
-together, every ordered pair), the same computation as ``replicate floor``.
+together, every ordered pair), the same object ``replicate floor`` reports (a
+claim's figure read from it by :func:`floor_value`).
 """
 
 from __future__ import annotations
@@ -25,74 +23,19 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
-import numpy as np
-
 from replicate.errors import ReplicateError
 from replicate.judge.compare import compare
-from replicate.judge.floor import EdgeCheck, Floor, FloorPair, floor as judge_floor
+from replicate.judge.floor import EdgeCheck, Floor, floor as judge_floor
 from replicate.judge.model import LabelledRun, Run
 from replicate.judge.outofscale import KEEP, OutOfScale, ScaleOutcome, apply_out_of_scale, check_out_of_scale
+from replicate.judge.run_figures import RunFigures, run_figures
 from replicate.judge.uncertainty import EdgeUncertainty, Uncertainty
-from replicate.labels import LabelSet, absent_figures
-from replicate.parsing import UNPARSED, Parser
-from replicate.stats.bootstrap import Interval
+from replicate.parsing import Parser
 from replicate.stats.cimap import edge_ci
-from replicate.stats.fourcell import FIGURES, FourCell, exact_ratio
-from replicate.stats.gold import accuracy, mean_absolute_error, pearson_r
+from replicate.stats.fourcell import FIGURES, FourCell
 from replicate.stats.policy import Policy
 from replicate.verify.claims_file import Claim
 from replicate.verify.matching import Computed, Value
-
-
-@dataclass(frozen=True)
-class RunFigures:
-    """A run under one parser and policy: item counts and the exact sums its figures need."""
-
-    name: str
-    parser: str
-    policy: Policy
-    items: int
-    unparsed: int
-    correct: int
-    abs_error: int  # sum of |label - gold| over parsed items
-    pearson_raw: float | None  # Pearson r as computed (see :attr:`pearson`)
-    label_max: int | None  # largest gold or label seen (for the impossible-MAE check)
-    absent: Mapping[str, str] = field(default_factory=dict)  # figure -> why this run cannot give it
-    interval: dict[str, Interval] | None = None  # of ``em``, with uncertainty settings
-    label_set: LabelSet | None = None  # the labels' set (its names show a grade in the note)
-
-    @property
-    def pearson(self) -> float | None:
-        """Pearson r of labels and gold; None where undefined or absent (verdicts, categories)."""
-        return None if "pearson_r" in self.absent else self.pearson_raw
-
-    @property
-    def parsed(self) -> int:
-        return self.items - self.unparsed
-
-    @property
-    def n(self) -> int:
-        return self.parsed if self.policy == "intersect" else self.items
-
-    @property
-    def em(self) -> Fraction | None:
-        return accuracy(self.correct, self.n)
-
-    @property
-    def mae(self) -> Fraction | None:
-        return None if "mae" in self.absent else mean_absolute_error(self.abs_error, self.parsed)
-
-    @property
-    def unparsed_rate(self) -> Fraction | None:
-        return exact_ratio(self.unparsed, self.items)
-
-    def to_json(self) -> dict:
-        out = {"name": self.name, "parser": self.parser, "unparsed_policy": self.policy, "items": self.items,
-               "unparsed": self.unparsed, "n": self.n, "em": _number(self.em), "mae": _number(self.mae),
-               "pearson": self.pearson}
-        if self.interval is not None:
-            out["interval"] = {k: v.to_json() for k, v in self.interval.items()}
-        return out
 
 
 @dataclass(frozen=True)
@@ -148,51 +91,11 @@ class EdgeFigures:
         return out
 
 
-@dataclass(frozen=True)
-class FloorFigures:
-    """Repeats of one model under one parser and policy: :func:`replicate.judge.floor.floor`'s result.
-
-    The same object ``replicate floor`` reports, so a floor claim and the floor
-    command can never disagree; this class only answers claims' metric names.
-    """
-
-    runs: tuple[str, ...]
-    floor: Floor
-
-    @property
-    def parser(self) -> str:
-        return self.floor.parser
-
-    @property
-    def policy(self) -> str:
-        return self.floor.unparsed_policy
-
-    @property
-    def shared_items(self) -> int:
-        return self.floor.shared_items
-
-    @property
-    def pairs(self) -> tuple[FloorPair, ...]:
-        return self.floor.pairs
-
-    def value(self, metric: str) -> Fraction | None:
-        """``floor.regression_min`` etc. as an exact fraction (None when no pair has items)."""
-        which, end = metric[len("floor."):].split("_")
-        span = self.floor.regression_span if which == "regression" else self.floor.change_span
-        return None if span is None else (span.lo if end == "min" else span.hi)
-
-    def change_against_others(self, run: str) -> list[Fraction]:
-        """Change rates of ``run`` against each other repeat (both directions are equal)."""
-        return [p.change for p in self.pairs if p.old == run and p.change is not None]
-
-    def to_json(self) -> dict:
-        """The ``replicate floor`` JSON of the repeats, with the run names the claims used."""
-        return {"runs": list(self.runs), **self.floor.to_json()}
-
-
-def _number(x: Any) -> Any:
-    """An exact figure as JSON has it: a count as it is, a fraction as a float (None stays None)."""
-    return None if x is None else (x if isinstance(x, int) else float(x))
+def floor_value(f: Floor, metric: str) -> Fraction | None:
+    """``floor.regression_min`` etc. of the repeats' floor as an exact fraction (None when no pair has items)."""
+    which, end = metric[len("floor."):].split("_")
+    span = f.regression_span if which == "regression" else f.change_span
+    return None if span is None else (span.lo if end == "min" else span.hi)
 
 
 _UNDEFINED = {
@@ -202,10 +105,10 @@ _UNDEFINED = {
 }
 
 
-def floor_of(floors: Sequence[FloorFigures], e: EdgeFigures) -> FloorFigures | None:
+def floor_of(floors: Sequence[Floor], e: EdgeFigures) -> Floor | None:
     """The first floor of ``e``'s new version's repeats under its parser and policy (the one its edge is set against)."""
     for f in floors:
-        if e.new in f.runs and f.parser == e.parser and f.policy == e.policy:
+        if e.new in f.names and f.parser == e.parser and f.unparsed_policy == e.policy:
             return f
     return None
 
@@ -237,7 +140,7 @@ class Recomputer:
         self._derived = False  # made by under(): no intervals, labels of its own by Run.label_with
         self._run: dict[tuple[str, str, str], RunFigures] = {}
         self._edge: dict[tuple[str, str, str, str], EdgeFigures | str] = {}
-        self._floor: dict[tuple[tuple[str, ...], str, str], FloorFigures | str] = {}
+        self._floor: dict[tuple[tuple[str, ...], str, str], Floor | str] = {}
         self._against: dict[tuple, EdgeCheck | None] = {}
 
     def under(self, out_of_scale: str | None = None) -> Recomputer:
@@ -283,23 +186,7 @@ class Recomputer:
     def run_figures(self, name: str, parser: str, policy: Policy) -> RunFigures:
         key = (name, parser, policy)
         if key not in self._run:
-            lr = self.labelled(name, parser)
-            labels = lr.labels.astype(np.int64)
-            gold = lr.gold.astype(np.int64)
-            parsed = labels != UNPARSED
-            x, y = labels[parsed], gold[parsed]
-            interval = None
-            if self.uncertainty is not None and self.uncertainty.resampled:
-                counted = parsed if policy == "intersect" else np.ones_like(parsed)
-                interval = {"em": self.uncertainty.shares((labels == gold) & counted, counted, lr.keys)[0]}
-            self._run[key] = RunFigures(
-                name=name, parser=lr.parser, policy=policy, items=len(lr),
-                unparsed=int((~parsed).sum()), correct=int((x == y).sum()),
-                abs_error=int(np.abs(x - y).sum()), pearson_raw=pearson_r(x, y),
-                label_max=int(max(x.max(initial=0), gold.max(initial=0))) if len(gold) else None,
-                absent=absent_figures([lr]),
-                interval=interval, label_set=lr.label_set,
-            )
+            self._run[key] = run_figures(self.labelled(name, parser), policy, self.uncertainty)
         return self._run[key]
 
     def edge(self, old: str, new: str, parser: str, policy: Policy) -> EdgeFigures | str:
@@ -321,26 +208,25 @@ class Recomputer:
             )
         return self._edge[key]
 
-    def floor(self, runs: Sequence[str], parser: str, policy: Policy) -> FloorFigures | str:
+    def floor(self, runs: Sequence[str], parser: str, policy: Policy) -> Floor | str:
         """The floor of the repeats ``runs``, or the reason (text) it cannot be computed."""
         key = (tuple(runs), parser, policy)
         if key not in self._floor:
             try:
-                fl = judge_floor([self.labelled(r, parser) for r in runs], policy=policy, uncertainty=self.uncertainty)
+                self._floor[key] = judge_floor([self.labelled(r, parser) for r in runs], policy=policy,
+                                               uncertainty=self.uncertainty)
             except ReplicateError as exc:
                 self._floor[key] = str(exc)
-                return self._floor[key]
-            self._floor[key] = FloorFigures(tuple(runs), fl)
         return self._floor[key]
 
-    def against_floor(self, e: EdgeFigures, f: FloorFigures) -> EdgeCheck | None:
+    def against_floor(self, e: EdgeFigures, f: Floor) -> EdgeCheck | None:
         """The edge set against the floor of its new version's repeats: what ``replicate floor --edge`` says
         (its paired test, or its point placement without intervals); None when it cannot be computed."""
-        key = (e.old, e.new, tuple(f.runs), e.parser, e.policy)
+        key = (e.old, e.new, f.names, e.parser, e.policy)
         if key not in self._against:
             try:
                 fl = judge_floor(
-                    [self.labelled(r, e.parser) for r in f.runs], policy=e.policy,
+                    [self.labelled(r, e.parser) for r in f.names], policy=e.policy,
                     edge=(self.labelled(e.old, e.parser), self.labelled(e.new, e.parser)),
                     uncertainty=self.uncertainty,
                 )
@@ -378,6 +264,6 @@ class Recomputer:
         fl = self.floor(claim.runs, parser, policy)
         if isinstance(fl, str):
             return Computed(None, fl)
-        value = fl.value(metric)
+        value = floor_value(fl, metric)
         return Computed(value, None if value is not None else "the repeats share no scored items")
 

@@ -196,6 +196,10 @@ class Floor:
     def change_span(self) -> Span | None:
         return Span.of([p.change for p in self.pairs])
 
+    def change_against_others(self, run: str) -> list[Fraction]:
+        """Change rates of repeat ``run`` against each other repeat (both directions are equal)."""
+        return [p.change for p in self.pairs if p.old == run and p.change is not None]
+
     @property
     def em_mean(self) -> float | None:
         ems = [r.em for r in self.repeats if r.em is not None]

@@ -7,16 +7,17 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from replicate.judge.floor import EdgeCheck
+from replicate.judge.floor import EdgeCheck, Floor
 from replicate.judge.model import RunFile
 from replicate.judge.outofscale import ScaleOutcome, departure_lines, outcomes_json
+from replicate.judge.run_figures import RunFigures
 from replicate.output import Format, md_code, md_text, one_line
 from replicate.provenance import FileProvenance
 from replicate.verify.alternatives import Alternatives, note_line
 from replicate.verify.claims_file import Claim
 from replicate.verify.matching import Computed, Outcome, Verdict
 from replicate.verify.part import Flag, Part, matched
-from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures
+from replicate.verify.recompute import EdgeFigures
 from replicate.verify.sources.runs_sections import edges, figures_section, floors, runs, sources_section
 from replicate.verify.table_cells import figure_cell, fitted, not_computable, printed_text, reasons, show
 
@@ -142,7 +143,7 @@ class Runs(Part):
     explicit_parsers: bool  # True when --parser was given (it overrides claims' own)
     results: tuple[ClaimResult, ...]
     edges: tuple[EdgeFigures, ...]
-    floors: tuple[FloorFigures, ...]
+    floors: tuple[Floor, ...]
     run_figures: tuple[RunFigures, ...]
     run_files: dict[str, tuple[RunFile, ...]]
     flags: tuple[Flag, ...]
@@ -214,7 +215,7 @@ class Runs(Part):
             "summary": self.summary(),
             "claims": [r.to_json() for r in self.results],
             "edges": [e.to_json() for e in self.edges],
-            "floors": [f.to_json() for f in self.floors],
+            "floors": [{"runs": list(f.names), **f.to_json()} for f in self.floors],  # the run names the claims use
             "runs": [f.to_json() for f in self.run_figures],
             **({"extraction_failures": failures} if (failures := self.extraction_failures()) else {}),
             "out_of_scale": outcomes_json(self.out_of_scale, self.scale_outcomes),

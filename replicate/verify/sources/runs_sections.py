@@ -7,33 +7,34 @@ from fractions import Fraction
 from typing import Any
 from urllib.parse import quote
 
-from replicate.judge.floor import PAIR_FIGURES, EdgeCheck
+from replicate.judge.floor import PAIR_FIGURES, EdgeCheck, Floor
 from replicate.judge.model import RunFile
 from replicate.judge.render.errors import interval_cell, with_interval
+from replicate.judge.run_figures import RunFigures
 from replicate.output import Format, md_code, md_text, num, pct, table
 from replicate.stats.fourcell import FIGURES, Figure, figure_names
 from replicate.stats.paired import p_display
 from replicate.verify.part import relative
-from replicate.verify.recompute import EdgeFigures, FloorFigures, RunFigures, edge_key, floor_of
+from replicate.verify.recompute import EdgeFigures, edge_key, floor_of, floor_value
 
 
-def _position(against: Mapping[tuple, EdgeCheck], e: EdgeFigures, fl: FloorFigures | None) -> str:
+def _position(against: Mapping[tuple, EdgeCheck], e: EdgeFigures, fl: Floor | None) -> str:
     """Below / inside / above the floor: what ``floor --edge`` says of the edge (its paired test with
     intervals), with the n of the edge and of the floor's smallest repeat pair."""
     check = against.get(edge_key(e))
     if fl is None or check is None or check.verdict is None:
         return "-"
-    if not fl.floor.pairs:
+    if not fl.pairs:
         return check.verdict
     # no verdict without its n: the edge's compared items, and the smallest repeat pair's
-    return f"{check.verdict} (n = {check.comparison.cells.n}; floor n = {min(p.cells.n for p in fl.floor.pairs)})"
+    return f"{check.verdict} (n = {check.comparison.cells.n}; floor n = {min(p.cells.n for p in fl.pairs)})"
 
 
 def _f(x: Fraction | float | None) -> float | None:
     return None if x is None else float(x)
 
 
-def edges(figures: Sequence[EdgeFigures], floor_figures: Sequence[FloorFigures],
+def edges(figures: Sequence[EdgeFigures], floor_figures: Sequence[Floor],
           against: Mapping[tuple, EdgeCheck]) -> list[str]:
     """``## Edges``: two tables per edge and parser, the four cells, then the rates (one wide table reads badly as
     text); ``against``: per edge (:func:`edge_key`), ``floor --edge``'s check against its floor."""
@@ -43,7 +44,7 @@ def edges(figures: Sequence[EdgeFigures], floor_figures: Sequence[FloorFigures],
     points, blocks = _point_figures(), _interval_blocks()
     for e in figures:
         fl = floor_of(floor_figures, e)
-        lo, hi = (fl.value("floor.regression_min"), fl.value("floor.regression_max")) if fl else (None, None)
+        lo, hi = (floor_value(fl, "floor.regression_min"), floor_value(fl, "floor.regression_max")) if fl else (None, None)
         edge, parser = f"{md_text(e.old)} -> {md_text(e.new)}", f"`{e.parser}`"
         cells_rows.append([edge, parser, e.cells.n, e.cells.both, e.cells.only_old, e.cells.only_new, e.cells.neither])
         rate_rows.append([
@@ -147,19 +148,19 @@ def _ends(fl) -> str:
     return "" if ends is None else f" (min {interval_cell(ends['min'], 'min')}, max {interval_cell(ends['max'], 'max')})"
 
 
-def floors(figures: Sequence[FloorFigures]) -> list[str]:
+def floors(figures: Sequence[Floor]) -> list[str]:
     """``## Rerun floors``: each floor a claim names, with its ordered pairs' intervals where computed."""
     if not figures:
         return []
     rows = []
-    with_error = any(f.floor.regression_span_with_error is not None for f in figures)
+    with_error = any(f.regression_span_with_error is not None for f in figures)
     for f in figures:
-        bounds = f.floor.regression_span_with_error
+        bounds = f.regression_span_with_error
         rows.append([
-            ", ".join(map(md_text, f.runs)), f"`{f.parser}`", f.shared_items, len(f.pairs),
-            f"{pct(_f(f.value('floor.regression_min')))}-{pct(_f(f.value('floor.regression_max')))}",
-            *([] if not with_error else ["-" if bounds is None else f"{pct(bounds.low)}-{pct(bounds.high)}" + _ends(f.floor)]),
-            f"{pct(_f(f.value('floor.change_min')))}-{pct(_f(f.value('floor.change_max')))}",
+            ", ".join(map(md_text, f.names)), f"`{f.parser}`", f.shared_items, len(f.pairs),
+            f"{pct(_f(floor_value(f, 'floor.regression_min')))}-{pct(_f(floor_value(f, 'floor.regression_max')))}",
+            *([] if not with_error else ["-" if bounds is None else f"{pct(bounds.low)}-{pct(bounds.high)}" + _ends(f)]),
+            f"{pct(_f(floor_value(f, 'floor.change_min')))}-{pct(_f(floor_value(f, 'floor.change_max')))}",
         ])
     headers = ["repeats", "parser", "shared items", "ordered pairs", "regression min-max",
                *(["regression 95% (with sampling error)"] if with_error else []), "change min-max"]
@@ -170,9 +171,9 @@ def floors(figures: Sequence[FloorFigures]) -> list[str]:
         "verdict now comes from the paired test, which is calibrated: docs/concepts.md).", "",
     ]
     pair_rows = [
-        [", ".join(map(md_text, f.runs)), f"`{f.parser}`", md_text(p.old), md_text(p.new),
+        [", ".join(map(md_text, f.names)), f"`{f.parser}`", md_text(p.old), md_text(p.new),
          *(with_interval(pct(p.cells.value(k)), p.interval[k], k) for k in PAIR_FIGURES)]
-        for f in figures for p in f.floor.pairs if p.interval is not None
+        for f in figures for p in f.pairs if p.interval is not None
     ]
     pairs = [] if not pair_rows else [
         "Each ordered pair of repeats, with its 95% bootstrap intervals:", "",
