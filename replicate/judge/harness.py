@@ -6,8 +6,8 @@ reader keeps it (:class:`~replicate.reading.contract.HarnessFigure`). Here it is
 against the accuracy recomputed from the run's items under the unparsed policy
 in force (the source's rule by default, so they should agree), at the printed
 figure's precision: a value ``v`` written with ``d`` decimals matches every
-recomputed value within half a unit of its last place, as a claim does
-(:mod:`replicate.verify.matching`); a value written in full as a double
+recomputed value within half a unit of its last place, by the rule a claim is
+checked by (:mod:`replicate.printed`); a value written in full as a double
 (``0.6666666666666666``, 15 decimals or more) matches the recomputed ratio
 computed as a double, as the harness computed it.
 """
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from replicate.parsing import UNPARSED
+from replicate.printed import half_unit, rounded_to
 from replicate.stats.policy import Policy
 
 if TYPE_CHECKING:
@@ -85,9 +86,7 @@ class HarnessCheck:
             return "-"
         if self.places >= FULL:
             return repr(float(x))
-        step = Fraction(1, 10**self.places)
-        value = Decimal((x / step + Fraction(1, 2)).__floor__()) / Decimal(10**self.places)
-        return f"{value:.{self.places}f}"
+        return rounded_to(x, self.places)
 
     @property
     def matches(self) -> bool | None:
@@ -97,8 +96,7 @@ class HarnessCheck:
             return None
         if self.places >= FULL:  # a double as the harness computed it (mean = k / n in binary): equal as doubles
             return float(x) == self.figure.value
-        half = Fraction(5, 10 ** (self.places + 1))
-        return abs(x - Fraction(Decimal(self.figure.printed))) <= half
+        return abs(x - Fraction(Decimal(self.figure.printed))) <= half_unit(self.places)
 
     @property
     def verdict(self) -> str:

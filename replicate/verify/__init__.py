@@ -3,7 +3,7 @@
 - :mod:`replicate.verify.claim`        — one claim model and the claim sources (``SOURCES``, ``register_source``)
 - :mod:`replicate.verify.claims_file`  — the TOML claims file: its tables, loading and validation (every problem at once)
 - :mod:`replicate.verify.metrics`      — the one metric table (every family imported by name); :mod:`~replicate.verify.metric_row` what a row is
-- :mod:`replicate.verify.matching`     — a computed figure judged against the printed value at its precision (exact)
+- :mod:`replicate.verify.matching`     — a claim's figure in one column and its verdict (at the printed precision: :mod:`replicate.printed`)
 - :mod:`replicate.verify.part`         — what a claim source gives a verification (:class:`~replicate.verify.part.Part`)
 - :mod:`replicate.verify.verification` — the whole :class:`Verification`: a tuple of parts, one per claim source
 - :mod:`replicate.verify.sources`      — each built-in source's part (its results, JSON and note), and the families of metrics
@@ -24,9 +24,9 @@ Claims over K-trial studies (``[trials]``, ``--replication``; settings in :mod:`
 Claims over system rankings: the metric family :mod:`replicate.verify.sources.rankings_metrics`, the part :mod:`replicate.verify.sources.rankings`.
 """
 
+from replicate.printed import Printed, Verdict, match
 from replicate.verify.api import verify, verify_runs
 from replicate.verify.claims_file import Claim, ClaimsFile, load_claims, parse_claims
-from replicate.verify.matching import Printed, Verdict, match
 from replicate.verify.sources.runs import ClaimResult
 from replicate.verify.verification import Verification
 

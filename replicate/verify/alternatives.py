@@ -4,7 +4,7 @@ When a claim over runs mismatches under its gating parser, the verifier
 varies the claim along the axes of :data:`FAMILIES` (a declared table, the one
 place the alternatives are defined) and lists every variant whose value
 matches the printed one at its printed precision (the same
-:func:`~replicate.verify.matching.match` as the claim itself). Each variant is
+:func:`~replicate.printed.match` as the claim itself). Each variant is
 a claim of the one claim model, recomputed through the same metric table
 (``Recomputer.compute``): no figure is implemented twice. The verdict stays
 ``mismatch``: an explanation is not a match.
@@ -27,9 +27,9 @@ from replicate.errors import ReplicateError
 from replicate.judge.agreement import value_domain
 from replicate.judge.align import align
 from replicate.judge.outofscale import OUT_OF_SCALE
+from replicate.printed import Printed, Verdict, match
 from replicate.stats.fourcell import same_count
 from replicate.verify.claim import Claim
-from replicate.verify.matching import Printed, Verdict, match
 from replicate.verify.metrics import metric as find_metric
 
 #: At most this many recomputations per mismatching claim.

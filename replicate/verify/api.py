@@ -26,12 +26,13 @@ from replicate.judge.run_figures import RunFigures
 from replicate.judge.select import RunEntry, RunSpec
 from replicate.judge.uncertainty import Uncertainty
 from replicate.parsing import PARSERS, Parser
+from replicate.printed import Verdict
 from replicate.registry import VersionedName
 from replicate.verify.alternatives import alternatives
 from replicate.verify.claim import SOURCES
 from replicate.verify.claims_file import ClaimsFile, load_claims
 from replicate.verify.flags import collect_flags
-from replicate.verify.matching import Outcome, Verdict
+from replicate.verify.matching import Outcome
 from replicate.verify.part import Flag, Part
 from replicate.verify.recompute import (
     EdgeFigures,

@@ -24,9 +24,10 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from replicate.printed import Printed
 from replicate.stats.policy import POLICIES, Policy
 from replicate.trials.settings import SETTING_FIELDS, TrialSettings, parse_settings
-from replicate.verify.matching import FLAG_WORDS, Printed, PrintedFlag
+from replicate.verify.matching import FLAG_WORDS, PrintedFlag
 from replicate.verify.metrics import TRIAL_UNITS, UNITS, Metric, claim_unit, metric as find_metric, metric_names
 from replicate.verify.part import outside_root
 from replicate.verify.sources import rankings

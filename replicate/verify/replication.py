@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
+from replicate.printed import Printed, Verdict, match
 from replicate.stats.classify import EQUIVALENT, IMPROVED, INCONCLUSIVE, REGRESSED
 from replicate.stats.figure_comparison import THRESHOLD_TEST, Error, mean_comparison, shifted, threshold_comparison
 from replicate.stats.replication import (
@@ -53,7 +54,7 @@ from replicate.stats.swapnull import swap_null_p
 from replicate.trials.fresh import agreement, swap_sides
 from replicate.trials.trial_error import TrialErrors
 from replicate.verify.claim import Claim
-from replicate.verify.matching import Computed, Printed, PrintedFlag, Verdict, match
+from replicate.verify.matching import Computed, PrintedFlag
 from replicate.verify.trials_recompute import TrialsRecomputer
 
 DESIGN_TEST = "exact: an item count is fixed by the design, not sampled"

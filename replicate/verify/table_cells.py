@@ -12,7 +12,8 @@ from fractions import Fraction
 from typing import Any
 
 from replicate.output import Format, md_text, one_line, table, table_blocks
-from replicate.verify.matching import Outcome, Printed, PrintedFlag
+from replicate.printed import Printed
+from replicate.verify.matching import Outcome, PrintedFlag
 
 
 def printed_text(p: Printed | PrintedFlag) -> str:

@@ -10,9 +10,9 @@ import pytest
 
 from replicate.errors import BadInput
 from replicate.parsing import PARSERS
+from replicate.printed import Verdict, match
 from replicate.stats.fourcell import FourCell
 from replicate.verify.claims_file import parse_claims
-from replicate.verify.matching import Verdict, match
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "worked-audit.md"
 

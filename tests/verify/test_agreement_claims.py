@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from replicate.errors import BadInput
+from replicate.printed import Verdict
 from replicate.verify.api import verify, verify_runs
 from replicate.verify.claims_file import parse_claims
-from replicate.verify.matching import Verdict
 from support.paths import LLMJUDGE, text_of
 
 from .test_recompute import (  # noqa: F401  (a fixture)

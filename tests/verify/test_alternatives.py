@@ -7,10 +7,10 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
+from replicate.printed import Verdict
 from replicate.verify.alternatives import FAMILIES, MAX_RECOMPUTATIONS
 from replicate.verify.api import verify_runs
 from replicate.verify.claims_file import parse_claims
-from replicate.verify.matching import Verdict
 
 from .test_agreement_claims import _claim, _vectors, _verify
 from .test_recompute import DIGIT, GOLD, NEW, OLD, make_run, registered  # noqa: F401  (a fixture)

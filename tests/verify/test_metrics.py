@@ -8,12 +8,12 @@ import pytest
 
 from replicate.errors import BadInput
 from replicate.judge.uncertainty import Uncertainty
+from replicate.printed import Verdict
 from replicate.stats import power
 from replicate.trials.settings import DEFAULT_SEED
 from replicate.verify import metrics as M
 from replicate.verify.api import verify_runs
 from replicate.verify.claims_file import parse_claims
-from replicate.verify.matching import Verdict
 from replicate.verify.recompute import Computed
 
 from .test_recompute import DIGIT, GOLD, OLD, make_run, registered  # noqa: F401  (a fixture)

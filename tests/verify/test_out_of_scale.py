@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
+from replicate.printed import Verdict
 from replicate.verify.api import verify
-from replicate.verify.matching import Verdict
 from replicate.verify.note import render_note
 
 metrics = pytest.importorskip("sklearn.metrics")

@@ -11,9 +11,9 @@ from scipy import stats
 from replicate.judge.floor import floor as judge_floor
 from replicate.judge.model import Run
 from replicate.parsing import Parser
+from replicate.printed import Verdict
 from replicate.verify.api import verify_runs
 from replicate.verify.claims_file import parse_claims
-from replicate.verify.matching import Verdict
 from replicate.verify.recompute import Recomputer, floor_value
 
 # Two test parsers: "digit" reads a bare digit; "strict" also refuses "3" (so the parsers disagree).

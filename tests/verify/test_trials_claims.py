@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from replicate.errors import BadInput
+from replicate.printed import Printed
 from replicate.verify.claims_file import parse_claims
-from replicate.verify.matching import Printed, PrintedFlag
+from replicate.verify.matching import PrintedFlag
 
 
 def _data(*claims: dict, study: dict | None = None, **extra) -> dict:

@@ -12,10 +12,11 @@ from replicate.judge.model import RunFile
 from replicate.judge.outofscale import ScaleOutcome, departure_lines, outcomes_json
 from replicate.judge.run_figures import RunFigures
 from replicate.output import Format, md_code, md_text, one_line
+from replicate.printed import Verdict
 from replicate.provenance import FileProvenance
 from replicate.verify.alternatives import Alternatives, note_line
 from replicate.verify.claims_file import Claim
-from replicate.verify.matching import Computed, Outcome, Verdict
+from replicate.verify.matching import Computed, Outcome
 from replicate.verify.part import Flag, Part, matched
 from replicate.verify.recompute import EdgeFigures
 from replicate.verify.sources.runs_sections import edges, figures_section, floors, runs, sources_section

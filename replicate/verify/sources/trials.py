@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replicate.output import Format, md_code, md_text, one_line, pct, table
+from replicate.printed import Verdict
 from replicate.provenance import FileProvenance
 from replicate.stats.classify import CLASSES
 from replicate.stats.figure_comparison import THRESHOLD_TEST
@@ -21,7 +22,7 @@ from replicate.stats.replication import (
 )
 from replicate.trials.fresh import Agreement, CollectionProvenance
 from replicate.trials.settings import TrialSettings
-from replicate.verify.matching import Computed, PrintedFlag, Verdict
+from replicate.verify.matching import Computed, PrintedFlag
 from replicate.verify.part import Checked, Part, counts, matched
 from replicate.verify.replication import DESIGN_TEST, Replicated
 from replicate.verify.sources.runs_sections import figures_section

@@ -126,7 +126,7 @@ def _claim(cid: str, where: str, metric: str, value: str, unit: str, **names: st
 
 def _pct(x: Fraction | float, places: int = 1) -> str:
     """A fraction as a percent, rounded half up on its exact value (as the note's matching reads it)."""
-    from replicate.verify.matching import Printed, rounded
+    from replicate.printed import Printed, rounded
 
     return rounded(Printed.parse("0." + "0" * places, "percent"), x)
 

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from replicate.verify.matching import Printed, Verdict, match, rounded
+from replicate.printed import Printed, Verdict, match, rounded
 
 
 def P(text, unit="percent"):
