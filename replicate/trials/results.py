@@ -6,6 +6,7 @@ undefined (e.g. a share over zero items).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -14,7 +15,7 @@ import numpy as np
 
 from replicate.provenance import FileProvenance
 from replicate.stats.bootstrap import Interval
-from replicate.stats.classify import CLASSES
+from replicate.stats.classify import CLASSES, EQUIVALENT, IMPROVED, INCONCLUSIVE, REGRESSED
 from replicate.stats.min_items import MIN_ITEMS, too_few_items
 from replicate.stats.power import FlagPower
 from replicate.stats.rational import as_float
@@ -26,6 +27,16 @@ def _f(x: Any) -> float | None:
         return None
     x = float(x)
     return None if np.isnan(x) else x
+
+
+#: The classes each cell figure of ``items --format json`` counts, by its name: a count of items (``improved``) or
+#: the share it is of the cell's items (``p_plus``).
+CLASS_FIGURES: dict[str, frozenset[int]] = {
+    "improved": frozenset({IMPROVED}), "p_plus": frozenset({IMPROVED}),
+    "regressed": frozenset({REGRESSED}), "p_minus": frozenset({REGRESSED}),
+    "changed": frozenset({IMPROVED, REGRESSED}), "p_chg": frozenset({IMPROVED, REGRESSED}),
+    "equivalent": frozenset({EQUIVALENT}), "inconclusive": frozenset({INCONCLUSIVE}),
+}
 
 
 @dataclass(frozen=True)
@@ -61,11 +72,16 @@ class Shares:
     def inconclusive_share(self) -> float | None:
         return self._share(self.inconclusive)
 
+    def count_of(self, classes: Collection[int]) -> int:
+        """The items in any of ``classes`` (class codes)."""
+        k = (self.improved, self.regressed, self.equivalent, self.inconclusive)
+        return sum(k[c] for c in classes)
+
     @property
     def figure_counts(self) -> dict[str, int]:
         """The count behind each share, by its JSON name (``p_plus``: improved, ...)."""
-        return {"p_plus": self.improved, "p_minus": self.regressed, "p_chg": self.improved + self.regressed,
-                "equivalent": self.equivalent, "inconclusive": self.inconclusive}
+        return {name: self.count_of(CLASS_FIGURES[name]) for name in ("p_plus", "p_minus", "p_chg", "equivalent",
+                                                                     "inconclusive")}
 
     @classmethod
     def of(cls, codes: np.ndarray) -> "Shares":

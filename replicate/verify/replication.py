@@ -36,7 +36,6 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from replicate.printed import Printed, Verdict, match
-from replicate.stats.classify import EQUIVALENT, IMPROVED, INCONCLUSIVE, REGRESSED
 from replicate.stats.figure_comparison import THRESHOLD_TEST, Error, mean_comparison, shifted, threshold_comparison
 from replicate.stats.replication import (
     DOES_NOT_REPLICATE,
@@ -52,6 +51,7 @@ from replicate.stats.replication import (
 )
 from replicate.stats.swapnull import swap_null_p
 from replicate.trials.fresh import agreement, swap_sides
+from replicate.trials.results import CLASS_FIGURES
 from replicate.trials.trial_error import TrialErrors
 from replicate.verify.claim import Claim
 from replicate.verify.matching import Computed, PrintedFlag
@@ -60,13 +60,6 @@ from replicate.verify.trials_recompute import TrialsRecomputer
 DESIGN_TEST = "exact: an item count is fixed by the design, not sampled"
 SHARED = "@shared"  # suffix of the released table restricted to the items the fresh one holds
 
-#: The classes whose share (or count) each cell metric is, by its key after ``items.``.
-SHARE_CLASSES: dict[str, frozenset[int]] = {
-    "improved": frozenset({IMPROVED}), "p_plus": frozenset({IMPROVED}),
-    "regressed": frozenset({REGRESSED}), "p_minus": frozenset({REGRESSED}),
-    "changed": frozenset({IMPROVED, REGRESSED}), "p_chg": frozenset({IMPROVED, REGRESSED}),
-    "equivalent": frozenset({EQUIVALENT}), "inconclusive": frozenset({INCONCLUSIVE}),
-}
 #: Replicates of the swap null of a paired class share (seeded by the claim's seed).
 SWAP_RESAMPLES = 2000
 
@@ -229,14 +222,14 @@ class ReplicationChecker:
 
     @staticmethod
     def _paired(c: Claim) -> bool:
-        return c.spec.scope == "cell" and c.metric[len("items."):] in SHARE_CLASSES
+        return c.spec.scope == "cell" and c.metric[len("items."):] in CLASS_FIGURES
 
     def _paired_share(self, c: Claim) -> Comparison | None:
         """Newcombe's paired interval from each shared item's class on the two sides (the release's classes
         crossed with the fresh ones), in the claim's classes or not, with the swap null's p
         (:mod:`replicate.stats.swapnull`): BH's coupling of the items kept, which the exact McNemar test on the
         discordant items ignores."""
-        classes = SHARE_CLASSES[c.metric[len("items."):]]
+        classes = CLASS_FIGURES[c.metric[len("items."):]]
         rel, fr = self.rc.cell(c, self.shared), self.rc.cell(c, self.fresh)
         cross = agreement(rel, fr).crossed(classes)
         if not sum(cross):

@@ -24,7 +24,7 @@ from replicate.diagnostics import Diagnostics
 from replicate.trials.counts import aggregate
 from replicate.trials.engine import accuracy_table, analyse_items, parse_edge
 from replicate.trials.load import TrialsTable
-from replicate.trials.results import CellResult, ItemsResult, ModelAccuracy
+from replicate.trials.results import CLASS_FIGURES, CellResult, ItemsResult, ModelAccuracy
 from replicate.trials.screen import ScreenResult, ScreenRow, screen
 from replicate.verify.claim import Claim
 from replicate.verify.matching import Computed
@@ -164,13 +164,8 @@ def cell_value(cell: CellResult, metric: str, unit: str) -> Computed:
     if n == 0 and key != "n":
         return Computed(None, f"{cell.source} -> {cell.target} has no items with non-error trials on both "
                              "sides in this cell", n=0)
-    counts = {"improved": sh.improved, "regressed": sh.regressed, "changed": sh.improved + sh.regressed,
-              "equivalent": sh.equivalent, "inconclusive": sh.inconclusive}
-    if key in counts:
-        return Computed(_share(counts[key], n, unit), n=n)
-    shares = {"p_plus": sh.improved, "p_minus": sh.regressed, "p_chg": sh.improved + sh.regressed}
-    if key in shares:
-        return Computed(Fraction(shares[key], n), n=n)
+    if key in CLASS_FIGURES:  # a count of items (or the share it is), or a share (a rate: never a count)
+        return Computed(_share(sh.count_of(CLASS_FIGURES[key]), n, unit), n=n)
     if key == "delta":
         return Computed(cell.delta_exact, n=n)
     if key == "delta_r":
