@@ -4,17 +4,19 @@ Every command that reads files records a :class:`FileProvenance` for each one.
 When a file lies inside a directory written by ``replicate fetch`` (one holding
 ``replicate-manifest.json``), the record also names the repository, the pinned
 commit, the file's path in the repository and the licence status, and says
-whether the bytes read still match the manifest's hash.
+whether the bytes read still match the manifest's hash; :func:`fetch_commands`
+writes the ``replicate fetch`` commands that bring such files back.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
+from pathlib import Path, PurePath, PurePosixPath
 
 import orjson
 
@@ -121,6 +123,48 @@ def provenance_markdown(files: Iterable[FileProvenance]) -> str:
             tail = f" ({f.manifest_words()})" if f.release is not None else ""
             lines.append(f"  - `{name}`: sha256 `{f.sha256}`{tail}")
     return "\n".join(lines)
+
+
+def _glob(path: PurePosixPath) -> str:
+    return f"{path.parent}/**" if str(path.parent) != "." else str(path)
+
+
+def minimal_globs(globs: list[str]) -> list[str]:
+    """``globs`` without those another one covers (``a/b/**`` under ``a/**``), first-seen order kept."""
+    dirs = [g[: -len("/**")] for g in globs if g.endswith("/**")]
+
+    def covered(g: str) -> bool:
+        body = g[: -len("/**")] if g.endswith("/**") else g
+        return any(body != d and body.startswith(d + "/") for d in dirs)
+
+    return [g for g in dict.fromkeys(globs) if not covered(g)]
+
+
+def _dest(manifest: str, root: str) -> str:
+    """Where a release was fetched to, written relative to the --root the user gave."""
+    fetched = Path(manifest).parent
+    try:
+        inside = fetched.relative_to(Path(root).resolve())
+    except ValueError:
+        return fetched.as_posix()
+    return root if str(inside) == "." else (PurePath(root) / inside).as_posix()
+
+
+def fetch_commands(releases: Iterable[ReleaseRef], root: str) -> list[str]:
+    """The shell commands that fetch again the files of ``releases`` (those of the files a command read), each
+    release into the directory it was fetched to (written relative to ``root``, as the user gave it), with the
+    fewest ``--include`` globs that cover its files, then check it against its manifest."""
+    q = shlex.quote
+    plan: dict[tuple[str, str, str], dict[str, None]] = {}
+    for rel in releases:
+        key = (rel.source, rel.commit, _dest(rel.manifest, root))
+        plan.setdefault(key, {}).setdefault(_glob(PurePosixPath(rel.repo_path)), None)
+    cmds = []
+    for (source, commit, dest), globs in plan.items():
+        inc = " ".join(f"--include {q(g)}" for g in minimal_globs(list(globs)))
+        cmds.append(f"replicate fetch {q(source)} --rev {q(commit)} {inc} --dest {q(dest)}")
+        cmds.append(f"replicate fetch --check {q(dest)}")
+    return cmds
 
 
 def sha256_file(path: str | os.PathLike[str], *, chunk: int = 1 << 20) -> str:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
-from pathlib import Path, PurePath, PurePosixPath
+from pathlib import PurePath
 
 from replicate.output import Format, md_code, md_text, table, wrap_markdown
-from replicate.provenance import ReleaseRef
+from replicate.provenance import ReleaseRef, fetch_commands
 from replicate.verify.part import STAGES
 from replicate.verify.verification import Verification
 
@@ -86,54 +86,16 @@ def _flags(v: Verification) -> list[str]:
     return out + [f"- {f.kind.replace('_', ' ')}: {md_text(f.message)}" for f in v.flags] + [""]
 
 
-def _glob(path: PurePosixPath) -> str:
-    return f"{path.parent}/**" if str(path.parent) != "." else str(path)
-
-
-def minimal_globs(globs: list[str]) -> list[str]:
-    """``globs`` without those another one covers (``a/b/**`` under ``a/**``), first-seen order kept."""
-    dirs = [g[: -len("/**")] for g in globs if g.endswith("/**")]
-
-    def covered(g: str) -> bool:
-        body = g[: -len("/**")] if g.endswith("/**") else g
-        return any(body != d and body.startswith(d + "/") for d in dirs)
-
-    return [g for g in dict.fromkeys(globs) if not covered(g)]
-
-
-def _dest(manifest: str, root: str) -> str:
-    """Where a release was fetched to, written relative to the --root the user gave."""
-    fetched = Path(manifest).parent
-    try:
-        inside = fetched.relative_to(Path(root).resolve())
-    except ValueError:
-        return fetched.as_posix()
-    return root if str(inside) == "." else (PurePath(root) / inside).as_posix()
-
-
-def _fetch_plan(v: Verification) -> list[tuple[str, str, str, list[str]]]:
-    """(source, commit, destination, include globs) for each fetched release the files come from."""
-    plan: dict[tuple[str, str, str], dict[str, None]] = {}
-    for rel in _fetched(v):
-        key = (rel.source, rel.commit, _dest(rel.manifest, v.root))
-        plan.setdefault(key, {}).setdefault(_glob(PurePosixPath(rel.repo_path)), None)
-    return [(s, c, d, minimal_globs(list(g))) for (s, c, d), g in plan.items()]
-
-
 def reproduce_commands(v: Verification, *, out: str | None) -> list[str]:
-    """The shell commands that repeat this check: fetch each release its files came from, then verify.
+    """The shell commands that repeat this check: fetch each release its files came from
+    (:func:`replicate.provenance.fetch_commands`), then verify.
 
     Only fetched files (with a fetch manifest) give a fetch command, into the
     directory they were fetched to: local files not from a fetch are read where
     they are (a [study] release named without a fetch is not fetched over them).
     """
     q = shlex.quote
-    cmds = []
-    plan = _fetch_plan(v)
-    for source, commit, dest, globs in plan:
-        inc = " ".join(f"--include {q(g)}" for g in globs)
-        cmds.append(f"replicate fetch {q(source)} --rev {q(commit)} {inc} --dest {q(dest)}")
-        cmds.append(f"replicate fetch --check {q(dest)}")
+    cmds = fetch_commands(_fetched(v), v.root)
     verify = f"replicate verify {q(PurePath(v.claims_file.path).as_posix())} --root {q(v.root)}"
     verify += "".join(p.reproduce_args() for p in v.parts)
     if out is not None:

@@ -56,7 +56,7 @@ def test_golden_note_prose_fits_the_width():
 
 
 def test_include_patterns_covered_by_a_parent_are_left_out():
-    from replicate.verify.note import minimal_globs
+    from replicate.provenance import minimal_globs
 
     assert minimal_globs(["results/**", "results/dl20/**", "top.jsonl", "results/**", "resultsX/**"]) == [
         "results/**", "top.jsonl", "resultsX/**"]
