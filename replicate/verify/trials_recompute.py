@@ -106,16 +106,12 @@ class TrialsRecomputer:
     def edge_of(self, c: Claim, name: str) -> tuple[str, str]:
         return parse_edge(c.edge or "", self.tables[name].models)
 
-    def items_result(self, c: Claim, name: str) -> ItemsResult:
+    def cell(self, c: Claim, name: str) -> CellResult:
         key = _items_key(name, c)
         if key not in self._items:
             self.prepare([c], {c.table: name})
-        return self._items[key]
-
-    def cell(self, c: Claim, name: str) -> CellResult:
-        res = self.items_result(c, name)
         src, tgt = self.edge_of(c, name)
-        for cell in res.cells:
+        for cell in self._items[key].cells:
             if cell.source == src and cell.target == tgt and cell.benchmark == c.benchmark:
                 return cell
         raise KeyError((src, tgt, c.benchmark))  # pragma: no cover - prepare() asked for it

@@ -100,7 +100,7 @@ def check(claims: Sequence[Any], root: Path, claims_file: Any) -> Rankings:
     results = []
     seen: dict[str, tuple[FileProvenance, str]] = {}
     for c in claims:
-        computed = rc.compute(c)
+        computed = c.spec.compute(rc, c, None)  # every ranking metric computes itself
         a = rc.agreement(c)
         files = tuple(s.file for s in a.systems) + tuple(q.file for q in a.qrels)
         for f in files:

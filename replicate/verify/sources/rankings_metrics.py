@@ -69,10 +69,6 @@ class RankingsRecomputer:
                                                  measure=measure, n_resamples=0)
         return self._cache[key]
 
-    def compute(self, claim: Any) -> Computed:
-        assert claim.spec.compute is not None
-        return claim.spec.compute(self, claim, None)
-
 
 def _statistic(name: str):
     def compute(core: RankingsRecomputer, claim: Any, _column: Any) -> Computed:
