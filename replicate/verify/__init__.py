@@ -17,7 +17,9 @@
 Claims over K-trial studies (``[trials]``, ``--replication``; settings in :mod:`replicate.trials.settings`):
 
 - :mod:`replicate.verify.trials_recompute` — core over trials: figures read from the items / screen engine
-- :mod:`replicate.verify.replication`      — a fresh collection against the printed figure (tables: :mod:`replicate.trials.fresh`)
+- :mod:`replicate.verify.replication`      — a fresh collection against the printed figure: which test for which figure, the
+  verdicts (statistics: :mod:`replicate.stats.replication`, :mod:`replicate.stats.figure_comparison`; tables:
+  :mod:`replicate.trials.fresh`, :mod:`replicate.trials.trial_error`)
 - :mod:`replicate.verify.trials_check`     — :func:`check_trials` (pure: tables in, results out)
 - :mod:`replicate.verify.trials_io`        — reading the tables, fresh collections and archives
 
