@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from replicate.outfile import Outputs
+from replicate.stats.fourcell import INDEPENDENT_REGRESSION_RATE, REGRESSION_RATE
 from replicate.trials.plotfiles import PLOTS_HINT
 from replicate.verify.note import Figures
 from replicate.verify.recompute import EdgeFigures
@@ -89,7 +90,7 @@ def regression_points(v: Verification) -> dict[str, list[tuple[EdgeFigures, floa
     """
     points: dict[str, list[tuple[EdgeFigures, float, float]]] = {}
     for e in v.runs.edges:
-        x, y = e.value("independent_regression_rate"), e.value("regression_rate")
+        x, y = e.value(INDEPENDENT_REGRESSION_RATE.name), e.value(REGRESSION_RATE.name)
         row = points.setdefault(e.parser, [])
         if x is not None and y is not None:
             row.append((e, 100 * float(x), 100 * float(y)))

@@ -21,12 +21,7 @@ SCANNED = ("replicate", "parsers")
 TABLE = Path("replicate/stats/fourcell.py")
 
 #: (file, figure name) -> why it may spell the name. Each entry must still be needed (see the last test).
-ALLOWED: dict[tuple[str, str], str] = {
-    ("replicate/verify/plots.py", "independent_regression_rate"):
-        "verify/ was being rewritten in parallel (claim sources, issue 40); to read INDEPENDENT_REGRESSION_RATE.name",
-    ("replicate/verify/plots.py", "regression_rate"):
-        "verify/ was being rewritten in parallel (claim sources, issue 40); to read REGRESSION_RATE.name",
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 #: Token types whose text is a string's content: a literal, and (Python 3.12+) an f-string's literal parts.
 _STRING = tokenize.STRING
