@@ -56,7 +56,10 @@ def has_difficulty(n_runs: int) -> bool:
 
 
 _COLUMNS = 128
-_CLUSTER_CHUNK = 32  # clusters whose Gram products are held at once
+_CLUSTER_CHUNK = 32  # clusters whose Gram products are held at once, at most
+#: Bytes of one chunk's cells ``(chunk, 4, K, P)`` float32 at most (fewer clusters a chunk as runs grow: the
+#: cells of a cluster are 16 K P bytes, 11 MB at 88 runs, and the reader of a chunk makes copies of them)
+_CHUNK_BYTES = 1 << 25
 
 
 @dataclass(frozen=True)
@@ -139,8 +142,9 @@ def difficulty_count_chunks(
     n_clusters: int = 1,
     policy: Policy = "intersect",
 ) -> Iterator[np.ndarray] | None:
-    """:attr:`DifficultyCounts.cells` of :data:`_CLUSTER_CHUNK` clusters at a time, in cluster order:
-    ``(chunk, 4, K, P)`` float32 each; None with too few runs.
+    """:attr:`DifficultyCounts.cells` of up to :data:`_CLUSTER_CHUNK` clusters at a time (fewer when their
+    cells would pass :data:`_CHUNK_BYTES`), in cluster order: ``(chunk, 4, K, P)`` float32 each; None with too
+    few runs. The counts are exact integers whatever the chunks.
 
     Items are grouped by (cluster, right runs in all); within a group one Gram
     product of the runs' valid-and-wrong / valid-and-right rows counts, for
@@ -172,8 +176,9 @@ def _chunks(
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
     sizes = np.diff(bounds)
-    for c0 in range(0, n_clusters, _CLUSTER_CHUNK):
-        c1 = min(c0 + _CLUSTER_CHUNK, n_clusters)
+    step = max(1, min(_CLUSTER_CHUNK, _CHUNK_BYTES // (16 * K * len(pairs))))
+    for c0 in range(0, n_clusters, step):
+        c1 = min(c0 + step, n_clusters)
         g0 = c0 * (R + 1)
         # per (cluster, total) group, its Gram matrix: float32 sums of 0/1 products, exact below 2**24 items
         grams = np.zeros(((c1 - c0) * (R + 1), 2 * R, 2 * R), dtype=np.float32)

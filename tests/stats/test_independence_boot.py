@@ -64,6 +64,33 @@ def test_clusters_read_a_chunk_at_a_time_give_the_same_fit_and_replicates(monkey
     assert np.isfinite(got[0]).all()
 
 
+@pytest.mark.parametrize("clusters_a_chunk", [1, 3])
+def test_chunks_bounded_in_bytes_hold_fewer_clusters_and_give_the_same_replicates(monkeypatch, clusters_a_chunk):
+    """With the chunks' bytes bounded to ``clusters_a_chunk`` clusters' cells (as many runs do), every chunk
+    holds at most that many clusters and the baseline and its replicates are bit for bit those of every
+    cluster's counts at once."""
+    import replicate.stats.independence as independence
+
+    rng = np.random.default_rng(5)
+    labels, gold, codes = clustered_judges(rng, 6, 11, 6, unparsed=0.03)
+    pairs = [(0, 1), (1, 0), (2, 3), (3, 2), (4, 5)]
+    G, B = 11, 40
+    weights = cluster_weights(np.random.default_rng(4), G, B)
+    counts = difficulty_counts(labels, gold, pairs, codes=codes, n_clusters=G)
+    base = fit_difficulty(counts, pairs, 6)
+    want = cluster_difficulty_replicates(counts, base, weights)
+    per_cluster = 16 * (6 - 1) * len(pairs)  # bytes of one cluster's cells (4, K, P) float32
+    monkeypatch.setattr(independence, "_CHUNK_BYTES", per_cluster * clusters_a_chunk + per_cluster // 2)
+    chunks = list(difficulty_count_chunks(labels, gold, pairs, codes=codes, n_clusters=G))
+    assert [len(c) for c in chunks][:-1] == [clusters_a_chunk] * (len(chunks) - 1) and sum(map(len, chunks)) == G
+    got_base, got = cluster_difficulty(
+        lambda: difficulty_count_chunks(labels, gold, pairs, codes=codes, n_clusters=G), pairs, 4, weights
+    )
+    np.testing.assert_array_equal(got_base.theta, base.theta)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_a_reverse_edge_that_does_not_mirror_is_summed_and_refit_on_its_own():
     """Counts whose edge (1, 0) is not (0, 1)'s with the sides swapped (the first pass sums only edges
     without an earlier reverse): the pass is made again over every edge, and the replicates are those of
