@@ -14,16 +14,18 @@ command a fresh interpreter with no cache, its peak memory its own VmHWM or a fo
 - ``plain``: bench_growth's plain script (orjson per line, the parser per reply, every pair's four cells
   by numpy products; no intervals).
 
-Then a model of each command's peak, fitted by least squares over the sizes:
-``peak = start + b * runs * items + p * pairs`` (pairs = runs (runs - 1); ``start`` the command's peak
-on the smallest release), and the largest release it predicts fits in 8, 16 and 32 GB at 10k and 100k
-items. The residuals of the fit are printed: a peak that grows faster than the model (a term in items x
-pairs, or cubic in runs) shows there.
+Then a model of each command's peak, fitted by non-negative least squares over the sizes:
+``peak = start + b * runs * items + p * pairs + c * runs * pairs`` (pairs = runs (runs - 1); ``start`` the
+command's peak on a 2-run release of about 400 items; ``c``: what grows as runs^3, the difficulty
+baseline's counts of every edge over the other runs), and the largest release it predicts fits in 8, 16
+and 32 GB at 10k and 100k items. Each size's measured / fitted peak is printed: a peak that grows faster
+than the model shows there. ``--results FILE`` keeps the measurements; ``--report FILE`` prints their
+report again.
 
 Checks (exit 1 when one fails): the four cells of every pair are the same in every matrix run and the
 plain script; the load labels every item of every run.
 
-    python bench/bench_manyruns.py [--small] [--runs 44,88,176] [--r0-runs 352] [--big 88] [--keep DIR]
+    python bench/bench_manyruns.py [--small] [--runs 44,88,176] [--r0-runs 352] [--big 88] [--keep DIR] [--results FILE]
 
 Run it under ``ulimit -v`` and ``nice``: at 176 runs the default run takes minutes.
 """
@@ -111,32 +113,43 @@ def measure(z: dict, which: tuple[str, ...], env: dict[str, str]) -> bool:
     return ok
 
 
-def fit(rows: list[dict], name: str, start: float) -> tuple[float, float, list[float]] | None:
-    """MB per (run x item) and per pair of ``name``'s peak above ``start`` (least squares, both at least 0), and
-    each size's residual (measured / fitted)."""
+def _terms(z: dict) -> list[float]:
+    """The model's terms of a size: runs x items, pairs, runs x pairs."""
+    r, pairs = z["runs"], z["runs"] * (z["runs"] - 1)
+    return [r * z["items"], pairs, r * pairs]
+
+
+def fit(rows: list[dict], name: str, start: float, b: float | None = None) -> tuple[list[float], list[float]] | None:
+    """MB per (run x item), per pair and per (run x pair) of ``name``'s peak above ``start`` (non-negative least
+    squares; with ``b`` given, the first is fixed to it), and each size's measured / fitted peak."""
+    from scipy.optimize import nnls
+
     pts = [z for z in rows if name in z["rss"]]
     if len(pts) < 2:
         return None
-    x = np.array([[z["runs"] * z["items"], z["runs"] * (z["runs"] - 1)] for z in pts], dtype=float)
+    x = np.array([_terms(z) for z in pts], dtype=float)
     y = np.array([z["rss"][name] - start for z in pts])
     if name == "load":  # no pairs in a load
-        b, p = float(np.linalg.lstsq(x[:, :1], y, rcond=None)[0][0]), 0.0
+        coef = [float(nnls(x[:, :1], y)[0][0]), 0.0, 0.0]
+    elif b is not None:
+        coef = [b, *(float(v) for v in nnls(x[:, 1:], y - b * x[:, 0])[0])]
     else:
-        b, p = (float(v) for v in np.linalg.lstsq(x, y, rcond=None)[0])
-        if p < 0:
-            b, p = float(np.linalg.lstsq(x[:, :1], y, rcond=None)[0][0]), 0.0
-        elif b < 0:
-            b, p = 0.0, float(np.linalg.lstsq(x[:, 1:], y, rcond=None)[0][0])
-    return b, p, [z["rss"][name] / (start + b * xx[0] + p * xx[1]) for z, xx in zip(pts, x)]
+        coef = [float(v) for v in nnls(x, y)[0]]
+    return coef, [z["rss"][name] / (start + float(np.dot(coef, t))) for z, t in zip(pts, x)]
 
 
-def largest(start: float, b: float, p: float, items: int, mb: float) -> int:
-    """The most runs R with start + b R items + p R (R - 1) <= mb."""
-    if p <= 0:
-        return int((mb - start) / (b * items)) if b > 0 else 10**9
-    # p R^2 + (b items - p) R - (mb - start) = 0
-    lin = b * items - p
-    return int((-lin + math.sqrt(lin * lin + 4 * p * (mb - start))) / (2 * p))
+def largest(start: float, coef: list[float], items: int, mb: float) -> int:
+    """The most runs R whose fitted peak is at most ``mb``."""
+    def peak(r: int) -> float:
+        return start + float(np.dot(coef, _terms({"runs": r, "items": items})))
+
+    lo, hi = 1, 2
+    while peak(hi) <= mb and hi < 10**7:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if peak(mid) <= mb else (lo, mid)
+    return lo
 
 
 def report(rows: list[dict], start: dict[str, tuple[float, float]]) -> None:
@@ -158,21 +171,25 @@ def report(rows: list[dict], start: dict[str, tuple[float, float]]) -> None:
         parts = [f"{n} CPU ^{math.log(b['cpu'][n] / a['cpu'][n]) / r:.2f}, peak ^{math.log(b['rss'][n] / a['rss'][n]) / r:.2f}"
                  for n in names if n in a["cpu"] and n in b["cpu"]]
         print(f"  {a['runs']} -> {b['runs']} runs: " + "; ".join(parts))
-    print("\nmodel of the peak: start + b x runs x items + p x pairs (least squares over the sizes)")
+    print("\nmodel of the peak: start + b x runs x items + p x pairs + c x runs x pairs (non-negative least squares;"
+          "\nthe default's b is --replicates 0's when it has fewer than 3 sizes)")
     budgets = (8, 16, 32)
-    print(f"  {'command':>14} {'start MB':>9} {'B/(run x item)':>15} {'KB/pair':>8}   measured/fitted   "
-          + "  ".join(f"runs in {g} GB at 10k, 100k" for g in budgets))
-    for n in names:
+    print(f"  {'command':>14} {'start MB':>9} {'b B/run-item':>13} {'p KB/pair':>10} {'c B/run-pair':>13}   "
+          + "  ".join(f"runs in {g} GB at 10k, 100k" for g in budgets) + "   measured/fitted")
+    fitted: dict[str, list[float]] = {}
+    for n in ("replicates 0", "load", "default"):
         if n not in start:
             continue
-        got = fit(rows, n, start[n][1])
+        few = n == "default" and sum(n in z["rss"] for z in rows) < 3
+        got = fit(rows, n, start[n][1], fitted["replicates 0"][0] if few and "replicates 0" in fitted else None)
         if got is None:
             continue
-        b, p, resid = got
-        fits = "  ".join(f"{largest(start[n][1], b, p, 10_000, g * GB / 1e6):>14,} {largest(start[n][1], b, p, 100_000, g * GB / 1e6):>10,}"
+        coef, resid = got
+        fitted[n] = coef
+        fits = "  ".join(f"{largest(start[n][1], coef, 10_000, g * GB / 1e6):>14,} {largest(start[n][1], coef, 100_000, g * GB / 1e6):>10,}"
                          for g in budgets)
-        print(f"  {n:>14} {start[n][1]:>9.0f} {b * 1e6:>15.1f} {p * 1e3:>8.2f}   "
-              + " ".join(f"{v:.2f}" for v in resid) + f"   {fits}")
+        print(f"  {n:>14} {start[n][1]:>9.0f} {coef[0] * 1e6:>13.1f} {coef[1] * 1e3:>10.2f} {coef[2] * 1e6:>13.1f}   {fits}   "
+              + " ".join(f"{v:.2f}" for v in resid))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -184,8 +201,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--r0-runs", type=lambda s: [int(v) for v in s.split(",") if v], default=[],
                     help="sizes in runs timed without the default intervals (--replicates 0, load, plain)")
     ap.add_argument("--big", type=int, default=0, help="also this many runs at about 100k items, without the default")
+    ap.add_argument("--results", type=Path, help="write every size's measurements to this JSON file")
+    ap.add_argument("--report", type=Path, help="print the report of a --results file and exit (no measuring)")
     ap.add_argument("--keep", type=Path, help="generate into this folder and keep it (a size already there is reused)")
     a = ap.parse_args(argv)
+    if a.report is not None:
+        rows = json.loads(a.report.read_text(encoding="utf-8"))
+        report(rows[1:], {n: (rows[0]["cpu"][n], rows[0]["rss"][n]) for n in rows[0]["rss"]})
+        return 0
     if a.small:
         a.runs, a.r0_runs, a.big = list(SMALL_RUNS), list(SMALL_R0), SMALL_BIG
     scale = SMALL_SCALE if a.small else SCALE
@@ -211,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {runs} runs x {items:,} items, {mb:.0f} MB of files", flush=True)
             ok &= measure(z, which, env)
             rows.append(z)
+            if a.results is not None:
+                a.results.write_text(json.dumps([{k: v for k, v in r.items() if k in ("runs", "items", "mb", "cpu", "rss")}
+                                                 for r in rows]), encoding="utf-8")
         start = {n: (rows[0]["cpu"][n], rows[0]["rss"][n]) for n in rows[0]["rss"]}
         report(rows[1:], start)
     finally:
