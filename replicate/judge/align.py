@@ -75,9 +75,10 @@ def _positions(first: LabelledRun, run: LabelledRun) -> np.ndarray:
     the rest of the command (about 60 bytes an item, every run but the first: the most of a release's memory
     held per run and item before the pairs)."""
     mine, theirs = raw_keys(run), raw_keys(first)
-    if isinstance(mine, KeyTable) and isinstance(theirs, KeyTable) and len(mine) == len(theirs) \
-            and mine.blob == theirs.blob:
-        return np.arange(len(theirs))
+    if isinstance(mine, KeyTable) and isinstance(theirs, KeyTable) and len(mine) == len(theirs):
+        with memoryview(mine.blob) as a, memoryview(theirs.blob) as b:  # bytes, bytearray or memory map
+            if a == b:
+                return np.arange(len(theirs))
     if len(run.keys) == len(first.keys) and np.array_equal(run.keys, first.keys):
         return np.arange(len(first.keys))
     index = {k: i for i, k in enumerate(run.keys.tolist())}
