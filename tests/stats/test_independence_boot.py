@@ -39,20 +39,25 @@ def clustered_judges(rng, n_judges: int, queries: int, per_query: int, *, spread
     return labels, np.zeros(n, np.int16), codes
 
 
+def _six_runs_in_clusters(seed: int, weights_seed: int):
+    """6 runs x 11 clusters of a seeded release, 5 edges, 40 replicates' weights: (labels, gold, codes, pairs,
+    clusters, weights, the baseline and the replicates from every cluster's counts at once)."""
+    labels, gold, codes = clustered_judges(np.random.default_rng(seed), 6, 11, 6, unparsed=0.03)
+    pairs = [(0, 1), (1, 0), (2, 3), (3, 2), (4, 5)]
+    G, B = 11, 40
+    weights = cluster_weights(np.random.default_rng(weights_seed), G, B)
+    counts = difficulty_counts(labels, gold, pairs, codes=codes, n_clusters=G)
+    base = fit_difficulty(counts, pairs, 6)
+    return labels, gold, codes, pairs, G, weights, base, cluster_difficulty_replicates(counts, base, weights)
+
+
 def test_clusters_read_a_chunk_at_a_time_give_the_same_fit_and_replicates(monkeypatch):
     """The baseline and its replicates from chunks of 4 of 11 clusters (summed as they come; the mirrors
     checked chunk by chunk) equal those of every cluster's counts at once, bit for bit: the sums are exact
     integers."""
     import replicate.stats.independence as independence
 
-    rng = np.random.default_rng(12)
-    labels, gold, codes = clustered_judges(rng, 6, 11, 6, unparsed=0.03)
-    pairs = [(0, 1), (1, 0), (2, 3), (3, 2), (4, 5)]
-    G, B = 11, 40
-    weights = cluster_weights(np.random.default_rng(3), G, B)
-    counts = difficulty_counts(labels, gold, pairs, codes=codes, n_clusters=G)
-    base = fit_difficulty(counts, pairs, 6)
-    want = cluster_difficulty_replicates(counts, base, weights)
+    labels, gold, codes, pairs, G, weights, base, want = _six_runs_in_clusters(12, 3)
     monkeypatch.setattr(independence, "_CLUSTER_CHUNK", 4)
     got_base, got = cluster_difficulty(
         lambda: difficulty_count_chunks(labels, gold, pairs, codes=codes, n_clusters=G), pairs, 4, weights
@@ -71,14 +76,7 @@ def test_chunks_bounded_in_bytes_hold_fewer_clusters_and_give_the_same_replicate
     cluster's counts at once."""
     import replicate.stats.independence as independence
 
-    rng = np.random.default_rng(5)
-    labels, gold, codes = clustered_judges(rng, 6, 11, 6, unparsed=0.03)
-    pairs = [(0, 1), (1, 0), (2, 3), (3, 2), (4, 5)]
-    G, B = 11, 40
-    weights = cluster_weights(np.random.default_rng(4), G, B)
-    counts = difficulty_counts(labels, gold, pairs, codes=codes, n_clusters=G)
-    base = fit_difficulty(counts, pairs, 6)
-    want = cluster_difficulty_replicates(counts, base, weights)
+    labels, gold, codes, pairs, G, weights, base, want = _six_runs_in_clusters(5, 4)
     per_cluster = 16 * (6 - 1) * len(pairs)  # bytes of one cluster's cells (4, K, P) float32
     monkeypatch.setattr(independence, "_CHUNK_BYTES", per_cluster * clusters_a_chunk + per_cluster // 2)
     chunks = list(difficulty_count_chunks(labels, gold, pairs, codes=codes, n_clusters=G))
