@@ -17,12 +17,13 @@ from replicate.judge.api import load_runs
 from replicate.judge.labelcache import LabelCache
 from replicate.judge.load import workers
 from replicate.judge.select import runs_from_toml
+from support.paths import ROOT
 
 PARSER = "umbrela-fallback@1"
 
 
-def run(*args: str):
-    return CliRunner().invoke(app, [str(a) for a in args])
+def run(*args: str, input: bytes | None = None):
+    return CliRunner().invoke(app, [str(a) for a in args], input=input)
 
 
 @pytest.fixture
@@ -46,6 +47,23 @@ def test_matrix_prints_the_same_bytes_for_one_and_two_workers(release, fmt):
         body = json.loads(outs[1].stdout)
         assert body["warnings"]["by_code"] == {"blank-line": 1, "bom": 1}
         assert len(body["pairs"]) == 4 * 3
+
+
+QRELS = ROOT / "tests" / "readers" / "data"  # two qrels runs and their gold (test_qrels.py)
+
+
+@pytest.mark.parametrize("stdin", ["gold", "run"])
+def test_standard_input_is_read_the_same_with_two_workers(stdin):
+    """A worker's standard input is empty: ``--gold -`` and a run given as ``-`` are read in this process."""
+    gold, old = QRELS / "gold.txt", QRELS / "old.txt"
+    given = gold if stdin == "gold" else old
+    args = ["compare", "-" if stdin == "run" else old, QRELS / "new.txt", "--reader", "trec-qrels@1",
+            "--gold", "-" if stdin == "gold" else gold, "-f", "json", "--replicates", "0", "--no-cache"]
+    outs = [run(*args, "--jobs", j, input=given.read_bytes()) for j in ("1", "2")]
+    assert [o.exit_code for o in outs] == [0, 0], outs[1].output
+    assert outs[0].stdout == outs[1].stdout
+    assert outs[0].stderr == outs[1].stderr
+    assert json.loads(outs[1].stdout)["n"] == 6  # the 6 items of both runs with gold (test_gold_jsonl.py)
 
 
 def test_verify_prints_the_same_bytes_for_one_and_two_workers(release):

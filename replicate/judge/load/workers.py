@@ -13,15 +13,18 @@ its warnings and the cache events. The raw outputs are not sent: a command
 that needs the texts reads them again from the files on first use (checked
 to hold the same items, as for a run from the run cache).
 
-The gold file's plan, when there is one, is read last, as one more task.
+The gold file's plan, when there is one, is read last, in the parent (as
+before load plans), and so is a run that reads standard input (given as
+``-``), at its turn, as the serial loader reads it: a worker's standard
+input is empty (``multiprocessing`` points it at ``os.devnull``).
 The parent takes the results in the plans' order, so the runs, the warnings,
 the cache events and the first error are those of the serial loader whatever
 the number of workers: an error a worker meets (a torn line, a bad file) is
 raised with its own message, naming file and line, and an error in an
 earlier run wins over one in a later run, as when reading one run after
-another. Workers take nothing from the parent but their task (they run
-under the ``spawn`` start method too); on Linux they are forked, which costs
-no start-up imports. The caches are safe under concurrent writers: every
+another. A worker's task holds everything it reads from (they run under the
+``spawn`` start method too); on Linux they are forked, which costs no
+start-up imports. The caches are safe under concurrent writers: every
 entry is written to a temporary file and renamed into place.
 """
 
@@ -34,6 +37,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from replicate.command_input import is_stdio
 from replicate.diagnostics import Diagnostics
 from replicate.errors import Message, Param, ReplicateError, UsageError
 from replicate.judge.labelcache import LabelCache, label_through
@@ -136,11 +140,25 @@ def read_plans(
     runs = []
     labelled: dict[tuple[str, str], Any] = {}
     for plan in plans:
-        parsed: dict[str, np.ndarray] = {}
-        read_with = tuple(PARSERS.get(p) for p in dict.fromkeys(plan.parsers) if p in PARSERS)
-        runs.append(execute(plan, diag, run_cache, read_with, parsed))
-        labelled.update(((plan.name, p), (labels, None, None)) for p, labels in parsed.items())
+        runs.append(_read_here(plan, diag, run_cache, labelled))
     return tuple(runs), labelled
+
+
+def _read_here(plan: LoadPlan, diag: Diagnostics, run_cache: RunCache | None,
+               labelled: dict[tuple[str, str], Any]) -> Run:
+    """The run of ``plan`` read in this process, its parsers labelling the outputs as they are read (into
+    ``labelled``: labels, None, None, not yet through the label cache)."""
+    parsed: dict[str, np.ndarray] = {}
+    read_with = tuple(PARSERS.get(p) for p in dict.fromkeys(plan.parsers) if p in PARSERS)
+    run = execute(plan, diag, run_cache, read_with, parsed)
+    labelled.update(((plan.name, p), (labels, None, None)) for p, labels in parsed.items())
+    return run
+
+
+def read_in_parent(plan: LoadPlan) -> bool:
+    """Whether ``plan`` is read in this process even with workers: the gold file's, and one that reads
+    standard input (a file given as ``-``; a worker's standard input is empty)."""
+    return plan.gold or any(is_stdio(p) for p in plan.paths)
 
 
 def work(task: Task) -> Done | ReplicateError:
@@ -197,14 +215,20 @@ def load_parallel(
     from replicate.background import prefetch as start_prefetch
 
     root = str(label_cache.root) if label_cache is not None else None
-    tasks = [Task(p, diag.strict, root, texts and not p.gold) for p in plans]
     runs: list[Run] = []
     labelled: dict[tuple[str, str], Any] = {}
     with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
-        futures: list[Future] = [pool.submit(work, t) for t in tasks]
+        # the gold file and a run from standard input are read here at their turn (None: no task)
+        futures: list[Future | None] = [
+            None if read_in_parent(p) else pool.submit(work, Task(p, diag.strict, root, texts))
+            for p in plans
+        ]
         start_prefetch(*prefetch)  # the workers are forked by now (all at the first submit)
         try:
             for plan, fut in zip(plans, futures):
+                if fut is None:
+                    runs.append(_read_here(plan, diag, run_cache, labelled))
+                    continue
                 done = fut.result()
                 if isinstance(done, ReplicateError):
                     raise done
@@ -224,5 +248,6 @@ def load_parallel(
                     labelled[(plan.name, name)] = value
         finally:
             for fut in futures:
-                fut.cancel()
+                if fut is not None:
+                    fut.cancel()
     return tuple(runs), labelled
