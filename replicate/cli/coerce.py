@@ -7,28 +7,36 @@ builds its schemas, about 8 MB of memory and 50 ms before the command starts
 this command line are strings, whole numbers (some with a least or greatest
 value), numbers, flags, paths, choices and lists of strings or paths. For a
 value of the plain form each of these takes (a string; a whole number written
-as digits within its bounds; a decimal number; a non-empty path not standing
-for standard input; one of the choices) :class:`PlainParam` gives what the
-adapter gives, with the same checks of a path. Anything else (a value out of
-range, not a number, not a choice, an option of another kind) goes to Typer's
-own adapter, so the error and its wording are Typer's and pydantic is imported
-only then. ``tests/cli/test_coerce.py`` checks every option of every command
-against the adapter on plain and unusual values.
+as digits within its bounds; a decimal number; a non-empty path, as a string
+or a ``Path`` such as the default ``Path(".")``, not standing for standard
+input; one of the choices) :class:`PlainParam` gives what the adapter gives,
+with the same checks of a path. Anything else (a value out of range, not a
+number, not a choice, an option of another kind) goes to Typer's own adapter,
+so the error and its wording are Typer's and pydantic is imported only then.
+``tests/cli/test_coerce.py`` checks every option of every command against the
+adapter on plain and unusual values, and that no option (nor its default) is
+of a kind left to the adapter.
 
-This leans on Typer's internal coercion classes (``typer._coercion``), which
-is why pyproject pins Typer within one minor release; if they are not there,
-every value goes to Typer's adapter as before.
+This leans on Typer's internals: its coercion classes here (``typer._coercion``,
+``typer._param_types``) and, in :mod:`replicate.cli.help`, the private
+``typer.core._TyperParameter`` (imported unguarded) and a parameter's
+``_runtime_param`` and ``type_descriptor``. The pin ``typer>=0.29,<0.30`` in
+pyproject is what keeps them there. Under another Typer, this module alone
+would fall back to Typer's adapter for every value (:data:`RuntimeParam` is
+None), but importing :mod:`replicate.cli.help` would fail (an ``ImportError``
+if ``_TyperParameter`` is gone), and with it the whole command line.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from enum import Enum
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, cast, get_args, get_origin
 
-try:  # Typer's internals (0.29): without them, Typer converts every value itself
+try:  # Typer 0.29's internals (pinned; without them no value is converted here, and replicate.cli.help fails)
     from typer._coercion import RuntimeParam, TypeDescriptor, build_runtime_param
     from typer._param_types import coerce_cli_choice, coerce_cli_path
 except ImportError:  # pragma: no cover - another Typer
@@ -87,6 +95,8 @@ def _leaf(annotation: Any, descriptor: Any) -> Any:
     if annotation is Path and info.path_type is None and not info.allow_dash and not info.resolve_path:
 
         def path(value: Any, param: Any, ctx: Any) -> Path:
+            if isinstance(value, PurePath):  # a default such as Path(".")
+                value = os.fspath(value)
             if type(value) is not str or not value or "\x00" in value:
                 raise _Declined
             # the value stays a string through Typer's checks of a path (as the adapter's string is), then Path

@@ -57,3 +57,16 @@ def test_each_command_family_imports_only_what_it_needs(example_copy, tmp_path, 
     assert p.returncode == 0, p.stderr
     assert not loaded & absent, f"{args} imported {sorted(loaded & absent)}"
     assert present <= loaded, f"{args} did not import {sorted(present - loaded)} (is the watch list stale?)"
+
+
+def test_verify_and_harness_claims_with_their_default_root_import_no_pydantic(example_copy, tmp_path):
+    # their --root defaults to Path("."): a default that went to Typer's converter would import pydantic
+    from support.synth.lm_eval_logs import write_pair
+
+    a, b = write_pair(example_copy / "lm")
+    for args in (["verify", "claims.toml", "--no-plots", "--replicates", "50", "--no-fail"],
+                 ["harness-claims", str(a.relative_to(example_copy)), str(b.relative_to(example_copy))]):
+        p, loaded = loaded_modules(example_copy, tmp_path / "cache", "--no-cache", *args)
+        assert p.returncode == 0, p.stderr
+        assert "pydantic" not in loaded, f"{args[0]} imported pydantic"
+        assert "numpy" in loaded, "is the watch list stale?"
