@@ -57,8 +57,9 @@ def has_difficulty(n_runs: int) -> bool:
 
 _COLUMNS = 128
 _CLUSTER_CHUNK = 32  # clusters whose Gram products are held at once, at most
-#: Bytes of one chunk's cells ``(chunk, 4, K, P)`` float32 at most (fewer clusters a chunk as runs grow: the
-#: cells of a cluster are 16 K P bytes, 11 MB at 88 runs, and the reader of a chunk makes copies of them)
+#: Bytes of one chunk's Gram products and cells at most (fewer clusters a chunk as runs grow): a cluster's Gram
+#: products ``(R + 1, 2R, 2R)`` float32 are 16 R^2 (R + 1) bytes whatever the pairs, its cells ``(4, K, P)``
+#: 16 K P bytes (11 MB each at 88 runs and every ordered pair), and the reader of a chunk makes copies of them
 _CHUNK_BYTES = 1 << 25
 
 
@@ -143,7 +144,7 @@ def difficulty_count_chunks(
     policy: Policy = "intersect",
 ) -> Iterator[np.ndarray] | None:
     """:attr:`DifficultyCounts.cells` of up to :data:`_CLUSTER_CHUNK` clusters at a time (fewer when their
-    cells would pass :data:`_CHUNK_BYTES`), in cluster order: ``(chunk, 4, K, P)`` float32 each; None with too
+    Gram products and cells would pass :data:`_CHUNK_BYTES`), in cluster order: ``(chunk, 4, K, P)`` float32 each; None with too
     few runs. The counts are exact integers whatever the chunks.
 
     Items are grouped by (cluster, right runs in all); within a group one Gram
@@ -176,7 +177,7 @@ def _chunks(
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
     sizes = np.diff(bounds)
-    step = max(1, min(_CLUSTER_CHUNK, _CHUNK_BYTES // (16 * K * len(pairs))))
+    step = max(1, min(_CLUSTER_CHUNK, _CHUNK_BYTES // (16 * R * R * (R + 1) + 16 * K * len(pairs))))
     for c0 in range(0, n_clusters, step):
         c1 = min(c0 + step, n_clusters)
         g0 = c0 * (R + 1)

@@ -77,7 +77,8 @@ def test_chunks_bounded_in_bytes_hold_fewer_clusters_and_give_the_same_replicate
     import replicate.stats.independence as independence
 
     labels, gold, codes, pairs, G, weights, base, want = _six_runs_in_clusters(5, 4)
-    per_cluster = 16 * (6 - 1) * len(pairs)  # bytes of one cluster's cells (4, K, P) float32
+    # bytes of one cluster's Gram products (R + 1, 2R, 2R) and cells (4, K, P), float32, at R = 6 runs
+    per_cluster = 4 * 7 * 12 * 12 + 4 * 4 * (6 - 1) * len(pairs)
     monkeypatch.setattr(independence, "_CHUNK_BYTES", per_cluster * clusters_a_chunk + per_cluster // 2)
     chunks = list(difficulty_count_chunks(labels, gold, pairs, codes=codes, n_clusters=G))
     assert [len(c) for c in chunks][:-1] == [clusters_a_chunk] * (len(chunks) - 1) and sum(map(len, chunks)) == G
