@@ -39,6 +39,10 @@ BATCH_RECORDS = ("batch_upload", "batch", "batch_done")
 #: gone through (256 KiB-1 MiB chunks took twice as long as a plain loop's one call a line).
 PARSE_CHUNK = 1 << 14
 
+#: why collect and repair-archive refuse a gzip-compressed archive
+GZIP_REFUSAL = ("the archive is gzip-compressed; 'replicate collect' and 'replicate repair-archive' append to or "
+                "rewrite an archive: decompress it first (gunzip)")
+
 #: (model, item, trial) of a trial record; model and item as strings (how duplicates are found)
 Key = tuple[str, str, int]
 
@@ -71,6 +75,9 @@ class ArchiveStream:
         self._first_ts: str | None = None  # of the non-error trial records (which are never superseded)
         self._last_ts: str | None = None
         self._names: dict[str, str] = {}
+        #: the whole archive when it came from standard input or a pipe (read whole, as every reader does): a
+        #: duplicate's earlier line is found again in these bytes, since a pipe cannot be opened a second time
+        self._held: bytes | None = None
 
     # -- after the pass ------------------------------------------------------------------------
 
@@ -152,12 +159,15 @@ class ArchiveStream:
                                    "batch record", path=path, line=lineno)
         finally:
             self._first_ts, self._last_ts = first_ts, last_ts
+            self._held = None  # the pass is over: the bytes of a pipe are not kept with what it found
 
     def _blocks(self) -> Iterator[bytes]:
         """The archive's bytes in blocks (gzip undone when allowed); what cannot be read is named as an archive."""
         path = self.path
-        if is_stdio(path) or not path.is_file():
-            held = read_input(path, what="archive")  # standard input or a pipe: read whole, as every reader does
+        if self._held is not None or is_stdio(path) or not path.is_file():
+            if self._held is None:  # standard input or a pipe: read whole, as every reader does
+                self._held = read_input(path, what="archive")
+            held = self._held
             step = READ_BLOCK
             raw: Iterator[bytes] = (held[i:i + step] for i in range(0, len(held), step))
         else:
@@ -165,8 +175,7 @@ class ArchiveStream:
         first = next(raw, b"")
         if first[:2] == GZIP_MAGIC:
             if not self.gzip:
-                raise BadInput("the archive is gzip-compressed; 'replicate collect' and 'replicate repair' "
-                               "append to or rewrite an archive: decompress it first (gunzip)", path=path)
+                raise BadInput(GZIP_REFUSAL, path=path)
             return _gunzip(path, first, raw)
         return chain((first,), raw)
 
@@ -202,9 +211,11 @@ class ArchiveStream:
         self.valid_size = size
 
     def _line_of(self, key: Key, before: int) -> int:
-        """The line of the last record of trial ``key`` before line ``before`` (read again: an error's cost)."""
+        """The line of the last record of trial ``key`` before line ``before``, read again (an error's cost): a
+        regular file from its path, standard input or a pipe from the bytes this stream holds (never reopened)."""
         found = 0
         again = ArchiveStream(self.path, gzip=self.gzip)
+        again._held = self._held
         for lineno, obj in again._numbered():
             if lineno >= before:
                 break

@@ -21,9 +21,11 @@ from pathlib import Path
 import orjson
 
 from replicate.collect.archive import ArchiveLock, scan_archive
+from replicate.collect.archive_read import GZIP_REFUSAL
 from replicate.command_input import read_input
 from replicate.errors import BadInput
 from replicate.outfile import write_file
+from replicate.reading.stream import GZIP_MAGIC
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,15 @@ def _backup_path(real: Path) -> Path:
         cand = real.with_name(f"{real.name}.bak.{n}")
         n += 1
     return cand
+
+
+def _starts_with(path: Path, magic: bytes) -> bool:
+    """Whether the regular file ``path`` begins with ``magic`` (what cannot be read is left to the reader)."""
+    try:
+        with open(path, "rb") as fh:
+            return os.path.isfile(path) and fh.read(len(magic)) == magic
+    except OSError:
+        return False
 
 
 def _without_payload(rec: dict) -> dict:
@@ -109,6 +120,8 @@ def repair_archive(archive: str | Path) -> RepairReport:
         raise BadInput("archive not found", path=archive)
     with ArchiveLock(archive):
         real = Path(os.path.realpath(archive))
+        if _starts_with(real, GZIP_MAGIC):  # refused before the file is read as lines (as collect refuses it)
+            raise BadInput(GZIP_REFUSAL, path=archive)
         data = read_input(real, what="archive")
         kept, dropped, trials = dedupe_lines(data, archive)
         lines = data.count(b"\n")

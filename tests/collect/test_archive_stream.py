@@ -4,6 +4,10 @@ read, whatever the blocks; what scan_archive keeps; superseded API errors; gzip;
 from __future__ import annotations
 
 import gzip
+import os
+import re
+import subprocess
+import threading
 from pathlib import Path
 
 import orjson
@@ -13,6 +17,7 @@ import replicate.collect.archive_read as archive_read
 from replicate.collect.archive import ArchiveLock, open_for_collection
 from replicate.collect.archive_read import ARCHIVE_SCHEMA, ArchiveStream, read_archive, scan_archive
 from replicate.collect.config import load_config, load_items
+from replicate.collect.repair import repair_archive
 from replicate.errors import BadInput
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "collect"
@@ -48,12 +53,15 @@ def tiny_blocks(monkeypatch):
     monkeypatch.setattr(archive_read, "READ_BLOCK", 7)
 
 
+@pytest.mark.parametrize("parse_chunk", [3, archive_read.PARSE_CHUNK])
 @pytest.mark.parametrize("block", [7, 64, 1 << 20])
 @pytest.mark.parametrize("newline", [b"\n", b"\r\n"])
 def test_the_same_records_and_line_numbers_as_a_whole_read_whatever_the_blocks(tmp_path, monkeypatch, block,
-                                                                               newline):
+                                                                               newline, parse_chunk):
     monkeypatch.setattr(archive_read, "READ_BLOCK", block)
+    monkeypatch.setattr(archive_read, "PARSE_CHUNK", parse_chunk)  # 3: a chunk of one line, cut anywhere
     recs = lines(HEADER, *(trial("m", f"q{i}", t, "x" * (i * 37 % 300)) for i in range(40) for t in range(3)))
+    recs[2:2] = lines(trial("m", "é€😀", 0, "é€😀 " * 9))  # multi-byte UTF-8, split inside a character by 7-byte blocks
     recs[5:5] = [b"", b"   ", b"\t"]  # blank lines are counted, not read
     data = newline.join(recs) + newline + b'{"type": "trial", "mo'  # and a torn last line
     p = tmp_path / "a.jsonl"
@@ -107,6 +115,65 @@ def test_each_bad_input_names_the_file_and_the_line_whatever_the_blocks(tmp_path
     for read in (read_archive, scan_archive):
         with pytest.raises(BadInput, match=message):
             read(p)
+
+
+DUPLICATE = b"".join(orjson.dumps(r) + b"\n" for r in (
+    HEADER, trial("m", "q0", 0), trial("m", "q1", 0, None, "http_500"), trial("m", "q2", 0), trial("m", "q1", 0),
+    trial("m", "q3", 0), trial("m", "q1", 0, "again")))
+#: the earlier record named is the one that stood (line 5: it superseded the API error on line 3)
+DUPLICATE_SAID = r"duplicate trial \('m', 'q1', 0\) \(also on line 5\)$"
+
+
+def _read_in_thread(path: str, unblock) -> BaseException | None:
+    """Read ``path``, failing the test (after ``unblock()`` frees the reader) if it takes over 20 s."""
+    caught: list[BaseException] = []
+
+    def read():
+        try:
+            scan_archive(path)
+        except BaseException as exc:  # noqa: BLE001 -- handed to the test
+            caught.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(20)
+    if reader.is_alive():
+        unblock()
+        reader.join(20)
+        pytest.fail(f"reading {path} hung")
+    return caught[0] if caught else None
+
+
+def test_a_duplicate_in_a_fifo_names_its_earlier_line_without_opening_the_fifo_again(tmp_path, tiny_blocks):
+    fifo = tmp_path / "a.fifo"
+    os.mkfifo(fifo)
+
+    def write():
+        with open(fifo, "wb") as fh:
+            fh.write(DUPLICATE)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+
+    def unblock():  # a reader waiting in open() for a second writer is let go
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    exc = _read_in_thread(str(fifo), unblock)
+    writer.join(20)
+    assert isinstance(exc, BadInput) and exc.line == 7, exc
+    assert re.search(DUPLICATE_SAID, str(exc)), str(exc)
+
+
+def test_a_duplicate_in_a_pipe_names_its_earlier_line(tmp_path, tiny_blocks):
+    """A process substitution, ``<(cat a.jsonl)``: the reader is given /dev/fd/N of a pipe from another process;
+    opening it again reads nothing (the line said was 0)."""
+    p = tmp_path / "a.jsonl"
+    p.write_bytes(DUPLICATE)
+    with subprocess.Popen(["cat", str(p)], stdout=subprocess.PIPE) as cat:
+        assert cat.stdout is not None
+        exc = _read_in_thread(f"/dev/fd/{cat.stdout.fileno()}", cat.kill)
+    assert isinstance(exc, BadInput) and exc.line == 7, exc
+    assert re.search(DUPLICATE_SAID, str(exc)), str(exc)
 
 
 def test_the_first_error_in_the_file_is_the_one_said(tmp_path):
@@ -166,12 +233,27 @@ def test_a_gzip_archive_is_read_where_it_is_only_read_and_refused_where_it_is_ap
     gz = tmp_path / "a.jsonl.gz"
     gz.write_bytes(gzip.compress(plain.read_bytes()))
     assert read_archive(gz, gzip=True).records == read_archive(plain).records
-    with pytest.raises(BadInput, match=r"a\.jsonl\.gz: the archive is gzip-compressed; 'replicate collect' and "
-                                       r"'replicate repair' append to or rewrite an archive: decompress it first"):
+    refusal = (r"a\.jsonl\.gz: the archive is gzip-compressed; 'replicate collect' and 'replicate repair-archive' "
+               r"append to or rewrite an archive: decompress it first \(gunzip\)$")
+    with pytest.raises(BadInput, match=refusal):
         scan_archive(gz)
     cfg, items = load_config(FIX / "config.toml"), load_items(FIX / "items.jsonl")
-    with ArchiveLock(gz), pytest.raises(BadInput, match="gzip-compressed"):
+    with ArchiveLock(gz), pytest.raises(BadInput, match=refusal):
         open_for_collection(gz, cfg, items)
+    before = gz.read_bytes()
+    with pytest.raises(BadInput, match=refusal):  # refused as collect refuses it, not read as lines
+        repair_archive(gz)
+    assert gz.read_bytes() == before and sorted(q.name for q in tmp_path.iterdir()) == ["a.jsonl", "a.jsonl.gz"]
+
+
+def test_the_gzip_refusal_names_commands_that_exist():
+    from typer.main import get_command
+
+    from replicate.cli.app import app
+
+    named = re.findall(r"'replicate ([a-z-]+)'", archive_read.GZIP_REFUSAL)
+    assert named == ["collect", "repair-archive"]
+    assert set(named) <= set(get_command(app).commands)  # type: ignore[attr-defined]
 
 
 def test_resuming_refuses_the_first_standing_record_not_asked_for(tmp_path, monkeypatch):
