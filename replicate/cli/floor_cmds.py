@@ -15,6 +15,7 @@ from replicate.cli.base import FormatOpt, StrictOpt, app, fit_terminal
 from replicate.cli.judge_options import (
     ClusterOpt,
     CorrectFieldOpt,
+    DifficultyIntervalsOpt,
     EpochOpt,
     FilterOpt,
     GoldFieldOpt,
@@ -201,6 +202,7 @@ def matrix_cmd(
     seed: SeedOpt = 0,
     cluster: ClusterOpt = None,
     min_items: MinItemsOpt = 100,
+    difficulty_intervals: DifficultyIntervalsOpt = False,
     format: FormatOpt = Format.table,
 ) -> None:
     """Every ordered pair of runs at once, plus each run's baseline against gold.
@@ -232,7 +234,7 @@ def matrix_cmd(
                   jobs=jobs, parsers=[parser] if parser else [],
                   prefetch=later_imports(replicates=replicates, pvalues=format is Format.json))
     name = need_parser(parser, loaded)
-    settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
+    settings = uncertainty_of(replicates, seed, cluster, min_items, loaded, difficulty_intervals=difficulty_intervals)
     choice = policy_of(unparsed, loaded)
     result = matrix(loaded.labelled(name), policy=choice.policy, scale=_scale(scale, name, loaded), uncertainty=settings)
     emit_runs(loaded, result, format, text=fit_terminal(lambda: matrix_text(result, format), format), choice=choice)

@@ -17,6 +17,7 @@ from replicate.cli.base import ForceOpt, FormatOpt, StrictOpt, app, emit, report
 from replicate.cli.judge_options import (
     ClusterOpt,
     CorrectFieldOpt,
+    DifficultyIntervalsOpt,
     EpochOpt,
     FilterOpt,
     GoldFieldOpt,
@@ -255,6 +256,7 @@ def chain_cmd(
     seed: SeedOpt = 0,
     cluster: ClusterOpt = None,
     min_items: MinItemsOpt = 100,
+    difficulty_intervals: DifficultyIntervalsOpt = False,
     format: FormatOpt = Format.table,
 ) -> None:
     """Every adjacent edge of a version line (RUN1 -> RUN2 -> ...), one row per edge.
@@ -271,7 +273,7 @@ def chain_cmd(
         raise UsageError(f"a chain needs at least two runs; got {len(specs)}")
     loaded = load(specs, key_field, gold_field, output_field, strict, reader, gold, gold_reader, extra=reader_options(lm_filter, correct_field, scorer, score_map, epoch, cluster), parser=parser, out_of_scale=out_of_scale,
                   jobs=jobs, parsers=[parser] if parser else [], prefetch=later_imports(replicates=replicates, pvalues=True))
-    settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
+    settings = uncertainty_of(replicates, seed, cluster, min_items, loaded, difficulty_intervals=difficulty_intervals)
     edges = chain(loaded.labelled(need_parser(parser, loaded)), policy=None if unparsed is None else unparsed.value,
                   uncertainty=settings)
     flags = edge_flags(edges, min_items=settings.min_items, intervals=settings.resampled)

@@ -254,6 +254,15 @@ ReplicatesOpt = Annotated[
         "the difficulty baseline and the small-sample flags stay).",
     ),
 ]
+DifficultyIntervalsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--difficulty-intervals",
+        help="Compute the difficulty baseline's interval whatever it costs. By default it is left out, and the output "
+        "says so, when it would take more than 10,000,000 refits of the baseline (pairs x (runs - 1) bins x 100 "
+        "replicates: past 47 runs with every ordered pair); its point values are always given.",
+    ),
+]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap (recorded in the output).")]
 ClusterOpt = Annotated[
     str | None,
@@ -301,13 +310,16 @@ MinItemsOpt = Annotated[
 ]
 
 
-def uncertainty_of(replicates: int, seed: int, cluster: str | None, min_items: int, loaded):
+def uncertainty_of(
+    replicates: int, seed: int, cluster: str | None, min_items: int, loaded, *, difficulty_intervals: bool = False
+):
     """Uncertainty settings from the options (``--replicates 0``: no intervals); a UsageError for an unknown --cluster."""
     from replicate.judge.uncertainty import Uncertainty
 
     try:
         return Uncertainty(
-            replicates=replicates, seed=seed, cluster=cluster, key_fields=loaded.key_names, min_items=min_items
+            replicates=replicates, seed=seed, cluster=cluster, key_fields=loaded.key_names, min_items=min_items,
+            difficulty_intervals=difficulty_intervals,
         )
     except ValueError as exc:
         raise UsageError(f"--cluster: {exc}") from None

@@ -65,6 +65,12 @@ EXACT_MCNEMAR_ASSUMES = "the exact McNemar test treats every item as an independ
 #: reads only the replicates' spread (its relative error with 100 replicates is about 7%).
 DIFFICULTY_REFITS = 400_000
 MIN_DIFFICULTY_REPLICATES = 100
+#: Past this many (edge, replicate, bin) refits at :data:`MIN_DIFFICULTY_REPLICATES` replicates the default
+#: computes the difficulty baseline's point values but not its interval, and says so (``--difficulty-intervals``
+#: asks for it whatever the cost). Every ordered pair of R runs is R (R - 1) edges of R - 1 bins: 44 runs are
+#: 1,892 x 43 x 100 = 8,135,600 refits (a 44-run matrix: about 6 s of CPU), 47 runs 9,945,200, 48 runs
+#: 10,603,200; past 44 runs the refits' CPU grows as about R^3.75 (88 runs: 86 s against 8 s without it).
+DIFFICULTY_INTERVAL_BUDGET = 10_000_000
 #: The item bootstrap splits each replicate's categories over difficulty with this stream of the seed.
 DIFFICULTY_STREAM = 1
 
@@ -72,6 +78,29 @@ DIFFICULTY_STREAM = 1
 def difficulty_replicates(n_edges: int, replicates: int, bins: int) -> int:
     """How many of the edges' bootstrap replicates refit the difficulty baseline (:data:`DIFFICULTY_REFITS`)."""
     return min(replicates, max(MIN_DIFFICULTY_REPLICATES, DIFFICULTY_REFITS // max(n_edges * bins, 1)))
+
+
+def difficulty_interval_refits(n_edges: int, bins: int) -> int:
+    """The (edge, replicate, bin) refits the difficulty baseline's interval takes at the fewest replicates."""
+    return n_edges * bins * MIN_DIFFICULTY_REPLICATES
+
+
+def difficulty_over_budget(n_edges: int, n_runs: int, settings: Uncertainty) -> str | None:
+    """Why the difficulty baseline gets no interval (its refits past :data:`DIFFICULTY_INTERVAL_BUDGET`), else None.
+
+    None also where there is nothing to refit (no replicates, fewer than four runs, no edge) or when
+    ``settings.difficulty_intervals`` asks for the interval whatever the cost.
+    """
+    if settings.difficulty_intervals or not settings.resampled or not n_edges or not has_difficulty(n_runs):
+        return None
+    refits = difficulty_interval_refits(n_edges, max(n_runs - 1, 1))
+    if refits <= DIFFICULTY_INTERVAL_BUDGET:
+        return None
+    return (
+        f"no interval computed: it would take {refits:,} refits of the baseline ({n_edges:,} pairs x "
+        f"{n_runs - 1} bins x {MIN_DIFFICULTY_REPLICATES} replicates), past the default's "
+        f"{DIFFICULTY_INTERVAL_BUDGET:,}; --difficulty-intervals computes it"
+    )
 
 
 @dataclass(frozen=True)
@@ -91,6 +120,9 @@ class Uncertainty:
     key_fields: tuple[str, ...] = ("query_id", "corpus_id")
     confidence_level: float = 0.95
     min_items: int = MIN_ITEMS
+    #: Refit the difficulty baseline for its interval whatever the cost (by default not past
+    #: :data:`DIFFICULTY_INTERVAL_BUDGET` refits: its point values only, and why)
+    difficulty_intervals: bool = False
 
     def __post_init__(self) -> None:
         if self.replicates < 0:
@@ -156,6 +188,8 @@ class Uncertainty:
             "cluster": None if field is None else self.key_fields[field],
             "confidence_level": self.confidence_level,
             "min_items": self.min_items,
+            # recorded when asked for (the default's JSON is as before the option)
+            **({"difficulty_intervals": True} if self.difficulty_intervals else {}),
         }
 
 
@@ -173,6 +207,8 @@ class EdgeUncertainty:
     #: Intervals of ``expected_regression_rate`` and ``ratio`` of the difficulty baseline (refit per replicate).
     difficulty_interval: dict[str, Interval] | None = None
     difficulty_resampling: str | None = None
+    #: Why the difficulty baseline has no interval although replicates were drawn (:func:`difficulty_over_budget`).
+    difficulty_reason: str | None = None
 
     @property
     def resampled(self) -> bool:
@@ -215,6 +251,7 @@ class EdgeUncertainty:
                     "interval": {k: v.to_json() for k, v in self.difficulty_interval.items()},
                     "resampling": self.difficulty_resampling,
                 }),
+                **({} if self.difficulty_reason is None or exp is None else {"reason": self.difficulty_reason}),
             },
         }
 
@@ -246,7 +283,9 @@ class PendingEdges:
         # them, so a thread only takes turns with this one), else in a thread. Same values either way.
         # With fewer than four runs there is nothing to refit: a thread, not a fork, gives the point values.
         start = beside_process if has_difficulty(aligned.labels.shape[0]) else beside
-        self._refits = None if clusters.is_items or not settings.resampled else start(_difficulty, *self._args)
+        self._over = difficulty_over_budget(len(pairs), aligned.labels.shape[0], settings)
+        refit = not clusters.is_items and settings.resampled and self._over is None
+        self._refits = start(_difficulty, *self._args) if refit else None
         self._value: list[list[EdgeUncertainty]] = []
 
     def result(self) -> list[EdgeUncertainty]:
@@ -271,12 +310,14 @@ class PendingEdges:
         per_cluster = boot.per_cluster if boot.per_cluster is not None else np.asarray(boot.totals)[None, :, :]
         stat, p = _mcnemar(per_cluster, items=boot.per_cluster is None)
         refits = self._refits
-        if refits is None:  # the item bootstrap's refits split the edges' own replicates: beside their intervals
+        if self._over is not None:  # past the budget: the point values only (the same counts, summed exactly)
+            refits = beside(_difficulty_points, aligned, pairs, policy)
+        elif refits is None:  # the item bootstrap's refits split the edges' own replicates: beside their intervals
             refits = beside(_difficulty, aligned, pairs, clusters, settings, policy, boot)
         # the intervals in this thread: a second thread of blocks beside the refits' made a 22-run matrix slower
         intervals = without_absent(aligned, pairs, boot.intervals())
         diff, diff_iv, how = refits.result()
-        return _edge_list(intervals, stat, p, clusters, diff, diff_iv, how)
+        return _edge_list(intervals, stat, p, clusters, diff, diff_iv, how, self._over)
 
 
 def without_absent(
@@ -312,6 +353,7 @@ def start_edge_uncertainty(
 def _edge_list(
     intervals: Sequence[dict[str, Interval]], stat: np.ndarray, p: np.ndarray, clusters: Clusters,
     diff: DifficultyBaseline, diff_iv: list[dict[str, Interval]] | None = None, how: str | None = None,
+    reason: str | None = None,
 ) -> list[EdgeUncertainty]:
     """One :class:`EdgeUncertainty` per edge from the per-edge arrays and lists."""
     return [
@@ -325,6 +367,7 @@ def _edge_list(
             difficulty_other_runs=diff.other_runs,
             difficulty_interval=None if diff_iv is None else diff_iv[k],
             difficulty_resampling=how,
+            difficulty_reason=reason,
         )
         for k, iv in enumerate(intervals)
     ]
@@ -358,6 +401,13 @@ def _unresampled(aligned: Aligned, pairs: list[tuple[int, int]], clusters: Clust
     stat, p = _mcnemar(per_cluster, items=clusters.is_items)
     diff = difficulty_baseline(aligned.labels, aligned.gold, pairs, policy=policy)
     return _edge_list([{} for _ in pairs], stat, p, clusters, diff)
+
+
+def _difficulty_points(
+    aligned: Aligned, pairs: list[tuple[int, int]], policy: Policy
+) -> tuple[DifficultyBaseline, None, None]:
+    """The difficulty baseline's point values, no refit (past :data:`DIFFICULTY_INTERVAL_BUDGET`)."""
+    return difficulty_baseline(aligned.labels, aligned.gold, pairs, policy=policy), None, None
 
 
 def _difficulty(

@@ -63,6 +63,7 @@ class CellFigures:
     difficulty_expected: None = None
     difficulty_other_runs: int = 0
     difficulty_interval: None = None
+    difficulty_reason: None = None
 
     def to_json(self) -> dict:
         out = self.cells.to_json()

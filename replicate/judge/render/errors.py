@@ -45,6 +45,8 @@ class Intervals(Protocol):
     def difficulty_other_runs(self) -> int: ...
     @property
     def difficulty_interval(self) -> Mapping[str, Interval] | None: ...
+    @property
+    def difficulty_reason(self) -> str | None: ...
 
 
 def interval_cell(iv: Interval | None, figure: str) -> str:
@@ -151,7 +153,9 @@ def ratio_reading(cells: FourCell, err: Intervals | None, no_verdict: str | None
         if cells.regression_rate is not None and exp:
             given += f" (regression / that = {with_interval(num(cells.regression_rate / exp, 2), riv, 'ratio')})"
         # the verdict reads the ratio's interval: regressions and baseline resampled (and refit) together
-        if riv is None or riv.low is None or riv.high is None:
+        if riv is None and err.difficulty_reason is not None:  # past the refit budget
+            parts.append(f"{given}; {err.difficulty_reason}, so no verdict on shared errors")
+        elif riv is None or riv.low is None or riv.high is None:
             parts.append(f"{given}; no interval of that ratio, so no verdict on shared errors")
         elif riv.high < 1:
             parts.append(f"fewer regressions than {given}: the versions share errors beyond item difficulty")
@@ -308,12 +312,14 @@ def difficulty_table(
         return ""
     headers = ["#", *(who_headers if who is not None else []), REGRESSION_RATE.short, "expected\ngiven difficulty", "95% CI",
                "regr./\nexpected", "95% CI"]
-    if not first.resampled:  # --replicates 0: the point values (no refits)
+    if not first.resampled or first.difficulty_reason is not None:  # the point values only (no refits)
         headers, rows = headers[:-3] + headers[-2:-1], [r[:-3] + r[-2:-1] for r in rows]
     if fmt is Format.markdown:
         headers = [h.replace("\n", " ") for h in headers]
     title = f"Expected regression given item difficulty (from the other {first.difficulty_other_runs} runs):\n"
     note = f"Intervals: {first.difficulty_resampling}." if first.difficulty_resampling else ""
+    if first.difficulty_reason is not None:  # past the refit budget: why there is no interval, and how to get one
+        note = f"Intervals: {first.difficulty_reason}."
     if note and fmt is not Format.markdown:
         note = textwrap.fill(note, width=prose_width())  # readable in a 100-column terminal, or a narrower one
     return title + table(rows, headers, fmt) + (note + "\n" if note else "")
