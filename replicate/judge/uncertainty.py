@@ -80,9 +80,11 @@ def difficulty_replicates(n_edges: int, replicates: int, bins: int) -> int:
     return min(replicates, max(MIN_DIFFICULTY_REPLICATES, DIFFICULTY_REFITS // max(n_edges * bins, 1)))
 
 
-def difficulty_interval_refits(n_edges: int, bins: int) -> int:
-    """The (edge, replicate, bin) refits the difficulty baseline's interval takes at the fewest replicates."""
-    return n_edges * bins * MIN_DIFFICULTY_REPLICATES
+def difficulty_interval_refits(n_edges: int, bins: int, replicates: int = MIN_DIFFICULTY_REPLICATES) -> int:
+    """The (edge, replicate, bin) refits the difficulty baseline's interval takes with ``replicates`` drawn
+    (:func:`difficulty_replicates` of them refit), counted as :data:`DIFFICULTY_REFITS` counts them: every edge,
+    a reverse edge included (the cluster bootstrap reads a reverse edge's refit from its mirror's)."""
+    return n_edges * bins * difficulty_replicates(n_edges, replicates, bins)
 
 
 def difficulty_over_budget(n_edges: int, n_runs: int, settings: Uncertainty) -> str | None:
@@ -93,13 +95,14 @@ def difficulty_over_budget(n_edges: int, n_runs: int, settings: Uncertainty) -> 
     """
     if settings.difficulty_intervals or not settings.resampled or not n_edges or not has_difficulty(n_runs):
         return None
-    refits = difficulty_interval_refits(n_edges, max(n_runs - 1, 1))
+    bins = max(n_runs - 1, 1)
+    refits = difficulty_interval_refits(n_edges, bins, settings.replicates)
     if refits <= DIFFICULTY_INTERVAL_BUDGET:
         return None
     return (
-        f"no interval computed: it would take {refits:,} refits of the baseline ({n_edges:,} pairs x "
-        f"{n_runs - 1} bins x {MIN_DIFFICULTY_REPLICATES} replicates), past the default's "
-        f"{DIFFICULTY_INTERVAL_BUDGET:,}; --difficulty-intervals computes it"
+        f"no interval computed: it would take {refits:,} (pair, bin, replicate) refits of the baseline "
+        f"({n_edges:,} pairs x {bins} bins x {difficulty_replicates(n_edges, settings.replicates, bins)} "
+        f"replicates), past the default's {DIFFICULTY_INTERVAL_BUDGET:,}; --difficulty-intervals computes it"
     )
 
 

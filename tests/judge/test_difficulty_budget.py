@@ -1,7 +1,7 @@
 """The difficulty baseline's refit budget: past it the default gives the baseline's point values, no interval, and why.
 
-A real small release (the example's four runs, every ordered pair: 12 pairs x 3 bins x 100 replicates =
-3,600 refits) is put past the budget by making the budget small; its point values and every other figure
+A real small release (the example's four runs, every ordered pair: 12 pairs x 3 bins x 200 replicates =
+7,200 refits) is put past the budget by making the budget small; its point values and every other figure
 stay as they were, and ``--difficulty-intervals`` gives the interval an unlimited budget gives.
 """
 
@@ -19,7 +19,9 @@ from replicate.stats.fourcell import FourCell
 
 ARGS = ["--no-cache", "matrix", "--runs", "fixtures/example/runs.toml", "--parser", "umbrela-fallback@1",
         "--replicates", "200"]
-REFITS = 12 * 3 * unc.MIN_DIFFICULTY_REPLICATES
+# 4 runs: 12 ordered pairs x 3 bins; 36 x 200 is far below the 400,000 refits a command makes at most, so
+# every one of the 200 replicates drawn is refit
+REFITS = 12 * 3 * 200
 
 
 def run(*extra: str) -> str:
@@ -47,14 +49,14 @@ def test_past_the_budget_point_values_no_interval_and_why(monkeypatch: pytest.Mo
     assert all("interval" in d and "reason" not in d for d in full)
     for f, c in zip(full, cut):
         assert "interval" not in c and "resampling" not in c
-        assert f"{REFITS:,} refits" in c["reason"] and "--difficulty-intervals" in c["reason"]
+        assert f"{REFITS:,} (pair, bin, replicate) refits" in c["reason"] and "--difficulty-intervals" in c["reason"]
         assert {k: v for k, v in c.items() if k != "reason"} == {
             k: v for k, v in f.items() if k not in ("interval", "resampling")}
     # every other figure and interval as with the interval
     strip = lambda out: [{**p, "independence_baselines": None} for p in json.loads(out)["pairs"]]  # noqa: E731
     assert strip(cut_json) == strip(full_json)
     assert json.loads(cut_json)["uncertainty"] == json.loads(full_json)["uncertainty"]
-    line = f"Intervals: no interval computed: it would take {REFITS:,} refits"
+    line = f"Intervals: no interval computed: it would take {REFITS:,} (pair, bin, replicate) refits"
     assert line in cut_text and "--difficulty-intervals computes it" in cut_text.replace("\n", " ")
     assert line not in full_text
 
@@ -86,3 +88,12 @@ def test_the_reading_names_why_there_is_no_verdict() -> None:
     )
     text = ratio_reading(FourCell(both=50, only_old=10, only_new=5, neither=35), err)
     assert f"{reason}, so no verdict on shared errors" in text
+
+
+def test_the_count_is_of_the_replicates_drawn_when_fewer_than_a_hundred() -> None:
+    """With --replicates 50 the refits are 50 a pair and bin, not the 100 of the floor: the budget and the
+    reason count what would run (100 x 10,000 pairs x 49 bins is past the budget, 10 x 10,000 x 49 is not)."""
+    reason = unc.difficulty_over_budget(10_000, 50, unc.Uncertainty(replicates=50))
+    assert reason is not None and f"{10_000 * 49 * 50:,} (pair, bin, replicate) refits" in reason
+    assert "x 49 bins x 50 replicates" in reason
+    assert unc.difficulty_over_budget(10_000, 50, unc.Uncertainty(replicates=10)) is None
