@@ -193,6 +193,27 @@ def test_an_interrupted_write_removes_its_temporary_file(tmp_path):
     assert target.read_bytes() == OLD and sorted(p.name for p in tmp_path.iterdir()) == ["t.txt"]
 
 
+def test_chunks_that_fail_midway_leave_the_commands_earlier_output_as_it_was(tmp_path):
+    """Outputs.write takes chunks as they are made (score writes its table so): chunks written, then the maker
+    raises: the earlier output is byte-identical, no temporary file is left, and the record is not changed."""
+    target = tmp_path / "table.jsonl"
+    out = Outputs("score", "out")
+    out.write(target, [b"first run\n"])
+    before = target.read_bytes()
+
+    def chunks():
+        yield b'{"item": "q1"}\n' * 1000
+        yield b'{"item": "q2"}\n' * 1000
+        raise BadInput("a row that cannot be written", path=target)
+
+    with pytest.raises(BadInput):
+        out.write(target, chunks())
+    assert target.read_bytes() == before
+    assert [p for p in tmp_path.iterdir() if p.name.endswith(TMP_SUFFIX)] == []
+    out.write(target, [b"second run\n"])  # still this command's own output: replaced without --force
+    assert target.read_bytes() == b"second run\n"
+
+
 def test_outputs_refuse_a_directory_and_a_folder_that_is_a_file(tmp_path):
     with pytest.raises(UsageError, match="is a directory"):
         Outputs("x", "out").check(tmp_path)
