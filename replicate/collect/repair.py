@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
 from replicate.collect.archive import ArchiveLock, scan_archive
-from replicate.collect.archive_read import GZIP_REFUSAL
+from replicate.collect.archive_read import GZIP_REFUSAL, _file_blocks
 from replicate.command_input import read_input
 from replicate.errors import BadInput
 from replicate.outfile import write_file
-from replicate.reading.stream import GZIP_MAGIC
+from replicate.reading.stream import GZIP_MAGIC, line_chunks
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,44 +78,93 @@ def _without_payload(rec: dict) -> dict:
     return {k: v for k, v in rec.items() if k not in ("ts", "latency_s", "attempts")}
 
 
-def dedupe_lines(data: bytes, path: Path) -> tuple[list[bytes], list[DroppedRecord], int]:
-    """The lines to keep, the duplicates dropped and the number of trial records kept.
+class _Lines:
+    """The archive's lines, read as often as needed: a regular file in blocks (memory bounded by a block, not
+    the file), anything else (a pipe) once and held. Line numbers count every line ending (``\n``,
+    ``\r\n`` or a lone ``\r``), as ``bytes.splitlines`` and the archive's reader do."""
 
-    A line that is not JSON is bad input (this mends duplicates, not damage of other kinds).
-    """
-    end = data.rfind(b"\n") + 1
-    body, tail = data[:end], data[end:]
-    kept: list[bytes] = []
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._held = None if path.is_file() else read_input(path, what="archive")
+        self._fd: int | None = None  # the file, opened again to read an earlier record of a duplicate
+
+    def _blocks(self) -> Iterator[bytes]:
+        return iter((self._held,)) if self._held is not None else _file_blocks(self.path)
+
+    def chunks(self) -> Iterator[tuple[list[bytes], bytes]]:
+        """``(lines, torn)`` per chunk of whole lines, each line with its ending; ``torn`` is a last line the
+        file does not end with a newline after (only in the last chunk, else empty)."""
+        for chunk in line_chunks(self._blocks(), path=self.path):
+            end = chunk.rfind(b"\n") + 1
+            yield chunk[:end].splitlines(keepends=True), chunk[end:]
+
+    def at(self, offset: int, size: int) -> bytes:
+        """The ``size`` bytes at ``offset`` (a line read again: the cost of a duplicate, not of every line)."""
+        if self._held is not None:
+            return self._held[offset:offset + size]
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY)
+        return os.pread(self._fd, size, offset)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def find_duplicates(lines: _Lines) -> tuple[list[DroppedRecord], int, int]:
+    """The duplicates to drop, the number of trial records kept and the number of newlines, in one pass that
+    keeps a key and a line's place per trial, never the records. A line that is not JSON is bad input (this
+    mends duplicates, not damage of other kinds)."""
     dropped: list[DroppedRecord] = []
-    first: dict[tuple[str, str, int], tuple[int, dict]] = {}
-    trials = 0
-    for lineno, line in enumerate(body.splitlines(keepends=True), 1):
-        if not line.strip():
-            kept.append(line)
-            continue
-        try:
-            rec = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise BadInput(f"archive record is not valid JSON: {exc}; only duplicate trials are repaired",
-                           path=path, line=lineno) from None
-        if isinstance(rec, dict) and rec.get("type") == "trial" and isinstance(rec.get("trial"), int):
-            key = (str(rec.get("model")), str(rec.get("item")), rec["trial"])
-            earlier = first.get(key)
-            if earlier is not None and not earlier[1].get("error_kind"):
-                dropped.append(DroppedRecord(lineno, *key, earlier[0],
-                                             _without_payload(rec) != _without_payload(earlier[1])))
+    #: (model, item, trial) -> line number, byte offset and size of the record kept, whether it is an API error
+    first: dict[tuple[str, str, int], tuple[int, int, int, bool]] = {}
+    names: dict[str, str] = {}
+    trials = lineno = offset = newlines = 0
+    for chunk, torn in lines.chunks():
+        for line in chunk:
+            lineno += 1
+            here, offset = offset, offset + len(line)
+            if not line.strip():
                 continue
-            if earlier is None:
-                trials += 1
-            first[key] = (lineno, rec)
-        kept.append(line)
-    if tail:
-        kept.append(tail)
-    return kept, dropped, trials
+            try:
+                rec = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                raise BadInput(f"archive record is not valid JSON: {exc}; only duplicate trials are repaired",
+                               path=lines.path, line=lineno) from None
+            if isinstance(rec, dict) and rec.get("type") == "trial" and isinstance(rec.get("trial"), int):
+                model, item = str(rec.get("model")), str(rec.get("item"))
+                key = (names.setdefault(model, model), names.setdefault(item, item), rec["trial"])
+                earlier = first.get(key)
+                if earlier is not None and not earlier[3]:
+                    kept = orjson.loads(lines.at(earlier[1], earlier[2]))
+                    dropped.append(DroppedRecord(lineno, *key, earlier[0],
+                                                 _without_payload(rec) != _without_payload(kept)))
+                    continue
+                if earlier is None:
+                    trials += 1
+                first[key] = (lineno, here, len(line), bool(rec.get("error_kind")))
+        newlines += sum(line.endswith(b"\n") for line in chunk)
+        offset += len(torn)
+    return dropped, trials, newlines
+
+
+def _kept(lines: _Lines, drop: set[int]) -> Iterator[bytes]:
+    """The archive's bytes without the lines numbered in ``drop``, a chunk at a time."""
+    lineno = 0
+    for chunk, torn in lines.chunks():
+        keep = []
+        for line in chunk:
+            lineno += 1
+            if lineno not in drop:
+                keep.append(line)
+        yield b"".join(keep) + torn
 
 
 def repair_archive(archive: str | Path) -> RepairReport:
-    """Drop the duplicate trial records of ``archive`` (see the module docstring); the result reads cleanly."""
+    """Drop the duplicate trial records of ``archive`` (see the module docstring); the result reads cleanly.
+
+    Memory grows with the archive's trials as keys (about 200 bytes a trial), not with its bytes."""
     archive = Path(archive)
     if not archive.exists():
         raise BadInput("archive not found", path=archive)
@@ -122,17 +172,19 @@ def repair_archive(archive: str | Path) -> RepairReport:
         real = Path(os.path.realpath(archive))
         if _starts_with(real, GZIP_MAGIC):  # refused before the file is read as lines (as collect refuses it)
             raise BadInput(GZIP_REFUSAL, path=archive)
-        data = read_input(real, what="archive")
-        kept, dropped, trials = dedupe_lines(data, archive)
-        lines = data.count(b"\n")
+        lines = _Lines(real)
+        try:
+            dropped, trials, newlines = find_duplicates(lines)
+        finally:
+            lines.close()
         if not dropped:
             scan_archive(archive)  # other damage is reported as bad input, not "nothing to repair"
-            return RepairReport(str(archive), None, lines, trials, ())
+            return RepairReport(str(archive), None, newlines, trials, ())
         backup = _backup_path(real)
         shutil.copy2(real, backup)
-        write_file(real, kept)  # whole or not at all, with the archive's mode
+        write_file(real, _kept(lines, {d.line for d in dropped}))  # whole or not at all, with the archive's mode
         scan_archive(archive)  # what is left must read cleanly
-        return RepairReport(str(archive), str(backup), lines, trials, tuple(dropped))
+        return RepairReport(str(archive), str(backup), newlines, trials, tuple(dropped))
 
 
 def render_repair(rep: RepairReport, limit: int = 20) -> str:
