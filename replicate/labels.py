@@ -141,6 +141,22 @@ def grade_code(value: Any) -> int | None:
     return v if v is not None and 0 <= v <= CODE_MAX else None
 
 
+def decided_code(value: Any, label_set: LabelSet) -> tuple[int | None, str | None, str | None]:
+    """A label decided in a file (a reader's record's ``label``) as its code in the reader's ``label_set``:
+    (code, None, warning or None), or (None, why it is no label of the set, None). An ordinal set takes a
+    whole-number grade 0..127; one outside the set is kept as read, with the warning :func:`outside_set`."""
+    if label_set.is_ordinal:
+        code = grade_code(value)
+        if code is None:
+            return None, f"label must be a whole-number grade 0-127, got {value!r}", None
+        inside = label_set.low <= code <= label_set.high
+        return code, None, None if inside else outside_set(code, label_set)
+    code = label_set.code(value)
+    if code is None:
+        return None, f"label {value!r} is not one of {', '.join(label_set.names)}", None
+    return code, None, None
+
+
 #: Largest gold grade a gold array (int16) holds.
 GOLD_MAX = 32767  # np.iinfo(np.int16).max
 

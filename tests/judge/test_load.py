@@ -14,7 +14,8 @@ from replicate.errors import BadInput, UsageError
 from replicate.judge.align import align
 from replicate.judge.load import FieldSpec, load_run
 from replicate.judge.load.flat import bulk_records, careful_records
-from replicate.judge.load.readfile import Items, RawFile
+from replicate.judge.load.items import Items
+from replicate.judge.load.readfile import RawFile
 from replicate.parsing import PARSERS, Parser
 from replicate.reading.stream import lines_of
 from replicate_parsers.exam import exam_label

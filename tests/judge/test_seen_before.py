@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from replicate.judge.load.readfile import Items
+from replicate.judge.load.items import Items
 
 
 def test_seen_before_equals_membership_over_every_earlier_block() -> None:

@@ -162,7 +162,8 @@ def test_readers_list_and_show():
 
 def test_records_path_equals_bulk_path():
     """judge-jsonl@1's records() gives the items its bulk path gives (the contract is one reading)."""
-    from replicate.judge.load.readfile import Items, read_file
+    from replicate.judge.load.items import Items
+    from replicate.judge.load.readfile import read_file
     from replicate.judge.load.records import load_records
     from replicate.reading.contract import ReadOptions
     from replicate.reading.jsonl import FieldSpec
@@ -188,7 +189,8 @@ def test_records_path_equals_bulk_path():
 )
 def test_bulk_paths_equal_the_records_path(reader_name, path):
     """A reader's bulk path gives exactly the items, labels, lines and warnings of its records()."""
-    from replicate.judge.load.readfile import Items, read_file
+    from replicate.judge.load.items import Items
+    from replicate.judge.load.readfile import read_file
     from replicate.judge.load.records import load_records
     from replicate.reading.contract import ReadOptions
     from replicate.reading.jsonl import FieldSpec

@@ -143,7 +143,8 @@ def test_blank_lines_are_skipped_with_a_warning_and_a_repeated_identical_line_is
 def test_the_common_case_is_read_in_bulk_and_text_gold_line_by_line(tmp_path):
     """The bulk path takes whole-number grades; text gold falls back to the careful path, same items."""
     from replicate.judge.load.fast import FAST_PATHS
-    from replicate.judge.load.readfile import Items, read_file
+    from replicate.judge.load.items import Items
+    from replicate.judge.load.readfile import read_file
     from replicate.reading.contract import READERS
     from replicate.reading.jsonl import FieldSpec
 

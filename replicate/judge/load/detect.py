@@ -19,28 +19,17 @@ from pathlib import Path
 
 from replicate.command_input import is_stdio
 from replicate.errors import BadInput
-from replicate.judge.load.readfile import BOM, RawFile
-from replicate.reading.contract import HEAD_BYTES, MATCHES, READERS, Reader, ReadOptions, first_line
-from replicate.reading.parquet import NEEDS_PYARROW, have_pyarrow, is_parquet, parquet_head
-from replicate.reading.stream import refuse_utf16
+from replicate.judge.load.readfile import RawFile
+from replicate.reading.contract import MATCHES, READERS, Reader, ReadOptions, first_line
+from replicate.reading.parquet import NEEDS_PYARROW, have_pyarrow, is_parquet
 
 #: The reader of an empty file that is the first of its run.
 DEFAULT_READER = "judge-jsonl@1"
 
 
 def file_head(f: RawFile) -> bytes:
-    """What ``sniff`` sees: the first :data:`HEAD_BYTES` bytes, UTF-8 BOM removed; for a Parquet file
-    on disk its footer, where the schema is (:func:`~replicate.reading.parquet.parquet_head`).
-
-    A UTF-16 file is refused here (every reader reads UTF-8).
-    """
-    head = f.head(HEAD_BYTES + len(BOM))
-    if is_parquet(head) and not is_stdio(f.path):
-        return parquet_head(f.path) or head[:HEAD_BYTES]
-    refuse_utf16(head, f.path)
-    if head.startswith(BOM):
-        head = head[len(BOM) :]
-    return head[:HEAD_BYTES]
+    """What ``sniff`` sees of ``f`` (:meth:`~replicate.judge.load.readfile.RawFile.sniff_head`)."""
+    return f.sniff_head()
 
 
 def sniff_all(head: bytes, options: ReadOptions) -> dict[str, str]:
@@ -62,11 +51,16 @@ def _shown(head: bytes) -> str:
 
 
 def choose_reader(f: RawFile, options: ReadOptions, *, previous: Reader | None = None, gold: bool = False) -> Reader:
-    """The reader of ``f`` by content (see the module doc); BadInput when none or several fit.
+    """The reader of ``f`` by content (:func:`reader_of` its head)."""
+    return reader_of(f.sniff_head() if f.sniffed is None else f.sniffed, f.path, options, previous=previous, gold=gold)
+
+
+def reader_of(head: bytes, path: Path, options: ReadOptions, *, previous: Reader | None = None, gold: bool = False) -> Reader:
+    """The reader of the file at ``path`` by its ``head`` (what ``sniff`` sees, :meth:`RawFile.sniff_head`; see
+    the module doc); BadInput when none or several fit.
 
     Readers of gold alone (:attr:`Reader.gold_only`) are candidates only for a gold file (``gold``).
     """
-    head = file_head(f)
     if first_line(head) is None:
         return previous if previous is not None else READERS.get(DEFAULT_READER)
     answers = sniff_all(head, options)
@@ -78,21 +72,21 @@ def choose_reader(f: RawFile, options: ReadOptions, *, previous: Reader | None =
         return READERS.get(yes[0])
     hint = "name one with --reader (see 'replicate readers list')"
     if len(yes) > 1:
-        raise BadInput(f"ambiguous shape: several readers recognise this file: {', '.join(yes)}; {hint}", path=f.path)
+        raise BadInput(f"ambiguous shape: several readers recognise this file: {', '.join(yes)}; {hint}", path=path)
     if len(maybe) == 1:
         return READERS.get(maybe[0])
     if maybe:
         raise BadInput(
             f"ambiguous shape: no reader recognises this file for sure, several could apply: {', '.join(maybe)}; {hint}",
-            path=f.path,
+            path=path,
         )
     if is_parquet(head) and not have_pyarrow():
-        raise BadInput(f"a Parquet file: {NEEDS_PYARROW}", path=f.path)
+        raise BadInput(f"a Parquet file: {NEEDS_PYARROW}", path=path)
     listing = "; ".join(f"{r.name} ({r.description})" for r in READERS) or "none installed"
     raise BadInput(
         f"unknown shape: no installed reader recognises this file (first line: {_shown(head)!r}); "
         f"readers: {listing}; {hint}",
-        path=f.path,
+        path=path,
     )
 
 

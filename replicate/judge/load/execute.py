@@ -21,15 +21,14 @@ from functools import partial
 import numpy as np
 
 from replicate.diagnostics import Diagnostics
-from replicate.errors import BadInput
-from replicate.judge.keytable import as_array
-from replicate.judge.load.detect import choose_reader
+from replicate.judge.load.detect import reader_of
 from replicate.judge.load.fast import FAST_PATHS
+from replicate.judge.load.items import Items
 from replicate.judge.load.plan import LoadPlan
-from replicate.judge.load.readfile import Items, RawFile, read_file
+from replicate.judge.load.readfile import RawFile, read_file
 from replicate.judge.load.records import load_records
 from replicate.judge.load.runcache import RunCache
-from replicate.judge.model import Origins, Run, RunFile, readonly
+from replicate.judge.model import Run, RunFile, readonly
 from replicate.parsing import Parser
 from replicate.reading.contract import READERS, Reader
 
@@ -71,10 +70,16 @@ def read_run(
     gc.disable()
     try:
         for i, path in enumerate(plan.files):
-            f = read_file(path)
+            # one pass a file: its bytes opened (and its head read when its reader is chosen by it), its reader,
+            # its records coded into the accumulator
+            f = read_file(path, sniff=given is None)
             files.append(f)
             acc.last_file = i == last
-            r = given if given is not None else choose_reader(f, opts, previous=kinds[-1] if kinds else None, gold=plan.gold)
+            if given is not None:
+                r = given
+            else:
+                assert f.sniffed is not None
+                r = reader_of(f.sniffed, f.path, opts, previous=kinds[-1] if kinds else None, gold=plan.gold)
             split = path.parent.name
             fast = FAST_PATHS.get(r.name)
             if fast is not None:
@@ -86,39 +91,7 @@ def read_run(
     finally:
         if gc_was_enabled:
             gc.enable()
-    run = _finish(plan, acc, run_files, kinds, files)
+    run = acc.finish(plan.name, plan.paths, run_files, kinds, files)
     if parsed is not None and run.labels is None:
         parsed.update((k, readonly(v)) for k, v in acc.parsed_labels().items())
     return run
-
-
-def _finish(plan: LoadPlan, acc: Items, run_files: list[RunFile], readers: list[Reader], files: list[RawFile]) -> Run:
-    name = plan.name
-    used = [(rf, r) for rf, r in zip(run_files, readers) if rf.records]
-    yields = {r.yields for _, r in used}
-    if len(yields) > 1 or len({r.decided for _, r in used if r.yields == "labels"}) > 1:
-        if {r.name for _, r in used} == {"exam@1", "judge-jsonl@1"}:
-            listing = ", ".join(f"{rf.provenance.path} ({rf.format})" for rf in run_files)
-            raise BadInput(f"run {name!r} mixes EXAM-graded and raw-output files: {listing}")
-        listing = ", ".join(f"{rf.provenance.path} ({r.name}: {r.yields})" for rf, r in zip(run_files, readers))
-        raise BadInput(f"run {name!r} mixes files whose records differ in kind (raw outputs, decided labels, verdicts): {listing}")
-    if not len(acc):
-        raise BadInput(f"run {name!r} has no records", path=", ".join(str(p) for p in plan.paths))
-    kind = used[0][1] if used else readers[0]
-    labels = None
-    if kind.yields != "outputs":
-        labels = readonly(acc.label_array())
-    file_index, line = acc.origin_columns()
-    return Run(
-        name=name,
-        keys=as_array(acc.keys.build()),
-        gold=readonly(acc.gold_array()),
-        outputs=acc.outputs_from(files),
-        files=tuple(run_files),
-        labels=labels,
-        splits=as_array(acc.split_column()),
-        origins=Origins(as_array(file_index), as_array(line)),
-        yields=kind.yields,
-        decided=kind.decided,
-        label_set=kind.label_set,
-    )

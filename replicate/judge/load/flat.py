@@ -13,8 +13,9 @@ import numpy as np
 
 from replicate.diagnostics import Diagnostics
 from replicate.judge.keytable import KeysBuilder
+from replicate.judge.load.items import BulkKeys, Items
 from replicate.judge.load.outputs import KeptOutputs, OutputLabels
-from replicate.judge.load.readfile import BLANK, BulkKeys, Items, RawFile, parse_line, replay
+from replicate.judge.load.readfile import BLANK, RawFile, parse_line, replay
 from replicate.judge.model import RunFile
 from replicate.labels import GOLD_MAX, LabelSet
 from replicate.reading.jsonl import FieldSpec, check_repeated_fields, checked_record, field_pattern, record_fields

@@ -1,31 +1,29 @@
-"""Reading a released file once: bytes (gzip by magic), lines, JSON per line, hashing (I/O).
+"""The stream stage of reading a released file: its bytes read once (I/O).
 
-Also the accumulator that collects one run's items over its files.
+:class:`RawFile` owns a file's bytes from opening to hashing: it streams them once (gzip undone by magic,
+:class:`~replicate.reading.stream.InputStream`), gives a reader's sniff the file's head (:meth:`RawFile.sniff_head`:
+a UTF-8 BOM removed, UTF-16 refused, a Parquet file's footer), gives the record stage its text (:meth:`RawFile.text`
+whole, :meth:`RawFile.text_blocks` and :meth:`RawFile.chunks` streamed: a BOM removed and warned, UTF-16
+refused, an empty file warned, all in :meth:`RawFile._text`) and, once read, its provenance (size, sha256, the
+release it was fetched in). Nothing after it reads the file's bytes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import stat
-from array import array
-from itertools import chain
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator
 
-import numpy as np
-
+from replicate.command_input import is_stdio
 from replicate.diagnostics import Diagnostics
-from replicate.errors import BadInput
-from replicate.judge.keytable import Blocks, GrowingBytes, KeysBuilder, Runs
-from replicate.judge.load.outputs import OutputLabels, OutputParts, StreamedOutputs
-from replicate.judge.model import KEY_SEP
-from replicate.parsing import UNPARSED, Parser
 from replicate.provenance import FileProvenance, find_release
+from replicate.reading.contract import HEAD_BYTES
 from replicate.reading.jsonl import BLANK, json_line, json_objects
-from replicate.reading.stream import BOM, READ_BLOCK, InputStream, bad_json_line, line_chunks, refuse_utf16, without_bom
+from replicate.reading.parquet import is_parquet, parquet_head
+from replicate.reading.stream import BOM, READ_BLOCK, InputStream, line_chunks, refuse_utf16, without_bom
 
-__all__ = ["BLANK", "BOM", "RawFile", "read_file", "strip_bom", "split_lines", "parse_line", "json_objects", "Items"]
-
+__all__ = ["BLANK", "BOM", "RawFile", "read_file", "strip_bom", "parse_line", "json_objects", "replay"]
 
 
 class RawFile:
@@ -34,7 +32,8 @@ class RawFile:
     ``RawFile(path)`` reads the file; ``RawFile(path, raw, data)`` wraps bytes
     already in memory (``data``: decompressed). :attr:`data` reads the whole
     content, for readers that need it whole (a zip, one JSON document); line
-    readers stream and hold only the chunk they are on.
+    readers stream and hold only the chunk they are on. :attr:`sniffed` is what a reader's sniff sees
+    (:meth:`sniff_head`), read when the file is opened for its reader to be chosen (:func:`read_file`).
     """
 
     def __init__(self, path: Path, raw: bytes | None = None, data: bytes | None = None) -> None:
@@ -43,6 +42,7 @@ class RawFile:
         self._data = data if data is not None else None
         self._stream = InputStream(self.path, data=raw) if data is None else None
         self._provenance: FileProvenance | None = None
+        self.sniffed: bytes | None = None
 
     @property
     def data(self) -> bytes:
@@ -71,27 +71,42 @@ class RawFile:
         assert self._stream is not None
         return self._stream.head(n)
 
-    def stream_text(self, diag: Diagnostics) -> Iterator[bytes]:
-        """The decompressed blocks, a leading BOM removed (warned), UTF-16 refused, an empty file warned."""
-        def bom() -> None:
-            diag.warn("bom", "file starts with a UTF-8 byte-order mark (ignored)", path=self.path, line=1)
-        empty = True
-        for block in without_bom(self.blocks(), self.path, bom):
-            empty = empty and not block
-            yield block
-        if empty:
-            diag.warn("empty-file", "file is empty: no records", path=self.path)
+    def sniff_head(self) -> bytes:
+        """What ``sniff`` sees: the first :data:`~replicate.reading.contract.HEAD_BYTES` bytes, a UTF-8 BOM
+        removed; for a Parquet file on disk its footer, where the schema is
+        (:func:`~replicate.reading.parquet.parquet_head`). A UTF-16 file is refused here (every reader reads UTF-8).
+        """
+        head = self.head(HEAD_BYTES + len(BOM))
+        if is_parquet(head) and not is_stdio(self.path):
+            return parquet_head(self.path) or head[:HEAD_BYTES]
+        refuse_utf16(head, self.path)
+        if head.startswith(BOM):
+            head = head[len(BOM) :]
+        return head[:HEAD_BYTES]
+
+    def text(self, diag: Diagnostics) -> bytes:
+        """The whole text (:attr:`data`), for a reader that needs it whole, as :meth:`_text` gives it."""
+        return b"".join(self._text([self.data], diag))
+
+    def text_blocks(self, diag: Diagnostics) -> Iterator[bytes]:
+        """The text in blocks (:meth:`blocks` as :meth:`_text` gives them), for a reader that streams."""
+        return self._text(self.blocks(), diag)
 
     def chunks(self, diag: Diagnostics | None = None) -> Iterator[bytes]:
-        """Chunks of whole lines (:func:`~replicate.reading.stream.line_chunks`), a leading BOM removed (warned
-        when ``diag`` is given), UTF-16 refused, an empty file warned."""
+        """Chunks of whole lines (:func:`~replicate.reading.stream.line_chunks`) of the text (:meth:`_text`; warned
+        only when ``diag`` is given)."""
+        return line_chunks(self._text(self.blocks(), diag), path=self.path)
+
+    def _text(self, blocks: Iterable[bytes], diag: Diagnostics | None) -> Iterator[bytes]:
+        """``blocks`` as text: a leading UTF-8 BOM removed (warned), UTF-16 refused
+        (:func:`~replicate.reading.stream.without_bom`), an empty file warned; the one place a file's text begins."""
         def bom() -> None:
             if diag is not None:
                 diag.warn("bom", "file starts with a UTF-8 byte-order mark (ignored)", path=self.path, line=1)
         empty = True
-        for chunk in line_chunks(without_bom(self.blocks(), self.path, bom), path=self.path):
-            empty = False
-            yield chunk
+        for block in without_bom(blocks, self.path, bom):
+            empty = empty and not block
+            yield block
         if empty and diag is not None:
             diag.warn("empty-file", "file is empty: no records", path=self.path)
 
@@ -143,376 +158,20 @@ def replay(warnings: Diagnostics, diag: Diagnostics) -> None:
         diag.warn(w.code, w.message, path=w.path, line=w.line)
 
 
-def read_file(path: Path) -> RawFile:
-    """The file at ``path``, to be streamed (nothing is read yet but a check that it can be)."""
-    return RawFile(path)
+def read_file(path: Path, *, sniff: bool = False) -> RawFile:
+    """The file at ``path``, to be streamed; with ``sniff``, its head read for its reader to be chosen
+    (:attr:`RawFile.sniffed`)."""
+    f = RawFile(path)
+    if sniff:
+        f.sniffed = f.sniff_head()
+    return f
 
 
 def strip_bom(f: RawFile, diag: Diagnostics) -> bytes:
-    """The file's whole text bytes without a leading BOM (warned); an empty file is warned too.
-
-    For readers that need the whole content; line readers use :meth:`RawFile.chunks`.
-    """
-    data = f.data
-    refuse_utf16(data, f.path)
-    if data.startswith(BOM):
-        diag.warn("bom", "file starts with a UTF-8 byte-order mark (ignored)", path=f.path, line=1)
-        data = data[len(BOM) :]
-    if not data:
-        diag.warn("empty-file", "file is empty: no records", path=f.path)
-    return data
-
-
-def split_lines(f: RawFile, data: bytes, diag: Diagnostics) -> tuple[list[bytes], bool]:
-    """The lines of ``data`` (without the newline) and whether the last one is unterminated."""
-    if not data:
-        return [], False
-    lines = data.split(b"\n")
-    torn = True
-    if lines[-1] == b"":
-        lines.pop()
-        torn = False
-    return lines, torn
-
-
-def bad_json(f: RawFile, lineno: int, line: bytes, exc: Exception, *, last_torn: bool) -> BadInput:
-    return bad_json_line(f.path, lineno, line, exc, torn=last_torn)
+    """The file's whole text bytes (:meth:`RawFile.text`)."""
+    return f.text(diag)
 
 
 def parse_line(f: RawFile, lineno: int, line: bytes, n_lines: int, torn: bool, diag: Diagnostics) -> Any:
     """One line as a JSON value, or ``BLANK`` for a blank line (warned)."""
     return json_line(f.path, lineno, line, torn and lineno == n_lines, diag)
-
-
-class Items:
-    """Items accumulated over the files of one run, in columns (no Python object per item kept).
-
-    Keys go into a :class:`~replicate.judge.keytable.KeysBuilder` (their bytes);
-    gold grades, the hash of each output and of each key into small-integer
-    arrays, one per block of items (a bulk-read file, or a run of line-by-line
-    items) joined once at the end. Where each item came from is kept cheaply:
-    items read by the bulk path form a block of one file with line = position
-    in the block + 1; items read line by line record their line in ``lines``.
-    ``parsers``: parsers whose labels the bulk paths read beside the items
-    (:meth:`add_parsed`), so the outputs need not be read again.
-    """
-
-    def __init__(self, parsers: Sequence[Parser] = ()) -> None:
-        self.keys = KeysBuilder()
-        self.out = OutputParts()  # where each item's raw output is: kept, or on a line to read again
-        self.label_parts: list = []  # decided labels: int8 arrays (blocks) and lists (one by one), in item order
-        self.lines: dict[int, tuple[int, int]] = {}  # item -> (file index, line), line-by-line items
-        #: (first item, end item, file index, lines or None for 1..n): items read a file at a time
-        self.blocks: list[tuple[int, int, int, np.ndarray | None]] = []
-        self.split_runs: list[tuple[int, str]] = []  # (first item, split) where the split changes
-        self.gold_parts: list = []  # int16 arrays (bulk blocks) and lists of ints (line-by-line runs), in item order
-        self.hash_parts: list = []  # hash() of each item's output (int64 arrays, lists), as gold_parts
-        self.key_hashes: list = []  # hash() of each item's key: int64 arrays and lists (a key seen again?)
-        self._seen: list[np.ndarray] = []  # the key hashes of earlier calls of seen_before: sorted levels
-        self.labeller = OutputLabels(parsers)
-        self.parsed: dict[str, list[np.ndarray]] = {p.name: [] for p in parsers}
-        self.parsed_items = 0  # items whose labels are in ``parsed`` (all of them, or the labels are dropped)
-        #: the file being read is the run's last: no later item is compared with its items' outputs
-        self.last_file = False
-        self._index: dict[str, int] | None = None
-
-    @classmethod
-    def empty(cls, parsers: Sequence[Parser] = ()) -> "Items":
-        return cls(parsers)
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    @property
-    def index(self) -> dict[str, int]:
-        """Key -> item position, built on first use (only the line-by-line path needs it)."""
-        if self._index is None:
-            self._index = {k: i for i, k in enumerate(self.keys.tolist())}
-        return self._index
-
-    def _split(self, start: int, split: str) -> None:
-        if not self.split_runs or self.split_runs[-1][1] != split:
-            self.split_runs.append((start, split))
-
-    def _part(self, parts: list, value: object) -> None:
-        if not parts or not isinstance(parts[-1], list):
-            parts.append([])
-        parts[-1].append(value)
-
-    def add_block(self, block: RecordBlock, split: str, file_idx: int) -> None:
-        """Add the items of one file read record by record (:class:`RecordBlock`), no key repeated."""
-        start, n = len(self.keys), len(block.keys)
-        if self._index is not None:
-            self._index.update(zip(block.keys.tolist(), range(start, start + n)))
-        self.keys.absorb(block.keys)
-        self.gold_parts.append(np.frombuffer(block.gold, dtype=np.int16))
-        if block.labels is not None:
-            self.label_parts.append(np.frombuffer(block.labels, dtype=np.int8))
-        self.out.extend(file_idx, block.outputs if block.outputs is not None else [None] * n)
-        self.hash_parts.append(np.frombuffer(block.hashes, dtype=np.int64) if block.hashes is not None
-                               else _Unhashed(n))
-        self.key_hashes.append(block.key_hashes)
-        self._split(start, split)
-        self.blocks.append((start, start + n, file_idx, np.frombuffer(block.lines, dtype=np.int32)))
-
-    def add_bulk(
-        self,
-        keys: list[str] | KeysBuilder,
-        key_hashes: np.ndarray,
-        gold: np.ndarray,
-        outputs: Sequence[str | None] | None,
-        split: str,
-        file_idx: int,
-        labels: Sequence[int] | None = None,
-        *,
-        reread: tuple[str, np.ndarray | None] | None = None,
-        parsed: dict[str, np.ndarray] | None = None,
-    ) -> None:
-        """Add a block of items read in bulk from one file (lines 1..n); ``labels`` for decided labels.
-
-        ``key_hashes``: hash() of each key (int64, in any order). ``parsed``: parser name -> the labels it gave these
-        items' outputs (:attr:`labeller`, every parser's or none). ``reread``: (output field, hashes of the outputs): where
-        ``outputs`` is None (not kept: over :data:`~replicate.judge.load.outputs.KEEP_OUTPUTS_BELOW`), they
-        are read again from the file when used."""
-        start, n = len(self.keys), len(keys)
-        if self._index is not None:
-            self._index.update(zip(keys.tolist() if isinstance(keys, KeysBuilder) else keys, range(start, start + n)))
-        if isinstance(keys, KeysBuilder):
-            self.keys.absorb(keys)
-        else:
-            self.keys.extend(keys)
-        if labels is not None:
-            self.label_parts.append(np.asarray(labels, dtype=np.int8))
-        self.gold_parts.append(gold)
-        if outputs is None:
-            assert reread is not None
-            self.out.reread_all(file_idx, n, reread[0])
-            self.hash_parts.append(reread[1] if reread[1] is not None else _Unhashed(n))
-        else:
-            self.out.extend(file_idx, outputs)
-            self.hash_parts.append(reread[1] if reread is not None and reread[1] is not None else _hashes(outputs))
-        self.key_hashes.append(key_hashes)
-        self._split(start, split)
-        self.blocks.append((start, start + n, file_idx, None))
-        if parsed is not None and set(parsed) == set(self.parsed):
-            for name, values in parsed.items():
-                self.parsed[name].append(values)
-            self.parsed_items += n
-
-    def parsed_labels(self) -> dict[str, np.ndarray]:
-        """Parser name -> the int8 labels of every item, when the bulk paths read all of them (else empty)."""
-        if not self.parsed or self.parsed_items != len(self.keys):
-            return {}
-        return {name: np.concatenate(parts) if parts else np.empty(0, np.int8) for name, parts in self.parsed.items()}
-
-    def add(
-        self,
-        key: str,
-        gold: int,
-        output: str | None,
-        label: int | None,
-        *,
-        split: str,
-        files: list[RawFile],
-        file_idx: int,
-        lineno: int,
-        diag: Diagnostics,
-        reread: str | None = None,
-    ) -> bool:
-        """Add one item read line by line; False when it repeats an earlier identical item (warned).
-
-        ``reread``: the output field to read the output from again when it is used (it is not kept).
-
-        A repeated key with other content (gold, output or label) is a BadInput
-        naming both places.
-        """
-        prev = self.index.get(key)
-        if prev is not None:
-            pf, pl = self.where(prev)
-            first = f"{files[pf].path}:{pl}"
-            shown = key.replace(KEY_SEP, " / ")
-            same = self.gold_at(prev) == gold and self.hash_at(prev) == hash(output)
-            if same and label is not None:
-                same = self._at(self.label_parts, prev) == label
-            if same:
-                diag.warn(
-                    "duplicate-identical",
-                    f"duplicate item {shown} (same content as {first}; first kept)",
-                    path=files[file_idx].path,
-                    line=lineno,
-                )
-                return False
-            raise BadInput(
-                f"duplicate item {shown} with different content (first at {first})",
-                path=files[file_idx].path,
-                line=lineno,
-            )
-        n = len(self.keys)
-        self.index[key] = n
-        self.keys.append(key)
-        self._part(self.gold_parts, gold)
-        if reread is not None:
-            self.out.reread_line(file_idx, lineno, reread)
-        else:
-            self.out.append(file_idx, output)
-        self._part(self.hash_parts, hash(output))
-        self._part(self.key_hashes, hash(key))
-        if label is not None:
-            self._part(self.label_parts, label)
-        self._split(n, split)
-        self.lines[n] = (file_idx, lineno)
-        return True
-
-    def outputs_from(self, files: Sequence[RawFile]) -> Sequence[str | None]:
-        """The raw outputs in item order (``files``: the run's files): kept ones as a tuple; else read
-        again from the files, streaming, each time they are iterated (:class:`StreamedOutputs`)."""
-        parts = self.out.parts
-        if all(p.values is not None for p in parts):
-            return tuple(chain.from_iterable(p.values or () for p in parts))
-        return StreamedOutputs(self.out, [(f.path, f.provenance().sha256, f.kept) for f in files])
-
-    @staticmethod
-    def _at(parts: list, item: int) -> int:
-        start = 0
-        for part in parts:
-            if item < start + len(part):
-                return int(part[item - start])
-            start += len(part)
-        raise IndexError(item)
-
-    def gold_at(self, item: int) -> int:
-        return self._at(self.gold_parts, item)
-
-    def hash_at(self, item: int) -> int:
-        return self._at(self.hash_parts, item)
-
-    def label_array(self) -> np.ndarray:
-        """All decided labels in item order, int8."""
-        parts = [p if isinstance(p, np.ndarray) else np.array(p, dtype=np.int8) for p in self.label_parts]
-        return np.concatenate(parts).astype(np.int8, copy=False) if parts else np.empty(0, np.int8)
-
-    def gold_array(self) -> np.ndarray:
-        """All gold grades in item order, int16."""
-        parts = [p if isinstance(p, np.ndarray) else np.array(p, dtype=np.int16) for p in self.gold_parts]
-        return np.concatenate(parts).astype(np.int16, copy=False) if parts else np.empty(0, np.int16)
-
-    def split_column(self) -> Runs:
-        """The split of every item, as runs (made into an object array when read)."""
-        return Runs(list(self.split_runs), len(self.keys))
-
-    def origin_columns(self) -> tuple[Blocks, Blocks]:
-        """(file index, line) of every item, as blocks (made into int16 and int32 arrays when read)."""
-        n = len(self.keys)
-        return Blocks(self.blocks, self.lines, n, "file"), Blocks(self.blocks, self.lines, n, "line")
-
-    def seen_before(self, key_hashes: np.ndarray) -> bool:
-        """Whether a key of a new block may repeat one already read: a hash of one of ``key_hashes`` is among
-        theirs (a collision of unequal keys only sends the block to the careful path, which compares keys)."""
-        if self.key_hashes:  # the hashes added since the last call become one more sorted level
-            level = np.sort(np.concatenate([np.asarray(p, dtype=np.int64) for p in self.key_hashes]))
-            self.key_hashes = []
-            while self._seen and self._seen[-1].size <= level.size:  # levels halve in size: n log n in all
-                level = np.sort(np.concatenate([self._seen.pop(), level]), kind="stable")
-            self._seen.append(level)
-        for level in self._seen:
-            at = np.minimum(np.searchsorted(level, key_hashes), level.size - 1)
-            if level.size and bool((level[at] == key_hashes).any()):
-                return True
-        return False
-
-    def where(self, item: int) -> tuple[int, int]:
-        if item in self.lines:
-            return self.lines[item]
-        for start, end, file_idx, lines in self.blocks:
-            if start <= item < end:
-                return file_idx, item - start + 1 if lines is None else int(lines[item - start])
-        raise KeyError(item)  # pragma: no cover - every item is in one of the two
-
-
-class RecordBlock:
-    """The items of one file as a reader's records give them, in columns (see
-    :func:`~replicate.judge.load.records.load_records`): kept when no key repeats."""
-
-    def __init__(self, *, labels: bool, outputs: bool, hashes: bool) -> None:
-        self.keys = KeysBuilder()
-        self._key_hashes = array("q")
-        self.gold = array("h")
-        self.labels = array("b") if labels else None
-        self.outputs: list[str | None] | None = [] if outputs else None
-        self.hashes = array("q") if hashes else None  # of the outputs (a later file's item compared)
-        self.lines = array("i")
-
-    def add(self, key: str, gold: int, output: str | None, label: int | None, line: int) -> None:
-        self.keys.append(key)
-        self._key_hashes.append(hash(key))
-        self.gold.append(gold)
-        if self.labels is not None:
-            self.labels.append(UNPARSED if label is None else label)
-        if self.outputs is not None:
-            self.outputs.append(output)
-        if self.hashes is not None:
-            self.hashes.append(hash(output))
-        self.lines.append(line)
-
-    @property
-    def key_hashes(self) -> np.ndarray:
-        return np.frombuffer(self._key_hashes, dtype=np.int64)
-
-    def distinct(self) -> bool:
-        """Whether no two keys are equal (no two hashes: a rare collision of unequal keys answers no)."""
-        return len(self._key_hashes) < 2 or _distinct(self.key_hashes) is not None
-
-
-class _Unhashed:
-    """The outputs' hashes of a block of the run's last file: never asked for (no later item to compare)."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, i: int) -> int:
-        raise AssertionError("an output of the run's last file compared with a later item")
-
-
-def _hashes(values: Sequence[str | None]) -> np.ndarray:
-    """hash() of each value, int64."""
-    return np.fromiter(map(hash, values), dtype=np.int64, count=len(values))
-
-
-def distinct_hashes(values: list[str]) -> np.ndarray | None:
-    """hash() of each of ``values`` (int64, sorted), or None when two are equal (a key repeats: or, rarely, two keys'
-    hashes collide; either way the careful path, which compares the keys, reads the file)."""
-    return _distinct(_hashes(values))
-
-
-def _distinct(hashes: np.ndarray) -> np.ndarray | None:
-    """``hashes`` sorted (in place), or None when two are equal."""
-    hashes.sort()
-    if len(hashes) > 1 and bool((hashes[1:] == hashes[:-1]).any()):
-        return None
-    return hashes
-
-
-class BulkKeys:
-    """The keys of a file read in bulk, a chunk at a time: their bytes (:class:`KeysBuilder`) and hashes (grown
-    in place, not joined from pieces at the end: :class:`~replicate.judge.keytable.GrowingBytes`)."""
-
-    def __init__(self) -> None:
-        self.keys = KeysBuilder()
-        self._hashes = GrowingBytes()
-
-    def extend(self, keys: list[str]) -> None:
-        self.keys.extend(keys)
-        self._hashes.extend(_hashes(keys).data)
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    def hashes(self) -> np.ndarray | None:
-        """hash() of each key (int64, sorted), or None when two are equal (see :func:`distinct_hashes`) or
-        there is none."""
-        if not self._hashes:
-            return None
-        return _distinct(np.frombuffer(self._hashes.take(), dtype=np.int64))

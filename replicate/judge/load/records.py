@@ -1,75 +1,89 @@
-"""Records from a reader -> the items of a run (the generic path of every reader without a bulk one).
+"""The record stage: a reader's records of one file -> coded items (the generic path of every reader without a
+bulk one).
 
-Each :class:`~replicate.reading.contract.Record` is checked and encoded here, so every
-reader gets the same rules: a key is a non-empty tuple of strings; a decided
-label is a whole-number grade (or a category of the reader's label set); a
-verdict is True/False/None; gold is a whole-number grade or, for a
-categorical label set, one of its names. An item key seen twice is a warning
-when everything agrees, else an error naming both places.
+Each :class:`~replicate.reading.contract.Record` is checked and coded here (:func:`_coded`), so every reader
+gets the same rules: a key is a non-empty tuple of strings; a decided label is a whole-number grade (or a
+category of the reader's label set, :func:`~replicate.labels.decided_code`); a verdict is True/False/None;
+gold is a whole-number grade or, for a categorical label set, one of its names
+(:func:`~replicate.labels.gold_code`). What is wrong with a record is found first and raised once, by
+:meth:`~replicate.reading.contract.Source.bad` (naming the file and the line). The coded items go to the
+accumulator (:class:`~replicate.judge.load.items.Items`): an item key seen twice is a warning when everything
+agrees, else an error naming both places.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, ReplicateError
-from replicate.judge.load.readfile import Items, RawFile, RecordBlock, replay, strip_bom
+from replicate.judge.load.items import Items, RecordBlock
+from replicate.judge.load.readfile import RawFile, replay
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
-from replicate.labels import LabelSet, gold_code, gold_problem, grade_code, outside_set
+from replicate.labels import LabelSet, decided_code, gold_code, gold_problem
 from replicate.parsing import UNPARSED
 from replicate.reading.contract import Reader, ReadOptions, Record, Source
 
-
-def _gold(rec: Record, label_set: LabelSet | None, src: Source) -> int:
-    value = rec.gold
-    if value is None:
-        return NO_GOLD
-    code = gold_code(value, label_set)
-    if code is None:
-        raise src.bad(gold_problem(value, label_set), rec.line)
-    return code
+#: One coded item: (key, gold, output, label, line).
+Coded = tuple[str, int, "str | None", "int | None", int]
 
 
-def _label(rec: Record, reader: Reader, src: Source) -> int:
-    value = rec.label
-    if value is None:
-        return UNPARSED
-    ls = reader.label_set
-    assert ls is not None  # Reader checks this for readers of labels
-    if ls.is_ordinal:
-        code = grade_code(value)
-        if code is None:
-            raise src.bad(f"label must be a whole-number grade 0-127, got {value!r}", rec.line)
-        if not ls.low <= code <= ls.high:
-            src.warn("label-outside-set", outside_set(code, ls), rec.line)
-        return code
-    code = ls.code(value)
-    if code is None:
-        raise src.bad(f"label {value!r} is not one of {', '.join(ls.names)}", rec.line)
-    return code
-
-
-def _key(rec: Record, src: Source) -> str:
-    key = rec.key
-    if not isinstance(key, tuple) or not key or not all(type(k) is str for k in key):
-        raise src.bad(f"reader gave a key that is not a non-empty tuple of strings: {key!r}", rec.line)
-    return KEY_SEP.join(key)
-
-
-def _several_trials(reader: Reader, src: Source, first: Record, rec: Record) -> BadInput:
-    """The error for a file whose records carry several trials, read as one run (one reading per item)."""
+def _several_trials(reader: Reader, first: Record, rec: Record) -> Message:
+    """What is wrong with a file whose records carry several trials, read as one run (one reading per item)."""
     pick: list[str | Param] = []
     if reader.trial_option is not None:
         pick = ["keep one with ", Param(reader.trial_option), ", or "]
-    message = Message(
+    return Message(
         f"the file holds several trials of its items (trial {first.trial} at line {first.line}, "
         f"trial {rec.trial} at line {rec.line}); a run takes one reading per item, so it is not read "
         "as one: ", *pick, f"read every trial into a trials table with 'replicate import --reader {reader.name}'",
     )
-    return src.bad(message, rec.line)
+
+
+def _coded(reader: Reader, src: Source, gold_labels: LabelSet | None) -> Iterator[Coded]:
+    """Every record of ``src`` coded (key joined, gold, output, label), in file order; the first problem of a
+    record is raised (:meth:`Source.bad`), a label outside its set warned."""
+    yields = reader.yields
+    gold_set = gold_labels if yields == "outputs" else reader.label_set or gold_labels
+    first_trial: Record | None = None
+    for rec in reader.records(src):
+        key = rec.key
+        problem: str | Message | None = None
+        if not isinstance(key, tuple) or not key or not all(type(k) is str for k in key):
+            problem = f"reader gave a key that is not a non-empty tuple of strings: {key!r}"
+        elif rec.trial is not None and first_trial is not None and rec.trial != first_trial.trial:
+            problem = _several_trials(reader, first_trial, rec)
+        elif yields == "verdicts" and rec.correct is not None and type(rec.correct) is not bool:
+            problem = f"reader gave a verdict that is not True/False/None: {rec.correct!r}"
+        output = rec.output if yields == "outputs" else None
+        label: int | None = None
+        warning: str | None = None
+        gold: int | None = None
+        if yields == "verdicts":  # right is label 1 against gold 1
+            gold = 1
+            label = UNPARSED if rec.correct is None else int(rec.correct)
+        elif problem is None:
+            gold = NO_GOLD if rec.gold is None else gold_code(rec.gold, gold_set)
+            if gold is None:
+                problem = gold_problem(rec.gold, gold_set)
+            elif yields == "outputs":
+                if output is not None and type(output) is not str:
+                    problem = f"reader gave an output that is not text: {output!r}"
+            elif rec.label is None:
+                label = UNPARSED
+            else:
+                assert reader.label_set is not None  # Reader checks this for readers of labels
+                label, problem, warning = decided_code(rec.label, reader.label_set)
+        if problem is not None:
+            raise src.bad(problem, rec.line)
+        if warning is not None:
+            src.warn("label-outside-set", warning, rec.line)
+        if rec.trial is not None and first_trial is None:
+            first_trial = rec
+        assert gold is not None
+        yield KEY_SEP.join(key), gold, output, label, rec.line
 
 
 def load_records(
@@ -84,7 +98,7 @@ def load_records(
 ) -> RunFile:
     """Add every record ``reader`` reads from ``f`` to ``acc``; what was read, as a :class:`RunFile`.
 
-    The records are first read into columns (:class:`~replicate.judge.load.readfile.RecordBlock`: no Python
+    The records are first read into columns (:class:`~replicate.judge.load.items.RecordBlock`: no Python
     object kept per item but its output), their warnings aside; when no key repeats (within the file or
     with an earlier file's) and nothing is wrong, the block is kept and its warnings given. Otherwise the
     file is read again item by item, which names the repeated item, or the error, exactly where and as it
@@ -94,61 +108,38 @@ def load_records(
     block = RecordBlock(labels=reader.yields != "outputs", outputs=reader.yields == "outputs",
                         hashes=not acc.last_file)
     try:
-        rf = _read(reader, f, options, first, block, None)
+        rf = _read(reader, f, options, first, block.add)
     except ReplicateError:
         rf = None
-    if rf is None or not block.distinct() or acc.seen_before(block.key_hashes):
-        def add(key: str, gold: int, output: str | None, label: int | None, line: int) -> bool:
-            return acc.add(key, gold, output, label, split=split, files=files, file_idx=file_idx, lineno=line,
-                           diag=diag)  # a repeated key: a warning (same content) or an error, as it comes
+    if rf is not None and block.distinct() and not acc.seen_before(block.key_hashes):
+        replay(first, diag)
+        acc.add_block(block, split, file_idx)
+        return rf
 
-        return _read(reader, f, options, diag, None, add)
-    replay(first, diag)
-    acc.add_block(block, split, file_idx)
-    return rf
+    def add(key: str, gold: int, output: str | None, label: int | None, line: int) -> bool:
+        return acc.add(key, gold, output, label, split=split, files=files, file_idx=file_idx, lineno=line,
+                       diag=diag)  # a repeated key: a warning (same content) or an error, as it comes
+
+    return _read(reader, f, options, diag, add)
 
 
 def _read(
-    reader: Reader, f: RawFile, options: ReadOptions, diag: Diagnostics, block: RecordBlock | None,
-    add: Callable[[str, int, str | None, int | None, int], bool] | None,
+    reader: Reader, f: RawFile, options: ReadOptions, diag: Diagnostics,
+    add: Callable[[str, int, str | None, int | None, int], bool | None],
 ) -> RunFile:
-    """Read every record of ``f`` into ``block`` (every one kept) or through ``add`` (False: skipped)."""
+    """Read every record of ``f`` through ``add`` (False: skipped)."""
     if reader.streams:  # read through Source.chunks: the file is never held whole
         data = b""
-        src = Source(f.path, data, options, diag, stream=lambda: f.stream_text(diag))
+        src = Source(f.path, data, options, diag, stream=lambda: f.text_blocks(diag))
     else:
-        data = strip_bom(f, diag)
+        data = f.text(diag)
         src = Source(f.path, data, options, diag)
     records = skipped = 0
-    yields = reader.yields
-    first_trial: Record | None = None
-    for rec in reader.records(src):
-        key = _key(rec, src)
-        if rec.trial is not None:
-            if first_trial is None:
-                first_trial = rec
-            elif rec.trial != first_trial.trial:
-                raise _several_trials(reader, src, first_trial, rec)
-        output: str | None = None
-        label: int | None = None
-        if yields == "outputs":
-            gold = _gold(rec, options.gold_labels, src)
-            output = rec.output
-            if output is not None and type(output) is not str:
-                raise src.bad(f"reader gave an output that is not text: {output!r}", rec.line)
-        elif yields == "labels":
-            gold = _gold(rec, reader.label_set or options.gold_labels, src)
-            label = _label(rec, reader, src)
-        else:  # verdicts: right is label 1 against gold 1
-            if rec.correct is not None and type(rec.correct) is not bool:
-                raise src.bad(f"reader gave a verdict that is not True/False/None: {rec.correct!r}", rec.line)
-            gold, label = 1, (UNPARSED if rec.correct is None else int(rec.correct))
-        if block is not None:
-            block.add(key, gold, output, label, rec.line)
-        elif add is not None and not add(key, gold, output, label, rec.line):
+    for key, gold, output, label, line in _coded(reader, src, options.gold_labels):
+        if add(key, gold, output, label, line) is False:
             skipped += 1
-            continue
-        records += 1
+        else:
+            records += 1
     if src.lines_total is not None:
         n_lines = src.lines_total
     elif reader.streams:
