@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import UsageError
-from replicate.judge.gold import GoldJoin, join_gold, require_gold
+from replicate.judge.gold import GoldJoin, attach_gold
 from replicate.judge.labelcache import LabelCache, label_through
 from replicate.judge.load.plan import plan_load
 from replicate.judge.load.runcache import RunCache
@@ -212,13 +212,13 @@ def load_runs(
     (:func:`~replicate.judge.load.plan.plan_load`: files, readers, options, parsers, run cache key), the
     plans read (:func:`~replicate.judge.load.workers.read_plans`), runs named by their file renamed after
     their model (:func:`~replicate.judge.select.named_by_model`), then the gold joined
-    (:func:`~replicate.judge.gold.join_gold`).
+    (:func:`~replicate.judge.gold.attach_gold`).
 
     ``reader`` names the reader of runs whose spec names none (``--reader``);
     without either, each file's reader is chosen by content. A spec's own
     reader options win over ``options`` for that run. ``gold`` is a
     file of reference labels read with ``gold_reader`` (or by content) and
-    joined by key (:func:`~replicate.judge.gold.join_gold`); without it a run
+    joined by key (:func:`~replicate.judge.gold.attach_gold`); without it a run
     that carries no gold is an error unless ``need_gold`` is False. Errors raise :class:`~replicate.errors.BadInput` naming file and line;
     warnings are counted in ``Loaded.diagnostics`` (``strict=True`` raises on the first).
     ``label_cache`` keeps parsed labels across processes (see :mod:`replicate.judge.labelcache`), and
@@ -254,11 +254,7 @@ def load_runs(
     read, prelabelled = read_plans(plans.all(), jobs=jobs, diag=diag, run_cache=run_cache, label_cache=label_cache,
                                    texts=texts, prefetch=tuple(prefetch))
     runs, renamed = named_by_model(read[: len(plans.runs)], [p.from_file for p in plans.runs])
-    joined = None
-    if plans.gold is not None:
-        runs, joined = join_gold(runs, read[-1], diag)
-    elif need_gold:
-        require_gold(runs)
+    runs, joined = attach_gold(runs, read[-1] if plans.gold is not None else None, diag, need=need_gold)
     own = {renamed.get(p.name, p.name): p.options for p in plans.runs if p.own_options and p.options is not None}
     prelabelled = {(renamed.get(k[0], k[0]), *k[1:]): v for k, v in prelabelled.items()}
     loaded = Loaded(runs, diag, fields, joined, options, label_cache, own, run_cache, renamed=renamed,

@@ -6,7 +6,8 @@ human qrels). :func:`join_gold` gives each run the gold of its items, leaves
 out (and reports) items without gold, reports gold naming items the run lacks,
 and refuses a run whose own gold disagrees with the gold file, naming both
 places. Nothing is dropped silently: what :func:`join_gold` leaves out is in
-its :class:`GoldJoin` and in the load's warnings.
+its :class:`GoldJoin` and in the load's warnings. :func:`attach_gold` is what loading does with gold: the join
+when a gold file is given, else the check that runs needing gold carry their own.
 """
 
 from __future__ import annotations
@@ -124,6 +125,7 @@ def join_gold(runs: tuple[Run, ...], gold: Run, diagnostics: Diagnostics) -> tup
     index = {k: i for i, k in enumerate(keys) if usable[i]}
     out: list[Run] = []
     reports: list[RunGold] = []
+    clash_with: str | None = None  # the first item whose gold the gold file contradicts
     for run in runs:
         pos = np.fromiter((index.get(k, -1) for k in run.keys.tolist()), dtype=np.int64, count=len(run))
         has = pos >= 0
@@ -135,10 +137,9 @@ def join_gold(runs: tuple[Run, ...], gold: Run, diagnostics: Diagnostics) -> tup
             g = int(pos[i])
             here = run.origins.where(i, run.files) if run.origins is not None else run.name
             there = gold.origins.where(g, gold.files) if gold.origins is not None else gold_path
-            raise BadInput(
-                f"item {_show(run.keys[i])} has gold {int(run.gold[i])} in run {run.name!r} ({here}) "
-                f"but {int(values[g])} in the gold file ({there}); {clash.size} item(s) disagree"
-            )
+            clash_with = (f"item {_show(run.keys[i])} has gold {int(run.gold[i])} in run {run.name!r} ({here}) "
+                          f"but {int(values[g])} in the gold file ({there}); {clash.size} item(s) disagree")
+            break
         missing = np.flatnonzero(~has)
         seen = np.zeros(len(keys), dtype=bool)
         seen[pos[has]] = True
@@ -164,16 +165,24 @@ def join_gold(runs: tuple[Run, ...], gold: Run, diagnostics: Diagnostics) -> tup
             )
         out.append(subset(run, has, joined))
         reports.append(report)
+    if clash_with is not None:
+        raise BadInput(clash_with)
     sha = gold.files[0].provenance.sha256 if gold.files else ""
     chosen = gold.files[0].chosen if gold.files else "given"
     return tuple(out), GoldJoin(gold_path, gold.reader, len(gold), sha, tuple(reports), chosen)
 
 
-def require_gold(runs: tuple[Run, ...]) -> None:
-    """A BadInput for a run that carries no gold (and no verdicts): it needs ``--gold``."""
-    for run in runs:
+def attach_gold(
+    runs: tuple[Run, ...], gold: Run | None, diagnostics: Diagnostics, *, need: bool,
+) -> tuple[tuple[Run, ...], GoldJoin | None]:
+    """The runs with the gold file's labels joined (:func:`join_gold`) when there is one; else the runs as
+    read, a run that carries no gold (and no verdicts) being :class:`BadInput` when the command ``need``\ s gold."""
+    if gold is not None:
+        return join_gold(runs, gold, diagnostics)
+    for run in runs if need else ():
         if run.yields != "verdicts" and len(run) and np.all(run.gold == NO_GOLD):
             raise BadInput(
                 f"run {run.name!r} carries no gold (its reader {run.reader} reads labels only): "
                 "give the reference labels with --gold FILE (e.g. human qrels)"
             )
+    return runs, None
