@@ -175,7 +175,7 @@ def join_gold(runs: tuple[Run, ...], gold: Run, diagnostics: Diagnostics) -> tup
 def attach_gold(
     runs: tuple[Run, ...], gold: Run | None, diagnostics: Diagnostics, *, need: bool,
 ) -> tuple[tuple[Run, ...], GoldJoin | None]:
-    """The runs with the gold file's labels joined (:func:`join_gold`) when there is one; else the runs as
+    r"""The runs with the gold file's labels joined (:func:`join_gold`) when there is one; else the runs as
     read, a run that carries no gold (and no verdicts) being :class:`BadInput` when the command ``need``\ s gold."""
     if gold is not None:
         return join_gold(runs, gold, diagnostics)

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator
 from replicate.command_input import is_stdio
 from replicate.diagnostics import Diagnostics
 from replicate.provenance import FileProvenance, find_release
-from replicate.reading.contract import HEAD_BYTES
+from replicate.reading.contract import HEAD_BYTES, ReadOptions, Source
 from replicate.reading.jsonl import BLANK, json_line, json_objects
 from replicate.reading.parquet import is_parquet, parquet_head
 from replicate.reading.stream import BOM, READ_BLOCK, InputStream, line_chunks, refuse_utf16, without_bom
@@ -50,7 +50,6 @@ class RawFile:
         if self._data is None:
             assert self._stream is not None
             self._data = self._stream.read()
-            self._note_hash()
         return self._data
 
     def blocks(self) -> Iterator[bytes]:
@@ -62,7 +61,6 @@ class RawFile:
             return
         assert self._stream is not None
         yield from self._stream.blocks()
-        self._note_hash()
 
     def head(self, n: int) -> bytes:
         """The first ``n`` decompressed bytes."""
@@ -77,12 +75,17 @@ class RawFile:
         (:func:`~replicate.reading.parquet.parquet_head`). A UTF-16 file is refused here (every reader reads UTF-8).
         """
         head = self.head(HEAD_BYTES + len(BOM))
-        if is_parquet(head) and not is_stdio(self.path):
+        text = b"".join(without_bom([head], self.path))  # UTF-16 refused, a BOM removed
+        if not is_stdio(self.path) and is_parquet(head):
             return parquet_head(self.path) or head[:HEAD_BYTES]
-        refuse_utf16(head, self.path)
-        if head.startswith(BOM):
-            head = head[len(BOM) :]
-        return head[:HEAD_BYTES]
+        return text[:HEAD_BYTES]
+
+    def source(self, options: ReadOptions, diag: Diagnostics, *, streams: bool) -> Source:
+        """The file as a reader sees it (:class:`~replicate.reading.contract.Source`): its text streamed
+        (:meth:`text_blocks`, read through ``Source.chunks``: a reader that ``streams``) or whole (:meth:`text`)."""
+        if streams:
+            return Source(self.path, b"", options, diag, stream=lambda: self.text_blocks(diag))
+        return Source(self.path, self.text(diag), options, diag)
 
     def text(self, diag: Diagnostics) -> bytes:
         """The whole text (:attr:`data`), for a reader that needs it whole, as :meth:`_text` gives it."""
@@ -133,23 +136,20 @@ class RawFile:
             return self._stream.held
         return self._data
 
-    def _note_hash(self) -> None:
-        s = self._stream
-        if s is not None and s.sha256 is not None and s.size is not None:
-            self._provenance = FileProvenance(str(self.path), s.size, s.sha256, find_release(self.path))
-
     def provenance(self) -> FileProvenance:
-        if self._provenance is None:
-            if self._stream is not None:
-                for _ in self._stream.raw_blocks():  # not read whole yet: hash it now
+        """The file's path, size and sha256 (of its bytes as stored) and the release it was fetched in: those of
+        its last whole reading, the file read through now if it has not been read whole."""
+        s = self._stream
+        if s is None:
+            raw = self._raw if self._raw is not None else self._data or b""
+            size, sha256 = len(raw), hashlib.sha256(raw).hexdigest()
+        else:
+            if s.sha256 is None or s.size is None:
+                for _ in s.raw_blocks():  # not read whole yet: hash it now
                     pass
-                self._note_hash()
-            else:
-                raw = self._raw if self._raw is not None else self._data or b""
-                self._provenance = FileProvenance(str(self.path), len(raw), hashlib.sha256(raw).hexdigest(),
-                                                  find_release(self.path))
-        assert self._provenance is not None
-        return self._provenance
+            assert s.sha256 is not None and s.size is not None
+            size, sha256 = s.size, s.sha256
+        return FileProvenance(str(self.path), size, sha256, find_release(self.path))
 
 
 def replay(warnings: Diagnostics, diag: Diagnostics) -> None:

@@ -5,8 +5,8 @@ Each :class:`~replicate.reading.contract.Record` is checked and coded here (:fun
 gets the same rules: a key is a non-empty tuple of strings; a decided label is a whole-number grade (or a
 category of the reader's label set, :func:`~replicate.labels.decided_code`); a verdict is True/False/None;
 gold is a whole-number grade or, for a categorical label set, one of its names
-(:func:`~replicate.labels.gold_code`). What is wrong with a record is found first and raised once, by
-:meth:`~replicate.reading.contract.Source.bad` (naming the file and the line). The coded items go to the
+(:func:`~replicate.labels.gold_code`). What is wrong with a record is found first and raised once, naming the
+file and the line. The coded items go to the
 accumulator (:class:`~replicate.judge.load.items.Items`): an item key seen twice is a warning when everything
 agrees, else an error naming both places.
 """
@@ -44,7 +44,7 @@ def _several_trials(reader: Reader, first: Record, rec: Record) -> Message:
 
 def _coded(reader: Reader, src: Source, gold_labels: LabelSet | None) -> Iterator[Coded]:
     """Every record of ``src`` coded (key joined, gold, output, label), in file order; the first problem of a
-    record is raised (:meth:`Source.bad`), a label outside its set warned."""
+    record is raised (:class:`~replicate.errors.BadInput` naming the file and the line), a label outside its set warned."""
     yields = reader.yields
     gold_set = gold_labels if yields == "outputs" else reader.label_set or gold_labels
     first_trial: Record | None = None
@@ -77,7 +77,7 @@ def _coded(reader: Reader, src: Source, gold_labels: LabelSet | None) -> Iterato
                 assert reader.label_set is not None  # Reader checks this for readers of labels
                 label, problem, warning = decided_code(rec.label, reader.label_set)
         if problem is not None:
-            raise src.bad(problem, rec.line)
+            raise BadInput(problem, path=src.path, line=rec.line)
         if warning is not None:
             src.warn("label-outside-set", warning, rec.line)
         if rec.trial is not None and first_trial is None:
@@ -128,12 +128,7 @@ def _read(
     add: Callable[[str, int, str | None, int | None, int], bool | None],
 ) -> RunFile:
     """Read every record of ``f`` through ``add`` (False: skipped)."""
-    if reader.streams:  # read through Source.chunks: the file is never held whole
-        data = b""
-        src = Source(f.path, data, options, diag, stream=lambda: f.text_blocks(diag))
-    else:
-        data = f.text(diag)
-        src = Source(f.path, data, options, diag)
+    src = f.source(options, diag, streams=reader.streams)  # streamed: the file is never held whole
     records = skipped = 0
     for key, gold, output, label, line in _coded(reader, src, options.gold_labels):
         if add(key, gold, output, label, line) is False:
@@ -145,7 +140,7 @@ def _read(
     elif reader.streams:
         n_lines = src.lines_seen
     else:
-        n_lines = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 10)) + (1 if src.torn else 0)
+        n_lines = int(np.count_nonzero(np.frombuffer(src.data, dtype=np.uint8) == 10)) + (1 if src.torn else 0)
     return RunFile(
         provenance=f.provenance(),
         format=reader.format,
