@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from array import array
 from itertools import chain
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from replicate.errors import BadInput
 from replicate.judge.keytable import Blocks, GrowingBytes, KeysBuilder, Runs, as_array
 from replicate.judge.load.outputs import OutputLabels, OutputParts, StreamedOutputs
 from replicate.judge.model import KEY_SEP, Origins, Run, RunFile, readonly
-from replicate.parsing import UNPARSED, Parser
+from replicate.parsing import Parser
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -27,7 +27,22 @@ if TYPE_CHECKING:
     from replicate.judge.load.readfile import RawFile
     from replicate.reading.contract import Reader
 
-__all__ = ["Items", "RecordBlock", "BulkKeys", "distinct_hashes"]
+__all__ = ["Items", "FileBlock", "BulkKeys", "distinct_hashes", "sorted_distinct"]
+
+
+class FileBlock(Protocol):
+    """The items of one file read record by record, in columns, as :meth:`Items.add_block` takes them
+    (:class:`~replicate.judge.load.records.RecordBlock`)."""
+
+    keys: KeysBuilder
+    gold: array  # int16 codes
+    labels: array | None  # int8 codes (decided labels), or None
+    outputs: list[str | None] | None  # the outputs, or None (a reader of labels or verdicts)
+    hashes: array | None  # hash() of each output, int64 (None: the run's last file)
+    lines: array  # int32: each item's line
+
+    @property
+    def key_hashes(self) -> np.ndarray: ...
 
 
 class Items:
@@ -85,8 +100,8 @@ class Items:
             parts.append([])
         parts[-1].append(value)
 
-    def add_block(self, block: RecordBlock, split: str, file_idx: int) -> None:
-        """Add the items of one file read record by record (:class:`RecordBlock`), no key repeated."""
+    def add_block(self, block: FileBlock, split: str, file_idx: int) -> None:
+        """Add the items of one file read record by record (:class:`FileBlock`), no key repeated."""
         start, n = len(self.keys), len(block.keys)
         if self._index is not None:
             self._index.update(zip(block.keys.tolist(), range(start, start + n)))
@@ -309,40 +324,6 @@ class Items:
         raise KeyError(item)  # pragma: no cover - every item is in one of the two
 
 
-class RecordBlock:
-    """The items of one file as a reader's records give them, in columns (see
-    :func:`~replicate.judge.load.records.load_records`): kept when no key repeats."""
-
-    def __init__(self, *, labels: bool, outputs: bool, hashes: bool) -> None:
-        self.keys = KeysBuilder()
-        self._key_hashes = array("q")
-        self.gold = array("h")
-        self.labels = array("b") if labels else None
-        self.outputs: list[str | None] | None = [] if outputs else None
-        self.hashes = array("q") if hashes else None  # of the outputs (a later file's item compared)
-        self.lines = array("i")
-
-    def add(self, key: str, gold: int, output: str | None, label: int | None, line: int) -> None:
-        self.keys.append(key)
-        self._key_hashes.append(hash(key))
-        self.gold.append(gold)
-        if self.labels is not None:
-            self.labels.append(UNPARSED if label is None else label)
-        if self.outputs is not None:
-            self.outputs.append(output)
-        if self.hashes is not None:
-            self.hashes.append(hash(output))
-        self.lines.append(line)
-
-    @property
-    def key_hashes(self) -> np.ndarray:
-        return np.frombuffer(self._key_hashes, dtype=np.int64)
-
-    def distinct(self) -> bool:
-        """Whether no two keys are equal (no two hashes: a rare collision of unequal keys answers no)."""
-        return len(self._key_hashes) < 2 or _distinct(self.key_hashes) is not None
-
-
 class _Unhashed:
     """The outputs' hashes of a block of the run's last file: never asked for (no later item to compare)."""
 
@@ -364,10 +345,10 @@ def _hashes(values: Sequence[str | None]) -> np.ndarray:
 def distinct_hashes(values: list[str]) -> np.ndarray | None:
     """hash() of each of ``values`` (int64, sorted), or None when two are equal (a key repeats: or, rarely, two keys'
     hashes collide; either way the careful path, which compares the keys, reads the file)."""
-    return _distinct(_hashes(values))
+    return sorted_distinct(_hashes(values))
 
 
-def _distinct(hashes: np.ndarray) -> np.ndarray | None:
+def sorted_distinct(hashes: np.ndarray) -> np.ndarray | None:
     """``hashes`` sorted (in place), or None when two are equal."""
     hashes.sort()
     if len(hashes) > 1 and bool((hashes[1:] == hashes[:-1]).any()):
@@ -395,4 +376,4 @@ class BulkKeys:
         there is none."""
         if not self._hashes:
             return None
-        return _distinct(np.frombuffer(self._hashes.take(), dtype=np.int64))
+        return sorted_distinct(np.frombuffer(self._hashes.take(), dtype=np.int64))

@@ -21,7 +21,7 @@ from replicate.provenance import FileProvenance, find_release
 from replicate.reading.contract import HEAD_BYTES, ReadOptions, Source
 from replicate.reading.jsonl import BLANK, json_line, json_objects
 from replicate.reading.parquet import is_parquet, parquet_head
-from replicate.reading.stream import BOM, READ_BLOCK, InputStream, line_chunks, refuse_utf16, without_bom
+from replicate.reading.stream import BOM, READ_BLOCK, InputStream, line_chunks, without_bom
 
 __all__ = ["BLANK", "BOM", "RawFile", "read_file", "strip_bom", "parse_line", "json_objects", "replay"]
 

@@ -13,13 +13,15 @@ agrees, else an error naming both places.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterator
 
 import numpy as np
 
 from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, ReplicateError
-from replicate.judge.load.items import Items, RecordBlock
+from replicate.judge.keytable import KeysBuilder
+from replicate.judge.load.items import Items, sorted_distinct
 from replicate.judge.load.readfile import RawFile, replay
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
 from replicate.labels import LabelSet, decided_code, gold_code, gold_problem
@@ -86,6 +88,40 @@ def _coded(reader: Reader, src: Source, gold_labels: LabelSet | None) -> Iterato
         yield KEY_SEP.join(key), gold, output, label, rec.line
 
 
+class RecordBlock:
+    """The items of one file as a reader's records give them, in columns (the first pass of
+    :func:`load_records`): kept, by :meth:`~replicate.judge.load.items.Items.add_block`, when no key repeats."""
+
+    def __init__(self, *, labels: bool, outputs: bool, hashes: bool) -> None:
+        self.keys = KeysBuilder()
+        self._key_hashes = array("q")
+        self.gold = array("h")
+        self.labels = array("b") if labels else None
+        self.outputs: list[str | None] | None = [] if outputs else None
+        self.hashes = array("q") if hashes else None  # of the outputs (a later file's item compared)
+        self.lines = array("i")
+
+    def add(self, key: str, gold: int, output: str | None, label: int | None, line: int) -> None:
+        self.keys.append(key)
+        self._key_hashes.append(hash(key))
+        self.gold.append(gold)
+        if self.labels is not None:
+            self.labels.append(UNPARSED if label is None else label)
+        if self.outputs is not None:
+            self.outputs.append(output)
+        if self.hashes is not None:
+            self.hashes.append(hash(output))
+        self.lines.append(line)
+
+    @property
+    def key_hashes(self) -> np.ndarray:
+        return np.frombuffer(self._key_hashes, dtype=np.int64)
+
+    def distinct(self) -> bool:
+        """Whether no two keys are equal (no two hashes: a rare collision of unequal keys answers no)."""
+        return len(self._key_hashes) < 2 or sorted_distinct(self.key_hashes) is not None
+
+
 def load_records(
     reader: Reader,
     f: RawFile,
@@ -98,7 +134,7 @@ def load_records(
 ) -> RunFile:
     """Add every record ``reader`` reads from ``f`` to ``acc``; what was read, as a :class:`RunFile`.
 
-    The records are first read into columns (:class:`~replicate.judge.load.items.RecordBlock`: no Python
+    The records are first read into columns (:class:`RecordBlock`: no Python
     object kept per item but its output), their warnings aside; when no key repeats (within the file or
     with an earlier file's) and nothing is wrong, the block is kept and its warnings given. Otherwise the
     file is read again item by item, which names the repeated item, or the error, exactly where and as it
