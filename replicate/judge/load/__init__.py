@@ -13,7 +13,8 @@ Two formats:
 Each file is read once (gzip is recognised by its magic bytes). Every record is
 checked; what is wrong is either an error (:class:`BadInput` naming file and
 line) or a counted warning in the :class:`Diagnostics` (``--strict`` makes those
-errors too). Nothing is dropped silently. The rules (reading bytes: :mod:`~replicate.judge.load.readfile`; flat records:
+errors too). Nothing is dropped silently. The rules (reading bytes: :mod:`~replicate.judge.load.readfile`; the items of a run:
+:mod:`~replicate.judge.load.items`; flat records:
 :mod:`~replicate.judge.load.flat`; EXAM: the ``exam@1`` reader; bulk paths: :mod:`~replicate.judge.load.fast`):
 
 Errors (exit 2): a line that is not JSON or not valid UTF-8; a UTF-16 file; a torn last line

@@ -2,14 +2,14 @@
 
 :func:`execute` takes one :class:`~replicate.judge.load.plan.LoadPlan` (what :mod:`~replicate.judge.load.plan`
 resolved) through the run cache (:meth:`~replicate.judge.load.runcache.RunCache.through`): a hit is the run as
-it was read, its outputs read again from the files on first use; otherwise :func:`read_run` reads every file
-with its planned reader, or the one its head shows (:func:`~replicate.judge.load.detect.choose_reader`) when
-the plan names none, through a bulk path (:mod:`~replicate.judge.load.fast`) where the reader has one, else its
-records (:mod:`~replicate.judge.load.records`), into one accumulator of items
-(:class:`~replicate.judge.load.readfile.Items`), and finishes the run, which the cache keeps when it read with no
-warning. The serial loader and the worker processes (:mod:`~replicate.judge.load.workers`) both read a run
-through here.
-"""
+it was read, its outputs read again from the files on first use; otherwise :func:`read_run` drives every file
+once through the stages of reading it: the stream stage opens it (:func:`~replicate.judge.load.readfile.read_file`,
+its head read when its reader is chosen by it), its reader is the planned one or the one its head shows
+(:func:`~replicate.judge.load.detect.reader_of`), the record stage reads its items, through a bulk path
+(:mod:`~replicate.judge.load.fast`) where the reader has one, else its records
+(:mod:`~replicate.judge.load.records`), into one accumulator (:class:`~replicate.judge.load.items.Items`),
+which builds the run; the cache keeps it when it read with no warning. The serial loader and the worker
+processes (:mod:`~replicate.judge.load.workers`) both read a run through here."""
 
 from __future__ import annotations
 
