@@ -41,7 +41,6 @@ class RawFile:
         self._raw = raw
         self._data = data if data is not None else None
         self._stream = InputStream(self.path, data=raw) if data is None else None
-        self._provenance: FileProvenance | None = None
         self.sniffed: bytes | None = None
 
     @property
