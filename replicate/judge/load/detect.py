@@ -70,24 +70,20 @@ def reader_of(head: bytes, path: Path, options: ReadOptions, *, previous: Reader
     maybe = [n for n, a in answers.items() if a == "maybe"]
     if len(yes) == 1:
         return READERS.get(yes[0])
-    hint = "name one with --reader (see 'replicate readers list')"
-    if len(yes) > 1:
-        raise BadInput(f"ambiguous shape: several readers recognise this file: {', '.join(yes)}; {hint}", path=path)
-    if len(maybe) == 1:
+    if len(maybe) == 1 and not yes:
         return READERS.get(maybe[0])
-    if maybe:
-        raise BadInput(
-            f"ambiguous shape: no reader recognises this file for sure, several could apply: {', '.join(maybe)}; {hint}",
-            path=path,
-        )
-    if is_parquet(head) and not have_pyarrow():
-        raise BadInput(f"a Parquet file: {NEEDS_PYARROW}", path=path)
-    listing = "; ".join(f"{r.name} ({r.description})" for r in READERS) or "none installed"
-    raise BadInput(
-        f"unknown shape: no installed reader recognises this file (first line: {_shown(head)!r}); "
-        f"readers: {listing}; {hint}",
-        path=path,
-    )
+    hint = "name one with --reader (see 'replicate readers list')"
+    if yes:
+        problem = f"ambiguous shape: several readers recognise this file: {', '.join(yes)}; {hint}"
+    elif maybe:
+        problem = f"ambiguous shape: no reader recognises this file for sure, several could apply: {', '.join(maybe)}; {hint}"
+    elif is_parquet(head) and not have_pyarrow():
+        problem = f"a Parquet file: {NEEDS_PYARROW}"
+    else:
+        listing = "; ".join(f"{r.name} ({r.description})" for r in READERS) or "none installed"
+        problem = (f"unknown shape: no installed reader recognises this file (first line: {_shown(head)!r}); "
+                   f"readers: {listing}; {hint}")
+    raise BadInput(problem, path=path)
 
 
 def directory_file(path: Path, given: Reader | None) -> Path:
