@@ -21,8 +21,8 @@ from replicate.judge.keytable import KeysBuilder
 from replicate.judge.load.flat import load_flat_file
 from replicate.judge.load.items import BulkKeys, Items, distinct_hashes
 from replicate.judge.load.outputs import KeptOutputs, OutputLabels
-from replicate.judge.load.readfile import RawFile, replay
-from replicate.judge.load.records import load_records
+from replicate.judge.load.readfile import RawFile
+from replicate.judge.load.records import load_records, replay
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
 from replicate.labels import GOLD_MAX, outside_set
 from replicate.reading.contract import Reader, ReadOptions

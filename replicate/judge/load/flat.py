@@ -15,7 +15,8 @@ from replicate.diagnostics import Diagnostics
 from replicate.judge.keytable import KeysBuilder
 from replicate.judge.load.items import BulkKeys, Items
 from replicate.judge.load.outputs import KeptOutputs, OutputLabels
-from replicate.judge.load.readfile import BLANK, RawFile, parse_line, replay
+from replicate.judge.load.readfile import BLANK, RawFile, parse_line
+from replicate.judge.load.records import replay
 from replicate.judge.model import RunFile
 from replicate.labels import GOLD_MAX, LabelSet
 from replicate.reading.jsonl import FieldSpec, check_repeated_fields, checked_record, field_pattern, record_fields

@@ -1,4 +1,4 @@
-"""The accumulator of one run: its items over its files, in columns, and the run they make (pure).
+"""The accumulator of one run: its items over its files, in columns, and the run they make (in memory).
 
 The record stage (:mod:`~replicate.judge.load.records`) and the bulk paths (:mod:`~replicate.judge.load.fast`,
 :mod:`~replicate.judge.load.flat`) hand it a file's items; :meth:`Items.finish` builds the

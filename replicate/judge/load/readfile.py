@@ -23,7 +23,7 @@ from replicate.reading.jsonl import BLANK, json_line, json_objects
 from replicate.reading.parquet import is_parquet, parquet_head
 from replicate.reading.stream import BOM, READ_BLOCK, InputStream, line_chunks, without_bom
 
-__all__ = ["BLANK", "BOM", "RawFile", "read_file", "strip_bom", "parse_line", "json_objects", "replay"]
+__all__ = ["BLANK", "BOM", "RawFile", "read_file", "strip_bom", "parse_line", "json_objects"]
 
 
 class RawFile:
@@ -149,12 +149,6 @@ class RawFile:
             assert s.sha256 is not None and s.size is not None
             size, sha256 = s.size, s.sha256
         return FileProvenance(str(self.path), size, sha256, find_release(self.path))
-
-
-def replay(warnings: Diagnostics, diag: Diagnostics) -> None:
-    """Warn in ``diag`` what a first (bulk) pass warned in ``warnings``: a pass that is kept warns once."""
-    for w in warnings.warnings:
-        diag.warn(w.code, w.message, path=w.path, line=w.line)
 
 
 def read_file(path: Path, *, sniff: bool = False) -> RawFile:

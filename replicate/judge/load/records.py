@@ -22,7 +22,7 @@ from replicate.diagnostics import Diagnostics
 from replicate.errors import BadInput, Message, Param, ReplicateError
 from replicate.judge.keytable import KeysBuilder
 from replicate.judge.load.items import Items, sorted_distinct
-from replicate.judge.load.readfile import RawFile, replay
+from replicate.judge.load.readfile import RawFile
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
 from replicate.labels import LabelSet, decided_code, gold_code, gold_problem
 from replicate.parsing import UNPARSED
@@ -30,6 +30,12 @@ from replicate.reading.contract import Reader, ReadOptions, Record, Source
 
 #: One coded item: (key, gold, output, label, line).
 Coded = tuple[str, int, "str | None", "int | None", int]
+
+
+def replay(warnings: Diagnostics, diag: Diagnostics) -> None:
+    """Warn in ``diag`` what a first (bulk) pass warned in ``warnings``: a pass that is kept warns once."""
+    for w in warnings.warnings:
+        diag.warn(w.code, w.message, path=w.path, line=w.line)
 
 
 def _several_trials(reader: Reader, first: Record, rec: Record) -> Message:
@@ -195,4 +201,4 @@ def _read(
     )
 
 
-__all__ = ["load_records", "BadInput"]
+__all__ = ["load_records", "replay", "BadInput"]
