@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any, Protocol
 
+from replicate.output import md_text
+from replicate.printed import Verdict
 from replicate.provenance import FileProvenance
 from replicate.verify.matching import Computed, Judged, Outcome
 
@@ -43,7 +45,7 @@ class Flag:
 
 
 class Result(Protocol):
-    """One claim's result: the claim and whether it fails the check."""
+    """One claim's result: the claim, whether it fails the check, and its JSON."""
 
     @property
     def claim(self) -> Any: ...
@@ -51,13 +53,18 @@ class Result(Protocol):
     @property
     def failed(self) -> bool: ...
 
+    def to_json(self) -> dict: ...
+
 
 class Part(ABC):
     """What a claim source gives a verification (see the module docstring). A source's part subclasses it; the
-    defaults are those of a source that reads no released file, flags nothing and adds no option."""
+    defaults are those of a source whose claims are each recomputed in one column (:class:`Checked`) and that
+    reads no released file, flags nothing and adds no option."""
 
     #: the source's name; the JSON's key for the part
     name = "part"
+    #: how its summary line and note call its claims (``ranking`` claims)
+    noun = ""
     #: its JSON's keys sit at the top of the verification's (the runs part's), not under ``name``
     top_level = False
     results: Sequence[Result]
@@ -71,15 +78,27 @@ class Part(ABC):
         """Nothing to show: the part stays out of the note and the summary line unless it is the only one."""
         return not self.results
 
-    @abstractmethod
-    def summary_line(self) -> str: ...
+    def summary(self) -> Any:
+        """How many of its claims have each verdict (the JSON's ``summary``)."""
+        return counts(self.results, [str(v) for v in Verdict])
 
-    @abstractmethod
-    def to_json(self) -> dict: ...
+    def summary_line(self) -> str:
+        """``5 of 6 ranking claims match (1 not computable)``."""
+        return matched(self.summary(), f"{self.noun} claims match")
 
-    @abstractmethod
+    def to_json(self) -> dict:
+        return {"summary": self.summary(), "summary_line": self.summary_line(), "ok": not self.failed,
+                "claims": [r.to_json() for r in self.results]}
+
     def summary_note(self) -> list[str]:
         """Its lines of the note's Summary, after the summary line."""
+        return self.failed_note(f"{self.noun.capitalize()} claims: none mismatches.", f"{self.noun} claim(s) mismatch")
+
+    def failed_note(self, passed: str, failing: str) -> list[str]:
+        """``passed`` when no claim fails, else ``Check failed: N <failing>: <their ids>.``"""
+        if not self.failed:
+            return [passed]
+        return [f"Check failed: {len(self.failed)} {failing}: {', '.join(md_text(r.claim.id) for r in self.failed)}."]
 
     @abstractmethod
     def table(self, fmt: Any) -> list[str]:

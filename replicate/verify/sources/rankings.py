@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from replicate.errors import BadInput
-from replicate.output import Format, md_code, md_text, table
+from replicate.output import Format, md_code, table
 from replicate.provenance import FileProvenance
-from replicate.verify.part import Checked, Part, counts, matched, relative
+from replicate.verify.part import Checked, Part, relative
 from replicate.verify.sources.rankings_metrics import RankingsRecomputer
 from replicate.verify.table_cells import checked_table, reasons
 
@@ -46,23 +46,10 @@ class Rankings(Part):
     results: tuple[RankingClaimResult, ...]
     files: tuple[tuple[FileProvenance, str], ...]  # (file, role: run or qrels), first-seen order
     name = "rankings"
-
-    def summary(self) -> dict[str, int]:
-        return counts(self.results, ("match", "mismatch", "not_computable"))
-
-    def summary_line(self) -> str:
-        return matched(self.summary(), "ranking claims match")
+    noun = "ranking"
 
     def to_json(self) -> dict:
-        return {"summary": self.summary(), "summary_line": self.summary_line(), "ok": not self.failed,
-                "claims": [r.to_json() for r in self.results],
-                "sources": [{**f.to_json(), "role": role} for f, role in self.files]}
-
-    def summary_note(self) -> list[str]:
-        if not self.failed:
-            return ["Ranking claims: none mismatches."]
-        return [f"Check failed: {len(self.failed)} ranking claim(s) mismatch: "
-                f"{', '.join(md_text(r.claim.id) for r in self.failed)}."]
+        return {**super().to_json(), "sources": [{**f.to_json(), "role": role} for f, role in self.files]}
 
     def claims_table(self, fmt: Format, notes: dict[str, int]) -> str:
         return checked_table(self.results, fmt, notes, n="systems")

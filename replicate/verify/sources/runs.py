@@ -245,11 +245,7 @@ class Runs(Part):
     def summary_note(self) -> list[str]:
         one = len(self.parsers) == 1
         gate = self.parsers[0] if self.explicit_parsers or self.decided or one else "each claim's first parser"
-        if self.failed:
-            ids = ", ".join(md_text(r.claim.id) for r in self.failed)
-            lines = [f"Check failed: {len(self.failed)} claim(s) mismatch under {gate}: {ids}."]
-        else:
-            lines = [f"Check passed: no claim mismatches under {gate}."]
+        lines = self.failed_note(f"Check passed: no claim mismatches under {gate}.", f"claim(s) mismatch under {gate}")
         if self.decided:
             lines += ["", f"Every run carries labels or correctness verdicts its reader decided ({self.parsers[0]}), "
                       "so no parser reads them and each claim is recomputed once."]

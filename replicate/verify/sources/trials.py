@@ -10,7 +10,6 @@ from typing import Any
 from replicate.output import Format, md_code, md_text, one_line, pct, table
 from replicate.printed import Verdict
 from replicate.provenance import FileProvenance
-from replicate.stats.classify import CLASSES
 from replicate.stats.figure_comparison import THRESHOLD_TEST
 from replicate.stats.replication import (
     DOES_NOT_REPLICATE,
@@ -21,6 +20,7 @@ from replicate.stats.replication import (
     UNDERPOWERED,
 )
 from replicate.trials.fresh import Agreement, CollectionProvenance
+from replicate.trials.fresh_render import agreement_lines, collection_lines
 from replicate.trials.settings import TrialSettings
 from replicate.verify.matching import Computed, PrintedFlag
 from replicate.verify.part import Checked, Part, counts, matched
@@ -127,10 +127,6 @@ def _p(r: TrialClaimResult) -> str:
     if rep is None or rep.comparison is None or rep.comparison.p_value is None:
         return "-"
     return f"{rep.comparison.p_value if rep.p_adjusted is None else rep.p_adjusted:.3g}"  # the p the verdict read
-
-
-def recomputed_table(results: list[TrialClaimResult], fmt: Format, notes: dict[str, int]) -> str:
-    return checked_table(results, fmt, notes, withheld=_withheld)
 
 
 def replicated_table(results: list[TrialClaimResult], fmt: Format, notes: dict[str, int]) -> str:
@@ -248,82 +244,20 @@ def _claim_lines(results: list[TrialClaimResult]) -> list[str]:
     return out
 
 
-def _provenance(p: CollectionProvenance) -> list[str]:
-    f = p.trials
-    rows = [["Trials table", f"{md_code(f.get('path'))} ({f.get('size', '-')} bytes, sha256 `{f.get('sha256', '-')}`)"],
-            ["Rows", str(p.rows)], ["Models", ", ".join(map(md_text, p.models))],
-            ["Benchmarks", ", ".join(map(md_text, p.benchmarks))],
-            ["Scorers", ", ".join(f"`{s}`" for s in p.scorers) or "-"]]
-    for col, per in p.snapshots.items():
-        rows.append([f"Reported `{col}`",
-                     "; ".join(f"{m}: {', '.join(v)}" for m, v in per.items()) or "none (empty in every row)"])
-    a = p.archive
-    if a is None:
-        rows.append(["Archive", "not given (pass --replication-archive NAME=ARCHIVE for the collection's config "
-                     "and dates)"])
-    else:
-        cfg = a.get("config") or {}
-        coll = cfg.get("collection", {})
-        rows += [
-            ["Archive", f"`{a['path']}` (sha256 `{a['sha256']}`), {a['trials']} trial records, "
-                        f"{a['resumes']} resume(s)"],
-            ["Endpoint", f"{cfg.get('endpoint', {}).get('base_url', '-')} (key from "
-                         f"${cfg.get('endpoint', {}).get('api_key_env', '-')}; the key itself is never stored)"],
-            ["Collection", f"models {', '.join(coll.get('models', []))}; k = {coll.get('k', '-')}; "
-                           f"seed {coll.get('seed', '-')}; params {_params(cfg.get('params', {}))}"],
-            ["Trials dated", f"{a.get('first_trial') or '-'} to {a.get('last_trial') or '-'}"],
-        ]
-    out = [table(rows, ["", ""], Format.markdown).rstrip("\n"), ""]
-    cat_rows = [[m, *[p.categories[m][c] for c in p.categories[m]]] for m in p.categories]
-    if cat_rows:
-        cats = list(next(iter(p.categories.values())))
-        out += ["Trials by category:", "", table(cat_rows, ["model", *cats], Format.markdown).rstrip("\n"), ""]
-    d = p.items
-    if d is not None:
-        if d.same:
-            out += [f"The fresh collection has exactly the release's items ({d.shared}).", ""]
-        else:
-            def by(x: dict[str, int]) -> str:
-                return ", ".join(f"{b}: {n}" for b, n in x.items()) or "none"
-
-            out += [f"**The item sets differ.** Compared on the {d.shared} items both have. Only in the release: "
-                    f"{by(d.only_released)}. Only in the fresh collection (left out): {by(d.only_fresh)}.", ""]
-    return out
-
-
-def _params(params: dict) -> str:
-    return ", ".join(f"{k} = {v}" for k, v in params.items()) or "none"
-
-
-def _agreement(a: Agreement) -> list[str]:
-    where = f"{md_text(a.source)} -> {md_text(a.target)}, " + (
-        md_text(a.benchmark) if a.benchmark is not None else "all benchmarks pooled")
-    rows = [[f"release: {CLASSES[i]}", *row, sum(row)] for i, row in enumerate(a.table)]
-    totals = [sum(a.table[i][j] for i in range(len(CLASSES))) for j in range(len(CLASSES))]
-    rows.append(["total", *totals, a.items_compared])
-    share = "-" if not a.items_compared else pct(a.same_class / a.items_compared, 1)
-    return [
-        f"**{where}** ({a.items_compared} items in both): of the {a.significant_released} items the release "
-        f"finds reliably changed, {a.again} change the same way again in the fresh data and {a.reversed} the "
-        f"other way; {a.new} items are reliably changed in the fresh data only. Same class: {share}.", "",
-        table(rows, ["", *[f"fresh: {c}" for c in CLASSES], "total"], Format.markdown).rstrip("\n"), "",
-    ]
-
-
 def trial_sections(t: Trials) -> list[str]:
     """The note's trial sections: claims, settings, replications, the tables read."""
     results = list(t.results)
     notes: dict[str, int] = {}
-    rec = [r for r in results if r.mode == RECOMPUTED]
-    rep = [r for r in results if r.mode == REPLICATED]
+    rep = t.by_mode()[1]
+    rec_table, rep_table = _tables(t, Format.markdown, notes)
     out = ["## Trial claims", "",
            "Figures of the K-trial study, computed by the engine of `replicate items` and `replicate screen` "
            "with the settings below.", ""]
-    if rec:
+    if rec_table:
         out += ["Recomputed from the released tables, shown in the printed unit with three more decimals than "
                 "printed; a value matches when it rounds to the printed one (a value exactly halfway between two "
-                "printable values matches either and is flagged a tie), counts and pass/fail when equal.", "", recomputed_table(rec, Format.markdown, notes).rstrip("\n"), ""]
-    if rep:
+                "printable values matches either and is flagged a tie), counts and pass/fail when equal.", "", rec_table, ""]
+    if rep_table:
         tol = sorted({r.claim.settings.tolerance for r in rep})
         out += ["Replicated: the figure from a fresh collection, judged against the release's figure on the items "
                 "both hold (the released table recomputed on them), within the trials' sampling error; the "
@@ -340,7 +274,7 @@ def trial_sections(t: Trials) -> list[str]:
                 "neither; the fresh data could not tell a difference of the tolerance from none. \"release\" is "
                 "the same figure recomputed from the released table on the shared items, \"n\" the items the "
                 "fresh figure is over.", "",
-                replicated_table(rep, Format.markdown, notes).rstrip("\n"), "", *_tests_used(rep), ""]
+                rep_table, "", *_tests_used(rep), ""]
     out += _claim_lines(results)
     if notes:
         out += ["", "Reasons:", ""] + reasons(notes)
@@ -348,13 +282,13 @@ def trial_sections(t: Trials) -> list[str]:
             "Settings that change a figure, from each claim or the `[study]` table (\"default\": neither gives "
             "it; the engine's default is used).", "", *_settings_table(results), ""]
     for report in t.replications:
-        out += [f"## Replication: {md_code(report.name)}", "", *_provenance(report.provenance)]
+        out += [f"## Replication: {md_code(report.name)}", "", *collection_lines(report.provenance)]
         if report.agreements:
             out += ["### Item-level agreement", "",
                     "Each cell a claim names, classified in the release (rows) and in the fresh collection "
                     "(columns), over the items both hold.", ""]
             for a in report.agreements:
-                out += _agreement(a)
+                out += agreement_lines(a)
     rows = []
     for tb in t.tables:
         rel = tb.file.release if tb.file is not None else None
@@ -377,20 +311,11 @@ def trial_sections(t: Trials) -> list[str]:
     return out
 
 
-def trial_table(t: Trials, fmt: Format) -> str:
-    """The terminal view of the trial claims (recomputed, then replicated) with reasons for anything not computable."""
-    notes: dict[str, int] = {}
-    rec = [r for r in t.results if r.mode == RECOMPUTED]
-    rep = [r for r in t.results if r.mode == REPLICATED]
-    parts = []
-    if rec:
-        parts.append(recomputed_table(rec, fmt, notes).rstrip("\n"))
-    if rep:
-        parts.append(replicated_table(rep, fmt, notes).rstrip("\n"))
-    lines = ["\n\n".join(parts)]
-    if notes:
-        lines += [""] + reasons(notes)
-    return "\n".join(lines) + "\n"
+def _tables(t: Trials, fmt: Format, notes: dict[str, int]) -> tuple[str | None, str | None]:
+    """The table of the recomputed claims and that of the replicated ones (None where there is none)."""
+    rec, rep = t.by_mode()
+    return (checked_table(rec, fmt, notes, withheld=_withheld).rstrip("\n") if rec else None,
+            replicated_table(rep, fmt, notes).rstrip("\n") if rep else None)
 
 
 @dataclass(frozen=True)
@@ -421,11 +346,14 @@ class Trials(Part):
                 out += f" --replication-archive {shlex.quote(tb.name + '=' + tb.archive)}"
         return out
 
+    def by_mode(self) -> tuple[list[TrialClaimResult], list[TrialClaimResult]]:
+        """The recomputed results, then the replicated ones."""
+        return [r for r in self.results if r.mode == RECOMPUTED], [r for r in self.results if r.mode == REPLICATED]
+
     def summary(self) -> dict[str, dict[str, int]]:
-        rec = counts([r for r in self.results if r.mode == RECOMPUTED], [str(v) for v in Verdict])
-        rep = counts([r for r in self.results if r.mode == REPLICATED],
-                     (REPLICATES, DOES_NOT_REPLICATE, UNDERPOWERED, "not_computable"))
-        return {RECOMPUTED: rec, REPLICATED: rep}
+        rec, rep = self.by_mode()
+        return {RECOMPUTED: counts(rec, [str(v) for v in Verdict]),
+                REPLICATED: counts(rep, (REPLICATES, DOES_NOT_REPLICATE, UNDERPOWERED, "not_computable"))}
 
     def summary_line(self) -> str:
         s = self.summary()
@@ -443,18 +371,12 @@ class Trials(Part):
         return "; ".join(parts) if parts else "no trial claims"
 
     def to_json(self) -> dict:
-        return {"summary": self.summary(), "summary_line": self.summary_line(),
-                "ok": not self.failed,
-                "claims": [r.to_json() for r in self.results],
-                "tables": [t.to_json() for t in self.tables],
-                "replications": [r.to_json() for r in self.replications],
-                "warnings": self.warnings}
+        return {**super().to_json(), "tables": [t.to_json() for t in self.tables],
+                "replications": [r.to_json() for r in self.replications], "warnings": self.warnings}
 
     def summary_note(self) -> list[str]:
-        if not self.failed:
-            return ["Trial claims: none mismatches and none fails to replicate."]
-        ids = ", ".join(md_text(r.claim.id) for r in self.failed)
-        return [f"Check failed: {len(self.failed)} trial claim(s) mismatch or do not replicate: {ids}."]
+        return self.failed_note("Trial claims: none mismatches and none fails to replicate.",
+                                "trial claim(s) mismatch or do not replicate")
 
     def note_sections(self, stage: str, root: str, figures: Any) -> list[str]:
         if stage == "claims":
@@ -464,4 +386,8 @@ class Trials(Part):
         return []
 
     def table(self, fmt: Any) -> list[str]:
-        return [trial_table(self, fmt).rstrip("\n")]
+        """The terminal view of the trial claims (recomputed, then replicated) with reasons for anything not
+        computable."""
+        notes: dict[str, int] = {}
+        tables = [x for x in _tables(self, fmt, notes) if x is not None]
+        return ["\n\n".join(tables), *([""] + reasons(notes) if notes else [])]
