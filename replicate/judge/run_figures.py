@@ -27,6 +27,13 @@ from replicate.stats.fourcell import exact_ratio
 from replicate.stats.gold import accuracy, mean_absolute_error, pearson_r
 from replicate.stats.policy import Policy
 
+#: Why a figure of a run is undefined (beyond :attr:`RunFigures.absent`, the figures its labels cannot give).
+_UNDEFINED = {
+    "em": "the run has no items to score under this policy",
+    "mae": "the run has no parsed items",
+    "pearson": "labels or gold are constant over the parsed items (or fewer than two)",
+}
+
 
 @dataclass(frozen=True)
 class RunFigures:
@@ -69,6 +76,13 @@ class RunFigures:
     @property
     def unparsed_rate(self) -> Fraction | None:
         return exact_ratio(self.unparsed, self.items)
+
+    def figure(self, name: str) -> tuple[Fraction | int | float | None, str]:
+        """Figure ``name`` (``n``, ``em``, ``mae``, ``pearson``, ``unparsed``: the count; ``unparsed_rate``) and
+        why it is undefined, for when it is None."""
+        value = getattr(self, name)
+        why = self.absent.get("pearson_r" if name == "pearson" else name) or _UNDEFINED.get(name, "the run has no items")
+        return value, why
 
     def to_json(self) -> dict:
         out = {"name": self.name, "parser": self.parser, "unparsed_policy": self.policy, "items": self.items,

@@ -9,7 +9,7 @@ and what the fresh collection says about itself (pure: tables in).
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,8 @@ from replicate.stats.classify import (
     float_above,
     float_below,
 )
-from replicate.stats.swapnull import Side
+from replicate.stats.replication import Comparison, paired_share_difference
+from replicate.stats.swapnull import Side, swap_null_p
 from replicate.trials.counts import aggregate
 from replicate.trials.load import CATEGORIES, TrialsTable
 from replicate.trials.results import CellResult, ItemRows
@@ -174,6 +175,21 @@ def swap_sides(released: ItemRows, fresh: ItemRows, eps: Fraction) -> tuple[Side
         return Side(np.asarray(rows.p)[order], up[order], down[order], inside[order], len(shared))
 
     return side(released, keys[0]), side(fresh, keys[1])
+
+
+def paired_class_share(released: CellResult, fresh: CellResult, classes: Collection[int], *, eps: Fraction,
+                       alpha: float, n_resamples: int, seed: int) -> Comparison | None:
+    """Newcombe's paired interval of the share of a cell's items in ``classes``, fresh - release, from each
+    shared item's class on the two sides crossed (:meth:`Agreement.crossed`), with the swap null's p
+    (:func:`~replicate.stats.swapnull.swap_null_p`): BH's coupling of the items kept, which the exact McNemar
+    test on the discordant items ignores. None when the two cells share no item."""
+    cross = agreement(released, fresh).crossed(classes)
+    if not sum(cross):
+        return None
+    assert released.rows is not None and fresh.rows is not None
+    _, p = swap_null_p(*swap_sides(released.rows, fresh.rows, eps), classes, alpha=alpha, n_resamples=n_resamples,
+                       seed=seed)
+    return replace(paired_share_difference(*cross), p_value=p)
 
 
 @dataclass(frozen=True)

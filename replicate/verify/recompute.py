@@ -35,7 +35,7 @@ from replicate.stats.cimap import edge_ci
 from replicate.stats.fourcell import FIGURES, FourCell
 from replicate.stats.policy import Policy
 from replicate.verify.claims_file import Claim
-from replicate.verify.matching import Computed, Value
+from replicate.verify.matching import Computed
 
 
 @dataclass(frozen=True)
@@ -96,13 +96,6 @@ def floor_value(f: Floor, metric: str) -> Fraction | None:
     which, end = metric[len("floor."):].split("_")
     span = f.regression_span if which == "regression" else f.change_span
     return None if span is None else (span.lo if end == "min" else span.hi)
-
-
-_UNDEFINED = {
-    "em": "the run has no items to score under this policy",
-    "mae": "the run has no parsed items",
-    "pearson": "labels or gold are constant over the parsed items (or fewer than two)",
-}
 
 
 def floor_of(floors: Sequence[Floor], e: EdgeFigures) -> Floor | None:
@@ -246,12 +239,8 @@ class Recomputer:
         metric = claim.metric
         if claim.scope == "run":
             f = self.run_figures(claim.run, parser, policy)  # type: ignore[arg-type]
-            if metric == "unparsed":
-                value: Value | None = f.unparsed if claim.printed.unit == "count" else f.unparsed_rate
-                why = "the run has no items"
-            else:
-                value = {"n": f.n, "em": f.em, "mae": f.mae, "pearson": f.pearson}[metric]
-                why = f.absent.get("pearson_r" if metric == "pearson" else metric) or _UNDEFINED.get(metric, "the run has no items")
+            rate = metric == "unparsed" and claim.printed.unit != "count"  # else the count of unparsed outputs
+            value, why = f.figure("unparsed_rate" if rate else metric)
             return Computed(value, None if value is not None else why)
         if claim.scope == "edge":
             e = self.edge(claim.old, claim.new, parser, policy)  # type: ignore[arg-type]  # an edge claim names old and new

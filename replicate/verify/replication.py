@@ -44,13 +44,11 @@ from replicate.stats.replication import (
     Comparison,
     holm,
     not_rejected,
-    paired_share_difference,
     paired_share_verdict,
     share_difference,
     verdict,
 )
-from replicate.stats.swapnull import swap_null_p
-from replicate.trials.fresh import agreement, swap_sides
+from replicate.trials.fresh import paired_class_share
 from replicate.trials.results import CLASS_FIGURES
 from replicate.trials.trial_error import TrialErrors
 from replicate.verify.claim import Claim
@@ -225,19 +223,12 @@ class ReplicationChecker:
         return c.spec.scope == "cell" and c.metric[len("items."):] in CLASS_FIGURES
 
     def _paired_share(self, c: Claim) -> Comparison | None:
-        """Newcombe's paired interval from each shared item's class on the two sides (the release's classes
-        crossed with the fresh ones), in the claim's classes or not, with the swap null's p
-        (:mod:`replicate.stats.swapnull`): BH's coupling of the items kept, which the exact McNemar test on the
-        discordant items ignores."""
-        classes = CLASS_FIGURES[c.metric[len("items."):]]
-        rel, fr = self.rc.cell(c, self.shared), self.rc.cell(c, self.fresh)
-        cross = agreement(rel, fr).crossed(classes)
-        if not sum(cross):
-            return None
-        assert rel.rows is not None and fr.rows is not None
-        _, p = swap_null_p(*swap_sides(rel.rows, fr.rows, c.settings.fraction("eps")), classes,
-                           alpha=float(c.settings.alpha), n_resamples=SWAP_RESAMPLES, seed=int(c.settings.seed))
-        return replace(paired_share_difference(*cross), p_value=p)
+        """The claim's class share on the release's shared items and the fresh ones, paired by item
+        (:func:`replicate.trials.fresh.paired_class_share`)."""
+        s = c.settings
+        return paired_class_share(self.rc.cell(c, self.shared), self.rc.cell(c, self.fresh),
+                                  CLASS_FIGURES[c.metric[len("items."):]], eps=s.fraction("eps"), alpha=float(s.alpha),
+                                  n_resamples=SWAP_RESAMPLES, seed=int(s.seed))
 
     @staticmethod
     def _unpaired_share(c: Claim, fresh: Computed, shared: Computed) -> Comparison | None:
