@@ -36,8 +36,6 @@ from replicate.verify.sources import rankings
 COMMON_FIELDS = ("id", "where", "text", "metric", "value", "unit")
 RUN_FIELDS = ("run", "old", "new", "runs", "parser", "unparsed")
 TRIAL_FIELDS = ("trials", "edge", "benchmark", "model", *SETTING_FIELDS)
-CLAIM_FIELDS = COMMON_FIELDS + RUN_FIELDS
-TRIAL_CLAIM_FIELDS = COMMON_FIELDS + TRIAL_FIELDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -436,12 +434,8 @@ def _check_trial_scope(c: Mapping[str, Any], metric: Metric, say: Callable[[str]
         if k in c and k not in wants:
             say(f"metric {metric.name!r} does not take {k!r}")
     edge = c.get("edge")
-    if isinstance(edge, str) and edge:
-        parts = [i for i, ch in enumerate(edge) if ch == ":" and 0 < i < len(edge) - 1]
-        if not parts:
-            say(f"edge must look like SOURCE:TARGET, got {edge!r}")
-
-
+    if isinstance(edge, str) and edge and ":" not in edge[1:-1]:  # a colon with a name on each side
+        say(f"edge must look like SOURCE:TARGET, got {edge!r}")
 
 
 def _trials_table(c: Mapping[str, Any], ctx: Context, say: Say) -> None:

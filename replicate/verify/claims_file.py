@@ -16,7 +16,7 @@ every problem, each named by its claim id (or position when the id is missing).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Collection, Mapping
 
@@ -24,20 +24,10 @@ from replicate.errors import BadInput
 from replicate.judge.select import RunEntry, run_entry
 from replicate.tomlfile import read_toml
 from replicate.trials.settings import SETTING_FIELDS, TrialSettings, parse_settings
-from replicate.verify.claim import (
-    CLAIM_FIELDS,
-    SOURCES,
-    TRIAL_CLAIM_FIELDS,
-    Claim,
-    Context,
-    claim_source,
-    close as _close,
-    parse_claim,
-)
+from replicate.verify.claim import SOURCES, Claim, Context, claim_source, close as _close, parse_claim
 from replicate.verify.part import outside_root, under_root
 
-__all__ = ["CLAIM_FIELDS", "TRIAL_CLAIM_FIELDS", "Claim", "ClaimsFile", "ReplicationSpec", "Study",
-           "TrialsPart", "load_claims", "parse_claims"]
+__all__ = ["Claim", "ClaimsFile", "ReplicationSpec", "Study", "TrialsPart", "load_claims", "parse_claims"]
 
 STUDY_FIELDS = ("title", "reference", "release", "commit", "parser")
 FIELDS_FIELDS = ("key_fields", "gold_field", "output_fields")
@@ -60,8 +50,7 @@ class Study:
     parser: str | None = None
 
     def to_json(self) -> dict:
-        return {"title": self.title, "reference": self.reference, "release": self.release, "commit": self.commit,
-                "parser": self.parser}
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,12 +56,9 @@ def check_trials(
     fresh = dict(fresh or {})
     diag = diagnostics if diagnostics is not None else Diagnostics()
     problems: list[str] = []
-    for name, table in tables.items():
-        problems += problems_with_names([c for c in part.claims if c.trials == name], table,
-                                        f"trials table {name!r}")
-    for name, table in fresh.items():
-        problems += problems_with_names([c for c in part.claims if c.trials == name], table,
-                                        f"the fresh collection for {name!r}")
+    for name, table, label in [*((n, t, f"trials table {n!r}") for n, t in tables.items()),
+                               *((n, t, f"the fresh collection for {n!r}") for n, t in fresh.items())]:
+        problems += problems_with_names([c for c in part.claims if c.trials == name], table, label)
     if problems:
         n = len(problems)
         raise BadInput(f"{n} problem{'s' if n != 1 else ''} with the trial claims:\n" + "\n".join(problems),

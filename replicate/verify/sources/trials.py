@@ -169,33 +169,37 @@ def _compared_on(r: TrialClaimResult) -> str:
     return out
 
 
+#: Each test a replicated claim is judged by: its name in the claim's line, and what the note says of it.
+TESTS = {
+    PAIRED_T_TEST: ("paired t test", "**Means over items** (accuracy, Δ, ΔR): " + PAIRED_T_TEST + ". Both figures "
+                    "stand on the same items, so the sampling error is the trials': each item's rate varies as a "
+                    "binomial share of its K trials, estimated as p(1 - p) / (K - 1), on each side; the two "
+                    "sides' variances add. ΔR adds the variances of its loose and strict means (conservative). "
+                    "The interval is the difference ± t standard errors, t with Welch-Satterthwaite degrees "
+                    "of freedom (each item's variance estimate counting K - 1); p is two-sided."),
+    PAIRED_SHARE_INTERVAL: ("paired Newcombe interval", "**Shares of a cell's items** (P+, P-, Pchg, improved, "
+                            "regressed, changed, equivalent, inconclusive; a count as a share of the shared items): "
+                            + PAIRED_SHARE_INTERVAL + ", 95%: each shared item's class on the two sides "
+                            "crossed (in the class on both, on one only, on neither), so only the items "
+                            "whose class moves separate the two figures. **does not replicate** also needs "
+                            "the swap test to reject (p): each shared item's release and fresh readings "
+                            "exchanged at random, both sides' classes redone, 2,000 seeded draws."),
+    SHARE_INTERVAL: ("Newcombe interval", "**Shares without a per-item reading** (the null's 95th percentiles, a "
+                     "screening share): " + SHARE_INTERVAL + ", 95%, from the two Wilson intervals, both over the "
+                     "shared items. Conservative (it ignores that the items are the same). No p-value."),
+    DESIGN_TEST: ("exact", "**Item counts** (items.n, screen.n_items): " + DESIGN_TEST + "; equal or not, and only "
+                  "when the fresh collection holds all the claim's items (on a subset: underpowered, with "
+                  "the reason)."),
+    THRESHOLD_TEST: ("Wilson interval vs threshold", "**Pass/fail** (screen.passes): " + THRESHOLD_TEST + ". The "
+                     "fresh benchmark passes (fails) when the whole 95% interval lies at or above (below) the "
+                     "threshold; otherwise undecided, i.e. underpowered. The interval shown is the fresh share's, "
+                     "minus the threshold."),
+}
+
+
 def _tests_used(results: list[TrialClaimResult]) -> list[str]:
     used = {r.replicated.test for r in results if r.replicated is not None}
-    text = {
-        PAIRED_T_TEST: ("**Means over items** (accuracy, Δ, ΔR): " + PAIRED_T_TEST + ". Both figures stand on "
-                        "the same items, so the sampling error is the trials': each item's rate varies as a "
-                        "binomial share of its K trials, estimated as p(1 - p) / (K - 1), on each side; the two "
-                        "sides' variances add. ΔR adds the variances of its loose and strict means (conservative). "
-                        "The interval is the difference ± t standard errors, t with Welch-Satterthwaite degrees "
-                        "of freedom (each item's variance estimate counting K - 1); p is two-sided."),
-        PAIRED_SHARE_INTERVAL: ("**Shares of a cell's items** (P+, P-, Pchg, improved, regressed, changed, "
-                                "equivalent, inconclusive; a count as a share of the shared items): "
-                                + PAIRED_SHARE_INTERVAL + ", 95%: each shared item's class on the two sides "
-                                "crossed (in the class on both, on one only, on neither), so only the items "
-                                "whose class moves separate the two figures. **does not replicate** also needs "
-                                "the swap test to reject (p): each shared item's release and fresh readings "
-                                "exchanged at random, both sides' classes redone, 2,000 seeded draws."),
-        SHARE_INTERVAL: ("**Shares without a per-item reading** (the null's 95th percentiles, a screening share): "
-                         + SHARE_INTERVAL + ", 95%, from the two Wilson intervals, both over the shared items. "
-                         "Conservative (it ignores that the items are the same). No p-value."),
-        DESIGN_TEST: ("**Item counts** (items.n, screen.n_items): " + DESIGN_TEST + "; equal or not, and only "
-                      "when the fresh collection holds all the claim's items (on a subset: underpowered, with "
-                      "the reason)."),
-        THRESHOLD_TEST: ("**Pass/fail** (screen.passes): " + THRESHOLD_TEST + ". The fresh benchmark passes (fails) when "
-                    "the whole 95% interval lies at or above (below) the threshold; otherwise undecided, i.e. "
-                    "underpowered. The interval shown is the fresh share's, minus the threshold."),
-    }
-    return [f"- {words}" for t, words in text.items() if t in used]
+    return [f"- {words}" for t, (_, words) in TESTS.items() if t in used]
 
 
 def _settings_table(results: list[TrialClaimResult]) -> list[str]:
@@ -235,9 +239,7 @@ def _claim_lines(results: list[TrialClaimResult]) -> list[str]:
         if r.mode == RECOMPUTED:
             tail = f"matches {c.printed.show_interval()}"
         else:
-            test = {PAIRED_T_TEST: "paired t test", PAIRED_SHARE_INTERVAL: "paired Newcombe interval",
-                    SHARE_INTERVAL: "Newcombe interval", DESIGN_TEST: "exact",
-                    THRESHOLD_TEST: "Wilson interval vs threshold"}.get(r.replicated.test if r.replicated else "", "-")
+            test = TESTS.get(r.replicated.test if r.replicated else "", ("-",))[0]
             tail = f"replicated against the fresh collection for {md_code(c.trials)} ({test}){_compared_on(r)}"
         out.append(f"- {md_code(c.id)}{where}: `{c.metric}` of {c.described(md_text)} in {md_code(c.trials)}, printed {printed_text(r.claim.printed)}, "
                    f"{tail}{text}")
