@@ -295,6 +295,31 @@ class CellResult:
     def delta(self) -> float | None:
         return as_float(self.delta_exact)
 
+    def figure(self, key: str, *, count: bool = False) -> tuple[Any, str | None]:
+        """The cell's figure by its ``items --format json`` key (``n``, a key of :data:`CLASS_FIGURES`,
+        ``delta``, ``delta_r``, ``null_p95.<key>``), exact, and why it is undefined where it is: a class figure
+        is the share of the cell's items in its classes, or, with ``count``, how many they are."""
+        n = self.n_items
+        if key == "n":
+            return n, None
+        if n == 0:
+            return None, f"{self.source} -> {self.target} has no items with non-error trials on both sides in this cell"
+        if key in CLASS_FIGURES:  # a count of items (or the share it is), or a share (a rate: never a count)
+            k = self.shares.count_of(CLASS_FIGURES[key])
+            return (k if count else Fraction(k, n)), None
+        if key == "delta":
+            return self.delta_exact, None
+        if key == "delta_r":
+            d = None if self.loose is None else self.loose.delta_r_exact
+            return d, None if d is not None else "no item has a loose reading on both sides"
+        null: dict[str, Any] = self.null_p95 or {}
+        name = key.removeprefix("null_p95.")
+        if name == key:
+            raise KeyError(key)
+        if name not in null:
+            return None, f"the null has no {name!r}; keys: {', '.join(null) or 'none'}"
+        return null[name], None if null[name] is not None else "the permutation null was not run"
+
     def to_json(self) -> dict:
         sh = self.shares
         out = {

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -47,6 +48,19 @@ class ScreenRow:
     @property
     def share(self) -> float | None:
         return None if self.n_items == 0 else self.informative / self.n_items
+
+    def figure(self, key: str, *, count: bool = False) -> tuple[Any, str | None]:
+        """The row's figure by its ``screen --format json`` key (``n_items``, ``passes``, ``share``,
+        ``informative_items``: their share of the items, or, with ``count``, how many), exact, and why it is
+        undefined where it is."""
+        n = self.n_items
+        if key == "n_items":
+            return n, None
+        if n == 0:
+            return None, "no item has a non-error trial"
+        if key == "passes":
+            return self.passes, None
+        return (self.informative if count and key != "share" else Fraction(self.informative, n)), None
 
     def to_json(self) -> dict:
         return {

@@ -17,27 +17,21 @@ once); the permutation null runs only for a group with a ``null_p95`` claim.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from fractions import Fraction
 from typing import Any
 
 from replicate.diagnostics import Diagnostics
 from replicate.trials.counts import aggregate
 from replicate.trials.engine import accuracy_table, analyse_items, parse_edge
 from replicate.trials.load import TrialsTable
-from replicate.trials.results import CLASS_FIGURES, CellResult, ItemsResult, ModelAccuracy
+from replicate.trials.results import CellResult, ItemsResult, ModelAccuracy
 from replicate.trials.screen import ScreenResult, ScreenRow, screen
 from replicate.verify.claim import Claim
 from replicate.verify.matching import Computed
-from replicate.verify.metrics import NULL_PREFIX
 
 
 def _items_key(name: str, c: Claim) -> tuple:
     s = c.settings
     return (name, s.eps, s.alpha, s.ci, c.by, s.null, s.seed)
-
-
-def _share(k: int, n: int, unit: str) -> Fraction | int:
-    return k if unit == "count" else Fraction(k, n)
 
 
 def problems_with_names(claims: Sequence[Claim], table: TrialsTable, label: str) -> list[str]:
@@ -151,29 +145,8 @@ class TrialsRecomputer:
 
 
 def cell_value(cell: CellResult, metric: str, unit: str) -> Computed:
-    """A cell figure by its ``items --format json`` name."""
-    sh = cell.shares
-    n = sh.n_items
-    key = metric[len("items."):]
-    if key == "n":
-        return Computed(n, n=n)
-    if n == 0 and key != "n":
-        return Computed(None, f"{cell.source} -> {cell.target} has no items with non-error trials on both "
-                             "sides in this cell", n=0)
-    if key in CLASS_FIGURES:  # a count of items (or the share it is), or a share (a rate: never a count)
-        return Computed(_share(sh.count_of(CLASS_FIGURES[key]), n, unit), n=n)
-    if key == "delta":
-        return Computed(cell.delta_exact, n=n)
-    if key == "delta_r":
-        d = None if cell.loose is None else cell.loose.delta_r_exact
-        return Computed(d, None if d is not None else "no item has a loose reading on both sides", n=n)
-    if metric.startswith(NULL_PREFIX):
-        k = metric[len(NULL_PREFIX):]
-        null: dict[str, Any] = cell.null_p95 or {}
-        if k not in null:
-            return Computed(None, f"the null has no {k!r}; keys: {', '.join(null) or 'none'}", n=n)
-        return Computed(null[k], None if null[k] is not None else "the permutation null was not run", n=n)
-    raise KeyError(metric)  # pragma: no cover - the catalogue lists every name
+    """A cell figure by its ``items --format json`` name (:meth:`~replicate.trials.results.CellResult.figure`)."""
+    return Computed(*cell.figure(metric[len("items."):], count=unit == "count"), n=cell.n_items)
 
 
 def accuracy_value(row: ModelAccuracy, metric: str) -> Computed:
@@ -185,13 +158,5 @@ def accuracy_value(row: ModelAccuracy, metric: str) -> Computed:
 
 
 def screen_value(row: ScreenRow, metric: str, unit: str) -> Computed:
-    n = row.n_items
-    if metric == "screen.n_items":
-        return Computed(n, n=n)
-    if n == 0:
-        return Computed(None, "no item has a non-error trial", n=0)
-    if metric == "screen.passes":
-        return Computed(row.passes, n=n)
-    if metric == "screen.share":
-        return Computed(Fraction(row.informative, n), n=n)
-    return Computed(_share(row.informative, n, unit), n=n)
+    """A screen figure by its ``screen --format json`` name (:meth:`~replicate.trials.screen.ScreenRow.figure`)."""
+    return Computed(*row.figure(metric[len("screen."):], count=unit == "count"), n=row.n_items)
