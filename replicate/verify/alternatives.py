@@ -229,26 +229,17 @@ OUT_OF_SCALE_WORDS = {"keep": "labels outside the scale kept as read (--out-of-s
                       "clip": "labels outside the scale clipped to it (--out-of-scale clip)"}
 FIGURE_WORDS = {"cohen_kappa": "Cohen's kappa", "scott_pi": "Scott's pi", "krippendorff_alpha": "Krippendorff's alpha",
                 "kendall_tau": "Kendall's tau-b", "spearman": "Spearman's rho"}
+#: How each setting reads, in the order shown (one not given, or weights "none", is not shown).
+SETTING_WORDS = {"weights": "weights {}", "level": "{}", "binarize": "binarized at {}", "unparsed": "unparsed policy {}",
+                 "out_of_scale": "{}", "parser": "parser `{}`", "unit": "printed value read as {}"}
 
 
 def describe(metric: str, settings: Mapping[str, Any]) -> str:
     """A metric and its settings in words: ``Krippendorff's alpha, ordinal, binarized at 1``."""
-    name = metric.removeprefix("agreement.")
-    parts = [FIGURE_WORDS.get(name, f"`{metric}`")]
-    if settings.get("weights") not in (None, "none"):
-        parts.append(f"weights {settings['weights']}")
-    if settings.get("level") is not None:
-        parts.append(str(settings["level"]))
-    if settings.get("binarize") is not None:
-        parts.append(f"binarized at {settings['binarize']}")
-    if "unparsed" in settings:
-        parts.append(f"unparsed policy {settings['unparsed']}")
-    if "out_of_scale" in settings:
-        parts.append(OUT_OF_SCALE_WORDS[settings["out_of_scale"]])
-    if "parser" in settings:
-        parts.append(f"parser `{settings['parser']}`")
-    if "unit" in settings:
-        parts.append(f"printed value read as {settings['unit']}")
+    parts = [FIGURE_WORDS.get(metric.removeprefix("agreement."), f"`{metric}`")]
+    for key, words in SETTING_WORDS.items():
+        if (value := settings.get(key)) not in (None, "none"):
+            parts.append(words.format(OUT_OF_SCALE_WORDS[value] if key == "out_of_scale" else value))
     return ", ".join(parts)
 
 

@@ -20,7 +20,6 @@ Family = Literal["share", "mean", "design", "flag"]
 #: Units a printed value may be given in, per source.
 UNITS: tuple[str, ...] = ("percent", "fraction", "count", "ratio")
 TRIAL_UNITS: tuple[str, ...] = ("percent", "fraction", "count", "flag", "ratio")
-UNITS_OF_SOURCE: dict[str, tuple[str, ...]] = {"runs": UNITS, "trials": TRIAL_UNITS, "rankings": ("ratio",)}
 
 #: Which units fit which kind of value.
 UNITS_OF_KIND: dict[str, tuple[str, ...]] = {

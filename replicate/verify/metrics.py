@@ -58,7 +58,6 @@ from replicate.verify.metric_row import (
     TRIAL_UNITS,
     UNITS,
     UNITS_OF_KIND,
-    UNITS_OF_SOURCE,
     Family,
     Field,
     Kind,
@@ -68,7 +67,7 @@ from replicate.verify.metric_row import (
     claim_unit,
 )
 
-__all__ = ["METRICS", "NULL_PREFIX", "PATTERNS", "TRIAL_UNITS", "UNITS", "UNITS_OF_KIND", "UNITS_OF_SOURCE",
+__all__ = ["METRICS", "NULL_PREFIX", "PATTERNS", "TRIAL_UNITS", "UNITS", "UNITS_OF_KIND",
            "Family", "Field", "Kind", "Metric", "Pattern", "Source", "claim_unit", "figure_metric", "metric",
            "metric_names", "register"]
 

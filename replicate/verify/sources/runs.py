@@ -56,17 +56,13 @@ class ClaimResult:
         return self.outcome(parser).rounded() if parser in self.computed else None
 
     def to_json(self) -> dict:
-        out = self.claim.to_json()
-        out["mode"] = "recomputed"
-        out["interval"] = self.claim.printed.show_interval()
-        out["parsers"] = list(self.parsers)
-        out["computed"] = {p: c.to_json() for p, c in self.computed.items()}
-        out["rounded"] = {p: self.rounded(p) for p in self.parsers}
-        out["verdict"] = {p: str(self.verdict(p)) for p in self.parsers}
-        out["why"] = {p: c.why for p, c in self.computed.items() if c.why is not None}
-        out["tie"] = [p for p in self.computed if self.outcome(p).tie]
-        out["alternatives"] = [] if self.alternatives is None else [a.to_json() for a in self.alternatives.found]
-        return out
+        return {**self.claim.to_json(), "mode": "recomputed", "interval": self.claim.printed.show_interval(),
+                "parsers": list(self.parsers), "computed": {p: c.to_json() for p, c in self.computed.items()},
+                "rounded": {p: self.rounded(p) for p in self.parsers},
+                "verdict": {p: str(self.verdict(p)) for p in self.parsers},
+                "why": {p: c.why for p, c in self.computed.items() if c.why is not None},
+                "tie": [p for p in self.computed if self.outcome(p).tie],
+                "alternatives": [] if self.alternatives is None else [a.to_json() for a in self.alternatives.found]}
 
 
 def _result_cell(r: ClaimResult, parser: str, notes: dict[str, int]) -> str:
@@ -196,10 +192,7 @@ class Runs(Part):
         seen: dict[str, dict[str, Any]] = {}
         for run, files in self.run_files.items():
             for f in files:
-                entry = seen.get(f.provenance.path)
-                if entry is None:
-                    entry = seen[f.provenance.path] = {**f.to_json(), "runs": []}
-                entry["runs"].append(run)
+                seen.setdefault(f.provenance.path, {**f.to_json(), "runs": []})["runs"].append(run)
         return list(seen.values())
 
     def to_json(self) -> dict:

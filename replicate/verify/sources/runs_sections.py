@@ -10,8 +10,9 @@ from urllib.parse import quote
 from replicate.judge.floor import PAIR_FIGURES, EdgeCheck, Floor
 from replicate.judge.model import RunFile
 from replicate.judge.render.errors import interval_cell, with_interval
+from replicate.judge.render.figures import figure_text
 from replicate.judge.run_figures import RunFigures
-from replicate.output import Format, md_code, md_text, num, pct, table
+from replicate.output import Format, md_code, md_text, pct, table
 from replicate.stats.fourcell import FIGURES, Figure, figure_names
 from replicate.stats.paired import p_display
 from replicate.verify.part import relative
@@ -48,7 +49,7 @@ def edges(figures: Sequence[EdgeFigures], floor_figures: Sequence[Floor],
         edge, parser = f"{md_text(e.old)} -> {md_text(e.new)}", f"`{e.parser}`"
         cells_rows.append([edge, parser, e.cells.n, e.cells.both, e.cells.only_old, e.cells.only_new, e.cells.neither])
         rate_rows.append([
-            edge, parser, *(_point(f, e.value(f.name)) for f in points),
+            edge, parser, *(figure_text(f.name, _f(e.value(f.name)), pct_digits=2, num_digits=3) for f in points),
             f"{pct(_f(lo))}-{pct(_f(hi))}" if fl else "-", _position(against, e, fl),
         ])
         if e.error is not None and not e.error.resampled:  # --replicates 0: the test that needs no replicates
@@ -110,11 +111,6 @@ def _interval_blocks() -> tuple[list[Figure], list[Figure]]:
     """The note's two interval tables, in table order: the accuracies first, then the regression figures."""
     edge = _edge_figures()
     return [f for f in edge if f.note.block == "accuracy"], [f for f in edge if f.note.block == "regression"]
-
-
-def _point(f: Figure, value: Fraction | int | None) -> str:
-    """A figure's value as the table of rates prints it: a ratio as a number, a rate or a difference as a percent."""
-    return num(_f(value)) if f.kind == "ratio" else pct(_f(value))
 
 
 def _error_part(figures: Sequence[EdgeFigures], rows: list[list[object]],
