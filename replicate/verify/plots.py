@@ -1,12 +1,10 @@
 """Optional figures beside the note (matplotlib, the ``plots`` extra, imported lazily).
 
-Two figures, each written as PNG and SVG next to the note:
-
-- ``<note>-regression``: observed regression rate against the rate expected if
-  the two versions' errors were unrelated, one point per edge and parser. The
-  diagonal is "unrelated judges"; points far below it are a new version that
-  repeats its predecessor's mistakes.
-- ``<note>-cells``: the four cells of each edge as shares of its shared items.
+Each written as PNG and SVG next to the note: ``<note>-regression`` (observed
+regression rate against the rate expected if the two versions' errors were
+unrelated, one point per edge and parser) and ``<note>-cells`` (the four cells of
+each edge as shares of its shared items), drawn by :mod:`replicate.judge.edge_plots`;
+``<note>-items-shares``, the K-trial figure of ``replicate items --plots``.
 
 Without matplotlib the note says how to get them.
 """
@@ -16,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from replicate.judge.edge_plots import draw_cells, draw_regression
 from replicate.outfile import Outputs
 from replicate.stats.fourcell import INDEPENDENT_REGRESSION_RATE, REGRESSION_RATE
 from replicate.trials.plotfiles import PLOTS_HINT
@@ -29,9 +28,6 @@ NO_MATPLOTLIB = (
 )
 NOT_ASKED = "Figures were not drawn (`--no-plots`). Write the note without `--no-plots` to get them."
 NO_EDGES = "No claim names an edge, so there is nothing to plot."
-
-_COLOURS = {"both": "#4c956c", "only_old": "#d1495b", "only_new": "#2e86ab", "neither": "#9e9e9e"}
-
 
 def figure_paths(out: str | Path, *, judge: bool = True, trials: bool = False) -> list[Path]:
     """The figure files beside the note ``out``: its stem with ``-regression`` and ``-cells`` (judge edges) and
@@ -65,8 +61,12 @@ def figures_for(v: Verification, out: str | Path, *, draw: bool = True, outputs:
     outputs.check(*paths)
     drawn: list[tuple[str, Callable[[Any, Verification], None], tuple[float, float]]] = []
     if judge:
-        drawn += [("Regression rate against the independent-errors rate, per edge", _regression, (7.0, 4.8)),
-                  ("Four cells per edge, as shares of shared items", _cells, (8.0, 0.6 * len(v.runs.edges) + 1.8))]
+        points = {p: [(f"{e.old} -> {e.new}", x, y) for e, x, y in edges] for p, edges in regression_points(v).items()}
+        cells = [(f"{e.old} -> {e.new}\n{e.parser}", e.cells) for e in v.runs.edges]
+        drawn += [("Regression rate against the independent-errors rate, per edge",
+                   lambda fig, _v: draw_regression(fig, points), (7.0, 4.8)),
+                  ("Four cells per edge, as shares of shared items", lambda fig, _v: draw_cells(fig, cells),
+                   (8.0, 0.6 * len(v.runs.edges) + 1.8))]
     if trial_cells:
         from replicate.trials.items_plots import draw_shares
 
@@ -95,41 +95,3 @@ def regression_points(v: Verification) -> dict[str, list[tuple[EdgeFigures, floa
         if x is not None and y is not None:
             row.append((e, 100 * float(x), 100 * float(y)))
     return points
-
-
-def _regression(fig, v: Verification) -> None:
-    ax = fig.add_subplot(1, 1, 1)
-    xs, ys = [], []
-    markers = "osD^v<>"
-    for k, (parser, points) in enumerate(regression_points(v).items()):
-        edges = [e for e, _, _ in points]
-        x = [xi for _, xi, _ in points]
-        y = [yi for _, _, yi in points]
-        ax.scatter(x, y, marker=markers[k % len(markers)], label=parser, zorder=3)
-        for e, xi, yi in zip(edges, x, y):
-            ax.annotate(f"{e.old} -> {e.new}", (xi, yi), fontsize=7, xytext=(4, 4), textcoords="offset points")
-        xs += x
-        ys += y
-    top = max(xs + ys + [1.0]) * 1.1
-    ax.plot([0, top], [0, top], linestyle="--", color="grey", linewidth=1, label="unrelated judges (y = x)")
-    ax.set_xlim(0, top)
-    ax.set_ylim(0, top)
-    ax.set_xlabel("independent-errors rate, EM_old x (1 - EM_new) (% of pairs)")
-    ax.set_ylabel("observed regression rate (% of pairs)")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-
-
-def _cells(fig, v: Verification) -> None:
-    ax = fig.add_subplot(1, 1, 1)
-    labels = [f"{e.old} -> {e.new}\n{e.parser}" for e in v.runs.edges]
-    left = [0.0] * len(v.runs.edges)
-    for cell, colour in _COLOURS.items():
-        widths = [100 * getattr(e.cells, cell) / e.cells.n if e.cells.n else 0 for e in v.runs.edges]
-        ax.barh(range(len(v.runs.edges)), widths, left=left, color=colour, label=cell)
-        left = [a + b for a, b in zip(left, widths)]
-    ax.set_yticks(range(len(v.runs.edges)), labels, fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xlim(0, 100)
-    ax.set_xlabel("% of shared items")
-    ax.legend(ncol=4, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0))
