@@ -132,6 +132,15 @@ def match(printed: Printed, computed: Fraction | int | float) -> Match:
     return Match(verdict, x, tie=(x == lo or x == hi))
 
 
+def misprint(printed: Printed, computed: Fraction | int | float, n: int | None = None) -> Fraction:
+    """How far the printed figure lies from ``computed``, printed - computed as a fraction (a percent as a share,
+    a count as a share of its ``n`` items): 0 where it matches at printed precision, or a count has no items."""
+    if match(printed, computed).verdict is Verdict.match or (printed.unit == "count" and not n):
+        return Fraction(0)
+    diff = Fraction(printed.value) / (100 if printed.unit == "percent" else 1) - Fraction(computed)
+    return diff / n if printed.unit == "count" and n else diff
+
+
 def rounded(printed: Printed, computed: Fraction | int | float) -> str:
     """The recomputed value rounded to the printed number of places (printed scale), halves away from zero.
 

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from replicate.printed import Printed, Verdict, match, rounded
+from replicate.printed import Printed, Verdict, match, misprint, rounded
 
 
 def P(text, unit="percent"):
@@ -119,3 +119,12 @@ def test_a_boundary_value_matches_both_neighbours_as_a_tie():
     # symmetric in sign
     for text in ("-27.9", "-28.0"):
         assert match(P(text), -x).matched and match(P(text), -x).tie
+
+
+def test_misprint_is_printed_minus_computed_as_a_fraction_and_zero_where_it_matches():
+    assert misprint(Printed.parse("28.0", "percent"), Fraction(28, 100)) == 0
+    assert misprint(Printed.parse("28.0", "percent"), Fraction(2804, 10000)) == 0  # rounds to 28.0: a match
+    assert misprint(Printed.parse("30.0", "percent"), Fraction(1, 4)) == Fraction(5, 100)
+    assert misprint(Printed.parse("0.20", "fraction"), Fraction(1, 4)) == Fraction(-5, 100)
+    assert misprint(Printed.parse("12", "count"), 10, 40) == Fraction(2, 40)  # a count as a share of its items
+    assert misprint(Printed.parse("12", "count"), 10, None) == 0  # without its items there is no share

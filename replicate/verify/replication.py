@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from replicate.printed import Printed, Verdict, match
+from replicate.printed import Printed, misprint
 from replicate.stats.figure_comparison import THRESHOLD_TEST, Error, mean_comparison, shifted, threshold_comparison
 from replicate.stats.replication import (
     DOES_NOT_REPLICATE,
@@ -149,19 +149,11 @@ def family_corrected(reps: Sequence[Replicated], *, alpha: float = 0.05) -> list
 
 
 def _misprint(c: Claim, full: Computed) -> float:
-    """printed - release as a fraction (0 when the printed figure matches the release at printed precision)."""
+    """printed - release as a fraction (:func:`replicate.printed.misprint`; 0 for a pass/fail or no figure)."""
     p = c.printed
     if not isinstance(p, Printed) or full.value is None or isinstance(full.value, bool):
         return 0.0
-    if match(p, full.value).verdict is Verdict.match:
-        return 0.0
-    printed = Fraction(p.value) / (100 if p.unit == "percent" else 1)
-    release = Fraction(full.value)
-    if p.unit == "count":
-        if not full.n:
-            return 0.0
-        printed, release = printed / full.n, release / full.n
-    return float(printed - release)
+    return float(misprint(p, full.value, full.n))
 
 
 def _share_of(v: Computed, unit: str) -> float:
