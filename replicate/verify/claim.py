@@ -230,7 +230,7 @@ def parse_claim(c: Any, position: int, ctx: Context, problems: list[str]) -> Cla
         check_id()
     name = c.get("metric")
     spec = find_metric(name, source.name) if isinstance(name, str) else None
-    allowed = COMMON_FIELDS + source.fields + (spec.field_names if spec is not None else ())
+    allowed = COMMON_FIELDS + source.fields + tuple(f.name for f in (spec.fields if spec is not None else ()))
     noun = f"{source.noun} " if source.noun else ""
     where = f" in a {noun}claim" if noun else ""
     for k in c:

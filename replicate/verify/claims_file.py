@@ -141,17 +141,13 @@ def _paths(table: Any, key: str, shape: str, each: str, problems: list[str]) -> 
     return out
 
 
-def _parse_runs(
-    table: Any, problems: list[str], entries: dict[str, RunEntry] | None = None
-) -> dict[str, tuple[str, ...]]:
-    """Run name -> files; each valid entry (files, reader, reader options) also goes into ``entries``."""
+def _parse_runs(table: Any, problems: list[str]) -> dict[str, RunEntry]:
+    """Run name -> its [runs] entry (files, reader, reader options), each valid one."""
     if table is None:
         problems.append("[runs]: missing table naming each run and its files")
         return {}
-    if _table(table, "runs", "a table of run name = [file, ...]", problems) is None:
-        return {}
-    runs: dict[str, tuple[str, ...]] = {}
-    for name, value in table.items():
+    entries: dict[str, RunEntry] = {}
+    for name, value in (_table(table, "runs", "a table of run name = [file, ...]", problems) or {}).items():
         try:
             entry = run_entry(name, value)
         except ValueError as exc:
@@ -160,10 +156,8 @@ def _parse_runs(
         if (bad := outside_root(entry.files)) is not None:
             problems.append(f"[runs] {name!r}: {bad}")
             continue
-        runs[name] = entry.files
-        if entries is not None:
-            entries[name] = entry
-    return runs
+        entries[name] = entry
+    return entries
 
 
 def _parse_study(table: Any, problems: list[str], parsers: Collection[str] | None) -> Study:
@@ -231,14 +225,13 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
         if key not in top:
             problems.append(f"unknown table [{key}]{_close(key, top)}; allowed: {', '.join(top)}")
     study = _parse_study(data.get("study"), problems, parsers)
-    entries: dict[str, RunEntry] = {}
     claims_raw = data.get("claims")
     sources = {claim_source(c).name if isinstance(c, dict) else "runs" for c in claims_raw} \
         if isinstance(claims_raw, list) else {"runs"}
-    if data.get("runs") is None and "runs" not in sources and (data.get("trials") is not None or sources - {"trials"}):
-        runs: dict[str, tuple[str, ...]] = {}  # a K-trial study (or rankings, or a source of one's own) needs no [runs]
-    else:
-        runs = _parse_runs(data.get("runs"), problems, entries)
+    entries: dict[str, RunEntry] = {}  # a K-trial study (or rankings, or a source of one's own) needs no [runs]
+    if data.get("runs") is not None or "runs" in sources or (data.get("trials") is None and not sources - {"trials"}):
+        entries = _parse_runs(data.get("runs"), problems)
+    runs = {name: entry.files for name, entry in entries.items()}
     tables = parse_tables(data.get("trials"), problems)
     trec_tables = _paths(data.get("trec_runs"), "trec_runs", "a table of name = [run file or directory, ...]",
                          "a list of run files or directories", problems)

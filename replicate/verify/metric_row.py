@@ -67,10 +67,6 @@ class Metric:
     def units(self) -> tuple[str, ...]:
         return UNITS_OF_KIND[self.kind] + self.extra_units
 
-    @property
-    def field_names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in self.fields)
-
 
 @dataclass(frozen=True, slots=True)
 class Pattern:

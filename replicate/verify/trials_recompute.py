@@ -115,15 +115,13 @@ class TrialsRecomputer:
             self._accuracy[name] = accuracy_table(aggregate(self.tables[name])[0])
         return next((a for a in self._accuracy[name] if a.model == c.model and a.benchmark == c.benchmark), None)
 
-    def screen_result(self, c: Claim, name: str) -> ScreenResult:
+    def screen_row(self, c: Claim, name: str) -> ScreenRow | None:
+        """The claim's benchmark screened on table ``name`` (one screen per table and band)."""
         s = c.settings
         key = (name, s.low, s.high, s.threshold)
         if key not in self._screen:
             self._screen[key] = screen(self.tables[name], low=s.low, high=s.high, threshold=s.threshold)
-        return self._screen[key]
-
-    def screen_row(self, c: Claim, name: str) -> ScreenRow | None:
-        return next((r for r in self.screen_result(c, name).rows if r.benchmark == c.benchmark), None)
+        return next((r for r in self._screen[key].rows if r.benchmark == c.benchmark), None)
 
     def compute(self, c: Claim, name: str | None = None) -> Computed:
         """The claim's figure from table ``name`` (default: the claim's own table)."""
