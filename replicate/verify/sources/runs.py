@@ -200,9 +200,7 @@ class Runs(Part):
         from replicate.parsing import PARSERS
 
         return {
-            "parsers": [
-                {"name": p, "origin": PARSERS.origin(p) if p in PARSERS else None} for p in self.parsers
-            ],
+            "parsers": [{"name": p, "origin": PARSERS.origin(p) if p in PARSERS else None} for p in self.parsers],
             "gating_parser": None if not self.parsers else (
                 self.parsers[0] if self.explicit_parsers or self.decided else "per claim"),
             "decided_labels": self.decided,

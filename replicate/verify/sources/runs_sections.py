@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 from urllib.parse import quote
@@ -186,29 +186,24 @@ def runs(figures: Sequence[RunFigures], run_files: Mapping[str, Sequence[RunFile
     failures, a column only where a reader tells them apart), and its EM's interval where computed."""
     parsers = list(dict.fromkeys(f.parser for f in figures))  # the claims table's order
     by = {(f.name, f.parser): f for f in figures}
+
+    def cells(name: str, show: Callable[[RunFigures], str]) -> list[str]:  # the run under each parser
+        return ["-" if (f := by.get((name, p))) is None else show(f) for p in parsers]
+
     rows = []
     for name, files in run_files.items():
         items = next((f.items for f in figures if f.name == name), sum(x.records for x in files))
-        cells = []
-        for p in parsers:
-            f = by.get((name, p))
-            cells.append("-" if f is None else f"{f.unparsed} ({pct(_f(f.unparsed_rate))})")
+        unparsed = cells(name, lambda f: f"{f.unparsed} ({pct(_f(f.unparsed_rate))})")
         rewritten = sum(x.rewritten for x in files)
         reader = " + ".join(dict.fromkeys(f"`{x.reader}`" for x in files))
         failed = [] if not failures else ["-" if failures[name] is None else failures[name]]
-        rows.append([md_text(name), len(files), reader, items, *cells, *failed, rewritten])
+        rows.append([md_text(name), len(files), reader, items, *unparsed, *failed, rewritten])
     headers = ["run", "files", "reader", "items", *[f"unparsed: {p}" for p in parsers],
                *(["extraction failures"] if failures else []), "rewritten"]
     out = ["## Runs", "", table(rows, headers, Format.markdown).rstrip("\n"), ""]
     if any(f.interval is not None for f in figures):
-        em_rows = []
-        for name in run_files:
-            cells = []
-            for p in parsers:
-                f = by.get((name, p))
-                iv = None if f is None or f.interval is None else f.interval["em"]
-                cells.append("-" if f is None else with_interval(pct(_f(f.em)), iv, "em"))
-            em_rows.append([md_text(name), *cells])
+        em_rows = [[md_text(name), *cells(name, lambda f: with_interval(
+            pct(_f(f.em)), None if f.interval is None else f.interval["em"], "em"))] for name in run_files]
         out += [
             "EM of each run under each parser, with its 95% bootstrap interval (the edges' clusters and seed).", "",
             table(em_rows, ["run", *[f"EM: {p}" for p in parsers]], Format.markdown).rstrip("\n"), "",
