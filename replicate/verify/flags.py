@@ -5,7 +5,7 @@
 - impossible printed figures (a rate above 100%, a four-cell figure outside
   its kind's range, an MAE beyond the label scale, a correlation outside [-1, 1]);
 - runs produced differently: a repeat far beyond the other repeats (the rule of
-  ``replicate floor --main``: :func:`replicate.judge.floor.checks.far_beyond`),
+  ``replicate floor --main``: :meth:`replicate.judge.floor.Floor.far_beyond_repeats`),
   a run pooling files whose outputs sit in different fields, files whose bytes
   no longer match their fetch manifest;
 - edges compared on fewer items than a run holds;
@@ -20,7 +20,6 @@ from typing import Iterable, Mapping, Sequence
 
 from replicate.diagnostics import Diagnostics
 from replicate.judge.floor import Floor
-from replicate.judge.floor.checks import far_beyond
 from replicate.judge.model import RunFile, extraction_failures
 from replicate.judge.run_figures import RunFigures
 from replicate.labels import label_name
@@ -74,19 +73,16 @@ def _impossible(claims: ClaimsFile, run_figures: Sequence[RunFigures]) -> Iterab
 def _different_repeats(floors: Sequence[Floor]) -> Iterable[Flag]:
     done = set()
     for f in floors:
-        if len(f.names) < 3 or (f.names, f.parser) in done:
+        if (f.names, f.parser) in done:
             continue
         done.add((f.names, f.parser))
-        for run in f.names:
-            mine = f.change_against_others(run)
-            others = [p.change for p in f.pairs if run not in (p.old, p.new) and p.change is not None]
-            if mine and others and far_beyond(min(mine), max(others)):
-                yield Flag(
-                    "produced_differently",
-                    f"{run} differs from the other repeats on {pct(float(min(mine)))}-{pct(float(max(mine)))} "
-                    f"of labels while they differ from each other by {pct(float(min(others)))}-"
-                    f"{pct(float(max(others)))} ({f.parser}): likely produced with another configuration",
-                )
+        for run, mine, others in f.far_beyond_repeats():
+            yield Flag(
+                "produced_differently",
+                f"{run} differs from the other repeats on {pct(float(min(mine)))}-{pct(float(max(mine)))} "
+                f"of labels while they differ from each other by {pct(float(min(others)))}-"
+                f"{pct(float(max(others)))} ({f.parser}): likely produced with another configuration",
+            )
 
 
 def _files(run_files: Mapping[str, Sequence[RunFile]]) -> Iterable[Flag]:

@@ -37,6 +37,7 @@ from replicate.judge.floor.checks import (  # noqa: F401  (re-exported)
     MainCheck,
     check_edge,
     check_main,
+    far_beyond,
     floor_bounds,
 )
 from replicate.judge.floor.joint import far_beyond_intervals, floor_baseline_intervals, floor_range_intervals
@@ -199,6 +200,18 @@ class Floor:
     def change_against_others(self, run: str) -> list[Fraction]:
         """Change rates of repeat ``run`` against each other repeat (both directions are equal)."""
         return [p.change for p in self.pairs if p.old == run and p.change is not None]
+
+    def far_beyond_repeats(self) -> list[tuple[str, list[Fraction], list[Fraction]]]:
+        """Each repeat, among three or more, whose closest change rate against the others is far beyond the
+        largest between them (:func:`~replicate.judge.floor.checks.far_beyond`, the rule of ``--main``): the
+        repeat, its change rates against the others, and theirs between themselves."""
+        out = []
+        for run in self.names if len(self.names) >= 3 else ():
+            mine = self.change_against_others(run)
+            others = [p.change for p in self.pairs if run not in (p.old, p.new) and p.change is not None]
+            if mine and others and far_beyond(min(mine), max(others)):
+                out.append((run, mine, others))
+        return out
 
     @property
     def em_mean(self) -> float | None:

@@ -42,8 +42,9 @@ FAR_BEYOND_RULE = (
 def far_beyond(closest: Fraction, largest_repeat_change: Fraction) -> bool:
     """:data:`FAR_BEYOND_RULE`: a run's smallest change rate against the repeats vs their largest.
 
-    One rule for ``replicate floor --main`` and for verify's "produced
-    differently" flag (where each repeat in turn is set against the others).
+    One rule for ``replicate floor --main`` and for a repeat produced differently
+    (:meth:`~replicate.judge.floor.Floor.far_beyond_repeats`, each repeat in turn set against the others;
+    verify flags it).
     """
     return closest > FAR_BEYOND_FACTOR * largest_repeat_change
 
