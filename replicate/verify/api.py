@@ -195,10 +195,7 @@ def _source_rules(claims: ClaimsFile, runs: Mapping[str, Run]) -> tuple[ClaimsFi
     from replicate.judge.sourcerule import unparsed_choice
 
     out, flags = [], []
-    for c in claims.claims:
-        if c.source != "runs" or not c.run_names:
-            out.append(c)
-            continue
+    for c in claims.claims:  # every one a claim over runs, naming its runs
         choice = unparsed_choice([runs[n] for n in c.run_names], c.unparsed)
         if choice.departs:
             flags.append(Flag("departure", f"claim {c.id!r} pins unparsed = {c.unparsed!r}, a departure from the "

@@ -293,20 +293,16 @@ def parse_replication(table: Any, tables: Mapping[str, str], problems: list[str]
         if not isinstance(v, dict):
             problems.append(f"{where}: must be a path or {{trials = \"...\", archive = \"...\"}}")
             continue
-        unknown = [k for k in v if k not in ("trials", "archive")]
-        if unknown:
-            problems.append(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}; allowed: trials, archive")
-        paths = {k: v.get(k) for k in ("trials", "archive")}
-        if not isinstance(paths["trials"], str) or not paths["trials"]:
+        problems.extend(f"{where}: {p}" for p in _unknown_keys(v, ("trials", "archive")))
+        trials, archive = v.get("trials"), v.get("archive")
+        if not isinstance(trials, str) or not trials:
             problems.append(f"{where}: trials must be the path of the fresh trials table")
-            continue
-        if paths["archive"] is not None and not isinstance(paths["archive"], str):
+        elif archive is not None and not isinstance(archive, str):
             problems.append(f"{where}: archive must be a path")
-            continue
-        if (bad := outside_root([p for p in paths.values() if isinstance(p, str)])) is not None:
+        elif (bad := outside_root([trials] if archive is None else [trials, archive])) is not None:
             problems.append(f"{where}: {bad}")
-            continue
-        out[name] = ReplicationSpec(name, paths["trials"], paths["archive"])
+        else:
+            out[name] = ReplicationSpec(name, trials, archive)
     return out
 
 

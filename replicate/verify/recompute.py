@@ -132,9 +132,7 @@ class Recomputer:
         self._under: dict[str, Recomputer] = {}
         self._derived = False  # made by under(): no intervals, labels of its own by Run.label_with
         self._run: dict[tuple[str, str, str], RunFigures] = {}
-        self._edge: dict[tuple[str, str, str, str], EdgeFigures | str] = {}
-        self._floor: dict[tuple[tuple[str, ...], str, str], Floor | str] = {}
-        self._against: dict[tuple, EdgeCheck | None] = {}
+        self._figures: dict[tuple, Any] = {}  # an edge, a floor, an edge against a floor, or why not (text)
 
     def under(self, out_of_scale: str | None = None) -> Recomputer:
         """The same runs without intervals, for figures the note shows no interval of (the alternatives of a
@@ -182,51 +180,37 @@ class Recomputer:
             self._run[key] = run_figures(self.labelled(name, parser), policy, self.uncertainty)
         return self._run[key]
 
+    def _or_why(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """``make()`` once per ``key``, or the reason (text) it cannot be computed (its ReplicateError)."""
+        if key not in self._figures:
+            try:
+                self._figures[key] = make()
+            except ReplicateError as exc:
+                self._figures[key] = str(exc)
+        return self._figures[key]
+
     def edge(self, old: str, new: str, parser: str, policy: Policy) -> EdgeFigures | str:
         """The edge's figures, or the reason (text) it cannot be computed."""
-        key = (old, new, parser, policy)
-        if key not in self._edge:
-            try:
-                cmp = compare(
-                    self.labelled(old, parser), self.labelled(new, parser), policy=policy, uncertainty=self.uncertainty,
-                    agreement=False,
-                )
-            except ReplicateError as exc:
-                self._edge[key] = str(exc)
-                return self._edge[key]
-            self._edge[key] = EdgeFigures(
-                old, new, cmp.parser, policy, cmp.cells, cmp.cells.changed,
-                cmp.shared_items, cmp.old.unparsed_shared, cmp.new.unparsed_shared,
-                cmp.uncertainty, self.uncertainty, cmp.absent,
-            )
-        return self._edge[key]
+        def make() -> EdgeFigures:
+            cmp = compare(self.labelled(old, parser), self.labelled(new, parser), policy=policy,
+                          uncertainty=self.uncertainty, agreement=False)
+            return EdgeFigures(old, new, cmp.parser, policy, cmp.cells, cmp.cells.changed, cmp.shared_items,
+                               cmp.old.unparsed_shared, cmp.new.unparsed_shared, cmp.uncertainty, self.uncertainty,
+                               cmp.absent)
+        return self._or_why(("edge", old, new, parser, policy), make)
 
     def floor(self, runs: Sequence[str], parser: str, policy: Policy) -> Floor | str:
         """The floor of the repeats ``runs``, or the reason (text) it cannot be computed."""
-        key = (tuple(runs), parser, policy)
-        if key not in self._floor:
-            try:
-                self._floor[key] = judge_floor([self.labelled(r, parser) for r in runs], policy=policy,
-                                               uncertainty=self.uncertainty)
-            except ReplicateError as exc:
-                self._floor[key] = str(exc)
-        return self._floor[key]
+        return self._or_why(("floor", tuple(runs), parser, policy), lambda: judge_floor(
+            [self.labelled(r, parser) for r in runs], policy=policy, uncertainty=self.uncertainty))
 
     def against_floor(self, e: EdgeFigures, f: Floor) -> EdgeCheck | None:
         """The edge set against the floor of its new version's repeats: what ``replicate floor --edge`` says
         (its paired test, or its point placement without intervals); None when it cannot be computed."""
-        key = (e.old, e.new, f.names, e.parser, e.policy)
-        if key not in self._against:
-            try:
-                fl = judge_floor(
-                    [self.labelled(r, e.parser) for r in f.names], policy=e.policy,
-                    edge=(self.labelled(e.old, e.parser), self.labelled(e.new, e.parser)),
-                    uncertainty=self.uncertainty,
-                )
-            except ReplicateError:
-                fl = None
-            self._against[key] = None if fl is None else fl.edge
-        return self._against[key]
+        fl = self._or_why(("against", e.old, e.new, f.names, e.parser, e.policy), lambda: judge_floor(
+            [self.labelled(r, e.parser) for r in f.names], policy=e.policy,
+            edge=(self.labelled(e.old, e.parser), self.labelled(e.new, e.parser)), uncertainty=self.uncertainty))
+        return None if isinstance(fl, str) else fl.edge
 
     # -- claims ----------------------------------------------------------------------
     def compute(self, claim: Claim, parser: str) -> Computed:

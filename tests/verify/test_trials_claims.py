@@ -114,3 +114,23 @@ def test_replication_table_takes_a_path_or_trials_and_archive():
                       path="c.toml")
     spec = cf.trials.replication["study"]
     assert (spec.trials, spec.archive) == ("f/t.jsonl", "f/a.jsonl")
+
+
+def test_every_problem_of_a_replication_entry_is_named():
+    data = _data(_claim(id="t"), replication={"study": {"trials": "f.jsonl", "archiv": "a.jsonl.gz"}})
+    data["trials"]["two"] = ["t2.jsonl"]
+    data["trials"]["three"] = ["t3.jsonl"]
+    data["trials"]["four"] = ["t4.jsonl"]
+    data["replication"].update(two=["f.jsonl"], three={"trials": ""}, four={"trials": "f.jsonl", "archive": 3})
+    with pytest.raises(BadInput) as info:
+        parse_claims(data, path="c.toml")
+    assert str(info.value).splitlines()[1:] == [
+        "[replication] 'study': unknown field 'archiv' (did you mean 'archive'?); allowed: trials, archive",
+        "[replication] 'two': must be a path or {trials = \"...\", archive = \"...\"}",
+        "[replication] 'three': trials must be the path of the fresh trials table",
+        "[replication] 'four': archive must be a path",
+    ]
+    data["replication"] = {"study": {"trials": "../f.jsonl"}}
+    del data["trials"]["two"], data["trials"]["three"], data["trials"]["four"]
+    with pytest.raises(BadInput, match=r"\[replication\] 'study': paths must be relative to --root without '\.\.'"):
+        parse_claims(data, path="c.toml")
