@@ -158,11 +158,7 @@ class Alternatives:
 def _variants(c: Claim, ctx: Ctx) -> Iterator[tuple[int, Setting]]:
     axes = [f.settings(c, ctx) for f in FAMILIES]
     for combo in itertools.product(*(enumerate(a) for a in axes)):
-        changes = sum(i != 0 for i, _ in combo)
-        merged: Setting = {}
-        for _, s in combo:
-            merged.update(s)
-        yield changes, merged
+        yield sum(i != 0 for i, _ in combo), {k: v for _, s in combo for k, v in s.items()}
 
 
 def alternatives(core: Any, claim: Claim, parser: str, installed: Sequence[str]) -> Alternatives:
@@ -170,6 +166,7 @@ def alternatives(core: Any, claim: Claim, parser: str, installed: Sequence[str])
     if claim.source != "runs" or not isinstance(claim.printed, Printed):
         return Alternatives((), 0)
     ctx = Ctx(core, parser, tuple(installed))
+    own = {"unparsed": claim.policy, "out_of_scale": core.out_of_scale, "parser": parser, "unit": claim.printed.unit}
     computed: dict[tuple, Any] = {}
     found = []
     for changes, s in _variants(claim, ctx):
@@ -198,15 +195,7 @@ def alternatives(core: Any, claim: Claim, parser: str, installed: Sequence[str])
             continue
         if match(printed, value).verdict is not Verdict.match:
             continue
-        settings = dict(options)
-        if s["unparsed"] != claim.policy:
-            settings["unparsed"] = s["unparsed"]
-        if s["out_of_scale"] != core.out_of_scale:
-            settings["out_of_scale"] = s["out_of_scale"]
-        if s["parser"] != parser:
-            settings["parser"] = s["parser"]
-        if s["unit"] != claim.printed.unit:
-            settings["unit"] = s["unit"]
+        settings = {**options, **{k: s[k] for k, v in own.items() if s[k] != v}}  # each axis where it departs
         found.append(Alternative(spec.name, settings, float(value), changes))
     found.sort(key=lambda a: a.changes)  # stable: table order within as many changes
     return Alternatives(_simplest(found), len(computed))

@@ -89,9 +89,7 @@ def register(*metrics: Metric | Pattern) -> None:
 
 def metric(name: str, source: Source | None = None) -> Metric | None:
     """The metric called ``name`` (of ``source``, when given), or None when there is none."""
-    m = METRICS.get(name) or figure_metric(name)
-    if m is None:
-        m = next((x for p in PATTERNS if (x := p(name)) is not None), None)
+    m = METRICS.get(name) or figure_metric(name) or next((x for p in PATTERNS if (x := p(name)) is not None), None)
     return m if m is not None and (source is None or m.source == source) else None
 
 

@@ -42,7 +42,7 @@ def edges(figures: Sequence[EdgeFigures], floor_figures: Sequence[Floor],
     if not figures:
         return []
     cells_rows, rate_rows, error_rows, mcnemar_rows = [], [], [], []
-    points, blocks = _point_figures(), _interval_blocks()
+    points, blocks = _note_columns()
     for e in figures:
         fl = floor_of(floor_figures, e)
         lo, hi = (floor_value(fl, "floor.regression_min"), floor_value(fl, "floor.regression_max")) if fl else (None, None)
@@ -97,20 +97,13 @@ def _mcnemar_part(rows: list[list[object]]) -> list[str]:
     ]
 
 
-def _edge_figures() -> list[Figure]:
-    return [FIGURES[name] for name in figure_names("edge")]
-
-
-def _point_figures() -> list[Figure]:
-    """The edge figures of the note's table of rates, in their order (:class:`~replicate.stats.fourcell.NoteColumn`)."""
-    shown = [f for f in _edge_figures() if f.note.point is not None]
-    return sorted(shown, key=lambda f: f.note.point)  # type: ignore[arg-type, return-value]  # stable: table order
-
-
-def _interval_blocks() -> tuple[list[Figure], list[Figure]]:
-    """The note's two interval tables, in table order: the accuracies first, then the regression figures."""
-    edge = _edge_figures()
-    return [f for f in edge if f.note.block == "accuracy"], [f for f in edge if f.note.block == "regression"]
+def _note_columns() -> tuple[list[Figure], tuple[list[Figure], list[Figure]]]:
+    """The edge figures of the note's table of rates, in their order, and its two interval tables, in table
+    order: the accuracies first, then the regression figures (:class:`~replicate.stats.fourcell.NoteColumn`)."""
+    edge = [FIGURES[name] for name in figure_names("edge")]
+    shown = [f for f in edge if f.note.point is not None]
+    points = sorted(shown, key=lambda f: f.note.point)  # type: ignore[arg-type, return-value]  # stable: table order
+    return points, ([f for f in edge if f.note.block == "accuracy"], [f for f in edge if f.note.block == "regression"])
 
 
 def _error_part(figures: Sequence[EdgeFigures], rows: list[list[object]],

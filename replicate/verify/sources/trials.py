@@ -102,9 +102,9 @@ class ReplicationReport:
 def _points(r: TrialClaimResult, x: float) -> str:
     """A difference of fractions in the printed scale (percentage points for percent)."""
     p = r.claim.printed
-    places = (p.places if not isinstance(p, PrintedFlag) else 1) + 1
-    if p.unit in ("percent", "count") or isinstance(p, PrintedFlag):  # a count is compared as a share
-        return f"{100 * x:+.{max(places, 1) if p.unit == 'count' else places}f}"
+    places = (1 if isinstance(p, PrintedFlag) else p.places) + 1
+    if p.unit in ("percent", "count", "flag"):  # a count or a pass/fail is compared as a share
+        return f"{100 * x:+.{places}f}"
     return f"{x:+.{max(places, 3)}f}"
 
 
