@@ -207,14 +207,8 @@ def _source_rules(claims: ClaimsFile, runs: Mapping[str, Run]) -> tuple[ClaimsFi
 
 def _against_floor(edges: Sequence[EdgeFigures], floors: Sequence[Floor], rc: Recomputer) -> dict:
     """Per edge with a floor of its new version's repeats (same parser and policy), what ``floor --edge`` says."""
-    out = {}
-    for e in edges:
-        f = floor_of(floors, e)
-        if f is not None:
-            check = rc.against_floor(e, f)
-            if check is not None:
-                out[edge_key(e)] = check
-    return out
+    checks = {edge_key(e): rc.against_floor(e, f) for e in edges if (f := floor_of(floors, e)) is not None}
+    return {key: check for key, check in checks.items() if check is not None}
 
 
 def _used_runs(claims: ClaimsFile) -> list[str]:
@@ -327,13 +321,6 @@ def verify(
     trials = None
     if claims.trials.claims or replications:
         from replicate.verify.trials_io import load_trials_part
-
-        fresh = set(claims.trials.replication) | set(replications or {})
-        unreplicable = [c.id for c in claims.trials.claims if c.trials in fresh and c.spec.family is None]
-        if unreplicable:  # e.g. a token cost: recomputed from the release only
-            raise UsageError(f"claim(s) {', '.join(unreplicable)} name a figure a fresh collection does not "
-                             "replicate (it is only recomputed from the release): leave their table out of "
-                             "--replication / [replication], or give them a table of their own")
 
         trials = load_trials_part(claims, root_path, replications=replications or {},
                                   archives=replication_archives or {}, strict=strict)
