@@ -132,7 +132,7 @@ class Recomputer:
         self._under: dict[str, Recomputer] = {}
         self._derived = False  # made by under(): no intervals, labels of its own by Run.label_with
         self._run: dict[tuple[str, str, str], RunFigures] = {}
-        self._figures: dict[tuple, Any] = {}  # an edge, a floor, an edge against a floor, or why not (text)
+        self._figures: dict[tuple, Any] = {}  # see cached_or_why
 
     def under(self, out_of_scale: str | None = None) -> Recomputer:
         """The same runs without intervals, for figures the note shows no interval of (the alternatives of a
@@ -180,8 +180,9 @@ class Recomputer:
             self._run[key] = run_figures(self.labelled(name, parser), policy, self.uncertainty)
         return self._run[key]
 
-    def _or_why(self, key: tuple, make: Callable[[], Any]) -> Any:
-        """``make()`` once per ``key``, or the reason (text) it cannot be computed (its ReplicateError)."""
+    def cached_or_why(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """``make()`` once per ``key``, or the reason (text) it cannot be computed (its ReplicateError): an edge, a
+        floor, an edge against a floor, or a metric family's own figures (``agreement.*``)."""
         if key not in self._figures:
             try:
                 self._figures[key] = make()
@@ -197,17 +198,17 @@ class Recomputer:
             return EdgeFigures(old, new, cmp.parser, policy, cmp.cells, cmp.cells.changed, cmp.shared_items,
                                cmp.old.unparsed_shared, cmp.new.unparsed_shared, cmp.uncertainty, self.uncertainty,
                                cmp.absent)
-        return self._or_why(("edge", old, new, parser, policy), make)
+        return self.cached_or_why(("edge", old, new, parser, policy), make)
 
     def floor(self, runs: Sequence[str], parser: str, policy: Policy) -> Floor | str:
         """The floor of the repeats ``runs``, or the reason (text) it cannot be computed."""
-        return self._or_why(("floor", tuple(runs), parser, policy), lambda: judge_floor(
+        return self.cached_or_why(("floor", tuple(runs), parser, policy), lambda: judge_floor(
             [self.labelled(r, parser) for r in runs], policy=policy, uncertainty=self.uncertainty))
 
     def against_floor(self, e: EdgeFigures, f: Floor) -> EdgeCheck | None:
         """The edge set against the floor of its new version's repeats: what ``replicate floor --edge`` says
         (its paired test, or its point placement without intervals); None when it cannot be computed."""
-        fl = self._or_why(("against", e.old, e.new, f.names, e.parser, e.policy), lambda: judge_floor(
+        fl = self.cached_or_why(("against", e.old, e.new, f.names, e.parser, e.policy), lambda: judge_floor(
             [self.labelled(r, e.parser) for r in f.names], policy=e.policy,
             edge=(self.labelled(e.old, e.parser), self.labelled(e.new, e.parser)), uncertainty=self.uncertainty))
         return None if isinstance(fl, str) else fl.edge

@@ -153,3 +153,16 @@ def test_unparsed_outputs_follow_the_claims_policy(registered):  # noqa: F811
     assert got["i"].n == 9 and got["w"].n == 10
     assert got["w"].value == pytest.approx(metrics.cohen_kappa_score(old, gold, labels=[0, 1, 2, 3, -1]), abs=1e-12)
     assert got["e"].value == pytest.approx(metrics.cohen_kappa_score(old[keep] >= 2, new[keep] >= 2), abs=1e-12)
+
+
+def test_an_agreement_without_gold_or_shared_items_is_not_computable_with_why(registered):  # noqa: F811
+    data = {"runs": {"old": ["old.jsonl"], "new": ["new.jsonl"], "far": ["far.jsonl"]}, "claims": [
+        {"id": "g", "metric": "agreement.scott_pi", "run": "old", "value": "0.5", "unit": "ratio"},
+        {"id": "s", "metric": "agreement.scott_pi", "old": "new", "new": "far", "value": "0.5", "unit": "ratio"},
+    ]}
+    runs = {"old": make_run("old", [-1] * 10, OLD), "new": make_run("new", GOLD, NEW),
+            "far": make_run("far", GOLD, NEW, keys=[f"z{i}" for i in range(10)])}
+    v = verify_runs(parse_claims(data, path="c.toml"), runs, parsers=[DIGIT.name], date="2026-01-01")
+    got = {r.claim.id: r.computed[DIGIT.name] for r in v.runs.results}
+    assert (got["g"].value, got["g"].why) == (None, "old has no gold labels on its items")
+    assert (got["s"].value, got["s"].why) == (None, "new and far share no items")

@@ -19,11 +19,9 @@ Fields: ``binarize`` (every figure; a label ``>= t`` is 1), ``weights``
 from __future__ import annotations
 
 from typing import Any
-from weakref import WeakKeyDictionary
 
 import numpy as np
 
-from replicate.errors import ReplicateError
 from replicate.judge.agreement import GOLD, AgreementRow, agreement_rows
 from replicate.judge.align import align
 from replicate.judge.model import NO_GOLD
@@ -53,10 +51,6 @@ FIGURE_ROWS: dict[str, tuple[str, tuple[Field, ...]]] = {
     "spearman": ("Spearman's rho between the label vectors", (BINARIZE,)),
 }
 
-# (run names, parser, policy, binarize) -> the row (or why there is none), per Recomputer
-_ROWS: WeakKeyDictionary[Any, dict[tuple, AgreementRow | str]] = WeakKeyDictionary()
-
-
 def figure_of(claim: Any) -> Figure:
     """The :class:`Figure` a claim names: its metric's figure with the claim's weights, level and binarize."""
     name = claim.metric[len(PREFIX):]
@@ -66,30 +60,22 @@ def figure_of(claim: Any) -> Figure:
 
 
 def _row(core: Any, claim: Any, parser: str, binarize: int | None) -> AgreementRow | str:
-    """The agreement row the claim reads (computed once per runs, parser, policy and reading)."""
-    cache = _ROWS.setdefault(core, {})
+    """The agreement row the claim reads, or why there is none (once per runs, parser, policy and reading)."""
     names = claim.run_names
-    key = (names, parser, claim.policy, binarize)
-    if key not in cache:
-        try:
-            aligned = align([core.labelled(n, parser) for n in names])
-            has_gold = bool(np.any(aligned.gold != NO_GOLD))
-            if claim.scope == "run":
-                if not has_gold:
-                    cache[key] = f"{claim.run} has no gold labels on its items"
-                    return cache[key]
-                pairs = [(0, GOLD)]
-            else:  # as compare: gold grades (where there are) enter the value domain
-                pairs = ([(0, GOLD)] if has_gold else []) + [(0, 1)]
-            if aligned.n_items == 0:
-                cache[key] = f"{' and '.join(names)} share no items"
-                return cache[key]
-            rows = agreement_rows(aligned, pairs, thresholds=() if binarize is None else (binarize,),
-                                  policy=claim.policy)
-            cache[key] = next(r for r in reversed(rows) if r.binarize == binarize)
-        except ReplicateError as exc:
-            cache[key] = str(exc)
-    return cache[key]
+
+    def make() -> AgreementRow | str:
+        aligned = align([core.labelled(n, parser) for n in names])
+        has_gold = bool(np.any(aligned.gold != NO_GOLD))
+        if claim.scope == "run" and not has_gold:
+            return f"{claim.run} has no gold labels on its items"
+        if aligned.n_items == 0:
+            return f"{' and '.join(names)} share no items"
+        # against gold; two runs as compare reads them: gold grades (where there are) enter the value domain
+        pairs = [(0, GOLD)] if claim.scope == "run" else ([(0, GOLD)] if has_gold else []) + [(0, 1)]
+        rows = agreement_rows(aligned, pairs, thresholds=() if binarize is None else (binarize,), policy=claim.policy)
+        return next(r for r in reversed(rows) if r.binarize == binarize)
+
+    return core.cached_or_why(("agreement", names, parser, claim.policy, binarize), make)
 
 
 def compute(core: Any, claim: Any, parser: str) -> Computed:

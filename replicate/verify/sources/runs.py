@@ -20,7 +20,7 @@ from replicate.verify.matching import Computed, Outcome
 from replicate.verify.part import Flag, Part, matched
 from replicate.verify.recompute import EdgeFigures
 from replicate.verify.sources.runs_sections import edges, figures_section, floors, runs, sources_section
-from replicate.verify.table_cells import figure_cell, fitted, not_computable, printed_text, reasons, show
+from replicate.verify.table_cells import figure_cell, fitted, printed_text, reasons, show, verdict_cell
 
 
 @dataclass(frozen=True)
@@ -70,9 +70,8 @@ def _result_cell(r: ClaimResult, parser: str, notes: dict[str, int]) -> str:
     if parser not in r.computed:
         return "(not asked)"
     o = r.outcome(parser)
-    if o.verdict is Verdict.not_computable:
-        return not_computable(o.why, notes)
-    return f"{show(o.printed, o.computed.value)} {o.verdict}{' (tie)' if o.tie else ''}"
+    verdict = verdict_cell(o, notes)
+    return verdict if o.verdict is Verdict.not_computable else f"{show(o.printed, o.computed.value)} {verdict}"
 
 
 def claims_table(v: Runs, fmt: Format, *, figure: bool = True) -> tuple[str, dict[str, int]]:
