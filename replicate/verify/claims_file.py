@@ -237,9 +237,8 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
                          "a list of run files or directories", problems)
     if "trials" in sources and data.get("trials") is None:
         problems.append("[trials]: missing table naming each trials table (claims name 'trials')")
-    study_raw = data.get("study")
-    study_table: Mapping[str, Any] = study_raw if isinstance(study_raw, dict) else {}
-    settings = parse_settings(study_table, TrialSettings(), lambda m: problems.append(f"[study]: {m}"))
+    settings = parse_settings(data["study"] if isinstance(data.get("study"), dict) else {}, TrialSettings(),
+                              lambda m: problems.append(f"[study]: {m}"))
     replication = parse_replication(data.get("replication"), tables, problems)
     fields = _parse_fields(data.get("fields"), problems)
     gold = _parse_gold(data.get("gold"), problems)

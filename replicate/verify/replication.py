@@ -138,13 +138,10 @@ def family_corrected(reps: Sequence[Replicated], *, alpha: float = 0.05) -> list
     adjusted = holm([float(reps[k].comparison.p_value) for k in tested])  # type: ignore[union-attr, arg-type]
     out = list(reps)
     for k, a in zip(tested, adjusted):
-        r = reps[k]
-        c = r.comparison
-        assert c is not None
-        v, why = r.verdict, r.why
-        if v == DOES_NOT_REPLICATE and not a < alpha:
-            v, why = not_rejected(c.low, c.high, r.tolerance), NOT_AFTER_HOLM
-        out[k] = replace(r, verdict=v, why=why, p_adjusted=a, family=len(tested))
+        r = out[k] = replace(reps[k], p_adjusted=a, family=len(tested))
+        if r.verdict == DOES_NOT_REPLICATE and not a < alpha:
+            assert r.comparison is not None
+            out[k] = replace(r, verdict=not_rejected(r.comparison.low, r.comparison.high, r.tolerance), why=NOT_AFTER_HOLM)
     return out
 
 
