@@ -83,13 +83,14 @@ class _Lines:
     the file), anything else (a pipe) once and held. Line numbers count every line ending (``\n``,
     ``\r\n`` or a lone ``\r``), as ``bytes.splitlines`` and the archive's reader do."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._held = None if path.is_file() else read_input(path, what="archive")
+    def __init__(self, real: Path, shown: Path) -> None:
+        self.real = real  # the file read (the archive's real file, through any symlink)
+        self.path = shown  # the archive as the user named it, in errors
+        self._held = None if real.is_file() else read_input(shown, what="archive")
         self._fd: int | None = None  # the file, opened again to read an earlier record of a duplicate
 
     def _blocks(self) -> Iterator[bytes]:
-        return iter((self._held,)) if self._held is not None else _file_blocks(self.path)
+        return iter((self._held,)) if self._held is not None else _file_blocks(self.real)
 
     def chunks(self) -> Iterator[tuple[list[bytes], bytes]]:
         """``(lines, torn)`` per chunk of whole lines, each line with its ending; ``torn`` is a last line the
@@ -103,7 +104,7 @@ class _Lines:
         if self._held is not None:
             return self._held[offset:offset + size]
         if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDONLY)
+            self._fd = os.open(self.real, os.O_RDONLY)
         return os.pread(self._fd, size, offset)
 
     def close(self) -> None:
@@ -164,7 +165,9 @@ def _kept(lines: _Lines, drop: set[int]) -> Iterator[bytes]:
 def repair_archive(archive: str | Path) -> RepairReport:
     """Drop the duplicate trial records of ``archive`` (see the module docstring); the result reads cleanly.
 
-    Memory grows with the archive's trials as keys (about 200 bytes a trial), not with its bytes."""
+    Memory grows with the archive's trials as keys (about 200 bytes a trial), not with its bytes. What the
+    repair cannot read (a line that is not JSON, a line past the bound on a line's length) is refused before
+    anything is written."""
     archive = Path(archive)
     if not archive.exists():
         raise BadInput("archive not found", path=archive)
@@ -172,7 +175,7 @@ def repair_archive(archive: str | Path) -> RepairReport:
         real = Path(os.path.realpath(archive))
         if _starts_with(real, GZIP_MAGIC):  # refused before the file is read as lines (as collect refuses it)
             raise BadInput(GZIP_REFUSAL, path=archive)
-        lines = _Lines(real)
+        lines = _Lines(real, archive)
         try:
             dropped, trials, newlines = find_duplicates(lines)
         finally:

@@ -119,6 +119,39 @@ def test_a_plugin_reader_of_verdicts_feeds_compare(tmp_path):
         READERS.unregister("csv-verdicts@1")
 
 
+@pytest.mark.parametrize("rows,message", [
+    ("a,yes\nb,1\n", r"v\.csv:2: reader gave a verdict that is not True/False/None: 'yes'"),
+    ("a,[1]\n", r"v\.csv:2: reader gave a verdict that is not True/False/None: '\[1\]'"),
+    ("@bad,[1]\n", r"v\.csv:2: reader gave a key that is not a non-empty tuple of strings: 'bad'"),
+    ("a,1\n@b,0\n", r"v\.csv:3: reader gave a key that is not a non-empty tuple of strings: 'b'"),
+])
+def test_a_plugin_readers_bad_verdict_or_key_is_bad_input(tmp_path, rows, message):
+    """What a plugin reader of verdicts gives that is not a verdict (or a key that is not a tuple, which wins
+    over the verdict on the same record) is bad input naming the file and the line, never a traceback."""
+
+    @reader("raw-verdicts@1", "id,correct CSV, the cell as written.", sniff=lambda h, o: "no", yields="verdicts",
+            key_names=("id",), has_gold=False)
+    def verdicts(source: Source):
+        """id,correct per line; the correct cell passed on as text (1/0 as booleans); a key after @ as a str."""
+        for line_no, line in source.lines():
+            if line_no == 1:
+                continue
+            item, correct = line.decode().split(",")
+            key = item[1:] if item.startswith("@") else (item,)
+            yield Record(key, line_no, correct={"1": True, "0": False}.get(correct, correct))  # type: ignore[arg-type]
+
+    READERS.register(verdicts)
+    try:
+        f = tmp_path / "v.csv"
+        f.write_text("id,correct\n" + rows)
+        with pytest.raises(BadInput, match=message):
+            load_run("r", f, diagnostics=Diagnostics(), reader="raw-verdicts@1")
+        res = _run("parse", f, "--reader", "raw-verdicts@1")
+        assert res.exit_code == 2 and "Error: " in res.output, res.output  # bad input, not a traceback (exit 1)
+    finally:
+        READERS.unregister("raw-verdicts@1")
+
+
 def test_reader_is_in_every_output_provenance(tmp_path):
     other = EXAMPLE / "results" / "alpha-2024-08_annotations.jsonl"
     res = _run("compare", JSONL, other, "-p", P, "-f", "json", "--reader", "judge-jsonl@1")

@@ -69,7 +69,7 @@ def _coded(reader: Reader, src: Source, gold_labels: LabelSet | None) -> Iterato
         label: int | None = None
         warning: str | None = None
         gold: int | None = None
-        if yields == "verdicts":  # right is label 1 against gold 1
+        if problem is None and yields == "verdicts":  # right is label 1 against gold 1
             gold = 1
             label = UNPARSED if rec.correct is None else int(rec.correct)
         elif problem is None:
