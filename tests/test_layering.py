@@ -28,6 +28,7 @@ IO_MODULES = (
 #: Standard-library modules a pure statistics module has no use for.
 STDLIB_IO = ("os", "io", "pathlib", "glob", "csv", "json", "pickle", "sqlite3", "tomllib", "zipfile", "tarfile")
 RENDER = ("replicate.judge.render", "replicate.trials.render", "replicate.trials.costs_render", "replicate.trials.fresh_render", "replicate.fetch.render",
+          "replicate.judge.edge_plots",
           "replicate.output", "replicate.rankings.render")
 PURE_JUDGE = ("replicate.judge.align", "replicate.judge.compare", "replicate.judge.matrix", "replicate.judge.pairs",
               "replicate.judge.model", "replicate.judge.audit", "replicate.judge.floor",

@@ -333,7 +333,8 @@ def _counts_by_gram(
     values = np.unique(labels)
     if policy == "intersect":
         values = values[values != UNPARSED]
-    onehot = np.stack([labels == v for v in values]).astype(np.float32)  # (k, R, N)
+    onehot = np.stack([labels == v for v in values]).astype(np.float32) if len(values) else \
+        np.zeros((0, *labels.shape), np.float32)  # (k, R, N); k = 0 when no label is parsed
     C, X, V = (m.astype(np.float32) for m in (correct & valid, wrong, valid))
     G = len(bounds) - 1
     R = labels.shape[0]

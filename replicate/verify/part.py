@@ -63,7 +63,7 @@ class Part(ABC):
 
     #: the source's name; the JSON's key for the part
     name = "part"
-    #: how its summary line and note call its claims (``ranking`` claims)
+    #: how its summary line and note call its claims (``ranking`` claims); empty: by the source's name
     noun = ""
     #: its JSON's keys sit at the top of the verification's (the runs part's), not under ``name``
     top_level = False
@@ -84,7 +84,7 @@ class Part(ABC):
 
     def summary_line(self) -> str:
         """``5 of 6 ranking claims match (1 not computable)``."""
-        return matched(self.summary(), f"{self.noun} claims match")
+        return matched(self.summary(), f"{self.noun or self.name} claims match")
 
     def to_json(self) -> dict:
         return {"summary": self.summary(), "summary_line": self.summary_line(), "ok": not self.failed,
@@ -92,7 +92,8 @@ class Part(ABC):
 
     def summary_note(self) -> list[str]:
         """Its lines of the note's Summary, after the summary line."""
-        return self.failed_note(f"{self.noun.capitalize()} claims: none mismatches.", f"{self.noun} claim(s) mismatch")
+        noun = self.noun or self.name
+        return self.failed_note(f"{noun.capitalize()} claims: none mismatches.", f"{noun} claim(s) mismatch")
 
     def failed_note(self, passed: str, failing: str) -> list[str]:
         """``passed`` when no claim fails, else ``Check failed: N <failing>: <their ids>.``"""

@@ -46,12 +46,13 @@ def load_trials_part(
 ) -> Trials:
     """Read every trials table the trial claims use (and the fresh ones), then check the claims."""
     part = claims.trials
-    specs = replication_specs(claims, replications, archives)
-    unreplicable = [c.id for c in part.claims if c.trials in specs and c.spec.family is None]
+    named = set(part.replication) | set(replications)  # checked before the names are (the first problem named)
+    unreplicable = [c.id for c in part.claims if c.trials in named and c.spec.family is None]
     if unreplicable:  # e.g. a token cost: recomputed from the release only
         raise UsageError(f"claim(s) {', '.join(unreplicable)} name a figure a fresh collection does not "
                          "replicate (it is only recomputed from the release): leave their table out of "
                          "--replication / [replication], or give them a table of their own")
+    specs = replication_specs(claims, replications, archives)
     paths = {n: spec.paths(root) for n, spec in specs.items()}
     used = [n for n in part.tables if any(c.trials == n for c in part.claims) or n in specs]
     missing = [f"{n}: {part.tables[n]}" for n in used if not (root / part.tables[n]).is_file()]

@@ -333,6 +333,26 @@ def test_an_edge_with_no_comparable_pair_is_not_plotted_at_zero(tmp_path):
     assert len(figures_for(v, tmp_path / "note.md").files) == 2  # an empty series still draws
 
 
+def test_runs_with_no_parsed_label_are_compared_not_crashed(tmp_path):
+    """Under a parser that reads no output of either run (n = 0 under intersect), compare prints its empty
+    table and verify calls the claim not computable: neither fails in the bootstrap (it did)."""
+    for name, outs in (("a", "2103"), ("b", "0201")):  # bare digits: umbrela-strict@1 reads none
+        rows = [{"query_id": "q", "corpus_id": str(k), "original_qrel_score": 2, "model_output": o} for k, o in enumerate(outs)]
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (tmp_path / "claims.toml").write_text(
+        '[study]\ntitle = "t"\n[runs]\na = ["a.jsonl"]\nb = ["b.jsonl"]\n'
+        '[[claims]]\nid = "r"\nmetric = "regression_rate"\nold = "a"\nnew = "b"\nvalue = "25.0"\nunit = "percent"\n',
+        encoding="utf-8",
+    )
+    res = CliRunner().invoke(app, ["compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"),
+                                   "-p", "umbrela-strict@1", "-f", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["cells"] == {"both": 0, "only_old": 0, "only_new": 0, "neither": 0}
+    res = CliRunner().invoke(app, ["verify", str(tmp_path / "claims.toml"), "--root", str(tmp_path),
+                                   "-p", "umbrela-strict@1"])
+    assert "a and b share no scored items" in res.output and "Traceback" not in res.output, res.output
+
+
 def test_reproduce_block_fetches_each_release_into_its_own_directory(tmp_path, monkeypatch):
     # old run from one fetched release, new run from another: one fetch command per release
     root = tmp_path / "data"

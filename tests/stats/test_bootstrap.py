@@ -356,3 +356,20 @@ def test_counts_that_do_not_mirror_are_computed_in_full():
     labels, gold, _ = small_release(seed=4, runs=3)
     items = bootstrap_pairs(labels, gold, [(0, 1), (1, 0)], n_resamples=100, seed=1)
     assert items.mirrors().tolist() == [-1, -1]
+
+
+def test_no_parsed_label_gives_zero_counts_on_both_paths():
+    """Every label unparsed (a strict parser reads none): under intersect every count is 0, under wrong every
+    item is 'neither' or counted as wrong, on the Gram path and the mask path alike (the Gram path used to
+    fail stacking no label values)."""
+    from replicate.parsing import UNPARSED
+
+    runs, n = 4, 12
+    labels = np.full((runs, n), UNPARSED, dtype=np.int64)
+    gold = np.ones(n, dtype=np.int64)
+    codes = np.arange(n) % 3
+    every = [(i, j) for i in range(runs) for j in range(runs) if i != j]
+    for policy, want in (("intersect", [0, 0, 0, 0, 0]), ("wrong", [0, 0, 0, 4, 0])):
+        full = cluster_category_counts(labels, gold, every, codes, 3, policy=policy)
+        part = cluster_category_counts(labels, gold, every[:2], codes, 3, policy=policy)
+        assert (full == np.array(want)).all() and (part == full[:, :2]).all(), policy

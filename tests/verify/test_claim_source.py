@@ -136,3 +136,18 @@ def test_a_source_is_registered_once_and_with_its_check():
         register_source(SOURCES["trials"])
     with pytest.raises(ValueError, match="gives no check"):
         register_source(ClaimSource("x", "x", ("x",), ("count",), _parse))
+
+
+def test_a_part_without_a_noun_calls_its_claims_by_its_name():
+    """The Part base's summary line and note name the claims by the source's name when it gives no noun."""
+
+    @dataclass(frozen=True)
+    class Bare(Part):
+        results: tuple[Checked, ...] = ()
+        name = "bare"
+
+        def table(self, fmt: Any) -> list[str]:
+            return []
+
+    assert Bare().summary_line().endswith("bare claims match"), Bare().summary_line()
+    assert Bare().summary_note() == ["Bare claims: none mismatches."]

@@ -152,11 +152,14 @@ def test_cost_fields_are_checked_by_claim_id():
         assert line in msg, (line, msg)
 
 
-def test_a_cost_claim_is_not_replicated_against_a_fresh_collection(tmp_path):
+@pytest.mark.parametrize("more", [[], ["--replication-archive", "other=a.jsonl"],
+                                  ["--replication", "other=t.jsonl"]], ids=["alone", "archive", "unknown"])
+def test_a_cost_claim_is_not_replicated_against_a_fresh_collection(tmp_path, more):
+    """Named first, before what else is wrong with the fresh collections' names."""
     rows = _rows()
     write_jsonl(rows, tmp_path / "t.jsonl")
     (tmp_path / "c.toml").write_text(_claims(*_expected(rows), 1.0), encoding="utf-8")
     r = runner.invoke(app, ["verify", str(tmp_path / "c.toml"), "--root", str(tmp_path),
-                            "--replication", f"study={tmp_path / 't.jsonl'}"])
+                            "--replication", f"study={tmp_path / 't.jsonl'}", *more])
     assert r.exit_code == 2
     assert "med-trial, med-item, ratio-pooled, ratio-wrong name a figure a fresh collection does not" in r.output

@@ -149,3 +149,28 @@ def test_bad_fields_are_reported_at_once_by_claim_id():
     ):
         assert line in msg, (line, msg)
     assert "[runs]" not in msg  # ranking claims alone need no judge runs
+
+
+def test_systems_that_score_alike_make_the_claim_not_computable(study, tmp_path):
+    """Two systems with the same ranked lists score alike under both qrels: Kendall's tau-b and Spearman's rho
+    are undefined (scipy gives NaN), so the claim is not computable with the reason, not a traceback."""
+    root, _ = study
+    first = sorted((root / "runs").iterdir())[0]
+    (tmp_path / "same").mkdir()
+    for name in ("a", "b"):
+        lines = [" ".join(line.split()[:5] + [name]) for line in first.read_text(encoding="utf-8").splitlines()]
+        (tmp_path / "same" / f"{name}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    x = _aggregates(sorted((tmp_path / "same").iterdir()), root / "ref.qrels")
+    assert x[0] == x[1]
+    for q in ("ref.qrels", "est.qrels"):
+        (tmp_path / q).write_bytes((root / q).read_bytes())
+    (tmp_path / "c.toml").write_text(
+        '[study]\ntitle = "t"\n[trec_runs]\nsame = ["same"]\n'
+        + "".join(f'[[claims]]\nid = "{s}"\nmetric = "rankings.{s}"\ntrec_runs = "same"\n'
+                  'qrels = ["ref.qrels", "est.qrels"]\nvalue = "0.5"\nunit = "ratio"\n'
+                  for s in ("kendall_tau", "spearman")), encoding="utf-8")
+    r = runner.invoke(app, ["verify", str(tmp_path / "c.toml"), "--root", str(tmp_path), "-f", "json"])
+    assert r.exit_code == 0, r.output
+    claims = json.loads(r.stdout)["rankings"]["claims"]
+    assert [c["verdict"] for c in claims] == ["not_computable"] * 2, claims
+    assert all("systems score alike" in c["why"] for c in claims), claims

@@ -10,6 +10,7 @@ interval). Every file read is listed with its sha256.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -75,7 +76,11 @@ def _statistic(name: str):
         a = core.agreement(claim)
         if len(a.systems) < 2:
             return Computed(None, f"{len(a.systems)} system(s): a ranking agreement needs at least two")
-        return Computed(a.statistic(name), n=len(a.systems))
+        value = a.statistic(name)
+        if math.isnan(value):
+            return Computed(None, f"{name} is undefined: the {len(a.systems)} systems score alike under one of the "
+                                  "qrels (no ordering to compare)")
+        return Computed(value, n=len(a.systems))
     return compute
 
 
