@@ -36,6 +36,8 @@ from replicate.stats.rasch_steps import Work
 from replicate.stats.student_t import t_quantile
 
 _ROWS = 4096  # (replicate, edge) rows refit at once
+#: Bytes of the clusters' columns gathered for one product with their weights (:func:`_summed`)
+_PRODUCT_BYTES = 1 << 25
 
 _SWAP = (0, 2, 1, 3)  # cell 2x + y of an edge -> the reverse edge's cell
 
@@ -150,12 +152,28 @@ def _summed(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(the cells summed over clusters, float64 ``(4, K, P)``; each replicate's counts the fit reads for
     ``edges``, ``(B, len(edges), 2K + 5)`` in ``dtype``; each edge's mirror partner or -1) from chunks of
-    cells ``(g, 4, K, P)`` covering the clusters in order."""
+    cells ``(g, 4, K, P)`` covering the clusters in order.
+
+    The chunks' columns are gathered until they pass :data:`_PRODUCT_BYTES`, then multiplied by their
+    clusters' weights in one product (a product per chunk of a few clusters wrote and read the whole
+    ``(B, len(edges), 2K + 5)`` sum each time). The sums are of exact integers: their order changes nothing.
+    """
     B, G = weights.shape
     partner = reverse_partners(pairs)
     totals: np.ndarray | None = None
     drawn: np.ndarray | None = None
-    c0 = 0
+    held: list[np.ndarray] = []
+    c0 = c1 = 0  # the held columns are those of clusters c0..c1
+
+    def add(drawn: np.ndarray | None) -> np.ndarray:
+        cols = held[0] if len(held) == 1 else np.concatenate(held)
+        part = weights[:, c0:c1].astype(dtype) @ cols.reshape(c1 - c0, -1)
+        held.clear()
+        if drawn is None:
+            return part.reshape(B, len(edges), -1)
+        drawn += part.reshape(drawn.shape)
+        return drawn
+
     for cells in chunks:
         g = cells.shape[0]
         partner = np.where(mirrored_edges(pairs, cells) < 0, -1, partner)
@@ -163,12 +181,14 @@ def _summed(
         totals = part if totals is None else totals + part
         # (g, len(edges), C) in the cells' dtype (float32 cells: exact counts), then in ``dtype``
         cols = rasch.columns(np.ascontiguousarray(np.take(cells, edges, axis=3).transpose(0, 3, 1, 2)))
-        if drawn is None:
-            drawn = np.zeros((B, len(edges), cols.shape[-1]), dtype=dtype)
-        drawn += (weights[:, c0 : c0 + g].astype(dtype) @ cols.reshape(g, -1).astype(dtype)).reshape(drawn.shape)
-        c0 += g
-    if totals is None or drawn is None or c0 != G:
-        raise ValueError(f"the chunks of cells cover {c0} clusters; the weights have {G}")
+        held.append(cols.astype(dtype, copy=False))
+        c1 += g
+        if sum(h.nbytes for h in held) >= _PRODUCT_BYTES:
+            drawn, c0 = add(drawn), c1
+    if held:
+        drawn = add(drawn)
+    if totals is None or drawn is None or c1 != G:
+        raise ValueError(f"the chunks of cells cover {c1} clusters; the weights have {G}")
     return totals, drawn, partner
 
 

@@ -70,11 +70,18 @@ def test_clusters_read_a_chunk_at_a_time_give_the_same_fit_and_replicates(monkey
 
 
 @pytest.mark.parametrize("clusters_a_chunk", [1, 3])
-def test_chunks_bounded_in_bytes_hold_fewer_clusters_and_give_the_same_replicates(monkeypatch, clusters_a_chunk):
+@pytest.mark.parametrize("product_bytes", [1, 1 << 25])
+def test_chunks_bounded_in_bytes_hold_fewer_clusters_and_give_the_same_replicates(
+    monkeypatch, clusters_a_chunk, product_bytes
+):
     """With the chunks' bytes bounded to ``clusters_a_chunk`` clusters' cells (as many runs do), every chunk
     holds at most that many clusters and the baseline and its replicates are bit for bit those of every
-    cluster's counts at once."""
+    cluster's counts at once, whether the chunks' columns are multiplied by their weights a chunk at a time
+    (``product_bytes`` 1) or all in one product."""
     import replicate.stats.independence as independence
+    import replicate.stats.independence_boot as independence_boot
+
+    monkeypatch.setattr(independence_boot, "_PRODUCT_BYTES", product_bytes)
 
     labels, gold, codes, pairs, G, weights, base, want = _six_runs_in_clusters(5, 4)
     # bytes of one cluster's Gram products (R + 1, 2R, 2R) and cells (4, K, P), float32, at R = 6 runs
