@@ -390,15 +390,25 @@ def _halved(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``step`` halved, column by column, until it no longer lowers the likelihood (at most 40 times), and
     the log-likelihood after it (NaN where the 40th halving left it unknown). ``at_start``: the
-    log-likelihood at ``th`` where known (a row's previous step computed it; else NaN)."""
+    log-likelihood at ``th`` where known (a row's previous step computed it; else NaN).
+
+    After the first trial only the columns whose step was halved are evaluated again (the others' value
+    stands), as one column where there is one column in all, else as two at least: a column's sum over the
+    bins is then added in the same order as among all of them (numpy sums a lone column pairwise)."""
     before = _known(at_start, lambda idx: loglik(th[:, idx], sub.rows(idx), live[:, idx]))
-    for _ in range(40):
-        after = loglik(np.clip(th + step, -_BOUND, _BOUND), sub, live)
-        worse = after < before - 1e-12 * np.abs(before)
-        if not worse.any():
+    after = loglik(np.clip(th + step, -_BOUND, _BOUND), sub, live)
+    bad = np.flatnonzero(after < before - 1e-12 * np.abs(before))
+    for _ in range(39):
+        if not len(bad):
             return step, after
-        step[:, worse] *= 0.5
-    return step, np.where(worse, np.nan, after)
+        step[:, bad] *= 0.5
+        idx = bad if len(bad) > 1 or len(after) == 1 else np.repeat(bad, 2)
+        value = loglik(np.clip(th[:, idx] + step[:, idx], -_BOUND, _BOUND), sub.rows(idx), live[:, idx])[: len(bad)]
+        after[bad] = value
+        bad = bad[value < before[bad] - 1e-12 * np.abs(before[bad])]
+    step[:, bad] *= 0.5
+    after[bad] = np.nan
+    return step, after
 
 
 def _known(values: np.ndarray, compute: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
