@@ -36,6 +36,8 @@ from replicate.stats.rasch_steps import Work
 from replicate.stats.student_t import t_quantile
 
 _ROWS = 4096  # (replicate, edge) rows refit at once
+#: A block's rows still stepping below this many are stepped on with other blocks' (:func:`_replicates`)
+_PAUSE = 512
 #: Bytes of the clusters' columns gathered for one product with their weights (:func:`_summed`)
 _PRODUCT_BYTES = 1 << 25
 
@@ -197,7 +199,11 @@ def _replicates(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each replicate's (rate, ratio) ``(B, P)`` from the counts ``drawn`` (B, len(edges), C) of ``edges``
     (which hold every edge without a mirror, ``partner`` < 0), refit edge by edge except the mirrors, in
-    blocks of replicates; ``totals`` are the full sample's cells."""
+    blocks of replicates; ``totals`` are the full sample's cells.
+
+    A block's last rows to converge (fewer than :data:`_PAUSE` still stepping) are set aside and stepped on
+    with those of every other block at the end (:func:`replicate.stats.rasch.resume`): the same steps, whose
+    overhead a few rows a step no longer pay block by block."""
     assert base.theta is not None
     B, _, C = drawn.shape
     P = len(partner)
@@ -206,14 +212,35 @@ def _replicates(
     at = np.searchsorted(edges, own)  # each own edge's place among ``edges``
     Po = len(own)
     fitted = full_sample(rasch.from_columns(rasch.columns(np.take(totals, own, axis=2).transpose(2, 0, 1))), theta)
-    rates, ratios, work = [], [], Work()
+    counts = np.empty((5, B, Po))  # expected regressions, progressions; regressions, progressions, items
+    waiting: list[tuple[np.ndarray, rasch.Fitting, rasch.Strata, rasch.Strata, np.ndarray, int]] = []
+    work = Work()
     step = _block(Po)
     for lo in range(0, B, step):
-        rows = np.take(drawn[lo : lo + step], at, axis=1).reshape(-1, C)
-        rate, ratio = _figures(rasch.from_columns(rows), min(step, B - lo), fitted, P, own, later, of, work)
-        rates.append(rate)
-        ratios.append(ratio)
-    return np.concatenate(rates), np.concatenate(ratios)
+        s = rasch.from_columns(np.take(drawn[lo : lo + step], at, axis=1).reshape(-1, C))
+        told = rasch.informative(s)
+        theta_b, _, paused = rasch.fit_paused(
+            s, rasch.predicted(s, *fitted, told=told), work=work, told=told, pause_below=_PAUSE
+        )
+        block = counts[:, lo : lo + step].reshape(5, -1)  # a view: rows edge fastest
+        block[0], block[1] = rasch.expected(theta_b, s, told=told)
+        block[2], block[3], block[4] = s.regressed, s.new - (s.old - s.regressed), s.items
+        if paused is not None:
+            idx = paused.todo
+            waiting.append((block, paused, s.rows(idx), told.rows(idx), theta_b[idx], s.h.shape[1]))
+    for (block, paused, s, told, theta_w, width), (th, _) in zip(waiting, rasch.resume([w[1] for w in waiting], work=work)):
+        theta_w[:, paused.params] = th.T
+        # the block's expected counts were summed over the bins among all its rows: a lone row as two
+        one = len(theta_w) == 1 and width > 1
+        rows = np.array([0, 0]) if one else np.arange(len(theta_w))
+        reg, prog = rasch.expected(theta_w[rows], s.rows(rows), told=told.rows(rows))
+        block[0, paused.todo], block[1, paused.todo] = reg[: len(theta_w)], prog[: len(theta_w)]
+    rate, ratio = np.empty((B, P)), np.empty((B, P))
+    reg, prog, regressed, progressed, n = counts
+    rate[:, own], ratio[:, own] = _rate_ratio(reg, regressed, n)
+    if len(later):  # the mirror's regressions are its partner's progressions
+        rate[:, later], ratio[:, later] = _rate_ratio(prog[:, of], progressed[:, of], n[:, of])
+    return rate, ratio
 
 
 #: Category of :data:`replicate.stats.bootstrap.CATEGORIES` -> cell ``2 * x + y`` (old right x, new right y).

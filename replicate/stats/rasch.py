@@ -40,6 +40,7 @@ tolerance, at the one maximum.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -171,6 +172,24 @@ def loglik(th: np.ndarray, s: Strata, live: np.ndarray) -> np.ndarray:
     return s.old * th[0] + (s.h * np.where(live, th[1:], 0.0)).sum(axis=0) - (s.n * logG).sum(axis=0)
 
 
+class Fitting(NamedTuple):
+    """Rows of a fit still stepping, set aside (:func:`fit_paused`) to be stepped on with others
+    (:func:`resume`): their counts (the parameters ``params`` they step: alpha and the bins used), parameters
+    ``th``, and per row its previous step, last Newton move, log-likelihood, tolerance, steps taken and
+    factor; ``todo`` numbers them as the paused fit's rows."""
+
+    sub: steps.Rows
+    th: np.ndarray
+    todo: np.ndarray
+    params: np.ndarray
+    since: np.ndarray
+    last: np.ndarray
+    ll: np.ndarray
+    limit: np.ndarray
+    taken: np.ndarray
+    f: Factor
+
+
 def fit(
     s: Strata, theta: np.ndarray | None = None, *, tolerance: float = TOLERANCE, max_steps: int = MAX_STEPS,
     work: steps.Work | None = None, told: Strata | None = None,
@@ -193,6 +212,21 @@ def fit(
     holds the buffers of the steps (pass one to fits of the same size in turn:
     fresh memory costs page faults). ``told``: :func:`informative` of ``s`` when the caller has it.
     """
+    theta, done, _ = fit_paused(s, theta, tolerance=tolerance, max_steps=max_steps, work=work, told=told)
+    return theta, done
+
+
+def fit_paused(
+    s: Strata, theta: np.ndarray | None = None, *, tolerance: float = TOLERANCE, max_steps: int = MAX_STEPS,
+    work: steps.Work | None = None, told: Strata | None = None, pause_below: int = 0,
+) -> tuple[np.ndarray, np.ndarray, Fitting | None]:
+    """:func:`fit`, set aside once fewer than ``pause_below`` rows are still stepping: (each row's parameters
+    (r, K + 1), whether it converged, and the rows still stepping or None). The rows set aside have their
+    start in the parameters returned; :func:`resume` steps them on, each exactly as :func:`fit` would.
+
+    Every row steps on its own (each array operation is per row, every sum over the bins made in the same
+    order), so a row's steps do not depend on the rows beside it; few rows a step cost mostly the steps' own
+    overhead, which rows set aside from many fits and stepped together share."""
     told = informative(s) if told is None else told
     live = told.h > 0
     fixed = _pinned(told.h)
@@ -202,27 +236,78 @@ def fit(
     theta[1:][~live] = 0.0
     theta[1:][~live & (s.h > 0)] = -_BOUND  # items only in certain strata: the maximum is at g = 0
     done = np.zeros(r, dtype=bool)
-    todo = np.arange(r)
     # the steps leave out the bins that are empty in every row at either end (their strata hold no
     # items, nothing couples them to the others, their lambda stays 0): the same steps on fewer bins
     used = np.flatnonzero(live.any(axis=1))
     k0, k1 = (int(used[0]), int(used[-1]) + 1) if len(used) else (0, live.shape[0])
     params = np.r_[0, 1 + k0 : 1 + k1]
     trimmed = Strata(told.h[k0:k1], told.n[k0 : k1 + 2], told.old, told.new, told.regressed)
-    sub, th = steps.rows_of(trimmed, live[k0:k1], fixed[k0:k1]), theta[params]
-    limit = tolerance * np.maximum(s.items, 1.0)
-    since = np.full(r, np.inf)  # per row, its last Newton step's move (its factor is from that step's start)
-    f: Factor | None = None
+    out = theta[params]
+    paused = _run(
+        steps.rows_of(trimmed, live[k0:k1], fixed[k0:k1]), out.copy(), np.arange(r), params,
+        tolerance * np.maximum(s.items, 1.0), None, out, done, max_steps, steps.Work() if work is None else work,
+        pause_below,
+    )
+    theta[params] = out
+    return theta.T, done, paused
+
+
+def resume(
+    paused: list[Fitting], *, max_steps: int = MAX_STEPS, work: steps.Work | None = None
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The rows of fits set aside by :func:`fit_paused` stepped on together to the end: per fit, its rows'
+    parameters (those of its ``params``, (len(params), rows)) and whether each converged, in its ``todo``
+    order. Fits that step other parameters (bins) are stepped on apart."""
+    result: list[tuple[np.ndarray, np.ndarray]] = [(np.empty((0, 0)), np.empty(0, dtype=bool))] * len(paused)
     ws = steps.Work() if work is None else work
+    groups: dict[bytes, list[int]] = {}
+    for i, p in enumerate(paused):
+        groups.setdefault(p.params.tobytes(), []).append(i)
+    for members in groups.values():
+        ps = [paused[i] for i in members]
+        sub = steps.Rows(
+            Strata(*(np.concatenate([getattr(p.sub.s, a) for p in ps], axis=-1) for a in Strata.__dataclass_fields__)),
+            *(np.concatenate([p.sub[j] for p in ps], axis=-1) for j in range(1, len(steps.Rows._fields))),
+        )
+        th = np.concatenate([p.th for p in ps], axis=1)
+        f = Factor(*(np.concatenate([p.f[j] for p in ps], axis=-1) for j in range(len(Factor._fields))))
+        n = th.shape[1]
+        out, done = th.copy(), np.zeros(n, dtype=bool)
+        state = [np.concatenate([getattr(p, a) for p in ps], axis=-1) for a in ("since", "last", "ll", "taken")]
+        limit = np.concatenate([p.limit for p in ps])
+        _run(sub, th, np.arange(n), ps[0].params, limit, f, out, done, max_steps, ws, 0, state)
+        at = 0
+        for i, p in zip(members, ps):
+            m = len(p.todo)
+            result[i] = out[:, at : at + m], done[at : at + m]
+            at += m
+    return result
+
+
+def _run(
+    sub: steps.Rows, th: np.ndarray, todo: np.ndarray, params: np.ndarray, limit: np.ndarray, f: Factor | None,
+    out: np.ndarray, done: np.ndarray, max_steps: int, ws: steps.Work, pause_below: int,
+    state: list[np.ndarray] | None = None,
+) -> Fitting | None:
+    """Step the rows ``todo`` of ``out`` (their counts ``sub``, parameters ``th``) until each is done or has
+    taken ``max_steps`` steps, writing their parameters into ``out`` and ``done``; or, once fewer than
+    ``pause_below`` are still stepping, set those aside (returned). ``limit`` is per row of ``todo``;
+    ``state``: (since, last, ll, steps taken) of rows set aside before, else a fresh start."""
+    r = len(todo)
+    if state is None:
+        since = np.full(r, np.inf)  # per row, its last Newton step's move (its factor is from that step's start)
+        last = np.zeros_like(th)  # each row's previous step (before any extension)
+        ll = np.full(r, np.nan)  # each row's log-likelihood at th where a step computed it (else NaN)
+        taken = np.zeros(r, dtype=np.int64)
+    else:
+        since, last, ll, taken = state
     alive = np.ones(r, dtype=bool)  # rows of the subset still fitting (the others step 0 until dropped)
-    last = np.zeros_like(th)  # each row's previous step (before any extension)
-    ll = np.full(r, np.nan)  # each row's log-likelihood at th where a step computed it (else NaN)
-    for _ in range(max_steps):
+    while True:
         chord = (since <= _CHORD_STEP) | ~alive
         step, biggest, f = _step(th, sub, f, chord, ws)
         moved = np.abs(step, out=ws.get("abs", *step.shape)).max(axis=0)
         step *= np.minimum(1.0, _MAX_MOVE / np.maximum(moved, 1e-300))
-        met = biggest <= limit[todo]
+        met = biggest <= limit
         step[:, met | ~alive] = 0.0
         check = np.flatnonzero((moved > _CHECKED_STEP) & ~met & alive)
         value = np.full(len(moved), np.nan)  # the log-likelihood after the step, where computed
@@ -243,15 +328,20 @@ def fit(
         since = np.where(chord, since, moved)
         done[todo[finished]] = True
         alive &= ~finished
+        taken += 1
+        alive &= taken < max_steps  # a row stopped by the bound is not done
         if not alive.any():
             break
-        if np.count_nonzero(alive) < 0.75 * len(todo):  # drop the finished rows (a copy of every array)
-            theta[np.ix_(params, todo)] = th
+        n_alive = np.count_nonzero(alive)
+        if n_alive < pause_below or n_alive < 0.75 * len(todo):  # drop the finished rows (a copy of every array)
+            out[:, todo] = th
             keep = np.flatnonzero(alive)
             todo, th, sub, since, f = todo[keep], th[:, keep], sub.rows(keep), since[keep], factor_rows(f, keep)
-            alive, last, ll = alive[keep], last[:, keep], ll[keep]
-    theta[np.ix_(params, todo)] = th
-    return theta.T, done
+            alive, last, ll, limit, taken = alive[keep], last[:, keep], ll[keep], limit[keep], taken[keep]
+            if n_alive < pause_below:
+                return Fitting(sub, th, todo, params, since, last, ll, limit, taken, f)
+    out[:, todo] = th
+    return None
 
 
 def _step(

@@ -272,3 +272,22 @@ def test_log_t_bounds_match_a_plain_computation():
     assert undefined.tolist() == [0, 7, 3]
     lo, hi, _ = log_t_bounds(values, np.array([np.nan, 0.0, 1.0]), 12, 0.9)
     assert np.isnan(lo[:2]).all() and np.isnan(hi[:2]).all() and lo[2] < 1 < hi[2]
+
+
+@pytest.mark.parametrize("pause", [2, 10**6])
+def test_rows_set_aside_from_every_block_give_the_same_replicates(monkeypatch, pause):
+    """Blocks of 4 replicates whose last rows still stepping (fewer than ``pause``; every row after its
+    first step with 10**6) are stepped on together after the last block: every replicate is bit for bit
+    that of each block fit to its end alone (``_PAUSE`` 0), the mirrors read off as before."""
+    import replicate.stats.independence_boot as independence_boot
+
+    labels, gold, codes, pairs, G, weights, base, _ = _six_runs_in_clusters(9, 2)
+    counts = difficulty_counts(labels, gold, pairs, codes=codes, n_clusters=G)
+    monkeypatch.setattr(independence_boot, "_ROWS", 4 * len(pairs))
+    monkeypatch.setattr(independence_boot, "_PAUSE", 0)
+    want = cluster_difficulty_replicates(counts, base, weights)
+    monkeypatch.setattr(independence_boot, "_PAUSE", pause)
+    got = cluster_difficulty_replicates(counts, base, weights)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    assert np.isfinite(got[0]).all()

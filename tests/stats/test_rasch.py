@@ -263,3 +263,37 @@ def test_extended_steps_change_no_fit_and_walk_out_faster(monkeypatch):
     plain, plain_done = rasch.fit(s)
     assert plain_done.all()
     np.testing.assert_allclose(rasch.expected(theta, s), rasch.expected(plain, s), rtol=1e-10)
+
+
+@pytest.mark.parametrize("pause_below", [2, 8, 1000])
+def test_rows_set_aside_and_stepped_on_together_fit_as_alone(pause_below):
+    """Three fits of replicate-like rows (one with an empty middle bin, one with fewer bins used, one with a
+    far-out maximum) set aside once fewer than ``pause_below`` rows are still stepping, then stepped on
+    together (:func:`rasch.resume`): every row's parameters and its converged flag are bit for bit those of
+    each fit run to its end alone, also where the step bound stops some rows."""
+    rng = np.random.default_rng(21)
+    K = FAR_OUT.shape[1]
+    fits = []
+    for j in range(3):
+        rows = [random_cells(rng, K, empty=(5 if j == 0 and r % 3 == 0 else None)) for r in range(12)]
+        if j == 1:
+            rows = [np.concatenate([c[:, : K - 4], np.zeros((4, 4))], axis=1) for c in rows]
+        if j == 2:
+            rows[4] = FAR_OUT.copy()
+        fits.append(rasch.strata(np.stack(rows)))
+    for max_steps in (rasch.MAX_STEPS, 4):
+        work = rasch.steps.Work()
+        want = [rasch.fit(s, max_steps=max_steps, work=work) for s in fits]
+        begun = [rasch.fit_paused(s, max_steps=max_steps, work=work, pause_below=pause_below) for s in fits]
+        paused = [p for _, _, p in begun if p is not None]
+        assert paused or pause_below < 1000  # every fit set aside after its first step
+        finished = iter(rasch.resume(paused, max_steps=max_steps, work=work))
+        for (theta, done), (got, got_done, p) in zip(want, begun):
+            if p is not None:
+                th, d = next(finished)
+                got[np.ix_(p.todo, p.params)] = th.T
+                got_done[p.todo] = d
+            np.testing.assert_array_equal(got, theta)
+            np.testing.assert_array_equal(got_done, done)
+        if max_steps == 4:
+            assert not all(d.all() for _, d in want)  # the bound stopped some rows
