@@ -26,6 +26,7 @@ progressions) instead of being refit: the same values.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -194,6 +195,30 @@ def _summed(
     return totals, drawn, partner
 
 
+class _Waiting(NamedTuple):
+    """A block's rows set aside (:func:`_replicates`): where its counts go (``block``, rows edge fastest), the
+    paused fit, those rows' counts and counts outside their certain strata, their parameters so far and the
+    block's rows."""
+
+    block: np.ndarray
+    paused: rasch.Fitting
+    s: rasch.Strata
+    told: rasch.Strata
+    theta: np.ndarray
+    width: int
+
+
+def _finish(waiting: list[_Waiting], work: Work) -> None:
+    """Step on the rows set aside together and write their expected counts into their blocks."""
+    for w, (th, _) in zip(waiting, rasch.resume([w.paused for w in waiting], work=work)):
+        w.theta[:, w.paused.params] = th.T
+        # the block's expected counts were summed over the bins among all its rows: a lone row as two
+        m = len(w.theta)
+        rows = np.array([0, 0]) if m == 1 and w.width > 1 else np.arange(m)
+        reg, prog = rasch.expected(w.theta[rows], w.s.rows(rows), told=w.told.rows(rows))
+        w.block[0, w.paused.todo], w.block[1, w.paused.todo] = reg[:m], prog[:m]
+
+
 def _replicates(
     totals: np.ndarray, drawn: np.ndarray, edges: np.ndarray, partner: np.ndarray, base: DifficultyBaseline
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -202,8 +227,8 @@ def _replicates(
     blocks of replicates; ``totals`` are the full sample's cells.
 
     A block's last rows to converge (fewer than :data:`_PAUSE` still stepping) are set aside and stepped on
-    with those of every other block at the end (:func:`replicate.stats.rasch.resume`): the same steps, whose
-    overhead a few rows a step no longer pay block by block."""
+    with those of the next blocks once they make half a block (:func:`replicate.stats.rasch.resume`): the
+    same steps, whose overhead a few rows a step no longer pay block by block."""
     assert base.theta is not None
     B, _, C = drawn.shape
     P = len(partner)
@@ -213,7 +238,7 @@ def _replicates(
     Po = len(own)
     fitted = full_sample(rasch.from_columns(rasch.columns(np.take(totals, own, axis=2).transpose(2, 0, 1))), theta)
     counts = np.empty((5, B, Po))  # expected regressions, progressions; regressions, progressions, items
-    waiting: list[tuple[np.ndarray, rasch.Fitting, rasch.Strata, rasch.Strata, np.ndarray, int]] = []
+    waiting: list[_Waiting] = []
     work = Work()
     step = _block(Po)
     for lo in range(0, B, step):
@@ -227,14 +252,11 @@ def _replicates(
         block[2], block[3], block[4] = s.regressed, s.new - (s.old - s.regressed), s.items
         if paused is not None:
             idx = paused.todo
-            waiting.append((block, paused, s.rows(idx), told.rows(idx), theta_b[idx], s.h.shape[1]))
-    for (block, paused, s, told, theta_w, width), (th, _) in zip(waiting, rasch.resume([w[1] for w in waiting], work=work)):
-        theta_w[:, paused.params] = th.T
-        # the block's expected counts were summed over the bins among all its rows: a lone row as two
-        one = len(theta_w) == 1 and width > 1
-        rows = np.array([0, 0]) if one else np.arange(len(theta_w))
-        reg, prog = rasch.expected(theta_w[rows], s.rows(rows), told=told.rows(rows))
-        block[0, paused.todo], block[1, paused.todo] = reg[: len(theta_w)], prog[: len(theta_w)]
+            waiting.append(_Waiting(block, paused, s.rows(idx), told.rows(idx), theta_b[idx], s.h.shape[1]))
+        # the rows set aside are stepped on once they make half a block (their state is held meanwhile)
+        if waiting and (lo + step >= B or sum(len(w.paused.todo) for w in waiting) >= _ROWS // 2):
+            _finish(waiting, work)
+            waiting = []
     rate, ratio = np.empty((B, P)), np.empty((B, P))
     reg, prog, regressed, progressed, n = counts
     rate[:, own], ratio[:, own] = _rate_ratio(reg, regressed, n)
