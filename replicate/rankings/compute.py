@@ -44,6 +44,22 @@ def parse_measure(text: str) -> Any:
     except (NameError, ValueError, SyntaxError) as exc:
         raise UsageError(Message(Param("measure"), f" {text!r} is not an ir-measures measure name ({exc}); "
                                  "e.g. nDCG@10, AP, P@10, RR, P(rel=2)@10")) from None
+    missing = [f"{k} ({p.desc})" for k, p in m.SUPPORTED_PARAMS.items() if p.required and k not in m.params]
+    if missing:  # SDCG@10 without max_rel
+        raise UsageError(Message(Param("measure"), f" {text!r} needs the parameter {', '.join(missing)}"))
+    try:
+        m.validate_params()
+    except AssertionError as exc:  # ir-measures checks its parameters with assert (P@1.5, RBP(p=2))
+        raise UsageError(Message(Param("measure"), f" {text!r} is not a valid ir-measures measure ({exc})")) from None
+    cutoff = m.params.get("cutoff")
+    if cutoff is not None and cutoff < 1:  # trec_eval aborts the process on @0; Judged@0 divides by 0
+        raise UsageError(Message(Param("measure"), f" {text!r} has cutoff {cutoff}: a cutoff counts the top "
+                                 "results of each topic and must be 1 or more, e.g. nDCG@10"))
+    try:  # an evaluator over no judgments is cheap and says whether an installed provider computes it
+        ir_measures.evaluator([m], {})
+    except ValueError as exc:  # no installed provider (RBP(p=0.5), alpha_nDCG@10 without pyndeval)
+        raise UsageError(Message(Param("measure"), f" {text!r} is not computed by any installed ir-measures "
+                                 f"provider ({exc})")) from None
     if not isinstance(m.aggregator(), MeanAgg):
         raise UsageError(Message(Param("measure"), f" {text!r} is not a mean over topics (ir-measures aggregates it "
                                  f"as {type(m.aggregator()).__name__}): a system ranking needs a per-topic mean"))

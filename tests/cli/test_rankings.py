@@ -84,3 +84,35 @@ def test_bad_requests(tmp_path):
     _error(_run("--runs", runs[0], "--qrels", ref, "--qrels", est), "--runs must name two or more systems")
     _error(_run("--runs", *runs, "--qrels", ref, "--qrels", est, "--confidence", "1.5"),
            "--confidence must lie in (0, 1)")
+
+
+@pytest.mark.parametrize("measure, fragment", [
+    ("Judged@0", "has cutoff 0: a cutoff counts the top results of each topic and must be 1 or more"),
+    ("P@1.5", "is not a valid ir-measures measure (invalid param cutoff=1.5)"),
+    ("IPrec@2", "is not a valid ir-measures measure (invalid param recall=2)"),
+    ("SDCG@10", "needs the parameter max_rel (maximum relevance score)"),
+    ("RBP(p=0.5)", "is not computed by any installed ir-measures provider (Unsupported measures"),
+])
+def test_a_measure_ir_measures_cannot_compute(tmp_path, measure, fragment):
+    """Measures ir-measures parses but cannot compute are bad input, not a ZeroDivisionError, an
+    AssertionError or a ValueError from inside ir-measures."""
+    runs, ref, est = scenario(tmp_path)
+    _error(_run("--runs", *runs, "--qrels", ref, "--qrels", est, "--measure", measure), f"--measure {measure!r} ")
+    _error(_run("--runs", *runs, "--qrels", ref, "--qrels", est, "--measure", measure), fragment)
+
+
+@pytest.mark.parametrize("measure", ["nDCG@0", "P(rel=2)@0", "ERR@0"])
+def test_a_cutoff_of_0_in_a_process_of_its_own(tmp_path, measure):
+    """trec_eval aborts the whole process on a cutoff of 0 (an assertion in pytrec_eval's C code, exit
+    134) and gdeval's perl script fails on it: refused before any evaluator sees it. Run in a process
+    of its own, so that the abort, were it back, fails this test and not the test session."""
+    import subprocess
+    import sys
+
+    runs, ref, est = scenario(tmp_path)
+    p = subprocess.run([sys.executable, "-m", "replicate", "rankings", "--runs", *map(str, runs), "--qrels", str(ref),
+                        "--qrels", str(est), "--replicates", "0", "--measure", measure],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip() == (f"Error: --measure {measure!r} has cutoff 0: a cutoff counts the top results of "
+                                "each topic and must be 1 or more, e.g. nDCG@10"), p.stderr
