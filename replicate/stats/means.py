@@ -78,8 +78,8 @@ def bootstrap_means(
     np.divide(total, n, out=point, where=n > 0)
     if not clusters.is_items:
         lo, hi = stretch(point, lo, hi, clusters.count, confidence_level)
-    low_value = np.where(counted, values, np.inf).min(axis=1)
-    high_value = np.where(counted, values, -np.inf).max(axis=1)
+    low_value = np.where(counted, values, np.inf).min(axis=1, initial=np.inf)  # initial: no items at all
+    high_value = np.where(counted, values, -np.inf).max(axis=1, initial=-np.inf)
     with np.errstate(invalid="ignore"):
         lo = np.where(n > 0, np.maximum(lo, low_value), np.nan)
         hi = np.where(n > 0, np.minimum(hi, high_value), np.nan)

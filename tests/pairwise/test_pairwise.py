@@ -247,3 +247,24 @@ def test_files_that_are_not_pairwise_are_refused(tmp_path):
 def test_a_cluster_other_than_question_is_refused(fastchat_pairs):
     r = _run("pairwise", fastchat_pairs, "--cluster", "turn")
     assert r.exit_code == 2 and "clustered by question_id or not at all" in r.output
+
+
+@pytest.mark.parametrize("reader", ["fastchat-pair@1", "fastchat-pair-winners@1"])
+@pytest.mark.parametrize("cluster", ["question_id", "item"])
+def test_every_record_dropped_gives_rows_without_figures(fastchat_pairs, tmp_path, reader, cluster):
+    """A file whose every record has an error in a game (nothing parsed: FastChat drops them all): each model
+    keeps its row, its records all dropped, its shares and win rate undefined and without an interval. The
+    bootstrap of the win rate raised a ValueError over zero units before."""
+    rows = [json.loads(line) for line in fastchat_pairs.read_text(encoding="utf-8").splitlines()]
+    bad = _write(tmp_path / "all-errors_pair.jsonl", [
+        dict(r, g1_judgment="no verdict", g2_judgment="no verdict", g1_winner="error", g2_winner="error")
+        for r in rows])
+    res = _run("pairwise", bad, "--reader", reader, "--replicates", 20, "--cluster", cluster, "-f", "json")
+    assert res.exit_code == 0, res.output
+    models = json.loads(res.stdout)["models"]
+    assert {m["model"] for m in models} == {m for r in rows for m in (r["model_1"], r["model_2"])}
+    for m in models:
+        assert m["records"] == m["dropped"] > 0
+        for f in ("win", "tie", "loss", "win_rate_ties_half"):
+            assert (m[f]["count"], m[f]["n"], m[f]["share"]) == (0.0, 0.0, None)
+            assert m[f]["interval"]["low"] is None and m[f]["interval"]["high"] is None

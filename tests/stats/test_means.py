@@ -69,3 +69,10 @@ def test_a_row_with_nothing_counted_has_no_interval_and_bad_input_is_refused():
     few = bootstrap_means(values[:1], counted[:1], clusters=Clusters(np.array([0, 0, 1, 1, 2, 2]), 3, "question_id"),
                           n_resamples=20)
     assert few[0].low is None and "too few question_id clusters" in few[0].reason
+
+
+def test_no_items_at_all_gives_rows_without_an_interval():
+    """Zero items (every pairwise record dropped as unparsed): each row's interval is None, where the clip to the
+    counted values' range raised numpy's ValueError (a minimum of a zero-size array)."""
+    ivs = bootstrap_means(np.empty((2, 0)), np.empty((2, 0), dtype=bool), n_resamples=30, seed=0)
+    assert [(iv.low, iv.high, iv.undefined) for iv in ivs] == [(None, None, 30), (None, None, 30)]
