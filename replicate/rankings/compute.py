@@ -55,9 +55,13 @@ def parse_measure(text: str) -> Any:
     if cutoff is not None and cutoff < 1:  # trec_eval aborts the process on @0; Judged@0 divides by 0
         raise UsageError(Message(Param("measure"), f" {text!r} has cutoff {cutoff}: a cutoff counts the top "
                                  "results of each topic and must be 1 or more, e.g. nDCG@10"))
+    rel = m.params.get("rel")
+    if isinstance(rel, int) and rel < 1:  # trec_eval's relevance level: pytrec_eval raises TypeError on 0
+        raise UsageError(Message(Param("measure"), f" {text!r} has rel={rel}: the lowest grade counted relevant "
+                                 "must be 1 or more, e.g. P(rel=2)@10"))
     try:  # an evaluator over no judgments is cheap and says whether an installed provider computes it
         ir_measures.evaluator([m], {})
-    except ValueError as exc:  # no installed provider (RBP(p=0.5), alpha_nDCG@10 without pyndeval)
+    except (ValueError, TypeError) as exc:  # no installed provider (RBP(p=0.5), alpha_nDCG@10 without pyndeval)
         raise UsageError(Message(Param("measure"), f" {text!r} is not computed by any installed ir-measures "
                                  f"provider ({exc})")) from None
     if not isinstance(m.aggregator(), MeanAgg):

@@ -92,6 +92,8 @@ def test_bad_requests(tmp_path):
     ("IPrec@2", "is not a valid ir-measures measure (invalid param recall=2)"),
     ("SDCG@10", "needs the parameter max_rel (maximum relevance score)"),
     ("RBP(p=0.5)", "is not computed by any installed ir-measures provider (Unsupported measures"),
+    ("P(rel=0)@10", "has rel=0: the lowest grade counted relevant must be 1 or more"),
+    ("AP(rel=0)", "has rel=0: the lowest grade counted relevant must be 1 or more"),
 ])
 def test_a_measure_ir_measures_cannot_compute(tmp_path, measure, fragment):
     """Measures ir-measures parses but cannot compute are bad input, not a ZeroDivisionError, an
