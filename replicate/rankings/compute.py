@@ -59,6 +59,10 @@ def parse_measure(text: str) -> Any:
     if isinstance(rel, int) and rel < 1:  # trec_eval's relevance level: pytrec_eval raises TypeError on 0
         raise UsageError(Message(Param("measure"), f" {text!r} has rel={rel}: the lowest grade counted relevant "
                                  "must be 1 or more, e.g. P(rel=2)@10"))
+    gains = m.params.get("gains")
+    if isinstance(gains, dict) and not all(type(g) is int for g in gains.values()):  # pytrec_eval: TypeError
+        raise UsageError(Message(Param("measure"), f" {text!r} maps a grade to a gain that is not a whole number: "
+                                 "trec_eval takes whole-number gains, e.g. nDCG(gains={0:0,1:1,2:3})@10"))
     try:  # an evaluator over no judgments is cheap and says whether an installed provider computes it
         ir_measures.evaluator([m], {})
     except (ValueError, TypeError) as exc:  # no installed provider (RBP(p=0.5), alpha_nDCG@10 without pyndeval)

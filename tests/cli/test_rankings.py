@@ -94,6 +94,7 @@ def test_bad_requests(tmp_path):
     ("RBP(p=0.5)", "is not computed by any installed ir-measures provider (Unsupported measures"),
     ("P(rel=0)@10", "has rel=0: the lowest grade counted relevant must be 1 or more"),
     ("AP(rel=0)", "has rel=0: the lowest grade counted relevant must be 1 or more"),
+    ("nDCG(gains={1:0.5})@10", "maps a grade to a gain that is not a whole number"),
 ])
 def test_a_measure_ir_measures_cannot_compute(tmp_path, measure, fragment):
     """Measures ir-measures parses but cannot compute are bad input, not a ZeroDivisionError, an
