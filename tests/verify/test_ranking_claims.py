@@ -142,7 +142,7 @@ def test_bad_fields_are_reported_at_once_by_claim_id():
         "claim 'a': trec_runs 'trak' is no [trec_runs] name (did you mean 'track'?)",
         "claim 'b': trec_runs paths must be relative to --root without '..': /abs/run.txt",
         "claim 'b': qrels paths must be relative to --root without '..': ../e",
-        "claim 'b': measure 'nDCG@ten' is not an ir-measures mean over topics",
+        "claim 'b': measure 'nDCG@ten' is not an ir-measures measure name",
         "claim 'c': missing field 'qrels'",
         "claim 'c': unknown field 'old'",
         "claim 'd': unknown ranking metric 'rankings.kendal_tau' (did you mean 'rankings.kendall_tau'?)",
@@ -174,3 +174,19 @@ def test_systems_that_score_alike_make_the_claim_not_computable(study, tmp_path)
     claims = json.loads(r.stdout)["rankings"]["claims"]
     assert [c["verdict"] for c in claims] == ["not_computable"] * 2, claims
     assert all("systems score alike" in c["why"] for c in claims), claims
+
+
+@pytest.mark.parametrize("measure, reason", [
+    ("NumRet", "is not a mean over topics (ir-measures aggregates it as SumAgg)"),
+    ("nDCG@0", "has cutoff 0: a cutoff counts the top results of each topic and must be 1 or more"),
+    ("P(rel=0)@10", "has rel=0: the lowest grade counted relevant must be 1 or more"),
+])
+def test_a_measure_refused_says_why(measure, reason):
+    """A claim's measure is refused for the reason 'rankings --measure' gives (a cutoff of 0 is not 'not a mean
+    over topics')."""
+    data = {"trec_runs": {"track": ["runs"]}, "claims": [
+        {"id": "a", "metric": "rankings.kendall_tau", "trec_runs": "track", "qrels": ["r", "e"], "measure": measure,
+         "value": "0.8", "unit": "ratio"}]}
+    with pytest.raises(BadInput) as info:
+        parse_claims(data, path="c.toml")
+    assert f"claim 'a': measure {measure!r} {reason}" in str(info.value)

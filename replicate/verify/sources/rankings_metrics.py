@@ -42,8 +42,8 @@ def check_measure(value: Any) -> str | None:
 
     try:
         parse_measure(value)
-    except UsageError:
-        return f"{value!r} is not an ir-measures mean over topics (e.g. nDCG@10, AP, P@10, RR)"
+    except UsageError as exc:  # its reason, as 'rankings --measure' gives it ("measure 'nDCG@0' has cutoff 0: ...")
+        return str(exc).removeprefix("measure ")
     return None
 
 
