@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from replicate.cli.base import FormatOpt, app, emit
+from replicate.cli.base import FormatOpt, app, emit, flags
 from replicate.output import Format
 
 
@@ -39,6 +39,7 @@ def draw_cmd(
 
 
 @app.command("regrade")
+@flags(half_width="--precision")
 def regrade_cmd(
     old: Annotated[str, typer.Argument(metavar="OLD", help="The judge swapped out: a run named in --runs or a file.", show_default=False)],
     new: Annotated[str, typer.Argument(metavar="NEW", help="The judge swapped in: a run named in --runs or a file.", show_default=False)],

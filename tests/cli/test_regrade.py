@@ -6,6 +6,7 @@ import csv
 import hashlib
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
@@ -52,3 +53,12 @@ def test_regrade_says_when_no_n_is_enough(tmp_path):
     assert r.exit_code == 2 and "no n reaches --precision on this pool: give --n to draw anyway" in r.stderr
     r = runner.invoke(app, [*ARGS[:-4], "--precision", "0.02", "--replicates", "60", "--metric", "em"])
     assert r.exit_code == 0 and "unreachable" in r.stdout
+
+
+@pytest.mark.parametrize("precision", ["0", "1"])
+def test_a_precision_outside_0_1_is_named_as_the_option(precision):
+    """The library's half_width is the command's --precision: the error names the option the user gave."""
+    r = runner.invoke(app, [*ARGS[:-4], "--precision", precision, "--replicates", "60"])
+    assert r.exit_code == 2
+    assert r.stderr.splitlines()[-1] == (
+        f"Error: --precision must lie in (0, 1), e.g. 0.06 for +-6 points; got {float(precision)}")
