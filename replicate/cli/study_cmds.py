@@ -39,7 +39,7 @@ def draw_cmd(
 
 
 @app.command("regrade")
-@flags(half_width="--precision")
+@flags(half_width="--precision", metrics="--metric")
 def regrade_cmd(
     old: Annotated[str, typer.Argument(metavar="OLD", help="The judge swapped out: a run named in --runs or a file.", show_default=False)],
     new: Annotated[str, typer.Argument(metavar="NEW", help="The judge swapped in: a run named in --runs or a file.", show_default=False)],

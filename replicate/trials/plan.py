@@ -102,7 +102,7 @@ def _eps_text(e: Fraction) -> str:
 
 
 #: The parameters of :func:`plan` the statistics' messages may name.
-_PARAMS = ("n_items", "n_resamples", "base_rate", "moving", "eps", "seed")
+_PARAMS = ("n_items", "n_resamples", "base_rate", "moving", "eps", "seed", "alpha", "power", "k_max")
 
 
 def plan(

@@ -63,7 +63,7 @@ def check_date(date: str | None) -> str:
             raise ValueError
         return _dt.date.fromisoformat(date).isoformat()
     except ValueError:
-        raise UsageError(f"date must be a calendar date YYYY-MM-DD, got {date!r}") from None
+        raise UsageError(Message(Param("date"), f" must be a calendar date YYYY-MM-DD, got {date!r}")) from None
 
 
 def default_parsers(claims: ClaimsFile) -> tuple[str, ...]:

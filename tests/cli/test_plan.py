@@ -49,6 +49,8 @@ def test_plan_table_and_markdown_and_k_needed():
         (["--k", "0"], "--k must be a positive integer"),
         (["--eps", "2"], "--eps must lie in (0, 1]"),
         (["--moving", "1.5"], "--moving must lie in [0, 1]"),
+        (["--alpha", "2"], "Error: --alpha must lie in (0, 1), got 2.0"),
+        (["--power", "1"], "Error: --power must lie in (0, 1), got 1.0"),
     ],
 )
 def test_plan_usage_errors_exit_2(extra, message):

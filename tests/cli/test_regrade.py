@@ -62,3 +62,9 @@ def test_a_precision_outside_0_1_is_named_as_the_option(precision):
     assert r.exit_code == 2
     assert r.stderr.splitlines()[-1] == (
         f"Error: --precision must lie in (0, 1), e.g. 0.06 for +-6 points; got {float(precision)}")
+
+
+def test_an_unknown_metric_is_named_as_the_option():
+    r = runner.invoke(app, [*ARGS, "--metric", "nosuch"])
+    assert r.exit_code == 2
+    assert r.stderr.splitlines()[-1] == "Error: --metric: unknown nosuch; one of em, regression, kappa"

@@ -141,7 +141,7 @@ def test_markdown_to_stdout_is_the_note(example_copy):
     "args,message",
     [
         (["--parser", "umbrela-nope@1"], "Error: unknown parser 'umbrela-nope@1'"),
-        (["--date", "2026-13-01"], "Error: date must be a calendar date YYYY-MM-DD, got '2026-13-01'"),
+        (["--date", "2026-13-01"], "Error: --date must be a calendar date YYYY-MM-DD, got '2026-13-01'"),
         (["--root", "no-such-dir"], "Error: --root 'no-such-dir' is not a directory"),
     ],
 )
