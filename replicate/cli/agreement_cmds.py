@@ -39,7 +39,7 @@ from replicate.cli.judge_options import (
     resolve_runs,
     uncertainty_of,
 )
-from replicate.errors import UsageError
+from replicate.errors import Message, Param, UsageError
 from replicate.output import Format
 
 
@@ -108,6 +108,11 @@ def agreement_cmd(
     aligned = align(loaded.labelled(need_parser(parser, loaded)))
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     has_gold = bool((aligned.gold >= 0).any())
+    if not has_gold and not pairs:
+        where = (" in ", Param("gold"), f" {gold} (its keys match none of the runs' items, or its labels are "
+                 "unusable)") if gold else (" (the runs carry none: give ", Param("gold"), ")")
+        raise UsageError(Message("no item is in every run with a usable gold label", *where, "; ", Param("pairs"),
+                                 " sets the runs against each other"))
     if has_gold and any(r.yields == "verdicts" for r in aligned.runs):
         from replicate.judge.compare import VERDICT_AGREEMENT
 

@@ -342,8 +342,10 @@ def k_for_power(
     """
     if not 0 < power < 1:
         raise ValueError(f"power must lie in (0, 1), got {power}")
-    if int(k_min) != k_min or int(k_max) != k_max or not 1 <= k_min <= k_max:
-        raise ValueError(f"need integers 1 <= k_min <= k_max, got k_min={k_min}, k_max={k_max}")
+    if int(k_min) != k_min or k_min < 1:
+        raise ValueError(f"k_min must be a whole number of at least 1, got {k_min}")
+    if int(k_max) != k_max or k_max < k_min:
+        raise ValueError(f"k_max must be a whole number of at least {k_min} (the smallest K examined), got {k_max}")
     eps_f = parse_eps(eps)
     for k in range(int(k_min), int(k_max) + 1):
         if direction_share(p, q, k=k, eps=eps_f) < power:

@@ -152,8 +152,11 @@ def draw_items(
         values.append(ALL if not strata else MISSING if value is None else _text(value))
     if total == 0:
         raise BadInput("no items", path=p)
+    wanted = " and ".join(f"{f}={v}" for f, v in where)
+    if not kept:  # only where --where leaves every item out
+        raise UsageError(Message(Param("where"), f" {wanted} matches none of the {total} items in {p}"))
     if n < 1 or n > len(kept):
-        what = f" matching {' and '.join(f'{f}={v}' for f, v in where)}" if where else ""
+        what = f" matching {wanted}" if where else ""
         raise UsageError(Message(Param("n"), f" must lie in [1, {len(kept)}] (the items{what} in {p}), got {n}"))
     labels = sorted(set(values), key=lambda v: (v == MISSING, v))
     groups = [np.asarray([k for k, v in enumerate(values) if v == lab], dtype=np.int64) for lab in labels]

@@ -179,3 +179,14 @@ def test_llmjudge_alpha_binarized_against_krippendorff():
             assert row["krippendorff_alpha_ordinal"] == pytest.approx(ref, abs=1e-12)
             assert row["parsed"] == 4423
 
+
+
+def test_a_gold_file_matching_no_item_says_so(runs, tmp_path):
+    """--gold whose keys match none of the runs' items: the error names the gold file and what to check, not
+    'give --gold' (it was given)."""
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text('{"query_id": "zz", "corpus_id": "zz", "original_qrel_score": 2}\n')
+    res = run("agreement", runs[0], "--parser", TOY.name, "--gold", gold)
+    assert res.exit_code == 2
+    assert f"no item is in every run with a usable gold label in --gold {gold} (its keys match none" in res.output
+    assert "give --gold" not in res.output

@@ -144,3 +144,11 @@ def test_bad_arguments_name_the_parameter(kwargs, match):
     p, q = kwargs.pop("p"), kwargs.pop("q")
     with pytest.raises(ValueError, match=match):
         flag_power(p, q, **kwargs)
+
+
+@pytest.mark.parametrize("k_min,k_max,message", [(1, 0, "k_max must be a whole number of at least 1"),
+                                                 (5, 3, "k_max must be a whole number of at least 5"),
+                                                 (0, 3, "k_min must be a whole number of at least 1")])
+def test_k_bounds_are_named_one_at_a_time(k_min, k_max, message):
+    with pytest.raises(ValueError, match=message):
+        k_for_power(0.4, 0.6, power=0.8, n_items=10, k_min=k_min, k_max=k_max)

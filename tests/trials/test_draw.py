@@ -98,3 +98,11 @@ def test_where_filters_before_drawing_and_errors_name_the_line(tmp_path):
     bad.write_text('{"id": "a"}\n{"id": "a"}\n')
     r = runner.invoke(app, ["draw", str(bad), "--n", "1", "--out", str(out), "--force"])
     assert r.exit_code == 2 and "duplicate item id 'a' (first on line 1)" in r.stderr
+
+
+def test_where_matching_no_item_is_named(tmp_path):
+    items = tmp_path / "items.jsonl"
+    items.write_text('{"id": "a", "benchmark": "x"}\n{"id": "b", "benchmark": "y"}\n')
+    res = runner.invoke(app, ["draw", str(items), "--n", "1", "--where", "benchmark=z", "--out", str(tmp_path / "d.jsonl")])
+    assert res.exit_code == 2
+    assert f"--where benchmark=z matches none of the 2 items in {items}" in res.output, res.output
