@@ -162,6 +162,13 @@ def _chosen_scorer(log: Log, src: Source) -> str:
     if len(names) == 1:
         return names[0]
     if not names:
+        errored = [s for s in log.samples if s.error is not None]
+        if log.samples and len(errored) == len(log.samples):  # nothing to score: every sample failed
+            first = errored[0]
+            raise src.bad(f"every sample of this log errored without a score ({len(errored)} samples; "
+                          f"{first.where}: sample {first.id} epoch {first.epoch}: "
+                          f"{first.error.splitlines()[0] if first.error else ''}): nothing to read; rerun them "
+                          "(inspect eval-retry LOG)")
         raise src.bad("no sample of this log has scores: score it first (inspect score LOG)")
     raise src.bad(_msg(f"the log holds {len(names)} scorers ({', '.join(names)}); name the one that says right or wrong with <scorer>"))
 

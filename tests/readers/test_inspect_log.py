@@ -341,3 +341,17 @@ def test_inspect_ai_reads_the_fixtures_to_the_same_verdicts():
         assert via.labels is not None and builtin.labels is not None
         assert via.labels.tolist() == builtin.labels.tolist()
         assert dict(via.files[0].reader_options)["log_reader"].startswith("inspect_ai ")
+
+
+def test_a_log_whose_every_sample_errored_says_so(tmp_path):
+    """No sample scored because every one failed: the error says so and how to rerun them, not 'score it first'
+    (scoring a log of failed samples gives nothing); with some samples merely unscored, 'score it first' stays."""
+    samples = [Sample(s.id, None, error=f"RuntimeError: sandbox died ({s.id})")
+               for s in il.fixture_samples(il.OLD_MATCH, il.OLD_GRADED)]
+    with pytest.raises(BadInput, match=r"errored.eval: every sample of this log errored without a score \(6 samples; "
+                                       r"member samples/1_epoch_1.json: sample 1 epoch 1: RuntimeError: sandbox died "
+                                       r"\(1\)\): nothing to read; rerun them \(inspect eval-retry LOG\)"):
+        _load(_write(tmp_path, _members(samples), "errored.eval"))
+    samples[0] = Sample(1, None)
+    with pytest.raises(BadInput, match=r"mixed.eval: no sample of this log has scores: score it first"):
+        _load(_write(tmp_path, _members(samples), "mixed.eval"))
