@@ -306,12 +306,10 @@ def test_plots_are_written_beside_the_note_and_linked(example_copy):
         assert f"]({stem}.png)" in note and f"[SVG]({stem}.svg)" in note
 
 
-def test_an_edge_with_no_comparable_pair_is_not_plotted_at_zero(tmp_path):
-    from replicate.verify.api import verify
-    from replicate.verify.plots import regression_points
-
-    # bare digits: umbrela-fallback@1 reads every output, umbrela-strict@1 none (n = 0 under intersect)
-    for name, outs in (("a", "2103"), ("b", "0201")):  # gold 2 everywhere
+def _bare_digit_runs(tmp_path):
+    """Runs a and b of four items, gold 2 everywhere, outputs bare digits (umbrela-fallback@1 reads every one,
+    umbrela-strict@1 none: n = 0 under intersect), and a claims file with one regression-rate claim a -> b."""
+    for name, outs in (("a", "2103"), ("b", "0201")):
         rows = [{"query_id": "q", "corpus_id": str(k), "original_qrel_score": 2, "model_output": o} for k, o in enumerate(outs)]
         (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     (tmp_path / "claims.toml").write_text(
@@ -319,6 +317,13 @@ def test_an_edge_with_no_comparable_pair_is_not_plotted_at_zero(tmp_path):
         '[[claims]]\nid = "r"\nmetric = "regression_rate"\nold = "a"\nnew = "b"\nvalue = "25.0"\nunit = "percent"\n',
         encoding="utf-8",
     )
+
+
+def test_an_edge_with_no_comparable_pair_is_not_plotted_at_zero(tmp_path):
+    from replicate.verify.api import verify
+    from replicate.verify.plots import regression_points
+
+    _bare_digit_runs(tmp_path)
     v = verify(tmp_path / "claims.toml", root=tmp_path, parsers=["umbrela-fallback@1", "umbrela-strict@1"], date="2026-01-01")
     points = regression_points(v)
     assert list(points) == ["umbrela-fallback@1", "umbrela-strict@1"]
@@ -336,14 +341,7 @@ def test_an_edge_with_no_comparable_pair_is_not_plotted_at_zero(tmp_path):
 def test_runs_with_no_parsed_label_are_compared_not_crashed(tmp_path):
     """Under a parser that reads no output of either run (n = 0 under intersect), compare prints its empty
     table and verify calls the claim not computable: neither fails in the bootstrap (it did)."""
-    for name, outs in (("a", "2103"), ("b", "0201")):  # bare digits: umbrela-strict@1 reads none
-        rows = [{"query_id": "q", "corpus_id": str(k), "original_qrel_score": 2, "model_output": o} for k, o in enumerate(outs)]
-        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    (tmp_path / "claims.toml").write_text(
-        '[study]\ntitle = "t"\n[runs]\na = ["a.jsonl"]\nb = ["b.jsonl"]\n'
-        '[[claims]]\nid = "r"\nmetric = "regression_rate"\nold = "a"\nnew = "b"\nvalue = "25.0"\nunit = "percent"\n',
-        encoding="utf-8",
-    )
+    _bare_digit_runs(tmp_path)
     res = CliRunner().invoke(app, ["compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"),
                                    "-p", "umbrela-strict@1", "-f", "json"])
     assert res.exit_code == 0, res.output
