@@ -171,7 +171,7 @@ class ArchiveStream:
             step = READ_BLOCK
             raw: Iterator[bytes] = (held[i:i + step] for i in range(0, len(held), step))
         else:
-            raw = _file_blocks(path)
+            raw = archive_blocks(path)
         first = next(raw, b"")
         if first[:2] == GZIP_MAGIC:
             if not self.gzip:
@@ -225,7 +225,8 @@ class ArchiveStream:
         return found
 
 
-def _file_blocks(path: Path) -> Iterator[bytes]:
+def archive_blocks(path: Path) -> Iterator[bytes]:
+    """The bytes of the archive file ``path`` in blocks of READ_BLOCK; a file that cannot be opened is named as an archive."""
     try:
         fh = open(path, "rb")
     except OSError:

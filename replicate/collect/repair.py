@@ -22,7 +22,7 @@ from pathlib import Path
 import orjson
 
 from replicate.collect.archive import ArchiveLock, scan_archive
-from replicate.collect.archive_read import GZIP_REFUSAL, _file_blocks
+from replicate.collect.archive_read import GZIP_REFUSAL, archive_blocks
 from replicate.command_input import read_input
 from replicate.errors import BadInput
 from replicate.outfile import write_file
@@ -90,7 +90,7 @@ class _Lines:
         self._fd: int | None = None  # the file, opened again to read an earlier record of a duplicate
 
     def _blocks(self) -> Iterator[bytes]:
-        return iter((self._held,)) if self._held is not None else _file_blocks(self.real)
+        return iter((self._held,)) if self._held is not None else archive_blocks(self.real)
 
     def chunks(self) -> Iterator[tuple[list[bytes], bytes]]:
         """``(lines, torn)`` per chunk of whole lines, each line with its ending; ``torn`` is a last line the
