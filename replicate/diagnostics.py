@@ -8,6 +8,7 @@ collector. Commands print the counts, JSON output carries them, and
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from replicate.errors import BadInput, Message, Param
@@ -44,6 +45,11 @@ class Diagnostics:
         if self.strict:
             raise BadInput(Message(f"{message} [{code}; ", Param("strict"), "]"), path=p, line=line)
         self.warnings.append(Warning_(code, message, p, line))
+
+    def warn_all(self, warnings: Iterable[Warning_]) -> None:
+        """Warn here, in order, each of ``warnings`` (met elsewhere: a pass read aside, a worker process)."""
+        for w in warnings:
+            self.warn(w.code, w.message, path=w.path, line=w.line)
 
     def counts(self) -> dict[str, int]:
         return dict(Counter(w.code for w in self.warnings))

@@ -59,3 +59,58 @@ def test_decided_code_by_hand() -> None:
     verdicts = LabelSet.categorical("A", "B", "tie")
     assert decided_code("tie", verdicts) == (2, None, None)
     assert decided_code("C", verdicts) == (None, "label 'C' is not one of A, B, tie", None)
+
+
+def _qrels_through_records(path: Path, diag: Diagnostics, reads: list[int] | None = None):
+    """``path`` read by trec-qrels@1's records (the record stage, no bulk path), every opening counted."""
+    from replicate.judge.load.items import Items
+    from replicate.judge.load.records import load_records
+    from replicate.reading.contract import READERS, ReadOptions
+
+    f = read_file(path)
+    if reads is not None:
+        source = f.source
+
+        def counted(*args, **kw):
+            reads.append(1)
+            return source(*args, **kw)
+
+        f.source = counted  # type: ignore[method-assign]
+    acc = Items.empty()
+    rf = load_records(READERS.get("trec-qrels@1"), f, 0, ReadOptions(), acc, [f], diag, "data")
+    return rf, acc
+
+
+def test_a_file_with_a_repeated_item_is_read_once_its_warnings_in_the_order_met(tmp_path: Path) -> None:
+    # line 2 is outside the grades, line 4 repeats line 1 (same grade), line 5 is outside the grades again,
+    # line 6 repeats line 2: the warnings come in line order, as a reading item by item meets them
+    path = tmp_path / "q.txt"
+    path.write_bytes(BOM + b"q1 0 a 1\nq1 0 b 7\nq1 0 c 2\nq1 0 a 1\nq2 0 d 9\nq1 0 b 7\n")
+    diag, reads = Diagnostics(), []
+    rf, acc = _qrels_through_records(path, diag, reads)
+    assert reads == [1]
+    assert _warned(diag) == [("bom", 1), ("label-outside-set", 2), ("duplicate-identical", 4),
+                             ("label-outside-set", 5), ("label-outside-set", 6), ("duplicate-identical", 6)]
+    assert (rf.lines, rf.records, rf.skipped) == (6, 4, 2)
+    assert acc.keys.tolist() == ["q1\x1fa", "q1\x1fb", "q1\x1fc", "q2\x1fd"]
+    assert [acc.where(i) for i in range(4)] == [(0, 1), (0, 2), (0, 3), (0, 5)]
+
+
+def test_a_problem_after_a_repeated_item_comes_after_it(tmp_path: Path) -> None:
+    identical = tmp_path / "same.txt"
+    identical.write_bytes(b"q1 0 a 1\nq1 0 a 1\nq1 0 b 7\nq1 0 c\n")
+    diag, reads = Diagnostics(), []
+    with pytest.raises(BadInput, match=r"same.txt:4: expected 4 whitespace-separated columns") as err:
+        _qrels_through_records(identical, diag, reads)
+    assert reads == [1] and err.value.line == 4
+    assert _warned(diag) == [("duplicate-identical", 2), ("label-outside-set", 3)]
+    other = tmp_path / "other.txt"
+    other.write_bytes(b"q1 0 a 1\nq1 0 b 7\nq1 0 a 2\nq1 0 c\n")
+    diag = Diagnostics()
+    with pytest.raises(BadInput, match=r"duplicate item q1 / a with different content \(first at .*other.txt:1\)"):
+        _qrels_through_records(other, diag)
+    assert _warned(diag) == [("label-outside-set", 2)]
+    with pytest.raises(BadInput, match=r"file starts with a UTF-8 byte-order mark"):
+        strict = tmp_path / "strict.txt"
+        strict.write_bytes(BOM + b"q1 0 a 1\nq1 0 a 1\nq1 0 c\n")
+        _qrels_through_records(strict, Diagnostics(strict=True))

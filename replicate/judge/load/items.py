@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol, Sequence
 
 import numpy as np
 
-from replicate.diagnostics import Diagnostics
+from replicate.diagnostics import Diagnostics, Warning_
 from replicate.errors import BadInput
 from replicate.judge.keytable import Blocks, GrowingBytes, KeysBuilder, Runs, as_array
 from replicate.judge.load.outputs import OutputLabels, OutputParts, StreamedOutputs
@@ -159,6 +159,28 @@ class Items:
             for name, values in parsed.items():
                 self.parsed[name].append(values)
             self.parsed_items += n
+
+    def add_each(
+        self, block: FileBlock, warnings: Sequence[Warning_], before: Sequence[int], diag: Diagnostics, *,
+        split: str, files: list[RawFile], file_idx: int,
+    ) -> int:
+        """Add the items of one file's block one by one (:meth:`add`: a repeated key is warned, or refused,
+        where it comes), the ``warnings`` met reading them given in ``diag`` among them where they were met
+        (``before``: how many items had been read before each); how many items repeated an earlier identical
+        one (skipped, warned)."""
+        outputs, labels, gold, lines = block.outputs, block.labels, block.gold, block.lines
+        w = repeated = 0
+        for i, key in enumerate(block.keys.tolist()):
+            start = w
+            while w < len(warnings) and before[w] <= i:
+                w += 1
+            if w > start:
+                diag.warn_all(warnings[start:w])
+            if not self.add(key, gold[i], None if outputs is None else outputs[i], None if labels is None else labels[i],
+                            split=split, files=files, file_idx=file_idx, lineno=lines[i], diag=diag):
+                repeated += 1
+        diag.warn_all(warnings[w:])
+        return repeated
 
     def parsed_labels(self) -> dict[str, np.ndarray]:
         """Parser name -> the int8 labels of every item, when the bulk paths read all of them (else empty)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import numpy as np
 
@@ -34,8 +35,7 @@ Coded = tuple[str, int, "str | None", "int | None", int]
 
 def replay(warnings: Diagnostics, diag: Diagnostics) -> None:
     """Warn in ``diag`` what a first (bulk) pass warned in ``warnings``: a pass that is kept warns once."""
-    for w in warnings.warnings:
-        diag.warn(w.code, w.message, path=w.path, line=w.line)
+    diag.warn_all(warnings.warnings)
 
 
 def _several_trials(reader: Reader, first: Record, rec: Record) -> Message:
@@ -95,8 +95,10 @@ def _coded(reader: Reader, src: Source, gold_labels: LabelSet | None) -> Iterato
 
 
 class RecordBlock:
-    """The items of one file as a reader's records give them, in columns (the first pass of
-    :func:`load_records`): kept, by :meth:`~replicate.judge.load.items.Items.add_block`, when no key repeats."""
+    """The items of one file as a reader's records give them, in columns, and the warnings met reading them
+    (:attr:`met`): kept whole, by :meth:`~replicate.judge.load.items.Items.add_block`, when no key repeats;
+    else given item by item, the warnings among them where they were met
+    (:meth:`~replicate.judge.load.items.Items.add_each`)."""
 
     def __init__(self, *, labels: bool, outputs: bool, hashes: bool) -> None:
         self.keys = KeysBuilder()
@@ -106,6 +108,7 @@ class RecordBlock:
         self.outputs: list[str | None] | None = [] if outputs else None
         self.hashes = array("q") if hashes else None  # of the outputs (a later file's item compared)
         self.lines = array("i")
+        self.met = MetWarnings(self.lines)
 
     def add(self, key: str, gold: int, output: str | None, label: int | None, line: int) -> None:
         self.keys.append(key)
@@ -128,6 +131,21 @@ class RecordBlock:
         return len(self._key_hashes) < 2 or sorted_distinct(self.key_hashes) is not None
 
 
+class MetWarnings(Diagnostics):
+    """The warnings met reading a file, each with how many of its items had been read before it
+    (:attr:`before`, counted in ``items``: the block's lines), so that they can be given again among the
+    items in the order they were met."""
+
+    def __init__(self, items: array) -> None:
+        super().__init__()
+        self._items = items
+        self.before: list[int] = []
+
+    def warn(self, code: str, message: str, *, path: object = None, line: int | None = None) -> None:
+        self.before.append(len(self._items))
+        super().warn(code, message, path=path, line=line)
+
+
 def load_records(
     reader: Reader,
     f: RawFile,
@@ -140,43 +158,41 @@ def load_records(
 ) -> RunFile:
     """Add every record ``reader`` reads from ``f`` to ``acc``; what was read, as a :class:`RunFile`.
 
-    The records are first read into columns (:class:`RecordBlock`: no Python
-    object kept per item but its output), their warnings aside; when no key repeats (within the file or
-    with an earlier file's) and nothing is wrong, the block is kept and its warnings given. Otherwise the
-    file is read again item by item, which names the repeated item, or the error, exactly where and as it
-    always has.
+    The file is read once, its records into columns (:class:`RecordBlock`: no Python object kept per item
+    but its output), their warnings aside. When no key repeats (within the file or with an earlier file's)
+    and nothing is wrong, the block is kept whole and its warnings given. Otherwise its items are given
+    one by one, its warnings among them where they were met, so a repeated item is warned (same content) or
+    refused (other content) where it comes, as is the first problem of the file after the items before it.
     """
-    first = Diagnostics()
     block = RecordBlock(labels=reader.yields != "outputs", outputs=reader.yields == "outputs",
                         hashes=not acc.last_file)
+    failed: ReplicateError | None = None
     try:
-        rf = _read(reader, f, options, first, block.add)
-    except ReplicateError:
-        rf = None
+        rf = _read(reader, f, options, block.met, block.add)
+    except ReplicateError as exc:
+        rf, failed = None, exc
     if rf is not None and block.distinct() and not acc.seen_before(block.key_hashes):
-        replay(first, diag)
+        replay(block.met, diag)
         acc.add_block(block, split, file_idx)
         return rf
-
-    def add(key: str, gold: int, output: str | None, label: int | None, line: int) -> bool:
-        return acc.add(key, gold, output, label, split=split, files=files, file_idx=file_idx, lineno=line,
-                       diag=diag)  # a repeated key: a warning (same content) or an error, as it comes
-
-    return _read(reader, f, options, diag, add)
+    repeated = acc.add_each(block, block.met.warnings, block.met.before, diag, split=split, files=files,
+                            file_idx=file_idx)
+    if rf is None:
+        assert failed is not None
+        raise failed  # the items before it added (an earlier repeated item with other content raised first)
+    return replace(rf, records=rf.records - repeated, skipped=rf.skipped + repeated)
 
 
 def _read(
     reader: Reader, f: RawFile, options: ReadOptions, diag: Diagnostics,
-    add: Callable[[str, int, str | None, int | None, int], bool | None],
+    add: Callable[[str, int, str | None, int | None, int], None],
 ) -> RunFile:
-    """Read every record of ``f`` through ``add`` (False: skipped)."""
+    """Read every record of ``f`` through ``add``."""
     src = f.source(options, diag, streams=reader.streams)  # streamed: the file is never held whole
-    records = skipped = 0
+    records = 0
     for key, gold, output, label, line in _coded(reader, src, options.gold_labels):
-        if add(key, gold, output, label, line) is False:
-            skipped += 1
-        else:
-            records += 1
+        add(key, gold, output, label, line)
+        records += 1
     if src.lines_total is not None:
         n_lines = src.lines_total
     elif reader.streams:
@@ -189,7 +205,7 @@ def _read(
         lines=n_lines,
         records=records,
         output_field=None,
-        skipped=skipped + src.skipped,
+        skipped=src.skipped,
         reader=reader.name,
         reader_options=tuple(src.used.items()),
         about=tuple(src.about.items()),
