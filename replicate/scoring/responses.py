@@ -183,7 +183,7 @@ def _reader_of(path: Path, reader: str | None, options: ReadOptions) -> tuple[Re
     from replicate.judge.load.detect import choose_reader
     from replicate.judge.load.readfile import read_file
 
-    f = read_file(path)
+    f = read_file(path, sniff=reader is None)
     r = READERS.get(reader) if reader is not None else choose_reader(f, options)
     if r.yields != "outputs" or r.has_gold:
         raise BadInput(f"{r.name} does not read responses to score (it reads {r.yields}"
@@ -199,7 +199,7 @@ def looks_like_responses(path: str | Path) -> bool:
     from replicate.reading.contract import first_line
 
     try:
-        head = file_head(read_file(Path(path)))
+        head = file_head(read_file(Path(path), sniff=True))
     except BadInput:  # unreadable: the archive reading names the problem as an archive's
         return False
     line = first_line(head) or b""

@@ -45,7 +45,7 @@ def read_verdicts(path: str | Path, *, reader: str | None, options: ReadOptions,
     from replicate.judge.load.readfile import read_file, strip_bom
 
     p = directory_file(Path(path), READERS.get(reader) if reader is not None else None)  # a HELM run directory
-    f = read_file(p)
+    f = read_file(p, sniff=reader is None)
     r = READERS.get(reader) if reader is not None else choose_reader(f, options)
     _check_reader(r, p)
     src = Source(f.path, strip_bom(f, diagnostics), options, diagnostics)

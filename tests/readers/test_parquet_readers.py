@@ -46,7 +46,7 @@ def _nested(path, bits: str):
 
 
 def _reader_of(path) -> str:
-    return choose_reader(read_file(path), ReadOptions()).name
+    return choose_reader(read_file(path, sniff=True), ReadOptions()).name
 
 
 def test_each_layout_is_recognised_by_content(tmp_path):

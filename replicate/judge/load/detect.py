@@ -28,8 +28,9 @@ DEFAULT_READER = "judge-jsonl@1"
 
 
 def file_head(f: RawFile) -> bytes:
-    """What ``sniff`` sees of ``f`` (:meth:`~replicate.judge.load.readfile.RawFile.sniff_head`)."""
-    return f.sniff_head()
+    """What ``sniff`` sees of ``f``, opened to be sniffed (:attr:`~replicate.judge.load.readfile.RawFile.sniffed`)."""
+    assert f.sniffed is not None, "open the file with sniff=True to choose its reader by content"
+    return f.sniffed
 
 
 def sniff_all(head: bytes, options: ReadOptions) -> dict[str, str]:
@@ -52,11 +53,11 @@ def _shown(head: bytes) -> str:
 
 def choose_reader(f: RawFile, options: ReadOptions, *, previous: Reader | None = None, gold: bool = False) -> Reader:
     """The reader of ``f`` by content (:func:`reader_of` its head)."""
-    return reader_of(f.sniff_head() if f.sniffed is None else f.sniffed, f.path, options, previous=previous, gold=gold)
+    return reader_of(file_head(f), f.path, options, previous=previous, gold=gold)
 
 
 def reader_of(head: bytes, path: Path, options: ReadOptions, *, previous: Reader | None = None, gold: bool = False) -> Reader:
-    """The reader of the file at ``path`` by its ``head`` (what ``sniff`` sees, :meth:`RawFile.sniff_head`; see
+    """The reader of the file at ``path`` by its ``head`` (what ``sniff`` sees, :attr:`RawFile.sniffed`; see
     the module doc); BadInput when none or several fit.
 
     Readers of gold alone (:attr:`Reader.gold_only`) are candidates only for a gold file (``gold``).

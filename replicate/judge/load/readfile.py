@@ -1,8 +1,9 @@
 """The stream stage of reading a released file: its bytes read once (I/O).
 
-:class:`RawFile` owns a file's bytes from opening to hashing: it streams them once (gzip undone by magic,
-:class:`~replicate.reading.stream.InputStream`), gives a reader's sniff the file's head (:meth:`RawFile.sniff_head`:
-a UTF-8 BOM removed, UTF-16 refused, a Parquet file's footer), gives the record stage its text (:meth:`RawFile.text`
+:class:`RawFile` owns a file's bytes from opening to hashing. Opening it (:func:`read_file`, :func:`open_stream`)
+makes its stream (gzip undone by magic, :class:`~replicate.reading.stream.InputStream`) and, when its reader
+is to be chosen by its content, reads the head a reader's sniff sees (:attr:`RawFile.sniffed`: a UTF-8 BOM
+removed, UTF-16 refused, a Parquet file's footer). It streams the bytes once, gives the record stage its text (:meth:`RawFile.text`
 whole, :meth:`RawFile.text_blocks` and :meth:`RawFile.chunks` streamed: a BOM removed and warned, UTF-16
 refused, an empty file warned, all in :meth:`RawFile._text`) and, once read, its provenance (size, sha256, the
 release it was fetched in). Nothing after it reads the file's bytes.
@@ -32,16 +33,18 @@ class RawFile:
     ``RawFile(path)`` reads the file; ``RawFile(path, raw, data)`` wraps bytes
     already in memory (``data``: decompressed). :attr:`data` reads the whole
     content, for readers that need it whole (a zip, one JSON document); line
-    readers stream and hold only the chunk they are on. :attr:`sniffed` is what a reader's sniff sees
-    (:meth:`sniff_head`), read when the file is opened for its reader to be chosen (:func:`read_file`).
+    readers stream and hold only the chunk they are on. :attr:`sniffed` is what a reader's sniff sees, read
+    at opening with ``sniff`` (for its reader to be chosen by it: :func:`open_stream`), else None.
     """
 
-    def __init__(self, path: Path, raw: bytes | None = None, data: bytes | None = None) -> None:
+    def __init__(self, path: Path, raw: bytes | None = None, data: bytes | None = None, *, sniff: bool = False) -> None:
         self.path = Path(path)
         self._raw = raw
         self._data = data if data is not None else None
-        self._stream = InputStream(self.path, data=raw) if data is None else None
+        self._stream: InputStream | None = None
         self.sniffed: bytes | None = None
+        if data is None:
+            self._stream, self.sniffed = open_stream(self.path, raw, sniff=sniff)
 
     @property
     def data(self) -> bytes:
@@ -60,24 +63,6 @@ class RawFile:
             return
         assert self._stream is not None
         yield from self._stream.blocks()
-
-    def head(self, n: int) -> bytes:
-        """The first ``n`` decompressed bytes."""
-        if self._data is not None:
-            return self._data[:n]
-        assert self._stream is not None
-        return self._stream.head(n)
-
-    def sniff_head(self) -> bytes:
-        """What ``sniff`` sees: the first :data:`~replicate.reading.contract.HEAD_BYTES` bytes, a UTF-8 BOM
-        removed; for a Parquet file on disk its footer, where the schema is
-        (:func:`~replicate.reading.parquet.parquet_head`). A UTF-16 file is refused here (every reader reads UTF-8).
-        """
-        head = self.head(HEAD_BYTES + len(BOM))
-        text = b"".join(without_bom([head], self.path))  # UTF-16 refused, a BOM removed
-        if not is_stdio(self.path) and is_parquet(head):
-            return parquet_head(self.path) or head[:HEAD_BYTES]
-        return text[:HEAD_BYTES]
 
     def source(self, options: ReadOptions, diag: Diagnostics, *, streams: bool) -> Source:
         """The file as a reader sees it (:class:`~replicate.reading.contract.Source`): its text streamed
@@ -152,12 +137,24 @@ class RawFile:
 
 
 def read_file(path: Path, *, sniff: bool = False) -> RawFile:
-    """The file at ``path``, to be streamed; with ``sniff``, its head read for its reader to be chosen
-    (:attr:`RawFile.sniffed`)."""
-    f = RawFile(path)
-    if sniff:
-        f.sniffed = f.sniff_head()
-    return f
+    """The file at ``path`` opened, to be streamed; with ``sniff``, the head its reader is chosen by read at
+    opening (:attr:`RawFile.sniffed`)."""
+    return RawFile(path, sniff=sniff)
+
+
+def open_stream(path: Path, raw: bytes | None = None, *, sniff: bool = False) -> tuple[InputStream, bytes | None]:
+    """The stream of the file at ``path`` (of ``raw``, its bytes, when given) and, with ``sniff``, what a reader's
+    ``sniff`` sees of it, read now: the first :data:`~replicate.reading.contract.HEAD_BYTES` bytes, a UTF-8 BOM
+    removed; for a Parquet file on disk its footer, where the schema is
+    (:func:`~replicate.reading.parquet.parquet_head`). A UTF-16 file is refused here (every reader reads UTF-8)."""
+    stream = InputStream(path, data=raw)
+    if not sniff:
+        return stream, None
+    head = stream.head(HEAD_BYTES + len(BOM))
+    text = b"".join(without_bom([head], path))  # UTF-16 refused, a BOM removed
+    if not is_stdio(path) and is_parquet(head):
+        return stream, parquet_head(path) or head[:HEAD_BYTES]
+    return stream, text[:HEAD_BYTES]
 
 
 def strip_bom(f: RawFile, diag: Diagnostics) -> bytes:
