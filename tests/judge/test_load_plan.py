@@ -31,7 +31,7 @@ def nothing_read(tmp_path, monkeypatch):
     def read(plan, *args, **kwargs):
         raise AssertionError(f"run {plan.name!r} was read")
 
-    monkeypatch.setattr(workers, "execute", read)
+    monkeypatch.setattr(workers, "run_of", read)
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"query_id": "1"\n', encoding="utf-8")
     return bad

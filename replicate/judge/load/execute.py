@@ -1,22 +1,20 @@
-"""Executing a load plan: one run read from its files, or taken from the run cache (I/O).
+"""Executing a load plan: one run read from its files (I/O).
 
-:func:`execute` takes one :class:`~replicate.judge.load.plan.LoadPlan` (what :mod:`~replicate.judge.load.plan`
-resolved) through the run cache (:meth:`~replicate.judge.load.runcache.RunCache.through`): a hit is the run as
-it was read, its outputs read again from the files on first use; otherwise :func:`read_run` drives every file
-once through the stages of reading it: the stream stage opens it (:func:`~replicate.judge.load.readfile.read_file`,
+:func:`read_run` takes one :class:`~replicate.judge.load.plan.LoadPlan` (what :mod:`~replicate.judge.load.plan`
+resolved; a run the run cache holds is taken from it before, by :func:`~replicate.judge.load.workers.run_of`)
+and drives every file once through the stages of reading it: the stream stage opens it (:func:`~replicate.judge.load.readfile.read_file`,
 its head read when its reader is chosen by it), its reader is the planned one or the one its head shows
 (:func:`~replicate.judge.load.detect.reader_of`), the record stage reads its items, through a bulk path
 (:mod:`~replicate.judge.load.fast`) where the reader has one, else its records
 (:mod:`~replicate.judge.load.records`), into one accumulator (:class:`~replicate.judge.load.items.Items`),
-which builds the run; the cache keeps it when it read with no warning. The serial loader and the worker
-processes (:mod:`~replicate.judge.load.workers`) both read a run through here."""
+which builds the run. The serial loader and the worker processes (:mod:`~replicate.judge.load.workers`) both
+read a run through here."""
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Sequence
 from dataclasses import replace
-from functools import partial
 
 import numpy as np
 
@@ -27,23 +25,9 @@ from replicate.judge.load.items import Items
 from replicate.judge.load.plan import LoadPlan
 from replicate.judge.load.readfile import RawFile, read_file
 from replicate.judge.load.records import load_records
-from replicate.judge.load.runcache import RunCache
 from replicate.judge.model import Run, RunFile, readonly
 from replicate.parsing import Parser
 from replicate.reading.contract import READERS, Reader
-
-
-def execute(
-    plan: LoadPlan, diag: Diagnostics, run_cache: RunCache | None,
-    parsers: Sequence[Parser] = (), parsed: dict[str, np.ndarray] | None = None,
-) -> Run:
-    """The run of ``plan``, through the run cache when there is one and the plan has a key
-    (:meth:`~replicate.judge.load.runcache.RunCache.through`). ``parsers`` read the outputs while the files
-    are read (``parsed``: see :func:`read_run`)."""
-    if run_cache is None or plan.cache_key is None:
-        return read_run(plan, diag, parsers, parsed)
-    return run_cache.through(plan.name, plan.cache_key, diag, lambda into: read_run(plan, into, parsers, parsed),
-                             partial(read_run, plan))
 
 
 def read_run(

@@ -38,6 +38,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, overload
 
@@ -63,6 +64,9 @@ _SEP = "\x00"
 
 
 _ARRAYS = (("gold", np.int16), ("split_index", np.int32), ("file_index", np.int16), ("line", np.int32))
+
+#: Reads a run from its files, its warnings into the diagnostics given.
+Read = Callable[[Diagnostics], Run]
 
 
 def encode(run: Run) -> bytes | None:
@@ -114,8 +118,9 @@ def encode(run: Run) -> bytes | None:
     return MAGIC + len(body).to_bytes(8, "little") + hashlib.sha256(body).digest() + body
 
 
-def decode(data: bytes, name: str, outputs: Callable[[], Sequence[str | None]]) -> Run | None:
-    """The run of an entry's bytes (outputs read on first use through ``outputs``), or None when damaged."""
+def decode(data: bytes, name: str, again: Read) -> Run | None:
+    """The run ``name`` of an entry's bytes (a run cache entry, or a worker's result), or None when damaged; its
+    raw outputs are read again through ``again`` on first use (:func:`outputs_again`)."""
     if len(data) < _HEAD or not data.startswith(MAGIC):
         return None
     size = int.from_bytes(data[len(MAGIC) : len(MAGIC) + 8], "little")
@@ -152,41 +157,26 @@ def decode(data: bytes, name: str, outputs: Callable[[], Sequence[str | None]]) 
         split_names[:] = header["splits"]
     except (ValueError, KeyError, TypeError, IndexError):
         return None
+    keys = KeyTable(key_bytes + b"\x00" if n else b"", n)
     return Run(
         name=name,
-        keys=as_array(KeyTable(key_bytes + b"\x00" if n else b"", n)),
+        keys=as_array(keys),
         gold=readonly(arrays["gold"]),
-        outputs=LazyOutputs(n, outputs),
+        outputs=LazyOutputs(n, partial(outputs_again, name, files, keys, again)),
         files=files,
         splits=readonly(split_names[arrays["split_index"]]),
         origins=Origins(readonly(arrays["file_index"]), readonly(arrays["line"])),
     )
 
 
-#: Reads a run from its files, its warnings into the diagnostics given.
-Read = Callable[[Diagnostics], Run]
-
-
-def from_entry(data: bytes, name: str, again: Read) -> Run | None:
-    """The run of an entry's bytes (a worker's result), or None when damaged; its outputs are read again
-    through ``again`` on first use (:func:`outputs_again`)."""
-    holder: list[Run] = []
-    run = decode(data, name, lambda: outputs_again(holder[0], again))
-    if run is not None:
-        holder.append(run)
-    return run
-
-
-def outputs_again(cached: Run, again: Read) -> Sequence[str | None]:
-    """The raw outputs of a run not read here (from the cache, or a worker's), read again from its files,
-    which must still hold the same items."""
+def outputs_again(name: str, files: Sequence[RunFile], keys: KeyTable, again: Read) -> Sequence[str | None]:
+    """The raw outputs of the run ``name`` read from ``files`` (with these ``keys``) but not kept (from the
+    cache, or a worker's), read again through ``again``: its files must still hold the same items."""
     fresh = again(Diagnostics())
-    same = [f.provenance.sha256 for f in fresh.files] == [f.provenance.sha256 for f in cached.files]
-    if not same or len(fresh) != len(cached) or not (fresh.keys == cached.keys).all():
-        paths = ", ".join(f.provenance.path for f in cached.files)
-        raise BadInput(
-            f"run {cached.name!r}: its files changed while it was being read (rerun the command)", path=paths
-        )
+    same = [f.provenance.sha256 for f in fresh.files] == [f.provenance.sha256 for f in files]
+    if not same or len(fresh) != len(keys) or not (fresh.keys == keys.array()).all():
+        paths = ", ".join(f.provenance.path for f in files)
+        raise BadInput(f"run {name!r}: its files changed while it was being read (rerun the command)", path=paths)
     return fresh.outputs  # streamed from the files when their reader's bulk path read them
 
 
@@ -244,7 +234,9 @@ class RunCache:
     def path(self, key: str) -> Path:
         return self.root / "runs" / key[:2] / f"{key}.run"
 
-    def get(self, name: str, key: str, outputs: Callable[[], Sequence[str | None]]) -> Run | None:
+    def get(self, name: str, key: str, again: Read) -> Run | None:
+        """The run ``name`` kept under ``key`` (its raw outputs read again through ``again`` on first use), or
+        None: a miss, or a damaged entry (rewritten when the run is put); each lookup is an event."""
         try:
             data = read_entry(self.path(key), key, max_size=MAX_ENTRY)
         except BadEntry:  # a link, a FIFO, a device, too large, or another key's entry: damaged, rewritten
@@ -253,23 +245,8 @@ class RunCache:
         if data is None:
             self.events.append(CacheEvent(name, key, "miss"))
             return None
-        run = decode(data, name, outputs)
+        run = decode(data, name, again)
         self.events.append(CacheEvent(name, key, "hit" if run is not None else "corrupt"))
-        return run
-
-    def through(self, name: str, key: str, diag: Diagnostics, read: Read, again: Read) -> Run:
-        """The run of ``key`` from the cache (its outputs read again through ``again`` on first use), else
-        ``read(diag)``, kept when it read with no warning (so warnings and ``--strict`` are the same with and
-        without the cache)."""
-        holder: list[Run] = []
-        cached = self.get(name, key, lambda: outputs_again(holder[0], again))
-        if cached is not None:
-            holder.append(cached)
-            return cached
-        before = len(diag)
-        run = read(diag)
-        if len(diag) == before:
-            self.put(key, run)
         return run
 
     def put(self, key: str, run: Run) -> None:

@@ -3,8 +3,8 @@
 :func:`read_plans` reads the plans one after another here, or with ``jobs=N``
 hands each to one of N worker processes. A worker is given the run's plan
 (:class:`~replicate.judge.load.plan.LoadPlan`: its files, readers and options),
-reads the run as the serial loader does (through the run cache when there is
-one: :func:`~replicate.judge.load.execute.execute`), labels it with
+reads the run as the serial loader does (from the run cache when it holds it, else
+from its files: :func:`run_of`), labels it with
 the parsers the command will ask for (through the label cache), and sends
 back compact values: the run as a run-cache entry (keys joined into one
 string, gold, splits and origins as arrays; see
@@ -41,8 +41,8 @@ from replicate.command_input import is_stdio
 from replicate.diagnostics import Diagnostics
 from replicate.errors import Message, Param, ReplicateError, UsageError
 from replicate.judge.labelcache import LabelCache, label_through
-from replicate.judge.load.execute import execute, read_run
-from replicate.judge.load.runcache import RunCache, encode, from_entry
+from replicate.judge.load.execute import read_run
+from replicate.judge.load.runcache import RunCache, decode, encode
 from replicate.parsing import PARSERS
 
 if TYPE_CHECKING:
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from replicate.judge.load.plan import LoadPlan
     from replicate.judge.model import Run
     from replicate.judge.select import RunSpec
+    from replicate.parsing import Parser
 
 #: ``jobs="auto"`` starts workers only when the run files hold at least this many bytes in all:
 #: below it, starting processes costs about what they save (bench/bench_process.py).
@@ -150,8 +151,28 @@ def _read_here(plan: LoadPlan, diag: Diagnostics, run_cache: RunCache | None,
     ``labelled``: labels, None, None, not yet through the label cache)."""
     parsed: dict[str, np.ndarray] = {}
     read_with = tuple(PARSERS.get(p) for p in dict.fromkeys(plan.parsers) if p in PARSERS)
-    run = execute(plan, diag, run_cache, read_with, parsed)
+    run = run_of(plan, diag, run_cache, read_with, parsed)
     labelled.update(((plan.name, p), (labels, None, None)) for p, labels in parsed.items())
+    return run
+
+
+def run_of(
+    plan: LoadPlan, diag: Diagnostics, run_cache: RunCache | None,
+    parsers: Sequence[Parser] = (), parsed: dict[str, np.ndarray] | None = None,
+) -> Run:
+    """The run of ``plan``: from the run cache when it holds it (its outputs read again from the files on first
+    use), else read from its files (:func:`~replicate.judge.load.execute.read_run`; ``parsers`` read the outputs
+    while the files are read, ``parsed``: see there) and kept in the cache when it read with no warning (so
+    warnings and ``--strict`` are the same with and without the cache). A plan without a cache key is read."""
+    key = plan.cache_key if run_cache is not None else None
+    if run_cache is not None and key is not None:
+        cached = run_cache.get(plan.name, key, partial(read_run, plan))
+        if cached is not None:
+            return cached
+    before = len(diag)
+    run = read_run(plan, diag, parsers, parsed)
+    if run_cache is not None and key is not None and len(diag) == before:
+        run_cache.put(key, run)
     return run
 
 
@@ -168,7 +189,7 @@ def work(task: Task) -> Done | ReplicateError:
     diag = Diagnostics(strict=task.strict)
     run_cache = RunCache(root) if root is not None else None
     try:
-        run = execute(plan, diag, run_cache)
+        run = run_of(plan, diag, run_cache)
         labels = {}
         if run.labels is None:
             for name in plan.parsers:
@@ -237,7 +258,7 @@ def load_parallel(
                 run = done.run
                 if run is None:  # the run as an entry: its outputs read again from the files on first use
                     assert done.entry is not None
-                    run = from_entry(done.entry, plan.name, partial(read_run, plan))
+                    run = decode(done.entry, plan.name, partial(read_run, plan))
                     if run is None:
                         raise RuntimeError(f"run {plan.name!r}: a worker's result did not decode")
                     if done.outputs is not None:
