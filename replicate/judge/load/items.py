@@ -1,7 +1,8 @@
 """The accumulator of one run: its items over its files, in columns, and the run they make (in memory).
 
 The record stage (:mod:`~replicate.judge.load.records`) and the bulk paths (:mod:`~replicate.judge.load.fast`,
-:mod:`~replicate.judge.load.flat`) hand it a file's items; :meth:`Items.finish` builds the
+:mod:`~replicate.judge.load.flat`) hand it a file's items: a clean file's block whole (:meth:`Items.add_block`,
+:meth:`Items.add_bulk`), else item by item (:meth:`Items.add_each`, :meth:`Items.add`); :meth:`Items.finish` builds the
 :class:`~replicate.judge.model.Run` once every file is read. A key seen twice is compared here (a warning when
 everything agrees, else an error naming both places).
 """

@@ -6,9 +6,10 @@ gets the same rules: a key is a non-empty tuple of strings; a decided label is a
 category of the reader's label set, :func:`~replicate.labels.decided_code`); a verdict is True/False/None;
 gold is a whole-number grade or, for a categorical label set, one of its names
 (:func:`~replicate.labels.gold_code`). What is wrong with a record is found first and raised once, naming the
-file and the line. The coded items go to the
-accumulator (:class:`~replicate.judge.load.items.Items`): an item key seen twice is a warning when everything
-agrees, else an error naming both places.
+file and the line. A file's records are read once, into columns (:class:`RecordBlock`), and go to the
+accumulator (:class:`~replicate.judge.load.items.Items`) whole when the file is clean, else item by item with
+the warnings met reading them among them: an item key seen twice is a warning when everything agrees, else an
+error naming both places.
 """
 
 from __future__ import annotations
