@@ -2,11 +2,11 @@
 
 :func:`read_run` takes one :class:`~replicate.judge.load.plan.LoadPlan` (what :mod:`~replicate.judge.load.plan`
 resolved; a run the run cache holds is taken from it before, by :func:`~replicate.judge.load.workers.run_of`)
-and drives every file once through the stages of reading it: the stream stage opens it (:func:`~replicate.judge.load.readfile.read_file`,
-its head read when its reader is chosen by it), its reader is the planned one or the one its head shows
-(:func:`~replicate.judge.load.detect.reader_of`), the record stage reads its items, through a bulk path
-(:mod:`~replicate.judge.load.fast`) where the reader has one, else its records
-(:mod:`~replicate.judge.load.records`), into one accumulator (:class:`~replicate.judge.load.items.Items`),
+and drives every file once through the stages of reading it: the stream stage opens it
+(:func:`~replicate.judge.load.readfile.read_file`, its head read when its reader is chosen by it), its reader
+is the planned one or the one its head shows (:func:`~replicate.judge.load.detect.reader_of`), the record stage
+reads its items, through a bulk path (:mod:`~replicate.judge.load.fast`) where the reader has one, else its
+records (:mod:`~replicate.judge.load.records`), into one accumulator (:class:`~replicate.judge.load.items.Items`),
 which builds the run. The serial loader and the worker processes (:mod:`~replicate.judge.load.workers`) both
 read a run through here."""
 

@@ -2,9 +2,9 @@
 
 The record stage (:mod:`~replicate.judge.load.records`) and the bulk paths (:mod:`~replicate.judge.load.fast`,
 :mod:`~replicate.judge.load.flat`) hand it a file's items: a clean file's block whole (:meth:`Items.add_block`,
-:meth:`Items.add_bulk`), else item by item (:meth:`Items.add_each`, :meth:`Items.add`); :meth:`Items.finish` builds the
-:class:`~replicate.judge.model.Run` once every file is read. A key seen twice is compared here (a warning when
-everything agrees, else an error naming both places).
+:meth:`Items.add_bulk`), else item by item (:meth:`Items.add_each`, :meth:`Items.add`); :meth:`Items.finish`
+builds the :class:`~replicate.judge.model.Run` once every file is read. A key seen twice is compared here (a
+warning when everything agrees, else an error naming both places).
 """
 
 from __future__ import annotations
@@ -177,8 +177,10 @@ class Items:
                 w += 1
             if w > start:
                 diag.warn_all(warnings[start:w])
-            if not self.add(key, gold[i], None if outputs is None else outputs[i], None if labels is None else labels[i],
-                            split=split, files=files, file_idx=file_idx, lineno=lines[i], diag=diag):
+            output = None if outputs is None else outputs[i]
+            label = None if labels is None else labels[i]
+            if not self.add(key, gold[i], output, label, split=split, files=files, file_idx=file_idx, lineno=lines[i],
+                            diag=diag):
                 repeated += 1
         diag.warn_all(warnings[w:])
         return repeated

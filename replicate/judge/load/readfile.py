@@ -3,10 +3,10 @@
 :class:`RawFile` owns a file's bytes from opening to hashing. Opening it (:func:`read_file`, :func:`open_stream`)
 makes its stream (gzip undone by magic, :class:`~replicate.reading.stream.InputStream`) and, when its reader
 is to be chosen by its content, reads the head a reader's sniff sees (:attr:`RawFile.sniffed`: a UTF-8 BOM
-removed, UTF-16 refused, a Parquet file's footer). It streams the bytes once, gives the record stage its text (:meth:`RawFile.text`
-whole, :meth:`RawFile.text_blocks` and :meth:`RawFile.chunks` streamed: a BOM removed and warned, UTF-16
-refused, an empty file warned, all in :meth:`RawFile._text`) and, once read, its provenance (size, sha256, the
-release it was fetched in). Nothing after it reads the file's bytes.
+removed, UTF-16 refused, a Parquet file's footer). It streams the bytes once, gives the record stage its text
+(:meth:`RawFile.text` whole, :meth:`RawFile.text_blocks` and :meth:`RawFile.chunks` streamed: a BOM removed and
+warned, UTF-16 refused, an empty file warned, all in :meth:`RawFile._text`) and, once read, its provenance (size,
+sha256, the release it was fetched in). Nothing after it reads the file's bytes.
 """
 
 from __future__ import annotations
