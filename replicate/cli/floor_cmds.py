@@ -54,7 +54,7 @@ RunArgs = Annotated[
     list[str] | None,
     typer.Argument(
         metavar="RUN...",
-        help="Runs: files (one file = one run, named after the file) or names of runs in --runs.",
+        help="Runs: files or run directories (a HELM run; each one run, named after it), '-' for standard input, or names of runs in --runs.",
         show_default=False,
     ),
 ]

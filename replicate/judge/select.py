@@ -126,6 +126,15 @@ def named_by_model(runs: Sequence[Run], from_file: Sequence[bool]) -> tuple[tupl
     return tuple(evolve(r, name=n) for r, n in zip(runs, names)), wanted
 
 
+def names_run_file(path: str | Path) -> bool:
+    """Whether ``path`` is something a run is read from, as every command reading runs takes it: standard input
+    (``-``), a file (or FIFO), or a directory (a HELM run directory, read through the file its reader names;
+    :func:`~replicate.judge.load.detect.directory_file` says, once it is read, what a directory lacks)."""
+    from replicate.command_input import is_stdio
+
+    return is_stdio(path) or Path(path).exists()
+
+
 def runs_from_files(paths: Iterable[str | Path]) -> list[RunSpec]:
     """One run per file, named after the file.
 
@@ -254,8 +263,8 @@ def runs_from_toml(path: str | Path, *, root: Path | None = None) -> list[RunSpe
 #
 # Each RUN argument (and each value of ``--edge``/``--main``) is either the name
 # of a run in the RUNS.toml given with ``--runs`` (its ``[runs]`` table, and its
-# ``[repeats]`` table when present) or a file (one file = one run, named after
-# the file). With ``--runs`` and no RUN arguments, every run of the ``[runs]``
+# ``[repeats]`` table when present) or what a run is read from (:func:`names_run_file`: a
+# file, a HELM run directory, ``-``; each one run, named after it). With ``--runs`` and no RUN arguments, every run of the ``[runs]``
 # table is meant, except those named by ``--edge``/``--main``.
 
 @dataclass(frozen=True)
@@ -299,10 +308,10 @@ def select_runs(args: Sequence[str], runs_toml: Path | None, *, extra: Sequence[
     for token in [*args, *extra]:
         if token in named or token in files:
             continue
-        if not Path(token).is_file():
+        if not names_run_file(token):
             where = f"; runs in {runs_toml}: {', '.join(named)}" if named else ""
             raise UsageError(Message(f"run {token!r} is neither a run named in ", Param("runs_toml"),
-                                     f" nor an existing file{where}"))
+                                     f" nor an existing file or run directory{where}"))
         files.append(token)
     from_files = runs_from_files(files) if files else []
     clash = sorted({s.name for s in from_files} & set(named))

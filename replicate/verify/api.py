@@ -308,6 +308,7 @@ def verify(
     """
     from replicate.judge.api import load_runs
     from replicate.judge.load import FieldSpec
+    from replicate.judge.select import names_run_file
     from replicate.reading.contract import ReadOptions
 
     claims = load_claims(claims_path, parsers=PARSERS.names())
@@ -324,7 +325,7 @@ def verify(
 
         trials = load_trials_part(claims, root_path, replications=replications or {},
                                   archives=replication_archives or {}, strict=strict)
-    missing = [f"{name}: {f}" for name in used for f in claims.runs[name] if not (root_path / f).is_file()]
+    missing = [f"{name}: {f}" for name in used for f in claims.runs[name] if not names_run_file(root_path / f)]
     if missing:
         raise BadInput(
             f"{len(missing)} file(s) named in [runs] not found under {root}:\n" + "\n".join(missing),

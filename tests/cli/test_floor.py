@@ -102,7 +102,7 @@ def test_floor_unknown_run_is_a_usage_error(repeats):
     _, files = repeats
     res = _run("floor", *files, "-p", P, "--main", "nope")
     assert res.exit_code == 2
-    assert res.stderr == "Error: run 'nope' is neither a run named in --runs nor an existing file\n"
+    assert res.stderr == "Error: run 'nope' is neither a run named in --runs nor an existing file or run directory\n"
     # the library names its parameter (runs_toml); the command shows its option
     res = _run("floor")
     assert res.exit_code == 2

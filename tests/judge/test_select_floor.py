@@ -38,7 +38,7 @@ def test_files_only_and_repeated_roles_load_once(release):
 def test_errors_name_the_problem(release):
     with pytest.raises(UsageError, match="no runs given: pass RUN files"):
         select_runs([], None)
-    with pytest.raises(UsageError, match=r"run 'Z' is neither a run named in runs_toml nor an existing file; runs in .*: A, B, A2"):
+    with pytest.raises(UsageError, match=r"run 'Z' is neither a run named in runs_toml nor an existing file or run directory; runs in .*: A, B, A2"):
         select_runs(["Z"], release / "runs.toml")
     (release / "A.jsonl").write_text("")
     with pytest.raises(UsageError, match="a file and a run in runs_toml are both named A; rename one"):

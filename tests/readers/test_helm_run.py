@@ -367,3 +367,43 @@ def test_a_runs_file_names_run_directories_with_their_reader_options(tmp_path):
     assert res.exit_code == 0, res.output
     edge = json.loads(res.stdout)["edges"][0]
     assert edge["cells"] == CELLS
+
+
+def test_matrix_floor_and_verify_take_a_run_directory_as_compare_does(tmp_path):
+    # compare read a run directory through the file its reader names; matrix, floor (select_runs) and verify's
+    # [runs] refused it as 'neither a run named in --runs nor an existing file' / 'not found'
+    opts = ("--correct-field", "exact_match", "-f", "json", "--replicates", "0")
+    compared = _run("compare", RUN_A, RUN_B, *opts)
+    assert compared.exit_code == 0, compared.output
+    cells = json.loads(compared.stdout)["cells"]
+    assert cells == CELLS
+    matrix = _run("matrix", RUN_A, RUN_B, *opts)
+    assert matrix.exit_code == 0, matrix.output
+    pairs = {(p["old"]["name"], p["new"]["name"]): p["cells"] for p in json.loads(matrix.stdout)["pairs"]}
+    a, b = json.loads(compared.stdout)["old"]["name"], json.loads(compared.stdout)["new"]["name"]
+    assert pairs[(a, b)] == cells
+    assert pairs[(b, a)] == {"both": 3, "only_old": 2, "only_new": 2, "neither": 1}  # the reverse edge, by hand
+    floor = _run("floor", RUN_A, RUN_B, *opts)
+    assert floor.exit_code == 0, floor.output
+    assert json.loads(floor.stdout)["pairs"][0]["cells"] == cells
+    shutil.copytree(RUN_A, tmp_path / "run-a")
+    shutil.copytree(RUN_B, tmp_path / "run-b")
+    claims = tmp_path / "claims.toml"
+    claims.write_text(
+        '[study]\ntitle = "t"\nreference = "x"\n[runs]\n'
+        f'a = {{ files = ["run-a"], reader = "{R}", correct_field = "exact_match" }}\n'
+        f'b = {{ files = ["run-b"], reader = "{R}", correct_field = "exact_match" }}\n'
+        '[[claims]]\nid = "r"\nwhere = "T1"\nmetric = "regression_rate"\nold = "a"\nnew = "b"\n'
+        'value = "25.0"\nunit = "percent"\n'
+    )
+    verified = _run("verify", claims, "--root", tmp_path)
+    assert verified.exit_code == 0, verified.output
+    assert "1 of 1 claims match" in verified.stdout
+
+
+def test_a_directory_no_reader_reads_is_refused_by_matrix_as_by_compare(tmp_path):
+    (tmp_path / "notes.txt").write_text("x\n")
+    for cmd in ("compare", "matrix"):
+        res = _run(cmd, tmp_path, RUN_B, "--correct-field", "exact_match")
+        assert res.exit_code == 2, res.output
+        assert f"Error: {tmp_path}: is a directory holding none of the files a reader reads" in res.stderr
