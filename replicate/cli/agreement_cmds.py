@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from replicate.cli.base import FormatOpt, StrictOpt, app
+from replicate.cli.base import FormatOpt, StrictOpt, app, flags
 from replicate.cli.judge_options import (
     ClusterOpt,
     CorrectFieldOpt,
@@ -48,13 +49,15 @@ def thresholds_of(text: str | None) -> tuple[int, ...]:
     if not text:
         return ()
     parts = [p.strip() for p in text.split(",")]
-    bad = [p for p in parts if not p.lstrip("-").isdigit()]
+    # ASCII digits (int() refuses '--5' and '²'), at most 18 (a grade, never a number int() refuses as too long)
+    bad = [p for p in parts if not re.fullmatch(r"-?[0-9]{1,18}", p)]
     if bad:
-        raise UsageError(f"--binarize takes integer thresholds separated by commas (e.g. 1,2,3); got {text!r}")
+        raise UsageError(f"--binarize takes integer thresholds (grades) separated by commas (e.g. 1,2,3); got {text!r}")
     return tuple(dict.fromkeys(int(p) for p in parts))
 
 
 @app.command("agreement")
+@flags(thresholds="--binarize")
 def agreement_cmd(
     files: Annotated[list[Path] | None, typer.Argument(metavar="RUN", help="Run files (one file = one run), or use --runs.")] = None,
     runs: RunsFileOpt = None,

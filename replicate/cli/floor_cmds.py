@@ -6,6 +6,7 @@ numpy-heavy modules load inside the commands.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -158,10 +159,11 @@ def floor_cmd(
 
 def _scale(text: str | None, parser_name: str, loaded=None) -> tuple[int, int]:
     if text is not None:
-        lo, sep, hi = text.partition("-")
-        if not sep or not lo.strip().isdigit() or not hi.strip().isdigit() or int(lo) > int(hi):
-            raise UsageError(f"--scale must be LO-HI with integers LO <= HI, e.g. 0-3; got {text!r}")
-        return int(lo), int(hi)
+        # ASCII digits (int() refuses '²'), at most 18: a grade scale, never a number int() refuses as too long
+        m = re.fullmatch(r"\s*([0-9]{1,18})\s*-\s*([0-9]{1,18})\s*", text)
+        if m is None or int(m[1]) > int(m[2]):
+            raise UsageError(f"--scale must be LO-HI with whole-number grades LO <= HI, e.g. 0-3; got {text!r}")
+        return int(m[1]), int(m[2])
     from replicate.parsing import PARSERS
 
     if parser_name in PARSERS:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from replicate.errors import UsageError
+from replicate.errors import Message, Param, UsageError
 from replicate.judge.align import Aligned
 from replicate.judge.model import NO_GOLD
 from replicate.judge.uncertainty import Uncertainty
@@ -219,6 +219,22 @@ def _name(aligned: Aligned, i: int) -> str:
     return "gold" if i == GOLD else aligned.names[i]
 
 
+def check_thresholds(thresholds: Sequence[int], domain: Sequence[int]) -> None:
+    """Refuse a threshold that cannot binarize labels of ``domain`` (their values, sorted): ``label >= t`` splits
+    them in two only for ``min < t <= max``; any other ``t`` (a huge number, a grade off the scale) makes every
+    label 0 or every label 1, and every figure undefined."""
+    if not domain:
+        return
+    lo, hi = domain[0], domain[-1]
+    bad = [t for t in thresholds if not lo < t <= hi]
+    if bad:
+        shown = ", ".join(map(str, domain)) if len(domain) <= 12 else f"{lo} to {hi}"
+        allowed = f"only {lo + 1}..{hi} split them" if hi > lo + 1 else (f"only {hi} splits them" if hi > lo else "none splits them")
+        raise UsageError(Message(Param("thresholds"), f" {', '.join(map(str, bad))}: {'not a threshold' if len(bad) == 1 else 'not thresholds'} of these labels "
+                                 f"(label >= T is 1): their values are {shown}, and {allowed}; another T makes "
+                                 "every label 0 or every label 1"))
+
+
 def agreement_report(
     aligned: Aligned,
     *,
@@ -236,8 +252,10 @@ def agreement_report(
         raise UsageError("nothing to compare: give --gold (runs against gold) or --pairs with two or more runs")
     if aligned.n_items == 0:
         sides = []  # the command says the runs share no item
+    domain, ordered = value_domain(aligned, with_gold=gold)
+    if sides and ordered:  # categorical labels: agreement_rows says --binarize needs grades
+        check_thresholds(thresholds, domain)
     rows = agreement_rows(aligned, sides, thresholds=thresholds, policy=policy, settings=settings)
-    domain, _ = value_domain(aligned, with_gold=gold)
     runs = tuple({"name": r.name, "items": len(r), "unparsed": r.unparsed, "parser": r.parser,
                   "files": [f.to_json() for f in r.files]} for r in aligned.runs)
     return AgreementReport(

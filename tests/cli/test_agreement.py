@@ -121,11 +121,33 @@ def test_text_shows_the_table_and_intervals(runs):
 def test_bad_thresholds_and_nothing_to_compare_are_usage_errors(runs, tmp_path):
     res = run("agreement", *runs, "--parser", TOY.name, "--binarize", "1,x")
     assert res.exit_code == 2
-    assert "Error: --binarize takes integer thresholds separated by commas (e.g. 1,2,3); got '1,x'" in res.output
+    assert "Error: --binarize takes integer thresholds (grades) separated by commas (e.g. 1,2,3); got '1,x'" in res.output
     no_gold = tmp_path / "q.txt"
     no_gold.write_text("q1 0 d1 2\nq1 0 d2 1\n")
     res = run("agreement", no_gold, "--reader", "trec-qrels@1")
     assert res.exit_code == 2 and "Error:" in res.output
+
+
+@pytest.mark.parametrize("given, shown", [
+    ("9007199254740993", "--binarize 9007199254740993: not a threshold"),  # 2^53 + 1: a float would round it
+    ("999999999999999999", "--binarize 999999999999999999: not a threshold"),
+    ("0,4", "--binarize 0, 4: not thresholds"),
+    ("-5", "--binarize -5: not a threshold"),
+])
+def test_a_threshold_that_splits_no_labels_is_refused_naming_the_option(runs, given, shown):
+    # before: every figure at these thresholds was '-' (each label 0 or each 1), and exit 0
+    res = run("agreement", *runs, "--parser", TOY.name, "--binarize", given, "--replicates", "0")
+    assert res.exit_code == 2, res.output
+    assert f"Error: {shown} of these labels (label >= T is 1): their values are 0, 1, 2, 3, and only 1..3 split them" \
+        in res.stderr
+
+
+@pytest.mark.parametrize("given", ["--5", "\u00b2", "\u0661", "1" * 19, "1" * 5000])
+def test_a_threshold_that_is_no_ascii_integer_is_refused_not_a_traceback(runs, given):
+    # before: int() raised ValueError ('--5', the superscript two) or read an Arabic-Indic digit as 1
+    res = run("agreement", *runs, "--parser", TOY.name, f"--binarize={given}", "--replicates", "0")
+    assert res.exit_code == 2, res.output
+    assert "Error: --binarize takes integer thresholds (grades) separated by commas" in res.stderr
 
 
 def test_runs_sharing_no_item_are_bad_input(tmp_path):

@@ -205,7 +205,17 @@ def test_matrix_scale_option(repeats):
     assert ("gold_outside_scale", None) in codes and ("labels_outside_scale", "R1") in codes
     res = _run("matrix", *files, "-p", P, "--scale", "3-1")
     assert res.exit_code == 2
-    assert res.stderr == "Error: --scale must be LO-HI with integers LO <= HI, e.g. 0-3; got '3-1'\n"
+    assert res.stderr == "Error: --scale must be LO-HI with whole-number grades LO <= HI, e.g. 0-3; got '3-1'\n"
+
+
+@pytest.mark.parametrize("given", ["\u00b2-3", "0-" + "9" * 19, "0-" + "9" * 5000, "0-\u0663"])
+def test_a_scale_of_no_ascii_grades_is_refused_not_a_traceback(repeats, given):
+    # before: int() raised ValueError on the superscript two (isdigit() says yes) and on 5000 digits, and
+    # an Arabic-Indic three, or a 19-digit grade, was taken
+    _, files = repeats
+    res = _run("matrix", *files, "-p", P, f"--scale={given}")
+    assert res.exit_code == 2, res.output
+    assert res.stderr == f"Error: --scale must be LO-HI with whole-number grades LO <= HI, e.g. 0-3; got {given!r}\n"
 
 
 def test_parsers_audit_json(tmp_path):
