@@ -19,10 +19,12 @@ actual binary value, never by the rounding of ``0.2`` itself.
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
+
+from replicate.stats.rational import exact_decimal
 
 CLASSES: tuple[str, ...] = ("improved", "regressed", "equivalent", "inconclusive")
 IMPROVED, REGRESSED, EQUIVALENT, INCONCLUSIVE = range(4)
@@ -36,14 +38,9 @@ def parse_eps(value: str | float | Fraction | Decimal, *, name: str = "eps") -> 
     A float is read by its shortest decimal form (``0.2`` -> 1/5), not its binary value.
     """
     try:
-        if isinstance(value, Fraction):
-            f = value
-        elif isinstance(value, float):
-            f = Fraction(Decimal(repr(value)))
-        else:
-            f = Fraction(Decimal(str(value).strip()))
-    except (InvalidOperation, ValueError, ArithmeticError):
-        raise ValueError(f"{name} must be a number in (0, 1] such as 0.2, got {value!r}") from None
+        f = value if isinstance(value, Fraction) else exact_decimal(value)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a number in (0, 1] such as 0.2, got {value!r} ({exc})") from None
     if not 0 < f <= 1:
         raise ValueError(f"{name} must lie in (0, 1], got {value}")
     if f.denominator > 10**9:

@@ -10,9 +10,14 @@ the cost is one Fraction per distinct denominator.
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 import numpy as np
+
+#: The most digits, and decimal places, a number given as text (a setting such as eps) is read to exactly:
+#: past them Fraction would build a power of ten of as many digits (1e-999999999: minutes, gigabytes).
+MAX_DIGITS = 100
 
 
 def mean_of_ratios(num: np.ndarray, den: np.ndarray) -> Fraction | None:
@@ -35,3 +40,20 @@ def mean_of_ratios(num: np.ndarray, den: np.ndarray) -> Fraction | None:
 def as_float(x: Fraction | None) -> float | None:
     """The correctly rounded float of an exact value (None stays None)."""
     return None if x is None else float(x)
+
+
+def exact_decimal(value: str | float | Decimal) -> Fraction:
+    """``value`` exactly: decimal text (``"0.2"`` is 1/5), a float by its shortest decimal form (``0.2`` -> 1/5).
+
+    ValueError for what is not a finite number, or has more than :data:`MAX_DIGITS` digits before or after the
+    point (``1e-999999999``, ``1e999999999``), which no setting means and whose exact value would not fit
+    in memory."""
+    try:
+        d = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(value, float) else str(value).strip())
+    except (InvalidOperation, ValueError):
+        raise ValueError("not a number") from None
+    if not d.is_finite():
+        raise ValueError("not a finite number")
+    if d and (d.adjusted() >= MAX_DIGITS or -d.as_tuple().exponent > MAX_DIGITS):  # type: ignore[operator]
+        raise ValueError(f"more than {MAX_DIGITS} digits before or after the point")
+    return Fraction(d)

@@ -10,7 +10,6 @@ no non-error trial from any model is left out and counted.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
@@ -19,6 +18,7 @@ import numpy as np
 from replicate.errors import Message, Param, UsageError
 from replicate.output import Format, FormatArg, pct, prose, table
 from replicate.provenance import FileProvenance
+from replicate.stats.rational import exact_decimal
 from replicate.trials.counts import aggregate
 from replicate.trials.intervals import share_interval
 from replicate.trials.load import TrialsTable
@@ -28,9 +28,9 @@ from replicate.trials.settings import DEFAULTS
 
 def _frac(value: str | float | Fraction, name: str) -> Fraction:
     try:
-        f = value if isinstance(value, Fraction) else Fraction(Decimal(repr(value) if isinstance(value, float) else str(value)))
-    except (InvalidOperation, ValueError):
-        raise UsageError(Message(Param(name), f" must be a number in [0, 1], got {value!r}")) from None
+        f = value if isinstance(value, Fraction) else exact_decimal(value)
+    except ValueError as exc:
+        raise UsageError(Message(Param(name), f" must be a number in [0, 1], got {value!r} ({exc})")) from None
     if not 0 <= f <= 1:
         raise UsageError(Message(Param(name), f" must lie in [0, 1], got {value}"))
     return f

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Literal, get_args
 
@@ -82,11 +82,13 @@ DEFAULT_SEED: int = DEFAULTS.seed
 def _decimal_text(v: Any) -> str | None:
     if isinstance(v, bool) or not isinstance(v, (int, float, str)):
         return None
+    from replicate.stats.rational import exact_decimal
+
     try:
-        d = Decimal(str(v).strip())
-    except InvalidOperation:
+        exact_decimal(str(v))
+    except ValueError:
         return None
-    return str(v).strip() if d.is_finite() else None
+    return str(v).strip()
 
 
 def parse_settings(table: Mapping[str, Any], base: TrialSettings, say: Callable[[str], None]) -> TrialSettings:
