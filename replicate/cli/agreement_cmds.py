@@ -112,6 +112,14 @@ def agreement_cmd(
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded)
     has_gold = bool((aligned.gold >= 0).any())
     if not has_gold and not pairs:
+        why = loaded.emptied()  # a choice of the user's emptied a run (the warnings say more)
+        if why is not None:
+            from replicate.cli.judge_options import show_scale_outcomes, show_warnings
+            from replicate.errors import BadInput
+
+            show_warnings(loaded.diagnostics)
+            show_scale_outcomes(loaded)
+            raise BadInput(why)
         where = (" in ", Param("gold"), f" {gold} (its keys match none of the runs' items, or its labels are "
                  "unusable)") if gold else (" (the runs carry none: give ", Param("gold"), ")")
         raise UsageError(Message("no item is in every run with a usable gold label", *where, "; ", Param("pairs"),

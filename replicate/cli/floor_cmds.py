@@ -154,7 +154,8 @@ def floor_cmd(
         main=labelled[names[-1]] if main else None,
         uncertainty=uncertainty_of(replicates, seed, cluster, min_items, loaded),
     )
-    emit_runs(loaded, result, format, text=fit_terminal(lambda: floor_text(result, format), format), choice=choice)
+    emit_runs(loaded, result, format, text=fit_terminal(lambda: floor_text(result, format), format), comparisons=[result],
+              choice=choice)
 
 
 def _scale(text: str | None, parser_name: str, loaded=None) -> tuple[int, int]:
@@ -239,7 +240,8 @@ def matrix_cmd(
     settings = uncertainty_of(replicates, seed, cluster, min_items, loaded, difficulty_intervals=difficulty_intervals)
     choice = policy_of(unparsed, loaded)
     result = matrix(loaded.labelled(name), policy=choice.policy, scale=_scale(scale, name, loaded), uncertainty=settings)
-    emit_runs(loaded, result, format, text=fit_terminal(lambda: matrix_text(result, format), format), choice=choice)
+    emit_runs(loaded, result, format, text=fit_terminal(lambda: matrix_text(result, format), format), comparisons=[result],
+              choice=choice)
 
 
 @parsers_app.command("audit")

@@ -595,6 +595,9 @@ def require_shared_items(loaded, comparisons) -> None:
     from replicate.errors import BadInput
 
     if comparisons and comparisons[0].shared_items == 0:
+        why = loaded.emptied()  # a choice of the user's emptied a run: that is the cause, not the keys
+        if why is not None:
+            raise BadInput(why)
         fields = ", ".join(loaded.fields.key_fields)
         raise BadInput(
             f"the runs {', '.join(loaded.names)} share no item (items are keyed by {fields}); "

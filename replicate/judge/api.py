@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from replicate.diagnostics import Diagnostics
-from replicate.errors import UsageError
+from replicate.errors import Message, UsageError
 from replicate.judge.gold import GoldJoin, attach_gold
 from replicate.judge.labelcache import LabelCache, label_through
 from replicate.judge.load.plan import plan_load
@@ -24,6 +24,7 @@ from replicate.judge.outofscale import (
     ScaleOutcome,
     apply_out_of_scale,
     check_out_of_scale,
+    dropped_whole,
     outcomes_json,
 )
 from replicate.judge.select import RunSpec, named_by_model
@@ -91,6 +92,16 @@ class Loaded:
             self._cache[parser_name] = [lr for lr, _ in read]
             self._scales[parser_name] = tuple(o for _, o in read)
         return list(self._cache[parser_name])
+
+    def emptied(self) -> Message | None:
+        """Why a run holds no item any more, when a choice of the user's emptied it: the ``gold`` file covering
+        none of its items, or ``out_of_scale`` drop dropping every one (known once :meth:`labelled` ran); None
+        otherwise. A command whose runs then share no item says this, not only that they share none."""
+        if self.gold is not None:
+            why = self.gold.covering_none(self.key_names)
+            if why is not None:
+                return why
+        return dropped_whole(self.scale_outcomes(), {r.name: len(r) for r in self.runs})
 
     def scale_outcomes(self) -> tuple[ScaleOutcome, ...]:
         """What the out-of-scale policy did to each run :meth:`labelled` gave, in order of labelling."""

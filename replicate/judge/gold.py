@@ -12,12 +12,13 @@ when a gold file is given, else the check that runs needing gold carry their own
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from replicate.diagnostics import Diagnostics
-from replicate.errors import BadInput
+from replicate.errors import BadInput, Message, Param
 from replicate.judge.load.outputs import select
 from replicate.judge.model import NO_GOLD, Origins, Run, readonly
 from replicate.parsing import UNPARSED
@@ -64,6 +65,17 @@ class GoldJoin:
     sha256: str
     runs: tuple[RunGold, ...]
     chosen: str = "given"  # how its reader was chosen: "given" or "by content"
+
+    def covering_none(self, key_names: Sequence[str]) -> Message | None:
+        """Why a run was left with no item by the join: the gold file (``gold``) covers none of its items (its
+        first such run); None when it covers some of every run's items."""
+        for r in self.runs:
+            if r.items and not r.with_gold:
+                return Message(
+                    f"the gold file {self.path} (", Param("gold"), f") covers none of the {r.items} items of run "
+                    f"{r.name!r} (first: {', '.join(map(_show, r.first_without))}): its keys must match the run's "
+                    f"({', '.join(key_names)}; {r.gold_without_item} gold key(s) name items the run lacks)")
+        return None
 
     def to_json(self) -> dict:
         return {

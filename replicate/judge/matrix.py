@@ -314,6 +314,11 @@ class Matrix:
                     out[i, j] = reg[i, j] / exp
         return out
 
+    @property
+    def shared_items(self) -> int:
+        """The items every run has (what every figure is over)."""
+        return self.aligned.n_items
+
     def to_json(self) -> dict:
         return {
             "runs": [b.to_json() for b in self.baselines],

@@ -24,12 +24,13 @@ name that is not one of them), so the policy leaves them as they are.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 import numpy as np
 
+from replicate.errors import Message, Param
 from replicate.judge.model import LabelledRun, Origins, readonly
 from replicate.parsing import UNPARSED
 
@@ -91,6 +92,17 @@ class ScaleOutcome:
             "values": {str(v): n for v, n in self.outside},
             "policy": self.policy,
         }
+
+
+def dropped_whole(outcomes: Iterable[ScaleOutcome], sizes: Mapping[str, int]) -> Message | None:
+    """Why a run was left with no item by ``drop``: every one of its ``sizes[run]`` items had a label outside
+    its scale (the first such run); None otherwise."""
+    for o in outcomes:
+        if o.policy == "drop" and o.scale is not None and o.count and o.count >= sizes.get(o.run, o.count + 1):
+            lo, hi = o.scale
+            return Message(Param("out_of_scale"), f" drop dropped all {o.count} items of run {o.run!r}: every "
+                           f"label lay outside its scale {lo}-{hi} ({o.values_text()}); keep or clip reads them")
+    return None
 
 
 def apply_out_of_scale(run: LabelledRun, policy: str) -> tuple[LabelledRun, ScaleOutcome]:

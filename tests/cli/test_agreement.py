@@ -210,5 +210,5 @@ def test_a_gold_file_matching_no_item_says_so(runs, tmp_path):
     gold.write_text('{"query_id": "zz", "corpus_id": "zz", "original_qrel_score": 2}\n')
     res = run("agreement", runs[0], "--parser", TOY.name, "--gold", gold)
     assert res.exit_code == 2
-    assert f"no item is in every run with a usable gold label in --gold {gold} (its keys match none" in res.output
+    assert f"Error: the gold file {gold} (--gold) covers none of the 12 items of run 'a'" in res.output
     assert "give --gold" not in res.output
