@@ -45,7 +45,7 @@ _CHUNK = 1 << 20
 
 def max_line_bytes() -> int:
     env = os.environ.get("REPLICATE_MAX_LINE_BYTES", "")
-    return int(env) if env.isdigit() and int(env) > 0 else MAX_LINE_BYTES
+    return int(env) if env.isascii() and env.isdigit() and int(env) > 0 else MAX_LINE_BYTES
 
 
 def _read_bounded(fh: Any, path: str | os.PathLike[str]) -> bytes:

@@ -42,7 +42,7 @@ def custom_id(model: str, item: str, trial: int) -> str:
 def parse_custom_id(cid: str, models: Sequence[str]) -> tuple[str, str, int] | None:
     """(model, item, trial) of ``MODEL|ITEM|TRIAL``; the model is the longest configured one that fits."""
     head, sep, trial = cid.rpartition("|")
-    if not sep or not trial.isdigit():
+    if not sep or not (trial.isascii() and trial.isdigit()):  # int() refuses '²', which isdigit() takes
         return None
     for model in sorted(models, key=len, reverse=True):
         if head.startswith(model + "|") and len(head) > len(model) + 1:

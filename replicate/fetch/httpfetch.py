@@ -14,6 +14,7 @@ backoff; 404s and rate limits (403/429) raise distinct errors at once.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -89,7 +90,7 @@ def rate_limit_error(resp, url: str, *, now: float | None = None) -> RateLimited
     if secs is not None:
         reset_at = _when(now + secs)
         hint = f"retry after {secs:g} s ({reset_at})"
-    elif reset and reset.strip().isdigit():
+    elif reset and re.fullmatch(r"[0-9]{1,12}", reset.strip()):  # epoch seconds; not "²", not 10**30
         reset_at = _when(int(reset))
         mins = max(0, int(reset) - int(now)) // 60
         hint = f"the limit resets at {reset_at} (in about {mins} min)"
