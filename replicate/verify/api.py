@@ -261,7 +261,12 @@ def _inside_root(claims: ClaimsFile, root: Path, claims_path: str | Path) -> Non
     named += [("[trec_runs]", f) for files in claims.trec_runs.values() for f in files]
     top = root.resolve()
     for where, rel in named:
-        if not (root / rel).resolve().is_relative_to(top):
+        try:
+            resolved = (root / rel).resolve()
+        except (RuntimeError, OSError):  # a loop of symbolic links (Python 3.11: RuntimeError; 3.13: OSError)
+            raise BadInput(f"{where} file {rel!r} is a loop of symbolic links (each points on to another, "
+                           "never to a file): it is not read", path=claims_path) from None
+        if not resolved.is_relative_to(top):
             raise BadInput(Message(f"{where} file {rel!r} resolves outside ", Param("root"),
                                    " (a symbolic link out of it): it is not read"), path=claims_path)
 
