@@ -231,6 +231,8 @@ def parse_claims(data: Mapping[str, Any], *, path: str, parsers: Collection[str]
     entries: dict[str, RunEntry] = {}  # a K-trial study (or rankings, or a source of one's own) needs no [runs]
     if data.get("runs") is not None or "runs" in sources or (data.get("trials") is None and not sources - {"trials"}):
         entries = _parse_runs(data.get("runs"), problems)
+        if data.get("runs") == {} and "runs" in sources:  # else each claim's run would be taken on trust
+            problems.append("[runs]: the table lists no runs, and claims name runs (expected name = [file, ...])")
     runs = {name: entry.files for name, entry in entries.items()}
     tables = parse_tables(data.get("trials"), problems)
     trec_tables = _paths(data.get("trec_runs"), "trec_runs", "a table of name = [run file or directory, ...]",

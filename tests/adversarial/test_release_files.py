@@ -30,3 +30,17 @@ def test_verify_refuses_a_run_file_that_is_a_loop_of_symbolic_links(tmp_path):
     assert res.exit_code == 2, res.output
     assert res.stderr == (f"Error: {root / 'claims.toml'}: [runs] file 'results/alpha-2024-05_annotations.jsonl' is a "
                           "loop of symbolic links (each points on to another, never to a file): it is not read\n")
+
+
+def test_verify_refuses_an_empty_runs_table_naming_the_claims_file(tmp_path):
+    # before: 'Error: runs named by claims were not loaded: alpha-2024-05, ...' (no file, no cause)
+    root = tmp_path / "release"
+    shutil.copytree(EXAMPLE, root)
+    raw = (root / "claims.toml").read_text()
+    start = raw.index("\n[runs]\n") + 1
+    end = raw.index("\n#", start)
+    (root / "claims.toml").write_text(raw[:start] + "[runs]\n" + raw[end:])
+    res = _run("verify", root / "claims.toml", "--root", root)
+    assert res.exit_code == 2, res.output
+    assert res.stderr == (f"Error: {root / 'claims.toml'}: 1 problem in the claims file:\n"
+                          "       [runs]: the table lists no runs, and claims name runs (expected name = [file, ...])\n")
