@@ -121,7 +121,7 @@ def _records(src: Source) -> Iterator[Record]:
         for lineno, obj in battles:
             yield _battle(obj, src, lineno, votes)
         return
-    for lineno, obj in json_objects(src, " (one battle)"):
+    for lineno, obj in json_objects(src, " (one battle)", fields=(*_NEEDED, *_OPTIONAL)):
         yield _battle(obj, src, lineno, votes)
 
 

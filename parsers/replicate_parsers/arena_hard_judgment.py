@@ -67,7 +67,7 @@ def _text_id(obj: dict, name: str, src: Source, lineno: int) -> str:
 def _games(src: Source) -> Iterator[tuple[int, tuple[str, str], int, dict | None]]:
     """(line, (question id, model), game number 1 or 2, game object or None) for every game."""
     id_field: str | None = None
-    for lineno, obj in json_objects(src):
+    for lineno, obj in json_objects(src, fields=("question_id", "uid", "model", "games")):
         if id_field is None:
             for name, layout in _ID_FIELDS:
                 if name in obj:

@@ -90,7 +90,7 @@ def _records(src: Source) -> Iterator[Record]:
     field, an id that is not a string or integer, a judgment that is not
     text, a torn last line; a key seen twice with another judgment is an
     error naming both lines. Other fields are ignored."""
-    for lineno, obj in json_objects(src):
+    for lineno, obj in json_objects(src, fields=(*_IDS, *_GAMES)):  # a taken key twice: refused (or warned)
         qid, m1, m2, turn = (_id(obj, name, src, lineno) for name in _IDS)
         for game, key in zip(_GAMES, ((qid, m1, m2, turn), (qid, m2, m1, turn))):
             yield Record(key, lineno, output=_output(obj, game, src, lineno))
@@ -136,7 +136,7 @@ def _winner_records(src: Source) -> Iterator[Record]:
     pairwise`` counts it by FastChat's rule); as ``--gold``, FastChat's own
     verdicts, against which another reading is counted right or wrong. A
     winner that is none of the four strings is refused."""
-    for lineno, obj in json_objects(src):
+    for lineno, obj in json_objects(src, fields=(*_IDS, *_WINNERS)):
         qid, m1, m2, turn = (_id(obj, name, src, lineno) for name in _IDS)
         for game, key in enumerate(((qid, m1, m2, turn), (qid, m2, m1, turn))):
             yield Record(key, lineno, label=_winner(obj, game, src, lineno))
@@ -161,7 +161,7 @@ def _single_records(src: Source) -> Iterator[Record]:
     string or integer, a judgment that is not text, a torn last line; a key
     seen twice with another judgment is an error naming both lines. Other
     fields are ignored."""
-    for lineno, obj in json_objects(src):
+    for lineno, obj in json_objects(src, fields=("question_id", "model", "turn", "judgment")):
         key = tuple(_id(obj, name, src, lineno) for name in ("question_id", "model", "turn"))
         yield Record(key, lineno, output=_output(obj, "judgment", src, lineno))
 

@@ -56,7 +56,7 @@ def _records(src: Source) -> Iterator[Record]:
     key given twice with another gold, a torn last line. Other fields are
     ignored."""
     fields = _fields(src.options)
-    for lineno, obj in json_objects(src):
+    for lineno, obj in json_objects(src, fields=(*fields.key_fields, fields.gold_field)):
         key = []
         for name in fields.key_fields:
             if name not in obj:

@@ -82,7 +82,9 @@ def _samples(src: Source) -> list[tuple[int, dict]]:
         found = array_objects(src)
         src.lines_total = len(found)  # the file's 'lines' are its samples, as for a zip log
         return found
-    return list(json_objects(src, " (one logged sample)"))
+    metric = src.options.get("correct_field")  # the fields taken (a key of them twice: refused, or warned)
+    taken = (*_NEEDED, "filter", "metrics", *([metric] if isinstance(metric, str) else []))
+    return list(json_objects(src, " (one logged sample)", fields=taken))
 
 
 def _checked(samples: list[tuple[int, dict]], src: Source) -> bool:

@@ -271,7 +271,7 @@ def _umbrela_records(src: Source) -> Iterator[Record]:
     query/passage/prediction (or id, once the first record has ids), a
     prediction that is not text, a torn last line."""
     by_ids: bool | None = None
-    for lineno, obj in json_objects(src):
+    for lineno, obj in json_objects(src, fields=(*_UMBRELA_IDS, "query", "passage", "prediction")):
         if by_ids is None:
             by_ids = all(k in obj for k in _UMBRELA_IDS)
         names = _UMBRELA_IDS if by_ids else ("query", "passage")

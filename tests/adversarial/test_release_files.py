@@ -3,9 +3,11 @@ containers, odd file-system entries) end in `Error: FILE[:LINE]: ...` and exit 2
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
+import pytest
 from typer.testing import CliRunner
 
 from replicate.cli.app import app
@@ -44,3 +46,55 @@ def test_verify_refuses_an_empty_runs_table_naming_the_claims_file(tmp_path):
     assert res.exit_code == 2, res.output
     assert res.stderr == (f"Error: {root / 'claims.toml'}: 1 problem in the claims file:\n"
                           "       [runs]: the table lists no runs, and claims name runs (expected name = [file, ...])\n")
+
+
+DATA = ROOT / "tests" / "readers" / "data"
+
+
+def _arena_hard(path):
+    from readers.test_arena_hard import v01, write
+
+    return write(path, *(v01(f"q{i}", ("[[A>B]]", "A>B"), ("[[B>A]]", "B>A")) for i in range(3)))
+
+
+def _battles(path):
+    from pairwise.test_arena import battle_rows
+
+    path.write_text("".join(json.dumps(r) + "\n" for r in battle_rows()), encoding="utf-8")
+    return path
+
+
+#: reader -> (how its file is made, the command reading it, the taken key written twice, another value for it)
+TAKEN_TWICE = {
+    "fastchat-single": (lambda p: shutil.copy(DATA / "fastchat" / "gpt-4_single.jsonl", p), ["mtbench"], "judgment",
+                        "Rating: [[1]]"),
+    "fastchat-pair": (lambda p: shutil.copy(DATA / "fastchat" / "gpt-4_pair.jsonl", p), ["pairwise"], "g1_judgment",
+                      "[[B]]"),
+    "arena-hard": (_arena_hard, ["pairwise"], "model", "another-model"),
+    "arena-battles": (_battles, ["pairwise"], "winner", "tie"),
+    "umbrela": (lambda p: shutil.copy(DATA / "umbrela_a.jsonl", p), ["parse", "-p", "umbrela-fallback@1"], "prediction",
+                "final score: 0"),
+    "lm-eval": (lambda p: shutil.copy(sorted((DATA / "lm_eval").glob("samples_gsm8k_*.jsonl"))[0], p),
+                ["parse", "--filter", "strict-match", "--correct-field", "exact_match"], "exact_match", 0.5),
+    "gold-jsonl": (lambda p: shutil.copy(DATA / "gold.jsonl", p), ["agreement", DATA / "old.txt", "--gold"],
+                   "original_qrel_score", 1),
+}
+
+
+@pytest.mark.parametrize("reader", sorted(TAKEN_TWICE))
+def test_a_taken_key_written_twice_with_another_value_is_refused_naming_file_and_line(tmp_path, reader):
+    # before: JSON keeps the last of the two values without a word (these readers checked no repeated key, and
+    # the umbrela and gold fast paths read such lines in bulk)
+    make, command, key, other = TAKEN_TWICE[reader]
+    path = tmp_path / f"{reader}.jsonl"
+    make(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[1])
+    assert key in first and first[key] != other
+    lines[1] = json.dumps(first)[:-1] + f", {json.dumps(key)}: {json.dumps(other)}}}"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    res = _run("--no-cache", *command[:1], *([path] if command[0] != "agreement" else []), *command[1:],
+               *([path] if command[0] == "agreement" else []))
+    assert res.exit_code == 2, res.output
+    assert res.stderr.splitlines()[-1].startswith(
+        f"Error: {path}:2: key {key!r} appears 2 times in one record, with different values (")

@@ -26,7 +26,7 @@ from replicate.judge.load.records import load_records, replay
 from replicate.judge.model import KEY_SEP, NO_GOLD, RunFile
 from replicate.labels import GOLD_MAX, outside_set
 from replicate.reading.contract import Reader, ReadOptions
-from replicate.reading.jsonl import FieldSpec
+from replicate.reading.jsonl import FieldSpec, field_pattern
 from replicate.reading.stream import chunk_keys, json_chunk
 
 #: The key fields of an UMBRELA record (else query and passage texts).
@@ -97,6 +97,12 @@ def load_qrels(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions, 
                    source_rule=reader.source_rule)
 
 
+def _repeats_a_field(piece: bytes, n_objects: int, names: Iterable[str]) -> bool:
+    """Whether a key of ``names`` may be written twice in one of the ``n_objects`` records of ``piece`` (its text
+    occurs more often than there are records): the records' path then refuses or warns it, naming the line."""
+    return any(piece.count(field_pattern(n)) > n_objects for n in names)
+
+
 def _bulk_umbrela(
     chunks: Iterable[bytes], labeller: OutputLabels, size: int | None = None,
 ) -> tuple[KeysBuilder, np.ndarray, np.ndarray, int, list[str] | None, dict[str, np.ndarray]] | None:
@@ -118,6 +124,8 @@ def _bulk_umbrela(
             return None
         if names is None:
             names = UMBRELA_IDS if all(k in objs[0] for k in UMBRELA_IDS) else ("query", "passage")
+        if _repeats_a_field(piece, len(objs), (*UMBRELA_IDS, "query", "passage", "prediction")):
+            return None
         try:
             ck = chunk_keys(objs, names)
             outputs = list(map(prediction, objs))
@@ -170,6 +178,8 @@ def _bulk_gold(chunks: Iterable[bytes], fields: FieldSpec) -> tuple[list[str], n
         objs = json_chunk(piece)
         if objs is None:
             return None  # a line blank, not JSON, or holding several values
+        if _repeats_a_field(piece, len(objs), (*kf, fields.gold_field)):
+            return None
         try:
             ck = chunk_keys(objs, kf)
             golds.extend(map(gold_of, objs))
