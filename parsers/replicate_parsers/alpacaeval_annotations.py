@@ -61,7 +61,7 @@ def _records(src: Source) -> Iterator[Record]:
     same key twice with another preference. Other fields are ignored."""
     from replicate_parsers.lm_eval_layout import array_objects  # here: listing readers needs no numpy
 
-    annotations = array_objects(src, "annotation")
+    annotations = array_objects(src, "annotation", (*_KEYS, "preference"))
     src.lines_total = len(annotations)
     for lineno, obj in annotations:
         key = tuple(_text(obj, name, src, lineno) for name in _KEYS)

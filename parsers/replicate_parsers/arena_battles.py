@@ -116,7 +116,7 @@ def _records(src: Source) -> Iterator[Record]:
     if src.data.lstrip()[:1] == b"[":
         from replicate_parsers.lm_eval_layout import array_objects  # here: listing readers needs no numpy
 
-        battles = array_objects(src, "battle")
+        battles = array_objects(src, "battle", (*_NEEDED, *_OPTIONAL))
         src.lines_total = len(battles)
         for lineno, obj in battles:
             yield _battle(obj, src, lineno, votes)

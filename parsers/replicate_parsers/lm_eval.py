@@ -78,12 +78,12 @@ def metric_verdict(value: Any, metric: str, src: Source, lineno: int) -> bool | 
 
 def _samples(src: Source) -> list[tuple[int, dict]]:
     """Every logged sample: one JSON object a line, or (lm-eval 0.4.0-0.4.2) one JSON array."""
-    if src.data.lstrip()[:1] == b"[":
-        found = array_objects(src)
-        src.lines_total = len(found)  # the file's 'lines' are its samples, as for a zip log
-        return found
     metric = src.options.get("correct_field")  # the fields taken (a key of them twice: refused, or warned)
     taken = (*_NEEDED, "filter", "metrics", *([metric] if isinstance(metric, str) else []))
+    if src.data.lstrip()[:1] == b"[":
+        found = array_objects(src, "sample", taken)
+        src.lines_total = len(found)  # the file's 'lines' are its samples, as for a zip log
+        return found
     return list(json_objects(src, " (one logged sample)", fields=taken))
 
 

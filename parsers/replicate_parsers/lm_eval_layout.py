@@ -51,9 +51,13 @@ def _skip(text: str, i: int) -> int:
     return i
 
 
-def array_objects(src: Source, item: str = "sample") -> list[tuple[int, dict]]:
+def array_objects(src: Source, item: str = "sample", fields: tuple[str, ...] = ()) -> list[tuple[int, dict]]:
     """(line where it starts, object) for every element of a file holding one JSON array (of samples, or of the
-    ``item`` its errors name)."""
+    ``item`` its errors name). A key of ``fields`` (those the reader takes) written twice in one element is
+    refused or warned as a JSON-lines reader's (:func:`~replicate.reading.jsonl.check_repeated_fields`)."""
+    from replicate.reading.jsonl import check_repeated_fields
+
+    patterns = [json.dumps(n) for n in fields]
     data = src.data
     try:
         text = data.decode("utf-8")
@@ -77,6 +81,8 @@ def array_objects(src: Source, item: str = "sample") -> list[tuple[int, dict]]:
             raise src.bad(f"not JSON ({exc.msg}) in the array of {item}s", exc.lineno) from None
         if not isinstance(obj, dict):
             raise src.bad(f"expected a JSON object (one logged {item}) in the array, got {type(obj).__name__}", line)
+        if any(text.count(p, i, end) > 1 for p in patterns):  # maybe a key twice: look closer
+            check_repeated_fields(text[i:end].encode(), fields, src.path, line, src.diagnostics)
         out.append((line, obj))
         i = _skip(text, end)
         if i < len(text) and text[i] == ",":

@@ -98,3 +98,46 @@ def test_a_taken_key_written_twice_with_another_value_is_refused_naming_file_and
     assert res.exit_code == 2, res.output
     assert res.stderr.splitlines()[-1].startswith(
         f"Error: {path}:2: key {key!r} appears 2 times in one record, with different values (")
+
+
+def _annotations(path):
+    from pairwise.test_alpacaeval import annotations
+
+    return annotations(path, [2, 1, 2, 1])
+
+
+def _battle_array(path):
+    from pairwise.test_arena import battle_rows
+
+    path.write_text(json.dumps(battle_rows(), indent=2), encoding="utf-8")
+    return path
+
+
+def _lm_eval_array(path):
+    shutil.copy(DATA / "lm_eval" / "legacy" / "v0.4.0" / "pretrained__EleutherAI__pythia-160m_gsm8k.jsonl", path)
+    return path
+
+
+#: reader -> (how its one-array file is made, the command, the taken key written twice, another value)
+ARRAY_TWICE = {
+    "alpacaeval": (_annotations, ["pairwise"], "preference", 1.5),
+    "arena-battles": (_battle_array, ["pairwise"], "winner", "tie"),
+    "lm-eval-0.4.0-array": (_lm_eval_array, ["parse", "--correct-field", "exact_match"], "exact_match", 0.5),
+}
+
+
+@pytest.mark.parametrize("reader", sorted(ARRAY_TWICE))
+def test_a_taken_key_written_twice_in_an_array_element_is_refused_naming_its_line(tmp_path, reader):
+    # before: the one-array readers (array_objects) checked no repeated key: the JSON parser kept the last value
+    make, command, key, other = ARRAY_TWICE[reader]
+    path = make(tmp_path / f"{reader}.json")
+    elements = json.loads(path.read_text(encoding="utf-8"))
+    assert key in elements[0] and elements[0][key] != other
+    text = json.dumps(elements, indent=2)
+    first_end = text.index("\n  }")  # the first element's last field, then ours
+    path.write_text(text[:first_end] + f',\n    {json.dumps(key)}: {json.dumps(other)}' + text[first_end:],
+                    encoding="utf-8")
+    res = _run("--no-cache", command[0], path, *command[1:])
+    assert res.exit_code == 2, res.output
+    assert res.stderr.splitlines()[-1].startswith(  # the line where the element opens
+        f"Error: {path}:2: key {key!r} appears 2 times in one record, with different values (")
