@@ -158,6 +158,10 @@ def _rows_one_by_one(
             except orjson.JSONDecodeError as exc:
                 last = j == len(keep) - 1 and not ends_with_newline
                 hint = " (torn last line: the file ends in the middle of a row)" if last else ""
+                if before + i == 0 and parts[i].strip() in (b"[", b"{"):  # a JSON document, not one row a line
+                    hint = (" (a trials table holds one JSON object a line, or CSV; this file opens a JSON document "
+                            "spread over lines, such as a benchmark log: 'replicate import' turns a log into a "
+                            "trials table)")
                 raise BadInput(f"invalid JSON{hint}: {exc}", path=path, line=before + i + 1) from None
     return rows, np.asarray(keep, dtype=np.int64) + before + 1
 

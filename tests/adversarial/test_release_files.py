@@ -141,3 +141,13 @@ def test_a_taken_key_written_twice_in_an_array_element_is_refused_naming_its_lin
     assert res.exit_code == 2, res.output
     assert res.stderr.splitlines()[-1].startswith(  # the line where the element opens
         f"Error: {path}:2: key {key!r} appears 2 times in one record, with different values (")
+
+
+def test_a_benchmark_log_given_as_a_trials_table_is_refused_saying_what_a_trials_table_is():
+    # before: 'invalid JSON: unexpected end of data: line 1 column 2 (char 1)', about a well-formed JSON file
+    log = DATA / "helm" / "runs" / "v1" / "trials" / "per_instance_stats.json"
+    res = _run("items", log)
+    assert res.exit_code == 2, res.output
+    assert res.stderr.startswith(f"Error: {log}:1: invalid JSON (a trials table holds one JSON object a line, or CSV; "
+                                 "this file opens a JSON document spread over lines, such as a benchmark log: "
+                                 "'replicate import' turns a log into a trials table)")
