@@ -35,6 +35,27 @@ def _loaded(files: list[Path], reader: str | None, strict: bool, parser: str | N
                 texts=True, prefetch=("numpy.random",) if replicates else ())
 
 
+def _keys_once(loaded, what: str) -> list[str]:
+    """Every run's keys in order; a key in two files is BadInput naming it and where each file holds it."""
+    from replicate.errors import BadInput
+    from replicate.judge.model import KEY_SEP
+
+    def where(run, i: int) -> str:
+        return run.origins.where(i, run.files) if run.origins is not None else run.name
+
+    keys: list[str] = []
+    first: dict[str, tuple[object, int]] = {}
+    for run in loaded.runs:
+        for i, key in enumerate(run.keys.tolist()):
+            if key in first:
+                here, there = where(run, i), where(*first[key])
+                raise BadInput(f"{what} {key.replace(KEY_SEP, ' / ')} is in two files ({there} and {here}); "
+                               "give each once")
+            first[key] = (run, i)
+            keys.append(key)
+    return keys
+
+
 @app.command("mtbench")
 def mtbench_cmd(
     files: FilesArg,
@@ -65,9 +86,7 @@ def mtbench_cmd(
 
     name = parser or "mtbench-single@2"
     loaded = _loaded(files, reader, strict, name, replicates)
-    keys = [k for r in loaded.runs for k in r.keys.tolist()]
-    if len(set(keys)) != len(keys):
-        raise UsageError("a judgment (question_id, model, turn) is in more than one FILE; give each once")
+    keys = _keys_once(loaded, "the judgment (question_id, model, turn)")
     outputs = [t for r in loaded.runs for t in r.outputs]
     settings = uncertainty_of(replicates, seed, cluster, MIN_ITEMS, loaded)
     try:
@@ -278,9 +297,7 @@ def pairwise_cmd(
             if baseline is not None:
                 raise UsageError("--baseline is for FastChat pairs; AlpacaEval's baseline is each file's generator_1")
             name = parser or "alpacaeval-preference@1"
-            keys = [k for r in loaded.runs for k in r.keys.tolist()]
-            if len(set(keys)) != len(keys):
-                raise UsageError("an annotation (instruction, generator_1, generator_2) is in more than one FILE")
+            keys = _keys_once(loaded, "the annotation (instruction, generator_1, generator_2)")
             outputs = [t for r in loaded.runs for t in r.outputs]
             result = alpacaeval_tally(keys, outputs, PARSERS.get(name), key_names=loaded.key_names, sep=KEY_SEP,
                                       reader=readers, uncertainty=settings)

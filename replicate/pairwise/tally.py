@@ -92,6 +92,7 @@ def games_of(runs: Sequence[LabelledRun]) -> Games:
         raise PairwiseError("the runs are keyed differently; give files of one reader")
     names = key_names.pop()
     seen: dict[str, str | None] = {}
+    first: dict[str, tuple[LabelledRun, int]] = {}  # key -> the run and item it was read first from
     order: list[str] = []
     for run in runs:
         allowed = ("A", "B", "tie") if names == FASTCHAT_KEY else ARENA_HARD_VERDICTS
@@ -99,11 +100,14 @@ def games_of(runs: Sequence[LabelledRun]) -> Games:
             raise PairwiseError(
                 f"run {run.name} is keyed {', '.join(names or ('?',))}: pairwise judgments are read with "
                 "fastchat-pair@1 (question_id, model_a, model_b, turn) or an Arena-Hard reader (question_id, model, game)")
-        for key, verdict in zip(run.keys.tolist(), _verdicts(run, allowed)):
+        for i, (key, verdict) in enumerate(zip(run.keys.tolist(), _verdicts(run, allowed))):
             if key in seen:
-                raise PairwiseError(f"the game {key.replace(KEY_SEP, ' / ')} is in more than one run; "
+                was, j = first[key]
+                raise PairwiseError(f"the game {key.replace(KEY_SEP, ' / ')} is in more than one run "
+                                    f"({was.where(j) or was.name} and {run.where(i) or run.name}); "
                                     "give each judgment once")
             seen[key] = verdict
+            first[key] = (run, i)
             order.append(key)
     games = []
     turns: list[str | None] = []

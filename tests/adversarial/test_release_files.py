@@ -151,3 +151,23 @@ def test_a_benchmark_log_given_as_a_trials_table_is_refused_saying_what_a_trials
     assert res.stderr.startswith(f"Error: {log}:1: invalid JSON (a trials table holds one JSON object a line, or CSV; "
                                  "this file opens a JSON document spread over lines, such as a benchmark log: "
                                  "'replicate import' turns a log into a trials table)")
+
+
+@pytest.mark.parametrize("name", ["fastchat-pair", "alpacaeval"])
+def test_a_judgment_in_two_files_names_both_files_and_lines(tmp_path, name):
+    # a retry script's output given beside the original: before, 'the game ... is in more than one run' (no
+    # file) and 'an annotation (...) is in more than one FILE' (no file, no annotation)
+    if name == "alpacaeval":
+        one = _annotations(tmp_path / "annotations.json")
+        line = 2
+    else:
+        one = tmp_path / "gpt-4_pair.jsonl"
+        shutil.copy(DATA / "fastchat" / "gpt-4_pair.jsonl", one)
+        line = 1
+    two = tmp_path / "retried" / one.name
+    two.parent.mkdir()
+    shutil.copy(one, two)
+    res = _run("--no-cache", "pairwise", one, two)
+    assert res.exit_code == 2, res.output
+    assert res.stderr.splitlines()[-1].endswith(f"({one}:{line} and {two}:{line}); give each "
+                                                f"{'once' if name == 'alpacaeval' else 'judgment once'}")

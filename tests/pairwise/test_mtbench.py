@@ -118,4 +118,8 @@ def test_a_judgment_in_two_files_is_an_error(judgments, tmp_path):
     copy = tmp_path / "copy.jsonl"
     copy.write_bytes(judgments.read_bytes())
     r = _run("mtbench", judgments, copy)
-    assert r.exit_code == 2 and "in more than one FILE" in r.output
+    assert r.exit_code == 2
+    # before: 'a judgment (question_id, model, turn) is in more than one FILE', naming neither file nor judgment
+    first = r.stderr.splitlines()[-1]
+    assert first.startswith("Error: the judgment (question_id, model, turn) ") and "is in two files" in first
+    assert f"({judgments}:1 and {copy}:1); give each once" in first
