@@ -145,6 +145,49 @@ def entry_line(data: bytes, index: int) -> int | None:
     return None
 
 
+#: The keys of an entry the HELM reader takes, and of a Stat (per_instance_stats.json) whose value is the verdict.
+ENTRY_KEYS = ("instance_id", "perturbation", "train_trial_index", "stats")
+STAT_KEYS = ("count", "mean")
+
+
+def check_repeated_keys(src: Source, entries: list[dict], metric: str | None) -> None:
+    """A key the reader takes written twice in one object: an entry's (:data:`ENTRY_KEYS`), a Stat's
+    (:data:`STAT_KEYS`) or, in display_predictions.json (``metric`` given), the metric's in an entry's stats.
+    Refused when the values differ, else warned (:func:`~replicate.reading.jsonl.repeated_key`), naming the
+    line where its entry opens: a JSON parser keeps one value without a word.
+
+    The document is read again keeping every pair only when a key's text occurs more often than the entries
+    hold it (instance_id, train_trial_index, stats; and perturbation and the metric in display_predictions.json,
+    where they are an entry's alone): one text count per key, so a Stat's key written twice is found when an
+    entry's key is (a count per Stat would cost a third of the read of a large file)."""
+    from replicate.reading.jsonl import repeated_key
+
+    data = src.data
+    shown = metric is not None  # display_predictions.json
+    trigger = ("instance_id", "train_trial_index", "stats", *(("perturbation", metric) if shown else ()))
+    held = {n: sum(n in e for e in entries) for n in trigger[:4]}
+    if shown:
+        held[metric] = sum(isinstance(e.get("stats"), dict) and metric in e["stats"] for e in entries)
+    if not any(data.count(orjson.dumps(n)) > held[n] for n in trigger):
+        return
+    wanted = list(dict.fromkeys((*ENTRY_KEYS, *(STAT_KEYS if not shown else (metric,)))))
+    found: list[tuple[str, list[Any], int]] = []
+    done = 0  # the top-level entries (objects with an instance_id) read so far
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal done
+        seen: dict[str, list[Any]] = {}
+        for k, v in items:
+            seen.setdefault(k, []).append(v)
+        found.extend((k, seen[k], done) for k in wanted if len(seen.get(k, ())) > 1)
+        done += "instance_id" in seen
+        return dict(items)
+
+    json.loads(data.decode("utf-8"), object_pairs_hook=pairs)  # read once already: valid (NaN taken)
+    for name, values, index in found:
+        repeated_key(name, values, src.path, entry_line(data, index), src.diagnostics)
+
+
 STATS = "stats.json"
 
 

@@ -21,6 +21,7 @@ from replicate_parsers.helm_layout import (
     DISPLAY_PREDICTIONS,
     PER_INSTANCE_STATS,
     RUN_FILES,
+    check_repeated_keys,
     entry_line,
     entry_lines,
     kind_of_head,
@@ -359,6 +360,7 @@ def _records(src: Source) -> Iterator[Record]:
         return
     kind = _kind(entries, src)
     metric = _chosen_metric(kind, entries, src)
+    check_repeated_keys(src, value, None if kind == PER_INSTANCE_STATS else metric)
     smap = _score_map(src)
     hits = (_hits_per_instance_stats if kind == PER_INSTANCE_STATS else _hits_display_predictions)(entries, metric, src)
     keep = chosen_trial({k[2] for k in hits}, src)

@@ -139,13 +139,19 @@ def check_repeated_fields(line: bytes, names: Iterable[str], path: Path, lineno:
     """A key of ``names`` written twice in one record: :class:`BadInput` when its values differ (which one is
     meant cannot be known), else a ``repeated-key`` warning (an error under ``--strict``)."""
     for name, values in repeated_fields(line, names):
-        shown = ", ".join(describe(v) if not isinstance(v, str) else repr(v[:40] + ("..." if len(v) > 40 else ""))
-                          for v in values)
-        if any(v != values[0] for v in values[1:]):
-            raise BadInput(f"key {name!r} appears {len(values)} times in one record, with different values "
-                           f"({shown}): which one is meant cannot be known; keep one", path=path, line=lineno)
-        diag.warn("repeated-key", f"key {name!r} appears {len(values)} times in one record, with the same value",
-                  path=path, line=lineno)
+        repeated_key(name, values, path, lineno, diag)
+
+
+def repeated_key(name: str, values: list[Any], path: Path, lineno: int | None, diag: _Warns) -> None:
+    """The key ``name`` written with ``values`` in one record: :class:`BadInput` when they differ (which one is
+    meant cannot be known), else a ``repeated-key`` warning (an error under ``--strict``)."""
+    shown = ", ".join(describe(v) if not isinstance(v, str) else repr(v[:40] + ("..." if len(v) > 40 else ""))
+                      for v in values)
+    if any(v != values[0] for v in values[1:]):
+        raise BadInput(f"key {name!r} appears {len(values)} times in one record, with different values "
+                       f"({shown}): which one is meant cannot be known; keep one", path=path, line=lineno)
+    diag.warn("repeated-key", f"key {name!r} appears {len(values)} times in one record, with the same value",
+              path=path, line=lineno)
 
 
 def json_values(src: Any, fields: Iterable[str] = ()) -> Iterator[tuple[int, Any]]:

@@ -171,3 +171,24 @@ def test_a_judgment_in_two_files_names_both_files_and_lines(tmp_path, name):
     assert res.exit_code == 2, res.output
     assert res.stderr.splitlines()[-1].endswith(f"({one}:{line} and {two}:{line}); give each "
                                                 f"{'once' if name == 'alpacaeval' else 'judgment once'}")
+
+
+HELM_A = DATA / "helm" / "runs" / "v1" / "mmlu:subject=anatomy,method=multiple_choice_joint,model=example_model-a"
+
+
+@pytest.mark.parametrize("name, key, before, after", [
+    ("per_instance_stats.json", "instance_id", '"instance_id": "id1"', '"instance_id": "id0", "instance_id": "id1"'),
+    ("display_predictions.json", "exact_match", '"exact_match": ', '"exact_match": 0.5, "exact_match": '),
+])
+def test_a_helm_entry_with_a_taken_key_twice_is_refused_naming_where_it_opens(tmp_path, name, key, before, after):
+    # before: HELM's JSON document was read with whichever value the parser kept
+    text = (HELM_A / name).read_text(encoding="utf-8")
+    at = text.index(before)
+    path = tmp_path / name
+    path.write_text(text[:at] + after + text[at + len(before):], encoding="utf-8")
+    opens = text.rfind("\n  {", 0, at)
+    line = text.count("\n", 0, opens) + 2  # the line where the entry holding it opens
+    res = _run("--no-cache", "parse", path, "--reader", "helm-run@1", "--correct-field", "exact_match")
+    assert res.exit_code == 2, res.output
+    assert res.stderr.splitlines()[-1].startswith(
+        f"Error: {path}:{line}: key {key!r} appears 2 times in one record, with different values (")
