@@ -335,7 +335,13 @@ def describe(value: Any) -> str:
         return "a JSON object"
     if value is None:
         return "null"
-    return f"a JSON {type(value).__name__} ({orjson.dumps(value).decode()[:40]})"
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:  # an integer beyond 64 bits, which a document read by the json module keeps whole
+        if not isinstance(value, int):
+            raise
+        text = str(value) if value.bit_length() <= 128 else f"{value.bit_length()}-bit integer"
+    return f"a JSON {type(value).__name__} ({text[:40]})"
 
 
 def key_text(value: Any) -> str | None:

@@ -85,6 +85,17 @@ def test_bad_annotations_are_refused_naming_file_and_line(tmp_path):
     assert r.exit_code == 2 and "cut.json" in r.output and "annotation" in r.output
 
 
+def test_an_instruction_beyond_64_bits_is_refused_naming_it(tmp_path):
+    # orjson cannot write an integer beyond 64 bits, which the message naming the bad value used to ask it to
+    path = annotations(tmp_path / "a.json", [2, 1])
+    rows = json.loads(path.read_text(encoding="utf-8"))
+    rows[1]["instruction"] = 10**30
+    path.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    r = _run("pairwise", path)
+    assert r.exit_code == 2, r.output
+    assert "a.json:" in r.output and "a JSON int (1000000000000000000000000000000)" in r.output
+
+
 def test_another_parser_is_a_departure_or_refused(tmp_path):
     path = annotations(tmp_path / "annotations.json", [2, 1, 1.5])
     r = _run("pairwise", path, "-p", "number@1", "-f", "json", "--replicates", "0")  # whole numbers only: 1.5 dropped

@@ -283,6 +283,8 @@ def test_the_same_instance_twice_is_refused_naming_both_entries(tmp_path):
     [
         (lambda e: e.pop("instance_id"), r"entry 3 lacks 'instance_id': a HELM instance id is a non-empty string"),
         (lambda e: e.update(instance_id=3), r"entry 3 has 'instance_id' a JSON int \(3\)"),
+        # an integer beyond 64 bits (the document's reader keeps it whole) is named by its size, not a traceback
+        (lambda e: e.update(instance_id=10**400), r"entry 3 has 'instance_id' a JSON int \(1329-bit integer\)"),
         (lambda e: e.pop("train_trial_index"), r"entry 3 \(instance id2\) lacks 'train_trial_index'"),
         (lambda e: e.update(perturbation="typos"), r"entry 3: 'perturbation' must be an object with a 'name'"),
         (lambda e: e.update(stats={"exact_match": 1}), r"entry 3 \(instance id2, train trial 0\): 'stats' must be a list"),
