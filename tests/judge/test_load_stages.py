@@ -114,3 +114,78 @@ def test_a_problem_after_a_repeated_item_comes_after_it(tmp_path: Path) -> None:
         strict = tmp_path / "strict.txt"
         strict.write_bytes(BOM + b"q1 0 a 1\nq1 0 a 1\nq1 0 c\n")
         _qrels_through_records(strict, Diagnostics(strict=True))
+
+
+def test_warnings_met_after_the_last_item_of_a_file_with_a_repeat_come_last(tmp_path: Path) -> None:
+    # a reading item by item meets line 2's repeat before the blank lines 3 and 4
+    path = tmp_path / "q.txt"
+    path.write_bytes(b"q1 0 a 1\nq1 0 a 1\n\n\n")
+    diag = Diagnostics()
+    rf, acc = _qrels_through_records(path, diag)
+    assert _warned(diag) == [("duplicate-identical", 2), ("blank-line", 3), ("blank-line", 4)]
+    assert (rf.records, rf.skipped) == (1, 1 + 2) and acc.keys.tolist() == ["q1\x1fa"]
+
+
+def test_an_item_of_an_earlier_file_repeated_is_warned_or_refused_where_it_comes(tmp_path: Path) -> None:
+    from replicate.judge.load.items import Items
+    from replicate.judge.load.records import load_records
+    from replicate.reading.contract import READERS, ReadOptions
+
+    first, same, other = tmp_path / "a" / "1.txt", tmp_path / "b" / "2.txt", tmp_path / "c" / "3.txt"
+    for path, text in ((first, b"q1 0 a 1\n"), (same, b"q2 0 b 7\nq1 0 a 1\n"), (other, b"q3 0 c 0\nq1 0 a 2\n")):
+        path.parent.mkdir()
+        path.write_bytes(text)
+    reader = READERS.get("trec-qrels@1")
+
+    def read(paths: list[Path], diag: Diagnostics) -> Items:
+        acc, files = Items.empty(), [read_file(p) for p in paths]
+        for i, f in enumerate(files):
+            acc.last_file = i == len(files) - 1
+            load_records(reader, f, i, ReadOptions(), acc, files, diag, f.path.parent.name)
+        return acc
+
+    diag = Diagnostics()
+    acc = read([first, same], diag)
+    assert _warned(diag) == [("label-outside-set", 1), ("duplicate-identical", 2)]
+    assert acc.keys.tolist() == ["q1\x1fa", "q2\x1fb"] and [acc.where(i) for i in range(2)] == [(0, 1), (1, 1)]
+    with pytest.raises(BadInput, match=r"3.txt:2: duplicate item q1 / a with different content \(first at .*1.txt:1\)"):
+        read([first, other], Diagnostics())
+
+
+def test_under_strict_a_repeat_before_a_reader_warning_is_the_error(tmp_path: Path) -> None:
+    path = tmp_path / "q.txt"
+    path.write_bytes(b"q1 0 a 1\nq1 0 a 1\nq1 0 b 7\n")
+    with pytest.raises(BadInput, match=r"q.txt:2: duplicate item q1 / a") as err:
+        _qrels_through_records(path, Diagnostics(strict=True))
+    assert "byte-order" not in str(err.value) and "outside" not in str(err.value)
+
+
+def test_a_warning_a_reader_adds_to_the_list_itself_keeps_its_place(tmp_path: Path) -> None:
+    # a plugin reader may append to the warnings instead of calling warn(): with a repeated item the file's
+    # items are given one by one, and that warning comes where the reader added it, among the others
+    from replicate.diagnostics import Warning_
+    from replicate.judge.load import load_run
+    from replicate.reading.contract import READERS, Reader, Record
+
+    def records(src):
+        for i, line in src.lines():
+            if not line.strip():
+                src.diagnostics.warnings.append(Warning_("blank", "blank line", str(src.path), i))
+                continue
+            if line.startswith(b"?"):
+                src.warn("odd", "a line starting with ?", i)
+                line = line[1:]
+            k, g = line.decode().split()
+            yield Record(key=(k,), gold=None, output=g, line=i)
+
+    name = "test-appending@1"
+    READERS.register(Reader(name, "test", sniff=lambda h, o: None, records=records, has_gold=False, streams=True))
+    try:
+        path = tmp_path / "toy.txt"
+        path.write_text("a 1\n\n?b 2\na 1\n\n")
+        diag = Diagnostics()
+        run = load_run("t", [path], reader=name, diagnostics=diag)
+    finally:
+        READERS.unregister(name)
+    assert list(run.keys) == ["a", "b"]
+    assert _warned(diag) == [("blank", 2), ("odd", 3), ("duplicate-identical", 4), ("blank", 5)]

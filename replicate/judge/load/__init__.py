@@ -10,7 +10,8 @@ Two formats:
   each paragraph is one item whose label is already decided by its exam grades
   (see :func:`replicate_parsers.exam.exam_label`).
 
-Each file is read once (gzip is recognised by its magic bytes). Every record is
+Each file's records are read once (gzip is recognised by its magic bytes; a bulk path that declines a file
+has read it before). Every record is
 checked; what is wrong is either an error (:class:`BadInput` naming file and
 line) or a counted warning in the :class:`Diagnostics` (``--strict`` makes those
 errors too). Nothing is dropped silently. The rules (reading bytes: :mod:`~replicate.judge.load.readfile`; the items of a run:

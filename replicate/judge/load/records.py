@@ -6,10 +6,10 @@ gets the same rules: a key is a non-empty tuple of strings; a decided label is a
 category of the reader's label set, :func:`~replicate.labels.decided_code`); a verdict is True/False/None;
 gold is a whole-number grade or, for a categorical label set, one of its names
 (:func:`~replicate.labels.gold_code`). What is wrong with a record is found first and raised once, naming the
-file and the line. A file's records are read once, into columns (:class:`RecordBlock`), and go to the
-accumulator (:class:`~replicate.judge.load.items.Items`) whole when the file is clean, else item by item with
-the warnings met reading them among them: an item key seen twice is a warning when everything agrees, else an
-error naming both places.
+file and the line. The record stage reads a file's records once, into columns (:class:`RecordBlock`), and
+they go to the accumulator (:class:`~replicate.judge.load.items.Items`) whole when the file is clean, else item
+by item with the warnings met reading them among them: an item key seen twice is a warning when everything
+agrees, else an error naming both places.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from replicate.diagnostics import Diagnostics
+from replicate.diagnostics import Diagnostics, Warning_
 from replicate.errors import BadInput, Message, Param, ReplicateError
 from replicate.judge.keytable import KeysBuilder
 from replicate.judge.load.items import Items, sorted_distinct
@@ -132,6 +132,21 @@ class RecordBlock:
         return len(self._key_hashes) < 2 or sorted_distinct(self.key_hashes) is not None
 
 
+class _Noted(list[Warning_]):
+    """A list of warnings that notes, as each is added, how many items had been read (the length of
+    ``items``) — whether the reader warned through :meth:`~replicate.diagnostics.Diagnostics.warn` or added
+    the warning to the list itself."""
+
+    def __init__(self, items: array) -> None:
+        super().__init__()
+        self.items = items
+        self.before = array("q")
+
+    def append(self, warning: Warning_) -> None:
+        self.before.append(len(self.items))
+        super().append(warning)
+
+
 class MetWarnings(Diagnostics):
     """The warnings met reading a file, each with how many of its items had been read before it
     (:attr:`before`, counted in ``items``: the block's lines), so that they can be given again among the
@@ -139,12 +154,13 @@ class MetWarnings(Diagnostics):
 
     def __init__(self, items: array) -> None:
         super().__init__()
-        self._items = items
-        self.before: list[int] = []
+        self.warnings = _Noted(items)
 
-    def warn(self, code: str, message: str, *, path: object = None, line: int | None = None) -> None:
-        self.before.append(len(self._items))
-        super().warn(code, message, path=path, line=line)
+    @property
+    def before(self) -> array:
+        """How many items had been read before each of :attr:`warnings` was met."""
+        assert isinstance(self.warnings, _Noted)
+        return self.warnings.before
 
 
 def load_records(
@@ -159,9 +175,10 @@ def load_records(
 ) -> RunFile:
     """Add every record ``reader`` reads from ``f`` to ``acc``; what was read, as a :class:`RunFile`.
 
-    The file is read once, its records into columns (:class:`RecordBlock`: no Python object kept per item
-    but its output), their warnings aside. When no key repeats (within the file or with an earlier file's)
-    and nothing is wrong, the block is kept whole and its warnings given. Otherwise its items are given
+    The records are read once (a bulk path that declined the file has read it before), into columns
+    (:class:`RecordBlock`: no Python object kept per item but its output), their warnings aside. When no key
+    repeats (within the file or with an earlier file's) and nothing is wrong, the block is kept whole and its
+    warnings given. Otherwise its items are given
     one by one, its warnings among them where they were met, so a repeated item is warned (same content) or
     refused (other content) where it comes, as is the first problem of the file after the items before it.
     """
@@ -171,7 +188,9 @@ def load_records(
     try:
         rf = _read(reader, f, options, block.met, block.add)
     except ReplicateError as exc:
-        rf, failed = None, exc
+        # raised again below, after the items before it: its traceback would keep the failed pass's frames
+        # (a whole reader's text, the open stream) alive while they are added
+        rf, failed = None, exc.with_traceback(None)
     if rf is not None and block.distinct() and not acc.seen_before(block.key_hashes):
         replay(block.met, diag)
         acc.add_block(block, split, file_idx)
