@@ -160,7 +160,7 @@ def check_repeated_keys(src: Source, entries: list[dict], metric: str | None) ->
     hold it (instance_id, train_trial_index, stats; and perturbation and the metric in display_predictions.json,
     where they are an entry's alone): one text count per key, so a Stat's key written twice is found when an
     entry's key is (a count per Stat would cost a third of the read of a large file)."""
-    from replicate.reading.jsonl import repeated_key
+    from replicate.reading.jsonl import KeptPairs, read_keeping_pairs, repeated_key
 
     data = src.data
     shown = metric is not None  # display_predictions.json
@@ -170,22 +170,21 @@ def check_repeated_keys(src: Source, entries: list[dict], metric: str | None) ->
         held[metric] = sum(isinstance(e.get("stats"), dict) and metric in e["stats"] for e in entries)
     if not any(data.count(orjson.dumps(n)) > held[n] for n in trigger):
         return
-    wanted = list(dict.fromkeys((*ENTRY_KEYS, *(STAT_KEYS if not shown else (metric,)))))
-    found: list[tuple[str, list[Any], int]] = []
-    done = 0  # the top-level entries (objects with an instance_id) read so far
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        nonlocal done
-        seen: dict[str, list[Any]] = {}
-        for k, v in items:
-            seen.setdefault(k, []).append(v)
-        found.extend((k, seen[k], done) for k in wanted if len(seen.get(k, ())) > 1)
-        done += "instance_id" in seen
-        return dict(items)
-
-    json.loads(data.decode("utf-8"), object_pairs_hook=pairs)  # read once already: valid (NaN taken)
-    for name, values, index in found:
-        repeated_key(name, values, src.path, entry_line(data, index), src.diagnostics)
+    doc = read_keeping_pairs(data)  # read once already: valid (NaN taken); None only nested past Python's depth
+    if not isinstance(doc, list):
+        return
+    for index, entry in enumerate(doc):
+        if not isinstance(entry, KeptPairs):
+            continue
+        found = [(k, entry.repeated[k]) for k in ENTRY_KEYS if k in entry.repeated]
+        stats = entry.get("stats")
+        if shown and isinstance(stats, KeptPairs) and metric in stats.repeated:
+            found.append((metric, stats.repeated[metric]))
+        elif not shown and isinstance(stats, list):
+            found.extend((k, s.repeated[k]) for s in stats if isinstance(s, KeptPairs)
+                         for k in STAT_KEYS if k in s.repeated)
+        for name, values in found:
+            repeated_key(name, values, src.path, entry_line(data, index), src.diagnostics)
 
 
 STATS = "stats.json"

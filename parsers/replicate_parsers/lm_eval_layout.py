@@ -57,7 +57,7 @@ def array_objects(src: Source, item: str = "sample", fields: tuple[str, ...] = (
     refused or warned as a JSON-lines reader's (:func:`~replicate.reading.jsonl.check_repeated_fields`)."""
     from replicate.reading.jsonl import check_repeated_fields
 
-    patterns = [json.dumps(n) for n in fields]
+    patterns = [json.dumps(n, ensure_ascii=False) for n in fields]  # as the text holds it, not \u-escaped
     data = src.data
     try:
         text = data.decode("utf-8")

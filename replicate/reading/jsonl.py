@@ -23,7 +23,7 @@ from replicate.labels import GOLD_MAX, LabelSet, gold_code, gold_problem
 from replicate.reading.stream import KEY_SEP, bad_json_line, describe, key_text, line_chunks, lines_of
 
 __all__ = ["BLANK", "FieldSpec", "gold_int", "json_line", "json_values", "json_objects", "checked_record",
-           "check_repeated_fields", "repeated_fields", "record_fields"]
+           "check_repeated_fields", "repeated_fields", "record_fields", "KeptPairs", "read_keeping_pairs"]
 
 #: What :func:`json_line` gives for a blank line.
 BLANK = object()
@@ -104,8 +104,39 @@ def field_pattern(name: str) -> bytes:
     return orjson.dumps(name)
 
 
+class KeptPairs(dict):
+    """A JSON object as read by :func:`keeping_pairs`: :attr:`repeated` holds every value of each of its own keys
+    written more than once (the dict keeps the last, as JSON parsers do)."""
+
+    repeated: dict[str, list[Any]]
+
+
+def keeping_pairs(items: list[tuple[str, Any]]) -> KeptPairs:
+    """``object_pairs_hook`` for :func:`json.loads`: each object a :class:`KeptPairs`, its repeated keys noted
+    on it (not on the objects around it: a key repeated inside a nested object is that object's)."""
+    obj = KeptPairs(items)
+    seen: dict[str, list[Any]] = {}
+    for k, v in items:
+        seen.setdefault(k, []).append(v)
+    obj.repeated = {k: vs for k, vs in seen.items() if len(vs) > 1}
+    return obj
+
+
+def read_keeping_pairs(text: bytes | str) -> Any:
+    """``text`` as JSON, every object a :class:`KeptPairs`; None when Python's parser cannot read it (not JSON,
+    which the reader names, or nested deeper than its recursion allows, which orjson reads: its keys are then
+    not checked)."""
+    import json
+
+    try:
+        return json.loads(text, object_pairs_hook=keeping_pairs)
+    except (ValueError, RecursionError):
+        return None
+
+
 def repeated_fields(line: bytes, names: Iterable[str]) -> list[tuple[str, list[Any]]]:
-    """Each of ``names`` written as a key more than once in one object of the JSON ``line``, with its values.
+    """Each of ``names`` written as a key more than once in the JSON object ``line`` (its own keys, not a
+    nested object's), with its values.
 
     A JSON parser keeps one of two values of a repeated key and drops the other without a word; a key of
     the fields a reader takes (the output, gold, key fields) must not be resolved that way. The line is
@@ -115,24 +146,10 @@ def repeated_fields(line: bytes, names: Iterable[str]) -> list[tuple[str, list[A
     wanted = [n for n in names if line.count(field_pattern(n)) > 1]
     if not wanted:
         return []
-    import json
-
-    found: dict[str, list[Any]] = {}
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: dict[str, list[Any]] = {}
-        for k, v in items:
-            seen.setdefault(k, []).append(v)
-        for k in wanted:
-            if len(seen.get(k, ())) > 1 and k not in found:
-                found[k] = seen[k]
-        return dict(items)
-
-    try:
-        json.loads(line, object_pairs_hook=pairs)
-    except ValueError:
-        return []  # not JSON: the reader names that
-    return list(found.items())
+    obj = read_keeping_pairs(line)
+    if not isinstance(obj, KeptPairs):
+        return []  # not an object: the reader names that
+    return [(n, obj.repeated[n]) for n in wanted if n in obj.repeated]
 
 
 def check_repeated_fields(line: bytes, names: Iterable[str], path: Path, lineno: int, diag: _Warns) -> None:

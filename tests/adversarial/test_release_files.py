@@ -192,3 +192,56 @@ def test_a_helm_entry_with_a_taken_key_twice_is_refused_naming_where_it_opens(tm
     assert res.exit_code == 2, res.output
     assert res.stderr.splitlines()[-1].startswith(
         f"Error: {path}:{line}: key {key!r} appears 2 times in one record, with different values (")
+
+
+def _parse_json(*args):
+    """parse's JSON report, less what names the file's bytes (its path, size, sha256 and the label cache's key, the path a warning names)."""
+    res = _run("--no-cache", "parse", *args, "-f", "json")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    report.pop("label_cache", None)
+    for run in report["runs"]:
+        for f in run["files"]:
+            del f["path"], f["size"], f["sha256"]
+    for w in report["warnings"]["first"]:
+        del w["path"]
+    return report
+
+
+@pytest.mark.parametrize("reader", ["umbrela", "lm-eval"])
+@pytest.mark.parametrize("extra", [
+    # a nested object of its own with a taken key's name written twice: that object's keys, not the record's
+    lambda key: f'"meta": {{{json.dumps(key)}: 1, {json.dumps(key)}: 2}}',
+    # a taken key's name as text, more often than there are records (the bulk path reads such chunks one by one)
+    lambda key: f'"note": "{json.dumps(key)[1:-1]} {json.dumps(key)[1:-1]}", "quoted": {json.dumps(json.dumps(key))}',
+    # nested deeper than Python's JSON parser recurses (orjson reads 1,024 levels): the record reads as before
+    lambda key: f'"meta": {{{json.dumps(key)}: ' + "[" * 990 + "]" * 990 + "}",
+    # a key the reader does not take, written twice
+    lambda key: '"untaken": 1, "untaken": 2',
+])
+def test_a_record_whose_taken_key_name_occurs_elsewhere_reads_as_without_it(tmp_path, reader, extra):
+    make, command, key, _ = TAKEN_TWICE[reader]
+    plain, path = tmp_path / "plain" / "run.jsonl", tmp_path / "more" / "run.jsonl"
+    plain.parent.mkdir(), path.parent.mkdir()
+    make(plain)
+    lines = plain.read_text(encoding="utf-8").splitlines()
+    lines = [line[:-1] + ", " + extra(key) + "}" for line in lines]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    want, got = _parse_json(plain, *command[1:]), _parse_json(path, *command[1:])
+    assert got == want and "repeated-key" not in got["warnings"]["by_code"] and got["runs"][0]["records"] > 0
+
+
+def test_a_helm_stat_name_object_with_a_key_twice_reads_as_without_it(tmp_path):
+    # a perturbation object inside a Stat's name is not a Stat: its "count" written twice is not the Stat's count
+    # (the name's own "stats" key makes an entry key's text occur more often than the entries, so the document
+    # is read again keeping every pair)
+    text = (HELM_A / "per_instance_stats.json").read_text(encoding="utf-8")
+    before = '"name": {'
+    at = text.index(before)
+    run = tmp_path / HELM_A.name
+    shutil.copytree(HELM_A, run)
+    (run / "per_instance_stats.json").write_text(
+        text[:at] + '"name": {"stats": 0, "perturbation": {"count": 1, "count": 2}, ' + text[at + len(before):], encoding="utf-8")
+    args = ("--reader", "helm-run@1", "--correct-field", "exact_match")
+    want, got = _parse_json(HELM_A, *args), _parse_json(run, *args)
+    assert got == want and "repeated-key" not in got["warnings"]["by_code"] and got["runs"][0]["records"] > 0
