@@ -277,6 +277,26 @@ def _spec(name: str, claims: ClaimsFile, root: Path) -> RunSpec:
     return RunSpec(name, tuple(root / f for f in claims.runs[name]), entry.reader, entry.options)
 
 
+def _directories_read(claims: ClaimsFile, used: Sequence[str], root: Path, claims_path: str | Path,
+                      reader: str | None) -> None:
+    """A directory named in [runs] that no reader reads a run through is a problem of the claims file: its error
+    names the claims file and the run, then what the directory lacks
+    (:func:`~replicate.judge.load.detect.directory_file`)."""
+    from replicate.judge.load.detect import directory_file
+    from replicate.reading.contract import READERS
+
+    for name in used:
+        given = claims.entries.get(name, RunEntry(claims.runs[name])).reader or reader
+        for f in claims.runs[name]:
+            path = root / f
+            if path.is_dir():
+                try:
+                    directory_file(path, READERS.get(given) if given is not None else None)
+                except BadInput as exc:
+                    why = exc.reason.parts if isinstance(exc.reason, Message) else (exc.reason,)
+                    raise BadInput(Message(f"[runs] {name}: {f} ", *why), path=claims_path) from None
+
+
 def verify(
     claims_path: str | Path,
     *,
@@ -336,6 +356,7 @@ def verify(
             f"{len(missing)} file(s) named in [runs] not found under {root}:\n" + "\n".join(missing),
             path=claims_path,
         )
+    _directories_read(claims, used, root_path, claims_path, reader)
     try:
         fields = FieldSpec(**claims.fields)
     except (TypeError, ValueError) as exc:

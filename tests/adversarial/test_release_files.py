@@ -34,6 +34,20 @@ def test_verify_refuses_a_run_file_that_is_a_loop_of_symbolic_links(tmp_path):
                           "loop of symbolic links (each points on to another, never to a file): it is not read\n")
 
 
+def test_verify_names_the_claims_file_and_run_of_a_directory_no_reader_reads(tmp_path):
+    # before: 'Error: ROOT/emptydir: is a directory holding none of ...' (neither the claims file nor the run)
+    root = tmp_path / "release"
+    shutil.copytree(EXAMPLE, root)
+    (root / "emptydir").mkdir()
+    raw = (root / "claims.toml").read_text()
+    (root / "claims.toml").write_text(raw.replace('"results_2020/alpha-2024-05_annotations.jsonl"', '"emptydir"'))
+    res = _run("verify", root / "claims.toml", "--root", root)
+    assert res.exit_code == 2, res.output
+    assert res.stderr == (f"Error: {root / 'claims.toml'}: [runs] alpha-2024-05: emptydir is a directory holding none "
+                          "of the files a reader reads a directory through (helm-run@1: per_instance_stats.json or "
+                          "display_predictions.json); it holds: nothing\n")
+
+
 def test_verify_refuses_an_empty_runs_table_naming_the_claims_file(tmp_path):
     # before: 'Error: runs named by claims were not loaded: alpha-2024-05, ...' (no file, no cause)
     root = tmp_path / "release"
