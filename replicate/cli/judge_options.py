@@ -600,9 +600,22 @@ def require_shared_items(loaded, comparisons) -> None:
             raise BadInput(why)
         fields = ", ".join(loaded.fields.key_fields)
         raise BadInput(
-            f"the runs {', '.join(loaded.names)} share no item (items are keyed by {fields}); "
+            f"the runs {', '.join(loaded.names)} share no item (items are keyed by {fields}){_held_elsewhere(loaded)}; "
             "check the files or set --key-field"
         )
+
+
+def _held_elsewhere(loaded) -> str:
+    """For more than two runs, how many of each run's items another run holds too (which run stands apart)."""
+    from collections import Counter
+
+    if len(loaded.runs) <= 2:
+        return ""
+    keys = [set(run.keys) for run in loaded.runs]
+    held = Counter(k for ks in keys for k in ks)
+    shared = [sum(held[k] > 1 for k in ks) for ks in keys]
+    return ": items each holds that another run holds too: " + ", ".join(
+        f"{name} {n}" for name, n in zip(loaded.names, shared))
 
 
 def show_warnings(diagnostics) -> None:

@@ -65,3 +65,16 @@ def test_runs_sharing_no_item_by_their_keys_still_say_so(qrels):
                    qrels / "both.txt", "--replicates", "0")
         assert res.exit_code == 2, res.output
         assert "share no item (items are keyed by" in res.stderr
+
+
+def test_of_three_runs_the_one_standing_apart_is_shown(qrels):
+    # two runs share two items, the third shares none: each run's count of items another run holds says which
+    (qrels / "twin.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    (qrels / "twin2.txt").write_text("q1 0 d1 0\nq1 0 d2 0\nq1 0 d3 1\n")
+    (qrels / "apart.txt").write_text("q7 0 d7 1\n")
+    (qrels / "all.txt").write_text("q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq7 0 d7 0\n")
+    res = _run("matrix", qrels / "twin.txt", qrels / "twin2.txt", qrels / "apart.txt", "--reader", "trec-qrels@1",
+               "--gold", qrels / "all.txt", "--replicates", "0")
+    assert res.exit_code == 2, res.output
+    assert ("share no item (items are keyed by query_id, corpus_id): items each holds that another run holds too: "
+            "twin.txt 2, twin2.txt 2, apart.txt 0; check the files or set --key-field") in res.stderr
