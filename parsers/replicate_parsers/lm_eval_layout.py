@@ -27,6 +27,7 @@ asks only that every document be logged the same number of times.
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from typing import Any
 
@@ -79,6 +80,9 @@ def array_objects(src: Source, item: str = "sample", fields: tuple[str, ...] = (
             obj, end = dec.raw_decode(text, i)
         except json.JSONDecodeError as exc:
             raise src.bad(f"not JSON ({exc.msg}) in the array of {item}s", exc.lineno) from None
+        except RecursionError:
+            raise src.bad(f"a {item} in the array is nested deeper than Python's JSON parser reads "
+                          f"(about {sys.getrecursionlimit()} levels)", line) from None
         if not isinstance(obj, dict):
             raise src.bad(f"expected a JSON object (one logged {item}) in the array, got {type(obj).__name__}", line)
         if any(text.count(p, i, end) > 1 for p in patterns):  # maybe a key twice: look closer

@@ -108,13 +108,22 @@ class KeptPairs(dict):
     """A JSON object as read by :func:`keeping_pairs`: :attr:`repeated` holds every value of each of its own keys
     written more than once (the dict keeps the last, as JSON parsers do)."""
 
+    __slots__ = ("repeated",)
     repeated: dict[str, list[Any]]
+
+
+_NO_REPEATS: dict[str, list[Any]] = {}  # shared by every object with no key written twice (never written to)
+#: How deep orjson reads JSON (and so how deep a file it has read can be): Python's parser is given room for it.
+_ORJSON_DEPTH = 1024
 
 
 def keeping_pairs(items: list[tuple[str, Any]]) -> KeptPairs:
     """``object_pairs_hook`` for :func:`json.loads`: each object a :class:`KeptPairs`, its repeated keys noted
     on it (not on the objects around it: a key repeated inside a nested object is that object's)."""
     obj = KeptPairs(items)
+    if len(obj) == len(items):
+        obj.repeated = _NO_REPEATS
+        return obj
     seen: dict[str, list[Any]] = {}
     for k, v in items:
         seen.setdefault(k, []).append(v)
@@ -123,15 +132,21 @@ def keeping_pairs(items: list[tuple[str, Any]]) -> KeptPairs:
 
 
 def read_keeping_pairs(text: bytes | str) -> Any:
-    """``text`` as JSON, every object a :class:`KeptPairs`; None when Python's parser cannot read it (not JSON,
-    which the reader names, or nested deeper than its recursion allows, which orjson reads: its keys are then
-    not checked)."""
-    import json
+    """``text`` as JSON, every object a :class:`KeptPairs`; None when it is not JSON (the reader names that).
 
+    Python's parser recurses once a level: text nested as deep as orjson reads (1,024 levels) is read with
+    the recursion limit raised for it, so a key written twice beside a deep value is still found."""
+    import json
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + 2 * _ORJSON_DEPTH)
     try:
         return json.loads(text, object_pairs_hook=keeping_pairs)
     except (ValueError, RecursionError):
         return None
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def repeated_fields(line: bytes, names: Iterable[str]) -> list[tuple[str, list[Any]]]:

@@ -259,3 +259,34 @@ def test_a_helm_stat_name_object_with_a_key_twice_reads_as_without_it(tmp_path):
     args = ("--reader", "helm-run@1", "--correct-field", "exact_match")
     want, got = _parse_json(HELM_A, *args), _parse_json(run, *args)
     assert got == want and "repeated-key" not in got["warnings"]["by_code"] and got["runs"][0]["records"] > 0
+
+
+@pytest.mark.parametrize("reader", ["umbrela", "lm-eval"])
+def test_a_taken_key_twice_beside_a_deep_value_is_still_refused(tmp_path, reader):
+    # Python's JSON parser, which reads a record again keeping every pair, recursed past its limit at about 990
+    # levels that orjson reads (1,024): the check was skipped and the parser's last value taken without a word
+    make, command, key, other = TAKEN_TWICE[reader]
+    path = tmp_path / f"{reader}.jsonl"
+    make(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[1] = (lines[1][:-1] + f', "deep": {"[" * 1000}{"]" * 1000}, {json.dumps(key)}: {json.dumps(other)}}}')
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    res = _run("--no-cache", "parse", path, *command[1:])
+    assert res.exit_code == 2, res.output
+    assert res.stderr.splitlines()[-1].startswith(
+        f"Error: {path}:2: key {key!r} appears 2 times in one record, with different values (")
+
+
+def test_an_array_element_nested_past_the_parser_is_refused_naming_its_line(tmp_path):
+    # before: json.JSONDecoder.raw_decode raised RecursionError (a traceback, exit 1)
+    path = _lm_eval_array(tmp_path / "deep.json")
+    elements = json.loads(path.read_text(encoding="utf-8"))
+    text = json.dumps(elements, indent=2)
+    at = text.index("\n  {", text.index("\n  {") + 1)  # the second element opens on the line after this
+    line = text.count("\n", 0, at) + 2
+    text = text[:at] + '\n  {"deep": ' + "[" * 3000 + "]" * 3000 + "}," + text[at:]
+    path.write_text(text, encoding="utf-8")
+    res = _run("--no-cache", "parse", path, "--correct-field", "exact_match")
+    assert res.exit_code == 2, res.output
+    assert res.stderr.splitlines()[-1].startswith(
+        f"Error: {path}:{line}: a sample in the array is nested deeper than Python's JSON parser reads")
