@@ -15,7 +15,7 @@ agrees, else an error naming both places.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 
 import numpy as np
@@ -146,6 +146,14 @@ class _Noted(list[Warning_]):
         self.before.append(len(self.items))
         super().append(warning)
 
+    def extend(self, warnings: Iterable[Warning_]) -> None:
+        for w in warnings:
+            self.append(w)
+
+    def __iadd__(self, warnings: Iterable[Warning_]) -> _Noted:  # type: ignore[override,misc]
+        self.extend(warnings)
+        return self
+
 
 class MetWarnings(Diagnostics):
     """The warnings met reading a file, each with how many of its items had been read before it
@@ -191,6 +199,7 @@ def load_records(
         # raised again below, after the items before it: its traceback would keep the failed pass's frames
         # (a whole reader's text, the open stream) alive while they are added
         rf, failed = None, exc.with_traceback(None)
+        failed.__context__ = None  # an exception it was raised from would hold them too
     if rf is not None and block.distinct() and not acc.seen_before(block.key_hashes):
         replay(block.met, diag)
         acc.add_block(block, split, file_idx)
