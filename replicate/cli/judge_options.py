@@ -606,16 +606,17 @@ def require_shared_items(loaded, comparisons) -> None:
 
 
 def _held_elsewhere(loaded) -> str:
-    """For more than two runs, how many of each run's items another run holds too (which run stands apart)."""
+    """For more than two runs, how many items the others would share without each run (which run stands apart)."""
     from collections import Counter
 
     if len(loaded.runs) <= 2:
         return ""
     keys = [set(run.keys) for run in loaded.runs]
     held = Counter(k for ks in keys for k in ks)
-    shared = [sum(held[k] > 1 for k in ks) for ks in keys]
-    return ": items each holds that another run holds too: " + ", ".join(
-        f"{name} {n}" for name, n in zip(loaded.names, shared))
+    others = len(keys) - 1
+    without = [sum(1 for k, n in held.items() if n == others and k not in ks) for ks in keys]
+    return ": without one run the others would share " + ", ".join(
+        f"{n} (without {name})" for name, n in zip(loaded.names, without))
 
 
 def show_warnings(diagnostics) -> None:

@@ -68,7 +68,7 @@ def test_runs_sharing_no_item_by_their_keys_still_say_so(qrels):
 
 
 def test_of_three_runs_the_one_standing_apart_is_shown(qrels):
-    # two runs share two items, the third shares none: each run's count of items another run holds says which
+    # two runs share two items, the third shares none: what the others would share without each says which
     (qrels / "twin.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n")
     (qrels / "twin2.txt").write_text("q1 0 d1 0\nq1 0 d2 0\nq1 0 d3 1\n")
     (qrels / "apart.txt").write_text("q7 0 d7 1\n")
@@ -76,5 +76,14 @@ def test_of_three_runs_the_one_standing_apart_is_shown(qrels):
     res = _run("matrix", qrels / "twin.txt", qrels / "twin2.txt", qrels / "apart.txt", "--reader", "trec-qrels@1",
                "--gold", qrels / "all.txt", "--replicates", "0")
     assert res.exit_code == 2, res.output
-    assert ("share no item (items are keyed by query_id, corpus_id): items each holds that another run holds too: "
-            "twin.txt 2, twin2.txt 2, apart.txt 0; check the files or set --key-field") in res.stderr
+    assert ("share no item (items are keyed by query_id, corpus_id): without one run the others would share "
+            "0 (without twin.txt), 0 (without twin2.txt), 2 (without apart.txt); check the files or set --key-field"
+            ) in res.stderr
+    # each shares an item with another, yet no item is common to all three: only one pair holds it
+    (qrels / "a.txt").write_text("q1 0 d1 1\n")
+    (qrels / "b.txt").write_text("q1 0 d2 1\n")
+    (qrels / "c.txt").write_text("q1 0 d1 1\nq1 0 d2 1\n")
+    res = _run("matrix", qrels / "a.txt", qrels / "b.txt", qrels / "c.txt", "--reader", "trec-qrels@1",
+               "--gold", qrels / "all.txt", "--replicates", "0")
+    assert res.exit_code == 2, res.output
+    assert "would share 1 (without a.txt), 1 (without b.txt), 0 (without c.txt);" in res.stderr
