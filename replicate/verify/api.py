@@ -279,22 +279,30 @@ def _spec(name: str, claims: ClaimsFile, root: Path) -> RunSpec:
 
 def _directories_read(claims: ClaimsFile, used: Sequence[str], root: Path, claims_path: str | Path,
                       reader: str | None) -> None:
-    """A directory named in [runs] that no reader reads a run through is a problem of the claims file: its error
-    names the claims file and the run, then what the directory lacks
-    (:func:`~replicate.judge.load.detect.directory_file`)."""
+    """The reader a [runs] entry names, and a directory it names that no reader reads a run through, are problems
+    of the claims file: the error names the claims file and the run, then what is wrong (an unknown reader;
+    what the directory lacks, :func:`~replicate.judge.load.detect.directory_file`)."""
     from replicate.judge.load.detect import directory_file
     from replicate.reading.contract import READERS
 
     for name in used:
-        given = claims.entries.get(name, RunEntry(claims.runs[name])).reader or reader
+        own = claims.entries.get(name, RunEntry(claims.runs[name])).reader
+        try:
+            chosen = READERS.get(own) if own is not None else None
+        except UsageError as exc:
+            raise BadInput(Message(f"[runs] {name}: ", *_parts(exc.args[0])), path=claims_path) from None
+        if own is None and reader is not None and reader in READERS:  # an unknown --reader is the command's error
+            chosen = READERS.get(reader)
         for f in claims.runs[name]:
-            path = root / f
-            if path.is_dir():
-                try:
-                    directory_file(path, READERS.get(given) if given is not None else None)
-                except BadInput as exc:
-                    why = exc.reason.parts if isinstance(exc.reason, Message) else (exc.reason,)
-                    raise BadInput(Message(f"[runs] {name}: {f} ", *why), path=claims_path) from None
+            try:
+                directory_file(root / f, chosen)
+            except BadInput as exc:
+                raise BadInput(Message(f"[runs] {name}: {f} ", *_parts(exc.reason)), path=claims_path) from None
+
+
+def _parts(why: str) -> tuple[str | Param, ...]:
+    """An error's text as the parts of a :class:`~replicate.errors.Message` (its options kept as options)."""
+    return why.parts if isinstance(why, Message) else (why,)
 
 
 def verify(

@@ -48,6 +48,20 @@ def test_verify_names_the_claims_file_and_run_of_a_directory_no_reader_reads(tmp
                           "display_predictions.json); it holds: nothing\n")
 
 
+def test_verify_names_the_claims_file_and_run_of_an_unknown_reader_in_runs(tmp_path):
+    # before: 'Error: unknown reader ...' (neither the claims file nor the run)
+    root = tmp_path / "release"
+    shutil.copytree(EXAMPLE, root)
+    raw = (root / "claims.toml").read_text()
+    entry = '["results/alpha-2024-05_annotations.jsonl", "results_2020/alpha-2024-05_annotations.jsonl"]'
+    (root / "claims.toml").write_text(raw.replace(
+        entry, '{ files = ["results/alpha-2024-05_annotations.jsonl"], reader = "umbrela-judg@1" }'))
+    res = _run("verify", root / "claims.toml", "--root", root)
+    assert res.exit_code == 2, res.output
+    assert res.stderr.startswith(f"Error: {root / 'claims.toml'}: [runs] alpha-2024-05: unknown reader "
+                                 "'umbrela-judg@1' (did you mean umbrela-judge@1?); registered readers: ")
+
+
 def test_verify_refuses_an_empty_runs_table_naming_the_claims_file(tmp_path):
     # before: 'Error: runs named by claims were not loaded: alpha-2024-05, ...' (no file, no cause)
     root = tmp_path / "release"
