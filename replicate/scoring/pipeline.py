@@ -327,8 +327,7 @@ def score_archive_to_file(
                   f"(e.g. {changed[0]})", path=items_path)
     if not isinstance(setup, _Setup):
         raise setup
-    for w in said.warnings:
-        diag.warn(w.code, w.message, path=w.path, line=w.line)
+    diag.warn_all(said.warnings)
     unscored: Counter = Counter()
     rows.drop([error_rows[n] for n in stream.superseded_lines if n in error_rows])
     _settle(notes, unscored, diag, str(archive), stream.superseded_lines)

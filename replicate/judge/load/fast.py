@@ -97,10 +97,11 @@ def load_qrels(reader: Reader, f: RawFile, file_idx: int, options: ReadOptions, 
                    source_rule=reader.source_rule)
 
 
-def _repeats_a_field(piece: bytes, n_objects: int, names: Iterable[str]) -> bool:
-    """Whether a key of ``names`` may be written twice in one of the ``n_objects`` records of ``piece`` (its text
-    occurs more often than there are records): the records' path then refuses or warns it, naming the line."""
-    return any(piece.count(field_pattern(n)) > n_objects for n in names)
+def _repeats_a_field(piece: bytes, n_objects: int, patterns: Iterable[bytes]) -> bool:
+    """Whether a key of ``patterns`` (their JSON text, :func:`~replicate.reading.jsonl.field_pattern`) may be
+    written twice in one of the ``n_objects`` records of ``piece`` (its text occurs more often than there are
+    records): the records' path then refuses or warns it, naming the line."""
+    return any(piece.count(p) > n_objects for p in patterns)
 
 
 def _bulk_umbrela(
@@ -118,13 +119,14 @@ def _bulk_umbrela(
     n_lines = 0
     names: tuple[str, ...] | None = None
     prediction = itemgetter("prediction")
+    taken = tuple(map(field_pattern, (*UMBRELA_IDS, "query", "passage", "prediction")))
     for piece in chunks:
         objs = json_chunk(piece)
         if not objs or not isinstance(objs[0], dict):
             return None
         if names is None:
             names = UMBRELA_IDS if all(k in objs[0] for k in UMBRELA_IDS) else ("query", "passage")
-        if _repeats_a_field(piece, len(objs), (*UMBRELA_IDS, "query", "passage", "prediction")):
+        if _repeats_a_field(piece, len(objs), taken):
             return None
         try:
             ck = chunk_keys(objs, names)
@@ -169,6 +171,7 @@ def _bulk_gold(chunks: Iterable[bytes], fields: FieldSpec) -> tuple[list[str], n
     """
     kf = fields.key_fields
     gold_of = itemgetter(fields.gold_field)
+    taken = tuple(map(field_pattern, (*kf, fields.gold_field)))
     keys: list[str] = []
     golds: list = []
     n_lines = 0
@@ -178,7 +181,7 @@ def _bulk_gold(chunks: Iterable[bytes], fields: FieldSpec) -> tuple[list[str], n
         objs = json_chunk(piece)
         if objs is None:
             return None  # a line blank, not JSON, or holding several values
-        if _repeats_a_field(piece, len(objs), (*kf, fields.gold_field)):
+        if _repeats_a_field(piece, len(objs), taken):
             return None
         try:
             ck = chunk_keys(objs, kf)
